@@ -1,0 +1,58 @@
+# gdirect - top-level entry points.
+#
+#   make            build user space (meson, build/) and the kernel modules
+#   make test       unit tests + the emulated machine's guest suite
+#   make demo       the guide's flow end to end on the emulated machine
+#   make bench      benchmarks (ratios against peers measured in the same run)
+#
+# User space is built with meson/ninja; the modules with Kbuild against the
+# Debian kernel the guest boots (linux-headers-amd64), one copy per flavour
+# (page-table version 2.0 "v2", and 1.2 "v1") under build/kmod/.
+
+BUILD     ?= build
+KVER      ?= $(shell ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$$' | sort -V | tail -n1)
+KDIR      ?= /lib/modules/$(KVER)/build
+MODULES   := nvp2p_emu
+FLAVOURS  := v2 v1
+JOBS      ?= $(shell nproc)
+
+.PHONY: all deps userspace modules test unit-test guest-test demo bench clean
+
+all: userspace modules
+
+deps:
+	@scripts/deps.sh build
+
+$(BUILD)/build.ninja:
+	@scripts/deps.sh build
+	meson setup $(BUILD) >/dev/null
+
+userspace: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+# One Kbuild tree per flavour: sources are copied so the two flavours never
+# share object files, and the source tree stays clean.
+modules:
+	@scripts/deps.sh build
+	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR)"; exit 1; }
+	@for fl in $(FLAVOURS); do \
+	  scripts/build-modules.sh "$(KDIR)" "$(BUILD)/kmod/$$fl" "$$fl" $(MODULES) || exit 1; \
+	done
+
+test:
+	@scripts/deps.sh test
+	@$(MAKE) --no-print-directory all
+	@scripts/run-tests.sh "$(BUILD)"
+
+demo:
+	@scripts/deps.sh demo
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh "$(BUILD)"
+
+bench:
+	@scripts/deps.sh bench
+	@$(MAKE) --no-print-directory all
+	@scripts/bench.sh "$(BUILD)"
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan results

@@ -1,0 +1,26 @@
+#!/bin/sh
+# build-modules.sh KDIR OUTDIR FLAVOUR MODULE...
+#
+# Builds each kernel module under kernel/<module>/ with Kbuild into
+# OUTDIR/<module>/, in dependency order.  A module that calls another's
+# exports gets the provider's Module.symvers through KBUILD_EXTRA_SYMBOLS,
+# exactly as a third-party driver links against nvidia.ko (guide 12.6).
+# FLAVOUR v1 builds against page-table version 0x00010002.
+set -eu
+kdir=$1; out=$2; flavour=$3; shift 3
+top=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+symvers=""
+for m in "$@"; do
+	src="$top/kernel/$m"
+	dst="$out/$m"
+	mkdir -p "$dst"
+	# Copy only what changed, so Kbuild's incremental build still works.
+	cp -up "$src"/* "$dst"/ 2>/dev/null || true
+	for d in "$src"/*/; do [ -d "$d" ] && cp -rup "$d" "$dst"/; done
+	extra="-I$top/kernel/nvp2p_emu -I$top/include/uapi"
+	[ "$flavour" = v1 ] && extra="$extra -DNVP2P_EMU_PAGE_TABLE_V1"
+	make -s -C "$kdir" M="$dst" KBUILD_EXTRA_SYMBOLS="$symvers" \
+		GDIRECT_EXTRA_CFLAGS="$extra" modules
+	symvers="$symvers $dst/Module.symvers"
+done
