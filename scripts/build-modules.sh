@@ -10,6 +10,7 @@ set -eu
 kdir=$1; out=$2; flavour=$3; shift 3
 top=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 symvers=""
 for m in "$@"; do
 	src="$top/kernel/$m"

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * debugfs.c - counters and fault-injection knobs of the emulated GPU
+ *
+ * /sys/kernel/debug/nvp2p_emu/
+ *   allocations  pins  dma_maps  callbacks   live counts / callbacks fired
+ *   bar1_total  bar1_reserved  bar1_used     BAR1 budget in bytes
+ *   mem_total  mem_used                      GPU memory in bytes
+ *   pin_latency_us  callback_delay_ms        the module parameters, writable
+ *   fail_next    "COUNT ERRNO": the next COUNT get_pages/dma_map calls fail
+ */
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/uaccess.h>
+
+#include "emu.h"
+
+static int fail_next_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&emu->lock);
+	seq_printf(m, "%u %d\n", emu->fail_count, emu->fail_errno);
+	mutex_unlock(&emu->lock);
+	return 0;
+}
+
+static int fail_next_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, fail_next_show, NULL);
+}
+
+static ssize_t fail_next_write(struct file *file, const char __user *ubuf,
+			       size_t len, loff_t *ppos)
+{
+	unsigned int count;
+	int err;
+	char buf[32];
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "%u %d", &count, &err) != 2 || err <= 0 ||
+	    err >= MAX_ERRNO)
+		return -EINVAL;
+	mutex_lock(&emu->lock);
+	emu->fail_count = count;
+	emu->fail_errno = err;
+	mutex_unlock(&emu->lock);
+	return len;
+}
+
+static const struct file_operations fail_next_fops = {
+	.owner = THIS_MODULE,
+	.open = fail_next_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = fail_next_write,
+};
+
+static int mem_used_get(void *data, u64 *val)
+{
+	mutex_lock(&emu->lock);
+	*val = emu->mem_size - gen_pool_avail(emu->pool);
+	mutex_unlock(&emu->lock);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(mem_used_fops, mem_used_get, NULL, "%llu\n");
+
+void emu_debugfs_init(struct emu_dev *e)
+{
+	struct dentry *d = debugfs_create_dir("nvp2p_emu", NULL);
+
+	e->debugfs = d;
+	debugfs_create_u64("allocations", 0444, d, &e->nr_allocs);
+	debugfs_create_u64("pins", 0444, d, &e->nr_pins);
+	debugfs_create_u64("dma_maps", 0444, d, &e->nr_dma_maps);
+	debugfs_create_u64("callbacks", 0444, d, &e->nr_callbacks);
+	debugfs_create_u64("bar1_total", 0444, d, &e->bar1_size);
+	debugfs_create_u64("bar1_reserved", 0444, d, &e->bar1_reserved);
+	debugfs_create_u64("bar1_used", 0444, d, &e->bar1_used);
+	debugfs_create_u64("mem_total", 0444, d, &e->mem_size);
+	debugfs_create_file_unsafe("mem_used", 0444, d, NULL, &mem_used_fops);
+	debugfs_create_u32("pin_latency_us", 0644, d, &emu_pin_latency_us);
+	debugfs_create_u32("callback_delay_ms", 0644, d, &emu_callback_delay_ms);
+	debugfs_create_file("fail_next", 0644, d, NULL, &fail_next_fops);
+}
+
+void emu_debugfs_exit(struct emu_dev *e)
+{
+	debugfs_remove_recursive(e->debugfs);
+}

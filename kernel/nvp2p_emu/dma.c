@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dma.c - nvidia_p2p_dma_map_pages(): BAR pages as DMA addresses of a peer
+ *
+ * Each 64 KiB page is mapped for the peer with dma_map_resource(), as the
+ * NVIDIA driver does where the platform supports it, so the addresses are
+ * right with or without an IOMMU.  A page table may have one mapping per
+ * peer; all are torn down with the table (put_pages or revocation).
+ */
+#include <linux/dma-mapping.h>
+#include <linux/export.h>
+#include <linux/slab.h>
+
+#include "emu.h"
+
+static void emu_dma_map_free(struct emu_dma_map *m, u32 mapped)
+{
+	u32 i;
+
+	for (i = 0; i < mapped; i++)
+		dma_unmap_resource(&m->map.pci_dev->dev,
+				   m->map.dma_addresses[i], EMU_PAGE_SIZE,
+				   DMA_BIDIRECTIONAL, 0);
+	kvfree(m->map.dma_addresses);
+	kfree(m);
+	emu->nr_dma_maps--;
+}
+
+/* Tear down every DMA mapping of a pin that is going away. */
+void emu_dma_unmap_all(struct emu_pin *pin)
+{
+	struct emu_dma_map *m, *tmp;
+
+	lockdep_assert_held(&emu->lock);
+	list_for_each_entry_safe(m, tmp, &pin->dma_maps, node) {
+		list_del(&m->node);
+		emu_dma_map_free(m, m->map.entries);
+	}
+}
+
+/**
+ * nvidia_p2p_dma_map_pages() - map pinned pages for DMA by a peer device
+ * @peer: the third-party PCI device
+ * @page_table: a live page table from get_pages
+ * @dma_mapping: receives the mapping, one address per 64 KiB page
+ *
+ * May sleep.
+ *
+ * Return: 0, -EINVAL (bad argument, or a table not live), -ENOMEM, -EIO
+ * (dma_map_resource failed), or an injected error.
+ */
+int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
+			     struct nvidia_p2p_page_table *page_table,
+			     struct nvidia_p2p_dma_mapping **dma_mapping)
+{
+	struct emu_dma_map *m;
+	struct emu_pin *pin;
+	u32 i = 0;
+	int ret;
+
+	if (!peer || !page_table || !dma_mapping || !emu)
+		return -EINVAL;
+
+	mutex_lock(&emu->lock);
+	ret = emu_fault_inject();
+	if (ret)
+		goto out_unlock;
+	pin = emu_pin_find(page_table);
+	if (!pin || pin->pt.page_size != NVIDIA_P2P_PAGE_SIZE_64KB) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	m->map.dma_addresses = kvcalloc(pin->pt.entries, sizeof(u64),
+					GFP_KERNEL);
+	if (!m->map.dma_addresses) {
+		kfree(m);
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	m->map.version = NVIDIA_P2P_DMA_MAPPING_VERSION;
+	m->map.page_size_type = pin->pt.page_size;
+	m->map.entries = pin->pt.entries;
+	m->map.pci_dev = peer;
+	m->map.private = m;
+	emu->nr_dma_maps++;
+
+	for (i = 0; i < pin->pt.entries; i++) {
+		dma_addr_t addr;
+
+		addr = dma_map_resource(&peer->dev,
+					pin->pt.pages[i]->physical_address,
+					EMU_PAGE_SIZE, DMA_BIDIRECTIONAL, 0);
+		if (dma_mapping_error(&peer->dev, addr)) {
+			emu_dma_map_free(m, i);
+			ret = -EIO;
+			goto out_unlock;
+		}
+		m->map.dma_addresses[i] = addr;
+	}
+	list_add_tail(&m->node, &pin->dma_maps);
+	*dma_mapping = &m->map;
+out_unlock:
+	mutex_unlock(&emu->lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_dma_map_pages);
+
+/**
+ * nvidia_p2p_dma_unmap_pages() - undo nvidia_p2p_dma_map_pages()
+ * @peer: the device the mapping was made for
+ * @page_table: the page table it was made from
+ * @dma_mapping: the mapping
+ *
+ * A mapping that is no longer known (its table was revoked or put) is not
+ * an error: returns 0 without touching it.  May sleep.
+ *
+ * Return: 0, or -EINVAL for NULL arguments or a peer that does not match.
+ */
+int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer,
+			       struct nvidia_p2p_page_table *page_table,
+			       struct nvidia_p2p_dma_mapping *dma_mapping)
+{
+	struct emu_dma_map *m;
+	struct emu_pin *pin;
+	int ret = 0;
+
+	if (!peer || !page_table || !dma_mapping || !emu)
+		return -EINVAL;
+
+	mutex_lock(&emu->lock);
+	pin = emu_pin_find(page_table);
+	if (!pin)
+		goto out;
+	list_for_each_entry(m, &pin->dma_maps, node) {
+		if (&m->map != dma_mapping)
+			continue;
+		if (m->map.pci_dev != peer) {
+			pr_err_ratelimited("nvp2p_emu: dma_unmap_pages: wrong peer\n");
+			ret = -EINVAL;
+			goto out;
+		}
+		list_del(&m->node);
+		emu_dma_map_free(m, m->map.entries);
+		break;
+	}
+out:
+	mutex_unlock(&emu->lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_dma_unmap_pages);
+
+/**
+ * nvidia_p2p_free_dma_mapping() - free a DMA mapping from the free callback
+ * @dma_mapping: the mapping of a revoked page table
+ *
+ * A no-op, as in the NVIDIA driver: mappings are freed with the table,
+ * after the callback returns.
+ *
+ * Return: 0.
+ */
+int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping)
+{
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_free_dma_mapping);

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * emu.h - internal state of nvp2p_emu.ko
+ *
+ * One global mutex, emu->lock, plays the part of the NVIDIA resource
+ * manager's API lock: allocation, free, get/put_pages and dma_map/unmap all
+ * take it, and the third-party free callback runs with it held.  That is the
+ * behaviour third-party drivers must survive (guide 11.3), so the emulator
+ * reproduces it rather than something gentler.
+ */
+#ifndef NVP2P_EMU_H
+#define NVP2P_EMU_H
+
+#include <linux/debugfs.h>
+#include <linux/genalloc.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/types.h>
+
+#include "nv-p2p.h"
+
+#define EMU_PAGE_SHIFT	16
+#define EMU_PAGE_SIZE	(1ULL << EMU_PAGE_SHIFT)
+
+struct emu_file;
+
+/* One allocation of GPU memory, made by one process at one GPU VA. */
+struct emu_alloc {
+	struct list_head node;		/* emu_file->allocs, while not freed */
+	struct kref ref;		/* owner + each persistent pin */
+	struct emu_file *owner;		/* NULL once freed */
+	pid_t tgid;
+	u64 va;
+	u64 size;
+	u64 mem_offset;			/* offset in BAR2 */
+	struct list_head pins;		/* non-persistent emu_pins */
+};
+
+/* One nvidia_p2p_get_pages{,_persistent}() result. */
+struct emu_pin {
+	struct nvidia_p2p_page_table pt; /* handed out; found by container_of */
+	struct list_head node;		 /* emu->pins */
+	struct list_head alloc_node;	 /* alloc->pins (non-persistent) */
+	struct emu_alloc *alloc;
+	pid_t tgid;
+	u64 va;
+	u64 len;
+	bool persistent;
+	void (*free_callback)(void *data);
+	void *data;
+	struct list_head dma_maps;	 /* struct emu_dma_map */
+	struct nvidia_p2p_page *page_structs;
+	u8 uuid[NVIDIA_P2P_GPU_UUID_LEN];
+};
+
+struct emu_dma_map {
+	struct nvidia_p2p_dma_mapping map; /* handed out */
+	struct list_head node;		   /* emu_pin->dma_maps */
+};
+
+/* One open file of the control device: a process's GPU VA space. */
+struct emu_file {
+	struct list_head allocs;
+	pid_t tgid;
+	u64 p2p_token;
+	u32 va_space;
+	struct list_head node;		/* emu->files */
+};
+
+struct emu_dev {
+	struct pci_dev *pdev;
+	phys_addr_t mem_phys;		/* BAR2 start */
+	u64 mem_size;
+	void __iomem *mem;		/* BAR2, write-combined */
+	struct gen_pool *pool;		/* BAR2 allocator, 64 KiB granules */
+
+	struct mutex lock;		/* the "RM API lock"; see above */
+	struct list_head pins;
+	struct list_head files;
+	u16 *bar1_refs;			/* per 64 KiB page: pins mapping it */
+	u64 bar1_size;
+	u64 bar1_reserved;
+	u64 bar1_used;
+	u8 uuid[NVIDIA_P2P_GPU_UUID_LEN];
+
+	/* counters, read through debugfs */
+	u64 nr_allocs;
+	u64 nr_pins;
+	u64 nr_dma_maps;
+	u64 nr_callbacks;
+
+	/* fault injection: fail the next fail_count calls with -fail_errno */
+	unsigned int fail_count;
+	int fail_errno;
+
+	struct dentry *debugfs;
+};
+
+extern struct emu_dev *emu;		/* the bound device, or NULL */
+extern unsigned int emu_pin_latency_us;
+extern unsigned int emu_callback_delay_ms;
+
+/* mem.c */
+struct emu_alloc *emu_alloc_find(pid_t tgid, u64 va, u64 len);
+int emu_alloc_create(struct emu_file *f, u64 va, u64 size,
+		     struct emu_alloc **out);
+void emu_alloc_free(struct emu_alloc *a);
+void emu_alloc_put(struct emu_alloc *a);
+struct emu_file *emu_file_by_token(u64 p2p_token, u32 va_space);
+
+/* p2p.c */
+void emu_revoke_alloc_pins(struct emu_alloc *a);
+struct emu_pin *emu_pin_find(struct nvidia_p2p_page_table *pt);
+int emu_fault_inject(void);
+
+/* dma.c */
+void emu_dma_unmap_all(struct emu_pin *pin);
+
+/* ctl.c */
+int emu_ctl_register(void);
+void emu_ctl_unregister(void);
+
+/* debugfs.c */
+void emu_debugfs_init(struct emu_dev *e);
+void emu_debugfs_exit(struct emu_dev *e);
+
+#endif /* NVP2P_EMU_H */

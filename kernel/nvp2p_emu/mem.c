@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mem.c - GPU memory allocations of the emulated GPU
+ *
+ * An allocation is a run of 64 KiB granules of BAR2 bound to a GPU virtual
+ * address of one process.  It is referenced by its owner until freed and by
+ * each persistent pin, so memory pinned persistently outlives cuMemFree as
+ * it does with the NVIDIA driver.  The VA is released at free time: the same
+ * VA can be backed again at once, while the old memory is still pinned.
+ */
+#include <linux/slab.h>
+
+#include "emu.h"
+
+static void emu_alloc_release(struct kref *ref)
+{
+	struct emu_alloc *a = container_of(ref, struct emu_alloc, ref);
+
+	gen_pool_free(emu->pool, emu->mem_phys + a->mem_offset, a->size);
+	emu->nr_allocs--;
+	kfree(a);
+}
+
+/* Drop a reference; the memory goes back to the pool with the last one. */
+void emu_alloc_put(struct emu_alloc *a)
+{
+	lockdep_assert_held(&emu->lock);
+	kref_put(&a->ref, emu_alloc_release);
+}
+
+static bool range_inside(u64 va, u64 len, u64 start, u64 size)
+{
+	return va >= start && len <= size && va - start <= size - len;
+}
+
+/*
+ * Find the live allocation of process @tgid that wholly contains
+ * [va, va + len).  A range that straddles two allocations is not found:
+ * get_pages requires one allocation (kernel_p2p.md 2.2).
+ */
+struct emu_alloc *emu_alloc_find(pid_t tgid, u64 va, u64 len)
+{
+	struct emu_file *f;
+	struct emu_alloc *a;
+
+	lockdep_assert_held(&emu->lock);
+	list_for_each_entry(f, &emu->files, node) {
+		if (f->tgid != tgid)
+			continue;
+		list_for_each_entry(a, &f->allocs, node)
+			if (range_inside(va, len, a->va, a->size))
+				return a;
+	}
+	return NULL;
+}
+
+struct emu_file *emu_file_by_token(u64 p2p_token, u32 va_space)
+{
+	struct emu_file *f;
+
+	lockdep_assert_held(&emu->lock);
+	list_for_each_entry(f, &emu->files, node)
+		if (f->p2p_token == p2p_token && f->va_space == va_space)
+			return f;
+	return NULL;
+}
+
+int emu_alloc_create(struct emu_file *f, u64 va, u64 size,
+		     struct emu_alloc **out)
+{
+	struct emu_alloc *a, *b;
+	unsigned long phys;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+
+	mutex_lock(&emu->lock);
+	list_for_each_entry(b, &f->allocs, node) {
+		if (va < b->va + b->size && b->va < va + size) {
+			mutex_unlock(&emu->lock);
+			kfree(a);
+			return -EEXIST;
+		}
+	}
+	phys = gen_pool_alloc(emu->pool, size);
+	if (!phys) {
+		mutex_unlock(&emu->lock);
+		kfree(a);
+		return -ENOMEM;
+	}
+	kref_init(&a->ref);
+	INIT_LIST_HEAD(&a->pins);
+	a->owner = f;
+	a->tgid = f->tgid;
+	a->va = va;
+	a->size = size;
+	a->mem_offset = phys - emu->mem_phys;
+	/* A GPU hands out cleared memory: never another process's data. */
+	memset_io(emu->mem + a->mem_offset, 0, size);
+	list_add_tail(&a->node, &f->allocs);
+	emu->nr_allocs++;
+	*out = a;
+	mutex_unlock(&emu->lock);
+	return 0;
+}
+
+/*
+ * The owner frees an allocation (cuMemFree, or its fd closed).  Every
+ * non-persistent pin of it is revoked through its free callback first;
+ * persistent pins keep the memory until they are put.
+ */
+void emu_alloc_free(struct emu_alloc *a)
+{
+	lockdep_assert_held(&emu->lock);
+	list_del_init(&a->node);
+	a->owner = NULL;
+	emu_revoke_alloc_pins(a);
+	emu_alloc_put(a);
+}

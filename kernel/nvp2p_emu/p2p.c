@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * p2p.c - nvidia_p2p_get_pages() and friends, with the NVIDIA driver's rules
+ *
+ * What a third-party driver must be able to rely on, and must survive, is
+ * reproduced here (see docs/emulator.md for the list and its sources):
+ *  - address and length aligned to 64 KiB, else -EINVAL;
+ *  - get_pages with a NULL free callback is -EINVAL (driver 535 and later);
+ *  - with zero tokens only the process that owns the memory may pin it;
+ *  - the range must lie inside one allocation;
+ *  - BAR1 is a budget with a reserved part: -ENOMEM when it would be
+ *    exceeded.  Overlapping pins share BAR1 pages (CUDA 7.0 and later);
+ *  - the free callback runs synchronously with emu->lock held, and the BAR1
+ *    pages and the page table are released only after it returns;
+ *  - put_pages of a revoked page table returns 0 without touching it, and
+ *    waits on emu->lock while a callback is in flight;
+ *  - persistent pins never see a callback and keep the memory alive.
+ */
+#include <linux/delay.h>
+#include <linux/export.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "emu.h"
+
+/* Return the injected error for this call, if one is armed. */
+int emu_fault_inject(void)
+{
+	lockdep_assert_held(&emu->lock);
+	if (!emu->fail_count)
+		return 0;
+	emu->fail_count--;
+	return -emu->fail_errno;
+}
+
+/* The live pin whose page table is @pt; never dereferences @pt itself. */
+struct emu_pin *emu_pin_find(struct nvidia_p2p_page_table *pt)
+{
+	struct emu_pin *pin;
+
+	lockdep_assert_held(&emu->lock);
+	list_for_each_entry(pin, &emu->pins, node)
+		if (&pin->pt == pt)
+			return pin;
+	return NULL;
+}
+
+static u64 bar1_pages_needed(u64 first, u64 count)
+{
+	u64 i, n = 0;
+
+	for (i = 0; i < count; i++)
+		if (!emu->bar1_refs[first + i])
+			n++;
+	return n;
+}
+
+static void bar1_map(u64 first, u64 count)
+{
+	u64 i;
+
+	for (i = 0; i < count; i++)
+		if (emu->bar1_refs[first + i]++ == 0)
+			emu->bar1_used += EMU_PAGE_SIZE;
+}
+
+static void bar1_unmap(u64 first, u64 count)
+{
+	u64 i;
+
+	for (i = 0; i < count; i++)
+		if (--emu->bar1_refs[first + i] == 0)
+			emu->bar1_used -= EMU_PAGE_SIZE;
+}
+
+static u64 pin_first_page(struct emu_pin *pin)
+{
+	return (pin->alloc->mem_offset + (pin->va - pin->alloc->va)) >>
+		EMU_PAGE_SHIFT;
+}
+
+/* Unlink and free a pin whose callback (if any) has already run. */
+static void emu_pin_destroy(struct emu_pin *pin)
+{
+	lockdep_assert_held(&emu->lock);
+	emu_dma_unmap_all(pin);
+	bar1_unmap(pin_first_page(pin), pin->pt.entries);
+	list_del(&pin->node);
+	if (!pin->persistent)
+		list_del(&pin->alloc_node);
+	emu->nr_pins--;
+	kvfree(pin->pt.pages);
+	kvfree(pin->page_structs);
+	kfree(pin);
+}
+
+/*
+ * Revoke every non-persistent pin of @a: the user freed the memory, or the
+ * process that owns it went away.
+ */
+void emu_revoke_alloc_pins(struct emu_alloc *a)
+{
+	struct emu_pin *pin, *tmp;
+
+	lockdep_assert_held(&emu->lock);
+	list_for_each_entry_safe(pin, tmp, &a->pins, alloc_node) {
+		/* A delay here widens the window third parties must handle. */
+		if (emu_callback_delay_ms)
+			msleep(emu_callback_delay_ms);
+		emu->nr_callbacks++;
+		pin->free_callback(pin->data);
+		/* Only now: BAR1 pages, DMA mappings and the table go away. */
+		emu_pin_destroy(pin);
+	}
+}
+
+static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
+			 struct nvidia_p2p_page_table **page_table,
+			 void (*free_callback)(void *data), void *data,
+			 bool persistent)
+{
+	struct emu_alloc *a;
+	struct emu_pin *pin;
+	u64 entries, first, i, need;
+	int ret;
+
+	if (!emu)
+		return -ENODEV;
+	if (!IS_ALIGNED(va, EMU_PAGE_SIZE) || !IS_ALIGNED(len, EMU_PAGE_SIZE)) {
+		pr_err_ratelimited("nvp2p_emu: get_pages: address or length are not aligned\n");
+		return -EINVAL;
+	}
+	if (!len || va + len < va)
+		return -EINVAL;
+	entries = len >> EMU_PAGE_SHIFT;
+	if (entries > U32_MAX)
+		return -EINVAL;
+
+	/* Pinning is slow on real GPUs (about a millisecond): so is ours. */
+	if (emu_pin_latency_us)
+		fsleep(emu_pin_latency_us);
+
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	if (!pin)
+		return -ENOMEM;
+	pin->page_structs = kvcalloc(entries, sizeof(*pin->page_structs),
+				     GFP_KERNEL);
+	pin->pt.pages = kvcalloc(entries, sizeof(*pin->pt.pages), GFP_KERNEL);
+	if (!pin->page_structs || !pin->pt.pages) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+
+	mutex_lock(&emu->lock);
+	ret = emu_fault_inject();
+	if (ret)
+		goto out_unlock;
+
+	if (p2p_token || va_space) {
+		/* Legacy tokens name a VA space, whatever the caller. */
+		struct emu_file *f = emu_file_by_token(p2p_token, va_space);
+
+		a = f ? emu_alloc_find(f->tgid, va, len) : NULL;
+		if (a && a->owner != f)
+			a = NULL;
+	} else {
+		/* Zero tokens: only the owning process may pin. */
+		a = emu_alloc_find(current->tgid, va, len);
+	}
+	if (!a) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+
+	first = (a->mem_offset + (va - a->va)) >> EMU_PAGE_SHIFT;
+	need = bar1_pages_needed(first, entries) << EMU_PAGE_SHIFT;
+	if (emu->bar1_used + need + emu->bar1_reserved > emu->bar1_size) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+
+	pin->alloc = a;
+	pin->tgid = a->tgid;
+	pin->va = va;
+	pin->len = len;
+	pin->persistent = persistent;
+	pin->free_callback = free_callback;
+	pin->data = data;
+	INIT_LIST_HEAD(&pin->dma_maps);
+	memcpy(pin->uuid, emu->uuid, sizeof(pin->uuid));
+
+	pin->pt.version = NVIDIA_P2P_PAGE_TABLE_VERSION;
+	pin->pt.page_size = NVIDIA_P2P_PAGE_SIZE_64KB;
+	pin->pt.entries = entries;
+	pin->pt.gpu_uuid = pin->uuid;
+#ifndef NVP2P_EMU_PAGE_TABLE_V1
+	pin->pt.flags = 0;	/* BAR memory over PCIe: not CPU-cacheable */
+#endif
+	for (i = 0; i < entries; i++) {
+		pin->page_structs[i].physical_address =
+			emu->mem_phys + ((first + i) << EMU_PAGE_SHIFT);
+		pin->pt.pages[i] = &pin->page_structs[i];
+	}
+
+	bar1_map(first, entries);
+	list_add_tail(&pin->node, &emu->pins);
+	if (persistent)
+		kref_get(&a->ref);
+	else
+		list_add_tail(&pin->alloc_node, &a->pins);
+	emu->nr_pins++;
+	*page_table = &pin->pt;
+	mutex_unlock(&emu->lock);
+	return 0;
+
+out_unlock:
+	mutex_unlock(&emu->lock);
+out_free:
+	kvfree(pin->pt.pages);
+	kvfree(pin->page_structs);
+	kfree(pin);
+	return ret;
+}
+
+/**
+ * nvidia_p2p_get_pages() - pin GPU memory for a third-party device
+ * @p2p_token: legacy token of the VA space (deprecated), or 0
+ * @va_space: legacy VA space token (deprecated), or 0
+ * @virtual_address: GPU virtual address, 64 KiB aligned
+ * @length: bytes, a multiple of 64 KiB
+ * @page_table: receives the page table
+ * @free_callback: called, synchronously, if the mapping is revoked
+ * @data: passed to @free_callback
+ *
+ * With zero tokens, only the process owning the memory may pin it.  May
+ * sleep.
+ *
+ * Return: 0, -EINVAL (bad argument, not owner, not one allocation, NULL
+ * callback), -ENOMEM (no memory, or BAR1 exhausted), or an injected error.
+ */
+int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space,
+			 uint64_t virtual_address, uint64_t length,
+			 struct nvidia_p2p_page_table **page_table,
+			 void (*free_callback)(void *data), void *data)
+{
+	if (!page_table || !free_callback)
+		return -EINVAL;
+	return emu_get_pages(p2p_token, va_space, virtual_address, length,
+			     page_table, free_callback, data, false);
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages);
+
+/**
+ * nvidia_p2p_get_pages_persistent() - pin GPU memory until explicitly put
+ * @virtual_address: GPU virtual address, 64 KiB aligned
+ * @length: bytes, a multiple of 64 KiB
+ * @page_table: receives the page table
+ * @flags: NVIDIA_P2P_FLAGS_DEFAULT or NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING
+ *
+ * The pin keeps the memory alive even after the owner frees it; no callback
+ * is ever invoked.  May sleep.
+ *
+ * Return: as nvidia_p2p_get_pages().
+ */
+int nvidia_p2p_get_pages_persistent(uint64_t virtual_address, uint64_t length,
+				    struct nvidia_p2p_page_table **page_table,
+				    uint32_t flags)
+{
+	if (!page_table || flags > NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING)
+		return -EINVAL;
+	return emu_get_pages(0, 0, virtual_address, length, page_table,
+			     NULL, NULL, true);
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages_persistent);
+
+/**
+ * nvidia_p2p_put_pages() - release pages pinned by nvidia_p2p_get_pages()
+ * @p2p_token: token given to get_pages, or 0
+ * @va_space: token given to get_pages, or 0
+ * @virtual_address: address given to get_pages
+ * @page_table: the page table get_pages returned
+ *
+ * Must be called from the process that pinned (with zero tokens); a call
+ * from another process is ignored, as by the NVIDIA driver.  If the mapping
+ * was already revoked, returns 0 without touching @page_table; if its free
+ * callback is running, waits for it first.  May sleep.
+ *
+ * Return: 0, or -EINVAL for a persistent table or a wrong address.
+ */
+int nvidia_p2p_put_pages(uint64_t p2p_token, uint32_t va_space,
+			 uint64_t virtual_address,
+			 struct nvidia_p2p_page_table *page_table)
+{
+	struct emu_pin *pin;
+	int ret = 0;
+
+	if (!page_table || !emu)
+		return 0;
+	mutex_lock(&emu->lock);
+	pin = emu_pin_find(page_table);
+	if (!pin)
+		goto out;		/* revoked already: not an error */
+	if (pin->persistent || pin->va != virtual_address) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (!p2p_token && !va_space && pin->tgid != current->tgid) {
+		pr_warn_ratelimited("nvp2p_emu: put_pages from process %d, pinned by %d: ignored\n",
+				    current->tgid, pin->tgid);
+		goto out;
+	}
+	emu_pin_destroy(pin);
+out:
+	mutex_unlock(&emu->lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages);
+
+/**
+ * nvidia_p2p_put_pages_persistent() - release a persistent pin
+ * @virtual_address: address given to get_pages_persistent
+ * @page_table: the page table it returned
+ * @flags: must be 0
+ *
+ * May be called from any process.  May sleep.
+ *
+ * Return: 0, or -EINVAL for bad flags, an unknown or non-persistent table or
+ * a wrong address.
+ */
+int nvidia_p2p_put_pages_persistent(uint64_t virtual_address,
+				    struct nvidia_p2p_page_table *page_table,
+				    uint32_t flags)
+{
+	struct emu_pin *pin;
+	struct emu_alloc *a;
+	int ret = -EINVAL;
+
+	if (flags || !page_table || !emu)
+		return -EINVAL;
+	mutex_lock(&emu->lock);
+	pin = emu_pin_find(page_table);
+	if (pin && pin->persistent && pin->va == virtual_address) {
+		a = pin->alloc;
+		emu_pin_destroy(pin);
+		emu_alloc_put(a);
+		ret = 0;
+	}
+	mutex_unlock(&emu->lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages_persistent);
+
+/**
+ * nvidia_p2p_free_page_table() - free a page table from the free callback
+ * @page_table: the revoked page table
+ *
+ * A no-op, as in the NVIDIA driver: the table is freed after the callback
+ * returns.
+ *
+ * Return: 0.
+ */
+int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
+{
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_free_page_table);
+
+/**
+ * nvidia_p2p_init_mapping() - obsolete mailbox interface
+ * @p2p_token: unused
+ * @params: unused
+ * @destroy_callback: unused
+ * @data: unused
+ *
+ * Return: -ENOTSUPP, as in the NVIDIA driver.
+ */
+int nvidia_p2p_init_mapping(uint64_t p2p_token,
+			    struct nvidia_p2p_params *params,
+			    void (*destroy_callback)(void *data), void *data)
+{
+	return -ENOTSUPP;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_init_mapping);
+
+/**
+ * nvidia_p2p_destroy_mapping() - obsolete mailbox interface
+ * @p2p_token: unused
+ *
+ * Return: -ENOTSUPP, as in the NVIDIA driver.
+ */
+int nvidia_p2p_destroy_mapping(uint64_t p2p_token)
+{
+	return -ENOTSUPP;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_destroy_mapping);

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pci.c - nvp2p_emu.ko: an emulated NVIDIA GPU on qemu's ivshmem device
+ *
+ * qemu's ivshmem-plain device (1af4:1110) has a prefetchable memory BAR 2
+ * backed by a host file.  We use it as the GPU's memory and as its BAR1
+ * aperture at once: the physical addresses in page tables are real BAR
+ * addresses, so peers can DMA to them and gdirect can map them
+ * write-combined, as with a GPU.  The host sees every byte in the file.
+ */
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+
+#include "emu.h"
+
+#define IVSHMEM_VENDOR	0x1af4
+#define IVSHMEM_DEVICE	0x1110
+#define IVSHMEM_MEM_BAR	2
+
+struct emu_dev *emu;
+
+static unsigned int bar1_size_mb;
+module_param(bar1_size_mb, uint, 0444);
+MODULE_PARM_DESC(bar1_size_mb, "BAR1 aperture in MiB (0: the whole BAR2)");
+
+static unsigned int bar1_reserve_mb = 16;
+module_param(bar1_reserve_mb, uint, 0444);
+MODULE_PARM_DESC(bar1_reserve_mb, "BAR1 MiB reserved for internal use, never given to peers");
+
+unsigned int emu_pin_latency_us;
+module_param_named(pin_latency_us, emu_pin_latency_us, uint, 0644);
+MODULE_PARM_DESC(pin_latency_us, "extra time each get_pages takes, in microseconds");
+
+unsigned int emu_callback_delay_ms;
+module_param_named(callback_delay_ms, emu_callback_delay_ms, uint, 0644);
+MODULE_PARM_DESC(callback_delay_ms, "delay before each free callback, with the lock held, in ms");
+
+static int emu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct emu_dev *e;
+	u64 pages;
+	int ret;
+
+	if (emu) {
+		dev_info(&pdev->dev, "only one emulated GPU is supported\n");
+		return -EBUSY;
+	}
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	e->pdev = pdev;
+	mutex_init(&e->lock);
+	INIT_LIST_HEAD(&e->pins);
+	INIT_LIST_HEAD(&e->files);
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		goto err_free;
+	ret = pcim_iomap_regions(pdev, BIT(IVSHMEM_MEM_BAR), "nvp2p_emu");
+	if (ret)
+		goto err_free;
+	/* Unmap the default (uncached) mapping; we want write-combining. */
+	pcim_iounmap(pdev, pcim_iomap_table(pdev)[IVSHMEM_MEM_BAR]);
+
+	e->mem_phys = pci_resource_start(pdev, IVSHMEM_MEM_BAR);
+	e->mem_size = pci_resource_len(pdev, IVSHMEM_MEM_BAR);
+	if (e->mem_size < 4 * EMU_PAGE_SIZE ||
+	    !IS_ALIGNED(e->mem_phys, EMU_PAGE_SIZE)) {
+		dev_err(&pdev->dev, "BAR2 unusable: %llu bytes at %pa\n",
+			e->mem_size, &e->mem_phys);
+		ret = -ENODEV;
+		goto err_free;
+	}
+	e->mem = devm_ioremap_wc(&pdev->dev, e->mem_phys, e->mem_size);
+	if (!e->mem) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+
+	e->bar1_size = bar1_size_mb ? (u64)bar1_size_mb << 20 : e->mem_size;
+	e->bar1_reserved = (u64)bar1_reserve_mb << 20;
+	if (e->bar1_reserved >= e->bar1_size) {
+		dev_err(&pdev->dev, "bar1_reserve_mb leaves no BAR1 for peers\n");
+		ret = -EINVAL;
+		goto err_free;
+	}
+	pages = e->mem_size >> EMU_PAGE_SHIFT;
+	e->bar1_refs = kvcalloc(pages, sizeof(*e->bar1_refs), GFP_KERNEL);
+	e->pool = gen_pool_create(EMU_PAGE_SHIFT, -1);
+	if (!e->bar1_refs || !e->pool) {
+		ret = -ENOMEM;
+		goto err_pool;
+	}
+	ret = gen_pool_add(e->pool, e->mem_phys, e->mem_size, -1);
+	if (ret)
+		goto err_pool;
+
+	/* A stable UUID per device: "nvp2p_emu" and the PCI address. */
+	memcpy(e->uuid, "nvp2p_emu", 9);
+	e->uuid[12] = pci_domain_nr(pdev->bus) >> 8;
+	e->uuid[13] = pci_domain_nr(pdev->bus);
+	e->uuid[14] = pdev->bus->number;
+	e->uuid[15] = pdev->devfn;
+
+	pci_set_drvdata(pdev, e);
+	emu = e;
+	ret = emu_ctl_register();
+	if (ret) {
+		emu = NULL;
+		goto err_pool;
+	}
+	emu_debugfs_init(e);
+	dev_info(&pdev->dev, "emulated GPU: %llu MiB memory, BAR1 %llu MiB (%llu reserved), page table 0x%08x\n",
+		 e->mem_size >> 20, e->bar1_size >> 20, e->bar1_reserved >> 20,
+		 NVIDIA_P2P_PAGE_TABLE_VERSION);
+	return 0;
+
+err_pool:
+	if (e->pool)
+		gen_pool_destroy(e->pool);
+	kvfree(e->bar1_refs);
+err_free:
+	kfree(e);
+	return ret;
+}
+
+static void emu_remove(struct pci_dev *pdev)
+{
+	struct emu_dev *e = pci_get_drvdata(pdev);
+
+	emu_debugfs_exit(e);
+	emu_ctl_unregister();
+	/*
+	 * Third-party modules hold references on us through the nv-p2p
+	 * symbols and no control file can be open (the misc device pins the
+	 * module), so nothing is left to free unless a peer leaked a pin.
+	 */
+	if (!list_empty(&e->pins))
+		dev_err(&pdev->dev, "%llu pins leaked by a third-party driver\n",
+			e->nr_pins);
+	else
+		gen_pool_destroy(e->pool);
+	emu = NULL;
+	kvfree(e->bar1_refs);
+	kfree(e);
+}
+
+static const struct pci_device_id emu_ids[] = {
+	{ PCI_DEVICE(IVSHMEM_VENDOR, IVSHMEM_DEVICE) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, emu_ids);
+
+static struct pci_driver emu_driver = {
+	.name = "nvp2p_emu",
+	.id_table = emu_ids,
+	.probe = emu_probe,
+	.remove = emu_remove,
+};
+module_pci_driver(emu_driver);
+
+MODULE_DESCRIPTION("Emulated NVIDIA GPU exporting the nv-p2p kernel API");
+MODULE_LICENSE("GPL");

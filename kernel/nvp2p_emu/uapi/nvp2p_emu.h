@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * nvp2p_emu.h - control device of the emulated GPU (/dev/nvp2p_emu)
+ *
+ * This is the emulator's stand-in for the NVIDIA driver's own user interface,
+ * used by cuda_emu's libcuda.so.1.  A process reserves GPU virtual addresses
+ * itself (an inaccessible PROT_NONE mapping, as the CUDA driver does), then
+ * asks the emulator to back a range of them with GPU memory.  That memory is
+ * not CPU-accessible through the VA; it is read and written with the copy
+ * ioctls, and by peers through nvidia_p2p_get_pages().
+ *
+ * Every allocation belongs to the open file that made it, and so to its
+ * process.  Closing the file frees them all, firing the free callbacks of any
+ * third-party pins, exactly as the NVIDIA driver does when its fd is closed.
+ */
+#ifndef _UAPI_NVP2P_EMU_H
+#define _UAPI_NVP2P_EMU_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define NVP2P_EMU_DEVICE	"/dev/nvp2p_emu"
+#define NVP2P_EMU_ABI_VERSION	1
+#define NVP2P_EMU_PAGE_SIZE	(64ULL << 10)	/* GPU page: 64 KiB */
+
+struct nvp2p_emu_info {
+	__u32 abi_version;
+	__u32 page_table_version;	/* NVIDIA_P2P_PAGE_TABLE_VERSION */
+	__u32 dma_mapping_version;	/* NVIDIA_P2P_DMA_MAPPING_VERSION */
+	__u32 persistent_api;		/* 1: get/put_pages_persistent */
+	__u64 mem_size;			/* GPU memory (BAR2) bytes */
+	__u64 mem_used;			/* bytes allocated */
+	__u64 bar1_size;		/* BAR1 aperture bytes */
+	__u64 bar1_reserved;		/* reserved for internal use */
+	__u64 bar1_used;		/* bytes mapped for peers */
+	__u32 pci_domain;
+	__u32 pci_bus;
+	__u32 pci_devfn;
+	__u32 reserved0;
+	__u8  gpu_uuid[16];
+	__u64 reserved[4];
+};
+
+/* Back [va, va + size) with GPU memory. */
+struct nvp2p_emu_alloc {
+	__u64 va;		/* in: 64 KiB-aligned, in a PROT_NONE mapping */
+	__u64 size;		/* in: multiple of 64 KiB, > 0 */
+	__u64 mem_offset;	/* out: offset of the memory in BAR2 */
+};
+
+struct nvp2p_emu_free {
+	__u64 va;		/* in: start of an allocation */
+};
+
+/* Directions of nvp2p_emu_copy */
+#define NVP2P_EMU_HTOD	1	/* user buffer -> GPU */
+#define NVP2P_EMU_DTOH	2	/* GPU -> user buffer */
+#define NVP2P_EMU_DTOD	3	/* GPU -> GPU */
+#define NVP2P_EMU_MEMSET 4	/* fill GPU memory with the low byte of src */
+
+struct nvp2p_emu_copy {
+	__u64 dst;		/* GPU VA, or user pointer for DTOH */
+	__u64 src;		/* GPU VA, or user pointer for HTOD */
+	__u64 size;
+	__u32 dir;		/* NVP2P_EMU_* */
+	__u32 reserved;
+};
+
+/* Look up the allocation containing va (any of the caller's own). */
+struct nvp2p_emu_query {
+	__u64 va;		/* in */
+	__u64 base;		/* out: allocation start */
+	__u64 size;		/* out: allocation size */
+	__u64 mem_offset;	/* out: offset in BAR2 */
+};
+
+/* Legacy p2p tokens of this file's VA space (deprecated, guide 11.6). */
+struct nvp2p_emu_tokens {
+	__u64 p2p_token;
+	__u32 va_space;
+	__u32 reserved;
+};
+
+#define NVP2P_EMU_IOC_MAGIC	'E'
+#define NVP2P_EMU_IOC_INFO	_IOR(NVP2P_EMU_IOC_MAGIC, 0, struct nvp2p_emu_info)
+#define NVP2P_EMU_IOC_ALLOC	_IOWR(NVP2P_EMU_IOC_MAGIC, 1, struct nvp2p_emu_alloc)
+#define NVP2P_EMU_IOC_FREE	_IOW(NVP2P_EMU_IOC_MAGIC, 2, struct nvp2p_emu_free)
+#define NVP2P_EMU_IOC_COPY	_IOW(NVP2P_EMU_IOC_MAGIC, 3, struct nvp2p_emu_copy)
+#define NVP2P_EMU_IOC_QUERY	_IOWR(NVP2P_EMU_IOC_MAGIC, 4, struct nvp2p_emu_query)
+#define NVP2P_EMU_IOC_TOKENS	_IOR(NVP2P_EMU_IOC_MAGIC, 5, struct nvp2p_emu_tokens)
+
+#endif /* _UAPI_NVP2P_EMU_H */
