@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * State shared by the files of gdirect.ko
+ *
+ * Two objects carry everything:
+ *
+ *  struct gd_ctx  one open /dev/gdirect: its handles, status words and
+ *                 event queue.  Refcounted: the file holds one reference,
+ *                 every registration made through it holds one more, so the
+ *                 status area and the zap address space outlive release()
+ *                 for as long as a late free callback may still use them.
+ *
+ *  struct gd_reg  one nv-p2p registration, made for a user context or for a
+ *                 kernel caller of the in-kernel API.  Refcounted: the
+ *                 handle (user xarray entry or kernel pointer) holds one
+ *                 reference and the NVIDIA registration holds another ("nv
+ *                 reference"), which is dropped exactly once, by whichever
+ *                 side ends the registration: the free callback, or the
+ *                 releaser after put_pages() returned with no callback.
+ *
+ * Lock order (outermost first): gd_ctxs_lock, gd_regs_lock, gd_reg.sem,
+ * gd_reg.lock, gd_ctx.ev_lock.  No gdirect lock is ever held across a call
+ * into the nv-p2p provider: the provider calls our free callback with its
+ * own lock held, and the callback takes gd_reg.sem; holding gd_reg.sem (or
+ * anything ordered outside it) around put_pages() would close the AB-BA
+ * cycle that chapter 11.3 of the guide warns about.
+ */
+#ifndef GDIRECT_INTERNAL_H
+#define GDIRECT_INTERNAL_H
+
+#include <linux/fs.h>
+#include <linux/idr.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/rwsem.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+
+#include "gdirect.h"
+#include "gdirect_kapi.h"
+#include "nvp2p_compat.h"
+
+#define GD_PAGE_SHIFT		GDIRECT_GPU_PAGE_SHIFT
+#define GD_PAGE_SIZE		((u64)1 << GD_PAGE_SHIFT)
+
+/*
+ * mmap offsets: the status area is at offset 0; region N is at N << 40, so
+ * a region may be up to 1 TiB and the handle space stays below 2^63.
+ */
+#define GD_MMAP_REGION_SHIFT	40
+#define GD_MMAP_REGION_MASK	(((u64)1 << GD_MMAP_REGION_SHIFT) - 1)
+#define GD_MAX_HANDLE		((1U << 22) - 1)
+
+enum gd_state {
+	GD_PINNING,	/* inside get_pages; the callback waits for the result */
+	GD_PINNED,	/* valid: DMA and CPU mappings allowed */
+	GD_RELEASING,	/* unpin in progress; no new users */
+	GD_REVOKED,	/* free callback claimed it; pages are gone */
+	GD_DEAD,	/* released, or get_pages failed */
+};
+
+struct gd_ctx {
+	struct kref ref;
+	struct pid *owner;		/* tgid of the opener */
+	struct xarray regs;		/* handle -> gd_reg, XA_FLAGS_ALLOC1 */
+	u32 next_handle;		/* cyclic handle allocator state */
+	struct ida slots;		/* status slots */
+	__u32 *status;			/* vmalloc_user, GDIRECT_STATUS_BYTES */
+	struct address_space mapping;	/* this fd's VMAs only, for zapping */
+
+	spinlock_t ev_lock;		/* events, ev_closed */
+	struct list_head events;	/* gd_reg.ev_node, oldest first */
+	bool ev_closed;
+	wait_queue_head_t ev_wait;
+
+	struct list_head node;		/* gd_ctxs, for debugfs */
+	atomic64_t callbacks;		/* free callbacks fired on its pins */
+};
+
+struct gd_reg {
+	struct kref ref;
+	struct rw_semaphore sem;	/* state vs mmap; taken by callback */
+	spinlock_t lock;		/* state, dma_users, revoked */
+	enum gd_state state;
+	bool revoked;			/* the free callback ran (or runs) */
+	bool nv_ref;			/* nv reference still held */
+	int dma_users;			/* gdirect_dma_begin() holders */
+	wait_queue_head_t wait;		/* PINNING done, dma_users == 0 */
+
+	/* Immutable after pinning. */
+	u64 addr, size;			/* 64 KiB-aligned range pinned */
+	u64 p2p_token;
+	u32 va_space;
+	u32 flags;			/* GDIRECT_PIN_* */
+	bool persistent;
+	bool cpu_cacheable;
+	struct pid *owner;		/* tgid that pinned */
+
+	struct nvidia_p2p_page_table *pt;	/* NULL once revoked */
+	struct nvidia_p2p_dma_mapping *dma;	/* kernel pins with a peer */
+	struct pci_dev *peer;
+
+	/* User registrations. */
+	struct gd_ctx *ctx;		/* holds a reference; NULL for kapi */
+	u64 handle;
+	u32 slot;
+	atomic64_t mapped_len;
+	struct list_head ev_node;	/* on ctx->events while queued */
+
+	/* Kernel registrations. */
+	void (*invalidate)(struct gdirect_region *r, void *data);
+	void *inv_data;
+
+	struct list_head node;		/* gd_regs, for debugfs */
+};
+
+/* Counters for debugfs; atomics so the callback never takes a lock. */
+struct gd_stats {
+	atomic64_t pins, pin_failures, unpins, callbacks, orphaned;
+	atomic64_t persistent_pins, version_mismatch, live_regions, live_bytes;
+	atomic64_t mmaps, events, put_errors, dma_maps;
+};
+
+extern struct gd_stats gd_stats;
+extern bool gd_use_persistent;
+extern bool gd_allow_tokens;
+extern spinlock_t gd_regs_lock;
+extern struct list_head gd_regs;
+extern struct mutex gd_ctxs_lock;
+extern struct list_head gd_ctxs;
+
+/* pin.c */
+struct gd_reg *gd_reg_alloc(struct gd_ctx *ctx, gfp_t gfp);
+int gd_reg_pin(struct gd_reg *r);
+int gd_reg_dma_map(struct gd_reg *r);
+void gd_reg_release(struct gd_reg *r);
+int gd_reg_dma_begin(struct gd_reg *r);
+void gd_reg_dma_end(struct gd_reg *r);
+int gd_range(u64 addr, u64 size, u64 *start, u64 *len);
+void gd_reg_get(struct gd_reg *r);
+void gd_reg_put(struct gd_reg *r);
+bool gd_is_owner(struct pid *owner);
+
+/* main.c */
+void gd_ctx_get(struct gd_ctx *ctx);
+void gd_ctx_put(struct gd_ctx *ctx);
+struct gd_reg *gd_ctx_lookup(struct gd_ctx *ctx, u64 handle);
+
+/* ioctl.c */
+long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
+
+/* mmap.c */
+int gd_mmap(struct file *filp, struct vm_area_struct *vma);
+void gd_zap_cpu_mappings(struct gd_reg *r);
+
+/* events.c */
+void gd_status_set(struct gd_ctx *ctx, u32 slot, u32 value);
+void gd_event_queue(struct gd_reg *r);
+void gd_events_drain(struct gd_ctx *ctx);
+ssize_t gd_read(struct file *filp, char __user *buf, size_t len, loff_t *off);
+__poll_t gd_poll(struct file *filp, struct poll_table_struct *wait);
+
+/* debugfs.c */
+void gd_debugfs_init(void);
+void gd_debugfs_exit(void);
+
+#endif /* GDIRECT_INTERNAL_H */

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * In-kernel API of gdirect.ko for third-party DMA drivers
+ *
+ * A driver for a NIC, FPGA or capture card lets its user hand it a GPU
+ * buffer; it pins the buffer here, gets one DMA address per 64 KiB GPU page
+ * for its own PCI function, and brackets every DMA with gdirect_dma_begin()
+ * and gdirect_dma_end().  If the NVIDIA driver revokes the pages (the
+ * memory was freed, or its owner exited), gdirect waits for the bracketed
+ * DMAs to end, calls the driver's invalidate callback, and from then on
+ * gdirect_dma_begin() fails with -ESTALE.  The driver then drops the region
+ * with gdirect_unpin() and pins again if it still needs the memory.
+ *
+ * Rules:
+ *  - gdirect_pin() and gdirect_unpin() sleep.  With zero tokens they must
+ *    run in the context of the process that owns the GPU memory (the
+ *    nv-p2p rule); an unpin from any other context leaves the pages to the
+ *    NVIDIA driver's revocation and never calls put_pages there.
+ *  - Between gdirect_dma_begin() and gdirect_dma_end() do not call
+ *    gdirect_pin() or gdirect_unpin(): a revocation waits for the DMA to
+ *    end while the NVIDIA driver holds its lock, and those calls need it.
+ *  - The invalidate callback runs with the NVIDIA driver's lock held.  It
+ *    must not sleep for long, must not pin, and must not take a lock that
+ *    is held elsewhere around gdirect_pin() or gdirect_unpin().  It may call
+ *    gdirect_unpin() on the region it is told about.
+ */
+#ifndef GDIRECT_KAPI_H
+#define GDIRECT_KAPI_H
+
+#include <linux/bits.h>
+#include <linux/types.h>
+
+struct pci_dev;
+struct pid;
+struct gdirect_region;
+
+/* gdirect_pin_params.flags */
+#define GDIRECT_KPIN_PERSISTENT	BIT(0)	/* no revocation; see docs */
+
+/**
+ * struct gdirect_pin_params - what to pin, for whom
+ * @owner: the process (tgid) whose GPU memory this is; NULL for current.
+ *	Without tokens it must be current's tgid.
+ * @peer: PCI function that will DMA to the memory, or NULL for no DMA map
+ * @addr: GPU virtual address, any alignment
+ * @size: bytes, > 0; the range pinned is widened to 64 KiB boundaries
+ * @p2p_token: legacy token (deprecated, chapter 11.6), or 0
+ * @va_space: legacy token (deprecated), or 0
+ * @flags: GDIRECT_KPIN_*
+ * @invalidate: called once if the NVIDIA driver revokes the pages, after
+ *	in-flight DMA (gdirect_dma_begin/end) has ended; may be NULL
+ * @data: passed to @invalidate
+ */
+struct gdirect_pin_params {
+	struct pid *owner;
+	struct pci_dev *peer;
+	u64 addr;
+	u64 size;
+	u64 p2p_token;
+	u32 va_space;
+	u32 flags;
+	void (*invalidate)(struct gdirect_region *region, void *data);
+	void *data;
+};
+
+int gdirect_pin(const struct gdirect_pin_params *params,
+		struct gdirect_region **region);
+void gdirect_unpin(struct gdirect_region *region);
+
+int gdirect_dma_begin(struct gdirect_region *region);
+void gdirect_dma_end(struct gdirect_region *region);
+
+int gdirect_region_range(struct gdirect_region *region, u64 *addr, u64 *size);
+int gdirect_region_dma_addrs(struct gdirect_region *region,
+			     const u64 **dma_addrs, u32 *entries);
+bool gdirect_region_revoked(struct gdirect_region *region);
+
+#endif /* GDIRECT_KAPI_H */

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * In-kernel API for third-party DMA drivers (gdirect_kapi.h)
+ *
+ * A struct gdirect_region is a struct gd_reg with no user context: the same
+ * state machine, callback and release rules as user pins (pin.c), plus a
+ * DMA mapping for the caller's PCI function and the DMA brackets that the
+ * free callback waits for.
+ */
+#include <linux/export.h>
+#include <linux/pci.h>
+#include <linux/sched.h>
+
+#include "gdirect_internal.h"
+
+static struct gd_reg *to_reg(struct gdirect_region *region)
+{
+	return (struct gd_reg *)region;
+}
+
+/**
+ * gdirect_pin() - pin GPU memory of a process for a peer device
+ * @params: what to pin and for whom; see struct gdirect_pin_params
+ * @region: out: the registration, to be released with gdirect_unpin()
+ *
+ * Widens the range to 64 KiB boundaries, pins it with
+ * nvidia_p2p_get_pages() and a free callback (or the persistent API with
+ * %GDIRECT_KPIN_PERSISTENT), and, if @params->peer is set, maps it for that
+ * device with nvidia_p2p_dma_map_pages().  Sleeps.  Without tokens it must
+ * be called in the context of @params->owner.
+ *
+ * Return: 0; -EINVAL for NULL arguments, unknown flags, a zero, overflowing
+ * or over-1-TiB range, tokens with %GDIRECT_KPIN_PERSISTENT, or memory the
+ * provider does not know; -EPERM for another process's memory without
+ * tokens, or tokens when the allow_tokens parameter is off; -EOPNOTSUPP
+ * when the persistent API or the mapping is not supported; -ENOMEM (also
+ * BAR1 exhausted); -EIO; -EPROTO for a provider of an incompatible
+ * version; -ESTALE if the pages were revoked before they could be mapped.
+ */
+int gdirect_pin(const struct gdirect_pin_params *params,
+		struct gdirect_region **region)
+{
+	struct pid *owner;
+	struct gd_reg *r;
+	bool tokens;
+	u64 start, len;
+	int ret;
+
+	if (!params || !region)
+		return -EINVAL;
+	*region = NULL;
+	if (params->flags & ~GDIRECT_KPIN_PERSISTENT)
+		return -EINVAL;
+	ret = gd_range(params->addr, params->size, &start, &len);
+	if (ret)
+		return ret;
+	tokens = params->p2p_token || params->va_space;
+	if (tokens && !gd_allow_tokens)
+		return -EPERM;
+	owner = params->owner ? params->owner : task_tgid(current);
+	if (!tokens && owner != task_tgid(current))
+		return -EPERM;
+	if (params->flags & GDIRECT_KPIN_PERSISTENT) {
+		if (tokens)
+			return -EINVAL;
+		if (!GD_HAVE_PERSISTENT)
+			return -EOPNOTSUPP;
+	}
+
+	r = gd_reg_alloc(NULL, GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	put_pid(r->owner);
+	r->owner = get_pid(owner);
+	r->addr = start;
+	r->size = len;
+	r->p2p_token = params->p2p_token;
+	r->va_space = params->va_space;
+	r->persistent = params->flags & GDIRECT_KPIN_PERSISTENT;
+	r->flags = r->persistent ? GDIRECT_PIN_PERSISTENT : 0;
+	r->invalidate = params->invalidate;
+	r->inv_data = params->data;
+	r->peer = pci_dev_get(params->peer);
+
+	ret = gd_reg_pin(r);
+	if (!ret && r->peer) {
+		ret = gd_reg_dma_map(r);
+		if (ret)
+			gd_reg_release(r);
+	}
+	if (ret) {
+		gd_reg_put(r);
+		return ret;
+	}
+	*region = (struct gdirect_region *)r;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(gdirect_pin);
+
+/**
+ * gdirect_unpin() - release a region from gdirect_pin()
+ * @region: the region, or NULL
+ *
+ * Puts the pages (which also frees the DMA mapping) unless the NVIDIA
+ * driver already revoked them.  Sleeps.  Must not be called between
+ * gdirect_dma_begin() and gdirect_dma_end() on the same region.  Called
+ * outside the owner's context, a token-less non-persistent region is left
+ * to revocation instead.  May be called from the invalidate callback.
+ */
+void gdirect_unpin(struct gdirect_region *region)
+{
+	struct gd_reg *r = to_reg(region);
+
+	if (!r)
+		return;
+	gd_reg_release(r);
+	gd_reg_put(r);
+}
+EXPORT_SYMBOL_GPL(gdirect_unpin);
+
+/**
+ * gdirect_dma_begin() - announce DMA to or from a region
+ * @region: the region
+ *
+ * Until the matching gdirect_dma_end() a revocation waits before the pages
+ * go away, and the DMA addresses stay valid.  Does not sleep.
+ *
+ * Return: 0, or -ESTALE if the region was revoked or is being released.
+ */
+int gdirect_dma_begin(struct gdirect_region *region)
+{
+	return gd_reg_dma_begin(to_reg(region));
+}
+EXPORT_SYMBOL_GPL(gdirect_dma_begin);
+
+/**
+ * gdirect_dma_end() - the DMA announced by gdirect_dma_begin() is over
+ * @region: the region
+ *
+ * Call only once the device can no longer touch the memory.
+ */
+void gdirect_dma_end(struct gdirect_region *region)
+{
+	gd_reg_dma_end(to_reg(region));
+}
+EXPORT_SYMBOL_GPL(gdirect_dma_end);
+
+/**
+ * gdirect_region_range() - the GPU range actually pinned
+ * @region: the region
+ * @addr: out: 64 KiB-aligned start
+ * @size: out: bytes
+ *
+ * Return: 0, or -EINVAL for NULL arguments.
+ */
+int gdirect_region_range(struct gdirect_region *region, u64 *addr, u64 *size)
+{
+	struct gd_reg *r = to_reg(region);
+
+	if (!r || !addr || !size)
+		return -EINVAL;
+	*addr = r->addr;
+	*size = r->size;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(gdirect_region_range);
+
+/**
+ * gdirect_region_dma_addrs() - DMA addresses of a region for its peer
+ * @region: a region pinned with a peer
+ * @dma_addrs: out: one bus address per 64 KiB GPU page
+ * @entries: out: number of addresses
+ *
+ * The array may be used only between gdirect_dma_begin() and
+ * gdirect_dma_end(); a revocation frees it.
+ *
+ * Return: 0; -EINVAL for NULL arguments or a region without a peer;
+ * -ESTALE if revoked.
+ */
+int gdirect_region_dma_addrs(struct gdirect_region *region,
+			     const u64 **dma_addrs, u32 *entries)
+{
+	struct gd_reg *r = to_reg(region);
+	int ret = 0;
+
+	if (!r || !dma_addrs || !entries || !r->peer)
+		return -EINVAL;
+	spin_lock(&r->lock);
+	if (r->state != GD_PINNED || !r->dma) {
+		ret = -ESTALE;
+	} else {
+		*dma_addrs = gd_nv_dma_addrs(r->dma);
+		*entries = r->dma->entries;
+	}
+	spin_unlock(&r->lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(gdirect_region_dma_addrs);
+
+/**
+ * gdirect_region_revoked() - has the NVIDIA driver revoked the region?
+ * @region: the region
+ *
+ * Return: true once the free callback has started for it.
+ */
+bool gdirect_region_revoked(struct gdirect_region *region)
+{
+	struct gd_reg *r = to_reg(region);
+	bool ret;
+
+	spin_lock(&r->lock);
+	ret = r->revoked;
+	spin_unlock(&r->lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(gdirect_region_revoked);

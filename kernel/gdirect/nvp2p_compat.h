@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The one place that knows which nv-p2p flavour we build on
+ *
+ * Desktop (dGPU): nv-p2p.h of the NVIDIA driver or of nvp2p_emu, found on
+ * the include path the build selected.  Tegra (GDIRECT_TEGRA): the 13.4
+ * signatures of the guide, declared in nvp2p_tegra.h.  The rest of the
+ * module calls only the gd_nv_*() helpers below.
+ */
+#ifndef GDIRECT_NVP2P_COMPAT_H
+#define GDIRECT_NVP2P_COMPAT_H
+
+#include <linux/dma-direction.h>
+#include <linux/mm.h>
+#include <linux/pci.h>
+
+#ifdef GDIRECT_TEGRA
+#include "nvp2p_tegra.h"
+#else
+#include "nv-p2p.h"
+#endif
+
+/* Built against nvp2p_emu.ko (the default) or the NVIDIA driver. */
+#ifndef GDIRECT_PROVIDER
+#define GDIRECT_PROVIDER	GDIRECT_PROVIDER_EMULATOR
+#endif
+
+#if defined(NVIDIA_P2P_CAP_GET_PAGES_PERSISTENT_API) && !defined(GDIRECT_TEGRA)
+#define GD_HAVE_PERSISTENT	1
+#else
+#define GD_HAVE_PERSISTENT	0
+#endif
+
+#ifdef GDIRECT_TEGRA
+
+static inline int gd_nv_get_pages(u64 token, u32 va_space, u64 va, u64 len,
+				  struct nvidia_p2p_page_table **pt,
+				  void (*cb)(void *data), void *data)
+{
+	if (token || va_space)
+		return -EINVAL;	/* Tegra has no tokens */
+	return nvidia_p2p_get_pages(va, len, pt, cb, data);
+}
+
+static inline int gd_nv_put_pages(u64 token, u32 va_space, u64 va,
+				  struct nvidia_p2p_page_table *pt)
+{
+	/* On Tegra this also runs our free callback, synchronously. */
+	return nvidia_p2p_put_pages(pt);
+}
+
+static inline int gd_nv_dma_map(struct pci_dev *peer,
+				struct nvidia_p2p_page_table *pt,
+				struct nvidia_p2p_dma_mapping **dma)
+{
+	return nvidia_p2p_dma_map_pages(&peer->dev, pt, dma, DMA_BIDIRECTIONAL);
+}
+
+static inline u64 gd_nv_page_phys(struct nvidia_p2p_page_table *pt, u32 i)
+{
+	return page_to_phys(pt->pages[i]);
+}
+
+static inline const u64 *gd_nv_dma_addrs(struct nvidia_p2p_dma_mapping *dma)
+{
+	return (const u64 *)dma->hw_address;
+}
+
+static inline bool gd_nv_page_size_ok(struct nvidia_p2p_page_table *pt)
+{
+	return pt->page_size == NVIDIA_P2P_PAGE_SIZE_4KB ||
+	       pt->page_size == NVIDIA_P2P_PAGE_SIZE_64KB;
+}
+
+static inline u64 gd_nv_page_bytes(struct nvidia_p2p_page_table *pt)
+{
+	return pt->page_size == NVIDIA_P2P_PAGE_SIZE_4KB ? SZ_4K : SZ_64K;
+}
+
+static inline bool gd_nv_cpu_cacheable(struct nvidia_p2p_page_table *pt)
+{
+	return true;	/* 13.4.3: default cudaHostAlloc memory is cached */
+}
+
+#else /* desktop */
+
+static inline int gd_nv_get_pages(u64 token, u32 va_space, u64 va, u64 len,
+				  struct nvidia_p2p_page_table **pt,
+				  void (*cb)(void *data), void *data)
+{
+	return nvidia_p2p_get_pages(token, va_space, va, len, pt, cb, data);
+}
+
+static inline int gd_nv_put_pages(u64 token, u32 va_space, u64 va,
+				  struct nvidia_p2p_page_table *pt)
+{
+	return nvidia_p2p_put_pages(token, va_space, va, pt);
+}
+
+static inline int gd_nv_dma_map(struct pci_dev *peer,
+				struct nvidia_p2p_page_table *pt,
+				struct nvidia_p2p_dma_mapping **dma)
+{
+	return nvidia_p2p_dma_map_pages(peer, pt, dma);
+}
+
+static inline u64 gd_nv_page_phys(struct nvidia_p2p_page_table *pt, u32 i)
+{
+	return pt->pages[i]->physical_address;
+}
+
+static inline const u64 *gd_nv_dma_addrs(struct nvidia_p2p_dma_mapping *dma)
+{
+	return dma->dma_addresses;
+}
+
+/* nvidia_p2p_dma_map_pages() BUG()s on anything but 64 or 128 KiB. */
+static inline bool gd_nv_page_size_ok(struct nvidia_p2p_page_table *pt)
+{
+	return pt->page_size == NVIDIA_P2P_PAGE_SIZE_64KB;
+}
+
+static inline u64 gd_nv_page_bytes(struct nvidia_p2p_page_table *pt)
+{
+	return SZ_64K;
+}
+
+/* Only a 2.x table has the flags word; a 1.x one is never cacheable. */
+static inline bool gd_nv_cpu_cacheable(struct nvidia_p2p_page_table *pt)
+{
+#ifdef NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE
+	return pt->flags & NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE;
+#else
+	return false;
+#endif
+}
+
+#endif /* GDIRECT_TEGRA */
+
+#endif /* GDIRECT_NVP2P_COMPAT_H */

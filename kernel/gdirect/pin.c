@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The nv-p2p registrations: pin, free callback, release
+ *
+ * The hard part of every GPUDirect RDMA driver is the free callback racing
+ * with unpin, fd close and process exit (guide 11.3; gdrcopy#332, #54;
+ * nv_peer_memory#13, #15, #53).  The rules this file follows:
+ *
+ *  1. A registration is kref-counted.  The NVIDIA registration holds its own
+ *     reference (the "nv reference"), taken before get_pages() and dropped
+ *     exactly once: by the free callback when it ends, or by the releaser
+ *     after put_pages() returned 0 with no callback having started.  So the
+ *     callback can never see freed memory, whichever of callback, unpin,
+ *     release() or process exit comes first, and whatever the order in
+ *     which the NVIDIA fd and ours are closed.
+ *
+ *  2. Nothing of ours is held across a call into the provider.  The
+ *     provider runs the callback with its lock held and put_pages() takes
+ *     that lock; the callback only takes gd_reg.sem and gd_reg.lock, which
+ *     are never held around put_pages(), get_pages() or dma_map_pages().
+ *
+ *  3. A releaser claims the registration (PINNED -> RELEASING) under
+ *     gd_reg.sem; the callback claims it (-> REVOKED) under the same
+ *     semaphore.  Only the winner's side releases the pages: a revoked
+ *     registration is never put, and its DMA mapping is never unmapped.
+ *
+ *  4. The releaser does not call nvidia_p2p_dma_unmap_pages(): after a
+ *     callback has returned, the NVIDIA driver dereferences the freed table
+ *     in dma_unmap (container_of), and the unmap cannot be fenced against
+ *     the callback without waiting on the provider lock from inside it.
+ *     put_pages() unmaps and frees every DMA mapping of the table itself,
+ *     under the provider lock, and tolerates a concurrent revocation.
+ *
+ *  5. put_pages() with zero tokens works only in the pinning process.  A
+ *     release in another context (the last fd reference was passed to
+ *     another process, or dropped from a kernel thread) does not call it;
+ *     the registration stays until the NVIDIA driver revokes it, which it
+ *     does when the owner frees the memory or exits.
+ */
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "gdirect_internal.h"
+
+bool gd_is_owner(struct pid *owner)
+{
+	return task_tgid(current) == owner;
+}
+
+struct gd_reg *gd_reg_alloc(struct gd_ctx *ctx, gfp_t gfp)
+{
+	struct gd_reg *r = kzalloc(sizeof(*r), gfp);
+
+	if (!r)
+		return NULL;
+	kref_init(&r->ref);
+	init_rwsem(&r->sem);
+	spin_lock_init(&r->lock);
+	init_waitqueue_head(&r->wait);
+	INIT_LIST_HEAD(&r->ev_node);
+	INIT_LIST_HEAD(&r->node);
+	r->state = GD_DEAD;
+	r->slot = U32_MAX;
+	atomic64_set(&r->mapped_len, 0);
+	r->owner = get_pid(task_tgid(current));
+	if (ctx) {
+		gd_ctx_get(ctx);
+		r->ctx = ctx;
+	}
+	return r;
+}
+
+static void gd_reg_free(struct kref *kref)
+{
+	struct gd_reg *r = container_of(kref, struct gd_reg, ref);
+
+	spin_lock(&gd_regs_lock);
+	list_del(&r->node);
+	spin_unlock(&gd_regs_lock);
+	if (r->ctx) {
+		/*
+		 * Only now may the slot be reused: a callback still in flight
+		 * holds a reference and may yet write this slot's word.
+		 */
+		if (r->slot != U32_MAX) {
+			gd_status_set(r->ctx, r->slot, GDIRECT_STATUS_FREE);
+			ida_free(&r->ctx->slots, r->slot);
+		}
+		gd_ctx_put(r->ctx);
+	}
+	pci_dev_put(r->peer);
+	put_pid(r->owner);
+	kfree(r);
+}
+
+void gd_reg_get(struct gd_reg *r)
+{
+	kref_get(&r->ref);
+}
+
+void gd_reg_put(struct gd_reg *r)
+{
+	kref_put(&r->ref, gd_reg_free);
+}
+
+/* Drop the nv reference, once; also lets the module go. */
+static void gd_reg_drop_nv(struct gd_reg *r)
+{
+	bool held;
+
+	spin_lock(&r->lock);
+	held = r->nv_ref;
+	r->nv_ref = false;
+	spin_unlock(&r->lock);
+	if (!held)
+		return;
+	atomic64_dec(&gd_stats.live_regions);
+	atomic64_sub(r->size, &gd_stats.live_bytes);
+	gd_reg_put(r);
+	module_put(THIS_MODULE);
+}
+
+static bool gd_reg_state_is_not(struct gd_reg *r, enum gd_state s)
+{
+	bool ret;
+
+	spin_lock(&r->lock);
+	ret = r->state != s;
+	spin_unlock(&r->lock);
+	return ret;
+}
+
+static bool gd_reg_no_dma(struct gd_reg *r)
+{
+	bool ret;
+
+	spin_lock(&r->lock);
+	ret = r->dma_users == 0;
+	spin_unlock(&r->lock);
+	return ret;
+}
+
+/*
+ * The NVIDIA driver revokes the pages.  Called synchronously with the
+ * provider's lock held (guide 11.3, 12.4): the BAR pages stay mapped until
+ * we return, and the table and DMA mappings are freed right after.
+ */
+static void gd_free_callback(void *data)
+{
+	struct gd_reg *r = data;
+	struct nvidia_p2p_page_table *pt;
+	struct nvidia_p2p_dma_mapping *dma;
+	bool notify;
+
+	/* get_pages() may not have returned to gd_reg_pin() yet. */
+	wait_event(r->wait, gd_reg_state_is_not(r, GD_PINNING));
+
+	/* Under sem: an mmap in progress finishes before we zap. */
+	down_write(&r->sem);
+	spin_lock(&r->lock);
+	notify = r->state == GD_PINNED;
+	r->revoked = true;
+	if (notify)
+		r->state = GD_REVOKED;
+	spin_unlock(&r->lock);
+	up_write(&r->sem);
+
+	/* New DMA is refused from here on; wait for what is in flight. */
+	wait_event(r->wait, gd_reg_no_dma(r));
+
+	/* Revoked BAR pages must never be reachable from user space. */
+	gd_zap_cpu_mappings(r);
+
+	spin_lock(&r->lock);
+	pt = r->pt;
+	dma = r->dma;
+	r->pt = NULL;
+	r->dma = NULL;
+	spin_unlock(&r->lock);
+	if (dma)
+		nvidia_p2p_free_dma_mapping(dma);
+	if (pt)
+		nvidia_p2p_free_page_table(pt);
+
+	atomic64_inc(&gd_stats.callbacks);
+	if (notify) {
+		if (r->ctx) {
+			atomic64_inc(&r->ctx->callbacks);
+			gd_status_set(r->ctx, r->slot, GDIRECT_STATUS_REVOKED);
+			gd_event_queue(r);
+		}
+		if (r->invalidate)
+			r->invalidate((struct gdirect_region *)r, r->inv_data);
+	}
+	gd_reg_drop_nv(r);
+}
+
+/**
+ * gd_range() - widen [addr, addr + size) to 64 KiB boundaries
+ * @addr: start, any alignment
+ * @size: bytes, > 0
+ * @start: out: aligned start
+ * @len: out: aligned length
+ *
+ * Return: 0, or -EINVAL for a zero size, an overflow, or a range above
+ * the 1 TiB a single mmap window can address.
+ */
+int gd_range(u64 addr, u64 size, u64 *start, u64 *len)
+{
+	u64 end;
+
+	if (!size || addr + size < addr)
+		return -EINVAL;
+	end = addr + size;
+	if (end > U64_MAX - (GD_PAGE_SIZE - 1))
+		return -EINVAL;
+	*start = round_down(addr, GD_PAGE_SIZE);
+	*len = round_up(end, GD_PAGE_SIZE) - *start;
+	if (*len > GD_MMAP_REGION_MASK + 1)
+		return -EINVAL;
+	return 0;
+}
+
+static int gd_errno(int ret)
+{
+	/* The provider's kernel-internal 524 means nothing to user space. */
+	return ret == -ENOTSUPP ? -EOPNOTSUPP : ret;
+}
+
+/* Check the table before reading any field but version (guide 13.3). */
+static int gd_check_table(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
+{
+	if (!NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(pt)) {
+		atomic64_inc(&gd_stats.version_mismatch);
+		pr_err_ratelimited("gdirect: nv-p2p page table version %#x is incompatible with %#x, the version gdirect was built for; rebuild gdirect against the running NVIDIA driver\n",
+				   pt->version, NVIDIA_P2P_PAGE_TABLE_VERSION);
+		return -EPROTO;
+	}
+	if (!gd_nv_page_size_ok(pt)) {
+		pr_err_ratelimited("gdirect: unsupported GPU page size type %u\n",
+				   pt->page_size);
+		return -EOPNOTSUPP;
+	}
+	if ((u64)pt->entries * gd_nv_page_bytes(pt) != r->size) {
+		pr_err_ratelimited("gdirect: page table has %u entries for %llu bytes\n",
+				   pt->entries, r->size);
+		return -EIO;
+	}
+	return 0;
+}
+
+/**
+ * gd_reg_pin() - pin r->addr, r->size through nv-p2p
+ * @r: a registration from gd_reg_alloc() with its range and mode filled in
+ *
+ * Return: 0 with @r PINNED, or a negative errno with @r DEAD.
+ */
+int gd_reg_pin(struct gd_reg *r)
+{
+	struct nvidia_p2p_page_table *pt = NULL;
+	int ret, bad;
+
+	/* The nv reference; a callback may come before get_pages returns. */
+	__module_get(THIS_MODULE);
+	gd_reg_get(r);
+	r->nv_ref = true;
+	r->state = GD_PINNING;
+	atomic64_inc(&gd_stats.live_regions);
+	atomic64_add(r->size, &gd_stats.live_bytes);
+	spin_lock(&gd_regs_lock);
+	list_add_tail(&r->node, &gd_regs);
+	spin_unlock(&gd_regs_lock);
+
+	if (r->persistent) {
+#if GD_HAVE_PERSISTENT
+		ret = nvidia_p2p_get_pages_persistent(r->addr, r->size, &pt,
+						      NVIDIA_P2P_FLAGS_DEFAULT);
+#else
+		ret = -EOPNOTSUPP;
+#endif
+	} else {
+		ret = gd_nv_get_pages(r->p2p_token, r->va_space, r->addr,
+				      r->size, &pt, gd_free_callback, r);
+	}
+	if (ret) {
+		atomic64_inc(&gd_stats.pin_failures);
+		spin_lock(&r->lock);
+		r->state = GD_DEAD;
+		spin_unlock(&r->lock);
+		wake_up_all(&r->wait);
+		gd_reg_drop_nv(r);
+		return gd_errno(ret);
+	}
+
+	bad = gd_check_table(r, pt);
+	if (!bad)
+		r->cpu_cacheable = gd_nv_cpu_cacheable(pt);
+	if (r->ctx)
+		gd_status_set(r->ctx, r->slot, GDIRECT_STATUS_PINNED);
+	spin_lock(&r->lock);
+	r->pt = pt;
+	r->state = GD_PINNED;
+	spin_unlock(&r->lock);
+	wake_up_all(&r->wait);
+	if (bad) {
+		gd_reg_release(r);
+		return bad;
+	}
+	atomic64_inc(&gd_stats.pins);
+	if (r->persistent)
+		atomic64_inc(&gd_stats.persistent_pins);
+	return 0;
+}
+
+/**
+ * gd_reg_dma_map() - map a pinned registration for its peer device
+ * @r: a PINNED registration with r->peer set
+ *
+ * A revocation that lands while the provider maps is the provider's to
+ * serialise (it holds its lock in both); a revocation before or after is
+ * seen here, and the mapping is then left for the provider to free.
+ *
+ * Return: 0, -ESTALE if revoked, or the provider's error.
+ */
+int gd_reg_dma_map(struct gd_reg *r)
+{
+	struct nvidia_p2p_dma_mapping *dma = NULL;
+	struct nvidia_p2p_page_table *pt;
+	int ret;
+
+	spin_lock(&r->lock);
+	pt = r->state == GD_PINNED ? r->pt : NULL;
+	spin_unlock(&r->lock);
+	if (!pt)
+		return -ESTALE;
+	ret = gd_nv_dma_map(r->peer, pt, &dma);
+	if (ret)
+		return gd_errno(ret);
+	if (!NVIDIA_P2P_DMA_MAPPING_VERSION_COMPATIBLE(dma)) {
+		atomic64_inc(&gd_stats.version_mismatch);
+		pr_err_ratelimited("gdirect: nv-p2p DMA mapping version %#x is incompatible with %#x; rebuild gdirect against the running NVIDIA driver\n",
+				   dma->version, NVIDIA_P2P_DMA_MAPPING_VERSION);
+		return -EPROTO;	/* put_pages() frees the mapping */
+	}
+#ifndef GDIRECT_TEGRA
+	if (dma->entries != r->size >> GD_PAGE_SHIFT)
+		return -EIO;
+#endif
+	spin_lock(&r->lock);
+	if (r->state == GD_PINNED)
+		r->dma = dma;
+	else
+		ret = -ESTALE;
+	spin_unlock(&r->lock);
+	if (!ret)
+		atomic64_inc(&gd_stats.dma_maps);
+	return ret;
+}
+
+/**
+ * gd_reg_release() - end a registration from its handle's side
+ * @r: the registration; the caller still holds its handle reference
+ *
+ * Tears down CPU mappings, waits for DMA, and calls put_pages() unless the
+ * free callback got there first.  Sleeps.  Never called with a lock held.
+ */
+void gd_reg_release(struct gd_reg *r)
+{
+	struct nvidia_p2p_page_table *pt;
+	bool claimed, revoked;
+	int ret;
+
+	down_write(&r->sem);
+	spin_lock(&r->lock);
+	claimed = r->state == GD_PINNED;
+	if (claimed)
+		r->state = GD_RELEASING;
+	pt = r->pt;
+	spin_unlock(&r->lock);
+	up_write(&r->sem);
+	if (!claimed)
+		return;		/* revoked: the callback ends it */
+
+	gd_zap_cpu_mappings(r);
+	wait_event(r->wait, gd_reg_no_dma(r));
+	atomic64_inc(&gd_stats.unpins);
+
+	if (!r->persistent && !r->p2p_token && !r->va_space &&
+	    !gd_is_owner(r->owner)) {
+		atomic64_inc(&gd_stats.orphaned);
+		pr_debug("gdirect: release of %#llx+%#llx outside its process; left to revocation\n",
+			 r->addr, r->size);
+		return;
+	}
+
+#if GD_HAVE_PERSISTENT
+	if (r->persistent)
+		ret = nvidia_p2p_put_pages_persistent(r->addr, pt, 0);
+	else
+#endif
+		ret = gd_nv_put_pages(r->p2p_token, r->va_space, r->addr, pt);
+	if (ret) {
+		/* Still registered, maybe: keep the nv reference for it. */
+		atomic64_inc(&gd_stats.put_errors);
+		pr_warn_ratelimited("gdirect: put_pages of %#llx+%#llx failed: %d\n",
+				    r->addr, r->size, ret);
+		return;
+	}
+
+	/*
+	 * put_pages() waited for a callback in flight, so "revoked" is final:
+	 * if set, that callback drops the nv reference (on Tegra put_pages
+	 * itself runs the callback).
+	 */
+	spin_lock(&r->lock);
+	revoked = r->revoked;
+	r->state = GD_DEAD;
+	r->pt = NULL;
+	r->dma = NULL;
+	spin_unlock(&r->lock);
+	if (!revoked)
+		gd_reg_drop_nv(r);
+}
+
+/* DMA brackets for kernel users; the callback waits for them. */
+int gd_reg_dma_begin(struct gd_reg *r)
+{
+	int ret = 0;
+
+	spin_lock(&r->lock);
+	if (r->state == GD_PINNED)
+		r->dma_users++;
+	else
+		ret = -ESTALE;
+	spin_unlock(&r->lock);
+	return ret;
+}
+
+void gd_reg_dma_end(struct gd_reg *r)
+{
+	bool last;
+
+	spin_lock(&r->lock);
+	last = !--r->dma_users;
+	spin_unlock(&r->lock);
+	if (last)
+		wake_up_all(&r->wait);
+}
