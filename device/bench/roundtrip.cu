@@ -1,0 +1,188 @@
+// roundtrip.cu - GPU flag round trip through host memory, three ways, in
+// one run (make -C device bench).
+//
+// A CPU thread stores i into a flag in mapped host memory; the GPU waits for
+// it and stores i into a second flag; the CPU spins until it sees i.  One
+// round trip = CPU store to CPU seeing the answer, timed on the CPU.  The
+// GPU side is, in turn:
+//   ptx        gdirect_wait_u32 (EQ, spinning) + gdirect_signal_u32, our PTX
+//   ptx-to     the same with a timeout armed (reads %globaltimer per poll)
+//   libcu++    cuda::atomic_ref<uint32_t, cuda::thread_scope_system>:
+//              load(acquire) spin + store(release)
+//   memops     cuStreamWaitValue32(GEQ) + cuStreamWriteValue32 on a stream,
+//              no kernel (both queued before the clock starts)
+// The methods take turns, repeat after repeat, so drift hits all alike; the
+// figure reported is the median over repeats of each repeat's median.
+//
+//   roundtrip [iterations-per-repeat [repeats]]
+#include <gdirect_device.h>
+
+#include <cuda.h>
+#include <cuda/atomic>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define CHECK(x)                                                             \
+	do {                                                                 \
+		cudaError_t e_ = (x);                                        \
+		if (e_ != cudaSuccess) {                                     \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, \
+				#x, cudaGetErrorString(e_));                 \
+			exit(1);                                             \
+		}                                                            \
+	} while (0)
+#define CHECK_CU(x)                                                          \
+	do {                                                                 \
+		CUresult r_ = (x);                                           \
+		if (r_ != CUDA_SUCCESS) {                                    \
+			const char *s_ = "?";                                \
+			cuGetErrorName(r_, &s_);                             \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, \
+				#x, s_);                                     \
+			exit(1);                                             \
+		}                                                            \
+	} while (0)
+
+__global__ void ptx_kernel(uint32_t *h2d, uint32_t *d2h, int n, uint64_t timeout)
+{
+	for (int i = 1; i <= n; i++) {
+		if (gdirect_wait_u32(h2d, (uint32_t)i, GDIRECT_WAIT_EQ, 0, timeout))
+			return;		// timed out: the CPU side reports it
+		gdirect_signal_u32(d2h, (uint32_t)i);
+	}
+}
+
+__global__ void libcxx_kernel(uint32_t *h2d, uint32_t *d2h, int n)
+{
+	cuda::atomic_ref<uint32_t, cuda::thread_scope_system> in(*h2d);
+	cuda::atomic_ref<uint32_t, cuda::thread_scope_system> out(*d2h);
+
+	for (int i = 1; i <= n; i++) {
+		while (in.load(cuda::memory_order_acquire) != (uint32_t)i)
+			;
+		out.store((uint32_t)i, cuda::memory_order_release);
+	}
+}
+
+static inline uint64_t now_ns(void)
+{
+	return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
+		       std::chrono::steady_clock::now().time_since_epoch())
+		.count();
+}
+
+enum method { PTX, PTX_TIMEOUT, LIBCXX, MEMOPS, NMETHODS };
+static const char *const names[NMETHODS] = { "ptx", "ptx-to", "libcu++", "memops" };
+
+struct flags {
+	uint32_t *h2d, *d2h;		// host addresses
+	uint32_t *dh2d, *dd2h;		// device addresses of the same
+};
+
+// One repeat of one method: n round trips, times in ns appended to out.
+static void run(enum method m, const flags &f, int n, CUstream s,
+		std::vector<double> &out)
+{
+	const int warm = 50;
+
+	__atomic_store_n(f.h2d, 0u, __ATOMIC_SEQ_CST);
+	__atomic_store_n(f.d2h, 0u, __ATOMIC_SEQ_CST);
+	if (m == PTX)
+		ptx_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n, 0);
+	else if (m == PTX_TIMEOUT)
+		ptx_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n, 10000000000ull);
+	else if (m == LIBCXX)
+		libcxx_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n);
+	CHECK(cudaGetLastError());
+	for (int i = 1; i <= n; i++) {
+		if (m == MEMOPS) {
+			CHECK_CU(cuStreamWaitValue32(s, (CUdeviceptr)f.dh2d, (cuuint32_t)i,
+						     CU_STREAM_WAIT_VALUE_GEQ));
+			CHECK_CU(cuStreamWriteValue32(s, (CUdeviceptr)f.dd2h, (cuuint32_t)i,
+						      CU_STREAM_WRITE_VALUE_DEFAULT));
+		}
+		uint64_t t0 = now_ns(), deadline = t0 + 5000000000ull;
+		__atomic_store_n(f.h2d, (uint32_t)i, __ATOMIC_RELEASE);
+		while (__atomic_load_n(f.d2h, __ATOMIC_ACQUIRE) != (uint32_t)i) {
+			if (now_ns() > deadline) {
+				fprintf(stderr, "%s: no answer to round trip %d\n", names[m], i);
+				exit(1);
+			}
+		}
+		uint64_t t1 = now_ns();
+		if (i > warm)
+			out.push_back((double)(t1 - t0));
+	}
+	CHECK(cudaStreamSynchronize((cudaStream_t)s));
+}
+
+static double pct(std::vector<double> v, double p)
+{
+	std::sort(v.begin(), v.end());
+	size_t k = (size_t)(p * (double)(v.size() - 1) + 0.5);
+	return v[k];
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 20000;
+	int repeats = argc > 2 ? atoi(argv[2]) : 9;
+	cudaDeviceProp prop;
+	int drv = 0;
+	char date[64];
+	time_t t = time(nullptr);
+
+	setvbuf(stdout, nullptr, _IOLBF, 0);
+	CHECK(cudaGetDeviceProperties(&prop, 0));
+	CHECK(cudaDriverGetVersion(&drv));
+	CHECK(cudaFree(0));
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&t));
+	printf("# roundtrip: %s (sm_%d%d), CUDA driver API %d, %s\n", prop.name,
+	       prop.major, prop.minor, drv, date);
+	printf("# %d round trips per repeat (first 50 dropped), %d repeats, methods in turn\n",
+	       n, repeats);
+
+	uint32_t *mem;
+	CHECK(cudaHostAlloc(&mem, 4096, cudaHostAllocMapped));
+	memset(mem, 0, 4096);
+	flags f;
+	f.h2d = mem;
+	f.d2h = mem + 32;	// its own 128-byte line
+	CHECK(cudaHostGetDevicePointer((void **)&f.dh2d, f.h2d, 0));
+	CHECK(cudaHostGetDevicePointer((void **)&f.dd2h, f.d2h, 0));
+	CUstream s;
+	CHECK_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+
+	std::vector<double> med[NMETHODS], p99[NMETHODS], mn[NMETHODS];
+	for (int r = 0; r < repeats; r++) {
+		for (int k = 0; k < NMETHODS; k++) {
+			enum method m = (enum method)((k + r) % NMETHODS);
+			std::vector<double> v;
+
+			v.reserve(n);
+			run(m, f, n, s, v);
+			med[m].push_back(pct(v, 0.5));
+			p99[m].push_back(pct(v, 0.99));
+			mn[m].push_back(pct(v, 0.0));
+		}
+	}
+
+	printf("%-8s %10s %10s %10s %10s   (us; median over repeats of per-repeat figures)\n",
+	       "method", "median", "best-med", "p99", "min");
+	for (int m = 0; m < NMETHODS; m++)
+		printf("%-8s %10.3f %10.3f %10.3f %10.3f\n", names[m],
+		       pct(med[m], 0.5) / 1e3, pct(med[m], 0.0) / 1e3,
+		       pct(p99[m], 0.5) / 1e3, pct(mn[m], 0.0) / 1e3);
+	double ratio = pct(med[PTX], 0.5) / pct(med[LIBCXX], 0.5);
+	printf("ptx / libcu++ median ratio: %.3f (target <= 1: %s)\n", ratio,
+	       ratio <= 1.0 ? "met" : "NOT met");
+	cuStreamDestroy(s);
+	cudaFreeHost(mem);
+	return 0;
+}
