@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - state of the emulated CUDA driver (not installed)
+ *
+ * GPU memory comes from nvp2p_emu.ko in "chunks" of whole 64 KiB pages at
+ * GPU virtual addresses inside one PROT_NONE reservation of ours, as the CUDA
+ * driver reserves its UVA range.  Allocations of at least one page get a
+ * chunk each; smaller ones share 64 KiB chunks, 256-byte granules apiece, as
+ * a real driver packs them (4 KiB allocations land at consecutive 4 KiB
+ * addresses, each with its own BUFFER_ID).  All state is under one mutex.
+ */
+#ifndef CUDA_EMU_INTERNAL_H
+#define CUDA_EMU_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cuda.h"
+
+#define EMU_EXPORT __attribute__((visibility("default")))
+
+#define CHUNK_PAGE	(64u << 10)
+#define SMALL_GRANULE	256u
+#define SMALL_SLOTS	(CHUNK_PAGE / SMALL_GRANULE)
+#define SMALL_MAX	(CHUNK_PAGE / 2)	/* larger sizes get own chunks */
+
+struct chunk {
+	struct chunk *next;		/* sorted by va */
+	uint64_t va, size;
+	unsigned int users;		/* allocations inside */
+	bool small;			/* a shared chunk of small allocations */
+	uint64_t used[SMALL_SLOTS / 64];	/* granule bitmap (small) */
+};
+
+struct alloc {
+	struct alloc *next;
+	uint64_t va, size;
+	uint64_t buffer_id;
+	struct chunk *chunk;
+	struct CUctx_st *ctx;
+	unsigned int sync_memops;
+};
+
+struct CUctx_st {
+	CUdevice dev;
+	bool primary;
+	bool destroyed;
+};
+
+struct emu_state {
+	pthread_mutex_t lock;
+	bool initialized;
+	bool forked;			/* a child of an initialized process */
+	int fd;				/* /dev/nvp2p_emu */
+	uint64_t va_base, va_size;	/* our UVA reservation */
+	struct chunk *chunks;
+	struct alloc *allocs;
+	uint64_t next_buffer_id;
+	struct CUctx_st primary;
+	unsigned int primary_refs;
+	/* from NVP2P_EMU_IOC_INFO */
+	uint32_t pci_domain, pci_bus, pci_devfn;
+	uint64_t mem_size;
+};
+
+extern struct emu_state emu;
+extern __thread struct CUctx_st *emu_current_ctx;
+
+/* init.c: CUDA_SUCCESS when the driver may be used from this process */
+CUresult emu_check_init(void);
+
+/* mem.c */
+struct alloc *emu_find_alloc(uint64_t ptr);	/* with emu.lock held */
+void emu_free_ctx_allocs(struct CUctx_st *ctx);	/* with emu.lock held */
+
+#endif /* CUDA_EMU_INTERNAL_H */

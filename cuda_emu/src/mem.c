@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mem.c - cuMemAlloc, cuMemFree, copies, and the allocation table
+ *
+ * Chunks are placed first-fit at the lowest free VA of our reservation, so a
+ * freed VA is handed out again at once, with a new BUFFER_ID, as the CUDA
+ * driver does.  Freeing the last allocation in a chunk frees the chunk in
+ * the kernel, which revokes any third-party pin of it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "internal.h"
+#include "nvp2p_emu.h"
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* Lowest gap of @size bytes in the VA reservation; 0 if none. */
+static uint64_t va_find(uint64_t size)
+{
+	uint64_t at = emu.va_base;
+
+	for (struct chunk *c = emu.chunks; c; c = c->next) {
+		if (c->va - at >= size)
+			break;
+		at = c->va + c->size;
+	}
+	return at + size <= emu.va_base + emu.va_size ? at : 0;
+}
+
+static CUresult chunk_new(uint64_t size, bool small, struct chunk **out)
+{
+	struct nvp2p_emu_alloc req = { .size = size };
+	struct chunk *c, **pp;
+
+	req.va = va_find(size);
+	if (!req.va)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (ioctl(emu.fd, NVP2P_EMU_IOC_ALLOC, &req)) {
+		free(c);
+		return errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_UNKNOWN;
+	}
+	c->va = req.va;
+	c->size = size;
+	c->small = small;
+	for (pp = &emu.chunks; *pp && (*pp)->va < c->va; pp = &(*pp)->next)
+		;
+	c->next = *pp;
+	*pp = c;
+	*out = c;
+	return CUDA_SUCCESS;
+}
+
+static void chunk_put(struct chunk *c)
+{
+	struct nvp2p_emu_free req = { .va = c->va };
+	struct chunk **pp;
+
+	if (--c->users)
+		return;
+	for (pp = &emu.chunks; *pp != c; pp = &(*pp)->next)
+		;
+	*pp = c->next;
+	ioctl(emu.fd, NVP2P_EMU_IOC_FREE, &req);
+	free(c);
+}
+
+/* First fit of @granules consecutive free granules in a small chunk. */
+static int small_fit(struct chunk *c, unsigned int granules)
+{
+	unsigned int run = 0;
+
+	for (unsigned int i = 0; i < SMALL_SLOTS; i++) {
+		if (c->used[i / 64] & (1ULL << (i % 64)))
+			run = 0;
+		else if (++run == granules)
+			return (int)(i + 1 - granules);
+	}
+	return -1;
+}
+
+static void small_mark(struct chunk *c, uint64_t va, uint64_t size, bool used)
+{
+	unsigned int first = (unsigned int)((va - c->va) / SMALL_GRANULE);
+	unsigned int n = (unsigned int)(round_up(size, SMALL_GRANULE) / SMALL_GRANULE);
+
+	for (unsigned int i = first; i < first + n; i++) {
+		if (used)
+			c->used[i / 64] |= 1ULL << (i % 64);
+		else
+			c->used[i / 64] &= ~(1ULL << (i % 64));
+	}
+}
+
+static CUresult small_place(uint64_t size, struct chunk **out, uint64_t *va)
+{
+	unsigned int granules = (unsigned int)(round_up(size, SMALL_GRANULE) / SMALL_GRANULE);
+	struct chunk *c;
+	CUresult r;
+	int slot;
+
+	for (c = emu.chunks; c; c = c->next) {
+		if (c->small && (slot = small_fit(c, granules)) >= 0)
+			goto found;
+	}
+	r = chunk_new(CHUNK_PAGE, true, &c);
+	if (r)
+		return r;
+	slot = 0;
+found:
+	*out = c;
+	*va = c->va + (uint64_t)slot * SMALL_GRANULE;
+	small_mark(c, *va, size, true);
+	return CUDA_SUCCESS;
+}
+
+struct alloc *emu_find_alloc(uint64_t ptr)
+{
+	for (struct alloc *a = emu.allocs; a; a = a->next)
+		if (ptr >= a->va && ptr - a->va < a->size)
+			return a;
+	return NULL;
+}
+
+static void alloc_release(struct alloc *a)
+{
+	struct alloc **pp;
+
+	for (pp = &emu.allocs; *pp != a; pp = &(*pp)->next)
+		;
+	*pp = a->next;
+	if (a->chunk->small)
+		small_mark(a->chunk, a->va, a->size, false);
+	chunk_put(a->chunk);
+	free(a);
+}
+
+void emu_free_ctx_allocs(struct CUctx_st *ctx)
+{
+	struct alloc *a = emu.allocs, *next;
+
+	for (; a; a = next) {
+		next = a->next;
+		if (a->ctx == ctx)
+			alloc_release(a);
+	}
+}
+
+static CUresult need_ctx(void)
+{
+	CUresult r = emu_check_init();
+
+	if (r)
+		return r;
+	if (!emu_current_ctx || emu_current_ctx->destroyed)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	CUresult r = need_ctx();
+	struct alloc *a;
+	struct chunk *c;
+	uint64_t va;
+
+	if (!dptr || !bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r)
+		return r;
+	if (bytesize > emu.mem_size)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_mutex_lock(&emu.lock);
+	if (bytesize <= SMALL_MAX) {
+		r = small_place(bytesize, &c, &va);
+	} else {
+		r = chunk_new(round_up(bytesize, CHUNK_PAGE), false, &c);
+		va = r ? 0 : c->va;
+	}
+	if (r) {
+		pthread_mutex_unlock(&emu.lock);
+		free(a);
+		return r;
+	}
+	c->users++;
+	a->va = va;
+	a->size = bytesize;
+	a->chunk = c;
+	a->ctx = emu_current_ctx;
+	a->buffer_id = emu.next_buffer_id++;
+	a->next = emu.allocs;
+	emu.allocs = a;
+	pthread_mutex_unlock(&emu.lock);
+	*dptr = va;
+	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+	CUresult r = emu_check_init();
+	struct alloc *a;
+
+	if (r)
+		return r;
+	pthread_mutex_lock(&emu.lock);
+	a = emu_find_alloc(dptr);
+	if (!a || a->va != dptr) {
+		pthread_mutex_unlock(&emu.lock);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	alloc_release(a);
+	pthread_mutex_unlock(&emu.lock);
+	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize,
+					    CUdeviceptr dptr)
+{
+	CUresult r = emu_check_init();
+	struct alloc *a;
+
+	if (r)
+		return r;
+	pthread_mutex_lock(&emu.lock);
+	a = emu_find_alloc(dptr);
+	if (a) {
+		if (pbase)
+			*pbase = a->va;
+		if (psize)
+			*psize = a->size;
+	}
+	pthread_mutex_unlock(&emu.lock);
+	return a ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+/* [ptr, ptr + n) must lie in one live allocation. */
+static bool device_range(uint64_t ptr, size_t n)
+{
+	struct alloc *a;
+	bool ok;
+
+	pthread_mutex_lock(&emu.lock);
+	a = emu_find_alloc(ptr);
+	ok = a && n <= a->size - (ptr - a->va);
+	pthread_mutex_unlock(&emu.lock);
+	return ok;
+}
+
+static CUresult emu_copy(uint64_t dst, uint64_t src, size_t n, uint32_t dir)
+{
+	struct nvp2p_emu_copy req = { .dst = dst, .src = src, .size = n, .dir = dir };
+	CUresult r = need_ctx();
+
+	if (r)
+		return r;
+	if (!n)
+		return CUDA_SUCCESS;
+	if (dir != NVP2P_EMU_DTOH && !device_range(dst, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((dir == NVP2P_EMU_DTOH || dir == NVP2P_EMU_DTOD) && !device_range(src, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (ioctl(emu.fd, NVP2P_EMU_IOC_COPY, &req))
+		return errno == EFAULT ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_UNKNOWN;
+	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+	if (!src && n)
+		return CUDA_ERROR_INVALID_VALUE;
+	return emu_copy(dst, (uint64_t)(uintptr_t)src, n, NVP2P_EMU_HTOD);
+}
+
+EMU_EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+	if (!dst && n)
+		return CUDA_ERROR_INVALID_VALUE;
+	return emu_copy((uint64_t)(uintptr_t)dst, src, n, NVP2P_EMU_DTOH);
+}
+
+EMU_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	return emu_copy(dst, src, n, NVP2P_EMU_DTOD);
+}
+
+EMU_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char uc, size_t n)
+{
+	return emu_copy(dst, uc, n, NVP2P_EMU_MEMSET);
+}

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pointer.c - cuPointerGetAttribute(s) and cuPointerSetAttribute
+ *
+ * What a real H200 with driver 580 shows, reproduced: a freed pointer's
+ * BUFFER_ID query is CUDA_ERROR_INVALID_VALUE; a host pointer is refused for
+ * SYNC_MEMOPS; cuPointerGetAttributes does not fail on a host pointer but
+ * reports memory type 0; P2P tokens read as 0 (and, as in guide 11.7,
+ * retrieving them turns on SYNC_MEMOPS for the allocation).
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/* One attribute of a known allocation, or of an unknown pointer (a NULL). */
+static CUresult get_attr(struct alloc *a, CUpointer_attribute attr,
+			 void *data, CUdeviceptr ptr, bool lenient)
+{
+	if (!a && !lenient)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (attr) {
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = a ? a->ctx : NULL;
+		break;
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(unsigned int *)data = a ? CU_MEMORYTYPE_DEVICE : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		*(CUdeviceptr *)data = a ? ptr : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+		if (a && !lenient)
+			return CUDA_ERROR_INVALID_VALUE; /* not CPU-mapped */
+		*(void **)data = NULL;
+		break;
+	case CU_POINTER_ATTRIBUTE_P2P_TOKENS: {
+		CUDA_POINTER_ATTRIBUTE_P2P_TOKENS *t = data;
+
+		t->p2pToken = 0;
+		t->vaSpaceToken = 0;
+		if (a)
+			a->sync_memops = 1;
+		break;
+	}
+	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+		*(unsigned int *)data = a ? a->sync_memops : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+		*(unsigned long long *)data = a ? a->buffer_id : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+		*(unsigned int *)data = 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = a ? a->ctx->dev : -2;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = a ? a->va : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = a ? a->size : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_MAPPED:
+		*(unsigned int *)data = a ? 1 : 0;
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuPointerGetAttribute(void *data,
+					  CUpointer_attribute attribute,
+					  CUdeviceptr ptr)
+{
+	CUresult r;
+
+	if (!data)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (emu_check_init())
+		return CUDA_ERROR_INVALID_VALUE;	/* no device memory yet */
+	pthread_mutex_lock(&emu.lock);
+	r = get_attr(emu_find_alloc(ptr), attribute, data, ptr, false);
+	pthread_mutex_unlock(&emu.lock);
+	return r;
+}
+
+EMU_EXPORT CUresult cuPointerGetAttributes(unsigned int numAttributes,
+					   CUpointer_attribute *attributes,
+					   void **data, CUdeviceptr ptr)
+{
+	struct alloc *a;
+	CUresult r = CUDA_SUCCESS;
+
+	if (!numAttributes || !attributes || !data)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned int i = 0; i < numAttributes; i++)
+		if (!data[i])
+			return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&emu.lock);
+	a = emu_check_init() ? NULL : emu_find_alloc(ptr);
+	for (unsigned int i = 0; i < numAttributes && !r; i++)
+		r = get_attr(a, attributes[i], data[i], ptr, true);
+	pthread_mutex_unlock(&emu.lock);
+	return r;
+}
+
+EMU_EXPORT CUresult cuPointerSetAttribute(const void *value,
+					  CUpointer_attribute attribute,
+					  CUdeviceptr ptr)
+{
+	struct alloc *a;
+	CUresult r = emu_check_init();
+
+	if (!value || attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r)
+		return r;
+	pthread_mutex_lock(&emu.lock);
+	a = emu_find_alloc(ptr);
+	if (a)
+		a->sync_memops = *(const unsigned int *)value ? 1 : 0;
+	pthread_mutex_unlock(&emu.lock);
+	return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
