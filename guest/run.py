@@ -72,6 +72,9 @@ class TestResult:
         elif seen < self.plan:
             self.failed += self.plan - seen
             self.failures.append(f"{self.plan - seen} results missing")
+        elif seen > self.plan:
+            self.failed += 1
+            self.failures.append(f"{seen - self.plan} results beyond the plan")
         if rc != 0 and not self.failures:
             self.failed += 1
             self.failures.append(f"exited with status {rc}")

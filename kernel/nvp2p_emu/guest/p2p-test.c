@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+/*
+ * p2p-test.c - the nv-p2p behaviours of nvp2p_emu.ko, driven through the
+ * third-party test driver nvp2p_selftest.ko.  Run by t-12-emu-p2p.sh,
+ * which loads both modules with a 64 MiB BAR1 of which 8 MiB is reserved.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <cuda.h>
+
+#include "nv-p2p.h"
+#include "nvp2p_emu.h"
+#include "nvp2p_selftest.h"
+#include "tap.h"
+
+#define KB64 (64ULL << 10)
+#define MB (1ULL << 20)
+#define ENOTSUPP 524	/* the kernel's internal code, as nvidia.ko returns */
+
+static int st_fd;
+
+static uint64_t stat_u64(const char *name)
+{
+	char path[128], buf[64] = "";
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/nvp2p_emu/%s", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = 0;
+	if (fd >= 0)
+		close(fd);
+	return strtoull(buf, NULL, 0);
+}
+
+static void knob(const char *name, const char *val)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/nvp2p_emu/%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd >= 0) {
+		if (write(fd, val, strlen(val)) < 0)
+			tap_diag("write %s: %s", path, strerror(errno));
+		close(fd);
+	}
+}
+
+static int pin(uint32_t slot, uint32_t mode, uint64_t va, uint64_t len)
+{
+	struct st_pin p = { .slot = slot, .mode = mode, .va = va, .len = len };
+
+	if (ioctl(st_fd, ST_IOC_PIN, &p))
+		return -errno * 1000;
+	return p.ret;
+}
+
+static int pin_tok(uint32_t slot, uint64_t va, uint64_t len, uint64_t tok,
+		   uint32_t vas)
+{
+	struct st_pin p = { .slot = slot, .va = va, .len = len,
+			    .p2p_token = tok, .va_space = vas };
+
+	if (ioctl(st_fd, ST_IOC_PIN, &p))
+		return -errno * 1000;
+	return p.ret;
+}
+
+static int pin_flags(uint32_t slot, uint64_t va, uint64_t len, uint32_t flags)
+{
+	struct st_pin p = { .slot = slot, .mode = ST_PIN_PERSISTENT, .va = va,
+			    .len = len, .flags = flags };
+
+	if (ioctl(st_fd, ST_IOC_PIN, &p))
+		return -errno * 1000;
+	return p.ret;
+}
+
+static int put(uint32_t slot, uint32_t mode, uint64_t va, uint32_t flags)
+{
+	struct st_put p = { .slot = slot, .mode = mode, .va = va, .flags = flags };
+
+	if (ioctl(st_fd, ST_IOC_PUT, &p))
+		return -errno * 1000;
+	return p.ret;
+}
+
+static struct st_slot_info info(uint32_t slot)
+{
+	struct st_slot_info i = { .slot = slot };
+
+	ioctl(st_fd, ST_IOC_INFO, &i);
+	return i;
+}
+
+static int dma(unsigned long cmd, uint32_t slot, uint32_t mode)
+{
+	struct st_dma d = { .slot = slot, .mode = mode };
+
+	if (ioctl(st_fd, cmd, &d))
+		return -errno * 1000;
+	return d.ret;
+}
+
+static int edu(uint32_t slot, uint64_t off, uint32_t len, uint32_t seed)
+{
+	struct st_edu e = { .slot = slot, .offset = off, .len = len, .seed = seed };
+
+	if (ioctl(st_fd, ST_IOC_EDU, &e))
+		return -errno * 1000;
+	return e.ret;
+}
+
+static int misc(uint32_t which)
+{
+	struct st_misc m = { .which = which };
+
+	if (ioctl(st_fd, ST_IOC_MISC, &m))
+		return -errno * 1000;
+	return m.ret;
+}
+
+/* The host's view: sha256 of bytes we expect, checked in the backing file. */
+static int host_has(uint64_t mem_offset, const uint8_t *data, size_t len)
+{
+	char cmd[256], sum[65] = "";
+	FILE *f = fopen("/tmp/expect.bin", "wb");
+
+	if (!f)
+		return 0;
+	fwrite(data, 1, len, f);
+	fclose(f);
+	f = popen("sha256sum /tmp/expect.bin", "r");
+	if (!f || fscanf(f, "%64s", sum) != 1) {
+		if (f)
+			pclose(f);
+		return 0;
+	}
+	pclose(f);
+	snprintf(cmd, sizeof(cmd), "hostcheck %llu %zu %s",
+		 (unsigned long long)mem_offset, len, sum);
+	return system(cmd) == 0;
+}
+
+/* Start of BAR2 (the GPU memory), from the bound device's sysfs resource. */
+static uint64_t bar2_start(void)
+{
+	unsigned long long start = 0, end, flags;
+	FILE *f = popen("cat /sys/bus/pci/drivers/nvp2p_emu/0*/resource", "r");
+
+	for (int i = 0; f && i < 3; i++)
+		if (fscanf(f, "%llx %llx %llx", &start, &end, &flags) != 3)
+			start = 0;
+	if (f)
+		pclose(f);
+	return start;
+}
+
+/* The page-table version the loaded emulator was built with. */
+static uint32_t pt_version(void)
+{
+	struct nvp2p_emu_info i = { 0 };
+	int fd = open(NVP2P_EMU_DEVICE, O_RDWR);
+
+	if (fd >= 0) {
+		ioctl(fd, NVP2P_EMU_IOC_INFO, &i);
+		close(fd);
+	}
+	return i.page_table_version;
+}
+
+struct put_arg {
+	uint64_t va;
+	int ret;
+	uint32_t callbacks_after;
+};
+
+static void *put_thread(void *p)
+{
+	struct put_arg *a = p;
+
+	usleep(100000);	/* let the free start its callback delay */
+	a->ret = put(3, ST_PUT_NORMAL, a->va, 0);
+	a->callbacks_after = info(3).callbacks;
+	return NULL;
+}
+
+int main(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	CUdeviceptr d, d2, big, big2;
+	struct st_slot_info si;
+	uint64_t bar_start, used0;
+	uint8_t pat[3000], back[3000];
+
+	tap_plan(55);
+	st_fd = open("/dev/nvp2p_selftest", O_RDWR);
+	if (!tap_ok(st_fd >= 0, "selftest driver bound to edu") ||
+	    !tap_ok(cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&dev, 0) == 0 &&
+		    cuCtxCreate(&ctx, NULL, 0, dev) == 0, "CUDA context"))
+		return tap_done();
+	tap_ok(cuMemAlloc(&d, 4 * MB) == CUDA_SUCCESS, "allocate 4 MiB at 0x%llx", d);
+
+	/* Rejected inputs, each with its errno. */
+	tap_ok(pin(0, ST_PIN_CALLBACK, d + 4096, KB64) == -EINVAL, "unaligned address: -EINVAL");
+	tap_ok(pin(0, ST_PIN_CALLBACK, d, KB64 + 4096) == -EINVAL, "unaligned length: -EINVAL");
+	tap_ok(pin(0, ST_PIN_CALLBACK, d, 0) == -EINVAL, "zero length: -EINVAL");
+	tap_ok(pin(0, ST_PIN_NULL_CALLBACK, d, KB64) == -EINVAL, "NULL free callback: -EINVAL");
+	tap_ok(pin(0, ST_PIN_NULL_TABLE, d, KB64) == -EINVAL, "NULL page_table pointer: -EINVAL");
+	tap_ok(pin(0, ST_PIN_CALLBACK, d + 4 * MB, KB64) == -EINVAL, "address not allocated: -EINVAL");
+	tap_ok(pin(0, ST_PIN_CALLBACK, d + 3 * MB, 2 * MB) == -EINVAL, "range past the allocation's end: -EINVAL");
+	tap_ok(pin(0, ST_PIN_CALLBACK, 0xffffffffffff0000ULL, 0x20000) == -EINVAL, "range wrapping past 2^64: -EINVAL");
+	tap_ok(pin_flags(0, d, KB64, 2) == -EINVAL, "persistent with unknown flags: -EINVAL");
+	tap_ok(stat_u64("pins") == 0 && stat_u64("bar1_used") == 0, "no pin left by rejected calls");
+
+	/* A pin and its page table. */
+	tap_ok(pin(0, ST_PIN_CALLBACK, d, 2 * MB) == 0, "get_pages 2 MiB");
+	si = info(0);
+	tap_ok(si.live && si.version == pt_version() && si.compatible, "page table version 0x%08x as built, compatible", si.version);
+	tap_ok(si.page_size == NVIDIA_P2P_PAGE_SIZE_64KB && si.entries == 32, "64 KiB pages, 32 entries");
+	tap_ok(si.phys_last - si.phys0 == 31 * KB64 && si.uuid_set, "physical addresses contiguous in the BAR, GPU UUID set");
+	if (NVIDIA_P2P_MAJOR_VERSION(si.version) >= 2)
+		tap_ok(si.flags == 0, "version 2 flags: not CPU-cacheable");
+	else
+		tap_skip("page-table flags", "version 1 tables have no flags field");
+	bar_start = bar2_start();
+	tap_ok(stat_u64("bar1_used") == 2 * MB && stat_u64("pins") == 1, "BAR1 used 2 MiB, one pin");
+	tap_ok(pin(1, ST_PIN_CALLBACK, d + MB, 2 * MB) == 0 && stat_u64("bar1_used") == 3 * MB, "an overlapping pin shares BAR1 pages (3 MiB used)");
+	tap_ok(put(1, ST_PUT_NORMAL, d + MB, 0) == 0 && stat_u64("bar1_used") == 2 * MB, "put of the overlapping pin keeps the shared pages");
+
+	/* DMA mapping for edu, and a peer-to-peer write. */
+	tap_ok(dma(ST_IOC_DMA_MAP, 0, ST_DMA_NULL_PEER) == -EINVAL, "dma_map_pages with a NULL peer: -EINVAL");
+	tap_ok(dma(ST_IOC_DMA_MAP, 0, ST_DMA_EDU) == 0, "dma_map_pages for edu");
+	si = info(0);
+	tap_ok(si.dma_live && si.dma_version == NVIDIA_P2P_DMA_MAPPING_VERSION && si.dma_entries == 32, "DMA mapping version 0x%08x, 32 entries", si.dma_version);
+	tap_ok(si.dma0 == si.phys0, "without an IOMMU the DMA address is the BAR address");
+	tap_ok(edu(0, KB64 + 123, sizeof(pat), 42) == 0, "edu DMA'd 3000 bytes into GPU memory, across a chunk boundary");
+	for (size_t i = 0; i < sizeof(pat); i++)
+		pat[i] = st_pattern(42, i);
+	tap_ok(cuMemcpyDtoH(back, d + KB64 + 123, sizeof(back)) == 0 && !memcmp(pat, back, sizeof(pat)), "the GPU reads back edu's pattern");
+	tap_ok(host_has(si.phys0 - bar_start + KB64 + 123, pat, sizeof(pat)), "the host's backing file holds edu's pattern");
+	tap_ok(dma(ST_IOC_DMA_UNMAP, 0, ST_DMA_WRONG_PEER) == -EINVAL, "dma_unmap_pages naming another peer: -EINVAL");
+	tap_ok(dma(ST_IOC_DMA_UNMAP, 0, ST_DMA_BOGUS_MAPPING) == 0, "dma_unmap_pages of an unknown mapping: 0");
+	tap_ok(dma(ST_IOC_DMA_UNMAP, 0, ST_DMA_EDU) == 0 && stat_u64("dma_maps") == 0, "dma_unmap_pages");
+	tap_ok(put(0, ST_PUT_NORMAL, d + KB64, 0) == -EINVAL, "put_pages with the wrong address: -EINVAL");
+	tap_ok(put(0, ST_PUT_PERSISTENT, d, 0) == -EINVAL, "put_pages_persistent of a callback pin: -EINVAL");
+	tap_ok(put(0, ST_PUT_NORMAL, d, 0) == 0 && stat_u64("pins") == 0 && stat_u64("bar1_used") == 0, "put_pages releases the pin and its BAR1");
+
+	/* Revocation when the owner frees the memory. */
+	used0 = stat_u64("callbacks");
+	tap_ok(pin(2, ST_PIN_CALLBACK, d, KB64) == 0 && dma(ST_IOC_DMA_MAP, 2, ST_DMA_EDU) == 0, "pin and map again");
+	tap_ok(cuMemFree(d) == 0 && info(2).callbacks == 1 && !info(2).live, "cuMemFree fires the free callback");
+	tap_ok(stat_u64("callbacks") == used0 + 1 && stat_u64("pins") == 0 && stat_u64("dma_maps") == 0 && stat_u64("bar1_used") == 0, "after the callback: pin, DMA mapping and BAR1 released");
+	tap_ok(put(2, ST_PUT_NORMAL, d, 0) == 0, "put_pages after revocation returns 0");
+
+	/* put_pages racing a callback in flight waits for it. */
+	knob("callback_delay_ms", "500");
+	{
+		pthread_t t;
+		struct put_arg a;
+
+		cuMemAlloc(&d2, MB);
+		a.va = d2;
+		tap_ok(pin(3, ST_PIN_CALLBACK, d2, MB) == 0, "pin for the race");
+		pthread_create(&t, NULL, put_thread, &a);
+		cuMemFree(d2);
+		pthread_join(t, NULL);
+		tap_ok(a.ret == 0 && a.callbacks_after == 1, "put_pages during the callback waited for it and returned 0");
+	}
+	knob("callback_delay_ms", "0");
+
+	/* Persistent pins survive the free. */
+	cuMemAlloc(&d, MB);
+	memset(pat, 0x5a, sizeof(pat));
+	cuMemcpyHtoD(d, pat, sizeof(pat));
+	used0 = stat_u64("mem_used");
+	tap_ok(pin_flags(4, d, MB, NVIDIA_P2P_FLAGS_DEFAULT) == 0, "get_pages_persistent");
+	si = info(4);
+	tap_ok(cuMemFree(d) == 0 && info(4).live && info(4).callbacks == 0, "free of persistently pinned memory: no callback");
+	tap_ok(stat_u64("mem_used") == used0 && host_has(si.phys0 - bar_start, pat, sizeof(pat)), "the memory and its data stay alive");
+	tap_ok(put(4, ST_PUT_PERSISTENT, d, 1) == -EINVAL, "put_pages_persistent with flags: -EINVAL");
+	tap_ok(put(4, ST_PUT_NORMAL, d, 0) == -EINVAL, "put_pages of a persistent pin: -EINVAL");
+	tap_ok(put(4, ST_PUT_PERSISTENT, d, 0) == 0 && stat_u64("mem_used") == used0 - MB, "put_pages_persistent frees the memory at last");
+
+	/* BAR1 budget: 64 MiB with 8 reserved leaves 56 MiB for peers. */
+	cuMemAlloc(&big, 48 * MB);
+	cuMemAlloc(&big2, 16 * MB);
+	tap_ok(pin(5, ST_PIN_CALLBACK, big, 48 * MB) == 0, "pin 48 MiB of the 56 MiB budget");
+	tap_ok(pin(6, ST_PIN_CALLBACK, big2, 16 * MB) == -ENOMEM, "pin 16 MiB more: -ENOMEM (BAR1 exhausted)");
+	tap_ok(put(5, ST_PUT_NORMAL, big, 0) == 0 && pin(6, ST_PIN_CALLBACK, big2, 16 * MB) == 0, "after an unpin the same pin succeeds");
+
+	/* Ownership: with zero tokens only the owner may pin. */
+	{
+		pid_t pid = fork();
+		int st = -1;
+
+		if (pid == 0)
+			_exit(pin(7, ST_PIN_CALLBACK, big, KB64) == -EINVAL ? 0 : 1);
+		waitpid(pid, &st, 0);
+		tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "another process cannot pin our memory with zero tokens");
+	}
+	/* Legacy tokens name the VA space, whoever calls. */
+	{
+		int fd = open(NVP2P_EMU_DEVICE, O_RDWR);
+		struct nvp2p_emu_tokens t = { 0 };
+		void *va = mmap(NULL, 2 * KB64, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct nvp2p_emu_alloc al = { .va = ((uint64_t)(uintptr_t)va + KB64 - 1) & ~(KB64 - 1), .size = KB64 };
+		pid_t pid;
+		int st = -1;
+
+		ioctl(fd, NVP2P_EMU_IOC_TOKENS, &t);
+		ioctl(fd, NVP2P_EMU_IOC_ALLOC, &al);
+		pid = fork();
+		if (pid == 0)
+			_exit(pin_tok(7, al.va, KB64, t.p2p_token, t.va_space) == 0 &&
+			      pin_tok(8, al.va, KB64, t.p2p_token ^ 1, t.va_space) == -EINVAL ? 0 : 1);
+		waitpid(pid, &st, 0);
+		tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "legacy tokens: the right token pins from another process, a wrong one is -EINVAL");
+		close(fd);	/* the owner's fd closes: the token pin is revoked */
+		tap_ok(info(7).callbacks == 1 && put(7, ST_PUT_NORMAL, al.va, 0) == 0, "closing the owner's fd fires the callback; put_pages then returns 0");
+		munmap(va, 2 * KB64);
+	}
+
+	/* Fault injection and the obsolete entry points. */
+	knob("fail_next", "1 5");
+	tap_ok(pin(9, ST_PIN_CALLBACK, big, KB64) == -EIO && pin(9, ST_PIN_CALLBACK, big, KB64) == 0, "fail_next injects -EIO once");
+	tap_ok(misc(ST_MISC_INIT_MAPPING) == -ENOTSUPP && misc(ST_MISC_DESTROY_MAPPING) == -ENOTSUPP, "init_mapping and destroy_mapping: -ENOTSUPP");
+	tap_ok(misc(ST_MISC_FREE_TABLE_NULL) == 0 && misc(ST_MISC_FREE_DMA_NULL) == 0, "free_page_table and free_dma_mapping are no-ops returning 0");
+
+	/* Process exit: the CUDA fd closes and every remaining pin is revoked. */
+	return tap_done();
+}
