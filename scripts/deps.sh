@@ -11,7 +11,7 @@ want=${1:-build}
 
 # The guest kernel and its headers must be the same version: both come from
 # the linux-image-amd64 / linux-headers-amd64 metapackages.
-base="build-essential meson ninja-build pkg-config kmod cpio busybox-static \
+base="build-essential python3 meson ninja-build pkg-config kmod cpio busybox-static \
       qemu-system-x86 linux-image-amd64 linux-headers-amd64 sparse"
 case "$want" in
 build)        pkgs="$base" ;;

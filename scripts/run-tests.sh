@@ -1,0 +1,84 @@
+#!/bin/sh
+# run-tests.sh BUILD - every test layer, one closing line for them all.
+#
+#   1. unit tests (meson suite 'unit') built with ASan + UBSan in BUILD-san
+#   2. concurrent unit tests (suite 'tsan') built with TSan in BUILD-tsan
+#   3. the guest suite on the emulated machine, once per page-table flavour:
+#      v2 (0x00020000) runs every guest test, v1 (0x00010002) the emulator
+#      and driver tests ($GUEST_V1_TESTS)
+#
+# Skips are counted and shown, never folded into passes.  The last line is
+# "N passed, N failed, N skipped".
+set -u
+build=$1
+top=$(cd "$(dirname "$0")/.." && pwd)
+results="$top/results"
+mkdir -p "$results"
+kver=$(ls -1 /lib/modules | grep -- '-amd64$' | sort -V | tail -n1)
+kernel=/boot/vmlinuz-$kver
+total_p=0 total_f=0 total_s=0
+
+add() { # add PASSED FAILED SKIPPED
+	total_p=$((total_p + $1)); total_f=$((total_f + $2)); total_s=$((total_s + $3))
+}
+
+# meson's testlog.json has one line per test with its result.
+count_meson() { # count_meson BUILDDIR LABEL
+	log="$1/meson-logs/testlog.json"
+	if [ ! -s "$log" ]; then
+		echo "$2: no test results"; add 0 1 0; return
+	fi
+	p=$(grep -c '"result": "OK"' "$log")
+	f=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log")
+	s=$(grep -c '"result": "SKIP"' "$log")
+	echo "$2: $p passed, $f failed, $s skipped"
+	grep '"result": "SKIP"' "$log" | sed -n 's/.*"name": "\([^"]*\)".*/  skipped: \1 (see its log for why)/p'
+	add "$p" "$f" "$s"
+}
+
+run_unit() { # run_unit DIR SANITIZE SUITE LABEL
+	dir=$1
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$top" -Db_sanitize="$2" -Db_lundef=false \
+			-Dbuildtype=debug >"$results/$4-setup.log" 2>&1 || {
+			echo "$4: meson setup failed (see results/$4-setup.log)"; add 0 1 0; return; }
+	fi
+	if ! ninja -C "$dir" >"$results/$4-build.log" 2>&1; then
+		echo "$4: build failed (see results/$4-build.log)"; tail -20 "$results/$4-build.log"
+		add 0 1 0; return
+	fi
+	rm -f "$dir/meson-logs/testlog.json"
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		meson test -C "$dir" --suite "$3" --print-errorlogs \
+			--num-processes 2 >"$results/$4.log" 2>&1
+	grep -E '^ *[0-9]+/[0-9]+ ' "$results/$4.log" | grep -v ' OK ' | sed 's/^/  /'
+	count_meson "$dir" "$4"
+}
+
+run_guest() { # run_guest FLAVOUR [TESTS]
+	initrd="$build/guest-$1.cpio.gz"
+	if ! GUEST_TESTS="${2:-}" "$top/guest/build-initramfs.sh" "$build" "$1" "$initrd"; then
+		echo "guest[$1]: could not build the initramfs"; add 0 1 0; return
+	fi
+	python3 "$top/guest/run.py" --initrd "$initrd" --kernel "$kernel" \
+		--name "$1" --results "$results" --timeout "${GUEST_TIMEOUT_S:-1500}" \
+		2>/dev/null | tee "$results/guest-$1.summary"
+	last=$(tail -n1 "$results/guest-$1.summary")
+	set -- $(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; else add 0 1 0; fi
+}
+
+echo "== unit tests (ASan + UBSan)"
+run_unit "$build-san" address,undefined unit unit-asan
+echo "== concurrent unit tests (TSan)"
+run_unit "$build-tsan" thread tsan unit-tsan
+echo "== guest suite, page table 0x00020000"
+run_guest v2
+echo "== guest suite, page table 0x00010002"
+run_guest v1 "${GUEST_V1_TESTS:-t-1* t-3*}"
+
+echo "results and logs: $results/"
+echo "$total_p passed, $total_f failed, $total_s skipped"
+[ "$total_f" -eq 0 ]
