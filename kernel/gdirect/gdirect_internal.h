@@ -18,8 +18,8 @@
  *                 side ends the registration: the free callback, or the
  *                 releaser after put_pages() returned with no callback.
  *
- * Lock order (outermost first): gd_ctxs_lock, gd_regs_lock, gd_reg.sem,
- * gd_reg.lock, gd_ctx.ev_lock.  No gdirect lock is ever held across a call
+ * Lock order: gd_reg.sem before gd_reg.lock; gd_regs_lock before
+ * gd_reg.lock; gd_ctx.ev_lock, xa_lock and gd_reg.lock are leaves.  No gdirect lock is ever held across a call
  * into the nv-p2p provider: the provider calls our free callback with its
  * own lock held, and the callback takes gd_reg.sem; holding gd_reg.sem (or
  * anything ordered outside it) around put_pages() would close the AB-BA
@@ -86,9 +86,10 @@ struct gd_reg {
 	spinlock_t lock;		/* state, dma_users, revoked */
 	enum gd_state state;
 	bool revoked;			/* the free callback ran (or runs) */
+	bool cb_done;			/* ... and has returned from its work */
 	bool nv_ref;			/* nv reference still held */
 	int dma_users;			/* gdirect_dma_begin() holders */
-	wait_queue_head_t wait;		/* PINNING done, dma_users == 0 */
+	wait_queue_head_t wait;		/* PINNING done, no DMA, cb_done */
 
 	/* Immutable after pinning. */
 	u64 addr, size;			/* 64 KiB-aligned range pinned */

@@ -105,7 +105,8 @@ EXPORT_SYMBOL_GPL(gdirect_pin);
  * driver already revoked them.  Sleeps.  Must not be called between
  * gdirect_dma_begin() and gdirect_dma_end() on the same region.  Called
  * outside the owner's context, a token-less non-persistent region is left
- * to revocation instead.  May be called from the invalidate callback.
+ * to revocation instead.  If the region was revoked, waits until its
+ * invalidate callback has returned.  Must not be called from that callback.
  */
 void gdirect_unpin(struct gdirect_region *region)
 {

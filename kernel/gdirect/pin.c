@@ -131,6 +131,16 @@ static bool gd_reg_state_is_not(struct gd_reg *r, enum gd_state s)
 	return ret;
 }
 
+static bool gd_reg_cb_done(struct gd_reg *r)
+{
+	bool ret;
+
+	spin_lock(&r->lock);
+	ret = !r->revoked || r->cb_done;
+	spin_unlock(&r->lock);
+	return ret;
+}
+
 static bool gd_reg_no_dma(struct gd_reg *r)
 {
 	bool ret;
@@ -193,6 +203,10 @@ static void gd_free_callback(void *data)
 		if (r->invalidate)
 			r->invalidate((struct gdirect_region *)r, r->inv_data);
 	}
+	spin_lock(&r->lock);
+	r->cb_done = true;
+	spin_unlock(&r->lock);
+	wake_up_all(&r->wait);
 	gd_reg_drop_nv(r);
 }
 
@@ -363,7 +377,8 @@ int gd_reg_dma_map(struct gd_reg *r)
  * @r: the registration; the caller still holds its handle reference
  *
  * Tears down CPU mappings, waits for DMA, and calls put_pages() unless the
- * free callback got there first.  Sleeps.  Never called with a lock held.
+ * free callback got there first, in which case it waits for the callback to
+ * finish.  Sleeps.  Never called with a lock held, nor from the callback.
  */
 void gd_reg_release(struct gd_reg *r)
 {
@@ -379,8 +394,15 @@ void gd_reg_release(struct gd_reg *r)
 	pt = r->pt;
 	spin_unlock(&r->lock);
 	up_write(&r->sem);
-	if (!claimed)
-		return;		/* revoked: the callback ends it */
+	if (!claimed) {
+		/*
+		 * Revoked: the callback ends it.  Wait until it has stopped
+		 * using what the caller will free once we return (a kernel
+		 * caller's invalidate data, for one).
+		 */
+		wait_event(r->wait, gd_reg_cb_done(r));
+		return;
+	}
 
 	gd_zap_cpu_mappings(r);
 	wait_event(r->wait, gd_reg_no_dma(r));

@@ -20,9 +20,11 @@
  *    gdirect_pin() or gdirect_unpin(): a revocation waits for the DMA to
  *    end while the NVIDIA driver holds its lock, and those calls need it.
  *  - The invalidate callback runs with the NVIDIA driver's lock held.  It
- *    must not sleep for long, must not pin, and must not take a lock that
- *    is held elsewhere around gdirect_pin() or gdirect_unpin().  It may call
- *    gdirect_unpin() on the region it is told about.
+ *    must not sleep for long, must not pin or unpin, and must not take a
+ *    lock that is held elsewhere around gdirect_pin() or gdirect_unpin().
+ *    Mark the region stale there and unpin it later from process context:
+ *    gdirect_unpin() of a revoked region waits until its callback is over,
+ *    so the caller may then free the data the callback was given.
  */
 #ifndef GDIRECT_KAPI_H
 #define GDIRECT_KAPI_H

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * State shared by the files of gdirect_edu.ko
+ *
+ * Locks: gdedu_file.lock (one transfer or cache change per file at a time)
+ * is taken before edu_dev.dma_lock (the device has one DMA engine).
+ * Neither is ever taken by the invalidate callback, which only marks an
+ * entry stale: the callback runs under the NVIDIA driver's lock, and
+ * gdirect_pin()/gdirect_unpin() are called with gdedu_file.lock held.
+ */
+#ifndef GDEDU_INTERNAL_H
+#define GDEDU_INTERNAL_H
+
+#include <linux/list.h>
+#include <linux/miscdevice.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+
+#include "gdirect_kapi.h"
+#include "gdirect_edu.h"
+
+/* edu's DMA buffer, seen from the device side */
+#define EDU_BUF_ADDR		0x40000
+/* qemu 7.2 rejects a 4096-byte transfer (off by one): stay well below */
+#define EDU_CHUNK		2048
+
+struct edu_dev {
+	struct pci_dev *pdev;
+	void __iomem *mmio;
+	struct mutex dma_lock;		/* the single DMA engine */
+	void *bounce;			/* EDU_CHUNK of coherent RAM */
+	dma_addr_t bounce_dma;
+	struct miscdevice misc;
+};
+
+struct gdedu_entry {
+	struct gdirect_region *region;
+	u64 start, size;		/* range actually pinned */
+	bool stale;			/* set by the invalidate callback */
+	struct gdedu_file *file;
+	struct list_head lru;		/* most recently used first */
+};
+
+struct gdedu_file {
+	struct edu_dev *edu;
+	struct pid *owner;
+	struct mutex lock;		/* cache and transfers of this file */
+	struct list_head cache;
+	unsigned int cached;
+	struct gdedu_stats stats;
+	atomic64_t invalidations;
+};
+
+extern unsigned int gdedu_max_pins;
+
+/* engine.c */
+int edu_engine_init(struct edu_dev *edu);
+void edu_engine_exit(struct edu_dev *edu);
+int edu_dma_to_gpu(struct edu_dev *edu, u64 gpu_dma, const void __user *src,
+		   u32 len);
+int edu_dma_from_gpu(struct edu_dev *edu, u64 gpu_dma, void __user *dst,
+		     u32 len);
+
+/* cache.c */
+int gdedu_pin(struct gdedu_file *f, const struct gdirect_pin_params *p,
+	      struct gdedu_entry **out);
+struct gdedu_entry *gdedu_lookup(struct gdedu_file *f, u64 addr, u64 len);
+void gdedu_drop(struct gdedu_file *f, struct gdedu_entry *e);
+void gdedu_flush(struct gdedu_file *f);
+int gdedu_xfer(struct gdedu_file *f, const struct gdedu_xfer *x);
+
+#endif /* GDEDU_INTERNAL_H */

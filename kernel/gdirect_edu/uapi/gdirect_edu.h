@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * User interface of gdirect_edu.ko (/dev/gdirect_edu), the example
+ * third-party driver: qemu's edu device DMAs user data into and out of GPU
+ * memory, peer to peer, through gdirect's in-kernel API.
+ *
+ * An open file keeps a cache of pinned GPU ranges (lazy unpinning, guide
+ * 11.1): a transfer reuses a cached pin that covers it, or pins the
+ * 64 KiB-aligned range it touches.  Pins are dropped when the NVIDIA driver
+ * revokes them, when the cache is full (least recently used first), on
+ * GDEDU_IOC_FLUSH, and when the file is closed.  The file belongs to the
+ * process that opened it; other processes get EPERM.
+ */
+#ifndef _UAPI_GDIRECT_EDU_H
+#define _UAPI_GDIRECT_EDU_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define GDEDU_DEVICE		"/dev/gdirect_edu"
+
+/* gdedu_xfer.dir */
+#define GDEDU_TO_GPU		1	/* user buffer -> GPU memory */
+#define GDEDU_FROM_GPU		2	/* GPU memory -> user buffer */
+
+#define GDEDU_MAX_XFER		(16U << 20)
+
+struct gdedu_xfer {
+	__u64 gpu_addr;		/* GPU virtual address, any alignment */
+	__u64 buf;		/* user buffer */
+	__u64 size;		/* bytes, 1 .. GDEDU_MAX_XFER */
+	__u32 dir;		/* GDEDU_TO_GPU or GDEDU_FROM_GPU */
+	__u32 flags;		/* 0 */
+};
+
+/* gdedu_pin.flags: passed to gdirect_pin() as they are */
+#define GDEDU_PIN_PERSISTENT	(1U << 0)
+
+/* Pin eagerly into the cache: the in-kernel API, call by call. */
+struct gdedu_pin {
+	__u64 gpu_addr;		/* in */
+	__u64 size;		/* in */
+	__u64 p2p_token;	/* in: deprecated legacy token, or 0 */
+	__u32 va_space;		/* in: deprecated legacy token, or 0 */
+	__u32 flags;		/* in: GDEDU_PIN_* */
+	__s32 owner_pid;	/* in: process owning the memory; 0: caller */
+	__u32 entries;		/* out: DMA addresses (64 KiB pages) */
+	__u64 pinned_addr;	/* out */
+	__u64 pinned_size;	/* out */
+};
+
+/* Drop the cached pin containing gpu_addr. */
+struct gdedu_unpin {
+	__u64 gpu_addr;
+};
+
+struct gdedu_stats {
+	__u64 pins;		/* gdirect_pin() calls that succeeded */
+	__u64 hits;		/* transfers served by a cached pin */
+	__u64 invalidations;	/* invalidate callbacks received */
+	__u64 evictions;	/* pins dropped because the cache was full */
+	__u64 chunks;		/* edu DMA transfers to or from GPU memory */
+	__u64 cached;		/* pins in the cache now */
+};
+
+#define GDEDU_IOC_MAGIC		'e'
+#define GDEDU_IOC_XFER		_IOW(GDEDU_IOC_MAGIC, 0, struct gdedu_xfer)
+#define GDEDU_IOC_PIN		_IOWR(GDEDU_IOC_MAGIC, 1, struct gdedu_pin)
+#define GDEDU_IOC_UNPIN		_IOW(GDEDU_IOC_MAGIC, 2, struct gdedu_unpin)
+#define GDEDU_IOC_FLUSH		_IO(GDEDU_IOC_MAGIC, 3)
+#define GDEDU_IOC_STATS		_IOR(GDEDU_IOC_MAGIC, 4, struct gdedu_stats)
+
+#endif /* _UAPI_GDIRECT_EDU_H */
