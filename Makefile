@@ -3,7 +3,6 @@
 #   make            build user space (meson, build/) and the kernel modules
 #   make test       unit tests + the emulated machine's guest suite
 #   make demo       the guide's flow end to end on the emulated machine
-#   make bench      benchmarks (ratios against peers measured in the same run)
 #
 # User space is built with meson/ninja; the modules with Kbuild against the
 # Debian kernel the guest boots (linux-headers-amd64), one copy per flavour
@@ -16,7 +15,7 @@ MODULES   := nvp2p_emu nvp2p_selftest
 FLAVOURS  := v2 v1
 JOBS      ?= $(shell nproc)
 
-.PHONY: all deps userspace modules test unit-test guest-test demo bench clean
+.PHONY: all deps userspace modules test unit-test guest-test demo clean
 
 all: userspace modules
 
@@ -48,11 +47,6 @@ demo:
 	@scripts/deps.sh demo
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh "$(BUILD)"
-
-bench:
-	@scripts/deps.sh bench
-	@$(MAKE) --no-print-directory all
-	@scripts/bench.sh "$(BUILD)"
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan results

@@ -104,6 +104,8 @@ def main():
     ap.add_argument("--mem-mb", type=int, default=1024)
     ap.add_argument("--gpu-mb", type=int, default=256)
     ap.add_argument("--append", default="")
+    ap.add_argument("--show", action="store_true",
+                    help="echo the guest's output as it arrives")
     a = ap.parse_args()
 
     os.makedirs(a.results, exist_ok=True)
@@ -170,6 +172,8 @@ def main():
             line = raw.decode("utf-8", "replace").rstrip("\r")
             tap.write(line + "\n")
             tap.flush()
+            if a.show and not line.startswith(("HOSTCHECK ", "=== ")):
+                print(line, flush=True)
             if line.startswith("HOSTCHECK "):
                 conn.sendall((hostcheck(backing, line.split()[1:]) + "\n").encode())
             elif line.startswith("=== BEGIN "):
