@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cuda_dl.h - the CUDA driver, loaded at run time.
+ *
+ * libgdirect never links libcuda: it dlopens libcuda.so.1 (or
+ * $GDIRECT_LIBCUDA) once and resolves the few entry points it needs,
+ * through cuGetProcAddress_v2 where the driver has it.  Without a driver
+ * every pointer is CPU memory.
+ */
+#ifndef GD_CUDA_DL_H
+#define GD_CUDA_DL_H
+
+#include <stdint.h>
+
+struct gd_cuquery {
+	int type;		/* GDIRECT_MEM_* */
+	int device;
+	uint64_t base, size;	/* the allocation (device/managed only) */
+	uint64_t buffer_id;
+};
+
+/* 1 when a CUDA driver was loaded. */
+int gd_cuda_available(void);
+
+/* Classify addr with one cuPointerGetAttributes call (+ cuMemGetAddressRange
+ * for device memory).  Always succeeds: errors mean CPU memory. */
+void gd_cuda_query(uint64_t addr, struct gd_cuquery *q);
+
+/* BUFFER_ID of addr: 0 on success, -EINVAL if addr is not (or no longer)
+ * valid device memory. */
+int gd_cuda_buffer_id(uint64_t addr, uint64_t *id);
+
+/* cuPointerSetAttribute(SYNC_MEMOPS, 1) on the allocation holding addr. */
+int gd_cuda_sync_memops(uint64_t addr);
+
+#endif

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Epoch-based reclamation.  The argument for safety (all accesses below are
+ * seq_cst where it matters):
+ *   reader: e = global; slot = e; ...load published pointer...; slot = 0
+ *   writer: publish new pointer; tag = global++; retire(old, tag)
+ *   reclaim: free objects whose tag < every active slot's epoch.
+ * A reader whose slot holds e > tag loaded the epoch after the increment
+ * and so sees the new pointer.  A reader whose slot store the reclaimer did
+ * not see stores after the reclaimer's scan in the single total order, so
+ * it also loads the new pointer.
+ *
+ * Threads beyond GD_EPOCH_SLOTS share an rwlock instead: a reclaimer takes
+ * it for writing once, which waits for every such reader.
+ */
+#include "epoch.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#define GD_EPOCH_SLOTS 256
+
+struct gd_epoch_slot {
+	_Atomic uint64_t epoch;	/* 0: outside a read section */
+	_Atomic int owned;
+	char pad[64 - sizeof(uint64_t) - sizeof(int)];
+} __attribute__((aligned(64)));
+
+struct retired {
+	struct retired *next;
+	void *obj;
+	void (*fn)(void *);
+	uint64_t tag;
+};
+
+static struct gd_epoch_slot slots[GD_EPOCH_SLOTS];
+static struct gd_epoch_slot overflow_marker; /* returned to overflow readers */
+static _Atomic uint64_t global_epoch = 1;
+static pthread_rwlock_t overflow_lock = PTHREAD_RWLOCK_INITIALIZER;
+static _Atomic bool overflow_used;
+
+static pthread_mutex_t retire_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct retired *retire_list;
+static unsigned long retire_count;
+
+static pthread_key_t slot_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static __thread struct gd_epoch_slot *my_slot;
+
+static void slot_release(void *p)
+{
+	struct gd_epoch_slot *s = p;
+
+	atomic_store(&s->epoch, 0);
+	atomic_store(&s->owned, 0);
+}
+
+static void make_key(void)
+{
+	pthread_key_create(&slot_key, slot_release);
+}
+
+static struct gd_epoch_slot *slot_claim(void)
+{
+	pthread_once(&key_once, make_key);
+	for (int i = 0; i < GD_EPOCH_SLOTS; i++) {
+		int zero = 0;
+
+		if (atomic_load_explicit(&slots[i].owned, memory_order_relaxed))
+			continue;
+		if (atomic_compare_exchange_strong(&slots[i].owned, &zero, 1)) {
+			pthread_setspecific(slot_key, &slots[i]);
+			return &slots[i];
+		}
+	}
+	return &overflow_marker;
+}
+
+struct gd_epoch_slot *gd_epoch_enter(void)
+{
+	struct gd_epoch_slot *s = my_slot;
+
+	if (__builtin_expect(s == NULL, 0))
+		s = my_slot = slot_claim();
+	if (__builtin_expect(s == &overflow_marker, 0)) {
+		atomic_store(&overflow_used, true);
+		pthread_rwlock_rdlock(&overflow_lock);
+		return s;
+	}
+	atomic_store(&s->epoch, atomic_load_explicit(&global_epoch,
+						      memory_order_relaxed));
+	return s;
+}
+
+void gd_epoch_exit(struct gd_epoch_slot *s)
+{
+	if (__builtin_expect(s == &overflow_marker, 0)) {
+		pthread_rwlock_unlock(&overflow_lock);
+		return;
+	}
+	atomic_store_explicit(&s->epoch, 0, memory_order_release);
+}
+
+void gd_epoch_retire(void *obj, void (*fn)(void *))
+{
+	struct retired *r = malloc(sizeof(*r));
+
+	if (!r) {
+		/* No memory to defer: wait for every reader instead. */
+		gd_epoch_barrier();
+		fn(obj);
+		return;
+	}
+	r->obj = obj;
+	r->fn = fn;
+	r->tag = atomic_fetch_add(&global_epoch, 1);
+	pthread_mutex_lock(&retire_lock);
+	r->next = retire_list;
+	retire_list = r;
+	retire_count++;
+	pthread_mutex_unlock(&retire_lock);
+}
+
+static uint64_t min_active(void)
+{
+	uint64_t min = UINT64_MAX;
+
+	for (int i = 0; i < GD_EPOCH_SLOTS; i++) {
+		uint64_t e = atomic_load(&slots[i].epoch);
+
+		if (e && e < min)
+			min = e;
+	}
+	if (atomic_load(&overflow_used)) {
+		pthread_rwlock_wrlock(&overflow_lock);
+		pthread_rwlock_unlock(&overflow_lock);
+	}
+	return min;
+}
+
+unsigned long gd_epoch_reclaim(void)
+{
+	struct retired *list, *keep = NULL, *next;
+	unsigned long kept = 0, left;
+
+	pthread_mutex_lock(&retire_lock);
+	list = retire_list;
+	retire_list = NULL;
+	retire_count = 0;
+	pthread_mutex_unlock(&retire_lock);
+	if (!list)
+		return 0;
+
+	uint64_t min = min_active();
+
+	for (; list; list = next) {
+		next = list->next;
+		if (list->tag < min) {
+			list->fn(list->obj);
+			free(list);
+		} else {
+			list->next = keep;
+			keep = list;
+			kept++;
+		}
+	}
+	pthread_mutex_lock(&retire_lock);
+	while (keep) {
+		next = keep->next;
+		keep->next = retire_list;
+		retire_list = keep;
+		retire_count++;
+		keep = next;
+	}
+	left = retire_count;
+	pthread_mutex_unlock(&retire_lock);
+	(void)kept;
+	return left;
+}
+
+void gd_epoch_barrier(void)
+{
+	while (gd_epoch_reclaim())
+		sched_yield();
+}
+
+void gd_epoch_atfork_child(void)
+{
+	for (int i = 0; i < GD_EPOCH_SLOTS; i++) {
+		if (&slots[i] == my_slot)
+			continue;
+		atomic_store(&slots[i].epoch, 0);
+		atomic_store(&slots[i].owned, 0);
+	}
+	pthread_rwlock_init(&overflow_lock, NULL);
+	pthread_mutex_init(&retire_lock, NULL);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * notify.c - invalidation by intercepted frees (GDIRECT_INV_HOOKS).
+ *
+ * Called from inside CUDA free hooks, before the real free: it must be
+ * quick and must not call back into CUDA or unpin (an ioctl that may wait
+ * on the driver the hook is running inside).  So it only takes regions out
+ * of the index; their unpinning is queued on ctx->gc and done by the next
+ * library call on that context.
+ */
+#include <errno.h>
+
+#include "epoch.h"
+#include "internal.h"
+
+struct range {
+	uint64_t start, end;
+};
+
+static void notify_ctx(struct gdirect_ctx *c, void *arg)
+{
+	const struct range *rg = arg;
+	uint64_t s = rg->start, e = rg->end;
+	struct gdirect_reg *release = NULL;
+	void *ov[64];
+	size_t n;
+
+	if (!(c->p.invalidation & GDIRECT_INV_HOOKS))
+		return;
+	pthread_mutex_lock(&c->lock);
+	if (e == s) {
+		/* Length unknown: the cached allocation tells it. */
+		struct gd_alloc *al = gd_ivtab_find(atomic_load(&c->allocs), s,
+						    s + 1);
+
+		e = al ? al->base + al->size : s + 1;
+		if (al)
+			s = al->base;
+	}
+	do {
+		struct gdirect_reg *v[64];
+
+		n = gd_ivtab_overlaps(atomic_load(&c->index), s, e, ov, 64);
+		for (size_t i = 0; i < n && i < 64; i++)
+			v[i] = ov[i];
+		gd_kill_locked(c, v, n < 64 ? n : 64, GD_CAUSE_HOOKS, &release);
+	} while (n > 64);
+	gd_allocs_drop_locked(c, s, e);
+	/* Deferred: unpinned by the next call on this context. */
+	while (release) {
+		struct gdirect_reg *r = release;
+
+		release = r->gc_next;
+		r->gc_next = c->gc;
+		c->gc = r;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+GD_EXPORT void gdirect_notify_free(const void *ptr, size_t len)
+{
+	struct range rg = { (uintptr_t)ptr, (uintptr_t)ptr + len };
+
+	if (!ptr)
+		return;
+	if (rg.end < rg.start)
+		rg.end = UINT64_MAX;
+	gd_ctx_list_foreach(notify_ctx, &rg);
+}

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_concurrency (also under TSan):
+ *  - a hit is never delayed by another thread's slow pin;
+ *  - concurrent misses on one range pin once;
+ *  - many threads hitting, missing, freeing and flushing: every answer
+ *    covers the request and is never stale, nothing leaks.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include <cuda.h>
+
+#include "tutil.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+struct slow_arg {
+	struct gdirect_ctx *c;
+	uint64_t a;
+};
+
+static void *slow_miss(void *p)
+{
+	struct slow_arg *s = p;
+	struct gdirect_reg *r;
+
+	CHECK_EQ(gdirect_reg_get(s->c, P(s->a), 1, 0, &r), 0);
+	gdirect_reg_put(r);
+	return NULL;
+}
+
+static void hit_during_pin(void)
+{
+	struct gdirect_params p;
+	struct gd_backend *b;
+	struct gdirect_reg *r;
+	pthread_t t;
+	const unsigned delay_us = 600000;
+
+	params(&p, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ .pin_delay_us = delay_us }, &b);
+	uint64_t x = fake_cuda_alloc(64 * KiB), y = fake_cuda_alloc(64 * KiB);
+
+	CHECK_EQ(gdirect_reg_get(c, P(x), 1, 0, &r), 0);	/* warm */
+	gdirect_reg_put(r);
+	struct slow_arg sa = { c, y };
+
+	CHECK_EQ(pthread_create(&t, NULL, slow_miss, &sa), 0);
+	while (!fake_backend_pins_in_flight(b))
+		sched_yield();
+	double worst = 0, t0 = now_ms();
+
+	for (int i = 0; i < 2000; i++) {
+		double s = now_ms();
+
+		CHECK_EQ(gdirect_reg_get(c, P(x + i % 1000), 8, 0, &r), 0);
+		gdirect_reg_put(r);
+		if (now_ms() - s > worst)
+			worst = now_ms() - s;
+	}
+	double total = now_ms() - t0;
+	/* The hits ran while the pin was still going on... */
+	CHECK_EQ(fake_backend_pins_in_flight(b), 1);
+	/* ...and none of them waited for it. */
+	printf("2000 hits during a %u ms pin: %.3f ms total, worst %.3f ms\n",
+	       delay_us / 1000, total, worst);
+	CHECK(worst < delay_us / 1000.0 / 4);
+	pthread_join(t, NULL);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+struct same_arg {
+	struct gdirect_ctx *c;
+	uint64_t a;
+	pthread_barrier_t *bar;
+	struct gdirect_reg *got;
+};
+
+static void *same_miss(void *p)
+{
+	struct same_arg *s = p;
+
+	pthread_barrier_wait(s->bar);
+	CHECK_EQ(gdirect_reg_get(s->c, P(s->a), 4 * KiB, 0, &s->got), 0);
+	return NULL;
+}
+
+static void misses_pin_once(void)
+{
+	enum { N = 8 };
+	struct gdirect_params p;
+	struct gd_backend *b;
+	struct fake_stats fs;
+	struct gdirect_stats st;
+	pthread_t t[N];
+	struct same_arg sa[N];
+	pthread_barrier_t bar;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ .pin_delay_us = 100000 }, &b);
+	uint64_t x = fake_cuda_alloc(256 * KiB);
+
+	pthread_barrier_init(&bar, NULL, N);
+	for (int i = 0; i < N; i++) {
+		sa[i] = (struct same_arg){ c, x + i * 100, &bar, NULL };
+		CHECK_EQ(pthread_create(&t[i], NULL, same_miss, &sa[i]), 0);
+	}
+	for (int i = 0; i < N; i++)
+		pthread_join(t[i], NULL);
+	fake_backend_stats(b, &fs);
+	gdirect_stats(c, &st);
+	printf("%d concurrent misses: %lu pin(s), %llu waited\n", N, fs.pins,
+	       (unsigned long long)st.pin_waits);
+	CHECK_EQ(fs.pins, 1);
+	CHECK_EQ(fake_cuda_sync_count(x), 1);
+	for (int i = 0; i < N; i++) {
+		CHECK(sa[i].got == sa[0].got);
+		gdirect_reg_put(sa[i].got);
+	}
+	pthread_barrier_destroy(&bar);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+struct stress_arg {
+	struct gdirect_ctx *c;
+	struct gd_backend *b;
+	uint64_t shared;
+	unsigned seed;
+	_Atomic int *stop;
+};
+
+static void *stress(void *p)
+{
+	struct stress_arg *s = p;
+	uint64_t mine[4] = { 0 };
+	unsigned rs = s->seed;
+
+	for (int it = 0; it < 3000; it++) {
+		int op = rand_r(&rs) % 100, k = rand_r(&rs) % 4;
+		struct gdirect_reg *r;
+		struct gdirect_reg_info ri;
+
+		if (!mine[k]) {
+			/* 64 KiB or more: no page shared with another
+			 * thread's memory, whose frees would race with our
+			 * freshness check. */
+			mine[k] = fake_cuda_alloc(64 * KiB + rand_r(&rs) % (300 * KiB));
+			CHECK(mine[k]);
+		} else if (op < 10) {
+			gdirect_notify_free(P(mine[k]), 0);
+			CHECK_EQ(cuMemFree_v2(mine[k]), CUDA_SUCCESS);
+			mine[k] = 0;
+		} else if (op < 12) {
+			gdirect_flush(s->c);
+		} else {
+			uint64_t a = op < 50 ? s->shared + rand_r(&rs) % 4096 : mine[k];
+
+			CHECK_EQ(gdirect_reg_get(s->c, P(a), 16, 0, &r), 0);
+			CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+			CHECK(ri.addr <= a && a + 16 <= ri.addr + ri.size);
+			CHECK(fake_backend_pin_fresh(s->b, ri.kernel_handle, a));
+			gdirect_reg_put(r);
+		}
+	}
+	for (int k = 0; k < 4; k++)
+		if (mine[k]) {
+			gdirect_notify_free(P(mine[k]), 0);
+			cuMemFree_v2(mine[k]);
+		}
+	return NULL;
+}
+
+static void stress_all(unsigned inv)
+{
+	enum { N = 4 };
+	struct gdirect_params p;
+	struct gd_backend *b;
+	pthread_t t[N];
+	struct stress_arg sa[N];
+	_Atomic int stop = 0;
+	struct gdirect_stats st;
+
+	params(&p, inv);
+	p.max_regions = 16;
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){
+		.bar_bytes = 4 * MiB,
+		.revoke_on_free = (inv & GDIRECT_INV_KERNEL) != 0 }, &b);
+	uint64_t shared = fake_cuda_alloc(64 * KiB);
+
+	for (int i = 0; i < N; i++) {
+		sa[i] = (struct stress_arg){ c, b, shared, 1234u + i, &stop };
+		CHECK_EQ(pthread_create(&t[i], NULL, stress, &sa[i]), 0);
+	}
+	for (int i = 0; i < N; i++)
+		pthread_join(t[i], NULL);
+	gdirect_stats(c, &st);
+	printf("stress inv %u: %llu hits %llu misses %llu evictions %llu/%llu BAR "
+	       "evictions, %llu waits\n", inv, (unsigned long long)st.hits,
+	       (unsigned long long)st.misses, (unsigned long long)st.evictions,
+	       (unsigned long long)st.evictions_bar,
+	       (unsigned long long)st.pin_failures,
+	       (unsigned long long)st.pin_waits);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+int main(void)
+{
+	need_fake_cuda();
+	hit_during_pin();
+	misses_pin_once();
+	stress_all(GDIRECT_INV_HOOKS);
+	stress_all(GDIRECT_INV_KERNEL);
+	printf("ok\n");
+	return 0;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_hooks: CUDA free interception.  This program is linked against
+ * libgdirect_interpose ahead of the (fake) driver, so its calls to the free
+ * functions reach the interposer first, exactly as under LD_PRELOAD; the
+ * driver entry points fetched through cuGetProcAddress are wrapped too.
+ * Each free must invalidate (hooks mode only, no kernel revocation), with
+ * the unpin deferred out of the hook.
+ */
+#include <dlfcn.h>
+
+#include <cuda.h>
+
+#include "tutil.h"
+
+typedef int cudaError_t;
+cudaError_t cudaFree(void *p);
+cudaError_t cudaFreeAsync(void *p, void *stream);
+CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s);
+CUresult cuMemUnmap(CUdeviceptr p, size_t size);
+
+enum how { FREE_V2, FREE_ASYNC, UNMAP, RT_FREE, RT_FREE_ASYNC, GPA_FREE,
+	   GPA_FREE_ASYNC, GPA_UNMAP };
+static const char *names[] = { "cuMemFree_v2", "cuMemFreeAsync", "cuMemUnmap",
+	"cudaFree", "cudaFreeAsync", "cuGetProcAddress(cuMemFree)",
+	"cuGetProcAddress(cuMemFreeAsync)", "cuGetProcAddress(cuMemUnmap)" };
+
+static void *gpa(const char *sym)
+{
+	void *fn = NULL;
+	CUdriverProcAddressQueryResult st;
+
+	CHECK_EQ(cuGetProcAddress_v2(sym, &fn, 13000, 0, &st), CUDA_SUCCESS);
+	CHECK(fn);
+	return fn;
+}
+
+static void do_free(enum how how, uint64_t a, size_t size)
+{
+	switch (how) {
+	case FREE_V2: CHECK_EQ(cuMemFree_v2(a), 0); break;
+	case FREE_ASYNC: CHECK_EQ(cuMemFreeAsync(a, NULL), 0); break;
+	case UNMAP: CHECK_EQ(cuMemUnmap(a, size), 0); break;
+	case RT_FREE: CHECK_EQ(cudaFree(P(a)), 0); break;
+	case RT_FREE_ASYNC: CHECK_EQ(cudaFreeAsync(P(a), NULL), 0); break;
+	case GPA_FREE:
+		CHECK_EQ(((CUresult (*)(CUdeviceptr))gpa("cuMemFree"))(a), 0);
+		break;
+	case GPA_FREE_ASYNC:
+		CHECK_EQ(((CUresult (*)(CUdeviceptr, CUstream))
+			  gpa("cuMemFreeAsync"))(a, NULL), 0);
+		break;
+	case GPA_UNMAP:
+		CHECK_EQ(((CUresult (*)(CUdeviceptr, size_t))
+			  gpa("cuMemUnmap"))(a, size), 0);
+		break;
+	}
+}
+
+int main(void)
+{
+	struct gdirect_params p;
+	struct gd_backend *b;
+	struct gdirect_reg *r;
+	struct gdirect_reg_info ri;
+	struct gdirect_stats st;
+	struct fake_stats fs;
+
+	need_fake_cuda();
+	/* The wrapper, not the driver's own function. */
+	void *drv = dlopen(getenv("GDIRECT_LIBCUDA"), RTLD_LAZY | RTLD_NOLOAD);
+
+	CHECK(drv);
+	CHECK(dlsym(drv, "cuMemFree_v2"));
+	CHECK(gpa("cuMemFree") != dlsym(drv, "cuMemFree_v2"));
+	dlclose(drv);
+	params(&p, GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
+
+	for (int how = FREE_V2; how <= GPA_UNMAP; how++) {
+		uint64_t size = 192 * KiB, x = fake_cuda_alloc(size);
+
+		CHECK_EQ(gdirect_reg_get(c, P(x + 70 * KiB), 100, 0, &r), 0);
+		gdirect_reg_put(r);
+		fake_backend_stats(b, &fs);
+		unsigned long unpins = fs.unpins;
+
+		gdirect_stats(c, &st);
+		uint64_t inv0 = st.inv_hooks;
+
+		do_free(how, x, size);
+		gdirect_stats(c, &st);
+		CHECK_EQ(st.inv_hooks, inv0 + 1);
+		fake_backend_stats(b, &fs);
+		CHECK_EQ(fs.unpins, unpins);	/* not inside the hook */
+		CHECK_EQ(fake_cuda_alloc(size), x);
+		CHECK_EQ(gdirect_reg_get(c, P(x + 70 * KiB), 100, 0, &r), 0);
+		CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+		CHECK(fake_backend_pin_covers(b, ri.kernel_handle,
+					      fake_cuda_buffer_id_at(x)));
+		fake_backend_stats(b, &fs);
+		CHECK_EQ(fs.unpins, unpins + 1);	/* on the next call */
+		gdirect_reg_put(r);
+		CHECK_EQ(cuMemFree_v2(x), 0);	/* intercepted too */
+		gdirect_process_events(c);
+		printf("%-34s invalidates\n", names[how]);
+	}
+	gdirect_ctx_destroy(c);
+	printf("ok\n");
+	return 0;
+}

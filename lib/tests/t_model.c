@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_model: random operation sequences (fixed seeds, bounded length) against
+ * a simple reference model of the cache.
+ *
+ * Exact configuration (no thresholds, unlimited BAR): the model predicts
+ * every hit and miss and the exact bounds of every region (64 KiB rounding,
+ * whole-allocation pinning under the cap, growth over overlapping regions of
+ * the same allocation, invalidation on free as each mode sees it).
+ * Pressure configuration (small thresholds and BAR): the model only checks
+ * invariants: every answer covers the request, is never stale, the BAR is
+ * never overrun, everything is unpinned at the end.
+ */
+#include <stdbool.h>
+
+#include <cuda.h>
+
+#include "tutil.h"
+
+#define MAXA 24
+#define MAXR 1024
+#define MAXH 8
+
+struct malloc_ { uint64_t base, size; bool live; };
+struct mreg { uint64_t s, e; bool stale; bool live; };
+
+static struct malloc_ al[MAXA];
+static struct mreg mr[MAXR];
+static struct gdirect_reg *held[MAXH];
+
+static uint64_t rnd(uint64_t *st)
+{
+	*st ^= *st << 13;
+	*st ^= *st >> 7;
+	*st ^= *st << 17;
+	return *st;
+}
+
+static uint64_t down(uint64_t x) { return x & ~0xffffULL; }
+static uint64_t up(uint64_t x) { return (x + 0xffff) & ~0xffffULL; }
+
+static int model_find(uint64_t a, uint64_t e)
+{
+	for (int i = 0; i < MAXR; i++)
+		if (mr[i].live && mr[i].s <= a && e <= mr[i].e)
+			return i;
+	return -1;
+}
+
+/* The library's miss, in the model: the region it will create. */
+static void model_miss(int k, uint64_t a, uint64_t e, uint64_t cap,
+		       uint64_t *ps, uint64_t *pe)
+{
+	uint64_t ab = down(al[k].base), ae = up(al[k].base + al[k].size);
+
+	if (cap && al[k].size <= cap) {
+		*ps = ab;
+		*pe = ae;
+	} else {
+		*ps = down(a);
+		*pe = up(e);
+	}
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (int i = 0; i < MAXR; i++) {
+			if (!mr[i].live || mr[i].e <= *ps || *pe <= mr[i].s)
+				continue;
+			if (mr[i].s < ab || mr[i].e > ae)
+				continue;
+			if (mr[i].s < *ps) { *ps = mr[i].s; grew = true; }
+			if (mr[i].e > *pe) { *pe = mr[i].e; grew = true; }
+		}
+	}
+	for (int i = 0; i < MAXR; i++)
+		if (mr[i].live && mr[i].s < *pe && *ps < mr[i].e)
+			mr[i].live = false;
+	for (int i = 0; i < MAXR; i++)
+		if (!mr[i].live) {
+			mr[i] = (struct mreg){ *ps, *pe, false, true };
+			return;
+		}
+	CHECK(!"model full");
+}
+
+static void run(unsigned inv, bool exact, uint64_t seed, int steps)
+{
+	struct gdirect_params p;
+	struct gd_backend *b;
+	struct gdirect_stats st;
+	struct fake_stats fs;
+	uint64_t rs = seed, hits = 0, misses = 0;
+	/* Tag checks validate one allocation per region: keep allocations
+	 * from sharing 64 KiB pages there (see docs/libgdirect.md). */
+	uint64_t minsz = inv == GDIRECT_INV_BUFFER_ID ? 64 * KiB : 1;
+
+	memset(al, 0, sizeof(al));
+	memset(mr, 0, sizeof(mr));
+	memset(held, 0, sizeof(held));
+	params(&p, inv);
+	p.whole_alloc_max = 512 * KiB;
+	if (exact) {
+		p.max_regions = 0;
+		p.max_bytes = 0;
+	} else {
+		p.max_regions = 6;
+		p.max_bytes = 1 * MiB;
+	}
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){
+		.bar_bytes = exact ? 0 : 4 * MiB,
+		.revoke_on_free = inv == GDIRECT_INV_KERNEL }, &b);
+
+	for (int step = 0; step < steps; step++) {
+		int op = rnd(&rs) % 100, k = rnd(&rs) % MAXA;
+
+		if (op < 15 && !al[k].live) {			/* alloc */
+			uint64_t sz = minsz + rnd(&rs) % (1 * MiB);
+
+			al[k].base = fake_cuda_alloc(sz);
+			CHECK(al[k].base);
+			al[k].size = sz;
+			al[k].live = true;
+		} else if (op < 25 && al[k].live) {		/* free */
+			/* Keep frees of held memory out: that is a user bug. */
+			bool busy = false;
+
+			for (int h = 0; h < MAXH; h++) {
+				struct gdirect_reg_info ri;
+
+				if (held[h] && !gdirect_reg_info(held[h], &ri) &&
+				    ri.addr < al[k].base + al[k].size &&
+				    al[k].base < ri.addr + ri.size)
+					busy = true;
+			}
+			if (busy)
+				continue;
+			if (inv & GDIRECT_INV_HOOKS)
+				gdirect_notify_free(P(al[k].base), al[k].size);
+			CHECK_EQ(cuMemFree_v2(al[k].base), CUDA_SUCCESS);
+			al[k].live = false;
+			for (int i = 0; i < MAXR; i++)
+				if (mr[i].live && mr[i].s < al[k].base + al[k].size &&
+				    al[k].base < mr[i].e) {
+					/* kernel/hooks: gone now; tags: stale
+					 * until looked up */
+					if (inv == GDIRECT_INV_BUFFER_ID)
+						mr[i].stale = true;
+					else
+						mr[i].live = false;
+				}
+		} else if (op < 85 && al[k].live) {		/* get */
+			uint64_t off = rnd(&rs) % al[k].size;
+			uint64_t len = 1 + rnd(&rs) % (al[k].size - off);
+			uint64_t a = al[k].base + off, e = a + len;
+			struct gdirect_reg *r;
+			struct gdirect_reg_info ri;
+			/* Under pressure hold at most two regions (<= 2.2
+			 * MiB), so a 4 MiB BAR always has room once the
+			 * unused ones are evicted. */
+			int h = rnd(&rs) % (exact ? MAXH : 2);
+
+			if (held[h]) {
+				gdirect_reg_put(held[h]);
+				held[h] = NULL;
+			}
+			int i = model_find(a, e);
+			bool want_hit = false;
+			uint64_t ps = 0, pe = 0;
+
+			if (exact) {
+				if (i >= 0 && mr[i].stale)
+					mr[i].live = false;
+				else if (i >= 0)
+					want_hit = true;
+				if (!want_hit)
+					model_miss(k, a, e, p.whole_alloc_max,
+						   &ps, &pe);
+			}
+			CHECK_EQ(gdirect_reg_get(c, P(a), len, 0, &r), 0);
+			CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+			CHECK(ri.valid);
+			CHECK(ri.addr <= a && e <= ri.addr + ri.size);
+			if (!fake_backend_pin_fresh(b, ri.kernel_handle, a)) {
+				fprintf(stderr, "inv %u exact %d seed %llu step %d: "
+					"stale registration [%#llx,+%#llx) for %#llx\n",
+					inv, exact, (unsigned long long)seed, step,
+					(unsigned long long)ri.addr,
+					(unsigned long long)ri.size,
+					(unsigned long long)a);
+				exit(1);
+			}
+			gdirect_stats(c, &st);
+			if (exact) {
+				hits += want_hit;
+				misses += !want_hit;
+				CHECK_EQ(st.hits, hits);
+				CHECK_EQ(st.misses, misses);
+				if (!want_hit) {
+					CHECK_EQ(ri.addr, ps);
+					CHECK_EQ(ri.addr + ri.size, pe);
+				} else {
+					CHECK_EQ(ri.addr, mr[i].s);
+					CHECK_EQ(ri.addr + ri.size, mr[i].e);
+				}
+			}
+			if (rnd(&rs) % 2)
+				held[h] = r;
+			else
+				gdirect_reg_put(r);
+		} else if (op < 87) {
+			gdirect_process_events(c);
+		} else if (op < 88 && exact) {
+			/* flush: the model forgets unused regions */
+			gdirect_flush(c);
+			for (int j = 0; j < MAXR; j++) {
+				bool busy = false;
+
+				for (int h = 0; h < MAXH; h++) {
+					struct gdirect_reg_info ri;
+
+					if (held[h] && !gdirect_reg_info(held[h], &ri)
+					    && ri.addr == mr[j].s &&
+					    ri.addr + ri.size == mr[j].e && ri.valid)
+						busy = true;
+				}
+				if (!busy)
+					mr[j].live = false;
+			}
+		}
+		fake_backend_stats(b, &fs);
+		if (!exact)
+			CHECK(fs.bar_used <= 4 * MiB);
+	}
+	for (int h = 0; h < MAXH; h++)
+		gdirect_reg_put(held[h]);
+	gdirect_stats(c, &st);
+	printf("inv %u %s seed %llu: %llu hits, %llu misses, %llu evictions, "
+	       "%llu BAR evictions, %llu invalidations\n", inv,
+	       exact ? "exact" : "pressure", (unsigned long long)seed,
+	       (unsigned long long)st.hits, (unsigned long long)st.misses,
+	       (unsigned long long)st.evictions,
+	       (unsigned long long)st.evictions_bar,
+	       (unsigned long long)(st.inv_kernel + st.inv_hooks + st.inv_buffer_id));
+	gdirect_ctx_destroy(c);	/* the fake aborts if a pin is left */
+	fake_cuda_reset();
+}
+
+int main(void)
+{
+	static const unsigned modes[] = { GDIRECT_INV_KERNEL, GDIRECT_INV_HOOKS,
+					  GDIRECT_INV_BUFFER_ID };
+
+	need_fake_cuda();
+	for (int m = 0; m < 3; m++)
+		for (uint64_t seed = 1; seed <= 4; seed++) {
+			run(modes[m], true, seed * 7919, 3000);
+			run(modes[m], false, seed * 104729, 3000);
+		}
+	printf("ok\n");
+	return 0;
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_rcache: the registration cache's basic contract: 64 KiB rounding,
+ * refcounted handles, lazy unpinning, hits without CUDA calls, whole-
+ * allocation registration and its cap, SYNC_MEMOPS once per allocation,
+ * managed and CPU memory refused, growing and overlapping requests.
+ */
+#include "tutil.h"
+
+static void rounding_and_refcount(void)
+{
+	struct gdirect_params p;
+	struct gd_backend *b;
+	struct gdirect_reg *r1, *r2;
+	struct gdirect_reg_info ri;
+	struct fake_stats fs;
+	struct gdirect_stats st;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	p.whole_alloc_max = 0;
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
+	uint64_t buf = fake_cuda_alloc(1 * MiB);
+
+	CHECK(buf);
+	CHECK_EQ(gdirect_reg_get(c, P(buf + 100), 10, 0, &r1), 0);
+	CHECK_EQ(gdirect_reg_info(r1, &ri), 0);
+	CHECK_EQ(ri.addr, buf);			/* rounded down to 64 KiB */
+	CHECK_EQ(ri.size, 64 * KiB);		/* and up */
+	CHECK(ri.valid);
+	/* Another request inside the same 64 KiB page: the same region. */
+	unsigned long q0 = fake_cuda_queries();
+
+	CHECK_EQ(gdirect_reg_get(c, P(buf + 60 * KiB), 4 * KiB, 0, &r2), 0);
+	CHECK(r1 == r2);
+	CHECK_EQ(fake_cuda_queries(), q0);	/* a hit costs no CUDA call */
+	gdirect_reg_put(r1);
+	gdirect_reg_put(r2);
+	/* Lazy unpinning: still pinned after the last put. */
+	fake_backend_stats(b, &fs);
+	CHECK_EQ(fs.pins, 1);
+	CHECK_EQ(fs.unpins, 0);
+	CHECK_EQ(gdirect_reg_get(c, P(buf), 1, 0, &r1), 0);
+	gdirect_reg_put(r1);
+	gdirect_stats(c, &st);
+	CHECK_EQ(st.misses, 1);
+	CHECK_EQ(st.hits, 2);
+	CHECK_EQ(st.regions, 1);
+	CHECK_EQ(st.bytes_pinned, 64 * KiB);
+	/* SYNC_MEMOPS was set exactly once, before the pin. */
+	CHECK_EQ(fake_cuda_sync_count(buf), 1);
+	CHECK_EQ(st.sync_memops, 1);
+	/* A different page of the same allocation: a second pin, no second
+	 * SYNC_MEMOPS. */
+	CHECK_EQ(gdirect_reg_get(c, P(buf + 512 * KiB), 8, 0, &r1), 0);
+	gdirect_reg_put(r1);
+	CHECK_EQ(fake_cuda_sync_count(buf), 1);
+	CHECK_EQ(gdirect_flush(c), 2);
+	fake_backend_stats(b, &fs);
+	CHECK_EQ(fs.unpins, 2);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+static void whole_alloc(void)
+{
+	struct gdirect_params p;
+	struct gd_backend *b;
+	struct gdirect_reg *r, *r2;
+	struct gdirect_reg_info ri;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	p.whole_alloc_max = 1 * MiB;
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
+	uint64_t small = fake_cuda_alloc(1 * MiB);
+	uint64_t big = fake_cuda_alloc(4 * MiB);
+
+	CHECK_EQ(gdirect_reg_get(c, P(small + 300 * KiB), 100, 0, &r), 0);
+	CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+	CHECK_EQ(ri.addr, small);
+	CHECK_EQ(ri.size, 1 * MiB);		/* the whole allocation */
+	CHECK_EQ(gdirect_reg_get(c, P(small + 900 * KiB), 64 * KiB, 0, &r2), 0);
+	CHECK(r == r2);
+	gdirect_reg_put(r);
+	gdirect_reg_put(r2);
+	/* Above the cap: only the request, rounded. */
+	CHECK_EQ(gdirect_reg_get(c, P(big + 300 * KiB), 100, 0, &r), 0);
+	CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+	CHECK_EQ(ri.addr, big + 256 * KiB);
+	CHECK_EQ(ri.size, 64 * KiB);
+	gdirect_reg_put(r);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+static void growing_and_overlapping(void)
+{
+	struct gdirect_params p;
+	struct gd_backend *b;
+	struct gdirect_reg *r1, *r2, *r3;
+	struct gdirect_reg_info ri;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	p.whole_alloc_max = 0;
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
+	uint64_t buf = fake_cuda_alloc(2 * MiB);
+
+	CHECK_EQ(gdirect_reg_get(c, P(buf), 4 * KiB, 0, &r1), 0);
+	/* The same pointer comes back with a larger size: never the small
+	 * region (the stale answer of caches keyed by base pointer). */
+	CHECK_EQ(gdirect_reg_get(c, P(buf), 1 * MiB, 0, &r2), 0);
+	CHECK(r1 != r2);
+	CHECK_EQ(gdirect_reg_info(r2, &ri), 0);
+	CHECK(ri.addr <= buf && ri.addr + ri.size >= buf + 1 * MiB);
+	/* The small one was superseded but stays usable while held. */
+	CHECK_EQ(gdirect_reg_info(r1, &ri), 0);
+	CHECK(!ri.valid);
+	gdirect_reg_put(r1);
+	/* Overlapping request past the end: grows over the existing region
+	 * instead of thrashing between two. */
+	CHECK_EQ(gdirect_reg_get(c, P(buf + 960 * KiB), 512 * KiB, 0, &r3), 0);
+	CHECK_EQ(gdirect_reg_info(r3, &ri), 0);
+	CHECK_EQ(ri.addr, buf);
+	CHECK(ri.addr + ri.size >= buf + 1472 * KiB);
+	gdirect_reg_put(r2);
+	gdirect_reg_put(r3);
+	CHECK_EQ(gdirect_reg_get(c, P(buf + 10), 1 * MiB, 0, &r1), 0);
+	CHECK_EQ(gdirect_reg_get(c, P(buf + 1 * MiB), 400 * KiB, 0, &r2), 0);
+	CHECK(r1 == r2 && r2 == r3);
+	gdirect_reg_put(r1);
+	gdirect_reg_put(r2);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+static void refused(void)
+{
+	struct gdirect_params p;
+	struct gdirect_reg *r;
+	char host[100];
+
+	params(&p, GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+	uint64_t m = fake_cuda_alloc_managed(1 * MiB);
+	uint64_t d = fake_cuda_alloc(100 * KiB);
+
+	CHECK_EQ(gdirect_reg_get(c, P(m), 4096, 0, &r), -EOPNOTSUPP);
+	CHECK(strstr(gdirect_errmsg(), "managed"));
+	CHECK_EQ(gdirect_reg_get(c, host, sizeof(host), 0, &r), -EINVAL);
+	CHECK(strstr(gdirect_errmsg(), "not GPU memory"));
+	CHECK_EQ(gdirect_reg_get(c, P(d), 0, 0, &r), -EINVAL);
+	CHECK_EQ(gdirect_reg_get(c, P(d), 1, 1, &r), -EINVAL);
+	/* Past the end of its allocation. */
+	CHECK_EQ(gdirect_reg_get(c, P(d + 90 * KiB), 20 * KiB, 0, &r), -EINVAL);
+	CHECK(strstr(gdirect_errmsg(), "past its allocation"));
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+static void bar_mapping(void)
+{
+	struct gdirect_params p;
+	struct gdirect_reg *r;
+	char out[300], in[300];
+
+	params(&p, GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+	uint64_t d = fake_cuda_alloc(256 * KiB);
+
+	for (size_t i = 0; i < sizeof(in); i++)
+		in[i] = (char)(i * 7 + 1);
+	CHECK_EQ(gdirect_copy_to_gpu(c, P(d + 1000), in, sizeof(in)), 0);
+	/* The fake's BAR mapping is the memory itself. */
+	CHECK(!memcmp(P(d + 1000), in, sizeof(in)));
+	CHECK_EQ(gdirect_copy_from_gpu(c, out, P(d + 1000), sizeof(out)), 0);
+	CHECK(!memcmp(out, in, sizeof(in)));
+	CHECK_EQ(gdirect_reg_get(c, P(d + 5), 10, 0, &r), 0);
+	CHECK(gdirect_reg_map(r, P(d + 5)) == P(d + 5));
+	CHECK(gdirect_reg_map(r, P(d + 512 * KiB)) == NULL);
+	gdirect_reg_put(r);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+int main(void)
+{
+	need_fake_cuda();
+	rounding_and_refcount();
+	whole_alloc();
+	growing_and_overlapping();
+	refused();
+	bar_mapping();
+	printf("ok\n");
+	return 0;
+}
