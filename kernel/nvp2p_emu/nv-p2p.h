@@ -8,6 +8,9 @@
  * documentation ("GPUDirect RDMA", NVIDIA, chapter 13.3) and the published
  * layout of the structures; see docs/emulator.md.
  *
+ * The typedefs (nvidia_p2p_page_table_t, ...) are part of that ABI: drivers
+ * and the guide's own samples use them, so they stay despite kernel style.
+ *
  * The page-table version is chosen at build time:
  *   default                       0x00020000 (driver 580 and later, has flags)
  *   -DNVP2P_EMU_PAGE_TABLE_V1     0x00010002 (drivers 515 to 575, no flags)
@@ -51,7 +54,7 @@ enum {
 enum {
 	NVIDIA_P2P_PARAMS_ADDRESS_INDEX_GPU = 0,
 	NVIDIA_P2P_PARAMS_ADDRESS_INDEX_THIRD_PARTY_DEVICE,
-	NVIDIA_P2P_PARAMS_ADDRESS_INDEX_MAX = \
+	NVIDIA_P2P_PARAMS_ADDRESS_INDEX_MAX =
 		NVIDIA_P2P_PARAMS_ADDRESS_INDEX_THIRD_PARTY_DEVICE
 };
 

@@ -319,39 +319,54 @@ static long st_misc(struct st_misc *m)
 	return 0;
 }
 
-#define ST_CALL(type, fn) do {						\
-	type a;								\
-	if (copy_from_user(&a, argp, sizeof(a)))			\
-		return -EFAULT;						\
-	ret = fn(&a);							\
-	if (!ret && copy_to_user(argp, &a, sizeof(a)))			\
-		return -EFAULT;						\
-	return ret;							\
-} while (0)
+union st_args {
+	struct st_pin pin;
+	struct st_put put;
+	struct st_slot_info info;
+	struct st_dma dma;
+	struct st_edu edu;
+	struct st_misc misc;
+};
 
 static long st_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *argp = (void __user *)arg;
+	union st_args a;
+	size_t size = _IOC_SIZE(cmd);
 	long ret;
 
+	if (_IOC_TYPE(cmd) != ST_IOC_MAGIC || size > sizeof(a))
+		return -ENOTTY;
+	if (copy_from_user(&a, argp, size))
+		return -EFAULT;
 	switch (cmd) {
 	case ST_IOC_PIN:
-		ST_CALL(struct st_pin, st_pin);
+		ret = st_pin(&a.pin);
+		break;
 	case ST_IOC_PUT:
-		ST_CALL(struct st_put, st_put);
+		ret = st_put(&a.put);
+		break;
 	case ST_IOC_INFO:
-		ST_CALL(struct st_slot_info, st_info);
+		ret = st_info(&a.info);
+		break;
 	case ST_IOC_DMA_MAP:
-		ST_CALL(struct st_dma, st_dma_map);
+		ret = st_dma_map(&a.dma);
+		break;
 	case ST_IOC_DMA_UNMAP:
-		ST_CALL(struct st_dma, st_dma_unmap);
+		ret = st_dma_unmap(&a.dma);
+		break;
 	case ST_IOC_EDU:
-		ST_CALL(struct st_edu, st_edu);
+		ret = st_edu(&a.edu);
+		break;
 	case ST_IOC_MISC:
-		ST_CALL(struct st_misc, st_misc);
+		ret = st_misc(&a.misc);
+		break;
 	default:
 		return -ENOTTY;
 	}
+	if (!ret && copy_to_user(argp, &a, size))
+		return -EFAULT;
+	return ret;
 }
 
 static const struct file_operations st_fops = {
