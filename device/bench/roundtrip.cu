@@ -8,13 +8,18 @@
 //   ptx        gdirect_wait_u32 (EQ, spinning) + gdirect_signal_u32, our PTX
 //   ptx-to     the same with a timeout armed (reads %globaltimer per poll)
 //   libcu++    cuda::atomic_ref<uint32_t, cuda::thread_scope_system>:
-//              load(acquire) spin + store(release)
+//              load(acquire) spin + store(release), inlined in the kernel
+//   cxx-call   the same libcu++ code in __noinline__ functions: what a call
+//              costs, since our PTX is always reached through one
 //   memops     cuStreamWaitValue32(GEQ) + cuStreamWriteValue32 on a stream,
 //              no kernel (both queued before the clock starts)
+//   x-relaxed  experiment (bench/wait_variants.ptx): relaxed polls, one
+//              fence.acquire.sys after the value is seen
+//   x-pipe2    experiment: two relaxed polls in flight, staggered
 // The methods take turns, repeat after repeat, so drift hits all alike; the
 // figure reported is the median over repeats of each repeat's median.
 //
-//   roundtrip [iterations-per-repeat [repeats]]
+//   roundtrip [iterations-per-repeat [repeats [x-pipe2 stagger ns]]]
 #include <gdirect_device.h>
 
 #include <cuda.h>
@@ -58,6 +63,43 @@ __global__ void ptx_kernel(uint32_t *h2d, uint32_t *d2h, int n, uint64_t timeout
 	}
 }
 
+extern "C" __device__ int gdirect_bench_wait_relaxed(const uint32_t *flag, uint32_t value);
+extern "C" __device__ int gdirect_bench_wait_pipe2(const uint32_t *flag, uint32_t value, uint32_t stagger_ns);
+
+__global__ void variant_kernel(uint32_t *h2d, uint32_t *d2h, int n, int pipe, uint32_t stagger)
+{
+	for (int i = 1; i <= n; i++) {
+		if (pipe)
+			gdirect_bench_wait_pipe2(h2d, (uint32_t)i, stagger);
+		else
+			gdirect_bench_wait_relaxed(h2d, (uint32_t)i);
+		gdirect_signal_u32(d2h, (uint32_t)i);
+	}
+}
+
+__device__ __noinline__ void cxx_wait(uint32_t *flag, uint32_t v)
+{
+	cuda::atomic_ref<uint32_t, cuda::thread_scope_system> a(*flag);
+
+	while (a.load(cuda::memory_order_acquire) != v)
+		;
+}
+
+__device__ __noinline__ void cxx_signal(uint32_t *flag, uint32_t v)
+{
+	cuda::atomic_ref<uint32_t, cuda::thread_scope_system> a(*flag);
+
+	a.store(v, cuda::memory_order_release);
+}
+
+__global__ void cxx_call_kernel(uint32_t *h2d, uint32_t *d2h, int n)
+{
+	for (int i = 1; i <= n; i++) {
+		cxx_wait(h2d, (uint32_t)i);
+		cxx_signal(d2h, (uint32_t)i);
+	}
+}
+
 __global__ void libcxx_kernel(uint32_t *h2d, uint32_t *d2h, int n)
 {
 	cuda::atomic_ref<uint32_t, cuda::thread_scope_system> in(*h2d);
@@ -77,8 +119,10 @@ static inline uint64_t now_ns(void)
 		.count();
 }
 
-enum method { PTX, PTX_TIMEOUT, LIBCXX, MEMOPS, NMETHODS };
-static const char *const names[NMETHODS] = { "ptx", "ptx-to", "libcu++", "memops" };
+enum method { PTX, PTX_TIMEOUT, LIBCXX, CXX_CALL, MEMOPS, X_RELAXED, X_PIPE2, NMETHODS };
+static const char *const names[NMETHODS] = { "ptx", "ptx-to", "libcu++", "cxx-call",
+					     "memops", "x-relaxed", "x-pipe2" };
+static uint32_t stagger_ns = 400;
 
 struct flags {
 	uint32_t *h2d, *d2h;		// host addresses
@@ -99,6 +143,11 @@ static void run(enum method m, const flags &f, int n, CUstream s,
 		ptx_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n, 10000000000ull);
 	else if (m == LIBCXX)
 		libcxx_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n);
+	else if (m == CXX_CALL)
+		cxx_call_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n);
+	else if (m == X_RELAXED || m == X_PIPE2)
+		variant_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n,
+							     m == X_PIPE2, stagger_ns);
 	CHECK(cudaGetLastError());
 	for (int i = 1; i <= n; i++) {
 		if (m == MEMOPS) {
@@ -133,6 +182,8 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 20000;
 	int repeats = argc > 2 ? atoi(argv[2]) : 9;
+	if (argc > 3)
+		stagger_ns = (uint32_t)atoi(argv[3]);
 	cudaDeviceProp prop;
 	int drv = 0;
 	char date[64];
@@ -145,8 +196,8 @@ int main(int argc, char **argv)
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&t));
 	printf("# roundtrip: %s (sm_%d%d), CUDA driver API %d, %s\n", prop.name,
 	       prop.major, prop.minor, drv, date);
-	printf("# %d round trips per repeat (first 50 dropped), %d repeats, methods in turn\n",
-	       n, repeats);
+	printf("# %d round trips per repeat (first 50 dropped), %d repeats, methods in turn;"
+	       " x-pipe2 stagger %u ns\n", n, repeats, stagger_ns);
 
 	uint32_t *mem;
 	CHECK(cudaHostAlloc(&mem, 4096, cudaHostAllocMapped));
@@ -180,6 +231,12 @@ int main(int argc, char **argv)
 		       pct(med[m], 0.5) / 1e3, pct(med[m], 0.0) / 1e3,
 		       pct(p99[m], 0.5) / 1e3, pct(mn[m], 0.0) / 1e3);
 	double ratio = pct(med[PTX], 0.5) / pct(med[LIBCXX], 0.5);
+	for (int m = 0; m < NMETHODS; m++) {
+		printf("per-repeat medians %-9s", names[m]);
+		for (double v : med[m])
+			printf(" %.3f", v / 1e3);
+		printf("\n");
+	}
 	printf("ptx / libcu++ median ratio: %.3f (target <= 1: %s)\n", ratio,
 	       ratio <= 1.0 ? "met" : "NOT met");
 	cuStreamDestroy(s);
