@@ -1,6 +1,9 @@
 #!/bin/sh
 # build-initramfs.sh BUILD FLAVOUR OUT
 #
+# Environment: GUEST_TESTS (names or globs of the tests to run, default all),
+# GUEST_TIMEOUT (seconds per test), KMOD_DIR (modules, default BUILD/kmod/FLAVOUR).
+#
 # Packs the test guest's initramfs: busybox, our init, the kernel modules of
 # FLAVOUR (BUILD/kmod/FLAVOUR), every program built in a guest/ folder, the
 # guest shell tests, our shared libraries (libcuda.so.1 of the emulator
@@ -18,7 +21,8 @@ ln -s busybox "$root/bin/sh"
 cp "$top/guest/init" "$root/init"
 cp "$top/guest/lib.sh" "$top/guest/hostcheck" "$root/tests/"
 
-for ko in "$build/kmod/$flavour"/*/*.ko; do
+# KMOD_DIR overrides where the modules come from (a debug kernel's build).
+for ko in "${KMOD_DIR:-$build/kmod/$flavour}"/*/*.ko; do
 	[ -e "$ko" ] && cp "$ko" "$root/modules/"
 done
 
