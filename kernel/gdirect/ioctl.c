@@ -91,11 +91,12 @@ static int gd_ioc_pin(struct gd_ctx *ctx, void __user *arg)
 		gd_reg_put(r);
 		return ret;
 	}
-	/* NULL matches the reservation; fails only if UNPIN raced it away. */
-	if (xa_cmpxchg(&ctx->regs, id, NULL, r, GFP_KERNEL)) {
+	/* UNPIN sees a reservation as no entry, so it cannot be erased. */
+	if (xa_is_err(xa_store(&ctx->regs, id, r, GFP_KERNEL))) {
+		xa_release(&ctx->regs, id);
 		gd_reg_release(r);
 		gd_reg_put(r);
-		return -ENOENT;
+		return -ENOMEM;
 	}
 
 	p.handle = id;
@@ -108,7 +109,7 @@ static int gd_ioc_pin(struct gd_ctx *ctx, void __user *arg)
 			gd_reg_release(r);
 			gd_reg_put(r);
 		}
-		return -EFAULT;
+		return -EFAULT;	/* unless a racing UNPIN got it first */
 	}
 	return 0;
 }

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gdt.c - helpers shared by gdirect's guest tests; see gdt.h.
+ */
+#include "gdt.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nvp2p_emu.h"
+
+static int tap_n, tap_failed;
+static pthread_mutex_t tap_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int gdt_ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&tap_lock);
+	printf("%s %d - ", cond ? "ok" : "not ok", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!cond)
+		tap_failed++;
+	pthread_mutex_unlock(&tap_lock);
+	return cond;
+}
+
+void gdt_diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&tap_lock);
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	pthread_mutex_unlock(&tap_lock);
+}
+
+void gdt_skip(const char *what, const char *why)
+{
+	pthread_mutex_lock(&tap_lock);
+	printf("ok %d - %s # SKIP %s\n", ++tap_n, what, why);
+	fflush(stdout);
+	pthread_mutex_unlock(&tap_lock);
+}
+
+int gdt_errno_is(int ret, int want, const char *what)
+{
+	int got = ret ? errno : 0;
+
+	if (got == want)
+		return gdt_ok(1, "%s: %s", what, want ? strerror(want) : "ok");
+	return gdt_ok(0, "%s: got %s (%d), want %s (%d)", what,
+		      got ? strerror(got) : "success", got,
+		      want ? strerror(want) : "success", want);
+}
+
+int gdt_done(void)
+{
+	printf("1..%d\n", tap_n);
+	fflush(stdout);
+	return tap_failed ? 1 : 0;
+}
+
+/* Modules */
+
+static int loaded_emu, loaded_gd, loaded_edu;
+
+static int module_loaded(const char *name)
+{
+	char path[96];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/module/%s", name);
+	return stat(path, &st) == 0;
+}
+
+static int run(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc)
+		gdt_diag("'%s' failed: %d", cmd, rc);
+	return rc;
+}
+
+int gdt_setup(const char *params, int edu)
+{
+	char cmd[256];
+
+	if (!module_loaded("nvp2p_emu")) {
+		if (access("/modules/nvp2p_emu.ko", R_OK)) {
+			printf("# no /modules/nvp2p_emu.ko\n");
+			return -1;
+		}
+		if (run("insmod /modules/nvp2p_emu.ko bar1_size_mb=64 bar1_reserve_mb=8"))
+			return -1;
+		loaded_emu = 1;
+	}
+	if (!module_loaded("gdirect")) {
+		snprintf(cmd, sizeof(cmd), "insmod /modules/gdirect.ko %s",
+			 params ? params : "");
+		if (run(cmd))
+			return -1;
+		loaded_gd = 1;
+	}
+	if (edu && !module_loaded("gdirect_edu")) {
+		if (run("insmod /modules/gdirect_edu.ko"))
+			return -1;
+		loaded_edu = 1;
+	}
+	gdt_emu_knob("callback_delay_ms", "0");
+	gdt_emu_knob("pin_latency_us", "0");
+	return 0;
+}
+
+int gdt_teardown(void)
+{
+	int rc = 0;
+
+	gdt_emu_knob("callback_delay_ms", "0");
+	if (loaded_edu)
+		rc |= run("rmmod gdirect_edu");
+	if (loaded_gd)
+		rc |= run("rmmod gdirect");
+	if (loaded_emu)
+		rc |= run("rmmod nvp2p_emu");
+	loaded_edu = loaded_gd = loaded_emu = 0;
+	return rc;
+}
+
+int gdt_main(const char *params, int edu, void (*body)(void))
+{
+	int pfd[2], counts[2] = { 0, 0 }, status = 0;
+	pid_t pid;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (gdt_setup(params, edu)) {
+		gdt_teardown();
+		gdt_skip("gdirect guest test", "modules could not be loaded");
+		return gdt_done();
+	}
+	if (pipe(pfd))
+		return 1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		if (gdt_cuda_init())
+			gdt_ok(0, "CUDA context on the emulated GPU");
+		else
+			body();
+		counts[0] = tap_n;
+		counts[1] = tap_failed;
+		if (write(pfd[1], counts, sizeof(counts)) != sizeof(counts))
+			_exit(2);
+		fflush(stdout);
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (pid < 0 || read(pfd[0], counts, sizeof(counts)) != sizeof(counts))
+		counts[0] = counts[1] = 0;
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	tap_n = counts[0];
+	tap_failed = counts[1];
+	gdt_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "test process ended normally (status %#x)", status);
+	gdt_ok(gdt_quiet(), "nothing pinned after the test process exited");
+	gdt_ok(gdt_teardown() == 0, "modules unload");
+	return gdt_done();
+}
+
+/* CUDA */
+
+int gdt_cuda_init(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+
+	if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS)
+		return -1;
+	if (cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
+	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
+		return -1;
+	return 0;
+}
+
+CUdeviceptr gdt_alloc(size_t size)
+{
+	CUdeviceptr p = 0;
+	unsigned int one = 1;
+
+	if (cuMemAlloc(&p, size) != CUDA_SUCCESS)
+		return 0;
+	/* Guide 12.2 step 1: synchronous memory operations on this buffer. */
+	cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p);
+	return p;
+}
+
+int gdt_free(CUdeviceptr p)
+{
+	return cuMemFree(p) == CUDA_SUCCESS ? 0 : -1;
+}
+
+int gdt_mem_offset(CUdeviceptr p, uint64_t *off)
+{
+	struct nvp2p_emu_query q = { .va = p };
+	int fd = open(NVP2P_EMU_DEVICE, O_RDWR | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = ioctl(fd, NVP2P_EMU_IOC_QUERY, &q);
+	close(fd);
+	if (rc)
+		return -1;
+	*off = q.mem_offset + (p - q.base);
+	return 0;
+}
+
+int gdt_host_has(uint64_t off, const void *data, size_t len)
+{
+	char cmd[256], sum[65] = "";
+	FILE *f = fopen("/tmp/gdt-expect.bin", "wb");
+	int ok;
+
+	if (!f)
+		return 0;
+	ok = fwrite(data, 1, len, f) == len;
+	fclose(f);
+	f = popen("sha256sum /tmp/gdt-expect.bin", "r");
+	if (!ok || !f || fscanf(f, "%64s", sum) != 1) {
+		if (f)
+			pclose(f);
+		return 0;
+	}
+	pclose(f);
+	snprintf(cmd, sizeof(cmd), "hostcheck %llu %zu %s",
+		 (unsigned long long)off, len, sum);
+	return system(cmd) == 0;
+}
+
+/* debugfs */
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+uint64_t gdt_emu(const char *name)
+{
+	char path[128], buf[64];
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/nvp2p_emu/%s", name);
+	if (read_file(path, buf, sizeof(buf)))
+		return UINT64_MAX;
+	return strtoull(buf, NULL, 0);
+}
+
+void gdt_emu_knob(const char *name, const char *value)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/nvp2p_emu/%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return;
+	if (write(fd, value, strlen(value)) < 0)
+		gdt_diag("write %s to %s: %s", value, path, strerror(errno));
+	close(fd);
+}
+
+int64_t gdt_gd_stat(const char *name)
+{
+	char buf[2048], *p;
+	size_t n = strlen(name);
+
+	if (read_file("/sys/kernel/debug/gdirect/stats", buf, sizeof(buf)))
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, n) && p[n] == ' ')
+			return strtoll(p + n + 1, NULL, 0);
+	return -1;
+}
+
+int gdt_quiet(void)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (gdt_emu("pins") == 0 && gdt_emu("bar1_used") == 0 &&
+		    gdt_gd_stat("live_regions") == 0)
+			return 1;
+		usleep(10000);
+	}
+	gdt_diag("not quiet: pins %llu bar1_used %llu live_regions %lld",
+		 (unsigned long long)gdt_emu("pins"),
+		 (unsigned long long)gdt_emu("bar1_used"),
+		 (long long)gdt_gd_stat("live_regions"));
+	return 0;
+}
+
+/* ioctls */
+
+int gdt_pin(int fd, uint64_t addr, uint64_t size, uint32_t flags,
+	    struct gdirect_pin *out)
+{
+	struct gdirect_pin p = { .addr = addr, .size = size, .flags = flags };
+
+	if (ioctl(fd, GDIRECT_IOC_PIN, &p))
+		return -errno;
+	if (out)
+		*out = p;
+	return 0;
+}
+
+int gdt_unpin(int fd, uint64_t handle)
+{
+	struct gdirect_unpin u = { .handle = handle };
+
+	return ioctl(fd, GDIRECT_IOC_UNPIN, &u) ? -errno : 0;
+}
+
+int gdt_region_info(int fd, uint64_t handle, struct gdirect_region_info *ri)
+{
+	memset(ri, 0, sizeof(*ri));
+	ri->handle = handle;
+	return ioctl(fd, GDIRECT_IOC_REGION_INFO, ri) ? -errno : 0;
+}
+
+/* Fault probe: per thread, so the race test's threads may use it too. */
+
+/* volatile: the stores must not be folded away around the probe */
+static __thread sigjmp_buf *volatile probe_env;
+
+static void probe_handler(int sig)
+{
+	if (probe_env)
+		siglongjmp(*probe_env, sig);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+int gdt_faults(volatile void *p, int write)
+{
+	sigjmp_buf env;
+	struct sigaction sa;
+	volatile int faulted = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = probe_handler;
+	sa.sa_flags = SA_NODEFER;
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGSEGV, &sa, NULL);
+	if (sigsetjmp(env, 1)) {
+		faulted = 1;
+	} else {
+		probe_env = &env;
+		if (write)
+			*(volatile uint32_t *)p = 0x5a5a5a5a;
+		else
+			(void)*(volatile uint32_t *)p;
+	}
+	probe_env = NULL;
+	return faulted;
+}
+
+/* xorshift64*: reproducible across runs */
+static __thread uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+void gdt_srand(uint64_t seed)
+{
+	rng = seed ? seed : 1;
+}
+
+uint64_t gdt_rand(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 0x2545f4914f6cdd1dULL;
+}
