@@ -11,7 +11,7 @@
 
 #include "fakecuda.h"
 
-#define NSLOTS 4096
+#define NSLOTS 8192
 #define MAX_IDS 128
 
 struct fpin {
