@@ -25,7 +25,7 @@ add() { # add PASSED FAILED SKIPPED
 # meson's testlog.json has one line per test with its result.
 count_meson() { # count_meson BUILDDIR LABEL
 	log="$1/meson-logs/testlog.json"
-	if [ ! -s "$log" ] && grep -q 'No suitable tests defined' "$results/$2.log" 2>/dev/null; then
+	if [ ! -s "$log" ] && grep -q -E 'No (suitable )?tests defined' "$results/$2.log" 2>/dev/null; then
 		echo "$2: no tests in this suite"; return
 	fi
 	if [ ! -s "$log" ]; then
