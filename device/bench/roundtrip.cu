@@ -13,13 +13,10 @@
 //              costs, since our PTX is always reached through one
 //   memops     cuStreamWaitValue32(GEQ) + cuStreamWriteValue32 on a stream,
 //              no kernel (both queued before the clock starts)
-//   x-relaxed  experiment (bench/wait_variants.ptx): relaxed polls, one
-//              fence.acquire.sys after the value is seen
-//   x-pipe2    experiment: two relaxed polls in flight, staggered
 // The methods take turns, repeat after repeat, so drift hits all alike; the
 // figure reported is the median over repeats of each repeat's median.
 //
-//   roundtrip [iterations-per-repeat [repeats [x-pipe2 stagger ns]]]
+//   roundtrip [iterations-per-repeat [repeats]]
 #include <gdirect_device.h>
 
 #include <cuda.h>
@@ -59,20 +56,6 @@ __global__ void ptx_kernel(uint32_t *h2d, uint32_t *d2h, int n, uint64_t timeout
 	for (int i = 1; i <= n; i++) {
 		if (gdirect_wait_u32(h2d, (uint32_t)i, GDIRECT_WAIT_EQ, 0, timeout))
 			return;		// timed out: the CPU side reports it
-		gdirect_signal_u32(d2h, (uint32_t)i);
-	}
-}
-
-extern "C" __device__ int gdirect_bench_wait_relaxed(const uint32_t *flag, uint32_t value);
-extern "C" __device__ int gdirect_bench_wait_pipe2(const uint32_t *flag, uint32_t value, uint32_t stagger_ns);
-
-__global__ void variant_kernel(uint32_t *h2d, uint32_t *d2h, int n, int pipe, uint32_t stagger)
-{
-	for (int i = 1; i <= n; i++) {
-		if (pipe)
-			gdirect_bench_wait_pipe2(h2d, (uint32_t)i, stagger);
-		else
-			gdirect_bench_wait_relaxed(h2d, (uint32_t)i);
 		gdirect_signal_u32(d2h, (uint32_t)i);
 	}
 }
@@ -119,10 +102,8 @@ static inline uint64_t now_ns(void)
 		.count();
 }
 
-enum method { PTX, PTX_TIMEOUT, LIBCXX, CXX_CALL, MEMOPS, X_RELAXED, X_PIPE2, NMETHODS };
-static const char *const names[NMETHODS] = { "ptx", "ptx-to", "libcu++", "cxx-call",
-					     "memops", "x-relaxed", "x-pipe2" };
-static uint32_t stagger_ns = 400;
+enum method { PTX, PTX_TIMEOUT, LIBCXX, CXX_CALL, MEMOPS, NMETHODS };
+static const char *const names[NMETHODS] = { "ptx", "ptx-to", "libcu++", "cxx-call", "memops" };
 
 struct flags {
 	uint32_t *h2d, *d2h;		// host addresses
@@ -145,9 +126,6 @@ static void run(enum method m, const flags &f, int n, CUstream s,
 		libcxx_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n);
 	else if (m == CXX_CALL)
 		cxx_call_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n);
-	else if (m == X_RELAXED || m == X_PIPE2)
-		variant_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n,
-							     m == X_PIPE2, stagger_ns);
 	CHECK(cudaGetLastError());
 	for (int i = 1; i <= n; i++) {
 		if (m == MEMOPS) {
@@ -182,8 +160,6 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 20000;
 	int repeats = argc > 2 ? atoi(argv[2]) : 9;
-	if (argc > 3)
-		stagger_ns = (uint32_t)atoi(argv[3]);
 	cudaDeviceProp prop;
 	int drv = 0;
 	char date[64];
@@ -196,8 +172,8 @@ int main(int argc, char **argv)
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&t));
 	printf("# roundtrip: %s (sm_%d%d), CUDA driver API %d, %s\n", prop.name,
 	       prop.major, prop.minor, drv, date);
-	printf("# %d round trips per repeat (first 50 dropped), %d repeats, methods in turn;"
-	       " x-pipe2 stagger %u ns\n", n, repeats, stagger_ns);
+	printf("# %d round trips per repeat (first 50 dropped), %d repeats, methods in turn\n",
+	       n, repeats);
 
 	uint32_t *mem;
 	CHECK(cudaHostAlloc(&mem, 4096, cudaHostAllocMapped));
