@@ -41,8 +41,8 @@ int gdt_setup(const char *params, int edu);
 int gdt_teardown(void);
 
 /*
- * Run a test: load the modules, run BODY in a child process (which gets a
- * CUDA context first), then in the parent check that nothing is left
+ * Run a test: load the modules, run BODY in a child process (BODY makes
+ * its own CUDA context, with gdt_cuda_init(), if it needs one), then in the parent check that nothing is left
  * pinned once the child is gone, and unload the modules (the emulator can
  * go only after the child's CUDA file is closed).  Returns main's status.
  */

@@ -274,6 +274,8 @@ static void body(void)
 	uint8_t *pattern;
 	CUdeviceptr buf;
 
+	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context on the emulated GPU"))
+		return;
 	fd = open("/dev/gdirect", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (!gdt_ok(fd >= 0, "open /dev/gdirect"))
 		return;
