@@ -1,4 +1,4 @@
-// roundtrip.cu - GPU flag round trip through host memory, three ways, in
+// roundtrip.cu - GPU flag round trip through host memory, several ways, in
 // one run (make -C device bench).
 //
 // A CPU thread stores i into a flag in mapped host memory; the GPU waits for
