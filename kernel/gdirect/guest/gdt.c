@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nvp2p_emu.h"
 
 static int tap_n, tap_failed;
 static pthread_mutex_t tap_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -218,19 +217,62 @@ int gdt_free(CUdeviceptr p)
 	return cuMemFree(p) == CUDA_SUCCESS ? 0 : -1;
 }
 
+/* Start of BAR2 (the GPU memory), from the emulator's PCI device. */
+static uint64_t bar2_start(void)
+{
+	unsigned long long start = 0, end, flags;
+	FILE *f = popen("cat /sys/bus/pci/drivers/nvp2p_emu/0*/resource", "r");
+
+	for (int i = 0; f && i < 3; i++)
+		if (fscanf(f, "%llx %llx %llx", &start, &end, &flags) != 3)
+			start = 0;
+	if (f)
+		pclose(f);
+	return start;
+}
+
+/*
+ * Pin the page holding @p through a scratch gdirect file and read its bus
+ * address from gdirect's debugfs (root only): in the emulator, BAR
+ * address minus BAR2's start is the offset in the host's backing file.
+ */
 int gdt_mem_offset(CUdeviceptr p, uint64_t *off)
 {
-	struct nvp2p_emu_query q = { .va = p };
-	int fd = open(NVP2P_EMU_DEVICE, O_RDWR | O_CLOEXEC);
-	int rc;
+	unsigned long long h, phys = 0;
+	struct gdirect_pin pin;
+	char line[512];
+	int fd = open("/dev/gdirect", O_RDWR | O_CLOEXEC), found = 0;
+	uint64_t bar = bar2_start();
+	FILE *f;
 
-	if (fd < 0)
+	if (fd < 0 || !bar || gdt_pin(fd, p, 1, 0, &pin)) {
+		gdt_diag("gdt_mem_offset: cannot pin %#llx", (unsigned long long)p);
+		if (fd >= 0)
+			close(fd);
 		return -1;
-	rc = ioctl(fd, NVP2P_EMU_IOC_QUERY, &q);
+	}
+	snprintf(line, sizeof(line), "process %d ", getpid());
+	f = fopen("/sys/kernel/debug/gdirect/regions", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "process ", 8)) {
+			found = atoi(line + 8) == getpid();
+			continue;
+		}
+		if (found && sscanf(line, " handle %llu", &h) == 1 &&
+		    h == pin.handle) {
+			char *x = strstr(line, " phys ");
+
+			phys = x ? strtoull(x + 6, NULL, 0) : 0;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	gdt_unpin(fd, pin.handle);
 	close(fd);
-	if (rc)
+	if (!phys)
 		return -1;
-	*off = q.mem_offset + (p - q.base);
+	*off = phys - bar + (p - pin.pinned_addr);
 	return 0;
 }
 
@@ -246,6 +288,7 @@ int gdt_host_has(uint64_t off, const void *data, size_t len)
 	fclose(f);
 	f = popen("sha256sum /tmp/gdt-expect.bin", "r");
 	if (!ok || !f || fscanf(f, "%64s", sum) != 1) {
+		gdt_diag("sha256sum of the expected bytes failed");
 		if (f)
 			pclose(f);
 		return 0;

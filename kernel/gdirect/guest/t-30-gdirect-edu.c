@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/*
+ * t-30-gdirect-edu.c - the example third-party driver end to end: user
+ * data DMA'd by the edu device into emulated GPU memory, peer to peer,
+ * checked in the host's backing file (hostcheck) and through CUDA, then
+ * DMA'd back; pins made lazily and reused, dropped on free, and evicted
+ * least recently used first.
+ *
+ * edu takes ~100 ms per DMA, so transfers are kept to a few KiB.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "gdirect_edu.h"
+#include "gdt.h"
+
+static int efd;
+
+static int xfer(CUdeviceptr gpu, void *buf, size_t len, unsigned int dir)
+{
+	struct gdedu_xfer x = {
+		.gpu_addr = gpu, .buf = (uintptr_t)buf, .size = len, .dir = dir,
+	};
+
+	return ioctl(efd, GDEDU_IOC_XFER, &x) ? -errno : 0;
+}
+
+static struct gdedu_stats stats(void)
+{
+	struct gdedu_stats s;
+
+	memset(&s, 0, sizeof(s));
+	ioctl(efd, GDEDU_IOC_STATS, &s);
+	return s;
+}
+
+static void body(void)
+{
+	const size_t len = 6000, off = GDT_KB64 - 3000;	/* crosses 64 KiB */
+	uint8_t *data = malloc(len), *back = calloc(1, len);
+	struct gdedu_stats s;
+	uint64_t moff;
+	CUdeviceptr buf, many;
+	int ret;
+
+	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context"))
+		return;
+	efd = open(GDEDU_DEVICE, O_RDWR);
+	if (!gdt_ok(efd >= 0, "open " GDEDU_DEVICE))
+		return;
+	buf = gdt_alloc(4 * GDT_KB64);
+	cuMemsetD8(buf, 0, 4 * GDT_KB64);
+	for (size_t i = 0; i < len; i++)
+		data[i] = (uint8_t)(i * 13 + 7);
+
+	ret = xfer(buf + off, data, len, GDEDU_TO_GPU);
+	gdt_ok(ret == 0, "edu DMA of %zu bytes into GPU memory: %d", len, ret);
+	gdt_ok(!gdt_mem_offset(buf + off, &moff) &&
+	       gdt_host_has(moff, data, len),
+	       "host sees the bytes in the GPU's backing file");
+	cuMemcpyDtoH(back, buf + off, len);
+	gdt_ok(!memcmp(back, data, len), "CUDA reads the same bytes back");
+	s = stats();
+	gdt_ok(s.pins == 1 && s.cached == 1 && s.chunks == 4,
+	       "one lazy pin, 4 chunks (%llu pins, %llu chunks)",
+	       (unsigned long long)s.pins, (unsigned long long)s.chunks);
+
+	memset(back, 0, len);
+	ret = xfer(buf + off, back, len, GDEDU_FROM_GPU);
+	gdt_ok(ret == 0 && !memcmp(back, data, len),
+	       "edu DMA from GPU memory returns the data");
+	for (size_t i = 0; i < len; i++)
+		data[i] ^= 0xff;
+	cuMemcpyHtoD(buf + off, data, len);
+	ret = xfer(buf + off, back, len, GDEDU_FROM_GPU);
+	gdt_ok(ret == 0 && !memcmp(back, data, len),
+	       "edu DMA sees what CUDA wrote");
+	s = stats();
+	gdt_ok(s.pins == 1 && s.hits == 2, "pin reused (%llu pins, %llu hits)",
+	       (unsigned long long)s.pins, (unsigned long long)s.hits);
+
+	gdt_ok(xfer(buf, data, 0, GDEDU_TO_GPU) == -EINVAL,
+	       "zero-length transfer: EINVAL");
+	gdt_ok(xfer(buf, data, 16, 7) == -EINVAL, "bad direction: EINVAL");
+	gdt_ok(xfer(buf, NULL, 16, GDEDU_TO_GPU) == -EFAULT,
+	       "bad user buffer: EFAULT");
+
+	/* Free: the invalidate callback marks the cached pin stale. */
+	gdt_free(buf);
+	s = stats();
+	gdt_ok(s.invalidations == 1, "free fires the invalidate callback");
+	gdt_ok(xfer(buf + off, data, 16, GDEDU_TO_GPU) == -EINVAL,
+	       "transfer to freed memory: EINVAL");
+	s = stats();
+	gdt_ok(s.cached == 0 && gdt_emu("pins") == 0,
+	       "the stale pin is dropped, nothing pinned");
+
+	/* Ten 64 KiB pages through an 8-entry cache: two evictions. */
+	many = gdt_alloc(10 * GDT_KB64);
+	for (int i = 0; i < 10; i++)
+		xfer(many + i * GDT_KB64 + 8, data, 16, GDEDU_TO_GPU);
+	s = stats();
+	gdt_ok(s.cached == 8 && s.evictions == 2,
+	       "LRU: %llu cached, %llu evicted", (unsigned long long)s.cached,
+	       (unsigned long long)s.evictions);
+	gdt_ok(xfer(many + 9 * GDT_KB64 + 100, back, 16, GDEDU_FROM_GPU) == 0 &&
+	       stats().hits == s.hits + 1, "most recent page still cached");
+	gdt_ok(ioctl(efd, GDEDU_IOC_FLUSH) == 0 && stats().cached == 0 &&
+	       gdt_emu("pins") == 0, "FLUSH unpins everything");
+	gdt_free(many);
+	close(efd);
+	free(data);
+	free(back);
+}
+
+int main(void)
+{
+	return gdt_main(NULL, 1, body);
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * t-30-gdirect-kapi.c - the in-kernel API, call by call, through
+ * gdirect_edu's PIN ioctl (which hands its arguments to gdirect_pin() as
+ * they are), including each error return; and the deprecated token path,
+ * from another process, through both the user and the kernel API.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gdirect_edu.h"
+#include "gdt.h"
+#include "nvp2p_emu.h"
+
+static int efd;
+
+static int kpin(uint64_t addr, uint64_t size, uint32_t flags, int owner,
+		uint64_t token, uint32_t va_space, struct gdedu_pin *out)
+{
+	struct gdedu_pin p = {
+		.gpu_addr = addr, .size = size, .flags = flags,
+		.owner_pid = owner, .p2p_token = token, .va_space = va_space,
+	};
+	int ret = ioctl(efd, GDEDU_IOC_PIN, &p) ? -errno : 0;
+
+	if (out)
+		*out = p;
+	return ret;
+}
+
+static int kunpin(uint64_t addr)
+{
+	struct gdedu_unpin u = { .gpu_addr = addr };
+
+	return ioctl(efd, GDEDU_IOC_UNPIN, &u) ? -errno : 0;
+}
+
+static void write_param(const char *path, const char *v)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(v, f);
+		fclose(f);
+	}
+}
+
+/* GPU memory straight from the emulator, so this file's tokens apply. */
+static uint64_t emu_alloc(int fd, uint64_t size)
+{
+	struct nvp2p_emu_alloc a = { .size = size };
+	uint8_t *va = mmap(NULL, size + GDT_KB64, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (va == MAP_FAILED)
+		return 0;
+	a.va = ((uintptr_t)va + GDT_KB64 - 1) & ~(GDT_KB64 - 1);
+	return ioctl(fd, NVP2P_EMU_IOC_ALLOC, &a) ? 0 : a.va;
+}
+
+static void test_tokens(void)
+{
+	struct nvp2p_emu_tokens t = { 0 };
+	int sv[2], status, res[4] = { -1, -1, -1, -1 };
+	int mfd = open(NVP2P_EMU_DEVICE, O_RDWR);
+	uint64_t va = mfd >= 0 ? emu_alloc(mfd, 2 * GDT_KB64) : 0;
+	pid_t pid;
+
+	if (!gdt_ok(va && !ioctl(mfd, NVP2P_EMU_IOC_TOKENS, &t) &&
+		    (t.p2p_token || t.va_space), "emulator memory with tokens")) {
+		if (mfd >= 0)
+			close(mfd);
+		return;
+	}
+	if (pipe(sv))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		/* Another process: with the tokens it may pin, without not. */
+		struct gdirect_pin p = {
+			.addr = va, .size = 4096,
+			.p2p_token = t.p2p_token, .va_space = t.va_space,
+		};
+		int gfd = open("/dev/gdirect", O_RDWR);
+
+		efd = open(GDEDU_DEVICE, O_RDWR);
+		res[0] = gdt_pin(gfd, va, 4096, 0, NULL);
+		res[1] = ioctl(gfd, GDIRECT_IOC_PIN, &p) ? -errno : 0;
+		res[2] = kpin(va, 4096, 0, 0, 0, 0, NULL);
+		res[3] = kpin(va + GDT_KB64, 4096, 0, 0, t.p2p_token,
+			      t.va_space, NULL);
+		if (write(sv[1], res, sizeof(res)) != sizeof(res))
+			_exit(1);
+		_exit(0);	/* pins released at exit, from the pinning process */
+	}
+	close(sv[1]);
+	if (read(sv[0], res, sizeof(res)) != sizeof(res))
+		res[0] = 1;
+	waitpid(pid, &status, 0);
+	close(sv[0]);
+	gdt_ok(res[0] == -EINVAL, "user PIN of another process's memory without tokens: EINVAL (%d)", res[0]);
+	gdt_ok(res[1] == 0, "user PIN with its legacy tokens (deprecated): %d", res[1]);
+	gdt_ok(res[2] == -EINVAL, "gdirect_pin of another process's memory without tokens: EINVAL (%d)", res[2]);
+	gdt_ok(res[3] == 0, "gdirect_pin with legacy tokens: %d", res[3]);
+	gdt_ok(gdt_quiet(), "token pins released when that process exited");
+
+	write_param("/sys/module/gdirect/parameters/allow_tokens", "N");
+	gdt_ok(kpin(va, 4096, 0, 0, t.p2p_token, t.va_space, NULL) == -EPERM,
+	       "gdirect_pin with tokens when allow_tokens=N: EPERM");
+	write_param("/sys/module/gdirect/parameters/allow_tokens", "Y");
+	close(mfd);
+	gdt_ok(gdt_quiet() && gdt_emu("allocations") == 0,
+	       "emulator memory freed with its file");
+}
+
+static void body(void)
+{
+	struct gdedu_pin p;
+	CUdeviceptr buf;
+	pid_t other;
+	int ret;
+
+	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context"))
+		return;
+	efd = open(GDEDU_DEVICE, O_RDWR);
+	buf = gdt_alloc(4 * GDT_KB64);
+	if (!gdt_ok(efd >= 0 && buf, "open " GDEDU_DEVICE ", GPU memory"))
+		return;
+
+	ret = kpin(buf + 10, 3 * GDT_KB64, 0, 0, 0, 0, &p);
+	gdt_ok(ret == 0 && p.pinned_addr == buf && p.pinned_size == 4 * GDT_KB64 &&
+	       p.entries == 4, "gdirect_pin with a peer: 4 DMA addresses");
+	gdt_ok(gdt_gd_stat("dma_maps") >= 1 && gdt_emu("dma_maps") >= 1,
+	       "nvidia_p2p_dma_map_pages was called");
+	gdt_ok(kunpin(buf) == 0 && gdt_emu("pins") == 0 &&
+	       gdt_emu("dma_maps") == 0, "gdirect_unpin frees pin and mapping");
+	gdt_ok(kunpin(buf) == -ENOENT, "nothing cached any more");
+
+	ret = kpin(buf, GDT_KB64, GDEDU_PIN_PERSISTENT, getpid(), 0, 0, &p);
+	gdt_ok(ret == 0, "gdirect_pin persistent, owner given as self: %d", ret);
+	kunpin(buf);
+
+	gdt_ok(kpin(buf, 0, 0, 0, 0, 0, NULL) == -EINVAL, "size 0: EINVAL");
+	gdt_ok(kpin(buf, 4096, 0x40, 0, 0, 0, NULL) == -EINVAL,
+	       "unknown flag: EINVAL");
+	gdt_ok(kpin(UINT64_MAX - 10, 20, 0, 0, 0, 0, NULL) == -EINVAL,
+	       "wrapping range: EINVAL");
+	gdt_ok(kpin(buf, 4096, GDEDU_PIN_PERSISTENT, 0, 5, 1, NULL) == -EINVAL,
+	       "persistent with tokens: EINVAL");
+	gdt_ok(kpin(0x20000, 4096, 0, 0, 0, 0, NULL) == -EINVAL,
+	       "not GPU memory: EINVAL (provider)");
+	other = fork();
+	if (other == 0) {
+		pause();
+		_exit(0);
+	}
+	gdt_ok(kpin(buf, 4096, 0, other, 0, 0, NULL) == -EPERM,
+	       "another process as owner, no tokens: EPERM");
+	kill(other, SIGKILL);
+	waitpid(other, NULL, 0);
+	gdt_emu_knob("fail_next", "1 12");
+	gdt_ok(kpin(buf, 4096, 0, 0, 0, 0, NULL) == -ENOMEM,
+	       "provider out of BAR1: ENOMEM");
+	gdt_emu_knob("fail_next", "1 5");
+	gdt_ok(kpin(buf, 4096, 0, 0, 0, 0, NULL) == -EIO, "provider EIO: EIO");
+	gdt_emu_knob("fail_next", "1 524");
+	gdt_ok(kpin(buf, 4096, 0, 0, 0, 0, NULL) == -EOPNOTSUPP,
+	       "provider ENOTSUPP: EOPNOTSUPP");
+	gdt_ok(gdt_emu("pins") == 0, "failed pins leave nothing pinned");
+
+	/* Revocation through the kernel API: DMA brackets refuse, -ESTALE. */
+	ret = kpin(buf, GDT_KB64, 0, 0, 0, 0, &p);
+	gdt_emu_knob("callback_delay_ms", "10");
+	gdt_free(buf);
+	gdt_emu_knob("callback_delay_ms", "0");
+	gdt_ok(ret == 0, "pinned before the free");
+	{
+		struct gdedu_stats s;
+
+		ioctl(efd, GDEDU_IOC_STATS, &s);
+		gdt_ok(s.invalidations == 1, "invalidate callback called once");
+	}
+	gdt_ok(kunpin(buf) == 0 && gdt_quiet(),
+	       "gdirect_unpin of a revoked region");
+
+	test_tokens();
+	close(efd);
+}
+
+int main(void)
+{
+	return gdt_main(NULL, 1, body);
+}
