@@ -13,6 +13,10 @@
 //              costs, since our PTX is always reached through one
 //   memops     cuStreamWaitValue32(GEQ) + cuStreamWriteValue32 on a stream,
 //              no kernel (both queued before the clock starts)
+//   x-leaf     candidate (bench/wait_lean.ptx): a leaf PTX function with
+//              only the EQ poll loop, the floor for a called wait
+//   x-split    candidate: gdirect_wait_u32's interface with the first poll
+//              issued at entry and the general path handed off
 // The methods take turns, repeat after repeat, so drift hits all alike; the
 // figure reported is the median over repeats of each repeat's median.
 //
@@ -60,6 +64,20 @@ __global__ void ptx_kernel(uint32_t *h2d, uint32_t *d2h, int n, uint64_t timeout
 	}
 }
 
+extern "C" __device__ int gdirect_bench_wait_leaf(const uint32_t *flag, uint32_t value);
+extern "C" __device__ int gdirect_bench_wait_split(const uint32_t *flag, uint32_t value, uint32_t mode, uint32_t backoff_ns, uint64_t timeout_ns);
+
+__global__ void candidate_kernel(uint32_t *h2d, uint32_t *d2h, int n, int split)
+{
+	for (int i = 1; i <= n; i++) {
+		int st = split ? gdirect_bench_wait_split(h2d, (uint32_t)i, GDIRECT_WAIT_EQ, 0, 0)
+			       : gdirect_bench_wait_leaf(h2d, (uint32_t)i);
+		if (st)
+			return;
+		gdirect_signal_u32(d2h, (uint32_t)i);
+	}
+}
+
 __device__ __noinline__ void cxx_wait(uint32_t *flag, uint32_t v)
 {
 	cuda::atomic_ref<uint32_t, cuda::thread_scope_system> a(*flag);
@@ -102,8 +120,9 @@ static inline uint64_t now_ns(void)
 		.count();
 }
 
-enum method { PTX, PTX_TIMEOUT, LIBCXX, CXX_CALL, MEMOPS, NMETHODS };
-static const char *const names[NMETHODS] = { "ptx", "ptx-to", "libcu++", "cxx-call", "memops" };
+enum method { PTX, PTX_TIMEOUT, LIBCXX, CXX_CALL, MEMOPS, X_LEAF, X_SPLIT, NMETHODS };
+static const char *const names[NMETHODS] = { "ptx", "ptx-to", "libcu++", "cxx-call",
+					     "memops", "x-leaf", "x-split" };
 
 struct flags {
 	uint32_t *h2d, *d2h;		// host addresses
@@ -126,6 +145,8 @@ static void run(enum method m, const flags &f, int n, CUstream s,
 		libcxx_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n);
 	else if (m == CXX_CALL)
 		cxx_call_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n);
+	else if (m == X_LEAF || m == X_SPLIT)
+		candidate_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n, m == X_SPLIT);
 	CHECK(cudaGetLastError());
 	for (int i = 1; i <= n; i++) {
 		if (m == MEMOPS) {

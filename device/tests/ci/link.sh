@@ -38,8 +38,10 @@ ok "test_device.cu links with the library and the probe" \
 	"$NVCC" $GENCODE $inc -rdc=true -lineinfo -o "$T/test_device" \
 	"$DEVICE_DIR/tests/gpu/test_device.cu" "$DEVICE_DIR/jit/gdirect_jitlink.c" \
 	"$T/abi_probe.o" -L"$T" -lgdirect_device -lcuda -lnvJitLink -L"$CUDA_ROOT/lib64/stubs"
+ok "bench/wait_lean.ptx nvcc -dc" \
+	"$NVCC" $GENCODE -dc "$DEVICE_DIR/bench/wait_lean.ptx" -o "$T/wait_lean.o"
 ok "bench/roundtrip.cu links with the library" \
 	"$NVCC" $GENCODE $inc -rdc=true -O2 -o "$T/roundtrip" \
-	"$DEVICE_DIR/bench/roundtrip.cu" -L"$T" -lgdirect_device \
+	"$DEVICE_DIR/bench/roundtrip.cu" "$T/wait_lean.o" -L"$T" -lgdirect_device \
 	-lcuda -L"$CUDA_ROOT/lib64/stubs"
 finish

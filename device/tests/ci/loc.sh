@@ -5,7 +5,7 @@
 . "$(dirname "$0")/common.sh"
 scratch
 
-for f in "$DEVICE_DIR"/ptx/*.ptx "$DEVICE_DIR"/tests/gpu/*.ptx; do
+for f in "$DEVICE_DIR"/ptx/*.ptx "$DEVICE_DIR"/tests/gpu/*.ptx "$DEVICE_DIR"/bench/*.ptx; do
 	name=${f#"$DEVICE_DIR"/}
 	ok "$name: .loc and @line numbers current" \
 		sh -c "grep -q '^[[:space:]]*\.loc[[:space:]]' '$f' &&

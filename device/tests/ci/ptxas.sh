@@ -16,6 +16,11 @@ for a in $ARCHES; do
 		"$PTXAS" -arch="$a" -c -lineinfo "$DEVICE_DIR/tests/gpu/abi_probe.ptx" -o "$T/probe.$a.cubin"
 done
 
+for a in $ARCHES; do
+	ok "ptxas -arch=$a bench/wait_lean.ptx" \
+		"$PTXAS" -arch="$a" -c "$DEVICE_DIR/bench/wait_lean.ptx" -o "$T/lean.$a.cubin"
+done
+
 if command -v readelf >/dev/null 2>&1; then
 	for f in $PTX_LIB; do
 		ok "$f.ptx: .loc gives .debug_line" \

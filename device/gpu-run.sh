@@ -1,0 +1,38 @@
+#!/bin/sh
+# gpu-run.sh [OUTDIR] - the device library's whole GPU plan in one go, for a
+# machine with an NVIDIA GPU and nvcc: environment, build, make test-gpu,
+# the round-trip benchmark, and the SASS of the waits being compared.  Logs
+# go to OUTDIR (default: $OUT if set, else device/build/gpu-run); the exit
+# status is test-gpu's.
+set -u
+cd "$(dirname "$0")" || exit 1
+out=${1:-${OUT:-build/gpu-run}}
+mkdir -p "$out"
+export PATH="$PATH:${CUDA_HOME:-/usr/local/cuda}/bin"
+
+{
+	nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv
+	nvcc --version | tail -2
+	date -u
+} >"$out/env.txt" 2>&1
+cat "$out/env.txt"
+
+if ! make -j"$(nproc)" all >"$out/build.log" 2>&1; then
+	tail -40 "$out/build.log"
+	exit 1
+fi
+
+make test-gpu >"$out/test-gpu.log" 2>&1
+rc=$?
+grep -v '^ok' "$out/test-gpu.log"
+
+timeout 300 build/roundtrip 20000 9 >"$out/bench.log" 2>&1
+cat "$out/bench.log"
+
+# The functions whose cost the benchmark compares, for reading side by side
+# in one file, since some runners hand back only a few files.
+cuobjdump -sass build/roundtrip >"$out/sass-roundtrip.txt" 2>&1
+awk '/Function :/ { on = $0 ~ /gdirect_wait_u32|gdirect_signal_u32|gdirect_bench_wait|cxx_wait|cxx_signal/ }
+     on && (/Function :/ || /^[ \t]+\/\*[0-9a-f]+\*\//)' \
+	"$out/sass-roundtrip.txt" >"$out/sass-waits.txt"
+exit $rc
