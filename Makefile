@@ -3,6 +3,7 @@
 #   make            build user space (meson, build/) and the kernel modules
 #   make test       unit tests + the emulated machine's guest suite
 #   make demo       the guide's flow end to end on the emulated machine
+#   make test-gpu   device-library tests on a machine with an NVIDIA GPU
 #
 # User space is built with meson/ninja; the modules with Kbuild against the
 # Debian kernel the guest boots (linux-headers-amd64), one copy per flavour
@@ -15,7 +16,7 @@ MODULES   := nvp2p_emu nvp2p_selftest
 FLAVOURS  := v2 v1
 JOBS      ?= $(shell nproc)
 
-.PHONY: all deps userspace modules test unit-test guest-test demo clean
+.PHONY: all deps userspace modules test unit-test guest-test demo test-gpu bench-gpu clean
 
 all: userspace modules
 
@@ -47,6 +48,13 @@ demo:
 	@scripts/deps.sh demo
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh "$(BUILD)"
+
+# Need an NVIDIA GPU and the CUDA toolkit; not part of make test.
+test-gpu:
+	$(MAKE) -C device test-gpu
+
+bench-gpu:
+	$(MAKE) -C device bench
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan results
