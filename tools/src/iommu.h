@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iommu.h - is the IOMMU off, passing through, or translating DMA?
+ *
+ * GPUDirect RDMA needs the physical addresses to be the same from every
+ * device's point of view (guide 11.4): an IOMMU must be off or in
+ * pass-through (identity) mode.
+ */
+#ifndef GDTOOL_IOMMU_H
+#define GDTOOL_IOMMU_H
+
+#include "sysfs.h"
+
+enum gd_iommu_mode {
+	GD_IOMMU_OFF = 1,
+	GD_IOMMU_PASSTHROUGH,
+	GD_IOMMU_TRANSLATED,
+};
+
+struct gd_iommu {
+	enum gd_iommu_mode mode;
+	int units;		/* entries in /sys/class/iommu */
+	int group;		/* the device's IOMMU group, -1: none */
+	char domain_type[32];	/* the group's "type" file, "" if absent */
+	char basis[256];	/* how it was decided, in words */
+	const char *warning;	/* NULL unless the mode breaks GPUDirect */
+};
+
+/* The IOMMU mode for device bdf, or the system default when bdf is NULL. */
+void gd_iommu_probe(const struct gd_roots *r, const char *bdf, struct gd_iommu *io);
+
+/* "off", "passthrough", "translated" (stable, for JSON) and for people. */
+const char *gd_iommu_mode_id(enum gd_iommu_mode m);
+const char *gd_iommu_mode_text(enum gd_iommu_mode m);
+
+#endif

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sysfs.h - where the tool reads the system from, and small file readers.
+ *
+ * Every path the tool reads is under one of three roots, so the unit tests
+ * can point it at fixture trees: sysfs (GDIRECT_SYSFS_ROOT or --sysfs,
+ * default /sys; debugfs is read at SYSFS/kernel/debug), procfs
+ * (GDIRECT_PROC_ROOT or --proc, default /proc) and devices (GDIRECT_DEV_ROOT
+ * or --dev, default /dev).
+ */
+#ifndef GDTOOL_SYSFS_H
+#define GDTOOL_SYSFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GD_PATH_MAX 4096
+
+struct gd_roots {
+	char sysfs[GD_PATH_MAX];
+	char proc[GD_PATH_MAX];
+	char dev[GD_PATH_MAX];
+};
+
+/* Defaults, then the environment. */
+void gd_roots_init(struct gd_roots *r);
+
+/* snprintf into out; -ENAMETOOLONG when it does not fit. */
+int gd_path(char *out, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Read a whole small file, trailing newlines removed: 0 or -errno. */
+int gd_read_str(const char *path, char *buf, size_t n);
+
+/* Read a number (decimal, or 0x-prefixed hex) from a file: 0 or -errno. */
+int gd_read_u64(const char *path, uint64_t *val);
+int gd_read_int(const char *path, int *val);
+
+/* Last component of the target of symlink path ("" and -errno if none). */
+int gd_link_name(const char *path, char *buf, size_t n);
+
+#endif

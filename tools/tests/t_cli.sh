@@ -1,0 +1,109 @@
+#!/bin/sh
+# t_cli.sh GDIRECT FIXTURES FAKE_NVML - the gdirect command end to end on the
+# fixture trees: what info and stat print, as JSON and as text.
+set -u
+gd=$1 fx=$2 nvml=$3
+fails=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+run() { # run TREE [PROC] -- ARGS...: output in $tmp/out, status in $rc
+	tree=$1 proc=$2; shift 3
+	GDIRECT_LIBNVML=$nvml "$gd" --sysfs "$fx/$tree/sys" --proc "$fx/$tree/$proc" \
+		--dev "$tmp/nodev" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+has() { # has TEXT: the last output contains the line fragment TEXT
+	if ! grep -qF -- "$1" "$tmp/out"; then
+		echo "FAIL: missing '$1' in:"; cat "$tmp/out"; fails=$((fails + 1))
+	fi
+}
+hasnt() {
+	if grep -qF -- "$1" "$tmp/out"; then
+		echo "FAIL: unexpected '$1'"; fails=$((fails + 1))
+	fi
+}
+status() {
+	if [ "$rc" != "$1" ]; then
+		echo "FAIL: exit status $rc, want $1"; cat "$tmp/err"; fails=$((fails + 1))
+	fi
+}
+
+# PCIe switches only, no IOMMU; BAR1 from (the stand-in) NVML.
+run switch proc -- info --json --peer 0000:04:00.0
+status 0
+has '"bdf": "0000:03:00.0"'
+has '"kind": "nvidia"'
+has '"class": "switch"'
+has '"common": "0000:01:00.0"'
+has '"warning": null'
+has '"source": "nvml"'
+has '"total": 268435456'
+has '"used": 2097152'
+has '"free": 266338304'
+has '"mode": "off"'
+has '"source": null'	# no /dev/gdirect nor /dev/nvp2p_emu: versions unknown
+
+# One CPU: warning about peer-to-peer reads; pass-through IOMMU.
+run hostbridge proc -- info --peer 0000:02:00.0
+status 0
+has 'path to 0000:02:00.0  through one CPU / host bridge (root complex)'
+has '0000:01:00.0 -> 0000:00:01.0 -> pci0000:00 -> 0000:00:02.0 -> 0000:02:00.0'
+has 'IOMMU           passthrough (identity)'
+has 'warning: the path goes through the CPU'
+hasnt 'warning: the IOMMU'
+
+# Across sockets, IOMMU translating: both warnings.
+run sockets proc -- info --json --peer 0000:81:00.0
+status 0
+has '"class": "cross_socket"'
+has '"mode": "translated"'
+has '"domain_type": "DMA-FQ"'
+has 'socket interconnect'
+has 'the IOMMU translates DMA addresses'
+
+# The emulated machine: GPU found through its driver binding, BAR1 from
+# the emulator's debugfs counters; edu is on the same root bus.
+run emulated proc -- info --json --peer 0000:00:03.0
+status 0
+has '"kind": "emulated"'
+has '"source": "emulator-debugfs"'
+has '"total": 67108864'
+has '"reserved": 8388608'
+has '"used": 196608'
+has '"free": 58523648'
+has '"class": "host_bridge"'
+has '"name": "nvp2p_emu"'
+
+# An unknown peer is an error, not an empty report.
+run switch proc -- info --peer 0000:99:00.0
+status 1
+
+# stat: gdirect.ko's counters and registrations, the emulator's counters.
+run emulated proc -- stat --json
+status 0
+has '"live_regions": 3'
+has '"pid": 412'
+has '"state": "revoked"'
+has '"mode": "persistent"'
+has '"mapped": 65536'
+has '"bar1_used": 196608'
+run emulated proc -- stat
+status 0
+has 'process 412: 2 regions, 128 KiB, 1 revoked by callback'
+has '  pin_failures       1'
+# Nothing to show: non-zero status.
+run switch proc -- stat
+status 1
+has 'gdirect.ko: no counters'
+
+# bench without /dev/gdirect: says why and exits 77 (skipped).
+run switch proc -- bench --iters 5
+status 77
+has 'needs gdirect.ko'
+
+run switch proc -- nonsense
+status 2
+
+if [ $fails -ne 0 ]; then echo "$fails checks failed"; exit 1; fi
+echo "all checks passed"
