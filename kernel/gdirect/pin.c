@@ -31,7 +31,16 @@
  *     put_pages() unmaps and frees every DMA mapping of the table itself,
  *     under the provider lock, and tolerates a concurrent revocation.
  *
- *  5. put_pages() with zero tokens works only in the pinning process.  A
+ *  5. A page-table pointer we hold may go stale the moment a callback
+ *     returns, and the provider may hand the same address to the next
+ *     get_pages() (nv-p2p keys put_pages and dma_map_pages by that
+ *     pointer: a stale put could destroy another registration, a stale
+ *     dma_map could map another's memory).  So gdirect never lets its own
+ *     get_pages() run while it is inside put_pages() or dma_map_pages()
+ *     with a pointer it has checked is not revoked (gd_excl below).  Pins
+ *     made by other drivers cannot be fenced; that hazard is nv-p2p's.
+ *
+ *  6. put_pages() with zero tokens works only in the pinning process.  A
  *     release in another context (the last fd reference was passed to
  *     another process, or dropped from a kernel thread) does not call it;
  *     the registration stays until the NVIDIA driver revokes it, which it
@@ -42,6 +51,45 @@
 #include <linux/slab.h>
 
 #include "gdirect_internal.h"
+
+/*
+ * Two classes that exclude each other but not themselves: NEW (get_pages)
+ * and USE (calls that pass a page-table pointer we hold).  Neither is
+ * ever waited for by the free callback, so holding one across a provider
+ * call cannot deadlock with the provider lock.
+ */
+enum { GD_EXCL_NEW, GD_EXCL_USE };
+static DEFINE_SPINLOCK(gd_excl_lock);
+static DECLARE_WAIT_QUEUE_HEAD(gd_excl_wait);
+static int gd_excl_count[2];
+
+static bool gd_excl_try(int side)
+{
+	bool ok;
+
+	spin_lock(&gd_excl_lock);
+	ok = !gd_excl_count[!side];
+	if (ok)
+		gd_excl_count[side]++;
+	spin_unlock(&gd_excl_lock);
+	return ok;
+}
+
+static void gd_excl_enter(int side)
+{
+	wait_event(gd_excl_wait, gd_excl_try(side));
+}
+
+static void gd_excl_exit(int side)
+{
+	bool last;
+
+	spin_lock(&gd_excl_lock);
+	last = !--gd_excl_count[side];
+	spin_unlock(&gd_excl_lock);
+	if (last)
+		wake_up_all(&gd_excl_wait);
+}
 
 bool gd_is_owner(struct pid *owner)
 {
@@ -286,6 +334,7 @@ int gd_reg_pin(struct gd_reg *r)
 	list_add_tail(&r->node, &gd_regs);
 	spin_unlock(&gd_regs_lock);
 
+	gd_excl_enter(GD_EXCL_NEW);
 	if (r->persistent) {
 #if GD_HAVE_PERSISTENT
 		ret = nvidia_p2p_get_pages_persistent(r->addr, r->size, &pt,
@@ -297,6 +346,7 @@ int gd_reg_pin(struct gd_reg *r)
 		ret = gd_nv_get_pages(r->p2p_token, r->va_space, r->addr,
 				      r->size, &pt, gd_free_callback, r);
 	}
+	gd_excl_exit(GD_EXCL_NEW);
 	if (ret) {
 		atomic64_inc(&gd_stats.pin_failures);
 		spin_lock(&r->lock);
@@ -343,12 +393,12 @@ int gd_reg_dma_map(struct gd_reg *r)
 	struct nvidia_p2p_page_table *pt;
 	int ret;
 
+	gd_excl_enter(GD_EXCL_USE);
 	spin_lock(&r->lock);
 	pt = r->state == GD_PINNED ? r->pt : NULL;
 	spin_unlock(&r->lock);
-	if (!pt)
-		return -ESTALE;
-	ret = gd_nv_dma_map(r->peer, pt, &dma);
+	ret = pt ? gd_nv_dma_map(r->peer, pt, &dma) : -ESTALE;
+	gd_excl_exit(GD_EXCL_USE);
 	if (ret)
 		return gd_errno(ret);
 	if (!NVIDIA_P2P_DMA_MAPPING_VERSION_COMPATIBLE(dma)) {
@@ -416,12 +466,19 @@ void gd_reg_release(struct gd_reg *r)
 		return;
 	}
 
+	gd_excl_enter(GD_EXCL_USE);
+	spin_lock(&r->lock);
+	revoked = r->revoked;
+	spin_unlock(&r->lock);
+	if (revoked)
+		ret = 0;	/* the callback ended it; pt may be reused */
 #if GD_HAVE_PERSISTENT
-	if (r->persistent)
+	else if (r->persistent)
 		ret = nvidia_p2p_put_pages_persistent(r->addr, pt, 0);
-	else
 #endif
+	else
 		ret = gd_nv_put_pages(r->p2p_token, r->va_space, r->addr, pt);
+	gd_excl_exit(GD_EXCL_USE);
 	if (ret) {
 		/* Still registered, maybe: keep the nv reference for it. */
 		atomic64_inc(&gd_stats.put_errors);

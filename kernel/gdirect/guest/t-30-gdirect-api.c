@@ -48,7 +48,6 @@ static void test_info(void)
 static void test_pin_errors(CUdeviceptr buf, size_t size)
 {
 	struct gdirect_pin p;
-	CUDA_POINTER_ATTRIBUTE_P2P_TOKENS tok;
 
 	gdt_ok(gdt_pin(fd, buf, 0, 0, NULL) == -EINVAL, "PIN size 0: EINVAL");
 	gdt_ok(gdt_pin(fd, buf, 4096, 0x80, NULL) == -EINVAL,
@@ -86,20 +85,7 @@ static void test_pin_errors(CUdeviceptr buf, size_t size)
 	gdt_emu_knob("fail_next", "1 524");
 	gdt_ok(gdt_pin(fd, buf, 4096, 0, NULL) == -EOPNOTSUPP,
 	       "PIN when the provider says ENOTSUPP: EOPNOTSUPP");
-
-	if (cuPointerGetAttribute(&tok, CU_POINTER_ATTRIBUTE_P2P_TOKENS, buf) ||
-	    (!tok.p2pToken && !tok.vaSpaceToken)) {
-		gdt_skip("PIN with legacy tokens", "the emulator hands out 0 tokens");
-	} else {
-		memset(&p, 0, sizeof(p));
-		p.addr = buf;
-		p.size = 4096;
-		p.p2p_token = tok.p2pToken;
-		p.va_space = tok.vaSpaceToken;
-		if (gdt_errno_is(ioctl(fd, GDIRECT_IOC_PIN, &p), 0,
-				 "PIN with legacy tokens (deprecated)"))
-			gdt_unpin(fd, p.handle);
-	}
+	/* Legacy tokens: t-30-gdirect-kapi, from another process. */
 }
 
 static void test_pin_map(CUdeviceptr buf, const uint8_t *pattern)
