@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ptxabi check` on a fixture header and two PTX files: one with nvcc's
+ * prototypes (must pass; typed scalars only warn), one with a mistake per
+ * function (each must be named).  When ptxas is at hand the fixtures are
+ * assembled too, so they stay valid PTX.
+ * usage: ptxabi-test-check FIXTURE_DIR
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptxabi.h"
+
+static int failures;
+
+static char *run_check(const char *dir, const char *ptx, int *errors)
+{
+	char hdr[4096], path[4096];
+	const char *paths[1] = { path };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ptxabi_ctx *ctx = ptxabi_new();
+
+	snprintf(hdr, sizeof(hdr), "%s/dev.h", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, ptx);
+	if (!f || !ctx || ptxabi_parse_file(ctx, hdr)) {
+		printf("FAIL: cannot read %s: %s\n", hdr,
+		       ctx ? ptxabi_error(ctx) : "");
+		exit(1);
+	}
+	*errors = ptxabi_check_ptx(ctx, paths, 1, f);
+	if (*errors < 0)
+		fprintf(f, "check failed: %s\n", ptxabi_error(ctx));
+	fclose(f);
+	ptxabi_free(ctx);
+	return buf;
+}
+
+static void expect(const char *report, const char *what)
+{
+	if (!strstr(report, what)) {
+		printf("FAIL: report lacks '%s'\n", what);
+		failures++;
+	}
+}
+
+static void assemble(const char *dir, const char *ptx)
+{
+	const char *home = getenv("CUDA_HOME");
+	char ptxas[4096], cmd[9000];
+
+	snprintf(ptxas, sizeof(ptxas), "%s/bin/ptxas",
+		 home ? home : "/usr/local/cuda");
+	if (access(ptxas, X_OK)) {
+		printf("# no %s: fixture %s not assembled\n", ptxas, ptx);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "'%s' -arch=sm_80 -c -o /dev/null '%s/%s'",
+		 ptxas, dir, ptx);
+	if (system(cmd) != 0) {
+		printf("FAIL: ptxas rejects fixture %s\n", ptx);
+		failures++;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int errors;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s FIXTURE_DIR\n", argv[0]);
+		return 2;
+	}
+	char *good = run_check(argv[1], "good.ptx", &errors);
+
+	printf("--- good.ptx\n%s", good);
+	if (errors != 0) {
+		printf("FAIL: good.ptx: %d error(s), expected none\n", errors);
+		failures++;
+	}
+	expect(good, "ok dev_wait ");
+	expect(good, "ok dev_consume ");
+	expect(good, "ok dev_center ");
+	expect(good, "ok dev_h2 ");
+	expect(good, "ok dev_fence ");
+	expect(good, "warning: dev_signal: typed where nvcc writes");
+	expect(good, "6 function(s) checked against 1 PTX file(s): 0 error(s), "
+	       "1 warning(s)");
+	free(good);
+
+	char *bad = run_check(argv[1], "bad.ptx", &errors);
+
+	printf("--- bad.ptx\n%s", bad);
+	if (errors != 8) {
+		printf("FAIL: bad.ptx: %d error(s), expected 8\n", errors);
+		failures++;
+	}
+	expect(bad, "bad.ptx:7: error: dev_wait: parameter 2 '.param .b32 "
+	       "dev_wait_param_2' has 32 bits, expected 64");
+	expect(bad, "error: dev_signal: 1 parameter(s) in PTX, 2 expected");
+	expect(bad, "error: dev_consume: parameter 0 '.param .align 4 .b8 "
+	       "dev_consume_param_0[16]' is aligned to 4, expected 8");
+	expect(bad, "error: dev_center: return value '.param .b64 "
+	       "func_retval0' is a scalar");
+	expect(bad, "error: dev_center: parameter 2 '.param .b8 "
+	       "dev_center_param_2' has 8 bits, expected 32");
+	expect(bad, "error: dev_h2: returns '.param .align 4 .b8 "
+	       "func_retval0[4]' but nvcc declares no return value");
+	expect(bad, "dev.h:28: error: dev_fence is not defined");
+	expect(bad, "warning: .visible .func dev_extra has no C declaration");
+	free(bad);
+
+	assemble(argv[1], "good.ptx");
+	assemble(argv[1], "bad.ptx");
+	printf("%d failure(s)\n", failures);
+	return failures != 0;
+}
