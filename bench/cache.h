@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cache.h - the two registration caches under test behind one interface,
+ * so every scenario drives both with the same code, trace and backend.
+ * The indirect call costs both the same couple of ns.
+ */
+#ifndef BENCH_CACHE_H
+#define BENCH_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tb;
+
+struct cache_cfg {
+	struct tb *backend;
+	uint64_t max_regions;	/* unused regions evicted above; 0: no limit */
+	uint64_t max_bytes;	/* likewise for pinned bytes */
+};
+
+struct cache_ops {
+	const char *name;
+	void *(*create)(const struct cache_cfg *cfg);
+	/* 0 and a reference covering [addr, addr+len), or a negative errno. */
+	int (*get)(void *cache, uint64_t addr, size_t len, void **ref);
+	void (*put)(void *cache, void *ref);
+	/* Unpin whatever is left; every reference must have been put. */
+	void (*destroy)(void *cache);
+};
+
+extern const struct cache_ops cache_gdirect;
+extern const struct cache_ops cache_ucx;
+
+#endif

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cache_gdirect.c - libgdirect's registration cache (the real library,
+ * through its public calls) over the benchmark's pinning device, plugged
+ * in with gd_ctx_create_backend() (the library's GDIRECT_PRIVATE entry
+ * point for a context over another backend).
+ */
+#include <stdio.h>
+
+#include <gdirect.h>
+
+#include "backend.h"
+#include "cache.h"
+
+int gd_ctx_create_backend(const struct gdirect_params *p,
+			  struct gd_backend *b, struct gdirect_ctx **out);
+
+static void *gd_create(const struct cache_cfg *cfg)
+{
+	struct gdirect_params p;
+	struct gdirect_ctx *c = NULL;
+
+	gdirect_params_init(&p);
+	/* The library's default invalidation (gdirect.ko's status word, read
+	 * on every hit, plus CUDA free interception); limits as asked. */
+	p.invalidation = GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS;
+	p.max_regions = cfg->max_regions;
+	p.max_bytes = cfg->max_bytes;
+	if (gd_ctx_create_backend(&p, tb_gd_backend(cfg->backend), &c)) {
+		fprintf(stderr, "gdirect: %s\n", gdirect_errmsg());
+		return NULL;
+	}
+	return c;
+}
+
+static int gd_get(void *cache, uint64_t addr, size_t len, void **ref)
+{
+	return gdirect_reg_get(cache, (const void *)(uintptr_t)addr, len, 0,
+			       (struct gdirect_reg **)ref);
+}
+
+static void gd_put(void *cache, void *ref)
+{
+	(void)cache;
+	gdirect_reg_put(ref);
+}
+
+static void gd_destroy(void *cache)
+{
+	gdirect_ctx_destroy(cache);
+}
+
+const struct cache_ops cache_gdirect = {
+	.name = "gdirect",
+	.create = gd_create,
+	.get = gd_get,
+	.put = gd_put,
+	.destroy = gd_destroy,
+};

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "benchcuda.h"
+
+bool inst_open(struct inst *in, const struct cache_ops *ops, const char *label,
+	       const struct tb_cfg *dev, uint64_t max_regions, uint64_t max_bytes)
+{
+	memset(in, 0, sizeof(*in));
+	in->ops = ops;
+	in->label = label;
+	in->tb = tb_new(dev);
+	if (!in->tb)
+		return false;
+	in->c = ops->create(&(struct cache_cfg){ in->tb, max_regions, max_bytes });
+	if (!in->c) {
+		tb_free(in->tb);
+		return false;
+	}
+	return true;
+}
+
+void inst_close(struct inst *in)
+{
+	/* Unpinning what is left should not take the benchmark's minutes. */
+	tb_set_costs(in->tb, 0, 0);
+	in->ops->destroy(in->c);
+	tb_free(in->tb);
+}
+
+uint64_t *alloc_buffers(size_t n)
+{
+	uint64_t *b = malloc(n * sizeof(*b));
+
+	if (!b) {
+		perror("malloc");
+		exit(1);
+	}
+	for (size_t i = 0; i < n; i++) {
+		b[i] = bc_alloc(GPU_PAGE, GPU_PAGE);
+		if (!b[i]) {
+			fprintf(stderr, "out of emulated device address space\n");
+			exit(1);
+		}
+	}
+	return b;
+}
+
+struct start {
+	pthread_barrier_t *bar;
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *trampoline(void *p)
+{
+	struct start *s = p;
+
+	pthread_barrier_wait(s->bar);
+	return s->fn(s->arg);
+}
+
+void run_threads(int nthreads, void *(*fn)(void *), void *args, size_t argsz)
+{
+	pthread_t t[16];
+	struct start s[16];
+	pthread_barrier_t bar;
+
+	if (nthreads > 16)
+		nthreads = 16;
+	pthread_barrier_init(&bar, NULL, (unsigned)nthreads);
+	for (int i = 0; i < nthreads; i++) {
+		s[i] = (struct start){ &bar, fn, (char *)args + (size_t)i * argsz };
+		if (pthread_create(&t[i], NULL, trampoline, &s[i])) {
+			perror("pthread_create");
+			exit(1);
+		}
+	}
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&bar);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("[bench] ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness.h - what every scenario of the cache benchmark shares: the
+ * caches under test, deterministic traces, threads started together,
+ * medians, progress and the report.
+ */
+#ifndef BENCH_HARNESS_H
+#define BENCH_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "backend.h"
+#include "cache.h"
+
+#define KiB 1024ull
+#define MS 1000000ull	/* ns */
+#define GPU_PAGE (64 * KiB)
+
+/* Costs from gdrcopy's README (gdrcopy_apiperf, V100, 64 KiB). */
+#define PIN_NS (1300 * 1000ull)
+#define UNPIN_NS (700 * 1000ull)
+
+struct opts {
+	int repeats;
+	bool quick;		/* smaller sizes, for a smoke run */
+	FILE *md;		/* the report (markdown), or NULL */
+};
+
+/* One cache under test with its own emulated device. */
+struct inst {
+	const struct cache_ops *ops;
+	const char *label;	/* column name */
+	void *c;
+	struct tb *tb;
+};
+
+bool inst_open(struct inst *in, const struct cache_ops *ops, const char *label,
+	       const struct tb_cfg *dev, uint64_t max_regions, uint64_t max_bytes);
+void inst_close(struct inst *in);
+
+/* Deterministic pseudo-random numbers (xorshift64*). */
+static inline uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ull;
+}
+
+/* n fresh 64 KiB "device" buffers, each followed by a 64 KiB hole. */
+uint64_t *alloc_buffers(size_t n);
+
+/* Run fn(arg_i) on nthreads threads released together; waits for them. */
+void run_threads(int nthreads, void *(*fn)(void *), void *args, size_t argsz);
+
+double median(double *v, int n);
+void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* What the targets are judged on, filled in by the scenarios that ran. */
+struct summary {
+	bool hits, contended, bar;
+	size_t nreg[3];
+	double hit_ratio[3], hit_ratio_cpu[3];	/* gdirect/UCX, 1 thread */
+	double scaling[3][2];			/* [size][cache], 2.0 = linear */
+	double in_pin_median, in_pin_mean;	/* gdirect during/alone */
+	double bar_fails[2];			/* gdirect, UCX */
+};
+extern struct summary summary;
+
+/* Scenarios (one file each). */
+void scenario_hits(const struct opts *o);
+void scenario_contended(const struct opts *o);
+void scenario_reuse(const struct opts *o);
+void scenario_bar(const struct opts *o);
+
+#endif

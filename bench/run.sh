@@ -1,0 +1,72 @@
+#!/bin/sh
+# bench/run.sh [BUILD [rcache_bench options...]]
+#
+# `make bench`: build and run the registration-cache benchmark (libgdirect
+# against UCX's ucs_rcache), print the tables, and write them with the
+# machine, date and commit into docs/performance.md, between the markers of
+# the "## Registration cache" section (the rest of the file is left alone).
+# A few minutes on 2 cores.  Options after BUILD go to rcache_bench
+# (--repeats N, --quick, --only 1234); with --quick nothing is written.
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}
+[ $# -gt 0 ] && shift
+case $build in /*) ;; *) build=$root/$build ;; esac
+
+if ! pkg-config --exists ucx-ucs; then
+	echo "bench: UCX not found (Debian: apt-get install libucx-dev)" >&2
+	exit 1
+fi
+[ -f "$build/build.ninja" ] || meson setup "$build" "$root" >/dev/null
+if ! ninja -C "$build" -j2 bench/rcache_bench bench/libbenchcuda.so >/dev/null; then
+	echo "bench: building bench/rcache_bench failed (is subdir('bench') in meson.build?)" >&2
+	exit 1
+fi
+
+quick=0
+for a in "$@"; do [ "$a" = --quick ] && quick=1; done
+
+md=$(mktemp)
+trap 'rm -f "$md" "$md.new"' EXIT
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+GDIRECT_LIBCUDA=$build/bench/libbenchcuda.so \
+	"$build/bench/rcache_bench" --md "$md" "$@"
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+[ $quick = 1 ] && exit 0
+
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -n1)
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git -C "$root" status --porcelain -- bench lib 2>/dev/null)" ]; then
+	commit="$commit (with local changes in bench/ or lib/)"
+fi
+doc=$root/docs/performance.md
+begin='<!-- rcache-bench: begin (written by bench/run.sh) -->'
+end='<!-- rcache-bench: end -->'
+{
+	echo "$begin"
+	echo
+	echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $cpu, $(nproc) cores" \
+	     "(load average $load0 before, $load1 after), commit $commit;" \
+	     "UCX $(pkg-config --modversion ucx-ucs), $(${CC:-cc} --version | head -n1)."
+	echo "Reproduce: \`make bench\` (or \`bench/run.sh BUILD\`)."
+	cat "$md"
+	echo
+	echo "$end"
+} >"$md.new"
+
+[ -f "$doc" ] || printf '# Performance\n' >"$doc"
+if ! grep -q '^## Registration cache' "$doc"; then
+	printf '\n## Registration cache\n\n%s\n%s\n' "$begin" "$end" >>"$doc"
+elif ! grep -qF "$begin" "$doc"; then
+	# The section exists without markers: put them right under its heading.
+	awk -v b="$begin" -v e="$end" '
+		{ print }
+		/^## Registration cache/ { print ""; print b; print e }' \
+		"$doc" >"$doc.tmp" && mv "$doc.tmp" "$doc"
+fi
+awk -v b="$begin" -v e="$end" -v f="$md.new" '
+	$0 == b { while ((getline l < f) > 0) print l; skip = 1; next }
+	$0 == e { skip = 0; next }
+	!skip { print }' "$doc" >"$doc.tmp" && mv "$doc.tmp" "$doc"
+echo "bench: results written to docs/performance.md" >&2

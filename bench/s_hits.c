@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * s_hits.c - scenario 1: the hit path (lookup, reference, release) with
+ * 16, 4096 and 65536 registered regions, one and two threads.
+ *
+ * Both caches get the same 64 KiB buffers (64 KiB apart), registered whole
+ * once; then every thread replays its own pre-computed trace of 4 KiB
+ * requests at random buffers and offsets (same traces for both caches).
+ * Regions are registered with a free pin: only hits are timed here, and
+ * 65536 pins at 1.3 ms would take 85 s per cache.
+ */
+#include <stdlib.h>
+#include <time.h>
+
+#include "harness.h"
+
+struct hitter {
+	struct inst *in;
+	const uint64_t *trace;
+	size_t ops;
+	uint64_t ns, cpu_ns;
+	long fails;
+};
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *hit_loop(void *p)
+{
+	struct hitter *h = p;
+	const struct cache_ops *ops = h->in->ops;
+	void *c = h->in->c, *ref;
+	uint64_t t0 = tb_now_ns(), c0 = thread_cpu_ns();
+
+	for (size_t i = 0; i < h->ops; i++) {
+		if (ops->get(c, h->trace[i], 4 * KiB, &ref)) {
+			h->fails++;
+			continue;
+		}
+		ops->put(c, ref);
+	}
+	h->ns = tb_now_ns() - t0;
+	h->cpu_ns = thread_cpu_ns() - c0;
+	return NULL;
+}
+
+/* A trace of 4 KiB requests inside random buffers of bufs[0..n). */
+static uint64_t *make_trace(const uint64_t *bufs, size_t n, size_t len,
+			    uint64_t seed)
+{
+	uint64_t *t = malloc(len * sizeof(*t)), s = seed;
+
+	if (!t)
+		abort();
+	for (size_t i = 0; i < len; i++) {
+		uint64_t r = rnd(&s);
+
+		t[i] = bufs[r % n] + ((r >> 40) % 15) * 4 * KiB;
+	}
+	return t;
+}
+
+/* Register every buffer once; returns ns per registration (a miss with a
+ * free pin: the cache's own insertion cost). */
+static double populate(struct inst *in, const uint64_t *bufs, size_t n)
+{
+	uint64_t t0 = tb_now_ns();
+
+	for (size_t i = 0; i < n; i++) {
+		void *ref;
+
+		if (in->ops->get(in->c, bufs[i], GPU_PAGE, &ref)) {
+			fprintf(stderr, "%s: registering buffer %zu failed\n",
+				in->label, i);
+			exit(1);
+		}
+		in->ops->put(in->c, ref);
+	}
+	return (double)(tb_now_ns() - t0) / (double)n;
+}
+
+void scenario_hits(const struct opts *o)
+{
+	static const size_t sizes[] = { 16, 4096, 65536 };
+	const size_t ops = o->quick ? 100000 : 1000000;
+	const struct tb_cfg free_pins = { 0, 0, 0, false };
+	/* [size][threads-1][cache] */
+	double wall[3][2][2], cpu[3][2][2], ins[3][2];
+	size_t nreg[3];
+
+	for (int si = 0; si < 3; si++) {
+		size_t n = o->quick && sizes[si] > 4096 ? 8192 : sizes[si];
+		uint64_t *bufs = alloc_buffers(n);
+		uint64_t *trace[2];
+		struct inst in[2];
+
+		nreg[si] = n;
+		progress("hits: %zu regions: registering", n);
+		inst_open(&in[0], &cache_gdirect, "gdirect", &free_pins, 0, 0) ||
+			(abort(), 0);
+		inst_open(&in[1], &cache_ucx, "ucx", &free_pins, 0, 0) ||
+			(abort(), 0);
+		for (int k = 0; k < 2; k++)
+			ins[si][k] = populate(&in[k], bufs, n);
+		for (int t = 0; t < 2; t++)
+			trace[t] = make_trace(bufs, n, ops, 0x5eed0000u + t * 77 + n);
+
+		for (int nt = 1; nt <= 2; nt++) {
+			double vw[2][64], vc[2][64];
+
+			for (int r = 0; r < o->repeats; r++) {
+				/* Alternate which cache goes first. */
+				for (int kk = 0; kk < 2; kk++) {
+					int k = (r + kk) % 2;
+					struct hitter h[2];
+					double sw = 0, sc = 0;
+
+					for (int t = 0; t < nt; t++)
+						h[t] = (struct hitter){ &in[k], trace[t], ops,
+									0, 0, 0 };
+					run_threads(nt, hit_loop, h, sizeof(h[0]));
+					for (int t = 0; t < nt; t++) {
+						if (h[t].fails)
+							fprintf(stderr, "%s: %ld failed hits\n",
+								in[k].label, h[t].fails);
+						sw += (double)h[t].ns / (double)ops;
+						sc += (double)h[t].cpu_ns / (double)ops;
+					}
+					vw[k][r] = sw / nt;
+					vc[k][r] = sc / nt;
+				}
+			}
+			for (int k = 0; k < 2; k++) {
+				wall[si][nt - 1][k] = median(vw[k], o->repeats);
+				cpu[si][nt - 1][k] = median(vc[k], o->repeats);
+			}
+			progress("hits: %zu regions, %d thread(s): gdirect %.1f ns "
+				 "(cpu %.1f), ucx %.1f ns (cpu %.1f)", n, nt,
+				 wall[si][nt - 1][0], cpu[si][nt - 1][0],
+				 wall[si][nt - 1][1], cpu[si][nt - 1][1]);
+		}
+		for (int k = 0; k < 2; k++)
+			inst_close(&in[k]);
+		free(trace[0]);
+		free(trace[1]);
+		free(bufs);
+	}
+
+	printf("\n1. Hit path (get + put of a 4 KiB request), ns/op per thread, "
+	       "median of %d (wall clock; thread CPU time)\n", o->repeats);
+	printf("%8s %7s %10s %10s %8s %10s %10s %8s\n", "regions", "threads",
+	       "gdirect", "ucx", "gd/ucx", "gd cpu", "ucx cpu", "gd/ucx");
+	for (int si = 0; si < 3; si++)
+		for (int nt = 0; nt < 2; nt++)
+			printf("%8zu %7d %10.1f %10.1f %8.2f %10.1f %10.1f %8.2f\n",
+			       nreg[si], nt + 1, wall[si][nt][0], wall[si][nt][1],
+			       wall[si][nt][0] / wall[si][nt][1], cpu[si][nt][0],
+			       cpu[si][nt][1], cpu[si][nt][0] / cpu[si][nt][1]);
+	summary.hits = true;
+	for (int si = 0; si < 3; si++) {
+		summary.nreg[si] = nreg[si];
+		summary.hit_ratio[si] = wall[si][0][0] / wall[si][0][1];
+		summary.hit_ratio_cpu[si] = cpu[si][0][0] / cpu[si][0][1];
+		for (int k = 0; k < 2; k++)
+			summary.scaling[si][k] = 2 * wall[si][0][k] / wall[si][1][k];
+	}
+	if (!o->md)
+		return;
+	fprintf(o->md, "\n### 1. Hit path\n\n"
+		"`get` + `put` of a 4 KiB request inside one of N registered "
+		"64 KiB regions, chosen at random from a pre-computed trace "
+		"(the same for both caches; with 2 threads, each its own); "
+		"%zu operations per thread per repeat; ns per operation per "
+		"thread, median of %d repeats.  Wall clock, and the thread's "
+		"CPU time (what the operation costs when the scheduler takes "
+		"the core away in the middle of a repeat).\n\n", ops, o->repeats);
+	fprintf(o->md, "| regions | threads | gdirect ns/op | UCX ns/op | "
+		"gdirect/UCX | gdirect CPU ns/op | UCX CPU ns/op | "
+		"gdirect/UCX (CPU) |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (int si = 0; si < 3; si++)
+		for (int nt = 0; nt < 2; nt++)
+			fprintf(o->md, "| %zu | %d | %.1f | %.1f | %.2f | %.1f | "
+				"%.1f | %.2f |\n", nreg[si], nt + 1,
+				wall[si][nt][0], wall[si][nt][1],
+				wall[si][nt][0] / wall[si][nt][1], cpu[si][nt][0],
+				cpu[si][nt][1], cpu[si][nt][0] / cpu[si][nt][1]);
+	fprintf(o->md, "\nScaling from 1 to 2 threads (aggregate throughput "
+		"ratio from the wall-clock figures; 2.00 is linear):");
+	for (int si = 0; si < 3; si++)
+		fprintf(o->md, " %zu regions: gdirect %.2f, UCX %.2f%s", nreg[si],
+			2 * wall[si][0][0] / wall[si][1][0],
+			2 * wall[si][0][1] / wall[si][1][1], si < 2 ? ";" : ".");
+	fprintf(o->md, "\n\nRegistration with a free pin (the cache's own "
+		"insertion cost, mean over the N registrations, one thread):");
+	for (int si = 0; si < 3; si++)
+		fprintf(o->md, " %zu regions: gdirect %.0f ns, UCX %.0f ns%s",
+			nreg[si], ins[si][0], ins[si][1], si < 2 ? ";" : ".");
+	fprintf(o->md, "\n");
+}
