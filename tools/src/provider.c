@@ -132,4 +132,7 @@ void gd_provider_probe(const struct gd_roots *r, struct gd_provider *p)
 	probe_emu(r, p);
 	probe_emu_debugfs(r, p);
 	probe_driver(r, p);
+	if (!strcmp(p->driver_name, "nvp2p_emu") && !p->driver_version[0] && p->have_emu)
+		snprintf(p->driver_version, sizeof(p->driver_version), "emulator ABI %u",
+			 p->emu_abi);
 }
