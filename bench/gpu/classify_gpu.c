@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * classify_gpu - on a real GPU: libgdirect's classification cache against
+ * the CUDA calls it stands in for, and the per-hit cost of the BUFFER_ID
+ * tag check against the per-free cost of free interception.
+ *
+ *   classify_gpu [--repeats N]
+ *
+ * Pinning goes to the benchmark's emulated device (bench/backend.c, free
+ * pins): a GPU machine need not have gdirect.ko loaded, and only the
+ * cache's hit path, which never calls the pinning device, is timed.  CUDA
+ * is real: allocations, classification, BUFFER_ID, SYNC_MEMOPS.
+ * Prints one line per measurement: median ns per call over the repeats.
+ * Exits 77 when there is no GPU.
+ */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gdirect.h>
+
+#include "../backend.h"
+
+int gd_ctx_create_backend(const struct gdirect_params *p,
+			  struct gd_backend *b, struct gdirect_ctx **out);
+
+#define NALLOC 4096
+#define SZ (64u << 10)
+
+static int repeats = 9;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void ck(CUresult rc, const char *what)
+{
+	if (rc != CUDA_SUCCESS) {
+		const char *s = NULL;
+
+		cuGetErrorString(rc, &s);
+		fprintf(stderr, "%s: %s\n", what, s ? s : "?");
+		exit(1);
+	}
+}
+
+/* What one measurement runs: iters calls over ptrs[0..nptr). */
+struct m {
+	const char *name;
+	int (*fn)(struct m *m, uint64_t p);
+	uint64_t *ptrs;
+	size_t nptr;
+	struct gdirect_ctx *ctx;
+	long errors;
+};
+
+static void measure(struct m *m, size_t iters)
+{
+	double v[64];
+
+	for (size_t i = 0; i < iters / 10; i++)	/* warm */
+		m->errors += m->fn(m, m->ptrs[i % m->nptr]) != 0;
+	m->errors = 0;
+	for (int r = 0; r < repeats; r++) {
+		double t0 = now_ns();
+
+		for (size_t i = 0; i < iters; i++)
+			m->errors += m->fn(m, m->ptrs[(i * 7919) % m->nptr]) != 0;
+		v[r] = (now_ns() - t0) / (double)iters;
+	}
+	qsort(v, (size_t)repeats, sizeof(v[0]), cmp_d);
+	printf("%-58s %9.1f ns  (min %.1f, max %.1f; %zu pointers%s)\n",
+	       m->name, v[repeats / 2], v[0], v[repeats - 1], m->nptr,
+	       m->errors ? ", calls returned errors" : "");
+}
+
+/* ---- the CUDA calls --------------------------------------------------- */
+
+static int cu_memtype(struct m *m, uint64_t p)
+{
+	unsigned int t;
+
+	(void)m;
+	return cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) !=
+	       CUDA_SUCCESS;
+}
+
+/* Expected to fail for plain host memory: that failure is the answer. */
+static int cu_memtype_host(struct m *m, uint64_t p)
+{
+	cu_memtype(m, p);
+	return 0;
+}
+
+static int cu_attrs4(struct m *m, uint64_t p)
+{
+	unsigned int memtype = 0, managed = 0;
+	int ordinal = -1;
+	unsigned long long id = 0;
+	CUpointer_attribute a[] = {
+		CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+		CU_POINTER_ATTRIBUTE_IS_MANAGED,
+		CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+		CU_POINTER_ATTRIBUTE_BUFFER_ID,
+	};
+	void *d[] = { &memtype, &managed, &ordinal, &id };
+
+	(void)m;
+	return cuPointerGetAttributes(4, a, d, p) != CUDA_SUCCESS;
+}
+
+static int cu_buffer_id(struct m *m, uint64_t p)
+{
+	unsigned long long id;
+
+	(void)m;
+	return cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p) !=
+	       CUDA_SUCCESS;
+}
+
+static int cu_range(struct m *m, uint64_t p)
+{
+	CUdeviceptr b;
+	size_t s;
+
+	(void)m;
+	return cuMemGetAddressRange(&b, &s, p) != CUDA_SUCCESS;
+}
+
+/* ---- libgdirect ------------------------------------------------------- */
+
+static int gd_classify(struct m *m, uint64_t p)
+{
+	struct gdirect_ptr_info in;
+
+	return gdirect_classify(m->ctx, (void *)(uintptr_t)p, &in);
+}
+
+static int gd_hit(struct m *m, uint64_t p)
+{
+	struct gdirect_reg *r;
+	int rc = gdirect_reg_get(m->ctx, (void *)(uintptr_t)p, 4096, 0, &r);
+
+	if (!rc)
+		gdirect_reg_put(r);
+	return rc;
+}
+
+static struct gdirect_ctx *mkctx(struct tb *dev, unsigned inv, unsigned flags)
+{
+	struct gdirect_params p;
+	struct gdirect_ctx *c;
+
+	gdirect_params_init(&p);
+	p.invalidation = inv;
+	p.flags = flags;
+	p.max_regions = 0;
+	p.max_bytes = 0;
+	if (gd_ctx_create_backend(&p, tb_gd_backend(dev), &c)) {
+		fprintf(stderr, "context: %s\n", gdirect_errmsg());
+		exit(1);
+	}
+	return c;
+}
+
+int main(int argc, char **argv)
+{
+	CUdevice dev;
+	CUcontext cctx;
+	char name[256];
+	int drv = 0, count = 0;
+	uint64_t *dptr = calloc(NALLOC, sizeof(*dptr));
+	uint64_t *hptr = calloc(NALLOC, sizeof(*hptr));
+	uint64_t pinned[16];
+	char *host = malloc((size_t)NALLOC * 4096);
+
+	if (argc > 2 && !strcmp(argv[1], "--repeats"))
+		repeats = atoi(argv[2]);
+	if (repeats < 1 || repeats > 64)
+		repeats = 9;
+	if (cuInit(0) != CUDA_SUCCESS || cuDeviceGetCount(&count) != CUDA_SUCCESS ||
+	    count == 0) {
+		printf("classify_gpu: no CUDA device here\n");
+		return 77;
+	}
+	ck(cuDeviceGet(&dev, 0), "cuDeviceGet");
+	ck(cuDeviceGetName(name, sizeof(name), dev), "cuDeviceGetName");
+	ck(cuDriverGetVersion(&drv), "cuDriverGetVersion");
+	ck(cuDevicePrimaryCtxRetain(&cctx, dev), "cuDevicePrimaryCtxRetain");
+	ck(cuCtxSetCurrent(cctx), "cuCtxSetCurrent");
+	printf("GPU: %s; CUDA driver API %d.%d; %d repeats, median ns per call\n",
+	       name, drv / 1000, drv % 1000 / 10, repeats);
+	if (!dptr || !hptr || !host)
+		return 1;
+	for (int i = 0; i < NALLOC; i++) {
+		CUdeviceptr d;
+
+		ck(cuMemAlloc(&d, SZ), "cuMemAlloc");
+		dptr[i] = d;
+		hptr[i] = (uint64_t)(uintptr_t)(host + (size_t)i * 4096);
+		host[(size_t)i * 4096] = 1;
+	}
+	for (int i = 0; i < 16; i++) {
+		void *h;
+
+		ck(cuMemAllocHost(&h, 4096), "cuMemAllocHost");
+		pinned[i] = (uint64_t)(uintptr_t)h;
+	}
+
+	struct tb *devb = tb_new(&(struct tb_cfg){ 0, 0, 0, false });
+	struct gdirect_ctx *c_def = mkctx(devb, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS, 0);
+	struct gdirect_ctx *c_host = mkctx(devb, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS,
+					   GDIRECT_CTX_CACHE_HOST);
+	struct gdirect_ctx *c_hooks = mkctx(devb, GDIRECT_INV_HOOKS, 0);
+	struct gdirect_ctx *c_tag = mkctx(devb, GDIRECT_INV_BUFFER_ID, 0);
+	const size_t N = 1000000, NC = 200000;
+
+	puts("\n-- CUDA driver calls --");
+	struct m cm[] = {
+		{ "cuPointerGetAttribute(MEMORY_TYPE), device pointer", cu_memtype, dptr, NALLOC, NULL, 0 },
+		{ "cuPointerGetAttribute(MEMORY_TYPE), host pointer (malloc)", cu_memtype_host, hptr, NALLOC, NULL, 0 },
+		{ "cuPointerGetAttribute(MEMORY_TYPE), pinned host pointer", cu_memtype, pinned, 16, NULL, 0 },
+		{ "cuPointerGetAttributes(4 attributes), device pointer", cu_attrs4, dptr, NALLOC, NULL, 0 },
+		{ "cuPointerGetAttributes(4 attributes), host pointer", cu_attrs4, hptr, NALLOC, NULL, 0 },
+		{ "cuPointerGetAttribute(BUFFER_ID), device pointer", cu_buffer_id, dptr, NALLOC, NULL, 0 },
+		{ "cuMemGetAddressRange, device pointer", cu_range, dptr, NALLOC, NULL, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cm) / sizeof(cm[0]); i++)
+		measure(&cm[i], NC);
+
+	puts("\n-- gdirect_classify (cache hits after the first query) --");
+	struct m gm[] = {
+		{ "gdirect_classify, device pointer, 16 allocations", gd_classify, dptr, 16, c_def, 0 },
+		{ "gdirect_classify, device pointer, 4096 allocations", gd_classify, dptr, NALLOC, c_def, 0 },
+		{ "gdirect_classify, host pointer (not cached: default)", gd_classify, hptr, NALLOC, c_def, 0 },
+		{ "gdirect_classify, host pointer, GDIRECT_CTX_CACHE_HOST", gd_classify, hptr, NALLOC, c_host, 0 },
+		{ "gdirect_classify, device pointer, hooks off (BUFFER_ID)", gd_classify, dptr, NALLOC, c_tag, 0 },
+	};
+	for (size_t i = 0; i < sizeof(gm) / sizeof(gm[0]); i++)
+		measure(&gm[i], gm[i].ctx == c_def && gm[i].ptrs == hptr ? NC : N);
+
+	puts("\n-- registration hit (get + put), 4096 registered allocations --");
+	struct m hm[] = {
+		{ "reg hit, invalidation kernel+hooks (default)", gd_hit, dptr, NALLOC, c_def, 0 },
+		{ "reg hit, invalidation hooks only", gd_hit, dptr, NALLOC, c_hooks, 0 },
+		{ "reg hit, invalidation buffer_id (tag check per hit)", gd_hit, dptr, NALLOC, c_tag, 0 },
+	};
+	for (size_t i = 0; i < sizeof(hm) / sizeof(hm[0]); i++)
+		measure(&hm[i], hm[i].ctx == c_tag ? NC : N);
+
+	/* Interception: what a hooked free adds (gdirect_notify_free before
+	 * the real cuMemFree), on allocations that are classified and
+	 * registered in every context above. */
+	puts("\n-- free interception (per free of a registered 64 KiB allocation) --");
+	double t_free = 0, t_notify = 0, t_alloc = 0;
+	const int NF = 512;
+
+	for (int i = 0; i < NF; i++) {
+		CUdeviceptr d;
+		struct gdirect_reg *r;
+		double t0 = now_ns(), t1, t2, t3;
+
+		ck(cuMemAlloc(&d, SZ), "cuMemAlloc");
+		t1 = now_ns();
+		if (!gdirect_reg_get(c_def, (void *)(uintptr_t)d, 4096, 0, &r))
+			gdirect_reg_put(r);
+		if (!gdirect_reg_get(c_hooks, (void *)(uintptr_t)d, 4096, 0, &r))
+			gdirect_reg_put(r);
+		t2 = now_ns();
+		gdirect_notify_free((void *)(uintptr_t)d, 0);
+		t3 = now_ns();
+		ck(cuMemFree(d), "cuMemFree");
+		t_alloc += t1 - t0;
+		t_notify += t3 - t2;
+		t_free += now_ns() - t3;
+	}
+	printf("%-58s %9.1f ns\n", "cuMemAlloc(64 KiB)", t_alloc / NF);
+	printf("%-58s %9.1f ns\n", "cuMemFree(64 KiB)", t_free / NF);
+	printf("%-58s %9.1f ns\n", "gdirect_notify_free (2 hooked contexts, "
+	       "4096+ regions)", t_notify / NF);
+
+	gdirect_ctx_destroy(c_def);
+	gdirect_ctx_destroy(c_host);
+	gdirect_ctx_destroy(c_hooks);
+	gdirect_ctx_destroy(c_tag);
+	tb_free(devb);
+	for (int i = 0; i < NALLOC; i++)
+		cuMemFree(dptr[i]);
+	for (int i = 0; i < 16; i++)
+		cuMemFreeHost((void *)(uintptr_t)pinned[i]);
+	cuDevicePrimaryCtxRelease(dev);
+	return 0;
+}

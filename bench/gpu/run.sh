@@ -1,0 +1,36 @@
+#!/bin/sh
+# bench/gpu/run.sh [OUTDIR] - build and run classify_gpu on a machine with an
+# NVIDIA GPU and the CUDA toolkit (CUDA_HOME, default /usr/local/cuda).
+# Built with the C compiler alone (no meson, no UCX needed there):
+# libgdirect's sources, the benchmark's emulated pinning device, the program.
+# The log (GPU, driver, figures) goes to stdout and OUTDIR/classify_gpu.log.
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cuda=${CUDA_HOME:-/usr/local/cuda}
+out=${1:-.}
+[ $# -gt 0 ] && shift
+obj=$(mktemp -d)
+trap 'rm -rf "$obj"' EXIT
+cc=${CC:-cc}
+flags="-std=c11 -O2 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread"
+
+# libgdirect, compiled against the project's CUDA subset header as in its
+# meson build (it dlopens the real libcuda.so.1 at run time).
+for f in "$root"/lib/src/*.c; do
+	$cc $flags -I"$root/lib/include" -I"$root/lib/src" -I"$root/include" \
+		-I"$root/cuda_emu/include" -c "$f" -o "$obj/gd_$(basename "$f" .c).o"
+done
+$cc $flags -c "$root/bench/backend.c" -o "$obj/backend.o"
+$cc $flags -I"$root/lib/include" -I"$cuda/include" \
+	-c "$root/bench/gpu/classify_gpu.c" -o "$obj/classify_gpu.o"
+libdir=$cuda/lib64
+[ -e "$libdir/libcuda.so" ] || libdir=$cuda/lib64/stubs
+$cc -pthread -o "$obj/classify_gpu" "$obj"/*.o -L"$libdir" -lcuda -ldl
+
+{
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) cores"
+	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null |
+		sed 's/^/nvidia-smi: /' || true
+	"$obj/classify_gpu" "$@"
+} 2>&1 | tee "$out/classify_gpu.log"
