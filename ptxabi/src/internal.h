@@ -46,6 +46,7 @@ struct member {
 	size_t req_align;	/* alignas/__align__ on the member, 0: none */
 	size_t offset;		/* byte offset (bit-fields: bitpos / 8) */
 	size_t bitpos;		/* bit-fields: bit offset from the record */
+	const char *tyname;	/* typedef name it was declared with, or NULL */
 	struct loc loc;
 };
 

@@ -22,6 +22,7 @@ struct parser {
 
 struct declspec {
 	struct type *type;
+	const char *tdname;	/* the typedef name used, if any */
 	bool is_typedef, is_static, has_body_ok;
 	size_t req_align;
 	struct loc loc;
@@ -569,7 +570,9 @@ static void parse_declspec(struct parser *p, struct declspec *ds)
 		} else if (!any && !named) {
 			struct type *ty = lookup_typedef(p->ctx, t->s, t->len);
 
-			if (!ty)
+			if (ty)
+				ds->tdname = tokstr(p, t);
+			else
 				ty = lookup_tag(p->ctx, t->s, t->len);
 			if (!ty)
 				break;
@@ -876,6 +879,8 @@ static void parse_members(struct parser *p, struct type *rec)
 			}
 			m.req_align = ds.req_align > d.req_align ?
 				      ds.req_align : d.req_align;
+			if (m.type == ds.type)
+				m.tyname = ds.tdname;
 			if (tok_is(peek(p), "(") || m.type->kind == TY_FUNC)
 				fail(ctx, m.loc, "member functions are not "
 				     "supported");

@@ -22,7 +22,7 @@ static void print_member(ptxabi_ctx *ctx, FILE *out, const struct member *m,
 	}
 	fprintf(out, "  %8s %6s  %*s%-*s %s", pos, size, depth * 2, "",
 		24 - depth * 2 > 1 ? 24 - depth * 2 : 1, name,
-		type_str(ctx, m->type));
+		m->tyname ? m->tyname : type_str(ctx, m->type));
 	if (m->bits >= 0)
 		fprintf(out, " : %d", m->bits);
 	if (m->req_align)

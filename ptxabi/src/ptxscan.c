@@ -251,7 +251,19 @@ static void scan_file(ptxabi_ctx *ctx, const char *path, struct pfunc **fv,
 
 struct counts {
 	int errors, warnings;
+	char spelled[512];	/* this function's spelling differences */
 };
+
+/* Spelling differences the linker accepts are gathered into one warning
+ * per prototype: .u32/.s64 for .b32/.b64 is the guide's own table. */
+static void note_spelling(struct counts *c, const char *what,
+			  const struct pdecl *d)
+{
+	size_t n = strlen(c->spelled);
+
+	snprintf(c->spelled + n, sizeof(c->spelled) - n, "%s%s '%s'",
+		 n ? ", " : "", what, d->text);
+}
 
 static void compare(ptxabi_ctx *ctx, FILE *rep, const struct pfunc *pf,
 		    const char *what, const struct pdecl *d,
@@ -272,13 +284,8 @@ static void compare(ptxabi_ctx *ctx, FILE *rep, const struct pfunc *pf,
 		else if (d->tletter == 'f' || d->tletter == 'p')
 			why = "is typed; nvcc declares it untyped and the "
 			      "device linker rejects the difference";
-		else if (d->tletter != 'b') {
-			fprintf(rep, "%s:%u: warning: %s: %s '%s' is spelled "
-				"differently from nvcc's '%s' (the linker "
-				"accepts it)\n", pf->file, pf->line, pf->name,
-				what, d->text, want_text);
-			c->warnings++;
-		}
+		else if (d->tletter != 'b')
+			note_spelling(c, what, d);
 	} else {
 		size_t elem = d->bits / 8 ? d->bits / 8 : 1;
 		size_t bytes = elem * (d->count ? d->count : 1);
@@ -294,12 +301,8 @@ static void compare(ptxabi_ctx *ctx, FILE *rep, const struct pfunc *pf,
 			why = ar_printf(ctx, "is aligned to %zu, expected %zu "
 					"(the device linker does not catch "
 					"this)", align, want->align);
-		else if (d->tletter != 'b' || d->bits != 8) {
-			fprintf(rep, "%s:%u: warning: %s: %s '%s' is spelled "
-				"differently from nvcc's '%s'\n", pf->file,
-				pf->line, pf->name, what, d->text, want_text);
-			c->warnings++;
-		}
+		else if (d->tletter != 'b' || d->bits != 8)
+			note_spelling(c, what, d);
 	}
 	if (why) {
 		fprintf(rep, "%s:%u: error: %s: %s '%s' %s; expected '%s'\n",
@@ -317,6 +320,7 @@ static void check_one(ptxabi_ctx *ctx, FILE *rep, const struct func *f,
 	int before = c->errors;
 
 	func_sig(ctx, f, &sig);
+	c->spelled[0] = 0;
 	if (strcmp(pf->linkage, ".visible") && strcmp(pf->linkage, ".weak") &&
 	    strcmp(pf->linkage, ".extern")) {
 		fprintf(rep, "%s:%u: error: %s: .func is not .visible; other "
@@ -359,6 +363,12 @@ static void check_one(ptxabi_ctx *ctx, FILE *rep, const struct func *f,
 		compare(ctx, rep, pf, what, &pf->params[i], &sig.p[i], want,
 			c);
 	}
+	if (c->spelled[0]) {
+		fprintf(rep, "%s:%u: warning: %s: typed where nvcc writes "
+			".b32/.b64/.b8 (the device linker accepts it): %s\n",
+			pf->file, pf->line, pf->name, c->spelled);
+		c->warnings++;
+	}
 	if (c->errors == before)
 		fprintf(rep, "ok %s (%s:%u, %zu parameter(s)%s)\n", f->name,
 			pf->file, pf->line, sig.n,
@@ -370,7 +380,7 @@ int check_ptx(ptxabi_ctx *ctx, const char *const *paths, size_t n,
 {
 	struct pfunc *fv = NULL;
 	size_t nf = 0, capf = 0;
-	struct counts c = { 0, 0 };
+	struct counts c = { .errors = 0 };
 
 	for (size_t i = 0; i < n; i++)
 		scan_file(ctx, paths[i], &fv, &nf, &capf);
