@@ -128,6 +128,7 @@ int gdt_setup(const char *params, int edu)
 	}
 	gdt_emu_knob("callback_delay_ms", "0");
 	gdt_emu_knob("pin_latency_us", "0");
+	gdt_emu_knob("fail_next", "0 5");	/* disarm */
 	return 0;
 }
 
