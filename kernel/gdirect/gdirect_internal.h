@@ -19,11 +19,13 @@
  *                 releaser after put_pages() returned with no callback.
  *
  * Lock order: gd_reg.sem before gd_reg.lock; gd_regs_lock before
- * gd_reg.lock; gd_ctx.ev_lock, xa_lock and gd_reg.lock are leaves.  No gdirect lock is ever held across a call
- * into the nv-p2p provider: the provider calls our free callback with its
- * own lock held, and the callback takes gd_reg.sem; holding gd_reg.sem (or
- * anything ordered outside it) around put_pages() would close the AB-BA
- * cycle that chapter 11.3 of the guide warns about.
+ * gd_reg.lock; gd_ctx.ev_lock, xa_lock and gd_reg.lock are leaves.
+ * None of them is held across a call into the nv-p2p provider: the
+ * provider runs our free callback with its own lock held, the callback
+ * takes gd_reg.sem and gd_reg.lock, so holding either around put_pages()
+ * would close the AB-BA cycle chapter 11.3 of the guide warns about.  The
+ * only thing held across provider calls is the NEW/USE exclusion of
+ * pin.c, which the callback never waits for.
  */
 #ifndef GDIRECT_INTERNAL_H
 #define GDIRECT_INTERNAL_H
