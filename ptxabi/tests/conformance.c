@@ -878,9 +878,11 @@ int main(int argc, char **argv)
 		if (f->ret.kind == 0)
 			f->ret.idx = tops[i];
 		for (int pass = 0; pass < 2; pass++) {
-			sadd(&hdr, "__device__ ");
+			/* ONLY_DEFINED: what `ptxabi check` sees */
+			sadd(&hdr, pass ? "#ifndef ONLY_DEFINED\n__device__ " :
+			     "__device__ ");
 			render_proto(&hdr, f, pass ? "g" : "f", i, true);
-			sadd(&hdr, ";\n");
+			sadd(&hdr, pass ? ";\n#endif\n" : ";\n");
 		}
 	}
 	sadd(&hdr, "#ifdef __cplusplus\n}\n#endif\n");
@@ -1115,6 +1117,32 @@ int main(int argc, char **argv)
 		free(mine);
 		nchecked += 3;
 	}
+
+	/* `ptxabi check` must accept nvcc's own prototypes without a
+	 * word: every f_i defined, matching, spelled the same. */
+	ptxabi_ctx *cctx = ptxabi_new();
+	const char *ppaths[1] = { ppath };
+	char *rep = NULL;
+	size_t replen = 0;
+	FILE *rf = open_memstream(&rep, &replen);
+
+	if (!cctx || !rf || ptxabi_define(cctx, "ONLY_DEFINED", NULL) ||
+	    ptxabi_parse(cctx, hdr.s, hdr.n, hpath)) {
+		mismatch("check: cannot set up: %s",
+			 cctx ? ptxabi_error(cctx) : "out of memory");
+	} else {
+		int errs = ptxabi_check_ptx(cctx, ppaths, 1, rf);
+
+		fflush(rf);
+		if (errs != 0 || !strstr(rep, " 0 error(s), 0 warning(s)\n"))
+			mismatch("ptxabi check on nvcc's PTX: %d error(s):\n"
+				 "%.3000s", errs, rep);
+		nchecked++;
+	}
+	if (rf)
+		fclose(rf);
+	free(rep);
+	ptxabi_free(cctx);
 	printf("%d records (%d top-level), %d members by offsetof, %d "
 	       "bit-fields, %d functions x (definition, declaration, call "
 	       "sequence): %d checks, %d mismatch(es)\n", nrecs, ntop,
