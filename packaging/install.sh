@@ -1,0 +1,66 @@
+#!/bin/sh
+# install.sh BUILD - what "make install" does; honours DESTDIR and PREFIX.
+#
+#   PREFIX (default: the build's meson prefix, /usr/local unless set up
+#   otherwise)  libgdirect, its header and pkg-config file, the gdirect
+#               command, man pages: meson install
+#   /usr/src/gdirect-VERSION       the modules' source and dkms.conf
+#                                  (DKMS only looks in /usr/src)
+#   UDEVRULESDIR (default /usr/lib/udev/rules.d)  60-gdirect.rules
+#
+# Everything goes under DESTDIR when it is set (packaging, tests).  Without
+# DESTDIR, as root, it also creates the "gdirect" group the udev rule names
+# and reloads udev; with DKMS=1 it registers, builds and installs the
+# modules for the running kernel with dkms.
+set -eu
+build=$1
+top=$(cd "$(dirname "$0")/.." && pwd)
+destdir=${DESTDIR:-}
+udevdir=${UDEVRULESDIR:-/usr/lib/udev/rules.d}
+
+version=$(meson introspect --projectinfo "$build" | sed -n 's/.*"version": "\([^"]*\)".*/\1/p')
+[ -n "$version" ] || { echo "install: cannot read the project version from $build" >&2; exit 1; }
+prefix_of() {
+	meson introspect --buildoptions "$1" | python3 -c \
+		'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))'
+}
+cur_prefix=$(prefix_of "$build")
+if [ -n "${PREFIX:-}" ] && [ "$PREFIX" != "$cur_prefix" ]; then
+	echo "install: prefix $cur_prefix -> $PREFIX"
+	meson configure "$build" -Dprefix="$PREFIX" >/dev/null
+	ninja -C "$build" >/dev/null
+fi
+
+# 1. user space, through meson (DESTDIR as meson's --destdir).
+if [ -n "$destdir" ]; then
+	meson install -C "$build" --no-rebuild --quiet --destdir "$destdir"
+else
+	meson install -C "$build" --no-rebuild --quiet
+fi
+
+# 2. the DKMS source tree.
+src="$destdir/usr/src/gdirect-$version"
+"$top/packaging/dkms-tree.sh" "$top" "$src" "$version"
+
+# 3. the udev rule for /dev/gdirect.
+mkdir -p "$destdir$udevdir"
+cp "$top/packaging/60-gdirect.rules" "$destdir$udevdir/60-gdirect.rules"
+chmod 644 "$destdir$udevdir/60-gdirect.rules"
+
+echo "installed gdirect $version: user space under $destdir$(prefix_of "$build"), modules' source in $src"
+
+[ -z "$destdir" ] || exit 0
+if [ "$(id -u)" = 0 ]; then
+	getent group gdirect >/dev/null || groupadd --system gdirect
+	command -v udevadm >/dev/null && udevadm control --reload-rules 2>/dev/null || true
+	ldconfig 2>/dev/null || true
+	if [ "${DKMS:-0}" = 1 ]; then
+		dkms remove -m gdirect -v "$version" --all >/dev/null 2>&1 || true
+		dkms add -m gdirect -v "$version"
+		dkms install -m gdirect -v "$version"
+	else
+		echo "to build and install the modules for every kernel: dkms install -m gdirect -v $version"
+	fi
+else
+	echo "not root: create the group yourself (groupadd --system gdirect), then dkms install -m gdirect -v $version"
+fi
