@@ -131,6 +131,7 @@ struct grec {
 	bool is_union;
 	bool nontrivial;	/* holds __half & co., which have copy ctors */
 	bool no_half;		/* inside a union: must not hold them */
+	bool anon;		/* anonymous member: members promoted */
 	int weight;		/* scalar leaves: keeps records (and PTX) small */
 	int align;
 	int parent;
@@ -171,7 +172,8 @@ static void gen_dims(struct gmem *m)
 	}
 }
 
-static int gen_record(int depth, int parent, int ntop_before, bool trivial);
+static int gen_record(int depth, int parent, int ntop_before, bool trivial,
+		      bool anon);
 
 /* The last four "vectors" are the half types: their copy constructors
  * make a union holding them uncopyable in C++, so unions avoid them. */
@@ -234,15 +236,25 @@ static void gen_members(int ri, int depth, int ntop_before)
 			m->k = M_PTR;
 			m->idx = (int)rnd(sizeof(pointers) / sizeof(pointers[0]) + 1);
 			if (m->idx == (int)(sizeof(pointers) / sizeof(pointers[0])))
-				m->idx = -1;	/* pointer to this record */
+				m->idx = recs[ri].anon ? 0 : -1; /* to this record */
 			gen_dims(m);
 		} else if (r < 75) {
 			m->k = M_FPTR;
-		} else if (r < 88 && depth < 3) {
+		} else if (r < 79 && depth < 3 && !recs[ri].anon) {
+			/* C11 anonymous struct/union: no name, members
+			 * promoted; C++ allows no nested types or half types
+			 * (constructors) in it */
+			m->k = M_REC;
+			m->inline_def = true;
+			m->named = false;
+			m->idx = gen_record(depth + 1, ri, ntop_before, true,
+					    true);
+			continue;	/* no dims, no alignment attribute */
+		} else if (r < 88 && depth < 3 && !recs[ri].anon) {
 			m->k = M_REC;
 			m->inline_def = true;
 			m->idx = gen_record(depth + 1, ri, ntop_before,
-					    recs[ri].no_half);
+					    recs[ri].no_half, false);
 			if (recs[m->idx].nontrivial)
 				recs[ri].nontrivial = true;
 			gen_dims(m);
@@ -276,18 +288,29 @@ static void gen_members(int ri, int depth, int ntop_before)
 		for (int d = 0; d < m->ndims; d++)
 			mw *= m->dims[d];
 		w += mw;
-		snprintf(m->name, sizeof(m->name), "m%d", i);
+		/* promoted names must not clash with the enclosing ones */
+		if (recs[ri].anon)
+			snprintf(m->name, sizeof(m->name), "m%d_%d", ri, i);
+		else
+			snprintf(m->name, sizeof(m->name), "m%d", i);
 	}
 	recs[ri].weight = w;
 	recs[ri].mem = mem;
 	recs[ri].nmem = cnt;
 }
 
-static int gen_record(int depth, int parent, int ntop_before, bool trivial)
+static int gen_record(int depth, int parent, int ntop_before, bool trivial,
+		      bool anon)
 {
 	int ri = new_record(parent);
 
-	if (parent < 0) {
+	recs[ri].anon = anon;
+	if (anon) {
+		struct str q = { 0 };
+
+		sadd(&q, "%s", recs[parent].qual);
+		recs[ri].qual = q.s;
+	} else if (parent < 0) {
 		snprintf(recs[ri].tag, sizeof(recs[ri].tag), "T%d", ri);
 		struct str q = { 0 };
 
@@ -301,9 +324,9 @@ static int gen_record(int depth, int parent, int ntop_before, bool trivial)
 		sadd(&q, "%s::%s", recs[parent].qual, recs[ri].tag);
 		recs[ri].qual = q.s;
 	}
-	recs[ri].is_union = rnd(6) == 0;
+	recs[ri].is_union = anon ? rnd(2) == 0 : rnd(6) == 0;
 	recs[ri].no_half = trivial || recs[ri].is_union;
-	if (rnd(10) == 0)
+	if (rnd(10) == 0 && !anon)
 		recs[ri].align = 1 << (1 + rnd(5));
 	gen_members(ri, depth, ntop_before);
 	return ri;
@@ -345,7 +368,8 @@ static void render_member(struct str *o, int ri, const struct gmem *m,
 	case M_REC:
 		if (m->inline_def) {
 			render_record(o, m->idx, indent);
-			sadd(o, " %s%s", m->name, dims);
+			if (m->named)
+				sadd(o, " %s%s", m->name, dims);
 		} else {
 			sadd(o, "%s %s %s%s", recs[m->idx].is_union ? "union" :
 			     "struct", recs[m->idx].tag, m->name, dims);
@@ -364,7 +388,9 @@ static void render_record(struct str *o, int ri, int indent)
 	sadd(o, "%s ", r->is_union ? "union" : "struct");
 	if (r->align)
 		sadd(o, "__align__(%d) ", r->align);
-	sadd(o, "%s {\n", r->tag);
+	if (!r->anon)
+		sadd(o, "%s ", r->tag);
+	sadd(o, "{\n");
 	for (int i = 0; i < r->nmem; i++)
 		render_member(o, ri, &r->mem[i], indent + 4);
 	sadd(o, "%*s}", indent, "");
@@ -817,6 +843,25 @@ static void mismatch(const char *fmt, ...)
 	fputc('\n', stdout);
 }
 
+/* The members offsetof can name in record ri, in order: its own and, for
+ * anonymous members, the promoted ones (never bit-fields). */
+static int offsetof_members(int ri, const struct gmem **out, int n)
+{
+	const struct grec *g = &recs[ri];
+
+	for (int k = 0; k < g->nmem; k++) {
+		const struct gmem *m = &g->mem[k];
+
+		if (m->k == M_BITS)
+			continue;
+		if (m->k == M_REC && !m->named)
+			n = offsetof_members(m->idx, out, n);
+		else
+			out[n++] = m;
+	}
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x5eed2026;
@@ -850,7 +895,7 @@ int main(int argc, char **argv)
 	if (!tops)
 		abort();
 	for (int i = 0; i < ntop; i++) {
-		tops[i] = gen_record(0, -1, i, false);
+		tops[i] = gen_record(0, -1, i, false, false);
 		render_record(&hdr, tops[i], 0);
 		sadd(&hdr, ";\n");
 	}
@@ -905,14 +950,18 @@ int main(int argc, char **argv)
 	for (int r = 0; r < nrecs; r++) {
 		const struct grec *g = &recs[r];
 
+		const struct gmem *om[512];
+		int nom;
+
+		if (g->anon)
+			continue;	/* no name: checked through its parent */
+		nom = offsetof_members(r, om, 0);
 		sadd(&cu, "__device__ unsigned long long L_%d[] = { sizeof(%s), "
 		     "alignof(%s)", r, g->qual, g->qual);
-		for (int k = 0; k < g->nmem; k++)
-			if (g->mem[k].k != M_BITS) {
-				sadd(&cu, ", offsetof(%s, %s)", g->qual,
-				     g->mem[k].name);
-				nmembers++;
-			}
+		for (int k = 0; k < nom; k++) {
+			sadd(&cu, ", offsetof(%s, %s)", g->qual, om[k]->name);
+			nmembers++;
+		}
 		sadd(&cu, " };\n");
 		if (g->is_union)
 			continue;
@@ -1016,6 +1065,8 @@ int main(int argc, char **argv)
 		struct ptxabi_layout lay;
 		const struct gvar *v;
 
+		if (g->anon)
+			continue;
 		snprintf(tname, sizeof(tname), "%s %s", rec_kw(r), g->tag);
 		snprintf(vname, sizeof(vname), "L_%d", r);
 		v = gvar(vname);
@@ -1032,13 +1083,27 @@ int main(int argc, char **argv)
 				 g->qual, lay.size, lay.align, u64_at(v, 0),
 				 u64_at(v, 1));
 		nchecked += 2;
-		size_t slot = 2;
 
+		const struct gmem *om[512];
+		int nom = offsetof_members(r, om, 0);
+
+		for (int k = 0; k < nom; k++) {
+			struct ptxabi_member pm;
+			unsigned long long off = u64_at(v, 2 + (size_t)k);
+
+			nchecked++;
+			if (ptxabi_member(ctx, tname, om[k]->name, &pm))
+				mismatch("%s.%s: tool error %s", g->qual,
+					 om[k]->name, ptxabi_error(ctx));
+			else if (pm.offset != off)
+				mismatch("%s.%s: offset tool %zu, nvcc %llu",
+					 g->qual, om[k]->name, pm.offset, off);
+		}
 		for (int k = 0; k < g->nmem; k++) {
 			const struct gmem *m = &g->mem[k];
 			struct ptxabi_member pm;
 
-			if (m->k == M_BITS && (!m->named || g->is_union))
+			if (m->k != M_BITS || !m->named || g->is_union)
 				continue;
 			if (ptxabi_member(ctx, tname, m->name, &pm)) {
 				mismatch("%s.%s: tool error %s", g->qual,
@@ -1046,15 +1111,6 @@ int main(int argc, char **argv)
 				continue;
 			}
 			nchecked++;
-			if (m->k != M_BITS) {
-				unsigned long long off = u64_at(v, slot++);
-
-				if (pm.offset != off)
-					mismatch("%s.%s: offset tool %zu, nvcc "
-						 "%llu", g->qual, m->name,
-						 pm.offset, off);
-				continue;
-			}
 			char bname[64];
 
 			snprintf(bname, sizeof(bname), "B_%d_%d", r, k);
@@ -1143,10 +1199,15 @@ int main(int argc, char **argv)
 		fclose(rf);
 	free(rep);
 	ptxabi_free(cctx);
-	printf("%d records (%d top-level), %d members by offsetof, %d "
-	       "bit-fields, %d functions x (definition, declaration, call "
-	       "sequence): %d checks, %d mismatch(es)\n", nrecs, ntop,
-	       nmembers, nbits, ntop, nchecked, mismatches);
+	int nanon = 0;
+
+	for (int r = 0; r < nrecs; r++)
+		nanon += recs[r].anon;
+	printf("%d records (%d top-level, %d anonymous members), %d members "
+	       "by offsetof, %d bit-fields, %d functions x (definition, "
+	       "declaration, call sequence), ptxabi check: %d checks, %d "
+	       "mismatch(es)\n", nrecs, ntop, nanon, nmembers, nbits, ntop,
+	       nchecked, mismatches);
 	ptxabi_free(ctx);
 	if (mismatches) {
 		printf("FAIL: ptxabi disagrees with nvcc; inputs kept in %s\n",
