@@ -73,7 +73,7 @@ static void gd_show_owner(struct seq_file *s, struct pid *owner)
 			continue;
 		n++;
 		bytes += r->size;
-		callbacks += r->revoked;
+		callbacks += READ_ONCE(r->revoked);
 	}
 	seq_printf(s, "process %d regions %llu bytes %llu callbacks %llu\n",
 		   pid_nr(owner), n, bytes, callbacks);

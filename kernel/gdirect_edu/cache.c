@@ -81,7 +81,8 @@ struct gdedu_entry *gdedu_lookup(struct gdedu_file *f, u64 addr, u64 len)
 
 	lockdep_assert_held(&f->lock);
 	list_for_each_entry_safe(e, tmp, &f->cache, lru) {
-		if (READ_ONCE(e->stale)) {
+		/* The flag is ours; revoked() catches a callback in flight. */
+		if (READ_ONCE(e->stale) || gdirect_region_revoked(e->region)) {
 			gdedu_drop(f, e);
 			continue;
 		}
