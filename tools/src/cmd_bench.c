@@ -4,6 +4,8 @@
  *
  *   pin/unpin   GDIRECT_IOC_PIN + GDIRECT_IOC_UNPIN on /dev/gdirect, N times
  *               per size: min / median / p99 / max (gdrcopy's apiperf)
+ *   cache       libgdirect's registration cache on a skewed trace: hits,
+ *               misses, evictions, and what each costs (bench_cache.c)
  *   copy        one pinned region mmapped through the BAR; for sizes 1 B up
  *               to --max-size, the latency of libgdirect's copy to and from
  *               the mapping (copylat) and the bandwidth it implies (copybw)
@@ -26,6 +28,7 @@
 #include <gdirect.h>
 #include <uapi/gdirect.h>
 
+#include "bench_cache.h"
 #include "cuda.h"
 #include "json.h"
 #include "stats.h"
@@ -40,7 +43,8 @@ struct bench_opts {
 	int npin;
 	size_t max_size;	/* copy sweep: 1 B .. max_size, powers of two */
 	double time_ms;		/* time budget per copy size and direction */
-	int json, do_pin, do_copy;
+	int json, do_pin, do_copy, do_cache;
+	int cache_buffers, cache_accesses, cache_max_regions;
 };
 
 struct copy_row {
@@ -58,6 +62,7 @@ struct bench {
 	struct copy_row copy[MAX_SIZES];
 	int ncopy;
 	int verified;		/* read back what was written: 1 ok, -1 mismatch */
+	struct cache_result cache;
 };
 
 static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -241,8 +246,13 @@ static void print_text(const struct bench *b)
 			       b->unpin[i].p99 / 1e3, b->unpin[i].max / 1e3);
 		}
 	}
-	if (b->o.do_copy) {
+	if (b->o.do_cache) {
 		if (b->o.do_pin)
+			printf("\n");
+		gd_bench_cache_print(&b->cache);
+	}
+	if (b->o.do_copy) {
+		if (b->o.do_pin || b->o.do_cache)
 			printf("\n");
 		printf("copies through the BAR mapping (libgdirect, %s), latency in microseconds,\n"
 		       "bandwidth at the median latency\n",
@@ -262,17 +272,6 @@ static void print_text(const struct bench *b)
 	}
 }
 
-static void json_summary(struct gd_json *j, const char *key, const struct gd_summary *s)
-{
-	gd_json_obj(j, key);
-	gd_json_u64(j, "samples", s->n);
-	gd_json_dbl(j, "min_us", s->min / 1e3);
-	gd_json_dbl(j, "median_us", s->median / 1e3);
-	gd_json_dbl(j, "p99_us", s->p99 / 1e3);
-	gd_json_dbl(j, "max_us", s->max / 1e3);
-	gd_json_end(j, '}');
-}
-
 static void print_json(const struct bench *b)
 {
 	struct gd_json j;
@@ -285,12 +284,14 @@ static void print_json(const struct bench *b)
 		for (i = 0; i < b->o.npin; i++) {
 			gd_json_obj(&j, NULL);
 			gd_json_u64(&j, "size", b->o.pin_sizes[i]);
-			json_summary(&j, "pin", &b->pin[i]);
-			json_summary(&j, "unpin", &b->unpin[i]);
+			gd_json_summary(&j, "pin", &b->pin[i]);
+			gd_json_summary(&j, "unpin", &b->unpin[i]);
 			gd_json_end(&j, '}');
 		}
 		gd_json_end(&j, ']');
 	}
+	if (b->o.do_cache)
+		gd_bench_cache_json(&j, &b->cache);
 	if (b->o.do_copy) {
 		gd_json_str(&j, "copy_impl", gdirect_copy_impl());
 		gd_json_bool(&j, "data_verified", b->verified > 0);
@@ -300,9 +301,9 @@ static void print_json(const struct bench *b)
 
 			gd_json_obj(&j, NULL);
 			gd_json_u64(&j, "size", r->size);
-			json_summary(&j, "write", &r->wr);
+			gd_json_summary(&j, "write", &r->wr);
 			gd_json_dbl(&j, "write_mb_s", r->wr_bw);
-			json_summary(&j, "read", &r->rd);
+			gd_json_summary(&j, "read", &r->rd);
 			gd_json_dbl(&j, "read_mb_s", r->rd_bw);
 			gd_json_end(&j, '}');
 		}
@@ -348,12 +349,16 @@ static int parse_sizes(char *list, struct bench_opts *o)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gdirect bench [--json] [--only pin|copy] [--iters N]\n"
+		"usage: gdirect bench [--json] [--only pin|cache|copy] [--iters N]\n"
 		"                     [--pin-sizes S1,S2,...] [--max-size S] [--time-ms MS]\n"
+		"                     [--cache-buffers N] [--cache-accesses N] [--cache-max-regions N]\n"
 		"  --iters N        pin/unpin repetitions per size (default 100)\n"
 		"  --pin-sizes L    sizes to pin, with k/M/G suffixes (default 64k,1M,8M)\n"
 		"  --max-size S     largest copy, sizes from 1 B in powers of two (default 4M)\n"
-		"  --time-ms MS     time per copy size and direction (default 20)\n");
+		"  --time-ms MS     time per copy size and direction (default 20)\n"
+		"  --cache-buffers N, --cache-accesses N, --cache-max-regions N\n"
+		"                   the cache trace: N buffers of 64 KiB (default 64), N\n"
+		"                   accesses (default 2000), cache limit (default 32)\n");
 }
 
 int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
@@ -365,6 +370,9 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 		{ "max-size", required_argument, NULL, 'm' },
 		{ "time-ms", required_argument, NULL, 't' },
 		{ "only", required_argument, NULL, 'o' },
+		{ "cache-buffers", required_argument, NULL, 'B' },
+		{ "cache-accesses", required_argument, NULL, 'A' },
+		{ "cache-max-regions", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct bench b;
@@ -376,7 +384,10 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 	b.o.iters = 100;
 	b.o.max_size = 4 << 20;
 	b.o.time_ms = 20;
-	b.o.do_pin = b.o.do_copy = 1;
+	b.o.do_pin = b.o.do_copy = b.o.do_cache = 1;
+	b.o.cache_buffers = 64;
+	b.o.cache_accesses = 2000;
+	b.o.cache_max_regions = 32;
 	parse_sizes(defsizes, &b.o);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -397,9 +408,13 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 		case 'o':
 			b.o.do_pin = !strcmp(optarg, "pin");
 			b.o.do_copy = !strcmp(optarg, "copy");
-			if (!b.o.do_pin && !b.o.do_copy)
+			b.o.do_cache = !strcmp(optarg, "cache");
+			if (!b.o.do_pin && !b.o.do_copy && !b.o.do_cache)
 				goto bad;
 			break;
+		case 'B': b.o.cache_buffers = atoi(optarg); break;
+		case 'A': b.o.cache_accesses = atoi(optarg); break;
+		case 'R': b.o.cache_max_regions = atoi(optarg); break;
 		case OPT_HELP:
 			usage(stdout);
 			return 0;
@@ -407,7 +422,10 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 			goto bad;
 		}
 	}
-	if (b.o.iters < 1 || b.o.iters > 1000000 || b.o.time_ms <= 0)
+	if (b.o.iters < 1 || b.o.iters > 1000000 || b.o.time_ms <= 0 ||
+	    b.o.cache_buffers < 1 || b.o.cache_buffers > 65536 ||
+	    b.o.cache_accesses < 1 || b.o.cache_accesses > 10000000 ||
+	    b.o.cache_max_regions < 0)
 		goto bad;
 
 	if (gd_path(path, sizeof(path), "%s/gdirect", r->dev))
@@ -429,6 +447,8 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 	for (i = 0; b.o.do_pin && i < b.o.npin; i++)
 		if (b.o.pin_sizes[i] > need)
 			need = b.o.pin_sizes[i];
+	if (need == 0)
+		need = GDIRECT_GPU_PAGE_SIZE;
 	b.alloc = (need + GDIRECT_GPU_PAGE_SIZE - 1) & ~(size_t)(GDIRECT_GPU_PAGE_SIZE - 1);
 	ret = gd_cuda_alloc(b.alloc, &b.dptr);
 	if (ret) {
@@ -440,6 +460,12 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 	ret = 0;
 	if (b.o.do_pin)
 		ret = bench_pin(&b);
+	if (!ret && b.o.do_cache) {
+		progress("registration cache: %d accesses to %d buffers", b.o.cache_accesses,
+			 b.o.cache_buffers);
+		ret = gd_bench_cache(b.o.cache_buffers, GDIRECT_GPU_PAGE_SIZE, b.o.cache_accesses,
+				     b.o.cache_max_regions, &b.cache);
+	}
 	if (!ret && b.o.do_copy)
 		ret = bench_copy(&b);
 	gd_cuda_free(b.dptr);
