@@ -65,6 +65,7 @@ struct summary {
 	size_t nreg[3];
 	double hit_ratio[3], hit_ratio_cpu[3];	/* gdirect/UCX, 1 thread */
 	double scaling[3][2];			/* [size][cache], 2.0 = linear */
+	double scaling_cpu[3][2];		/* the same from thread CPU time */
 	double in_pin_median, in_pin_mean;	/* gdirect during/alone */
 	double bar_fails[2];			/* gdirect, UCX */
 };

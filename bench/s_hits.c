@@ -173,8 +173,10 @@ void scenario_hits(const struct opts *o)
 		summary.nreg[si] = nreg[si];
 		summary.hit_ratio[si] = wall[si][0][0] / wall[si][0][1];
 		summary.hit_ratio_cpu[si] = cpu[si][0][0] / cpu[si][0][1];
-		for (int k = 0; k < 2; k++)
+		for (int k = 0; k < 2; k++) {
 			summary.scaling[si][k] = 2 * wall[si][0][k] / wall[si][1][k];
+			summary.scaling_cpu[si][k] = 2 * cpu[si][0][k] / cpu[si][1][k];
+		}
 	}
 	if (!o->md)
 		return;
@@ -202,6 +204,13 @@ void scenario_hits(const struct opts *o)
 		fprintf(o->md, " %zu regions: gdirect %.2f, UCX %.2f%s", nreg[si],
 			2 * wall[si][0][0] / wall[si][1][0],
 			2 * wall[si][0][1] / wall[si][1][1], si < 2 ? ";" : ".");
+	fprintf(o->md, "  From thread CPU time (what two threads with a core "
+		"each would give; the wall-clock ratio is only meaningful on "
+		"an otherwise idle machine):");
+	for (int si = 0; si < 3; si++)
+		fprintf(o->md, " %zu regions: gdirect %.2f, UCX %.2f%s", nreg[si],
+			2 * cpu[si][0][0] / cpu[si][1][0],
+			2 * cpu[si][0][1] / cpu[si][1][1], si < 2 ? ";" : ".");
 	fprintf(o->md, "\n\nRegistration with a free pin (the cache's own "
 		"insertion cost, mean over the N registrations, one thread):");
 	for (int si = 0; si < 3; si++)
