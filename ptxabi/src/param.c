@@ -92,10 +92,11 @@ int pspec_str(const struct pspec *p, const char *name, char *buf,
 
 static void print_pspec(FILE *out, const struct pspec *p, const char *name)
 {
-	char buf[256];
-
-	pspec_str(p, name, buf, sizeof(buf));
-	fputs(buf, out);
+	if (p->agg)
+		fprintf(out, ".param .align %zu .b8 %s[%zu]", p->align, name,
+			p->size);
+	else
+		fprintf(out, ".param .b%u %s", p->bits, name);
 }
 
 /* Layout as nvcc prints it: a definition is

@@ -504,7 +504,7 @@ static bool parse_align_word(struct parser *p, size_t *req_align)
 	return false;
 }
 
-static struct type *parse_record(struct parser *p, struct declspec *ds);
+static struct type *parse_record(struct parser *p);
 static struct type *parse_enum(struct parser *p);
 
 static void parse_declspec(struct parser *p, struct declspec *ds)
@@ -557,7 +557,7 @@ static void parse_declspec(struct parser *p, struct declspec *ds)
 			if (any || named)
 				fail(p->ctx, t->loc, "two types in one "
 				     "declaration");
-			named = parse_record(p, ds);
+			named = parse_record(p);
 			any = true;
 			continue;
 		} else if (tok_is(t, "enum")) {
@@ -930,7 +930,7 @@ static void parse_members(struct parser *p, struct type *rec)
 	}
 }
 
-static struct type *parse_record(struct parser *p, struct declspec *ds)
+static struct type *parse_record(struct parser *p)
 {
 	ptxabi_ctx *ctx = p->ctx;
 	struct token *kw = next(p);
@@ -995,7 +995,6 @@ static struct type *parse_record(struct parser *p, struct declspec *ds)
 	ctx->records = vec_grow(ctx, ctx->records, &ctx->caprecords,
 				ctx->nrecords + 1, sizeof(*ctx->records));
 	ctx->records[ctx->nrecords++] = t;
-	(void)ds;
 	return t;
 }
 
