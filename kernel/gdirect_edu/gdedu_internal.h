@@ -11,10 +11,12 @@
 #ifndef GDEDU_INTERNAL_H
 #define GDEDU_INTERNAL_H
 
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/rwsem.h>
 
 #include "gdirect_kapi.h"
 #include "gdirect_edu.h"
@@ -25,6 +27,9 @@
 #define EDU_CHUNK		2048
 
 struct edu_dev {
+	struct kref ref;		/* probe, and each open file */
+	struct rw_semaphore gone_sem;	/* ioctls vs remove */
+	bool gone;			/* removed: no device access */
 	struct pci_dev *pdev;
 	void __iomem *mmio;
 	struct mutex dma_lock;		/* the single DMA engine */

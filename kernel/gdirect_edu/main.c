@@ -26,6 +26,11 @@ MODULE_PARM_DESC(dma_bits, "DMA address bits of the edu device, as qemu's dma_ma
 
 static struct edu_dev *gdedu_dev;
 
+static void gdedu_dev_free(struct kref *ref)
+{
+	kfree(container_of(ref, struct edu_dev, ref));
+}
+
 static int gdedu_open(struct inode *inode, struct file *filp)
 {
 	struct edu_dev *edu = container_of(filp->private_data, struct edu_dev,
@@ -34,6 +39,7 @@ static int gdedu_open(struct inode *inode, struct file *filp)
 
 	if (!f)
 		return -ENOMEM;
+	kref_get(&edu->ref);
 	f->edu = edu;
 	f->owner = get_pid(task_tgid(current));
 	mutex_init(&f->lock);
@@ -50,6 +56,7 @@ static int gdedu_release(struct inode *inode, struct file *filp)
 	mutex_lock(&f->lock);
 	gdedu_flush(f);
 	mutex_unlock(&f->lock);
+	kref_put(&f->edu->ref, gdedu_dev_free);
 	put_pid(f->owner);
 	kfree(f);
 	return 0;
@@ -129,6 +136,12 @@ static long gdedu_ioctl(struct file *filp, unsigned int cmd,
 
 	if (task_tgid(current) != f->owner)
 		return -EPERM;
+	/* An unbound device is gone; its registers are unmapped. */
+	down_read(&f->edu->gone_sem);
+	if (f->edu->gone) {
+		up_read(&f->edu->gone_sem);
+		return -ENODEV;
+	}
 	mutex_lock(&f->lock);
 	switch (cmd) {
 	case GDEDU_IOC_XFER:
@@ -154,6 +167,7 @@ static long gdedu_ioctl(struct file *filp, unsigned int cmd,
 		ret = -ENOTTY;
 	}
 	mutex_unlock(&f->lock);
+	up_read(&f->edu->gone_sem);
 	return ret;
 }
 
@@ -173,25 +187,28 @@ static int gdedu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	if (gdedu_dev)
 		return -EBUSY;	/* one device is all the example needs */
-	edu = devm_kzalloc(&pdev->dev, sizeof(*edu), GFP_KERNEL);
+	/* Not devm: open files may outlive the device (see remove). */
+	edu = kzalloc(sizeof(*edu), GFP_KERNEL);
 	if (!edu)
 		return -ENOMEM;
+	kref_init(&edu->ref);
+	init_rwsem(&edu->gone_sem);
 	edu->pdev = pdev;
 	ret = pcim_enable_device(pdev);
-	if (ret)
+	if (!ret)
+		ret = pcim_iomap_regions(pdev, BIT(0), "gdirect_edu");
+	if (!ret)
+		ret = dma_set_mask_and_coherent(&pdev->dev,
+						DMA_BIT_MASK(gdedu_dma_bits));
+	if (!ret) {
+		edu->mmio = pcim_iomap_table(pdev)[0];
+		pci_set_master(pdev);
+		ret = edu_engine_init(edu);
+	}
+	if (ret) {
+		kfree(edu);
 		return ret;
-	ret = pcim_iomap_regions(pdev, BIT(0), "gdirect_edu");
-	if (ret)
-		return ret;
-	edu->mmio = pcim_iomap_table(pdev)[0];
-	ret = dma_set_mask_and_coherent(&pdev->dev,
-					DMA_BIT_MASK(gdedu_dma_bits));
-	if (ret)
-		return ret;
-	pci_set_master(pdev);
-	ret = edu_engine_init(edu);
-	if (ret)
-		return ret;
+	}
 
 	edu->misc.minor = MISC_DYNAMIC_MINOR;
 	edu->misc.name = "gdirect_edu";
@@ -200,6 +217,7 @@ static int gdedu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = misc_register(&edu->misc);
 	if (ret) {
 		edu_engine_exit(edu);
+		kfree(edu);
 		return ret;
 	}
 	pci_set_drvdata(pdev, edu);
@@ -211,10 +229,18 @@ static void gdedu_remove(struct pci_dev *pdev)
 {
 	struct edu_dev *edu = pci_get_drvdata(pdev);
 
-	/* Open files pin the module, so none is left here. */
+	/*
+	 * Files may still be open (the device was unbound, not the module
+	 * removed): wait for ioctls in flight, then refuse new ones.  Their
+	 * cached pins go when they close; that needs no device.
+	 */
+	down_write(&edu->gone_sem);
+	edu->gone = true;
+	up_write(&edu->gone_sem);
 	misc_deregister(&edu->misc);
 	edu_engine_exit(edu);
 	gdedu_dev = NULL;
+	kref_put(&edu->ref, gdedu_dev_free);
 }
 
 static const struct pci_device_id gdedu_ids[] = {

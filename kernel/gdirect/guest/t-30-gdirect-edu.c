@@ -38,6 +38,37 @@ static struct gdedu_stats stats(void)
 	return s;
 }
 
+/* The device unbound under an open file with cached pins, then rebound. */
+static void test_unbind(CUdeviceptr gpu, uint8_t *data)
+{
+	char dev[64] = "", cmd[256];
+	FILE *f = popen("ls /sys/bus/pci/drivers/gdirect_edu | grep '^0000:'", "r");
+
+	if (!f || !fgets(dev, sizeof(dev), f)) {
+		if (f)
+			pclose(f);
+		gdt_skip("unbind with open files", "edu device not found in sysfs");
+		return;
+	}
+	pclose(f);
+	dev[strcspn(dev, "\n")] = 0;
+	gdt_ok(xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == 0 && gdt_emu("pins") == 1,
+	       "a cached pin before unbind");
+	snprintf(cmd, sizeof(cmd),
+		 "echo %s > /sys/bus/pci/drivers/gdirect_edu/unbind", dev);
+	gdt_ok(system(cmd) == 0, "unbind %s with the file open", dev);
+	gdt_ok(xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == -ENODEV,
+	       "transfer after unbind: ENODEV");
+	close(efd);
+	gdt_ok(gdt_emu("pins") == 0, "closing the file drops its pins");
+	snprintf(cmd, sizeof(cmd),
+		 "echo %s > /sys/bus/pci/drivers/gdirect_edu/bind", dev);
+	gdt_ok(system(cmd) == 0, "bind again");
+	efd = open(GDEDU_DEVICE, O_RDWR);
+	gdt_ok(efd >= 0 && xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == 0,
+	       "rebound device transfers again");
+}
+
 static void body(void)
 {
 	const size_t len = 6000, off = GDT_KB64 - 3000;	/* crosses 64 KiB */
@@ -111,6 +142,7 @@ static void body(void)
 	       stats().hits == s.hits + 1, "most recent page still cached");
 	gdt_ok(ioctl(efd, GDEDU_IOC_FLUSH) == 0 && stats().cached == 0 &&
 	       gdt_emu("pins") == 0, "FLUSH unpins everything");
+	test_unbind(many, data);
 	gdt_free(many);
 	close(efd);
 	free(data);
