@@ -46,4 +46,5 @@ fi
 edu=$(grep -l 0x11e8 /sys/bus/pci/devices/*/device | head -n1 | sed 's|.*/devices/\([^/]*\)/device|\1|')
 gdirect info --json --peer "$edu" > $out
 check "path GPU -> edu ($edu) goes through the host bridge" grep -q '"class": "host_bridge"' "$out"
+gdirect info --peer "$edu" | sed 's/^/# /'
 check "nvp2p_emu unloads" unload_module nvp2p_emu
