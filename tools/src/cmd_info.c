@@ -152,8 +152,9 @@ static void print_text(const struct report *rep)
 	int i, h;
 
 	printf("gdirect %s\n", GDIRECT_VERSION);
-	printf("driver          %s%s%s\n", p->driver_name[0] ? p->driver_name : "none loaded",
-	       p->driver_version[0] ? " " : "", p->driver_version);
+	printf("driver          %s%s%s%s\n", p->driver_name[0] ? p->driver_name : "none loaded",
+	       p->driver_version[0] ? " (" : "", p->driver_version,
+	       p->driver_version[0] ? ")" : "");
 	if (p->have_gdirect)
 		printf("gdirect.ko      ABI %u, provider %s, default %s pins\n", p->gdirect_abi,
 		       provider_text(p->gdirect_provider),
