@@ -37,8 +37,8 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -n1)
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git -C "$root" status --porcelain -- bench lib 2>/dev/null)" ]; then
-	commit="$commit (with local changes in bench/ or lib/)"
+if [ -n "$(git -C "$root" status --porcelain -- bench lib/src lib/include 2>/dev/null)" ]; then
+	commit="$commit (with local changes in bench/ or libgdirect)"
 fi
 doc=$root/docs/performance.md
 begin='<!-- rcache-bench: begin (written by bench/run.sh) -->'
