@@ -117,6 +117,13 @@ int gd_mmap(struct file *filp, struct vm_area_struct *vma)
 	if (!(off >> GD_MMAP_REGION_SHIFT))
 		return gd_mmap_status(ctx, vma);
 
+	/*
+	 * Shared only: a private mapping is a COW mapping, for which
+	 * remap_pfn_range() rewrites vm_pgoff, and then the zap by offset
+	 * would miss it and leave revoked pages mapped.
+	 */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
 	r = gd_ctx_lookup(ctx, off >> GD_MMAP_REGION_SHIFT);
 	if (!r)
 		return -EINVAL;

@@ -139,6 +139,9 @@ static void test_pin_map(CUdeviceptr buf, const uint8_t *pattern)
 		       "offset mapping shows the right bytes");
 		munmap(map, 4096);
 	}
+	gdt_errno_is(mmap(NULL, GDT_KB64, PROT_READ, MAP_PRIVATE, fd,
+			  p.mmap_offset) == MAP_FAILED ? -1 : 0, EINVAL,
+		     "private (copy-on-write) mapping of a region");
 	gdt_errno_is(mmap(NULL, 2 * GDT_KB64, PROT_READ, MAP_SHARED, fd,
 			  p.mmap_offset) == MAP_FAILED ? -1 : 0, EINVAL,
 		     "mmap beyond the pinned size");
