@@ -88,6 +88,8 @@ int gd_topology(const struct gd_roots *r, const char *a, const char *b,
 
 	memset(p, 0, sizeof(*p));
 	p->numa_a = p->numa_b = -1;
+	if (!strcmp(a, b))
+		return -EINVAL;
 	err = load_chain(r, a, &ca);
 	if (!err)
 		err = load_chain(r, b, &cb);
@@ -125,30 +127,28 @@ int gd_topology(const struct gd_roots *r, const char *a, const char *b,
 	} else {
 		for (k = 0; k < ca.n && k < cb.n && !strcmp(ca.dev[k], cb.dev[k]); k++)
 			;
-		/* k elements shared: the meeting point is dev[k-1] or the root bus.
-		 * When one device is the other's ancestor, meet at its parent. */
-		if (k == ca.n || k == cb.n)
-			k--;
+		/* They share k elements and meet at dev[k-1], or at the root bus
+		 * (k == 0).  When one device is a bridge above the other, the
+		 * meeting point is that device itself. */
 		for (i = ca.n - 1; i >= k; i--)
 			add_hop(p, ca.dev[i]);
+		add_hop(p, k ? ca.dev[k - 1] : ca.root);
 		if (k == 0) {
-			add_hop(p, ca.root);
 			snprintf(p->common, sizeof(p->common), "%s", ca.root);
 			p->cls = GD_PATH_HOST_BRIDGE;
 			snprintf(p->basis, sizeof(p->basis),
-				 "both meet at host bridge %s (root complex)", ca.root);
+				 "they meet at host bridge %s (root complex)", ca.root);
 		} else {
-			add_hop(p, ca.dev[k - 1]);
 			snprintf(p->common, sizeof(p->common), "%s", ca.dev[k - 1]);
 			if (is_root_port(r, &ca, k - 1)) {
 				p->cls = GD_PATH_HOST_BRIDGE;
 				snprintf(p->basis, sizeof(p->basis),
-					 "both below root port %s: the root complex routes it",
+					 "they meet at root port %s: the root complex routes it",
 					 ca.dev[k - 1]);
 			} else {
 				p->cls = GD_PATH_SWITCH;
 				snprintf(p->basis, sizeof(p->basis),
-					 "both meet at switch port %s below root port %s",
+					 "they meet at switch port %s below root port %s",
 					 ca.dev[k - 1], ca.dev[0]);
 			}
 		}

@@ -68,9 +68,13 @@ int main(void)
 	CHECK_STR(p.hops[1], "0000:02:08.0");
 	CHECK_STR(p.hops[2], "0000:01:00.0");
 	CHECK_STR(p.hops[3], "0000:02:10.0");
-	/* Below one downstream port vs the root port itself (config space
-	 * says 0000:00:01.0 is a root port): the root complex. */
-	expect("switch", "0000:03:00.0", "0000:00:01.0", GD_PATH_HOST_BRIDGE, "pci0000:00");
+	/* The GPU and the root port above it (config space says 0000:00:01.0
+	 * is a root port): they meet at the root port, the root complex. */
+	expect("switch", "0000:03:00.0", "0000:00:01.0", GD_PATH_HOST_BRIDGE, "0000:00:01.0");
+	/* ... and the switch's upstream port above it: the switch. */
+	expect("switch", "0000:03:00.0", "0000:01:00.0", GD_PATH_SWITCH, "0000:01:00.0");
+	CHECK(gd_topology(&r, "0000:03:00.0", "0000:00:01.0", &p) == 0);
+	CHECK(p.nhops == 4);
 
 	/* One CPU: different root ports of one root complex ... */
 	expect("hostbridge", "0000:01:00.0", "0000:02:00.0", GD_PATH_HOST_BRIDGE, "pci0000:00");
@@ -118,6 +122,7 @@ int main(void)
 	/* Errors: no such device, malformed address. */
 	CHECK(gd_topology(&r, "0000:01:00.0", "0000:99:00.0", &p) < 0);
 	CHECK(gd_topology(&r, "0000:01:00.0", "01:00.0", &p) < 0);
+	CHECK(gd_topology(&r, "0000:01:00.0", "0000:01:00.0", &p) < 0);
 
 	/* GPU discovery: the NVIDIA 3D controllers, not the audio function. */
 	roots(&r, "hostbridge");
