@@ -3,6 +3,7 @@
 #   make            build user space (meson, build/) and the kernel modules
 #   make test       unit tests + the emulated machine's guest suite
 #   make demo       the guide's flow end to end on the emulated machine
+#   make bench      registration-cache benchmarks against UCX's, in one run
 #   make test-gpu   device-library tests on a machine with an NVIDIA GPU
 #
 # User space is built with meson/ninja; the modules with Kbuild against the
@@ -16,7 +17,7 @@ MODULES   := nvp2p_emu nvp2p_selftest gdirect gdirect_edu
 FLAVOURS  := v2 v1
 JOBS      ?= $(shell nproc)
 
-.PHONY: all deps userspace modules test unit-test guest-test demo test-gpu bench-gpu clean
+.PHONY: all deps userspace modules test unit-test guest-test demo bench test-gpu bench-gpu clean
 
 all: userspace modules
 
@@ -48,6 +49,11 @@ demo:
 	@scripts/deps.sh demo
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh "$(BUILD)"
+
+bench:
+	@scripts/deps.sh bench
+	@$(MAKE) --no-print-directory userspace
+	@bench/run.sh "$(BUILD)"
 
 # Need an NVIDIA GPU and the CUDA toolkit; not part of make test.
 test-gpu:

@@ -1,7 +1,7 @@
 #!/bin/sh
 # deps.sh - install, or name, the Debian 12 packages a target needs.
 #
-# usage: scripts/deps.sh build|test|demo|debug-kernel
+# usage: scripts/deps.sh build|test|demo|bench|debug-kernel
 #
 # As root it installs what is missing with apt-get; otherwise it prints the
 # exact command to run and fails.  Every package is a Debian one, by name.
@@ -16,6 +16,7 @@ base="build-essential python3 meson ninja-build pkg-config kmod cpio busybox-sta
 case "$want" in
 build)        pkgs="$base" ;;
 test|demo)    pkgs="$base" ;;
+bench)        pkgs="$base libucx-dev" ;;
 debug-kernel) pkgs="$base linux-source-6.1 bc bison flex libelf-dev libssl-dev dwarves rsync xz-utils" ;;
 *) echo "deps.sh: unknown target '$want'" >&2; exit 2 ;;
 esac
