@@ -77,12 +77,15 @@ static void put_ref(struct gdirect_reg *r)
 {
 	struct gd_epoch_slot *s = gd_epoch_enter();
 
+	/* LRU stamp: a plain increment, not a locked one.  Racing puts may
+	 * share a stamp; the order stays exact for a single thread and is
+	 * never inverted by more than one concurrent put. */
+	uint64_t t = atomic_load_explicit(&r->ctx->clock, memory_order_relaxed) + 1;
+
+	atomic_store_explicit(&r->ctx->clock, t, memory_order_relaxed);
+	atomic_store_explicit(&r->stamp, t, memory_order_relaxed);
 	/* Inside an epoch section: r cannot be freed under us even if
 	 * another thread releases it between our decrement and our test. */
-	atomic_store_explicit(&r->stamp,
-			      atomic_fetch_add_explicit(&r->ctx->clock, 1,
-							memory_order_relaxed),
-			      memory_order_relaxed);
 	if (ref_drop(r))
 		region_release(r);
 	gd_epoch_exit(s);
