@@ -21,6 +21,7 @@
 #include "internal.h"
 
 #define HOST_GRAIN 4096ULL
+#define GD_ALLOCS_MAX 4096
 
 static void alloc_free(void *p)
 {
@@ -77,6 +78,21 @@ struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *qv)
 	    al->buffer_id == q->buffer_id)
 		return al;
 	gd_allocs_drop_locked(c, s, e);
+	/* Bound the cache: frees of unpinned memory are invisible without
+	 * hooks, so entries could pile up.  Forgetting costs a re-query (and
+	 * a repeated, harmless SYNC_MEMOPS) later. */
+	struct gd_ivtab *t = atomic_load(&c->allocs);
+
+	if (t && t->n >= GD_ALLOCS_MAX) {
+		struct gd_ivtab *empty = gd_ivtab_edit(NULL, NULL, 0, NULL);
+
+		if (empty) {
+			atomic_store(&c->allocs, empty);
+			for (size_t i = 0; i < t->n; i++)
+				gd_epoch_retire(t->e[i].obj, alloc_free);
+			gd_epoch_retire(t, tab_free);
+		}
+	}
 	al = calloc(1, sizeof(*al));
 	if (!al)
 		return NULL;

@@ -81,9 +81,37 @@ static void kinds(unsigned inv)
 	fake_cuda_reset();
 }
 
+/* The cache is bounded: thousands of allocations classified, answers
+ * still right for old and new ones. */
+static void bounded(void)
+{
+	enum { N = 5000 };
+	struct gdirect_params p;
+	struct gdirect_ptr_info in;
+	static uint64_t a[N];
+
+	params(&p, GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+
+	for (int i = 0; i < N; i++) {
+		a[i] = fake_cuda_alloc(4 * KiB);
+		CHECK(a[i]);
+		CHECK_EQ(gdirect_classify(c, P(a[i]), &in), 0);
+		CHECK_EQ(in.alloc_base, a[i]);
+	}
+	for (int i = 0; i < N; i += 97) {
+		CHECK_EQ(gdirect_classify(c, P(a[i] + 5), &in), 0);
+		CHECK_EQ(in.type, GDIRECT_MEM_DEVICE);
+		CHECK_EQ(in.alloc_base, a[i]);
+	}
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
 int main(void)
 {
 	need_fake_cuda();
+	bounded();
 	kinds(GDIRECT_INV_HOOKS);
 	kinds(GDIRECT_INV_KERNEL);
 	printf("ok\n");
