@@ -307,9 +307,18 @@ static void test_children(const char *self)
 
 /* -------------------------------------------- wait / signal vs a CPU */
 
+static inline __host__ __device__ uint32_t pp_hash(uint32_t i, uint32_t salt)
+{
+	return (i ^ salt) * 2654435761u;
+}
+
+// The CPU writes in[i % 64] before its release of h2d; the GPU checks it
+// after the wait (the acquire), writes out[i % 64] and answers on d2h with
+// a release; the CPU checks out[i % 64] after its acquire of d2h.  So both
+// directions carry a payload that must arrive with the flag.
 template <typename T>
-__global__ void pingpong_kernel(T *h2d, T *d2h, uint32_t *data, int n, T start,
-				uint32_t mode, uint32_t backoff, int *bad)
+__global__ void pingpong_kernel(T *h2d, T *d2h, const uint32_t *in, uint32_t *out,
+				int n, T start, uint32_t mode, uint32_t backoff, int *bad)
 {
 	for (int i = 1; i <= n; i++) {
 		T v = start + (T)i;
@@ -323,8 +332,12 @@ __global__ void pingpong_kernel(T *h2d, T *d2h, uint32_t *data, int n, T start,
 			*bad = i;
 			return;
 		}
+		if (in[i % 64] != pp_hash(i, 2)) {
+			*bad = -i;	// the payload did not come with the flag
+			return;
+		}
 		// Payload first, then the release store of the flag.
-		data[i % 64] = (uint32_t)i * 2654435761u;
+		out[i % 64] = pp_hash(i, 1);
 		if (sizeof(T) == 4)
 			gdirect_signal_u32((uint32_t *)d2h, (uint32_t)v);
 		else
@@ -337,24 +350,27 @@ static void pingpong(const char *name, T start, uint32_t mode, uint32_t backoff)
 {
 	const int n = 2000;
 	T *flags = host_mapped<T>(64);
-	uint32_t *data = host_mapped<uint32_t>(64);
+	uint32_t *in = host_mapped<uint32_t>(64);
+	uint32_t *out = host_mapped<uint32_t>(64);
 	int *bad = host_mapped<int>(1);
 	T *h2d = &flags[0], *d2h = &flags[32];	// separate cache lines
 	int late = 0, stale = 0;
 
 	*h2d = start;
 	*d2h = start;
-	pingpong_kernel<T><<<1, 1>>>(dev_ptr(h2d), dev_ptr(d2h), dev_ptr(data), n,
-				     start, mode, backoff, dev_ptr(bad));
+	*bad = 0;
+	pingpong_kernel<T><<<1, 1>>>(dev_ptr(h2d), dev_ptr(d2h), dev_ptr(in), dev_ptr(out),
+				     n, start, mode, backoff, dev_ptr(bad));
 	for (int i = 1; i <= n; i++) {
 		T v = start + (T)i;
 
+		__atomic_store_n(&in[i % 64], pp_hash(i, 2), __ATOMIC_RELAXED);
 		__atomic_store_n(h2d, v, __ATOMIC_RELEASE);
 		if (!cpu_wait_eq<T>(d2h, v)) {
 			late = i;
 			break;
 		}
-		if (__atomic_load_n(&data[i % 64], __ATOMIC_RELAXED) != (uint32_t)i * 2654435761u)
+		if (__atomic_load_n(&out[i % 64], __ATOMIC_RELAXED) != pp_hash(i, 1))
 			stale++;
 	}
 	CUDA_OK(cudaDeviceSynchronize());
@@ -362,7 +378,8 @@ static void pingpong(const char *name, T start, uint32_t mode, uint32_t backoff)
 	      "%s: %d round trips with a CPU thread (late %d, gpu bad %d, stale payload %d)",
 	      name, n, late, *bad, stale);
 	cudaFreeHost(flags);
-	cudaFreeHost(data);
+	cudaFreeHost(in);
+	cudaFreeHost(out);
 	cudaFreeHost(bad);
 }
 
