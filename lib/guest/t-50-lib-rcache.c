@@ -11,7 +11,8 @@
  *       through evict-and-retry;
  *  5-6  copies to and from GPU memory byte-exact, 1 B .. 16 MiB, at
  *       misaligned offsets, through the real BAR mmap;
- *  7    a fork child cannot use the parent's context; the parent can.
+ *  7    a fork child cannot use the parent's context; the parent can;
+ *  8    the README's example program runs (helper gdirect-example-emu).
  *
  * The program links libgdirect_interpose ahead of libcuda, so its own
  * cuMemFree_v2 calls are intercepted (hooks mode); the other modes free
@@ -336,13 +337,28 @@ static void fork_case(void)
 	tap_ok(good, "fork: the child gets -EPERM, the parent keeps its cache");
 }
 
+static void example(void)
+{
+	char line[256];
+	int rc = system("gdirect-example-emu > /tmp/gdirect-example.out 2>&1");
+	FILE *f = fopen("/tmp/gdirect-example.out", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		tap_diag("example: %s", line);
+	}
+	if (f)
+		fclose(f);
+	tap_ok(rc == 0, "the README's example program runs");
+}
+
 static int body(void)
 {
 	CUdevice dev;
 	CUcontext ctx;
 	void *h;
 
-	tap_plan(7);
+	tap_plan(8);
 	if (cuInit(0) || cuDeviceGet(&dev, 0) ||
 	    cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) {
 		tap_diag("no CUDA context");
@@ -361,6 +377,7 @@ static int body(void)
 	copies(1);
 	copies(0);
 	fork_case();
+	example();
 	return tap_done();
 }
 
