@@ -146,12 +146,12 @@ static void print_text(const struct stat_report *s)
 		       "module not loaded or debugfs not mounted");
 	}
 	if (s->have_regions) {
-		printf("\npinned regions: %d processes\n", s->nprocs);
+		printf("\npinned regions: %d process%s\n", s->nprocs, s->nprocs == 1 ? "" : "es");
 		for (i = 0; i < s->nprocs; i++) {
 			const struct proc *p = &s->procs[i];
 
-			printf("  process %d: %llu regions, %s, %llu revoked by callback\n",
-			       p->tgid, (unsigned long long)p->regions,
+			printf("  process %d: %llu region%s, %s, %llu revoked by callback\n",
+			       p->tgid, (unsigned long long)p->regions, p->regions == 1 ? "" : "s",
 			       gd_fmt_bytes(p->bytes, b, sizeof(b)),
 			       (unsigned long long)p->callbacks);
 			if (p->count)

@@ -1,0 +1,36 @@
+#!/bin/sh
+# gdirect stat in the emulated machine shows a live registration exactly as
+# gdirect.ko holds it: its process, address, size, state and mapping.
+. /tests/lib.sh
+plan 8
+if [ ! -e /modules/gdirect.ko ]; then
+	for i in 1 2 3 4 5 6 7 8; do skip "stat check $i" "no gdirect.ko in /modules"; done
+	exit 0
+fi
+load_module nvp2p_emu bar1_size_mb=64 bar1_reserve_mb=8
+check "gdirect.ko loads" load_module gdirect
+mkfifo /tmp/hold
+# pin-hold keeps its region while the fifo's writer (fd 3 here) is open.
+pin-hold 131072 </tmp/hold >/tmp/held &
+exec 3>/tmp/hold
+i=0; while [ ! -s /tmp/held ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+set -- $(cat /tmp/held)
+echo "# pin-hold: $*"
+check "a region is pinned and mapped by pin-hold" test "$1" = pinned
+pid=$!
+gdirect stat --json > /tmp/stat.json
+gdirect stat | sed 's/^/# /'
+check "stat lists pin-hold's process ($pid)" grep -q "\"pid\": $pid," /tmp/stat.json
+check "with its handle ($2) and address ($3)" sh -c \
+	"grep -q '\"handle\": $2,' /tmp/stat.json && grep -q '\"addr\": \"$3\",' /tmp/stat.json"
+check "128 KiB in 2 pages, pinned, callback mode" sh -c \
+	"grep -q '\"size\": 131072,' /tmp/stat.json && grep -q '\"pages\": 2,' /tmp/stat.json && grep -q '\"state\": \"pinned\",' /tmp/stat.json && grep -q '\"mode\": \"callback\",' /tmp/stat.json"
+check "mapped 128 KiB" grep -q '"mapped": 131072$' /tmp/stat.json
+check "counters: live_regions 1, live_bytes 131072" sh -c \
+	"grep -q '\"live_regions\": 1,' /tmp/stat.json && grep -q '\"live_bytes\": 131072,' /tmp/stat.json"
+exec 3>&-
+wait
+gdirect stat --json > /tmp/stat.json
+check "after release: no live regions" grep -q '"live_regions": 0,' /tmp/stat.json
+unload_module gdirect
+unload_module nvp2p_emu
