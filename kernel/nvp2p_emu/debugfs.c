@@ -7,7 +7,8 @@
  *   bar1_total  bar1_reserved  bar1_used     BAR1 budget in bytes
  *   mem_total  mem_used                      GPU memory in bytes
  *   pin_latency_us  callback_delay_ms        the module parameters, writable
- *   fail_next    "COUNT ERRNO": the next COUNT get_pages/dma_map calls fail
+ *   fail_next          "COUNT ERRNO": the next COUNT get_pages calls fail
+ *   fail_next_dma_map  "COUNT ERRNO": the next COUNT dma_map_pages calls fail
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -17,20 +18,23 @@
 
 static int fail_next_show(struct seq_file *m, void *v)
 {
+	struct emu_fault *f = m->private;
+
 	mutex_lock(&emu->lock);
-	seq_printf(m, "%u %d\n", emu->fail_count, emu->fail_errno);
+	seq_printf(m, "%u %d\n", f->count, f->err);
 	mutex_unlock(&emu->lock);
 	return 0;
 }
 
 static int fail_next_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, fail_next_show, NULL);
+	return single_open(file, fail_next_show, inode->i_private);
 }
 
 static ssize_t fail_next_write(struct file *file, const char __user *ubuf,
 			       size_t len, loff_t *ppos)
 {
+	struct emu_fault *f = ((struct seq_file *)file->private_data)->private;
 	unsigned int count;
 	int err;
 	char buf[32];
@@ -44,8 +48,8 @@ static ssize_t fail_next_write(struct file *file, const char __user *ubuf,
 	    err >= MAX_ERRNO)
 		return -EINVAL;
 	mutex_lock(&emu->lock);
-	emu->fail_count = count;
-	emu->fail_errno = err;
+	f->count = count;
+	f->err = err;
 	mutex_unlock(&emu->lock);
 	return len;
 }
@@ -84,7 +88,9 @@ void emu_debugfs_init(struct emu_dev *e)
 	debugfs_create_file_unsafe("mem_used", 0444, d, NULL, &mem_used_fops);
 	debugfs_create_u32("pin_latency_us", 0644, d, &emu_pin_latency_us);
 	debugfs_create_u32("callback_delay_ms", 0644, d, &emu_callback_delay_ms);
-	debugfs_create_file("fail_next", 0644, d, NULL, &fail_next_fops);
+	debugfs_create_file("fail_next", 0644, d, &e->fail_pin, &fail_next_fops);
+	debugfs_create_file("fail_next_dma_map", 0644, d, &e->fail_dma,
+			    &fail_next_fops);
 }
 
 void emu_debugfs_exit(struct emu_dev *e)

@@ -26,6 +26,12 @@
 
 struct emu_file;
 
+/* Fail the next @count calls with -@err. */
+struct emu_fault {
+	unsigned int count;
+	int err;
+};
+
 /* One allocation of GPU memory, made by one process at one GPU VA. */
 struct emu_alloc {
 	struct list_head node;		/* emu_file->allocs, while not freed */
@@ -91,9 +97,9 @@ struct emu_dev {
 	u64 nr_dma_maps;
 	u64 nr_callbacks;
 
-	/* fault injection: fail the next fail_count calls with -fail_errno */
-	unsigned int fail_count;
-	int fail_errno;
+	/* fault injection: the next calls of each kind fail */
+	struct emu_fault fail_pin;	/* get_pages, get_pages_persistent */
+	struct emu_fault fail_dma;	/* dma_map_pages */
 
 	struct dentry *debugfs;
 };
@@ -113,7 +119,7 @@ struct emu_file *emu_file_by_token(u64 p2p_token, u32 va_space);
 /* p2p.c */
 void emu_revoke_alloc_pins(struct emu_alloc *a);
 struct emu_pin *emu_pin_find(struct nvidia_p2p_page_table *pt);
-int emu_fault_inject(void);
+int emu_fault_inject(struct emu_fault *f);
 
 /* dma.c */
 void emu_dma_unmap_all(struct emu_pin *pin);

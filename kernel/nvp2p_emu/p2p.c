@@ -25,13 +25,13 @@
 #include "emu.h"
 
 /* Return the injected error for this call, if one is armed. */
-int emu_fault_inject(void)
+int emu_fault_inject(struct emu_fault *f)
 {
 	lockdep_assert_held(&emu->lock);
-	if (!emu->fail_count)
+	if (!f->count)
 		return 0;
-	emu->fail_count--;
-	return -emu->fail_errno;
+	f->count--;
+	return -f->err;
 }
 
 /* The live pin whose page table is @pt; never dereferences @pt itself. */
@@ -153,7 +153,7 @@ static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	}
 
 	mutex_lock(&emu->lock);
-	ret = emu_fault_inject();
+	ret = emu_fault_inject(&emu->fail_pin);
 	if (ret)
 		goto out_unlock;
 

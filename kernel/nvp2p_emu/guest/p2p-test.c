@@ -204,7 +204,7 @@ int main(void)
 	uint64_t bar_start, used0;
 	uint8_t pat[3000], back[3000];
 
-	tap_plan(55);
+	tap_plan(56);
 	st_fd = open("/dev/nvp2p_selftest", O_RDWR);
 	if (!tap_ok(st_fd >= 0, "selftest driver bound to edu") ||
 	    !tap_ok(cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&dev, 0) == 0 &&
@@ -335,6 +335,8 @@ int main(void)
 	/* Fault injection and the obsolete entry points. */
 	knob("fail_next", "1 5");
 	tap_ok(pin(9, ST_PIN_CALLBACK, big, KB64) == -EIO && pin(9, ST_PIN_CALLBACK, big, KB64) == 0, "fail_next injects -EIO once");
+	knob("fail_next_dma_map", "1 12");
+	tap_ok(dma(ST_IOC_DMA_MAP, 9, ST_DMA_EDU) == -ENOMEM && dma(ST_IOC_DMA_MAP, 9, ST_DMA_EDU) == 0 && stat_u64("dma_maps") == 1, "fail_next_dma_map injects -ENOMEM into dma_map_pages only, once");
 	tap_ok(misc(ST_MISC_INIT_MAPPING) == -ENOTSUPP && misc(ST_MISC_DESTROY_MAPPING) == -ENOTSUPP, "init_mapping and destroy_mapping: -ENOTSUPP");
 	tap_ok(misc(ST_MISC_FREE_TABLE_NULL) == 0 && misc(ST_MISC_FREE_DMA_NULL) == 0, "free_page_table and free_dma_mapping are no-ops returning 0");
 
