@@ -3,6 +3,8 @@
 #   make            build user space (meson, build/) and the kernel modules
 #   make test       unit tests + the emulated machine's guest suite
 #   make demo       the guide's flow end to end on the emulated machine
+#   make install    libgdirect, the gdirect tool, module sources for DKMS, udev rule
+#                   (PREFIX=/usr/local, DESTDIR=, DKMS=1 to build with dkms)
 #   make bench      registration-cache benchmarks against UCX's, in one run
 #   make test-gpu   device-library tests on a machine with an NVIDIA GPU
 #
@@ -16,8 +18,9 @@ KDIR      ?= /lib/modules/$(KVER)/build
 MODULES   := nvp2p_emu nvp2p_selftest gdirect gdirect_edu
 FLAVOURS  := v2 v1
 JOBS      ?= $(shell nproc)
+PREFIX    ?= /usr/local
 
-.PHONY: all deps userspace modules test unit-test guest-test demo bench test-gpu bench-gpu clean
+.PHONY: all deps userspace modules test unit-test guest-test demo bench install test-gpu bench-gpu clean
 
 all: userspace modules
 
@@ -49,6 +52,9 @@ demo:
 	@scripts/deps.sh demo
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh "$(BUILD)"
+
+install: userspace
+	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" DKMS="$(DKMS)" packaging/install.sh "$(BUILD)"
 
 bench:
 	@scripts/deps.sh bench

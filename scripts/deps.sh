@@ -15,7 +15,8 @@ base="build-essential python3 meson ninja-build pkg-config kmod cpio busybox-sta
       qemu-system-x86 linux-image-amd64 linux-headers-amd64 sparse"
 case "$want" in
 build)        pkgs="$base" ;;
-test|demo)    pkgs="$base" ;;
+test)         pkgs="$base dkms" ;;
+demo)         pkgs="$base" ;;
 bench)        pkgs="$base libucx-dev" ;;
 debug-kernel) pkgs="$base linux-source-6.1 bc bison flex libelf-dev libssl-dev dwarves rsync xz-utils" ;;
 *) echo "deps.sh: unknown target '$want'" >&2; exit 2 ;;

@@ -4,8 +4,8 @@
 #   1. unit tests (meson suite 'unit') built with ASan + UBSan in BUILD-san
 #   2. concurrent unit tests (suite 'tsan') built with TSan in BUILD-tsan
 #   3. the guest suite on the emulated machine, once per page-table flavour:
-#      v2 (0x00020000) runs every guest test, v1 (0x00010002) the emulator
-#      and driver tests ($GUEST_V1_TESTS)
+#      v2 (0x00020000) runs every guest test, v1 (0x00010002) the emulator,
+#      driver and gdirect-info tests ($GUEST_V1_TESTS)
 #
 # Skips are counted and shown, never folded into passes.  The last line is
 # "N passed, N failed, N skipped".
@@ -80,7 +80,7 @@ run_unit "$build-tsan" thread tsan unit-tsan
 echo "== guest suite, page table 0x00020000"
 run_guest v2
 echo "== guest suite, page table 0x00010002"
-run_guest v1 "${GUEST_V1_TESTS:-t-1* t-3*}"
+run_guest v1 "${GUEST_V1_TESTS:-t-1* t-3* t-70-tools-info.sh}"
 
 echo "results and logs: $results/"
 echo "$total_p passed, $total_f failed, $total_s skipped"
