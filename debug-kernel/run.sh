@@ -5,8 +5,9 @@
 #   2. build our modules against it into BUILD/kmod-debug/v2, and the planted
 #      module (debug-kernel/planted) into BUILD/kmod-debug/planted
 #   3. boot "debug-v2": the whole guest suite (every t-*, or $GUEST_TESTS),
-#      then dk-kmemleak.sh; any lockdep, KASAN, KFENCE or kmemleak report in
-#      the kernel log fails it (guest/run.py's scan)
+#      then dk-kmemleak.sh and dk-lockdep.sh; any lockdep, KASAN, KFENCE or
+#      kmemleak report in the kernel log fails it (guest/run.py's scan), and
+#      so does lockdep having switched itself off
 #   4. boot "debug-planted": dk-planted.sh sets off one bug per checker, then
 #      dk-kmemleak.sh; here each checker MUST report, or the lane fails
 #
@@ -80,7 +81,7 @@ boot() {
 
 echo "== guest suite under the debug kernel"
 t0=$(date +%s)
-boot debug-v2 "${GUEST_TESTS:-t-*} dk-kmemleak.sh" "$build/kmod-debug/v2"
+boot debug-v2 "${GUEST_TESTS:-t-*} dk-kmemleak.sh dk-lockdep.sh" "$build/kmod-debug/v2"
 echo "debug-kernel: suite took $(( $(date +%s) - t0 )) s"
 last=$(tail -n1 "$results/debug-v2.summary")
 # shellcheck disable=SC2046 # the three numbers, split on purpose
