@@ -148,7 +148,7 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 	if (!gd_cuda_available()) {
 		/* No driver: everything is CPU memory, nothing to cache. */
 		fill(info, GDIRECT_MEM_CPU, -1, 0, 0, 0);
-		ST_INC(c, classify_hits);
+		SHARD_INC(c, classify_hits);
 		return 0;
 	}
 	s = gd_epoch_enter();
@@ -166,7 +166,7 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 		hit = gd_cuda_buffer_id(a, &id) == 0 && id == info->buffer_id;
 	}
 	if (hit) {
-		ST_INC(c, classify_hits);
+		SHARD_INC(c, classify_hits);
 		return 0;
 	}
 	ST_INC(c, classify_misses);

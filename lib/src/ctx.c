@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cuda_dl.h"
@@ -19,6 +20,28 @@
 #include "internal.h"
 
 _Atomic uint64_t gd_fork_gen;
+
+static _Atomic unsigned next_shard;
+static __thread unsigned my_shard	/* 1 + index; 0: not assigned yet */
+	__attribute__((tls_model("initial-exec")));
+
+static __thread uint64_t my_seq __attribute__((tls_model("initial-exec")));
+
+uint64_t gd_lru_stamp(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000) << 24 |
+	       (++my_seq & 0xffffff);
+}
+
+unsigned gd_shard_index(void)
+{
+	if (__builtin_expect(!my_shard, 0))
+		my_shard = 1 + atomic_fetch_add(&next_shard, 1) % GD_SHARDS;
+	return my_shard - 1;
+}
 
 static pthread_mutex_t ctx_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdirect_ctx *ctx_list;
@@ -142,9 +165,11 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 	struct gdirect_ctx *c;
 
 	pthread_once(&atfork_once, atfork_register);
-	c = calloc(1, sizeof(*c));
+	/* Cache-line aligned: the hit counters' shards each own a line. */
+	c = aligned_alloc(64, (sizeof(*c) + 63) & ~(size_t)63);
 	if (!c)
 		return gd_err(-ENOMEM, "out of memory");
+	memset(c, 0, sizeof(*c));
 	if (p)
 		c->p = *p;
 	else
@@ -256,11 +281,17 @@ GD_EXPORT void gdirect_stats(struct gdirect_ctx *c, struct gdirect_stats *st)
 		return;
 	memset(st, 0, sizeof(*st));
 #define CP(f) st->f = atomic_load_explicit(&c->st.f, memory_order_relaxed)
-	CP(hits); CP(misses); CP(pin_waits); CP(pins); CP(pin_failures);
+	CP(misses); CP(pin_waits); CP(pins); CP(pin_failures);
 	CP(unpins); CP(evictions); CP(evictions_bar); CP(inv_kernel);
-	CP(inv_hooks); CP(inv_buffer_id); CP(sync_memops); CP(classify_hits);
+	CP(inv_hooks); CP(inv_buffer_id); CP(sync_memops);
 	CP(classify_misses); CP(regions); CP(bytes_pinned);
 #undef CP
+	for (int i = 0; i < GD_SHARDS; i++) {
+		st->hits += atomic_load_explicit(&c->shard[i].hits,
+						 memory_order_relaxed);
+		st->classify_hits += atomic_load_explicit(&c->shard[i].classify_hits,
+							  memory_order_relaxed);
+	}
 }
 
 GD_EXPORT int gdirect_event_fd(struct gdirect_ctx *c)

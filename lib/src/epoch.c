@@ -48,7 +48,10 @@ static unsigned long retire_count;
 
 static pthread_key_t slot_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static __thread struct gd_epoch_slot *my_slot;
+/* initial-exec: a plain %fs-relative load on the hit path, not a call to
+ * __tls_get_addr (the default for a shared library). */
+static __thread struct gd_epoch_slot *my_slot
+	__attribute__((tls_model("initial-exec")));
 
 static void slot_release(void *p)
 {

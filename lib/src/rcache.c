@@ -77,13 +77,7 @@ static void put_ref(struct gdirect_reg *r)
 {
 	struct gd_epoch_slot *s = gd_epoch_enter();
 
-	/* LRU stamp: a plain increment, not a locked one.  Racing puts may
-	 * share a stamp; the order stays exact for a single thread and is
-	 * never inverted by more than one concurrent put. */
-	uint64_t t = atomic_load_explicit(&r->ctx->clock, memory_order_relaxed) + 1;
-
-	atomic_store_explicit(&r->ctx->clock, t, memory_order_relaxed);
-	atomic_store_explicit(&r->stamp, t, memory_order_relaxed);
+	atomic_store_explicit(&r->stamp, gd_lru_stamp(), memory_order_relaxed);
 	/* Inside an epoch section: r cannot be freed under us even if
 	 * another thread releases it between our decrement and our test. */
 	if (ref_drop(r))
@@ -447,7 +441,7 @@ restart:
 				     id == r->tag_id ? GD_VALID : GD_CAUSE_BUFFER_ID;
 			}
 			if (rc == GD_VALID) {
-				ST_INC(c, hits);
+				SHARD_INC(c, hits);
 				*out = r;
 				return 0;
 			}
@@ -522,7 +516,7 @@ restart:
 	r->device = q.device;
 	r->ctx = c;
 	pthread_mutex_init(&r->map_lock, NULL);
-	atomic_init(&r->stamp, atomic_fetch_add(&c->clock, 1));
+	atomic_init(&r->stamp, gd_lru_stamp());
 	ST_INC(c, pins);
 	ST_INC(c, regions);
 	ST_ADD(c, bytes_pinned, pin.size);
@@ -579,7 +573,7 @@ GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 		int v = validate(c, r, a, e);
 
 		if (v == GD_VALID) {
-			ST_INC(c, hits);
+			SHARD_INC(c, hits);
 			*out = r;
 			return 0;
 		}
