@@ -139,11 +139,10 @@ static bool parse_pdecl(ptxabi_ctx *ctx, struct ptok *t, size_t n, size_t *i,
 		return false;
 	k++;			/* the name */
 	if (k < n && ptok_is(&t[k], "[")) {
-		k++;
-		if (k >= n)
+		if (k + 2 >= n || !ptok_is(&t[k + 2], "]"))
 			return false;
-		d->count = strtoul(t[k].s, NULL, 10);
-		k += 2;
+		d->count = strtoul(t[k + 1].s, NULL, 10);
+		k += 3;
 	}
 	d->text = ar_strndup(ctx, start, (size_t)(t[k - 1].s + t[k - 1].len -
 						   start));
