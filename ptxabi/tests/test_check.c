@@ -113,6 +113,16 @@ int main(int argc, char **argv)
 	expect(bad, "warning: .visible .func dev_extra has no C declaration");
 	free(bad);
 
+	/* A file cut inside a declaration is an error, not a crash. */
+	char *cut = run_check(argv[1], "truncated.ptx", &errors);
+
+	if (errors != -1 || !strstr(cut, "truncated.ptx:2:1: cannot read the "
+				    "parameters of .func dev_wait")) {
+		printf("FAIL: truncated.ptx: %d, '%s'\n", errors, cut);
+		failures++;
+	}
+	free(cut);
+
 	assemble(argv[1], "good.ptx");
 	assemble(argv[1], "bad.ptx");
 	printf("%d failure(s)\n", failures);
