@@ -18,8 +18,9 @@
  *                 side ends the registration: the free callback, or the
  *                 releaser after put_pages() returned with no callback.
  *
- * Lock order: gd_reg.sem before gd_reg.lock; gd_regs_lock before
- * gd_reg.lock; gd_ctx.ev_lock, xa_lock and gd_reg.lock are leaves.
+ * Lock order: mmap_lock (a page fault) before gd_reg.sem; gd_reg.sem
+ * before gd_reg.lock; gd_regs_lock before gd_reg.lock; gd_ctx.ev_lock,
+ * xa_lock and gd_reg.lock are leaves.
  * None of them is held across a call into the nv-p2p provider: the
  * provider runs our free callback with its own lock held, the callback
  * takes gd_reg.sem and gd_reg.lock, so holding either around put_pages()
@@ -84,7 +85,7 @@ struct gd_ctx {
 
 struct gd_reg {
 	struct kref ref;
-	struct rw_semaphore sem;	/* state vs mmap; taken by callback */
+	struct rw_semaphore sem;	/* state vs faults; taken by callback */
 	spinlock_t lock;		/* state, dma_users, revoked */
 	enum gd_state state;
 	bool revoked;			/* the free callback ran (or runs) */

@@ -2,13 +2,21 @@
 /*
  * CPU mappings of pinned regions and of the status area
  *
- * A region is mapped with io_remap_pfn_range() at mmap time, under the
- * registration's semaphore and only while it is PINNED.  Revocation and
- * unpin flip the state under the same semaphore and then zap every PTE of
- * the region through this file's private address space, so no mapping of
- * a revoked BAR page survives (gdrcopy#54); touching the VMA afterwards
- * faults and gets SIGBUS.  VMAs are not copied on fork and cannot be split,
- * so the per-region mapped length stays exact.
+ * A region's page table entries are filled on demand, by the fault
+ * handler, under the registration's semaphore and only while it is
+ * PINNED; mmap() itself installs nothing.  Revocation and unpin flip the
+ * state under the same semaphore and then zap every PTE of the region
+ * through this file's private address space, so no mapping of a revoked
+ * BAR page survives (gdrcopy#54); a fault afterwards gets SIGBUS.
+ *
+ * Why not io_remap_pfn_range() in mmap(): the kernel links the new VMA
+ * into the address space only after ->mmap returns, so a zap running
+ * between the two misses it and leaves the PTEs of put pages in place
+ * (t-30-gdirect-mmaprace).  A fault, by contrast, only ever happens on a
+ * linked VMA, and the semaphore orders its PTEs before the zap.
+ *
+ * VMAs are not copied on fork and cannot be split, so the per-region
+ * mapped length stays exact.
  */
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
@@ -50,10 +58,43 @@ static void gd_vm_close(struct vm_area_struct *vma)
 	gd_reg_put(r);
 }
 
-/* Only zapped pages fault: the memory is gone. */
+/*
+ * Fill the GPU page around the fault (16 PTEs of a 64 KiB page), or fail
+ * with SIGBUS once the region is revoked or released.  Holding sem for
+ * read orders these PTEs before the zap of a revocation, which flips the
+ * state under sem held for write; lock order: mmap_lock, then sem.
+ */
 static vm_fault_t gd_vm_fault(struct vm_fault *vmf)
 {
-	return VM_FAULT_SIGBUS;
+	struct vm_area_struct *vma = vmf->vma;
+	struct gd_reg *r = vma->vm_private_data;
+	u64 roff, pb, first, last, off, phys;
+	unsigned long addr;
+	vm_fault_t ret, one;
+
+	roff = ((u64)vma->vm_pgoff << PAGE_SHIFT) & GD_MMAP_REGION_MASK;
+	down_read(&r->sem);
+	if (r->state != GD_PINNED) {
+		up_read(&r->sem);
+		return VM_FAULT_SIGBUS;
+	}
+	pb = gd_nv_page_bytes(r->pt);
+	off = roff + (vmf->address - vma->vm_start);
+	first = max_t(u64, round_down(off, pb), roff);
+	last = min_t(u64, round_down(off, pb) + pb,
+		     roff + (vma->vm_end - vma->vm_start));
+	ret = VM_FAULT_NOPAGE;
+	for (off = first; off < last; off += PAGE_SIZE) {
+		addr = vma->vm_start + (off - roff);
+		phys = gd_nv_page_phys(r->pt, off / pb) + (off & (pb - 1));
+		one = vmf_insert_pfn_prot(vma, addr, phys >> PAGE_SHIFT,
+					  vma->vm_page_prot);
+		/* Only the faulting address must succeed. */
+		if (addr == (vmf->address & PAGE_MASK))
+			ret = one;
+	}
+	up_read(&r->sem);
+	return ret;
 }
 
 static int gd_vm_may_split(struct vm_area_struct *vma, unsigned long addr)
@@ -82,27 +123,6 @@ static int gd_mmap_status(struct gd_ctx *ctx, struct vm_area_struct *vma)
 	return remap_vmalloc_range(vma, ctx->status, vma->vm_pgoff);
 }
 
-static int gd_remap(struct gd_reg *r, struct vm_area_struct *vma, u64 roff)
-{
-	struct nvidia_p2p_page_table *pt = r->pt;
-	unsigned long len = vma->vm_end - vma->vm_start;
-	u64 pb = gd_nv_page_bytes(pt), done = 0, in, chunk, phys;
-	int ret;
-
-	while (done < len) {
-		in = (roff + done) & (pb - 1);
-		chunk = min_t(u64, pb - in, len - done);
-		phys = gd_nv_page_phys(pt, (roff + done) / pb) + in;
-		ret = io_remap_pfn_range(vma, vma->vm_start + done,
-					 phys >> PAGE_SHIFT, chunk,
-					 vma->vm_page_prot);
-		if (ret)
-			return ret;
-		done += chunk;
-	}
-	return 0;
-}
-
 int gd_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct gd_ctx *ctx = filp->private_data;
@@ -118,9 +138,9 @@ int gd_mmap(struct file *filp, struct vm_area_struct *vma)
 		return gd_mmap_status(ctx, vma);
 
 	/*
-	 * Shared only: a private mapping is a COW mapping, for which
-	 * remap_pfn_range() rewrites vm_pgoff, and then the zap by offset
-	 * would miss it and leave revoked pages mapped.
+	 * Shared only: a private mapping is a COW mapping, whose private
+	 * copies of BAR pages the zap would not reach, and into which
+	 * vmf_insert_pfn_prot() refuses to insert PFNMAP pages.
 	 */
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
@@ -141,9 +161,6 @@ int gd_mmap(struct file *filp, struct vm_area_struct *vma)
 			VM_DONTDUMP);
 	if (!r->cpu_cacheable)
 		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
-	ret = gd_remap(r, vma, roff);
-	if (ret)
-		goto unlock;
 	vma->vm_private_data = r;	/* keeps the lookup's reference */
 	vma->vm_ops = &gd_region_vm_ops;
 	atomic64_add(len, &r->mapped_len);

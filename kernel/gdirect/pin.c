@@ -214,7 +214,7 @@ static void gd_free_callback(void *data)
 	/* get_pages() may not have returned to gd_reg_pin() yet. */
 	wait_event(r->wait, gd_reg_state_is_not(r, GD_PINNING));
 
-	/* Under sem: an mmap in progress finishes before we zap. */
+	/* Under sem: a fault in progress finishes before we zap. */
 	down_write(&r->sem);
 	spin_lock(&r->lock);
 	notify = r->state == GD_PINNED;
