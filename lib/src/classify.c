@@ -2,8 +2,9 @@
 /*
  * classify.c - pointer classification and its cache.
  *
- * The cache is an immutable interval table of allocations (ivtab.h) read
- * without locks: a repeated query costs a binary search.  Entries are
+ * The cache is a page table of allocations (pgtab.h; a 64 KiB page shared
+ * by small allocations points to an immutable bucket of them) read without
+ * locks: a repeated query costs one page-table lookup.  Entries are
  * dropped when the allocation is freed: by the free hooks, by gdirect.ko's
  * revocation events, and whenever a fresh CUDA query disagrees.  Without
  * hooks, frees of memory that was never pinned are invisible, so a cached
@@ -28,38 +29,179 @@ static void alloc_free(void *p)
 	free(p);
 }
 
-static void tab_free(void *p)
+static void bucket_free(void *p)
 {
 	free(p);
 }
 
-/* Replace the table, dropping del[] (retired) and adding add. */
-static int allocs_edit_locked(struct gdirect_ctx *c, void **del, size_t ndel,
-			      const struct gd_iv *add)
+static bool is_bucket(void *v)
 {
-	struct gd_ivtab *old = atomic_load(&c->allocs);
-	struct gd_ivtab *nt = gd_ivtab_edit(old, del, ndel, add);
+	return (uintptr_t)v & GD_ABUCKET;
+}
 
-	if (!nt)
+static struct gd_abucket *bucket_of(void *v)
+{
+	return (struct gd_abucket *)((uintptr_t)v & ~(uintptr_t)GD_ABUCKET);
+}
+
+/* A new bucket: what page slot v holds, plus al. */
+static struct gd_abucket *bucket_with(void *v, struct gd_alloc *al)
+{
+	unsigned n = is_bucket(v) ? bucket_of(v)->n : 1;
+	struct gd_abucket *b = malloc(sizeof(*b) + (n + 1) * sizeof(b->a[0]));
+
+	if (!b)
+		return NULL;
+	if (is_bucket(v))
+		for (unsigned i = 0; i < n; i++)
+			b->a[i] = bucket_of(v)->a[i];
+	else
+		b->a[0] = v;
+	b->a[n] = al;
+	b->n = n + 1;
+	return b;
+}
+
+/* Replace page p's slot (old value v) with nv, retiring v's bucket. */
+static void slot_replace(struct gdirect_ctx *c, uint64_t p, void *v, void *nv)
+{
+	gd_pgtab_set(&c->allocs, p, nv);
+	if (is_bucket(v))
+		gd_epoch_retire(bucket_of(v), bucket_free);
+}
+
+static void *tagged(struct gd_abucket *b)
+{
+	return (void *)((uintptr_t)b | GD_ABUCKET);
+}
+
+/* Point al's pages at it.  Only its first and last page can hold other
+ * allocations (cached allocations never overlap), so at most two buckets
+ * are needed, and they are made before anything changes. */
+static int alloc_index(struct gdirect_ctx *c, struct gd_alloc *al)
+{
+	uint64_t p0 = gd_pg_first(al->base), p1 = gd_pg_last(al->base + al->size);
+	struct gd_abucket *b0 = NULL, *b1 = NULL;
+	void *v0, *v1;
+
+	if (gd_pgtab_reserve(&c->allocs, p0, p1))
 		return -ENOMEM;
-	atomic_store(&c->allocs, nt);
-	if (old)
-		gd_epoch_retire(old, tab_free);
-	for (size_t i = 0; i < ndel; i++)
-		gd_epoch_retire(del[i], alloc_free);
+	v0 = gd_pgtab_get(&c->allocs, p0);
+	v1 = gd_pgtab_get(&c->allocs, p1);
+	if ((v0 && !(b0 = bucket_with(v0, al))) ||
+	    (p1 != p0 && v1 && !(b1 = bucket_with(v1, al)))) {
+		free(b0);
+		return -ENOMEM;
+	}
+	for (uint64_t p = p0; p <= p1; p++) {
+		void *v = gd_pgtab_get(&c->allocs, p);
+
+		if (p == p0 && b0)
+			slot_replace(c, p, v, tagged(b0));
+		else if (p == p1 && b1)
+			slot_replace(c, p, v, tagged(b1));
+		else
+			slot_replace(c, p, v, al);
+	}
+	return 0;
+}
+
+/* Take al off its pages.  If a shrunk bucket cannot be allocated the page
+ * is emptied: its other allocations become misses there, which is safe. */
+static void alloc_unindex(struct gdirect_ctx *c, struct gd_alloc *al)
+{
+	uint64_t p0 = gd_pg_first(al->base), p1 = gd_pg_last(al->base + al->size);
+
+	for (uint64_t p = p0; p <= p1; p++) {
+		void *v = gd_pgtab_get(&c->allocs, p), *nv = NULL;
+		struct gd_abucket *b, *nb;
+		unsigned k = 0;
+
+		if (v == al) {
+			gd_pgtab_set(&c->allocs, p, NULL);
+			continue;
+		}
+		if (!is_bucket(v))
+			continue;
+		b = bucket_of(v);
+		for (unsigned i = 0; i < b->n; i++)
+			k += b->a[i] == al;
+		if (!k)
+			continue;
+		if (b->n - k == 1) {
+			for (unsigned i = 0; i < b->n; i++)
+				if (b->a[i] != al)
+					nv = b->a[i];
+		} else if (b->n - k > 1 &&
+			   (nb = malloc(sizeof(*nb) + b->n * sizeof(nb->a[0])))) {
+			nb->n = 0;
+			for (unsigned i = 0; i < b->n; i++)
+				if (b->a[i] != al)
+					nb->a[nb->n++] = b->a[i];
+			nv = tagged(nb);
+		}
+		slot_replace(c, p, v, nv);
+	}
+}
+
+/* Forget al: off the pages and the list, freed after the grace period. */
+static void alloc_drop(struct gdirect_ctx *c, struct gd_alloc *al)
+{
+	alloc_unindex(c, al);
+	al->prev->next = al->next;
+	al->next->prev = al->prev;
+	c->nallocs--;
+	gd_epoch_retire(al, alloc_free);
+}
+
+struct aov_walk {
+	uint64_t s, e;
+	struct gd_alloc **out;
+	size_t n, max;
+};
+
+static int aov_add(struct aov_walk *w, struct gd_alloc *al)
+{
+	if (al->base + al->size <= w->s || w->e <= al->base)
+		return 0;
+	for (size_t i = 0; i < w->n; i++)
+		if (w->out[i] == al)
+			return 0;
+	w->out[w->n++] = al;
+	return w->n == w->max;	/* full: stop, the caller comes back */
+}
+
+static int aov_visit(uint64_t page, void *v, void *arg)
+{
+	(void)page;
+	if (!is_bucket(v))
+		return aov_add(arg, v);
+	for (unsigned i = 0; i < bucket_of(v)->n; i++)
+		if (aov_add(arg, bucket_of(v)->a[i]))
+			return 1;
 	return 0;
 }
 
 void gd_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start, uint64_t end)
 {
-	void *del[64];
-	size_t n;
+	struct gd_alloc *del[64];
+	struct aov_walk w;
 
+	if (end <= start)
+		return;
 	do {
-		n = gd_ivtab_overlaps(atomic_load(&c->allocs), start, end, del, 64);
-		if (!n || allocs_edit_locked(c, del, n < 64 ? n : 64, NULL) < 0)
-			return;
-	} while (n > 64);
+		w = (struct aov_walk){ start, end, del, 0, 64 };
+		gd_pgtab_walk(&c->allocs, gd_pg_first(start), gd_pg_last(end),
+			      aov_visit, &w);
+		for (size_t i = 0; i < w.n; i++)
+			alloc_drop(c, del[i]);
+	} while (w.n == w.max);
+}
+
+int gd_allocs_init(struct gdirect_ctx *c)
+{
+	c->alloc_list.next = c->alloc_list.prev = &c->alloc_list;
+	return gd_pgtab_init(&c->allocs);
 }
 
 /* The cache entry for q (under ctx->lock), made if needed. */
@@ -73,7 +215,7 @@ struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *qv)
 		s = q->base & ~(HOST_GRAIN - 1);
 		e = (q->base + HOST_GRAIN) & ~(HOST_GRAIN - 1);
 	}
-	al = gd_ivtab_find(atomic_load(&c->allocs), s, e);
+	al = gd_alloc_find(c, s);
 	if (al && al->base == s && al->size == e - s && al->type == q->type &&
 	    al->buffer_id == q->buffer_id)
 		return al;
@@ -81,18 +223,9 @@ struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *qv)
 	/* Bound the cache: frees of unpinned memory are invisible without
 	 * hooks, so entries could pile up.  Forgetting costs a re-query (and
 	 * a repeated, harmless SYNC_MEMOPS) later. */
-	struct gd_ivtab *t = atomic_load(&c->allocs);
-
-	if (t && t->n >= GD_ALLOCS_MAX) {
-		struct gd_ivtab *empty = gd_ivtab_edit(NULL, NULL, 0, NULL);
-
-		if (empty) {
-			atomic_store(&c->allocs, empty);
-			for (size_t i = 0; i < t->n; i++)
-				gd_epoch_retire(t->e[i].obj, alloc_free);
-			gd_epoch_retire(t, tab_free);
-		}
-	}
+	if (c->nallocs >= GD_ALLOCS_MAX)
+		while (c->alloc_list.next != &c->alloc_list)
+			alloc_drop(c, c->alloc_list.next);
 	al = calloc(1, sizeof(*al));
 	if (!al)
 		return NULL;
@@ -101,25 +234,41 @@ struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *qv)
 	al->type = q->type;
 	al->device = q->device;
 	al->buffer_id = q->buffer_id;
-	struct gd_iv iv = { s, e, al };
-
-	if (allocs_edit_locked(c, NULL, 0, &iv) < 0) {
+	if (alloc_index(c, al) < 0) {
 		free(al);
 		return NULL;
 	}
+	al->next = &c->alloc_list;
+	al->prev = c->alloc_list.prev;
+	al->prev->next = al;
+	c->alloc_list.prev = al;
+	c->nallocs++;
 	return al;
 }
 
+static int free_bucket(uint64_t page, void *v, void *arg)
+{
+	(void)page;
+	(void)arg;
+	if (is_bucket(v))
+		free(bucket_of(v));
+	return 0;
+}
+
+/* No readers left (context destroy, fork child): free everything now. */
 void gd_allocs_free_all(struct gdirect_ctx *c)
 {
-	struct gd_ivtab *t = atomic_load(&c->allocs);
-
-	if (!t)
+	if (!c->allocs.root)
 		return;
-	for (size_t i = 0; i < t->n; i++)
-		free(t->e[i].obj);
-	free(t);
-	atomic_store(&c->allocs, NULL);
+	gd_pgtab_walk(&c->allocs, 0, UINT64_MAX, free_bucket, NULL);
+	for (struct gd_alloc *al = c->alloc_list.next, *n; al != &c->alloc_list;
+	     al = n) {
+		n = al->next;
+		free(al);
+	}
+	c->alloc_list.next = c->alloc_list.prev = &c->alloc_list;
+	c->nallocs = 0;
+	gd_pgtab_destroy(&c->allocs);
 }
 
 static void fill(struct gdirect_ptr_info *info, int type, int device,
@@ -152,7 +301,7 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 		return 0;
 	}
 	s = gd_epoch_enter();
-	al = gd_ivtab_find(atomic_load(&c->allocs), a, a + 1);
+	al = gd_alloc_find(c, a);
 	if (al) {
 		fill(info, al->type, al->device, al->base, al->size,
 		     al->buffer_id);

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cuda_dl.h"
@@ -22,25 +21,16 @@
 _Atomic uint64_t gd_fork_gen;
 
 static _Atomic unsigned next_shard;
-static __thread unsigned my_shard	/* 1 + index; 0: not assigned yet */
-	__attribute__((tls_model("initial-exec")));
+__thread unsigned gd_my_shard __attribute__((tls_model("initial-exec")));
+__thread uint64_t gd_my_seq __attribute__((tls_model("initial-exec")));
 
-static __thread uint64_t my_seq __attribute__((tls_model("initial-exec")));
-
-uint64_t gd_lru_stamp(void)
+unsigned gd_shard_assign(void)
 {
-	struct timespec ts;
+	unsigned n = atomic_fetch_add(&next_shard, 1);
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000) << 24 |
-	       (++my_seq & 0xffffff);
-}
-
-unsigned gd_shard_index(void)
-{
-	if (__builtin_expect(!my_shard, 0))
-		my_shard = 1 + atomic_fetch_add(&next_shard, 1) % GD_SHARDS;
-	return my_shard - 1;
+	/* Never handed out twice: a shard's owner writes it without atomics. */
+	gd_my_shard = 1 + (n < GD_SHARDS ? n : GD_SHARDS);
+	return gd_my_shard - 1;
 }
 
 static pthread_mutex_t ctx_list_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -165,6 +155,7 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 	struct gdirect_ctx *c;
 
 	pthread_once(&atfork_once, atfork_register);
+	gd_epoch_init();
 	/* Cache-line aligned: the hit counters' shards each own a line. */
 	c = aligned_alloc(64, (sizeof(*c) + 63) & ~(size_t)63);
 	if (!c)
@@ -177,6 +168,13 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 	if (check_params(&c->p)) {
 		free(c);
 		return gd_err(-EINVAL, "invalid parameters");
+	}
+	gd_hpmem_init(&c->regmem, sizeof(struct gdirect_reg));
+	if (gd_pgtab_init(&c->index) || gd_allocs_init(c)) {
+		gd_pgtab_destroy(&c->index);
+		gd_pgtab_destroy(&c->allocs);
+		free(c);
+		return gd_err(-ENOMEM, "out of memory");
 	}
 	c->backend = b;
 	c->fork_gen = atomic_load(&gd_fork_gen);
@@ -218,17 +216,12 @@ GD_EXPORT int gdirect_ctx_create(const struct gdirect_params *p,
 /* In a fork child: free our copy without locks, ioctls or unmaps. */
 static void destroy_in_child(struct gdirect_ctx *c)
 {
-	struct gd_ivtab *t = atomic_load(&c->index);
-
-	for (struct gdirect_reg *r = c->regions.next, *n; r != &c->regions; r = n) {
-		n = r->next;
-		free(r);
-	}
-	for (struct gdirect_reg *r = c->gc, *n; r; r = n) {
-		n = r->gc_next;
-		free(r);
-	}
-	free(t);
+	/* Regions live in c->regmem: retired ones are freed into it by the
+	 * next reclaim, so reclaim them all now (in the child only this
+	 * thread is left, and the epoch state was reset), then unmap it. */
+	gd_epoch_barrier();
+	gd_hpmem_destroy(&c->regmem);
+	gd_pgtab_destroy(&c->index);
 	gd_allocs_free_all(c);
 	if (c->backend && c->backend->event_fd >= 0)
 		close(c->backend->event_fd);
@@ -238,6 +231,7 @@ static void destroy_in_child(struct gdirect_ctx *c)
 GD_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 {
 	struct gdirect_reg *release = NULL;
+	bool leaked = false;
 
 	if (!c)
 		return;
@@ -260,13 +254,16 @@ GD_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 			atomic_store(&r->refs, GD_DEAD | GD_REFS(v));
 			r->prev->next = r->next;
 			r->next->prev = r->prev;
+			leaked = true;
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
 	gd_release_list(release);
 	gd_drain(c);
 	gd_epoch_barrier();
-	free(atomic_load(&c->index));
+	if (!leaked)	/* else its holder may still read it: keep it */
+		gd_hpmem_destroy(&c->regmem);
+	gd_pgtab_destroy(&c->index);
 	gd_allocs_free_all(c);
 	if (c->backend)
 		c->backend->ops->destroy(c->backend);
@@ -286,7 +283,7 @@ GD_EXPORT void gdirect_stats(struct gdirect_ctx *c, struct gdirect_stats *st)
 	CP(inv_hooks); CP(inv_buffer_id); CP(sync_memops);
 	CP(classify_misses); CP(regions); CP(bytes_pinned);
 #undef CP
-	for (int i = 0; i < GD_SHARDS; i++) {
+	for (int i = 0; i <= GD_SHARDS; i++) {
 		st->hits += atomic_load_explicit(&c->shard[i].hits,
 						 memory_order_relaxed);
 		st->classify_hits += atomic_load_explicit(&c->shard[i].classify_hits,

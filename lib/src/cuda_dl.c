@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,9 +70,19 @@ static void cu_load(void)
 	}
 }
 
+/* 0: not loaded yet; 1 + whether a driver is there.  Read on every
+ * classification: an acquire load instead of pthread_once's call. */
+static _Atomic int cu_state;
+
 int gd_cuda_available(void)
 {
+	int st = atomic_load_explicit(&cu_state, memory_order_acquire);
+
+	if (__builtin_expect(st != 0, 1))
+		return st - 1;
 	pthread_once(&cu_once, cu_load);
+	atomic_store_explicit(&cu_state, 1 + (cu.dl != NULL),
+			      memory_order_release);
 	return cu.dl != NULL;
 }
 

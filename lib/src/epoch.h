@@ -2,8 +2,9 @@
 /*
  * epoch.h - epoch-based reclamation for the lock-free read paths.
  *
- * Readers bracket a lookup with gd_epoch_enter()/gd_epoch_exit(): one store
- * to a per-thread slot each, no shared cache line written.  Writers unlink
+ * Readers bracket a lookup with gd_epoch_enter()/gd_epoch_exit(): one plain
+ * store to a per-thread slot each and a compiler barrier, no shared cache
+ * line written, no locked instruction (epoch.c says why that is enough).  Writers unlink
  * an object from every published structure, then gd_epoch_retire() it; it
  * is freed only once no reader that could have seen it is still inside.
  */
@@ -13,6 +14,10 @@
 #include <stdint.h>
 
 struct gd_epoch_slot;
+
+/* Set up the process-wide state (the membarrier registration, which can
+ * take milliseconds) now rather than on a first lookup.  Idempotent. */
+void gd_epoch_init(void);
 
 struct gd_epoch_slot *gd_epoch_enter(void);
 void gd_epoch_exit(struct gd_epoch_slot *s);

@@ -12,7 +12,8 @@
 
 #include "gdirect.h"
 #include "backend.h"
-#include "ivtab.h"
+#include "hpmem.h"
+#include "pgtab.h"
 
 #define GD_PAGE_SHIFT 16
 #define GD_PAGE_SIZE (1ULL << GD_PAGE_SHIFT)
@@ -39,11 +40,14 @@ enum gd_cause {
 	GD_CAUSE_FLUSH,
 };
 
+/* From ctx->regmem, 64-byte aligned: the first line holds all a hit
+ * touches. */
 struct gdirect_reg {
 	uint64_t start, end;		/* pinned range */
 	_Atomic uint32_t refs;
 	atomic_flag released;
 	_Atomic uint64_t stamp;		/* LRU: time of the last put */
+	const uint32_t *status;		/* the pin's status word, or NULL */
 	struct gd_pin pin;
 	uint64_t tag_base, tag_size, tag_id; /* allocation it was pinned for */
 	int device;
@@ -60,7 +64,21 @@ struct gd_alloc {
 	int type, device;
 	uint64_t buffer_id;
 	_Atomic int sync_done;
+	struct gd_alloc *prev, *next;	/* ctx->alloc_list, under ctx->lock */
 };
+
+/*
+ * A 64 KiB page shared by several cached allocations (small allocations
+ * are packed) points to an immutable bucket of them, tagged with the low
+ * bit; a page covered by one allocation points to it directly.  Only the
+ * first and last page of an allocation can be shared, since cached
+ * allocations never overlap.
+ */
+struct gd_abucket {
+	unsigned n;
+	struct gd_alloc *a[];
+};
+#define GD_ABUCKET 1u
 
 struct gd_pending {			/* a pin in progress */
 	uint64_t start, end;
@@ -78,23 +96,54 @@ struct gd_counters {
  * written by every hit would bounce its cache line between cores and cost
  * more than the rest of the hit.
  */
+/*
+ * The first GD_SHARDS threads each own a shard, which only they write: a
+ * plain load and store, no locked instruction.  Later threads share the
+ * last one, atomically.
+ */
 #define GD_SHARDS 16
 struct gd_shard {
 	_Atomic uint64_t hits, classify_hits;
 } __attribute__((aligned(64)));
 
-unsigned gd_shard_index(void);
-#define SHARD_INC(c, f) atomic_fetch_add_explicit(				\
-	&(c)->shard[gd_shard_index()].f, 1, memory_order_relaxed)
+extern __thread unsigned gd_my_shard	/* 1 + index; 0: not assigned yet */
+	__attribute__((tls_model("initial-exec")));
+unsigned gd_shard_assign(void);
+
+static inline unsigned gd_shard_index(void)
+{
+	unsigned s = gd_my_shard;
+
+	return __builtin_expect(s != 0, 1) ? s - 1 : gd_shard_assign();
+}
+
+static inline void gd_shard_inc(_Atomic uint64_t *ctr, unsigned shard)
+{
+	if (shard < GD_SHARDS)
+		atomic_store_explicit(ctr, atomic_load_explicit(ctr,
+				memory_order_relaxed) + 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(ctr, 1, memory_order_relaxed);
+}
+
+#define SHARD_INC(c, f) do {						\
+	unsigned sh_ = gd_shard_index();				\
+	gd_shard_inc(&(c)->shard[sh_].f, sh_);				\
+} while (0)
 
 struct gdirect_ctx {
 	struct gdirect_params p;
 	struct gd_backend *backend;	/* NULL: no pinning device */
 	uint64_t fork_gen;		/* gd_fork_gen when created */
+	_Atomic uint64_t lru_era;	/* LRU clock: advanced by each miss */
 
-	/* Published tables, read without locks (epoch sections). */
-	_Atomic(struct gd_ivtab *) index;	/* live regions */
-	_Atomic(struct gd_ivtab *) allocs;	/* classification cache */
+	/* Page tables, read without locks (epoch sections), written under
+	 * lock: every 64 KiB page of a live region points to it (regions are
+	 * 64 KiB aligned and never overlap, so a page has at most one);
+	 * every page of a cached allocation to it or to its bucket. */
+	struct gd_pgtab index;		/* live regions */
+	struct gd_pgtab allocs;		/* classification cache */
+	struct gd_hpmem regmem;		/* struct gdirect_reg, in huge pages */
 
 	pthread_mutex_t lock;		/* writers of both tables, lists below */
 	pthread_cond_t pin_done;
@@ -102,9 +151,11 @@ struct gdirect_ctx {
 	struct gd_pending *pending;
 	struct gdirect_reg *gc;		/* dead, unused, release deferred */
 	uint64_t nregions, nbytes;	/* live, under lock */
+	struct gd_alloc alloc_list;	/* list head of cached allocations */
+	uint64_t nallocs;
 
 	struct gd_counters st;
-	struct gd_shard shard[GD_SHARDS];
+	struct gd_shard shard[GD_SHARDS + 1];
 
 	struct gdirect_ctx *reg_next;	/* global list, for notify_free */
 };
@@ -114,13 +165,52 @@ extern _Atomic uint64_t gd_fork_gen;
 /*
  * LRU stamps.  Exact order would need one counter written by every put,
  * whose cache line then bounces between cores (measured: 8 threads hitting
- * took ~500 ns a hit instead of ~200).  So: the coarse monotonic clock (a
- * vDSO read of a page nobody writes; ms resolution) in the high bits, and a
- * per-thread sequence number in the low 24: exact within a thread,
- * millisecond-accurate across threads, which is plenty to choose what to
- * unpin.
+ * took ~500 ns a hit instead of ~200).  So: the context's LRU era, which
+ * every miss advances (a line that hits only read), in the high bits, and
+ * a per-thread sequence number in the low 24: exact within a thread, and
+ * across threads exact up to the puts made between two misses, which is
+ * what an eviction (done by a miss) needs to tell apart.  (A coarse clock
+ * read cost 21 ns in a VM, more than the rest of the put.)
  */
-uint64_t gd_lru_stamp(void);
+extern __thread uint64_t gd_my_seq __attribute__((tls_model("initial-exec")));
+
+static inline uint64_t gd_lru_stamp(struct gdirect_ctx *c)
+{
+	return atomic_load_explicit(&c->lru_era, memory_order_relaxed) << 24 |
+	       (++gd_my_seq & 0xffffff);
+}
+
+/*
+ * The live region holding all of [a, e), or NULL: one page-table lookup and
+ * a bounds check (a page belongs to one region at most).  In an epoch
+ * section, or under ctx->lock.
+ */
+static inline struct gdirect_reg *gd_region_find(const struct gdirect_ctx *c,
+						 uint64_t a, uint64_t e)
+{
+	struct gdirect_reg *r = gd_pgtab_get(&c->index, a >> GD_PAGE_SHIFT);
+
+	return r && r->start <= a && e <= r->end ? r : NULL;
+}
+
+/* The cached allocation holding address a, or NULL.  Same rules. */
+static inline struct gd_alloc *gd_alloc_find(const struct gdirect_ctx *c,
+					     uint64_t a)
+{
+	uintptr_t v = (uintptr_t)gd_pgtab_get(&c->allocs, a >> GD_PAGE_SHIFT);
+	const struct gd_abucket *b;
+
+	if (!(v & GD_ABUCKET)) {
+		struct gd_alloc *al = (struct gd_alloc *)v;
+
+		return al && a - al->base < al->size ? al : NULL;
+	}
+	b = (const struct gd_abucket *)(v & ~(uintptr_t)GD_ABUCKET);
+	for (unsigned i = 0; i < b->n; i++)
+		if (a - b->a[i]->base < b->a[i]->size)
+			return b->a[i];
+	return NULL;
+}
 
 /* errmsg.c */
 int gd_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -130,6 +220,8 @@ void gd_region_put_internal(struct gdirect_reg *r);
 void gd_kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v, size_t n,
 		    enum gd_cause cause, struct gdirect_reg **release);
 void gd_release_list(struct gdirect_reg *list);
+size_t gd_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
+			      struct gdirect_reg **out, size_t max);
 int gd_drain(struct gdirect_ctx *c);
 int gd_ctx_create_backend(const struct gdirect_params *p,
 			  struct gd_backend *b, struct gdirect_ctx **out);
@@ -138,6 +230,7 @@ int gd_ctx_create_backend(const struct gdirect_params *p,
 struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *q);
 void gd_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start, uint64_t end);
 void gd_allocs_free_all(struct gdirect_ctx *c);
+int gd_allocs_init(struct gdirect_ctx *c);
 
 /* ctx.c */
 void gd_ctx_list_add(struct gdirect_ctx *c);

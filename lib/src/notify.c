@@ -22,7 +22,6 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 	const struct range *rg = arg;
 	uint64_t s = rg->start, e = rg->end;
 	struct gdirect_reg *release = NULL;
-	void *ov[64];
 	size_t n;
 
 	if (!(c->p.invalidation & GDIRECT_INV_HOOKS))
@@ -30,8 +29,7 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 	pthread_mutex_lock(&c->lock);
 	if (e == s) {
 		/* Length unknown: the cached allocation tells it. */
-		struct gd_alloc *al = gd_ivtab_find(atomic_load(&c->allocs), s,
-						    s + 1);
+		struct gd_alloc *al = gd_alloc_find(c, s);
 
 		e = al ? al->base + al->size : s + 1;
 		if (al)
@@ -40,9 +38,7 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 	do {
 		struct gdirect_reg *v[64];
 
-		n = gd_ivtab_overlaps(atomic_load(&c->index), s, e, ov, 64);
-		for (size_t i = 0; i < n && i < 64; i++)
-			v[i] = ov[i];
+		n = gd_regions_overlapping(c, s, e, v, 64);
 		gd_kill_locked(c, v, n < 64 ? n : 64, GD_CAUSE_HOOKS, &release);
 	} while (n > 64);
 	gd_allocs_drop_locked(c, s, e);

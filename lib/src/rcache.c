@@ -2,16 +2,18 @@
 /*
  * rcache.c - the registration cache.
  *
- * Hit path (no lock, no system call): epoch section, binary search of the
- * published index, one atomic increment of the region's refcount, then the
- * validity check of the selected invalidation modes (an acquire load of the
- * region's status word; a BUFFER_ID query in tag mode).
+ * Hit path (no lock, no system call): epoch section, one lookup in the
+ * page table of live regions (pgtab.h: a slot per 64 KiB page), a
+ * compare-and-swap on the region's refcount, then the validity check of the
+ * selected invalidation modes (an acquire load of the region's status word;
+ * a BUFFER_ID query in tag mode).  The put is a store of the LRU stamp and
+ * one atomic decrement.
  *
  * Miss path: classify afresh, SYNC_MEMOPS once per allocation, announce a
  * pending pin under ctx->lock, drop the lock, pin (evicting unused regions
  * in LRU order and retrying while the pin fails for BAR space), retake the
- * lock and publish a new index.  Misses on a range that is being pinned
- * wait for that pin; hits never wait for anything.
+ * lock and point the new region's pages at it.  Misses on a range that is
+ * being pinned wait for that pin; hits never wait for anything.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,12 +32,8 @@ static void region_free(void *p)
 	struct gdirect_reg *r = p;
 
 	pthread_mutex_destroy(&r->map_lock);
-	free(r);
-}
-
-static void tab_free(void *p)
-{
-	free(p);
+	/* The context outlives its retired regions (destroy waits). */
+	gd_hpmem_free(&r->ctx->regmem, r);
 }
 
 /* Unmap and unpin a dead, unreferenced region; free it after a grace period. */
@@ -72,17 +70,19 @@ static bool ref_drop(struct gdirect_reg *r)
 	return v == (GD_DEAD | 1) && !atomic_flag_test_and_set(&r->released);
 }
 
-/* Put a reference taken on the hit path. */
+/*
+ * Put a reference.  No epoch section is needed: references are only taken
+ * from a region that is not dead (lookup_ref's compare-and-swap, or under
+ * ctx->lock while it is indexed), so once dead its count only falls and
+ * exactly one thread sees it go from GD_DEAD|1 to GD_DEAD|0; every other
+ * thread leaves r alone after its decrement.
+ */
 static void put_ref(struct gdirect_reg *r)
 {
-	struct gd_epoch_slot *s = gd_epoch_enter();
-
-	atomic_store_explicit(&r->stamp, gd_lru_stamp(), memory_order_relaxed);
-	/* Inside an epoch section: r cannot be freed under us even if
-	 * another thread releases it between our decrement and our test. */
+	atomic_store_explicit(&r->stamp, gd_lru_stamp(r->ctx),
+			      memory_order_relaxed);
 	if (ref_drop(r))
 		region_release(r);
-	gd_epoch_exit(s);
 }
 
 /* ---- killing (removal from the index), under ctx->lock ----------------- */
@@ -99,18 +99,62 @@ static void count_cause(struct gdirect_ctx *c, enum gd_cause cause)
 	}
 }
 
-static int publish_locked(struct gdirect_ctx *c, void *const *del, size_t ndel,
-			  const struct gd_iv *add)
-{
-	struct gd_ivtab *old = atomic_load(&c->index);
-	struct gd_ivtab *nt = gd_ivtab_edit(old, del, ndel, add);
+/* ---- the region index (ctx->index), under ctx->lock -------------------- */
 
-	if (!nt)
-		return -ENOMEM;
-	atomic_store(&c->index, nt);
-	if (old)
-		gd_epoch_retire(old, tab_free);
+/* Point r's pages at r; they must have been reserved (index_reserve). */
+static void index_add(struct gdirect_ctx *c, struct gdirect_reg *r)
+{
+	for (uint64_t p = gd_pg_first(r->start); p <= gd_pg_last(r->end); p++)
+		gd_pgtab_set(&c->index, p, r);
+}
+
+static int index_reserve(struct gdirect_ctx *c, uint64_t s, uint64_t e)
+{
+	return gd_pgtab_reserve(&c->index, gd_pg_first(s), gd_pg_last(e));
+}
+
+/* Clear r's pages that still point to it (a successor may own some). */
+static void index_del(struct gdirect_ctx *c, struct gdirect_reg *r)
+{
+	for (uint64_t p = gd_pg_first(r->start); p <= gd_pg_last(r->end); p++)
+		if (gd_pgtab_get(&c->index, p) == r)
+			gd_pgtab_set(&c->index, p, NULL);
+}
+
+struct ov_walk {
+	uint64_t s, e;
+	struct gdirect_reg **out, *last;
+	size_t n, max;
+};
+
+static int ov_visit(uint64_t page, void *v, void *arg)
+{
+	struct ov_walk *w = arg;
+	struct gdirect_reg *r = v;
+
+	(void)page;
+	/* A region's pages are consecutive and no page has two regions, so
+	 * skipping repeats of the previous one counts each region once. */
+	if (r == w->last || r->end <= w->s || w->e <= r->start)
+		return 0;
+	w->last = r;
+	if (w->n < w->max)
+		w->out[w->n] = r;
+	w->n++;
 	return 0;
+}
+
+/* Live regions overlapping [s, e), up to max in out; returns how many
+ * overlap (may exceed max).  Costs the pages of [s, e) that are indexed. */
+size_t gd_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
+			      struct gdirect_reg **out, size_t max)
+{
+	struct ov_walk w = { s, e, out, NULL, 0, max };
+
+	if (e > s)
+		gd_pgtab_walk(&c->index, gd_pg_first(s), gd_pg_last(e),
+			      ov_visit, &w);
+	return w.n;
 }
 
 /*
@@ -118,10 +162,11 @@ static int publish_locked(struct gdirect_ctx *c, void *const *del, size_t ndel,
  * live list, drop the index's reference.  Those left unreferenced are
  * pushed on *release for the caller to release (outside the lock) or defer.
  * With cause GD_CAUSE_EVICT*, only unused regions are killed.  add, if not
- * NULL, is inserted in the same new index.  Returns how many were killed.
+ * NULL, takes over the pages (reserved by the caller) once the killed
+ * regions are dead.  Returns how many were killed.
  */
 static size_t kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v,
-			  size_t n, enum gd_cause cause, const struct gd_iv *add,
+			  size_t n, enum gd_cause cause, struct gdirect_reg *add,
 			  struct gdirect_reg **release)
 {
 	bool evict = cause == GD_CAUSE_EVICT || cause == GD_CAUSE_EVICT_BAR ||
@@ -142,13 +187,14 @@ static size_t kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v,
 		}
 		v[k++] = r;
 	}
-	if (publish_locked(c, (void *const *)v, k, add) < 0) {
-		/* Cannot shrink the table: leave the dead regions in it.
-		 * They take no references, so lookups treat them as misses. */
-	}
+	/* A reader that still finds a killed region in a page (it is freed
+	 * only after the epoch grace period) sees it dead: a miss. */
+	if (add)
+		index_add(c, add);
 	for (size_t i = 0; i < k; i++) {
 		struct gdirect_reg *r = v[i];
 
+		index_del(c, r);
 		r->prev->next = r->next;
 		r->next->prev = r->prev;
 		c->nregions--;
@@ -245,10 +291,8 @@ static int validate(struct gdirect_ctx *c, struct gdirect_reg *r, uint64_t a,
 {
 	uint32_t inv = c->p.invalidation;
 
-	if ((inv & GDIRECT_INV_KERNEL) && c->backend->status &&
-	    r->pin.slot < c->backend->nslots &&
-	    __atomic_load_n(&c->backend->status[r->pin.slot],
-			    __ATOMIC_ACQUIRE) != GD_STATUS_PINNED)
+	if ((inv & GDIRECT_INV_KERNEL) && r->status &&
+	    __atomic_load_n(r->status, __ATOMIC_ACQUIRE) != GD_STATUS_PINNED)
 		return GD_CAUSE_KERNEL;
 	if (inv & GDIRECT_INV_BUFFER_ID) {
 		uint64_t id;
@@ -276,18 +320,33 @@ static void invalidate(struct gdirect_ctx *c, struct gdirect_reg *r,
 
 /* ---- hit path ---------------------------------------------------------- */
 
+/*
+ * Find the region and take a reference, unless it is dead (killed after
+ * the page was read: a miss).  The epoch section keeps r's memory alive
+ * between the lookup and the compare-and-swap; a reference is never taken
+ * on a dead region, which is what lets put_ref run outside any section.
+ */
 static struct gdirect_reg *lookup_ref(struct gdirect_ctx *c, uint64_t a,
 				      uint64_t e)
 {
 	struct gd_epoch_slot *s = gd_epoch_enter();
-	struct gdirect_reg *r = gd_ivtab_find(atomic_load(&c->index), a, e);
+	struct gdirect_reg *r = gd_region_find(c, a, e);
 
-	if (r && (atomic_fetch_add(&r->refs, 1) & GD_DEAD)) {
-		/* Killed after we found it: a miss.  Still inside the
-		 * section, so dropping our transient reference is safe. */
-		if (ref_drop(r))
-			region_release(r);
-		r = NULL;
+	if (r) {
+		uint32_t v = atomic_load_explicit(&r->refs, memory_order_relaxed);
+
+		/* The validity check reads the status word next: start that
+		 * (likely) cache miss now, not after the locked instruction. */
+		if (r->status)
+			__builtin_prefetch(r->status);
+
+		do {
+			if (v & GD_DEAD) {
+				r = NULL;
+				break;
+			}
+		} while (!atomic_compare_exchange_weak_explicit(&r->refs, &v,
+				v + 1, memory_order_acquire, memory_order_relaxed));
 	}
 	gd_epoch_exit(s);
 	return r;
@@ -299,13 +358,7 @@ static struct gdirect_reg *lookup_ref(struct gdirect_ctx *c, uint64_t a,
 static size_t overlapping_regions(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 				  struct gdirect_reg **out)
 {
-	void *ov[GD_MAX_OVERLAP];
-	size_t n = gd_ivtab_overlaps(atomic_load(&c->index), s, e, ov,
-				     GD_MAX_OVERLAP);
-
-	for (size_t i = 0; i < n && i < GD_MAX_OVERLAP; i++)
-		out[i] = ov[i];
-	return n;
+	return gd_regions_overlapping(c, s, e, out, GD_MAX_OVERLAP);
 }
 
 static bool pending_overlaps(struct gdirect_ctx *c, uint64_t s, uint64_t e)
@@ -350,8 +403,7 @@ static int sync_memops_locked(struct gdirect_ctx *c, const struct gd_cuquery *q)
 		rc = gd_cuda_sync_memops(q->base);
 		pthread_mutex_lock(&c->lock);
 		/* Look again: a free may have dropped the entry meanwhile. */
-		struct gd_alloc *now = gd_ivtab_find(atomic_load(&c->allocs),
-						     q->base, q->base + 1);
+		struct gd_alloc *now = gd_alloc_find(c, q->base);
 		if (now != al || al->buffer_id != q->buffer_id)
 			rc = -EAGAIN;
 		else
@@ -425,7 +477,7 @@ restart:
 			      (unsigned long long)q.base);
 	}
 	for (;;) {
-		r = gd_ivtab_find(atomic_load(&c->index), a, e);
+		r = gd_region_find(c, a, e);
 		if (r) {
 			/* In the index under the lock: not dead. */
 			atomic_fetch_add(&r->refs, 1);
@@ -484,17 +536,18 @@ restart:
 	struct gd_pin pin;
 
 	c->pending = &pend;
+	r = gd_hpmem_alloc(&c->regmem);	/* zeroed; allocator under the lock */
 	pthread_mutex_unlock(&c->lock);
 
-	r = calloc(1, sizeof(*r));
 	rc = r ? pin_evicting(c, ps, pe, &pin) : -ENOMEM;
 
 	pthread_mutex_lock(&c->lock);
 	pending_del(c, &pend);
 	pthread_cond_broadcast(&c->pin_done);
 	if (rc) {
+		if (r)
+			gd_hpmem_free(&c->regmem, r);
 		pthread_mutex_unlock(&c->lock);
-		free(r);
 		ST_INC(c, pin_failures);
 		if (rc == -ENOMEM)
 			return gd_err(rc, "no BAR space for %llu bytes, even after "
@@ -516,15 +569,17 @@ restart:
 	r->device = q.device;
 	r->ctx = c;
 	pthread_mutex_init(&r->map_lock, NULL);
-	atomic_init(&r->stamp, gd_lru_stamp());
+	atomic_init(&r->stamp, gd_lru_stamp(c));
+	if (c->backend->status && pin.slot < c->backend->nslots)
+		r->status = &c->backend->status[pin.slot];
 	ST_INC(c, pins);
 	ST_INC(c, regions);
 	ST_ADD(c, bytes_pinned, pin.size);
 
 	/* Replace whatever the new region overlaps. */
 	struct gdirect_reg *old[GD_MAX_OVERLAP];
-	struct gd_iv add = { r->start, r->end, r };
 	size_t n;
+	bool indexed = index_reserve(c, r->start, r->end) == 0;
 
 	for (;;) {
 		n = overlapping_regions(c, r->start, r->end, old);
@@ -533,8 +588,9 @@ restart:
 		kill_locked(c, old, GD_MAX_OVERLAP, GD_CAUSE_SUPERSEDED, NULL,
 			    &release);
 	}
-	kill_locked(c, old, n, GD_CAUSE_SUPERSEDED, &add, &release);
-	if (gd_ivtab_find(atomic_load(&c->index), r->start, r->end) != r) {
+	kill_locked(c, old, n, GD_CAUSE_SUPERSEDED, indexed ? r : NULL,
+		    &release);
+	if (!indexed) {
 		/* Could not publish (out of memory): hand it out uncached. */
 		atomic_fetch_or(&r->refs, GD_DEAD);
 		atomic_fetch_sub(&r->refs, 1);
@@ -549,6 +605,8 @@ restart:
 		evict_thresholds_locked(c, &release);
 	}
 	ST_INC(c, misses);
+	/* Puts from now on are younger than everything evicted so far. */
+	atomic_fetch_add_explicit(&c->lru_era, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&c->lock);
 	gd_release_list(release);
 	*out = r;

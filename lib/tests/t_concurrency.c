@@ -4,7 +4,10 @@
  *  - a hit is never delayed by another thread's slow pin;
  *  - concurrent misses on one range pin once;
  *  - many threads hitting, missing, freeing and flushing: every answer
- *    covers the request and is never stale, nothing leaks.
+ *    covers the request and is never stale, nothing leaks;
+ *  - meanwhile, classifications of each thread's small allocations (a few
+ *    KiB, packed several to a 64 KiB page with other threads' ones, whose
+ *    frees rebuild that page's bucket) always find their own allocation.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -142,7 +145,7 @@ struct stress_arg {
 static void *stress(void *p)
 {
 	struct stress_arg *s = p;
-	uint64_t mine[4] = { 0 };
+	uint64_t mine[4] = { 0 }, small[2] = { 0 }, small_sz[2] = { 0 };
 	unsigned rs = s->seed;
 
 	for (int it = 0; it < 3000; it++) {
@@ -151,10 +154,11 @@ static void *stress(void *p)
 		struct gdirect_reg_info ri;
 
 		if (!mine[k]) {
-			/* 64 KiB or more: no page shared with another
-			 * thread's memory, whose frees would race with our
-			 * freshness check. */
-			mine[k] = fake_cuda_alloc(64 * KiB + rand_r(&rs) % (300 * KiB));
+			/* Whole 64 KiB pages: no page shared with another
+			 * thread's memory (the small allocations below are
+			 * packed into free pages), whose frees would race
+			 * with our freshness check of the whole pin. */
+			mine[k] = fake_cuda_alloc(64 * KiB * (1 + rand_r(&rs) % 5));
 			CHECK(mine[k]);
 		} else if (op < 10) {
 			gdirect_notify_free(P(mine[k]), 0);
@@ -162,6 +166,26 @@ static void *stress(void *p)
 			mine[k] = 0;
 		} else if (op < 12) {
 			gdirect_flush(s->c);
+		} else if (op < 28) {
+			int j = k % 2;
+			struct gdirect_ptr_info in;
+
+			if (!small[j]) {
+				small_sz[j] = 1 + rand_r(&rs) % (8 * KiB);
+				small[j] = fake_cuda_alloc(small_sz[j]);
+				CHECK(small[j]);
+			} else if (op < 15) {
+				gdirect_notify_free(P(small[j]), 0);
+				CHECK_EQ(cuMemFree_v2(small[j]), CUDA_SUCCESS);
+				small[j] = 0;
+			} else {
+				uint64_t a = small[j] + rand_r(&rs) % small_sz[j];
+
+				CHECK_EQ(gdirect_classify(s->c, P(a), &in), 0);
+				CHECK_EQ(in.type, GDIRECT_MEM_DEVICE);
+				CHECK_EQ(in.alloc_base, small[j]);
+				CHECK_EQ(in.alloc_size, small_sz[j]);
+			}
 		} else {
 			uint64_t a = op < 50 ? s->shared + rand_r(&rs) % 4096 : mine[k];
 
@@ -172,6 +196,11 @@ static void *stress(void *p)
 			gdirect_reg_put(r);
 		}
 	}
+	for (int j = 0; j < 2; j++)
+		if (small[j]) {
+			gdirect_notify_free(P(small[j]), 0);
+			cuMemFree_v2(small[j]);
+		}
 	for (int k = 0; k < 4; k++)
 		if (mine[k]) {
 			gdirect_notify_free(P(mine[k]), 0);

@@ -10,6 +10,11 @@
  * Pressure configuration (small thresholds and BAR): the model only checks
  * invariants: every answer covers the request, is never stale, the BAR is
  * never overrun, everything is unpinned at the end.
+ * Wide shape (exact): allocations from 1 byte to 96 MiB, so regions span
+ * thousands of 64 KiB pages and cross the 256 MiB span of a page-table
+ * leaf, while allocations of a few KiB share pages.
+ * In every configuration, classifications of random addresses (in live,
+ * freed and reused allocations) are checked against the model.
  */
 #include <stdbool.h>
 
@@ -82,7 +87,26 @@ static void model_miss(int k, uint64_t a, uint64_t e, uint64_t cap,
 	CHECK(!"model full");
 }
 
-static void run(unsigned inv, bool exact, uint64_t seed, int steps)
+/* gdirect_classify(a) must tell what the model says is at a. */
+static void check_classify(struct gdirect_ctx *c, uint64_t a)
+{
+	struct gdirect_ptr_info in;
+	int k = -1;
+
+	for (int i = 0; i < MAXA; i++)
+		if (al[i].live && a >= al[i].base && a < al[i].base + al[i].size)
+			k = i;
+	CHECK_EQ(gdirect_classify(c, P(a), &in), 0);
+	if (k < 0) {
+		CHECK_EQ(in.type, GDIRECT_MEM_CPU);
+		return;
+	}
+	CHECK_EQ(in.type, GDIRECT_MEM_DEVICE);
+	CHECK_EQ(in.alloc_base, al[k].base);
+	CHECK_EQ(in.alloc_size, al[k].size);
+}
+
+static void run(unsigned inv, bool exact, bool wide, uint64_t seed, int steps)
 {
 	struct gdirect_params p;
 	struct gd_backend *b;
@@ -115,7 +139,13 @@ static void run(unsigned inv, bool exact, uint64_t seed, int steps)
 		if (op < 15 && !al[k].live) {			/* alloc */
 			uint64_t sz = minsz + rnd(&rs) % (1 * MiB);
 
+			if (wide && k % 4 == 0)
+				sz = minsz + rnd(&rs) % (96 * MiB);
+			else if (wide && k % 4 == 1)
+				sz = minsz + rnd(&rs) % (8 * KiB);
 			al[k].base = fake_cuda_alloc(sz);
+			if (wide && !al[k].base)
+				continue;	/* arena fragmented: skip */
 			CHECK(al[k].base);
 			al[k].size = sz;
 			al[k].live = true;
@@ -226,6 +256,15 @@ static void run(unsigned inv, bool exact, uint64_t seed, int steps)
 					mr[j].live = false;
 			}
 		}
+		if (rnd(&rs) % 4 == 0) {
+			int j = rnd(&rs) % MAXA;
+
+			/* (freed slots keep their old range: a probe there
+			 * checks that the free was seen) */
+			if (al[j].size)
+				check_classify(c, al[j].base +
+					       rnd(&rs) % al[j].size);
+		}
 		fake_backend_stats(b, &fs);
 		if (!exact)
 			CHECK(fs.bar_used <= 4 * MiB);
@@ -235,7 +274,7 @@ static void run(unsigned inv, bool exact, uint64_t seed, int steps)
 	gdirect_stats(c, &st);
 	printf("inv %u %s seed %llu: %llu hits, %llu misses, %llu evictions, "
 	       "%llu BAR evictions, %llu invalidations\n", inv,
-	       exact ? "exact" : "pressure", (unsigned long long)seed,
+	       exact ? (wide ? "wide" : "exact") : "pressure", (unsigned long long)seed,
 	       (unsigned long long)st.hits, (unsigned long long)st.misses,
 	       (unsigned long long)st.evictions,
 	       (unsigned long long)st.evictions_bar,
@@ -252,8 +291,9 @@ int main(void)
 	need_fake_cuda();
 	for (int m = 0; m < 3; m++)
 		for (uint64_t seed = 1; seed <= 4; seed++) {
-			run(modes[m], true, seed * 7919, 3000);
-			run(modes[m], false, seed * 104729, 3000);
+			run(modes[m], true, false, seed * 7919, 3000);
+			run(modes[m], false, false, seed * 104729, 3000);
+			run(modes[m], true, true, seed * 15485863, 3000);
 		}
 	printf("ok\n");
 	return 0;

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hpmem.h - fixed-size objects carved from 2 MiB chunks advised as
+ * transparent huge pages: the memory the hit path walks (page-table nodes,
+ * regions).  With tens of thousands of regions spread over 4 KiB pages,
+ * most hits of a random working set missed the TLB (a two-dimensional page
+ * walk in a virtual machine); in huge pages the same data needs a few TLB
+ * entries.
+ *
+ * gd_hpmem_alloc() is for one writer at a time (the caller's lock);
+ * gd_hpmem_free() may run in any thread at any time without a lock (it
+ * pushes on a lock-free stack, which the allocator takes whole), since
+ * objects are freed from epoch reclamation.  Memory goes back to the
+ * system only at gd_hpmem_destroy().
+ */
+#ifndef GD_HPMEM_H
+#define GD_HPMEM_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+struct gd_hpmem {
+	size_t objsize;		/* multiple of 64 */
+	void *chunks;		/* list of mapped chunks */
+	char *cur;		/* uncarved rest of the newest chunk */
+	size_t left;
+	void *avail;		/* freed objects, the allocator's own */
+	_Atomic(void *) freed;	/* freed objects, pushed by any thread */
+};
+
+void gd_hpmem_init(struct gd_hpmem *m, size_t objsize);
+/* A zeroed object, or NULL. */
+void *gd_hpmem_alloc(struct gd_hpmem *m);
+void gd_hpmem_free(struct gd_hpmem *m, void *p);
+/* Unmap everything (no object may be used afterwards). */
+void gd_hpmem_destroy(struct gd_hpmem *m);
+
+#endif

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pgtab.h - a radix table from 64 KiB page numbers to pointers, like a CPU
+ * page table: the lookup structure of both caches (regions, allocations).
+ *
+ * Four levels of 4096 slots (12 bits each) cover every 48-bit page number,
+ * that is every 64-bit address.  A lookup is four dependent loads, the upper
+ * three almost always in L1 (a process's GPU memory sits in a few
+ * gigabyte-sized ranges), and writes nothing.  Slots are atomic pointers:
+ * writers (serialized by their owner's lock) store with release, readers
+ * load with acquire, so a reader that finds an object also sees it
+ * initialized.  Interior nodes are never freed before the table itself, so
+ * readers need no protection for the walk; what the slots point to is the
+ * owner's business (epoch reclamation, refcounts).  Setting a page costs
+ * O(1), so indexing an object costs O(its pages), not O(objects indexed).
+ */
+#ifndef GD_PGTAB_H
+#define GD_PGTAB_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hpmem.h"
+
+#define GD_PG_SHIFT 16
+#define GD_PG_BITS 12
+#define GD_PG_FAN (1u << GD_PG_BITS)
+#define GD_PG_LEVELS 4
+
+struct gd_pgnode {
+	_Atomic(void *) s[GD_PG_FAN];
+};
+
+struct gd_pgtab {
+	struct gd_pgnode *root;	/* allocated by gd_pgtab_init */
+	struct gd_hpmem mem;	/* the nodes, in huge pages */
+};
+
+static inline unsigned gd_pg_idx(uint64_t page, int level)
+{
+	return (unsigned)(page >> (GD_PG_BITS * (GD_PG_LEVELS - 1 - level))) &
+	       (GD_PG_FAN - 1);
+}
+
+/* What page 'page' maps to, or NULL.  Lock-free; writes nothing. */
+static inline void *gd_pgtab_get(const struct gd_pgtab *t, uint64_t page)
+{
+	const struct gd_pgnode *n = t->root;
+
+	for (int l = 0; l < GD_PG_LEVELS - 1; l++) {
+		n = atomic_load_explicit(&n->s[gd_pg_idx(page, l)],
+					 memory_order_acquire);
+		if (!n)
+			return NULL;
+	}
+	return atomic_load_explicit(&n->s[gd_pg_idx(page, GD_PG_LEVELS - 1)],
+				    memory_order_acquire);
+}
+
+int gd_pgtab_init(struct gd_pgtab *t);
+void gd_pgtab_destroy(struct gd_pgtab *t);
+
+/* Make sure pages [p0, p1] have slots, so that gd_pgtab_set() on them
+ * cannot fail.  -ENOMEM, with nothing changed that matters, on failure. */
+int gd_pgtab_reserve(struct gd_pgtab *t, uint64_t p0, uint64_t p1);
+
+/* Store v in the slot of a reserved page (writers only, serialized). */
+void gd_pgtab_set(struct gd_pgtab *t, uint64_t page, void *v);
+
+/*
+ * Call fn(page, value, arg) for every non-NULL slot of pages [p0, p1] in
+ * ascending order, skipping absent subtrees (so a range of the whole
+ * address space costs what is indexed in it); stops when fn returns
+ * nonzero.  Writers only.
+ */
+void gd_pgtab_walk(const struct gd_pgtab *t, uint64_t p0, uint64_t p1,
+		   int (*fn)(uint64_t page, void *v, void *arg), void *arg);
+
+/* Pages of the byte range [s, e), e > s: first and last page number. */
+static inline uint64_t gd_pg_first(uint64_t s) { return s >> GD_PG_SHIFT; }
+static inline uint64_t gd_pg_last(uint64_t e) { return (e - 1) >> GD_PG_SHIFT; }
+
+#endif
