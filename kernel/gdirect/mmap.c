@@ -119,7 +119,13 @@ static int gd_mmap_status(struct gd_ctx *ctx, struct vm_area_struct *vma)
 	if (vma->vm_flags & VM_WRITE)
 		return -EACCES;
 	gd_vm_flags_clear(vma, VM_MAYWRITE);
-	gd_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	/*
+	 * VM_IO: madvise(MADV_DOFORK) would otherwise clear VM_DONTCOPY, and
+	 * an inherited copy, holding the file, would move its final release
+	 * into the child, where the owner's pins can only be orphaned.
+	 */
+	gd_vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND |
+			VM_DONTDUMP);
 	return remap_vmalloc_range(vma, ctx->status, vma->vm_pgoff);
 }
 
