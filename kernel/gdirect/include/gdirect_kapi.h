@@ -19,6 +19,10 @@
  *  - Between gdirect_dma_begin() and gdirect_dma_end() do not call
  *    gdirect_pin() or gdirect_unpin(): a revocation waits for the DMA to
  *    end while the NVIDIA driver holds its lock, and those calls need it.
+ *    Nor touch user memory there (copy_from_user() and the like): a page
+ *    fault may wait on user space (userfaultfd, FUSE) or on the NVIDIA
+ *    driver itself (CUDA managed memory), which would stall or deadlock
+ *    the revocation.  Copy to or from a kernel buffer outside the bracket.
  *  - The invalidate callback runs with the NVIDIA driver's lock held.  It
  *    must not sleep for long, must not pin or unpin, and must not take a
  *    lock that is held elsewhere around gdirect_pin() or gdirect_unpin().
