@@ -94,15 +94,24 @@ struct gdedu_entry *gdedu_lookup(struct gdedu_file *f, u64 addr, u64 len)
 	return hit;
 }
 
-/* One chunk within one 64 KiB GPU page, under a DMA bracket. */
+/*
+ * One chunk within one 64 KiB GPU page, under a DMA bracket.  The user
+ * copies stay outside the bracket: a revocation waits for the bracket
+ * with the NVIDIA driver's lock held, and a page fault of the user buffer
+ * may wait on user space (userfaultfd, FUSE) or on that lock (managed
+ * memory).
+ */
 static int gdedu_chunk(struct gdedu_file *f, struct gdedu_entry *e, u64 gpu,
-		       u64 ubuf, u32 len, u32 dir)
+		       u64 ubuf, u32 len, u32 dir, void *kbuf)
 {
 	const u64 *dma;
 	u64 off = gpu - e->start;
 	u32 entries;
 	int ret;
 
+	if (dir == GDEDU_TO_GPU &&
+	    copy_from_user(kbuf, u64_to_user_ptr(ubuf), len))
+		return -EFAULT;
 	ret = gdirect_dma_begin(e->region);
 	if (ret)
 		return ret;
@@ -113,13 +122,14 @@ static int gdedu_chunk(struct gdedu_file *f, struct gdedu_entry *e, u64 gpu,
 		u64 bus = dma[off >> 16] + (off & 0xffff);
 
 		if (dir == GDEDU_TO_GPU)
-			ret = edu_dma_to_gpu(f->edu, bus,
-					     u64_to_user_ptr(ubuf), len);
+			ret = edu_dma_to_gpu(f->edu, bus, kbuf, len);
 		else
-			ret = edu_dma_from_gpu(f->edu, bus,
-					       u64_to_user_ptr(ubuf), len);
+			ret = edu_dma_from_gpu(f->edu, bus, kbuf, len);
 	}
 	gdirect_dma_end(e->region);
+	if (!ret && dir != GDEDU_TO_GPU &&
+	    copy_to_user(u64_to_user_ptr(ubuf), kbuf, len))
+		ret = -EFAULT;
 	if (!ret)
 		f->stats.chunks++;
 	return ret;
@@ -131,10 +141,14 @@ int gdedu_xfer(struct gdedu_file *f, const struct gdedu_xfer *x)
 	struct gdedu_entry *e;
 	u64 done = 0, gpu;
 	bool repinned = false;
+	void *kbuf;
 	u32 len;
 	int ret;
 
 	lockdep_assert_held(&f->lock);
+	kbuf = kmalloc(EDU_CHUNK, GFP_KERNEL);
+	if (!kbuf)
+		return -ENOMEM;
 	e = gdedu_lookup(f, x->gpu_addr, x->size);
 	if (e) {
 		f->stats.hits++;
@@ -143,15 +157,16 @@ int gdedu_xfer(struct gdedu_file *f, const struct gdedu_xfer *x)
 		p.size = x->size;
 		ret = gdedu_pin(f, &p, &e);
 		if (ret)
-			return ret;
+			goto out;
 		repinned = true;
 	}
 
+	ret = 0;
 	while (done < x->size) {
 		gpu = x->gpu_addr + done;
 		len = min_t(u64, x->size - done, EDU_CHUNK);
 		len = min_t(u64, len, SZ_64K - (gpu & (SZ_64K - 1)));
-		ret = gdedu_chunk(f, e, gpu, x->buf + done, len, x->dir);
+		ret = gdedu_chunk(f, e, gpu, x->buf + done, len, x->dir, kbuf);
 		if (ret == -ESTALE && !repinned) {
 			/* Revoked under us: pin again, once. */
 			gdedu_drop(f, e);
@@ -163,8 +178,10 @@ int gdedu_xfer(struct gdedu_file *f, const struct gdedu_xfer *x)
 				continue;
 		}
 		if (ret)
-			return ret;
+			break;
 		done += len;
 	}
-	return 0;
+out:
+	kfree(kbuf);
+	return ret;
 }

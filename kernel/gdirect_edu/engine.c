@@ -7,14 +7,14 @@
  * 0x90 count, 0x98 command (bit 0 start and busy, bit 1 direction: buffer
  * to bus address).  Host data goes through a coherent bounce buffer: user
  * to bounce, bounce to edu, edu to GPU BAR (the peer-to-peer write), and
- * the reverse for reads (the GPU BAR read is the peer-to-peer one).
+ * the reverse for reads (the GPU BAR read is the peer-to-peer one).  The
+ * user copies are the caller's, outside its DMA bracket.
  */
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/jiffies.h>
-#include <linux/uaccess.h>
 
 #include "gdedu_internal.h"
 
@@ -51,25 +51,27 @@ static int edu_dma(struct edu_dev *edu, u64 src, u64 dst, u32 len, bool to_bus)
 	return 0;
 }
 
-int edu_dma_to_gpu(struct edu_dev *edu, u64 gpu_dma, const void __user *src,
-		   u32 len)
+/*
+ * Kernel buffers only: the caller holds a DMA bracket, and a revocation
+ * waits for it under the NVIDIA driver's lock, so no user page fault may
+ * happen in here (it could wait on user space, or on that very lock).
+ */
+int edu_dma_to_gpu(struct edu_dev *edu, u64 gpu_dma, const void *src, u32 len)
 {
 	int ret;
 
 	if (len > EDU_CHUNK)
 		return -EINVAL;
 	mutex_lock(&edu->dma_lock);
-	ret = copy_from_user(edu->bounce, src, len) ? -EFAULT : 0;
-	if (!ret)
-		ret = edu_dma(edu, edu->bounce_dma, EDU_BUF_ADDR, len, false);
+	memcpy(edu->bounce, src, len);
+	ret = edu_dma(edu, edu->bounce_dma, EDU_BUF_ADDR, len, false);
 	if (!ret)
 		ret = edu_dma(edu, EDU_BUF_ADDR, gpu_dma, len, true);
 	mutex_unlock(&edu->dma_lock);
 	return ret;
 }
 
-int edu_dma_from_gpu(struct edu_dev *edu, u64 gpu_dma, void __user *dst,
-		     u32 len)
+int edu_dma_from_gpu(struct edu_dev *edu, u64 gpu_dma, void *dst, u32 len)
 {
 	int ret;
 
@@ -79,8 +81,8 @@ int edu_dma_from_gpu(struct edu_dev *edu, u64 gpu_dma, void __user *dst,
 	ret = edu_dma(edu, gpu_dma, EDU_BUF_ADDR, len, false);
 	if (!ret)
 		ret = edu_dma(edu, EDU_BUF_ADDR, edu->bounce_dma, len, true);
-	if (!ret && copy_to_user(dst, edu->bounce, len))
-		ret = -EFAULT;
+	if (!ret)
+		memcpy(dst, edu->bounce, len);
 	mutex_unlock(&edu->dma_lock);
 	return ret;
 }

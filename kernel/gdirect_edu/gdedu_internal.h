@@ -61,10 +61,8 @@ extern unsigned int gdedu_max_pins;
 /* engine.c */
 int edu_engine_init(struct edu_dev *edu);
 void edu_engine_exit(struct edu_dev *edu);
-int edu_dma_to_gpu(struct edu_dev *edu, u64 gpu_dma, const void __user *src,
-		   u32 len);
-int edu_dma_from_gpu(struct edu_dev *edu, u64 gpu_dma, void __user *dst,
-		     u32 len);
+int edu_dma_to_gpu(struct edu_dev *edu, u64 gpu_dma, const void *src, u32 len);
+int edu_dma_from_gpu(struct edu_dev *edu, u64 gpu_dma, void *dst, u32 len);
 
 /* cache.c */
 int gdedu_pin(struct gdedu_file *f, const struct gdirect_pin_params *p,
