@@ -26,7 +26,10 @@
 
 static void alloc_free(void *p)
 {
-	free(p);
+	struct gd_alloc *al = p;
+
+	/* The context outlives its retired entries (destroy waits). */
+	gd_hpmem_free(&al->ctx->allocmem, al);
 }
 
 static void bucket_free(void *p)
@@ -201,6 +204,7 @@ void gd_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start, uint64_t end)
 int gd_allocs_init(struct gdirect_ctx *c)
 {
 	c->alloc_list.next = c->alloc_list.prev = &c->alloc_list;
+	gd_hpmem_init(&c->allocmem, sizeof(struct gd_alloc), 0);
 	return gd_pgtab_init(&c->allocs);
 }
 
@@ -226,16 +230,17 @@ struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *qv)
 	if (c->nallocs >= GD_ALLOCS_MAX)
 		while (c->alloc_list.next != &c->alloc_list)
 			alloc_drop(c, c->alloc_list.next);
-	al = calloc(1, sizeof(*al));
+	al = gd_hpmem_alloc(&c->allocmem);	/* zeroed */
 	if (!al)
 		return NULL;
+	al->ctx = c;
 	al->base = s;
 	al->size = e - s;
 	al->type = q->type;
 	al->device = q->device;
 	al->buffer_id = q->buffer_id;
 	if (alloc_index(c, al) < 0) {
-		free(al);
+		gd_hpmem_free(&c->allocmem, al);
 		return NULL;
 	}
 	al->next = &c->alloc_list;
@@ -261,11 +266,7 @@ void gd_allocs_free_all(struct gdirect_ctx *c)
 	if (!c->allocs.root)
 		return;
 	gd_pgtab_walk(&c->allocs, 0, UINT64_MAX, free_bucket, NULL);
-	for (struct gd_alloc *al = c->alloc_list.next, *n; al != &c->alloc_list;
-	     al = n) {
-		n = al->next;
-		free(al);
-	}
+	gd_hpmem_destroy(&c->allocmem);
 	c->alloc_list.next = c->alloc_list.prev = &c->alloc_list;
 	c->nallocs = 0;
 	gd_pgtab_destroy(&c->allocs);

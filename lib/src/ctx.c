@@ -169,7 +169,8 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 		free(c);
 		return gd_err(-EINVAL, "invalid parameters");
 	}
-	gd_hpmem_init(&c->regmem, sizeof(struct gdirect_reg));
+	gd_hpmem_init(&c->regmem, sizeof(struct gdirect_reg),
+		      sizeof(struct gd_reg_cold));
 	if (gd_pgtab_init(&c->index) || gd_allocs_init(c)) {
 		gd_pgtab_destroy(&c->index);
 		gd_pgtab_destroy(&c->allocs);

@@ -52,12 +52,6 @@
 
 #define GD_EPOCH_SLOTS 256
 
-struct gd_epoch_slot {
-	_Atomic uint64_t epoch;	/* 0: outside a read section */
-	_Atomic int owned;
-	char pad[64 - sizeof(uint64_t) - sizeof(int)];
-} __attribute__((aligned(64)));
-
 struct retired {
 	struct retired *next;
 	void *obj;
@@ -66,8 +60,8 @@ struct retired {
 };
 
 static struct gd_epoch_slot slots[GD_EPOCH_SLOTS];
-static struct gd_epoch_slot overflow_marker; /* returned to overflow readers */
-static _Atomic uint64_t global_epoch = 1;
+struct gd_epoch_slot gd_epoch_overflow; /* returned to overflow readers */
+_Atomic uint64_t gd_epoch_global = 1;
 static pthread_rwlock_t overflow_lock = PTHREAD_RWLOCK_INITIALIZER;
 static _Atomic bool overflow_used;
 
@@ -76,7 +70,7 @@ static struct retired *retire_list;
 static unsigned long retire_count;
 
 /* Nonzero: readers use a compiler barrier, reclaim calls membarrier. */
-static _Atomic int light_readers;
+_Atomic int gd_epoch_light;
 static pthread_once_t mb_once = PTHREAD_ONCE_INIT;
 
 static int membarrier(int cmd)
@@ -86,7 +80,7 @@ static int membarrier(int cmd)
 
 static void mb_register(void)
 {
-	atomic_store(&light_readers,
+	atomic_store(&gd_epoch_light,
 		     membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0);
 }
 
@@ -99,7 +93,7 @@ static pthread_key_t slot_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 /* initial-exec: a plain %fs-relative load on the hit path, not a call to
  * __tls_get_addr (the default for a shared library). */
-static __thread struct gd_epoch_slot *my_slot
+__thread struct gd_epoch_slot *gd_epoch_my_slot
 	__attribute__((tls_model("initial-exec")));
 
 static void slot_release(void *p)
@@ -130,37 +124,27 @@ static struct gd_epoch_slot *slot_claim(void)
 			return &slots[i];
 		}
 	}
-	return &overflow_marker;
+	return &gd_epoch_overflow;
 }
 
-struct gd_epoch_slot *gd_epoch_enter(void)
+/* First section of this thread, or a thread beyond GD_EPOCH_SLOTS. */
+struct gd_epoch_slot *gd_epoch_enter_slow(void)
 {
-	struct gd_epoch_slot *s = my_slot;
+	struct gd_epoch_slot *s = gd_epoch_my_slot;
 
-	if (__builtin_expect(s == NULL, 0))
-		s = my_slot = slot_claim();
-	if (__builtin_expect(s == &overflow_marker, 0)) {
+	if (s == NULL)
+		s = gd_epoch_my_slot = slot_claim();
+	if (s == &gd_epoch_overflow) {
 		atomic_store(&overflow_used, true);
 		pthread_rwlock_rdlock(&overflow_lock);
 		return s;
 	}
-	atomic_store_explicit(&s->epoch, atomic_load_explicit(&global_epoch,
-				memory_order_acquire), memory_order_relaxed);
-	if (__builtin_expect(atomic_load_explicit(&light_readers,
-						  memory_order_relaxed), 1))
-		atomic_signal_fence(memory_order_seq_cst);
-	else
-		atomic_thread_fence(memory_order_seq_cst);
-	return s;
+	return gd_epoch_enter();
 }
 
-void gd_epoch_exit(struct gd_epoch_slot *s)
+void gd_epoch_exit_overflow(void)
 {
-	if (__builtin_expect(s == &overflow_marker, 0)) {
-		pthread_rwlock_unlock(&overflow_lock);
-		return;
-	}
-	atomic_store_explicit(&s->epoch, 0, memory_order_release);
+	pthread_rwlock_unlock(&overflow_lock);
 }
 
 void gd_epoch_retire(void *obj, void (*fn)(void *))
@@ -175,7 +159,7 @@ void gd_epoch_retire(void *obj, void (*fn)(void *))
 	}
 	r->obj = obj;
 	r->fn = fn;
-	r->tag = atomic_fetch_add(&global_epoch, 1);
+	r->tag = atomic_fetch_add(&gd_epoch_global, 1);
 	pthread_mutex_lock(&retire_lock);
 	r->next = retire_list;
 	retire_list = r;
@@ -191,7 +175,7 @@ static uint64_t min_active(void)
 
 	pthread_once(&mb_once, mb_register);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&light_readers, memory_order_relaxed) &&
+	if (atomic_load_explicit(&gd_epoch_light, memory_order_relaxed) &&
 	    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
 		return 0;
 	atomic_thread_fence(memory_order_seq_cst);
@@ -258,7 +242,7 @@ void gd_epoch_barrier(void)
 void gd_epoch_atfork_child(void)
 {
 	for (int i = 0; i < GD_EPOCH_SLOTS; i++) {
-		if (&slots[i] == my_slot)
+		if (&slots[i] == gd_epoch_my_slot)
 			continue;
 		atomic_store(&slots[i].epoch, 0);
 		atomic_store(&slots[i].owned, 0);

@@ -4,23 +4,61 @@
  *
  * Readers bracket a lookup with gd_epoch_enter()/gd_epoch_exit(): one plain
  * store to a per-thread slot each and a compiler barrier, no shared cache
- * line written, no locked instruction (epoch.c says why that is enough).  Writers unlink
- * an object from every published structure, then gd_epoch_retire() it; it
- * is freed only once no reader that could have seen it is still inside.
+ * line written, no locked instruction (epoch.c says why that is enough).
+ * Writers unlink an object from every published structure, then
+ * gd_epoch_retire() it; it is freed only once no reader that could have
+ * seen it is still inside.
  */
 #ifndef GD_EPOCH_H
 #define GD_EPOCH_H
 
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
-struct gd_epoch_slot;
+struct gd_epoch_slot {
+	_Atomic uint64_t epoch;	/* 0: outside a read section */
+	_Atomic int owned;
+	char pad[64 - sizeof(uint64_t) - sizeof(int)];
+} __attribute__((aligned(64)));
+
+/* Internal to the inline fast path below. */
+extern __thread struct gd_epoch_slot *gd_epoch_my_slot
+	__attribute__((tls_model("initial-exec")));
+extern _Atomic uint64_t gd_epoch_global;
+extern _Atomic int gd_epoch_light;
+extern struct gd_epoch_slot gd_epoch_overflow;
+struct gd_epoch_slot *gd_epoch_enter_slow(void);
+void gd_epoch_exit_overflow(void);
 
 /* Set up the process-wide state (the membarrier registration, which can
  * take milliseconds) now rather than on a first lookup.  Idempotent. */
 void gd_epoch_init(void);
 
-struct gd_epoch_slot *gd_epoch_enter(void);
-void gd_epoch_exit(struct gd_epoch_slot *s);
+/* Inline: a hit is a few dozen instructions, a call would be a tenth. */
+static inline struct gd_epoch_slot *gd_epoch_enter(void)
+{
+	struct gd_epoch_slot *s = gd_epoch_my_slot;
+
+	if (__builtin_expect(s == NULL || s == &gd_epoch_overflow, 0))
+		return gd_epoch_enter_slow();
+	atomic_store_explicit(&s->epoch, atomic_load_explicit(&gd_epoch_global,
+				memory_order_acquire), memory_order_relaxed);
+	if (__builtin_expect(atomic_load_explicit(&gd_epoch_light,
+						  memory_order_relaxed), 1))
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+	return s;
+}
+
+static inline void gd_epoch_exit(struct gd_epoch_slot *s)
+{
+	if (__builtin_expect(s == &gd_epoch_overflow, 0))
+		gd_epoch_exit_overflow();
+	else
+		atomic_store_explicit(&s->epoch, 0, memory_order_release);
+}
 
 /* Free obj with fn(obj) once every reader that might see it has left. */
 void gd_epoch_retire(void *obj, void (*fn)(void *));

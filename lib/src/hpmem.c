@@ -16,19 +16,24 @@
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-#define CHUNK (2UL << 20)
+#define CHUNK GD_HPMEM_CHUNK
 
-/* The first 64 bytes of a chunk link it into m->chunks. */
+/* The header of a chunk links it into m->chunks. */
 struct chunk {
 	struct chunk *next;
 };
-#define CHUNK_HDR 64
 
-void gd_hpmem_init(struct gd_hpmem *m, size_t objsize)
+void gd_hpmem_init(struct gd_hpmem *m, size_t objsize, size_t coldsize)
 {
 	memset(m, 0, sizeof(*m));
 	m->objsize = (objsize + 63) & ~(size_t)63;
+	m->coldsize = (coldsize + 63) & ~(size_t)63;
 	atomic_init(&m->freed, NULL);
+}
+
+static void *cold(const struct gd_hpmem *m, void *p)
+{
+	return gd_hpmem_cold(p, m->objsize, m->coldsize);
 }
 
 /* A 2 MiB-aligned chunk (THP needs the alignment), or NULL. */
@@ -58,26 +63,29 @@ void *gd_hpmem_alloc(struct gd_hpmem *m)
 							memory_order_acquire);
 	if (p) {
 		UNPOISON(p, m->objsize);
+		UNPOISON(cold(m, p), m->coldsize);
 		m->avail = *(void **)p;
 		memset(p, 0, m->objsize);
+		memset(cold(m, p), 0, m->coldsize);
 		return p;
 	}
-	if (m->left < m->objsize) {
+	if (!m->left) {
 		struct chunk *c = chunk_map();
+		size_t hdr = gd_hpmem_hdr(m->objsize);
 
 		if (!c)
 			return NULL;
 		c->next = m->chunks;
 		m->chunks = c;
-		m->cur = (char *)c + (m->objsize >= CHUNK_HDR ? m->objsize :
-				      CHUNK_HDR);
-		m->left = CHUNK - (size_t)(m->cur - (char *)c);
-		POISON(m->cur, m->left);
+		m->cur = (char *)c + hdr;
+		m->left = (CHUNK - hdr) / (m->objsize + m->coldsize);
+		POISON(m->cur, CHUNK - hdr);
 	}
 	p = m->cur;
 	m->cur += m->objsize;
-	m->left -= m->objsize;
+	m->left--;
 	UNPOISON(p, m->objsize);
+	UNPOISON(cold(m, p), m->coldsize);
 	return p;	/* fresh anonymous memory is zero */
 }
 
@@ -88,6 +96,7 @@ void gd_hpmem_free(struct gd_hpmem *m, void *p)
 	/* All but the link word; poisoning after the push could hit an
 	 * object the allocator already took back. */
 	POISON((char *)p + sizeof(void *), m->objsize - sizeof(void *));
+	POISON(cold(m, p), m->coldsize);
 	/* Push only (the allocator takes the whole stack at once), so no
 	 * ABA: a CAS that succeeds links p in front of a valid head. */
 	do

@@ -18,9 +18,36 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
+
+/*
+ * An object may have a cold companion (coldsize bytes) kept apart from it,
+ * so that the hot parts of many objects pack densely: a chunk holds a
+ * header (the larger of 64 bytes and objsize), n hot objects, then their n
+ * companions in the same order.  gd_hpmem_cold() finds one from the other
+ * by address arithmetic alone.
+ */
+#define GD_HPMEM_CHUNK (2UL << 20)
+
+static inline size_t gd_hpmem_hdr(size_t objsize)
+{
+	return objsize > 64 ? objsize : 64;
+}
+
+static inline void *gd_hpmem_cold(const void *p, size_t objsize,
+				  size_t coldsize)
+{
+	uintptr_t chunk = (uintptr_t)p & ~(uintptr_t)(GD_HPMEM_CHUNK - 1);
+	size_t hdr = gd_hpmem_hdr(objsize);
+	size_t n = (GD_HPMEM_CHUNK - hdr) / (objsize + coldsize);
+	size_t i = ((uintptr_t)p - chunk - hdr) / objsize;
+
+	return (char *)chunk + hdr + n * objsize + i * coldsize;
+}
 
 struct gd_hpmem {
 	size_t objsize;		/* multiple of 64 */
+	size_t coldsize;	/* multiple of 64, may be 0 */
 	void *chunks;		/* list of mapped chunks */
 	char *cur;		/* uncarved rest of the newest chunk */
 	size_t left;
@@ -28,8 +55,9 @@ struct gd_hpmem {
 	_Atomic(void *) freed;	/* freed objects, pushed by any thread */
 };
 
-void gd_hpmem_init(struct gd_hpmem *m, size_t objsize);
-/* A zeroed object, or NULL. */
+/* objsize and coldsize are rounded up to multiples of 64. */
+void gd_hpmem_init(struct gd_hpmem *m, size_t objsize, size_t coldsize);
+/* A zeroed object (and companion), or NULL. */
 void *gd_hpmem_alloc(struct gd_hpmem *m);
 void gd_hpmem_free(struct gd_hpmem *m, void *p);
 /* Unmap everything (no object may be used afterwards). */

@@ -40,23 +40,39 @@ enum gd_cause {
 	GD_CAUSE_FLUSH,
 };
 
-/* From ctx->regmem, 64-byte aligned: the first line holds all a hit
- * touches. */
+/*
+ * A region is one cache line holding all that a hit touches, from
+ * ctx->regmem, where these lines pack densely (64 KiB of them per thousand
+ * regions); the rest, which only misses, releases and mappings use, is its
+ * cold companion (gd_reg_cold(), by address arithmetic).
+ */
 struct gdirect_reg {
 	uint64_t start, end;		/* pinned range */
 	_Atomic uint32_t refs;
 	atomic_flag released;
 	_Atomic uint64_t stamp;		/* LRU: time of the last put */
 	const uint32_t *status;		/* the pin's status word, or NULL */
+	struct gdirect_ctx *ctx;
+	struct gdirect_reg *prev, *next; /* ctx->regions, while live */
+} __attribute__((aligned(64)));
+
+struct gd_reg_cold {
 	struct gd_pin pin;
 	uint64_t tag_base, tag_size, tag_id; /* allocation it was pinned for */
 	int device;
-	struct gdirect_ctx *ctx;
 	_Atomic(void *) map;		/* CPU mapping of [start, end) */
 	pthread_mutex_t map_lock;
-	struct gdirect_reg *prev, *next; /* ctx->regions, while live */
 	struct gdirect_reg *gc_next;	/* ctx->gc, deferred release */
 };
+
+_Static_assert(sizeof(struct gdirect_reg) == 64, "a region is one line");
+
+static inline struct gd_reg_cold *gd_reg_cold(const struct gdirect_reg *r)
+{
+	return gd_hpmem_cold(r, sizeof(struct gdirect_reg),
+			     (sizeof(struct gd_reg_cold) + 63) & ~(size_t)63);
+}
+#define RC(r) gd_reg_cold(r)
 
 /* A classified allocation (the classification cache). */
 struct gd_alloc {
@@ -65,6 +81,7 @@ struct gd_alloc {
 	uint64_t buffer_id;
 	_Atomic int sync_done;
 	struct gd_alloc *prev, *next;	/* ctx->alloc_list, under ctx->lock */
+	struct gdirect_ctx *ctx;
 };
 
 /*
@@ -144,6 +161,7 @@ struct gdirect_ctx {
 	struct gd_pgtab index;		/* live regions */
 	struct gd_pgtab allocs;		/* classification cache */
 	struct gd_hpmem regmem;		/* struct gdirect_reg, in huge pages */
+	struct gd_hpmem allocmem;	/* struct gd_alloc, likewise */
 
 	pthread_mutex_t lock;		/* writers of both tables, lists below */
 	pthread_cond_t pin_done;

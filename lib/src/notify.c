@@ -46,8 +46,8 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 	while (release) {
 		struct gdirect_reg *r = release;
 
-		release = r->gc_next;
-		r->gc_next = c->gc;
+		release = RC(r)->gc_next;
+		RC(r)->gc_next = c->gc;
 		c->gc = r;
 	}
 	pthread_mutex_unlock(&c->lock);

@@ -14,7 +14,7 @@ static struct gd_pgnode *node_new(struct gd_pgtab *t)
 
 int gd_pgtab_init(struct gd_pgtab *t)
 {
-	gd_hpmem_init(&t->mem, sizeof(struct gd_pgnode));
+	gd_hpmem_init(&t->mem, sizeof(struct gd_pgnode), 0);
 	t->root = node_new(t);
 	return t->root ? 0 : -ENOMEM;
 }

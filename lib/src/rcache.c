@@ -31,7 +31,7 @@ static void region_free(void *p)
 {
 	struct gdirect_reg *r = p;
 
-	pthread_mutex_destroy(&r->map_lock);
+	pthread_mutex_destroy(&RC(r)->map_lock);
 	/* The context outlives its retired regions (destroy waits). */
 	gd_hpmem_free(&r->ctx->regmem, r);
 }
@@ -40,22 +40,22 @@ static void region_free(void *p)
 static void region_release(struct gdirect_reg *r)
 {
 	struct gdirect_ctx *c = r->ctx;
-	void *m = atomic_load(&r->map);
+	void *m = atomic_load(&RC(r)->map);
 
 	if (m)
-		c->backend->ops->unmap(c->backend, m, r->pin.size);
+		c->backend->ops->unmap(c->backend, m, RC(r)->pin.size);
 	if (atomic_load(&gd_fork_gen) == c->fork_gen)
-		c->backend->ops->unpin(c->backend, r->pin.handle);
+		c->backend->ops->unpin(c->backend, RC(r)->pin.handle);
 	ST_INC(c, unpins);
 	ST_SUB(c, regions, 1);
-	ST_SUB(c, bytes_pinned, r->pin.size);
+	ST_SUB(c, bytes_pinned, RC(r)->pin.size);
 	gd_epoch_retire(r, region_free);
 }
 
 void gd_release_list(struct gdirect_reg *list)
 {
 	while (list) {
-		struct gdirect_reg *next = list->gc_next;
+		struct gdirect_reg *next = RC(list)->gc_next;
 
 		region_release(list);
 		list = next;
@@ -198,10 +198,10 @@ static size_t kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v,
 		r->prev->next = r->next;
 		r->next->prev = r->prev;
 		c->nregions--;
-		c->nbytes -= r->pin.size;
+		c->nbytes -= RC(r)->pin.size;
 		count_cause(c, cause);
 		if (ref_drop(r)) {
-			r->gc_next = *release;
+			RC(r)->gc_next = *release;
 			*release = r;
 		}
 	}
@@ -295,11 +295,12 @@ static int validate(struct gdirect_ctx *c, struct gdirect_reg *r, uint64_t a,
 	    __atomic_load_n(r->status, __ATOMIC_ACQUIRE) != GD_STATUS_PINNED)
 		return GD_CAUSE_KERNEL;
 	if (inv & GDIRECT_INV_BUFFER_ID) {
+		const struct gd_reg_cold *x = RC(r);
 		uint64_t id;
 
-		if (a < r->tag_base || e > r->tag_base + r->tag_size)
+		if (a < x->tag_base || e > x->tag_base + x->tag_size)
 			return GD_ASK_SLOW;
-		if (gd_cuda_buffer_id(a, &id) < 0 || id != r->tag_id)
+		if (gd_cuda_buffer_id(a, &id) < 0 || id != x->tag_id)
 			return GD_CAUSE_BUFFER_ID;
 	}
 	return GD_VALID;
@@ -489,8 +490,8 @@ restart:
 				 * for. */
 				uint64_t id;
 
-				rc = gd_cuda_buffer_id(r->tag_base, &id) == 0 &&
-				     id == r->tag_id ? GD_VALID : GD_CAUSE_BUFFER_ID;
+				rc = gd_cuda_buffer_id(RC(r)->tag_base, &id) == 0 &&
+				     id == RC(r)->tag_id ? GD_VALID : GD_CAUSE_BUFFER_ID;
 			}
 			if (rc == GD_VALID) {
 				SHARD_INC(c, hits);
@@ -562,13 +563,13 @@ restart:
 	r->end = pin.addr + pin.size;
 	atomic_init(&r->refs, 2);	/* the index's and the caller's */
 	atomic_flag_clear(&r->released);
-	r->pin = pin;
-	r->tag_base = q.base;
-	r->tag_size = q.size;
-	r->tag_id = q.buffer_id;
-	r->device = q.device;
+	RC(r)->pin = pin;
+	RC(r)->tag_base = q.base;
+	RC(r)->tag_size = q.size;
+	RC(r)->tag_id = q.buffer_id;
+	RC(r)->device = q.device;
 	r->ctx = c;
-	pthread_mutex_init(&r->map_lock, NULL);
+	pthread_mutex_init(&RC(r)->map_lock, NULL);
 	atomic_init(&r->stamp, gd_lru_stamp(c));
 	if (c->backend->status && pin.slot < c->backend->nslots)
 		r->status = &c->backend->status[pin.slot];
@@ -601,7 +602,7 @@ restart:
 		r->prev->next = r;
 		c->regions.prev = r;
 		c->nregions++;
-		c->nbytes += r->pin.size;
+		c->nbytes += RC(r)->pin.size;
 		evict_thresholds_locked(c, &release);
 	}
 	ST_INC(c, misses);
@@ -651,19 +652,16 @@ GD_EXPORT void gdirect_reg_put(struct gdirect_reg *r)
 GD_EXPORT int gdirect_reg_info(const struct gdirect_reg *r,
 			       struct gdirect_reg_info *info)
 {
-	const struct gdirect_ctx *c;
-
 	if (!r || !info)
 		return gd_err(-EINVAL, "invalid argument");
-	c = r->ctx;
 	info->addr = r->start;
 	info->size = r->end - r->start;
-	info->kernel_handle = r->pin.handle;
-	info->device = r->device;
+	info->kernel_handle = RC(r)->pin.handle;
+	info->device = RC(r)->device;
 	info->valid = !(atomic_load(&r->refs) & GD_DEAD);
-	if (info->valid && c->backend->status && r->pin.slot < c->backend->nslots)
-		info->valid = __atomic_load_n(&c->backend->status[r->pin.slot],
-					      __ATOMIC_ACQUIRE) == GD_STATUS_PINNED;
+	if (info->valid && r->status)
+		info->valid = __atomic_load_n(r->status, __ATOMIC_ACQUIRE) ==
+			      GD_STATUS_PINNED;
 	return 0;
 }
 
@@ -676,23 +674,23 @@ GD_EXPORT void *gdirect_reg_map(struct gdirect_reg *r, const void *gpu_ptr)
 		gd_err(-EINVAL, "pointer outside the registration");
 		return NULL;
 	}
-	m = atomic_load_explicit(&r->map, memory_order_acquire);
+	m = atomic_load_explicit(&RC(r)->map, memory_order_acquire);
 	if (!m) {
-		pthread_mutex_lock(&r->map_lock);
-		m = atomic_load(&r->map);
+		pthread_mutex_lock(&RC(r)->map_lock);
+		m = atomic_load(&RC(r)->map);
 		if (!m) {
-			m = r->ctx->backend->ops->map(r->ctx->backend, &r->pin);
+			m = r->ctx->backend->ops->map(r->ctx->backend, &RC(r)->pin);
 			if (m)
-				atomic_store_explicit(&r->map, m,
+				atomic_store_explicit(&RC(r)->map, m,
 						      memory_order_release);
 		}
-		pthread_mutex_unlock(&r->map_lock);
+		pthread_mutex_unlock(&RC(r)->map_lock);
 		if (!m) {
 			gd_err(-errno, "mapping the BAR failed: %s", strerror(errno));
 			return NULL;
 		}
 	}
-	return (char *)m + (a - r->pin.addr);
+	return (char *)m + (a - RC(r)->pin.addr);
 }
 
 /* Deferred work: revocation events, releases queued by hooks, reclaim. */
@@ -711,7 +709,7 @@ int gd_drain(struct gdirect_ctx *c)
 		for (int i = 0; i < n; i++) {
 			for (struct gdirect_reg *r = c->regions.next;
 			     r != &c->regions; r = r->next)
-				if (r->pin.handle == ev[i].handle) {
+				if (RC(r)->pin.handle == ev[i].handle) {
 					done += kill_locked(c, &r, 1,
 							    GD_CAUSE_KERNEL,
 							    NULL, &release);
@@ -728,7 +726,7 @@ int gd_drain(struct gdirect_ctx *c)
 	gc = c->gc;
 	c->gc = NULL;
 	pthread_mutex_unlock(&c->lock);
-	for (struct gdirect_reg *r = gc; r; r = r->gc_next)
+	for (struct gdirect_reg *r = gc; r; r = RC(r)->gc_next)
 		done++;
 	gd_release_list(gc);
 	gd_release_list(release);
