@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "gpumem.h"
 
 
 static int tap_n, tap_failed;
@@ -218,20 +219,6 @@ int gdt_free(CUdeviceptr p)
 	return cuMemFree(p) == CUDA_SUCCESS ? 0 : -1;
 }
 
-/* Start of BAR2 (the GPU memory), from the emulator's PCI device. */
-static uint64_t bar2_start(void)
-{
-	unsigned long long start = 0, end, flags;
-	FILE *f = popen("cat /sys/bus/pci/drivers/nvp2p_emu/0*/resource", "r");
-
-	for (int i = 0; f && i < 3; i++)
-		if (fscanf(f, "%llx %llx %llx", &start, &end, &flags) != 3)
-			start = 0;
-	if (f)
-		pclose(f);
-	return start;
-}
-
 /*
  * Pin the page holding @p through a scratch gdirect file and read its bus
  * address from gdirect's debugfs (root only): in the emulator, BAR
@@ -243,7 +230,7 @@ int gdt_mem_offset(CUdeviceptr p, uint64_t *off)
 	struct gdirect_pin pin;
 	char line[512];
 	int fd = open("/dev/gdirect", O_RDWR | O_CLOEXEC), found = 0;
-	uint64_t bar = bar2_start();
+	uint64_t bar = guest_bar2_start();
 	FILE *f;
 
 	if (fd < 0 || !bar || gdt_pin(fd, p, 1, 0, &pin)) {
@@ -279,25 +266,7 @@ int gdt_mem_offset(CUdeviceptr p, uint64_t *off)
 
 int gdt_host_has(uint64_t off, const void *data, size_t len)
 {
-	char cmd[256], sum[65] = "";
-	FILE *f = fopen("/tmp/gdt-expect.bin", "wb");
-	int ok;
-
-	if (!f)
-		return 0;
-	ok = fwrite(data, 1, len, f) == len;
-	fclose(f);
-	f = popen("sha256sum /tmp/gdt-expect.bin", "r");
-	if (!ok || !f || fscanf(f, "%64s", sum) != 1) {
-		gdt_diag("sha256sum of the expected bytes failed");
-		if (f)
-			pclose(f);
-		return 0;
-	}
-	pclose(f);
-	snprintf(cmd, sizeof(cmd), "hostcheck %llu %zu %s",
-		 (unsigned long long)off, len, sum);
-	return system(cmd) == 0;
+	return guest_host_has(off, data, len);
 }
 
 /* debugfs */

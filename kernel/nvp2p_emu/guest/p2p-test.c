@@ -20,6 +20,7 @@
 #include "nv-p2p.h"
 #include "nvp2p_emu.h"
 #include "nvp2p_selftest.h"
+#include "gpumem.h"
 #include "tap.h"
 
 #define KB64 (64ULL << 10)
@@ -130,42 +131,6 @@ static int misc(uint32_t which)
 	return m.ret;
 }
 
-/* The host's view: sha256 of bytes we expect, checked in the backing file. */
-static int host_has(uint64_t mem_offset, const uint8_t *data, size_t len)
-{
-	char cmd[256], sum[65] = "";
-	FILE *f = fopen("/tmp/expect.bin", "wb");
-
-	if (!f)
-		return 0;
-	fwrite(data, 1, len, f);
-	fclose(f);
-	f = popen("sha256sum /tmp/expect.bin", "r");
-	if (!f || fscanf(f, "%64s", sum) != 1) {
-		if (f)
-			pclose(f);
-		return 0;
-	}
-	pclose(f);
-	snprintf(cmd, sizeof(cmd), "hostcheck %llu %zu %s",
-		 (unsigned long long)mem_offset, len, sum);
-	return system(cmd) == 0;
-}
-
-/* Start of BAR2 (the GPU memory), from the bound device's sysfs resource. */
-static uint64_t bar2_start(void)
-{
-	unsigned long long start = 0, end, flags;
-	FILE *f = popen("cat /sys/bus/pci/drivers/nvp2p_emu/0*/resource", "r");
-
-	for (int i = 0; f && i < 3; i++)
-		if (fscanf(f, "%llx %llx %llx", &start, &end, &flags) != 3)
-			start = 0;
-	if (f)
-		pclose(f);
-	return start;
-}
-
 /* The page-table version the loaded emulator was built with. */
 static uint32_t pt_version(void)
 {
@@ -234,7 +199,7 @@ int main(void)
 		tap_ok(si.flags == 0, "version 2 flags: not CPU-cacheable");
 	else
 		tap_skip("page-table flags", "version 1 tables have no flags field");
-	bar_start = bar2_start();
+	bar_start = guest_bar2_start();
 	tap_ok(stat_u64("bar1_used") == 2 * MB && stat_u64("pins") == 1, "BAR1 used 2 MiB, one pin");
 	tap_ok(pin(1, ST_PIN_CALLBACK, d + MB, 2 * MB) == 0 && stat_u64("bar1_used") == 3 * MB, "an overlapping pin shares BAR1 pages (3 MiB used)");
 	tap_ok(put(1, ST_PUT_NORMAL, d + MB, 0) == 0 && stat_u64("bar1_used") == 2 * MB, "put of the overlapping pin keeps the shared pages");
@@ -249,7 +214,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(pat); i++)
 		pat[i] = st_pattern(42, i);
 	tap_ok(cuMemcpyDtoH(back, d + KB64 + 123, sizeof(back)) == 0 && !memcmp(pat, back, sizeof(pat)), "the GPU reads back edu's pattern");
-	tap_ok(host_has(si.phys0 - bar_start + KB64 + 123, pat, sizeof(pat)), "the host's backing file holds edu's pattern");
+	tap_ok(guest_host_has(si.phys0 - bar_start + KB64 + 123, pat, sizeof(pat)), "the host's backing file holds edu's pattern");
 	tap_ok(dma(ST_IOC_DMA_UNMAP, 0, ST_DMA_WRONG_PEER) == -EINVAL, "dma_unmap_pages naming another peer: -EINVAL");
 	tap_ok(dma(ST_IOC_DMA_UNMAP, 0, ST_DMA_BOGUS_MAPPING) == 0, "dma_unmap_pages of an unknown mapping: 0");
 	tap_ok(dma(ST_IOC_DMA_UNMAP, 0, ST_DMA_EDU) == 0 && stat_u64("dma_maps") == 0, "dma_unmap_pages");
@@ -288,7 +253,7 @@ int main(void)
 	tap_ok(pin_flags(4, d, MB, NVIDIA_P2P_FLAGS_DEFAULT) == 0, "get_pages_persistent");
 	si = info(4);
 	tap_ok(cuMemFree(d) == 0 && info(4).live && info(4).callbacks == 0, "free of persistently pinned memory: no callback");
-	tap_ok(stat_u64("mem_used") == used0 && host_has(si.phys0 - bar_start, pat, sizeof(pat)), "the memory and its data stay alive");
+	tap_ok(stat_u64("mem_used") == used0 && guest_host_has(si.phys0 - bar_start, pat, sizeof(pat)), "the memory and its data stay alive");
 	tap_ok(put(4, ST_PUT_PERSISTENT, d, 1) == -EINVAL, "put_pages_persistent with flags: -EINVAL");
 	tap_ok(put(4, ST_PUT_NORMAL, d, 0) == -EINVAL, "put_pages of a persistent pin: -EINVAL");
 	tap_ok(put(4, ST_PUT_PERSISTENT, d, 0) == 0 && stat_u64("mem_used") == used0 - MB, "put_pages_persistent frees the memory at last");
