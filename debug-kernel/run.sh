@@ -111,6 +111,8 @@ expect "lockdep, AB-BA inversion" "$con" \
 	"dk_planted_a" "dk_planted_b"
 expect "KASAN, out-of-bounds read" "$con" "BUG: KASAN: slab-out-of-bounds in dk_oob"
 expect "KFENCE, use-after-free" "$con" "BUG: KFENCE: use-after-free read in dk_kfence_uaf"
+expect "DEBUG_ATOMIC_SLEEP, might-sleep under a spinlock" "$con" \
+	"BUG: sleeping function called from invalid context" "dk_sleep_atomic"
 # kmemleak's report is read from debugfs by dk-kmemleak.sh, into the TAP
 # log: its backtrace names the function that dropped the pointer.
 expect "kmemleak, dropped allocation" "$tap" "^# unreferenced object" "dk_leak"

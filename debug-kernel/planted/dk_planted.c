@@ -12,6 +12,8 @@
  *   oob               a read one byte past a kmalloc'd buffer (KASAN)
  *   kfence-uaf        a read of a KFENCE-sampled object after kfree (KFENCE)
  *   leak              an allocation whose only pointer is dropped (kmemleak)
+ *   sleep-atomic      a might-sleep point under a spinlock (DEBUG_ATOMIC_SLEEP);
+ *                     it only asks whether sleeping is allowed, never sleeps
  *
  * It is never loaded by the normal guest suite and never built into it.
  */
@@ -22,12 +24,14 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
 /* Two locks with names that the lockdep report will show. */
 static DEFINE_MUTEX(dk_planted_a);
 static DEFINE_MUTEX(dk_planted_b);
+static DEFINE_SPINLOCK(dk_planted_spin);
 static struct dentry *dk_dir;
 
 static void dk_lock_ab(void)
@@ -99,6 +103,13 @@ static noinline int dk_leak(void)
 	return 0;		/* the planted leak: p is dropped */
 }
 
+static noinline void dk_sleep_atomic(void)
+{
+	spin_lock(&dk_planted_spin);
+	might_sleep();		/* the planted sleep in atomic context */
+	spin_unlock(&dk_planted_spin);
+}
+
 static ssize_t dk_trigger_write(struct file *file, const char __user *ubuf,
 				size_t len, loff_t *ppos)
 {
@@ -121,6 +132,8 @@ static ssize_t dk_trigger_write(struct file *file, const char __user *ubuf,
 		ret = dk_kfence_uaf();
 	else if (!strcmp(cmd, "leak"))
 		ret = dk_leak();
+	else if (!strcmp(cmd, "sleep-atomic"))
+		dk_sleep_atomic();
 	else
 		return -EINVAL;
 	return ret < 0 ? ret : len;

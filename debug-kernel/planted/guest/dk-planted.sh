@@ -7,13 +7,13 @@
 # log, so the TAP says which checker stayed silent.  The module stays loaded,
 # so that kmemleak's backtrace of the leak still names it.
 . /tests/lib.sh
-plan 6
+plan 7
 
 reported() { dmesg | grep -q -e "$1"; }
 
 if ! load_module dk_planted; then
 	not_ok "load dk_planted"
-	for c in lockdep KASAN KFENCE leak; do not_ok "$c: module not loaded"; done
+	for c in lockdep KASAN KFENCE atomic-sleep leak; do not_ok "$c: module not loaded"; done
 	not_ok "trigger file"
 	exit 1
 fi
@@ -36,6 +36,10 @@ if echo kfence-uaf > "$trig"; then
 else
 	not_ok "KFENCE reports the use-after-free # no object came from KFENCE's pool"
 fi
+
+echo sleep-atomic > "$trig"
+check "DEBUG_ATOMIC_SLEEP reports the might-sleep under a spinlock" \
+	reported "BUG: sleeping function called from invalid context"
 
 # kmemleak reports only objects older than 5 s, on its second scan:
 # dk-kmemleak.sh, run next, does that and must find this one.
