@@ -7,6 +7,8 @@
  * walk in a virtual machine); in huge pages the same data needs a few TLB
  * entries.
  *
+ * The first chunk stays in 4 KiB pages (hpmem.c says why).
+ *
  * gd_hpmem_alloc() is for one writer at a time (the caller's lock);
  * gd_hpmem_free() may run in any thread at any time without a lock (it
  * pushes on a lock-free stack, which the allocator takes whole), since

@@ -22,6 +22,7 @@ struct arg {
 	struct gdirect_ctx *c;
 	uint64_t *bufs;
 	int n, iters;
+	unsigned seed;	/* each thread its own sequence of regions */
 	double ns;
 };
 
@@ -29,7 +30,7 @@ static void *hitter(void *p)
 {
 	struct arg *a = p;
 	struct gdirect_reg *r;
-	unsigned x = 12345;
+	unsigned x = a->seed;
 	double t0 = now_ns();
 
 	for (int i = 0; i < a->iters; i++) {
@@ -64,7 +65,7 @@ int main(int argc, char **argv)
 			CHECK_EQ(gdirect_reg_get(c, P(bufs[i]), 1, 0, &r), 0);
 			gdirect_reg_put(r);
 		}
-		struct arg one = { c, bufs, n, 2000000, 0 };
+		struct arg one = { c, bufs, n, 2000000, 12345, 0 };
 
 		hitter(&one);
 		double t0 = now_ns();
@@ -77,7 +78,8 @@ int main(int argc, char **argv)
 		struct arg ta[16];
 
 		for (int k = 0; k < threads; k++) {
-			ta[k] = (struct arg){ c, bufs, n, 1000000, 0 };
+			ta[k] = (struct arg){ c, bufs, n, 1000000,
+					     12345 + 7919 * (unsigned)k, 0 };
 			pthread_create(&t[k], NULL, hitter, &ta[k]);
 		}
 		double sum = 0;
