@@ -20,16 +20,51 @@
 
 _Atomic uint64_t gd_fork_gen;
 
-static _Atomic unsigned next_shard;
 __thread unsigned gd_my_shard __attribute__((tls_model("initial-exec")));
 __thread uint64_t gd_my_seq __attribute__((tls_model("initial-exec")));
 
+/* Bit i: shard i has a live owner (who writes it without atomics). */
+static _Atomic uint32_t shards_owned;
+static _Atomic unsigned next_shared;
+static pthread_key_t shard_key;
+static pthread_once_t shard_once = PTHREAD_ONCE_INIT;
+
+/* At thread exit: the shard is free for a new thread.  The release and
+ * the next owner's claim order its writes after ours. */
+static void shard_release(void *p)
+{
+	unsigned i = (unsigned)(uintptr_t)p - 1;
+
+	gd_my_shard = 0;
+	atomic_fetch_and(&shards_owned, ~(1u << i));
+}
+
+static void shard_key_make(void)
+{
+	pthread_key_create(&shard_key, shard_release);
+}
+
 unsigned gd_shard_assign(void)
 {
-	unsigned n = atomic_fetch_add(&next_shard, 1);
+	uint32_t v;
 
-	/* Never handed out twice: a shard's owner writes it without atomics. */
-	gd_my_shard = 1 + (n < GD_SHARDS ? n : GD_SHARDS);
+	pthread_once(&shard_once, shard_key_make);
+	v = atomic_load(&shards_owned);
+	while (v != (1u << GD_SHARDS) - 1) {
+		unsigned i = (unsigned)__builtin_ctz(~v);
+
+		if (atomic_compare_exchange_weak(&shards_owned, &v, v | 1u << i)) {
+			if (pthread_setspecific(shard_key, (void *)(uintptr_t)(i + 1))) {
+				/* Cannot learn of our exit: give it back. */
+				atomic_fetch_and(&shards_owned, ~(1u << i));
+				break;
+			}
+			gd_my_shard = 1 + i;
+			return i;
+		}
+	}
+	gd_my_shard = 1 + GD_SHARDS +
+		      atomic_fetch_add(&next_shared, 1) % GD_SHARDS_SHARED;
 	return gd_my_shard - 1;
 }
 
@@ -284,7 +319,7 @@ GD_EXPORT void gdirect_stats(struct gdirect_ctx *c, struct gdirect_stats *st)
 	CP(inv_hooks); CP(inv_buffer_id); CP(sync_memops);
 	CP(classify_misses); CP(regions); CP(bytes_pinned);
 #undef CP
-	for (int i = 0; i <= GD_SHARDS; i++) {
+	for (int i = 0; i < GD_SHARDS + GD_SHARDS_SHARED; i++) {
 		st->hits += atomic_load_explicit(&c->shard[i].hits,
 						 memory_order_relaxed);
 		st->classify_hits += atomic_load_explicit(&c->shard[i].classify_hits,

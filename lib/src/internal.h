@@ -114,11 +114,13 @@ struct gd_counters {
  * more than the rest of the hit.
  */
 /*
- * The first GD_SHARDS threads each own a shard, which only they write: a
- * plain load and store, no locked instruction.  Later threads share the
- * last one, atomically.
+ * Up to GD_SHARDS live threads each own a shard, which only they write: a
+ * plain load and store, no locked instruction.  A thread gives its shard
+ * back when it exits.  Threads beyond that spread over GD_SHARDS_SHARED
+ * more, incremented atomically.
  */
 #define GD_SHARDS 16
+#define GD_SHARDS_SHARED 4
 struct gd_shard {
 	_Atomic uint64_t hits, classify_hits;
 } __attribute__((aligned(64)));
@@ -173,7 +175,7 @@ struct gdirect_ctx {
 	uint64_t nallocs;
 
 	struct gd_counters st;
-	struct gd_shard shard[GD_SHARDS + 1];
+	struct gd_shard shard[GD_SHARDS + GD_SHARDS_SHARED];
 
 	struct gdirect_ctx *reg_next;	/* global list, for notify_free */
 };

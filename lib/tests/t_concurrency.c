@@ -5,6 +5,8 @@
  *  - concurrent misses on one range pin once;
  *  - many threads hitting, missing, freeing and flushing: every answer
  *    covers the request and is never stale, nothing leaks;
+ *  - hit counts are exact with more live threads than owned counter shards
+ *    and with shards handed from exited threads to new ones;
  *  - meanwhile, classifications of each thread's small allocations (a few
  *    KiB, packed several to a 64 KiB page with other threads' ones, whose
  *    frees rebuild that page's bucket) always find their own allocation.
@@ -243,11 +245,65 @@ static void stress_all(unsigned inv)
 	fake_cuda_reset();
 }
 
+struct hits_arg {
+	struct gdirect_ctx *c;
+	uint64_t a;
+	int n;
+};
+
+static void *hits_n(void *p)
+{
+	struct hits_arg *h = p;
+	struct gdirect_reg *r;
+
+	for (int i = 0; i < h->n; i++) {
+		CHECK_EQ(gdirect_reg_get(h->c, P(h->a), 64, 0, &r), 0);
+		gdirect_reg_put(r);
+	}
+	return NULL;
+}
+
+static void hit_counts_exact(void)
+{
+	enum { WIDE = 24, SEQ = 40 };	/* both above the 16 owned shards */
+	struct gdirect_params p;
+	struct gdirect_stats st;
+	struct gdirect_reg *r;
+	pthread_t t[WIDE];
+	uint64_t want = 0;
+
+	params(&p, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+	struct hits_arg h = { c, fake_cuda_alloc(64 * KiB), 2000 };
+
+	CHECK_EQ(gdirect_reg_get(c, P(h.a), 64, 0, &r), 0);	/* the miss */
+	gdirect_reg_put(r);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < WIDE; i++)
+			CHECK_EQ(pthread_create(&t[i], NULL, hits_n, &h), 0);
+		for (int i = 0; i < WIDE; i++)
+			pthread_join(t[i], NULL);
+		want += WIDE * 2000;
+	}
+	h.n = 100;
+	for (int i = 0; i < SEQ; i++) {	/* each takes an exited one's shard */
+		CHECK_EQ(pthread_create(&t[0], NULL, hits_n, &h), 0);
+		pthread_join(t[0], NULL);
+		want += 100;
+	}
+	gdirect_stats(c, &st);
+	CHECK_EQ(st.hits, want);
+	CHECK_EQ(st.misses, 1);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
 int main(void)
 {
 	need_fake_cuda();
 	hit_during_pin();
 	misses_pin_once();
+	hit_counts_exact();
 	stress_all(GDIRECT_INV_HOOKS);
 	stress_all(GDIRECT_INV_KERNEL);
 	printf("ok\n");
