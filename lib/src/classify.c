@@ -295,12 +295,7 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 		return gd_err(-EINVAL, "invalid argument");
 	if (atomic_load_explicit(&gd_fork_gen, memory_order_relaxed) != c->fork_gen)
 		return gd_err(-EPERM, "context inherited across fork");
-	if (!gd_cuda_available()) {
-		/* No driver: everything is CPU memory, nothing to cache. */
-		fill(info, GDIRECT_MEM_CPU, -1, 0, 0, 0);
-		SHARD_INC(c, classify_hits);
-		return 0;
-	}
+	/* The cache first: it only holds answers a driver gave. */
 	s = gd_epoch_enter();
 	al = gd_alloc_find(c, a);
 	if (al) {
@@ -314,6 +309,11 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 		uint64_t id;
 
 		hit = gd_cuda_buffer_id(a, &id) == 0 && id == info->buffer_id;
+	}
+	if (!hit && !gd_cuda_available()) {
+		/* No driver: everything is CPU memory, nothing to cache. */
+		fill(info, GDIRECT_MEM_CPU, -1, 0, 0, 0);
+		hit = true;
 	}
 	if (hit) {
 		SHARD_INC(c, classify_hits);
