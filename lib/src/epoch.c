@@ -175,8 +175,13 @@ static uint64_t min_active(void)
 
 	pthread_once(&mb_once, mb_register);
 	atomic_thread_fence(memory_order_seq_cst);
+	/* The expedited command needs this process's registration (a child
+	 * made by a raw clone() has none); the global one needs none and
+	 * only takes longer (an RCU grace period).  If neither works, free
+	 * nothing rather than guess. */
 	if (atomic_load_explicit(&gd_epoch_light, memory_order_relaxed) &&
-	    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
+	    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
+	    membarrier(MEMBARRIER_CMD_GLOBAL) != 0)
 		return 0;
 	atomic_thread_fence(memory_order_seq_cst);
 
