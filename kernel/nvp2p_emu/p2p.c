@@ -120,8 +120,8 @@ static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 			 void (*free_callback)(void *data), void *data,
 			 bool persistent)
 {
+	struct emu_pin *pin = NULL;
 	struct emu_alloc *a;
-	struct emu_pin *pin;
 	u64 entries, first, i, need;
 	int ret;
 
@@ -140,17 +140,6 @@ static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	/* Pinning is slow on real GPUs (about a millisecond): so is ours. */
 	if (emu_pin_latency_us)
 		fsleep(emu_pin_latency_us);
-
-	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
-	if (!pin)
-		return -ENOMEM;
-	pin->page_structs = kvcalloc(entries, sizeof(*pin->page_structs),
-				     GFP_KERNEL);
-	pin->pt.pages = kvcalloc(entries, sizeof(*pin->pt.pages), GFP_KERNEL);
-	if (!pin->page_structs || !pin->pt.pages) {
-		ret = -ENOMEM;
-		goto out_free;
-	}
 
 	mutex_lock(&emu->lock);
 	ret = emu_fault_inject(&emu->fail_pin);
@@ -176,6 +165,22 @@ static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	first = (a->mem_offset + (va - a->va)) >> EMU_PAGE_SHIFT;
 	need = bar1_pages_needed(first, entries) << EMU_PAGE_SHIFT;
 	if (emu->bar1_used + need + emu->bar1_reserved > emu->bar1_size) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+
+	/*
+	 * Sized only now: the range lies in a real allocation, so a caller's
+	 * absurd length cannot make us allocate absurd tables.
+	 */
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	if (pin) {
+		pin->page_structs = kvcalloc(entries, sizeof(*pin->page_structs),
+					     GFP_KERNEL);
+		pin->pt.pages = kvcalloc(entries, sizeof(*pin->pt.pages),
+					 GFP_KERNEL);
+	}
+	if (!pin || !pin->page_structs || !pin->pt.pages) {
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
@@ -216,10 +221,11 @@ static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 
 out_unlock:
 	mutex_unlock(&emu->lock);
-out_free:
-	kvfree(pin->pt.pages);
-	kvfree(pin->page_structs);
-	kfree(pin);
+	if (pin) {
+		kvfree(pin->pt.pages);
+		kvfree(pin->page_structs);
+		kfree(pin);
+	}
 	return ret;
 }
 
