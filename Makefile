@@ -6,6 +6,7 @@
 #   make install    libgdirect, the gdirect tool, module sources for DKMS, udev rule
 #                   (PREFIX=/usr/local, DESTDIR=, DKMS=1 to build with dkms)
 #   make bench      registration-cache benchmarks against UCX's, in one run
+#   make test-debug-kernel  the guest suite under a KASAN/lockdep/kmemleak/KFENCE kernel
 #   make test-gpu   device-library tests on a machine with an NVIDIA GPU
 #
 # User space is built with meson/ninja; the modules with Kbuild against the
@@ -20,7 +21,7 @@ FLAVOURS  := v2 v1
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local
 
-.PHONY: all deps userspace modules test unit-test guest-test demo bench install test-gpu bench-gpu clean
+.PHONY: all deps userspace modules test unit-test guest-test demo bench install test-debug-kernel test-gpu bench-gpu clean
 
 all: userspace modules
 
@@ -60,6 +61,12 @@ bench:
 	@scripts/deps.sh bench
 	@$(MAKE) --no-print-directory userspace
 	@bench/run.sh "$(BUILD)"
+
+# The guest suite under a KASAN/lockdep/kmemleak/KFENCE kernel (docs/debug-kernel.md).
+test-debug-kernel:
+	@scripts/deps.sh debug-kernel
+	@$(MAKE) --no-print-directory all
+	@MODULES="$(MODULES)" debug-kernel/run.sh "$(BUILD)"
 
 # Need an NVIDIA GPU and the CUDA toolkit; not part of make test.
 test-gpu:

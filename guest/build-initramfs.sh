@@ -27,7 +27,7 @@ for ko in "${KMOD_DIR:-$build/kmod/$flavour}"/*/*.ko; do
 done
 
 # Programs built by meson in any guest/ folder, and shell tests in source.
-find "$build" -path "$build/kmod" -prune -o -path '*/guest/*' -type f \
+find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" \) -prune -o -path '*/guest/*' -type f \
 	-perm -u+x ! -path '*.p/*' -print | while read -r f; do
 	cp "$f" "$root/tests/"
 done
@@ -36,12 +36,12 @@ find "$top" -path "$top/build*" -prune -o -path '*/guest/*.sh' -type f \
 	cp "$f" "$root/tests/"
 done
 # Our shared libraries, found by LD_LIBRARY_PATH in the guest.
-find "$build" -path "$build/kmod" -prune -o \( -name 'lib*.so' -o \
+find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" \) -prune -o \( -name 'lib*.so' -o \
 	-name 'lib*.so.*' \) -type f -print | while read -r f; do
 	cp "$f" "$root/usr/lib/gdirect/"
 done
 # Keep the SONAME links meson made (libcuda.so.1 -> libcuda.so.1.0.0 ...).
-find "$build" -path "$build/kmod" -prune -o -name 'lib*.so*' -type l \
+find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" \) -prune -o -name 'lib*.so*' -type l \
 	-print | while read -r f; do
 	cp -P "$f" "$root/usr/lib/gdirect/"
 done

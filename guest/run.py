@@ -31,7 +31,7 @@ KERNEL_PROBLEMS = re.compile(
     r"possible circular locking|possible recursive locking|"
     r"inconsistent lock state|lock held when returning|"
     r"suspicious RCU usage|INFO: task .* blocked|Kernel panic|"
-    r"UBSAN:|refcount_t:)")
+    r"UBSAN:|refcount_t:|invoked oom-killer)")
 TAP_RESULT = re.compile(r"^(not )?ok\b\s*(\d+)?\s*(.*)$")
 TAP_PLAN = re.compile(r"^1\.\.(\d+)")
 

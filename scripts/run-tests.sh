@@ -7,6 +7,9 @@
 #      v2 (0x00020000) runs every guest test, v1 (0x00010002) the emulator,
 #      driver and gdirect-info tests ($GUEST_V1_TESTS)
 #
+#   4. with DEBUG_KERNEL=1 (as .ci/run does), the guest suite again under a
+#      KASAN/lockdep/kmemleak/KFENCE kernel built from linux-source-6.1
+#
 # Skips are counted and shown, never folded into passes.  The last line is
 # "N passed, N failed, N skipped".
 set -u
@@ -81,6 +84,14 @@ echo "== guest suite, page table 0x00020000"
 run_guest v2
 echo "== guest suite, page table 0x00010002"
 run_guest v1 "${GUEST_V1_TESTS:-t-1* t-3* t-70-tools-info.sh}"
+
+if [ "${DEBUG_KERNEL:-0}" = 1 ]; then
+	echo "== guest suite under the debug kernel (docs/debug-kernel.md)"
+	"$top/scripts/deps.sh" debug-kernel || add 0 1 0
+	RESULTS="$results" MODULES="${MODULES:-}" "$top/debug-kernel/run.sh" "$build" | tee "$results/debug-kernel.summary"
+	set -- $(tail -n1 "$results/debug-kernel.summary" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; else add 0 1 0; fi
+fi
 
 echo "results and logs: $results/"
 echo "$total_p passed, $total_f failed, $total_s skipped"
