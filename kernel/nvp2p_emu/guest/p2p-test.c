@@ -57,34 +57,31 @@ static void knob(const char *name, const char *val)
 	}
 }
 
-static int pin(uint32_t slot, uint32_t mode, uint64_t va, uint64_t len)
+/* Every pin goes through here: the selftest driver's result, or -errno*1000. */
+static int pin_req(struct st_pin p)
 {
-	struct st_pin p = { .slot = slot, .mode = mode, .va = va, .len = len };
-
 	if (ioctl(st_fd, ST_IOC_PIN, &p))
 		return -errno * 1000;
 	return p.ret;
+}
+
+static int pin(uint32_t slot, uint32_t mode, uint64_t va, uint64_t len)
+{
+	return pin_req((struct st_pin){ .slot = slot, .mode = mode, .va = va,
+					.len = len });
 }
 
 static int pin_tok(uint32_t slot, uint64_t va, uint64_t len, uint64_t tok,
 		   uint32_t vas)
 {
-	struct st_pin p = { .slot = slot, .va = va, .len = len,
-			    .p2p_token = tok, .va_space = vas };
-
-	if (ioctl(st_fd, ST_IOC_PIN, &p))
-		return -errno * 1000;
-	return p.ret;
+	return pin_req((struct st_pin){ .slot = slot, .va = va, .len = len,
+					.p2p_token = tok, .va_space = vas });
 }
 
 static int pin_flags(uint32_t slot, uint64_t va, uint64_t len, uint32_t flags)
 {
-	struct st_pin p = { .slot = slot, .mode = ST_PIN_PERSISTENT, .va = va,
-			    .len = len, .flags = flags };
-
-	if (ioctl(st_fd, ST_IOC_PIN, &p))
-		return -errno * 1000;
-	return p.ret;
+	return pin_req((struct st_pin){ .slot = slot, .mode = ST_PIN_PERSISTENT,
+					.va = va, .len = len, .flags = flags });
 }
 
 static int put(uint32_t slot, uint32_t mode, uint64_t va, uint32_t flags)
