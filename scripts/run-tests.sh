@@ -7,11 +7,12 @@
 #      v2 (0x00020000) runs every guest test, v1 (0x00010002) the emulator,
 #      driver and gdirect-info tests ($GUEST_V1_TESTS)
 #
-#   4. with DEBUG_KERNEL=1 (as .ci/run does), the guest suite again under a
-#      KASAN/lockdep/kmemleak/KFENCE kernel built from linux-source-6.1
+#   4. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
+#      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1
 #
-# Skips are counted and shown, never folded into passes.  The last line is
-# "N passed, N failed, N skipped".
+# Skips are counted and shown, never folded into passes.  Whatever failed is
+# repeated just above the last line, so a log cut to its tail still names it.
+# The last line is "N passed, N failed, N skipped".
 set -u
 build=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +21,11 @@ mkdir -p "$results"
 kver=$(ls -1 /lib/modules | grep -- '-amd64$' | sort -V | tail -n1)
 kernel=/boot/vmlinuz-$kver
 total_p=0 total_f=0 total_s=0
+failures="$results/failures.txt"
+: >"$failures"
+
+# note_failure TEXT: remember what failed, for the recap above the last line.
+note_failure() { printf '%s\n' "$*" >>"$failures"; }
 
 add() { # add PASSED FAILED SKIPPED
 	total_p=$((total_p + $1)); total_f=$((total_f + $2)); total_s=$((total_s + $3))
@@ -39,6 +45,13 @@ count_meson() { # count_meson BUILDDIR LABEL
 	s=$(grep -c '"result": "SKIP"' "$log")
 	echo "$2: $p passed, $f failed, $s skipped"
 	grep '"result": "SKIP"' "$log" | sed -n 's/.*"name": "\([^"]*\)".*/  skipped: \1 (see its log for why)/p'
+	python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    t = json.loads(l)
+    if t.get("result") in ("FAIL", "TIMEOUT", "ERROR", "UNEXPECTEDPASS"):
+        print(t["name"], t["result"])' "$log" | while read -r name res; do
+		note_failure "$2: $name: $res (results/$2.log)"
+	done
 	add "$p" "$f" "$s"
 }
 
@@ -47,10 +60,13 @@ run_unit() { # run_unit DIR SANITIZE SUITE LABEL
 	if [ ! -f "$dir/build.ninja" ]; then
 		meson setup "$dir" "$top" -Db_sanitize="$2" -Db_lundef=false \
 			-Dbuildtype=debug >"$results/$4-setup.log" 2>&1 || {
-			echo "$4: meson setup failed (see results/$4-setup.log)"; add 0 1 0; return; }
+			echo "$4: meson setup failed (see results/$4-setup.log)"
+			note_failure "$4: meson setup failed (results/$4-setup.log)"
+			add 0 1 0; return; }
 	fi
 	if ! ninja -C "$dir" >"$results/$4-build.log" 2>&1; then
 		echo "$4: build failed (see results/$4-build.log)"; tail -20 "$results/$4-build.log"
+		note_failure "$4: build failed (results/$4-build.log)"
 		add 0 1 0; return
 	fi
 	rm -f "$dir/meson-logs/testlog.json"
@@ -66,11 +82,17 @@ run_unit() { # run_unit DIR SANITIZE SUITE LABEL
 run_guest() { # run_guest FLAVOUR [TESTS]
 	initrd="$build/guest-$1.cpio.gz"
 	if ! GUEST_TESTS="${2:-}" "$top/guest/build-initramfs.sh" "$build" "$1" "$initrd"; then
-		echo "guest[$1]: could not build the initramfs"; add 0 1 0; return
+		echo "guest[$1]: could not build the initramfs"
+		note_failure "guest[$1]: could not build the initramfs"
+		add 0 1 0; return
 	fi
 	python3 "$top/guest/run.py" --initrd "$initrd" --kernel "$kernel" \
 		--name "$1" --results "$results" --timeout "${GUEST_TIMEOUT_S:-1500}" \
 		2>/dev/null | tee "$results/guest-$1.summary"
+	# A program with failures, a hang, a timeout or a kernel report.
+	grep -E ' [1-9][0-9]* failed|did not finish|timed out|stopped before|kernel log:|no test ran|did not start' \
+		"$results/guest-$1.summary" | grep -v -E '^[0-9]+ passed' |
+		while IFS= read -r l; do note_failure "$l"; done
 	last=$(tail -n1 "$results/guest-$1.summary")
 	set -- $(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
 	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; else add 0 1 0; fi
@@ -94,5 +116,9 @@ if [ "${DEBUG_KERNEL:-0}" = 1 ]; then
 fi
 
 echo "results and logs: $results/"
+if [ -s "$failures" ]; then
+	echo "== what failed"
+	sed 's/^/  /' "$failures"
+fi
 echo "$total_p passed, $total_f failed, $total_s skipped"
 [ "$total_f" -eq 0 ]
