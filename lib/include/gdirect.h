@@ -107,7 +107,9 @@ struct gdirect_stats {
 	uint64_t classify_misses;
 	uint64_t regions;	 /* regions pinned now */
 	uint64_t bytes_pinned;	 /* bytes pinned now */
-	uint64_t reserved[8];
+	uint64_t release_waits;	 /* pins out of BAR space, nothing to evict, that
+				    waited for other threads' releases */
+	uint64_t reserved[7];
 };
 
 /* Fill *p with the defaults, then apply the environment. */

@@ -216,6 +216,7 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 	c->fork_gen = atomic_load(&gd_fork_gen);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->pin_done, NULL);
+	pthread_cond_init(&c->released, NULL);
 	c->regions.next = c->regions.prev = &c->regions;
 	gd_cuda_available();	/* load the driver now, not on a hot path */
 	gd_ctx_list_add(c);
@@ -304,6 +305,7 @@ GD_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 	if (c->backend)
 		c->backend->ops->destroy(c->backend);
 	pthread_cond_destroy(&c->pin_done);
+	pthread_cond_destroy(&c->released);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -317,7 +319,7 @@ GD_EXPORT void gdirect_stats(struct gdirect_ctx *c, struct gdirect_stats *st)
 	CP(misses); CP(pin_waits); CP(pins); CP(pin_failures);
 	CP(unpins); CP(evictions); CP(evictions_bar); CP(inv_kernel);
 	CP(inv_hooks); CP(inv_buffer_id); CP(sync_memops);
-	CP(classify_misses); CP(regions); CP(bytes_pinned);
+	CP(classify_misses); CP(regions); CP(bytes_pinned); CP(release_waits);
 #undef CP
 	for (int i = 0; i < GD_SHARDS + GD_SHARDS_SHARED; i++) {
 		st->hits += atomic_load_explicit(&c->shard[i].hits,

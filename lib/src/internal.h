@@ -105,7 +105,8 @@ struct gd_pending {			/* a pin in progress */
 struct gd_counters {
 	_Atomic uint64_t misses, pin_waits, pins, pin_failures, unpins,
 		evictions, evictions_bar, inv_kernel, inv_hooks, inv_buffer_id,
-		sync_memops, classify_misses, regions, bytes_pinned;
+		sync_memops, classify_misses, regions, bytes_pinned,
+		release_waits;
 };
 
 /*
@@ -167,6 +168,13 @@ struct gdirect_ctx {
 
 	pthread_mutex_t lock;		/* writers of both tables, lists below */
 	pthread_cond_t pin_done;
+	/* Dead regions whose release is owned by some thread (or queued on
+	 * gc) but not yet unpinned: BAR space on its way back.  A miss that
+	 * finds nothing left to evict waits for them (rcache.c). */
+	atomic_uint releasing;
+	atomic_uint release_waiters;
+	uint64_t release_gen;		/* under lock: bumped by each release */
+	pthread_cond_t released;	/* with lock: release_gen or gc moved */
 	struct gdirect_reg regions;	/* list head of live regions */
 	struct gd_pending *pending;
 	struct gdirect_reg *gc;		/* dead, unused, release deferred */
@@ -240,6 +248,7 @@ void gd_region_put_internal(struct gdirect_reg *r);
 void gd_kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v, size_t n,
 		    enum gd_cause cause, struct gdirect_reg **release);
 void gd_release_list(struct gdirect_reg *list);
+void gd_release_wake(struct gdirect_ctx *c);
 size_t gd_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 			      struct gdirect_reg **out, size_t max);
 int gd_drain(struct gdirect_ctx *c);

@@ -50,6 +50,9 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 		RC(r)->gc_next = c->gc;
 		c->gc = r;
 	}
+	/* A miss waiting for BAR space drains them (rcache.c). */
+	if (c->gc && atomic_load(&c->release_waiters))
+		pthread_cond_broadcast(&c->released);
 	pthread_mutex_unlock(&c->lock);
 }
 

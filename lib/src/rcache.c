@@ -50,6 +50,20 @@ static void region_release(struct gdirect_reg *r)
 	ST_SUB(c, regions, 1);
 	ST_SUB(c, bytes_pinned, RC(r)->pin.size);
 	gd_epoch_retire(r, region_free);
+	/* Its BAR space is back: wake misses that found nothing to evict.
+	 * (Decrement before reading the waiters, as they count themselves
+	 * before reading releasing: one side always sees the other.) */
+	atomic_fetch_sub(&c->releasing, 1);
+	if (atomic_load(&c->release_waiters))
+		gd_release_wake(c);
+}
+
+void gd_release_wake(struct gdirect_ctx *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->release_gen++;
+	pthread_cond_broadcast(&c->released);
+	pthread_mutex_unlock(&c->lock);
 }
 
 void gd_release_list(struct gdirect_reg *list)
@@ -67,7 +81,10 @@ static bool ref_drop(struct gdirect_reg *r)
 {
 	uint32_t v = atomic_fetch_sub(&r->refs, 1);
 
-	return v == (GD_DEAD | 1) && !atomic_flag_test_and_set(&r->released);
+	if (v != (GD_DEAD | 1) || atomic_flag_test_and_set(&r->released))
+		return false;
+	atomic_fetch_add(&r->ctx->releasing, 1);
+	return true;
 }
 
 /*
@@ -416,6 +433,31 @@ static int sync_memops_locked(struct gdirect_ctx *c, const struct gd_cuquery *q)
 	}
 }
 
+/*
+ * Nothing is left to evict, but other threads may be releasing regions
+ * they killed (a flush, an eviction, an invalidation): wait until one of
+ * those releases ends, or deferred ones are queued for us to drain.  False
+ * if none is under way: the BAR is full of regions in use.
+ */
+static bool wait_for_releases(struct gdirect_ctx *c)
+{
+	uint64_t gen;
+
+	pthread_mutex_lock(&c->lock);
+	atomic_fetch_add(&c->release_waiters, 1);
+	gen = c->release_gen;
+	bool any = c->gc || atomic_load(&c->releasing);
+
+	while (any && !c->gc && c->release_gen == gen &&
+	       atomic_load(&c->releasing))
+		pthread_cond_wait(&c->released, &c->lock);
+	atomic_fetch_sub(&c->release_waiters, 1);
+	pthread_mutex_unlock(&c->lock);
+	if (any)
+		ST_INC(c, release_waits);
+	return any;
+}
+
 static int pin_evicting(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 			struct gd_pin *pin)
 {
@@ -426,7 +468,7 @@ static int pin_evicting(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 			return rc;
 		/* BAR space exhausted: make room, LRU first, and retry. */
 		gd_drain(c);
-		if (!evict_one_for_bar(c))
+		if (!evict_one_for_bar(c) && !wait_for_releases(c))
 			return rc;
 	}
 }

@@ -16,6 +16,7 @@
 struct fake_cfg {
 	uint64_t bar_bytes;	/* 0: unlimited */
 	unsigned pin_delay_us;
+	unsigned unpin_delay_us;	/* before the unpin gives BAR space back */
 	bool revoke_on_free;	/* fake CUDA frees revoke pins (like nvidia.ko) */
 };
 
@@ -46,6 +47,9 @@ bool fake_backend_pin_fresh(struct gd_backend *b, uint64_t h, uint64_t a);
 
 /* Pin calls currently in progress (sleeping in the configured delay). */
 unsigned fake_backend_pins_in_flight(struct gd_backend *b);
+
+/* Unpin calls currently in progress (sleeping in the configured delay). */
+unsigned fake_backend_unpins_in_flight(struct gd_backend *b);
 
 /* Create a context over a fake backend (GDIRECT_PRIVATE entry point). */
 struct gdirect_ctx;
