@@ -4,9 +4,12 @@
  *
  * /sys/kernel/debug/nvp2p_emu/
  *   allocations  pins  dma_maps  callbacks   live counts / callbacks fired
+ *   unmaps_in_flight  stale_unmaps           dma_unmap_pages calls running /
+ *                                            made on a table no longer live
  *   bar1_total  bar1_reserved  bar1_used     BAR1 budget in bytes
  *   mem_total  mem_used                      GPU memory in bytes
  *   pin_latency_us  callback_delay_ms        the module parameters, writable
+ *   unmap_delay_ms
  *   fail_next          "COUNT ERRNO": the next COUNT get_pages calls fail
  *   fail_next_dma_map  "COUNT ERRNO": the next COUNT dma_map_pages calls fail
  */
@@ -81,6 +84,9 @@ void emu_debugfs_init(struct emu_dev *e)
 	debugfs_create_u64("pins", 0444, d, &e->nr_pins);
 	debugfs_create_u64("dma_maps", 0444, d, &e->nr_dma_maps);
 	debugfs_create_u64("callbacks", 0444, d, &e->nr_callbacks);
+	debugfs_create_atomic_t("unmaps_in_flight", 0444, d,
+				&e->unmaps_in_flight);
+	debugfs_create_u64("stale_unmaps", 0444, d, &e->nr_stale_unmaps);
 	debugfs_create_u64("bar1_total", 0444, d, &e->bar1_size);
 	debugfs_create_u64("bar1_reserved", 0444, d, &e->bar1_reserved);
 	debugfs_create_u64("bar1_used", 0444, d, &e->bar1_used);
@@ -88,6 +94,7 @@ void emu_debugfs_init(struct emu_dev *e)
 	debugfs_create_file_unsafe("mem_used", 0444, d, NULL, &mem_used_fops);
 	debugfs_create_u32("pin_latency_us", 0644, d, &emu_pin_latency_us);
 	debugfs_create_u32("callback_delay_ms", 0644, d, &emu_callback_delay_ms);
+	debugfs_create_u32("unmap_delay_ms", 0644, d, &emu_unmap_delay_ms);
 	debugfs_create_file("fail_next", 0644, d, &e->fail_pin, &fail_next_fops);
 	debugfs_create_file("fail_next_dma_map", 0644, d, &e->fail_dma,
 			    &fail_next_fops);

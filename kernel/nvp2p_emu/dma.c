@@ -6,7 +6,12 @@
  * NVIDIA driver does where the platform supports it, so the addresses are
  * right with or without an IOMMU.  A page table may have one mapping per
  * peer; all are torn down with the table (put_pages or revocation).
+ *
+ * Mapping takes the API lock (emu->lock), as the NVIDIA driver's does;
+ * unmapping takes only the mapping-list lock (emu->maps_lock), so it can
+ * run while a free callback is in flight (see emu.h).
  */
+#include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/export.h>
 #include <linux/slab.h>
@@ -23,7 +28,6 @@ static void emu_dma_map_free(struct emu_dma_map *m, u32 mapped)
 				   DMA_BIDIRECTIONAL, 0);
 	kvfree(m->map.dma_addresses);
 	kfree(m);
-	emu->nr_dma_maps--;
 }
 
 /* Tear down every DMA mapping of a pin that is going away. */
@@ -31,9 +35,10 @@ void emu_dma_unmap_all(struct emu_pin *pin)
 {
 	struct emu_dma_map *m, *tmp;
 
-	lockdep_assert_held(&emu->lock);
+	lockdep_assert_held(&emu->maps_lock);
 	list_for_each_entry_safe(m, tmp, &pin->dma_maps, node) {
 		list_del(&m->node);
+		emu->nr_dma_maps--;
 		emu_dma_map_free(m, m->map.entries);
 	}
 }
@@ -88,7 +93,6 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 	m->map.entries = pin->pt.entries;
 	m->map.pci_dev = peer;
 	m->map.private = m;
-	emu->nr_dma_maps++;
 
 	for (i = 0; i < pin->pt.entries; i++) {
 		dma_addr_t addr;
@@ -103,7 +107,10 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 		}
 		m->map.dma_addresses[i] = addr;
 	}
+	mutex_lock(&emu->maps_lock);
 	list_add_tail(&m->node, &pin->dma_maps);
+	emu->nr_dma_maps++;
+	mutex_unlock(&emu->maps_lock);
 	*dma_mapping = &m->map;
 out_unlock:
 	mutex_unlock(&emu->lock);
@@ -117,8 +124,12 @@ EXPORT_SYMBOL_GPL(nvidia_p2p_dma_map_pages);
  * @page_table: the page table it was made from
  * @dma_mapping: the mapping
  *
- * A mapping that is no longer known (its table was revoked or put) is not
- * an error: returns 0 without touching it.  May sleep.
+ * An unknown mapping of a live table is not an error: returns 0 without
+ * touching it.  A table that is no longer live (revoked or put) also
+ * returns 0, but is counted and logged: the NVIDIA driver would
+ * dereference it after it was freed.  Takes only the mapping-list
+ * lock, never the API lock, so it may run while a free callback of the
+ * same table is in flight (and the callback may wait for it).  May sleep.
  *
  * Return: 0, or -EINVAL for NULL arguments or a peer that does not match.
  */
@@ -133,10 +144,22 @@ int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer,
 	if (!peer || !page_table || !dma_mapping || !emu)
 		return -EINVAL;
 
-	mutex_lock(&emu->lock);
+	/* Widens the window in which a free callback can race the unmap. */
+	atomic_inc(&emu->unmaps_in_flight);
+	if (emu_unmap_delay_ms)
+		msleep(emu_unmap_delay_ms);
+
+	mutex_lock(&emu->maps_lock);
 	pin = emu_pin_find(page_table);
-	if (!pin)
+	if (!pin) {
+		/*
+		 * The NVIDIA driver would take container_of() of a freed
+		 * table here: a use-after-free in the caller's unmap path.
+		 */
+		emu->nr_stale_unmaps++;
+		pr_err_ratelimited("nvp2p_emu: dma_unmap_pages of a page table that is no longer live (a use-after-free with the NVIDIA driver)\n");
 		goto out;
+	}
 	list_for_each_entry(m, &pin->dma_maps, node) {
 		if (&m->map != dma_mapping)
 			continue;
@@ -146,11 +169,13 @@ int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer,
 			goto out;
 		}
 		list_del(&m->node);
+		emu->nr_dma_maps--;
 		emu_dma_map_free(m, m->map.entries);
 		break;
 	}
 out:
-	mutex_unlock(&emu->lock);
+	mutex_unlock(&emu->maps_lock);
+	atomic_dec(&emu->unmaps_in_flight);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(nvidia_p2p_dma_unmap_pages);

@@ -2,11 +2,21 @@
 /*
  * emu.h - internal state of nvp2p_emu.ko
  *
- * One global mutex, emu->lock, plays the part of the NVIDIA resource
- * manager's API lock: allocation, free, get/put_pages and dma_map/unmap all
- * take it, and the third-party free callback runs with it held.  That is the
- * behaviour third-party drivers must survive (guide 11.3), so the emulator
- * reproduces it rather than something gentler.
+ * Two locks, as in the NVIDIA driver:
+ *
+ *  emu->lock       the resource manager's API lock: allocation, free,
+ *                  get/put_pages and dma_map_pages take it, and the
+ *                  third-party free callback runs with it held.  That is the
+ *                  behaviour third-party drivers must survive (guide 11.3),
+ *                  so the emulator reproduces it rather than something
+ *                  gentler.
+ *  emu->maps_lock  the DMA-mapping list lock (nv-p2p.c's per-table
+ *                  dma_mapping_list.lock): the pin list and every pin's DMA
+ *                  mappings.  nvidia_p2p_dma_unmap_pages() takes only this
+ *                  one, so a free callback may wait for an unmap in flight,
+ *                  which is how a third party fences the two.
+ *
+ * Order: emu->lock before emu->maps_lock.
  */
 #ifndef NVP2P_EMU_H
 #define NVP2P_EMU_H
@@ -83,6 +93,7 @@ struct emu_dev {
 	struct gen_pool *pool;		/* BAR2 allocator, 64 KiB granules */
 
 	struct mutex lock;		/* the "RM API lock"; see above */
+	struct mutex maps_lock;		/* pins, pin->dma_maps, nr_dma_maps */
 	struct list_head pins;
 	struct list_head files;
 	u16 *bar1_refs;			/* per 64 KiB page: pins mapping it */
@@ -96,6 +107,8 @@ struct emu_dev {
 	u64 nr_pins;
 	u64 nr_dma_maps;
 	u64 nr_callbacks;
+	atomic_t unmaps_in_flight;	/* inside dma_unmap_pages() */
+	u64 nr_stale_unmaps;		/* dma_unmap_pages() of a dead table */
 
 	/* fault injection: the next calls of each kind fail */
 	struct emu_fault fail_pin;	/* get_pages, get_pages_persistent */
@@ -107,6 +120,7 @@ struct emu_dev {
 extern struct emu_dev *emu;		/* the bound device, or NULL */
 extern unsigned int emu_pin_latency_us;
 extern unsigned int emu_callback_delay_ms;
+extern unsigned int emu_unmap_delay_ms;
 
 /* mem.c */
 struct emu_alloc *emu_alloc_find(pid_t tgid, u64 va, u64 len);

@@ -14,6 +14,8 @@
  *    pages and the page table are released only after it returns;
  *  - put_pages of a revoked page table returns 0 without touching it, and
  *    waits on emu->lock while a callback is in flight;
+ *  - dma_unmap_pages does not take emu->lock (only emu->maps_lock), so it
+ *    runs while a callback is in flight and the callback may wait for it;
  *  - persistent pins never see a callback and keep the memory alive.
  */
 #include <linux/delay.h>
@@ -34,12 +36,16 @@ int emu_fault_inject(struct emu_fault *f)
 	return -f->err;
 }
 
-/* The live pin whose page table is @pt; never dereferences @pt itself. */
+/*
+ * The live pin whose page table is @pt; never dereferences @pt itself.
+ * The pin list changes under both locks, so either one keeps it still.
+ */
 struct emu_pin *emu_pin_find(struct nvidia_p2p_page_table *pt)
 {
 	struct emu_pin *pin;
 
-	lockdep_assert_held(&emu->lock);
+	lockdep_assert(lockdep_is_held(&emu->lock) ||
+		       lockdep_is_held(&emu->maps_lock));
 	list_for_each_entry(pin, &emu->pins, node)
 		if (&pin->pt == pt)
 			return pin;
@@ -84,9 +90,11 @@ static u64 pin_first_page(struct emu_pin *pin)
 static void emu_pin_destroy(struct emu_pin *pin)
 {
 	lockdep_assert_held(&emu->lock);
+	mutex_lock(&emu->maps_lock);
 	emu_dma_unmap_all(pin);
-	bar1_unmap(pin_first_page(pin), pin->pt.entries);
 	list_del(&pin->node);
+	mutex_unlock(&emu->maps_lock);
+	bar1_unmap(pin_first_page(pin), pin->pt.entries);
 	if (!pin->persistent)
 		list_del(&pin->alloc_node);
 	emu->nr_pins--;
@@ -209,7 +217,9 @@ static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	}
 
 	bar1_map(first, entries);
+	mutex_lock(&emu->maps_lock);
 	list_add_tail(&pin->node, &emu->pins);
+	mutex_unlock(&emu->maps_lock);
 	if (persistent)
 		kref_get(&a->ref);
 	else

@@ -36,6 +36,10 @@ unsigned int emu_callback_delay_ms;
 module_param_named(callback_delay_ms, emu_callback_delay_ms, uint, 0644);
 MODULE_PARM_DESC(callback_delay_ms, "delay before each free callback, with the lock held, in ms");
 
+unsigned int emu_unmap_delay_ms;
+module_param_named(unmap_delay_ms, emu_unmap_delay_ms, uint, 0644);
+MODULE_PARM_DESC(unmap_delay_ms, "delay at the start of each dma_unmap_pages, no lock held, in ms");
+
 static int emu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct emu_dev *e;
@@ -51,6 +55,7 @@ static int emu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 	e->pdev = pdev;
 	mutex_init(&e->lock);
+	mutex_init(&e->maps_lock);
 	INIT_LIST_HEAD(&e->pins);
 	INIT_LIST_HEAD(&e->files);
 
