@@ -26,7 +26,9 @@
  * takes gd_reg.sem and gd_reg.lock, so holding either around put_pages()
  * would close the AB-BA cycle chapter 11.3 of the guide warns about.  The
  * only thing held across provider calls is the NEW/USE exclusion of
- * pin.c, which the callback never waits for.
+ * pin.c, which the callback never waits for.  (The callback does wait for
+ * a dma_unmap_pages() in flight; that call takes no provider lock the
+ * callback runs under.  See pin.c, rule 4.)
  */
 #ifndef GDIRECT_INTERNAL_H
 #define GDIRECT_INTERNAL_H
@@ -86,13 +88,15 @@ struct gd_ctx {
 struct gd_reg {
 	struct kref ref;
 	struct rw_semaphore sem;	/* state vs faults; taken by callback */
-	spinlock_t lock;		/* state, dma_users, revoked */
+	spinlock_t lock;		/* state, dma_users, revoked, dma */
 	enum gd_state state;
 	bool revoked;			/* the free callback ran (or runs) */
 	bool cb_done;			/* ... and has returned from its work */
 	bool nv_ref;			/* nv reference still held */
+	bool unmapping;			/* inside dma_unmap_pages(); see pin.c */
+	bool peer_gone;			/* gdirect_dma_unmap() was called */
 	int dma_users;			/* gdirect_dma_begin() holders */
-	wait_queue_head_t wait;		/* PINNING done, no DMA, cb_done */
+	wait_queue_head_t wait;		/* PINNING done, no DMA or unmap */
 
 	/* Immutable after pinning. */
 	u64 addr, size;			/* 64 KiB-aligned range pinned */
@@ -140,6 +144,7 @@ extern struct list_head gd_ctxs;
 struct gd_reg *gd_reg_alloc(struct gd_ctx *ctx, gfp_t gfp);
 int gd_reg_pin(struct gd_reg *r);
 int gd_reg_dma_map(struct gd_reg *r);
+void gd_reg_unmap_peer(struct gd_reg *r);
 void gd_reg_release(struct gd_reg *r);
 int gd_reg_dma_begin(struct gd_reg *r);
 void gd_reg_dma_end(struct gd_reg *r);

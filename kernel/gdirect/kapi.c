@@ -101,11 +101,11 @@ EXPORT_SYMBOL_GPL(gdirect_pin);
  * gdirect_unpin() - release a region from gdirect_pin()
  * @region: the region, or NULL
  *
- * Puts the pages (which also frees the DMA mapping) unless the NVIDIA
+ * Unmaps the region for its peer and puts the pages, unless the NVIDIA
  * driver already revoked them.  Sleeps.  Must not be called between
  * gdirect_dma_begin() and gdirect_dma_end() on the same region.  Called
- * outside the owner's context, a token-less non-persistent region is left
- * to revocation instead.  If the region was revoked, waits until its
+ * outside the owner's context, a token-less non-persistent region is still
+ * unmapped, but its pages are left to revocation.  If the region was revoked, waits until its
  * invalidate callback has returned.  Must not be called from that callback.
  */
 void gdirect_unpin(struct gdirect_region *region)
@@ -126,7 +126,8 @@ EXPORT_SYMBOL_GPL(gdirect_unpin);
  * Until the matching gdirect_dma_end() a revocation waits before the pages
  * go away, and the DMA addresses stay valid.  Does not sleep.
  *
- * Return: 0, or -ESTALE if the region was revoked or is being released.
+ * Return: 0; -ESTALE if the region was revoked or is being released;
+ * -ENODEV after gdirect_dma_unmap().
  */
 int gdirect_dma_begin(struct gdirect_region *region)
 {
@@ -145,6 +146,28 @@ void gdirect_dma_end(struct gdirect_region *region)
 	gd_reg_dma_end(to_reg(region));
 }
 EXPORT_SYMBOL_GPL(gdirect_dma_end);
+
+/**
+ * gdirect_dma_unmap() - drop a region's DMA mapping before its peer goes
+ * @region: a region pinned with a peer
+ *
+ * For a driver whose device is being removed while regions are still
+ * pinned (an unbind with files open): unmaps the region for the peer with
+ * nvidia_p2p_dma_unmap_pages(), from any process, so no mapping outlives
+ * the device.  From then on gdirect_dma_begin() fails with -ENODEV; the pin
+ * stays until gdirect_unpin().  Waits for DMA brackets in flight, so it
+ * must not be called inside one, nor from the invalidate callback.  A
+ * revoked region needs nothing: the NVIDIA driver freed its mapping.
+ * Sleeps.
+ */
+void gdirect_dma_unmap(struct gdirect_region *region)
+{
+	struct gd_reg *r = to_reg(region);
+
+	if (r && r->peer)
+		gd_reg_unmap_peer(r);
+}
+EXPORT_SYMBOL_GPL(gdirect_dma_unmap);
 
 /**
  * gdirect_region_range() - the GPU range actually pinned

@@ -56,6 +56,13 @@ static inline int gd_nv_dma_map(struct pci_dev *peer,
 	return nvidia_p2p_dma_map_pages(&peer->dev, pt, dma, DMA_BIDIRECTIONAL);
 }
 
+static inline int gd_nv_dma_unmap(struct pci_dev *peer,
+				  struct nvidia_p2p_page_table *pt,
+				  struct nvidia_p2p_dma_mapping *dma)
+{
+	return nvidia_p2p_dma_unmap_pages(dma);
+}
+
 static inline u64 gd_nv_page_phys(struct nvidia_p2p_page_table *pt, u32 i)
 {
 	return page_to_phys(pt->pages[i]);
@@ -102,6 +109,13 @@ static inline int gd_nv_dma_map(struct pci_dev *peer,
 				struct nvidia_p2p_dma_mapping **dma)
 {
 	return nvidia_p2p_dma_map_pages(peer, pt, dma);
+}
+
+static inline int gd_nv_dma_unmap(struct pci_dev *peer,
+				  struct nvidia_p2p_page_table *pt,
+				  struct nvidia_p2p_dma_mapping *dma)
+{
+	return nvidia_p2p_dma_unmap_pages(peer, pt, dma);
 }
 
 static inline u64 gd_nv_page_phys(struct nvidia_p2p_page_table *pt, u32 i)

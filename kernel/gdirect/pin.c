@@ -24,12 +24,19 @@
  *     semaphore.  Only the winner's side releases the pages: a revoked
  *     registration is never put, and its DMA mapping is never unmapped.
  *
- *  4. The releaser does not call nvidia_p2p_dma_unmap_pages(): after a
- *     callback has returned, the NVIDIA driver dereferences the freed table
- *     in dma_unmap (container_of), and the unmap cannot be fenced against
- *     the callback without waiting on the provider lock from inside it.
- *     put_pages() unmaps and frees every DMA mapping of the table itself,
- *     under the provider lock, and tolerates a concurrent revocation.
+ *  4. A DMA mapping is unmapped with nvidia_p2p_dma_unmap_pages() before
+ *     the pages are put, and as soon as the peer goes away
+ *     (gdirect_dma_unmap(), a driver's remove), from any process.  The
+ *     unmap is fenced against the callback: it starts only on a
+ *     registration not yet revoked (checked, and marked "unmapping", under
+ *     gd_reg.lock), and the callback, once it has marked the registration
+ *     revoked, waits for an unmap in flight before it returns.  That wait
+ *     cannot deadlock: the NVIDIA driver's dma_unmap_pages() takes only the
+ *     table's DMA-mapping list lock, never the API lock the callback runs
+ *     under (nv-p2p.c, nv_p2p_remove_dma_mapping), and nvp2p_emu keeps the
+ *     same split.  Unfenced, the unmap would dereference a table the
+ *     provider frees as soon as the callback returns (nv_peer_memory#13,
+ *     #15).  A revoked registration's mapping is the provider's to free.
  *
  *  5. A page-table pointer we hold may go stale the moment a callback
  *     returns, and the provider may hand the same address to the next
@@ -199,6 +206,46 @@ static bool gd_reg_no_dma(struct gd_reg *r)
 	return ret;
 }
 
+static bool gd_reg_no_unmap(struct gd_reg *r)
+{
+	bool ret;
+
+	spin_lock(&r->lock);
+	ret = !r->unmapping;
+	spin_unlock(&r->lock);
+	return ret;
+}
+
+/*
+ * Unmap r's DMA mapping for its peer, unless the callback got there first
+ * (rule 4).  Any process; sleeps; the caller has stopped new DMA and waited
+ * for what was in flight.
+ */
+static void gd_reg_dma_unmap(struct gd_reg *r)
+{
+	struct nvidia_p2p_dma_mapping *dma;
+	struct nvidia_p2p_page_table *pt;
+	int ret;
+
+	spin_lock(&r->lock);
+	dma = r->revoked ? NULL : r->dma;
+	pt = r->pt;
+	r->unmapping = !!dma;
+	spin_unlock(&r->lock);
+	if (!dma)
+		return;
+
+	ret = gd_nv_dma_unmap(r->peer, pt, dma);
+	if (ret)	/* still listed: put_pages or the callback frees it */
+		pr_warn_ratelimited("gdirect: dma_unmap_pages of %#llx+%#llx failed: %d\n",
+				    r->addr, r->size, ret);
+	spin_lock(&r->lock);
+	r->dma = NULL;
+	r->unmapping = false;
+	spin_unlock(&r->lock);
+	wake_up_all(&r->wait);
+}
+
 /*
  * The NVIDIA driver revokes the pages.  Called synchronously with the
  * provider's lock held (guide 11.3, 12.4): the BAR pages stay mapped until
@@ -226,6 +273,8 @@ static void gd_free_callback(void *data)
 
 	/* New DMA is refused from here on; wait for what is in flight. */
 	wait_event(r->wait, gd_reg_no_dma(r));
+	/* An unmap in flight still uses the table: it must end first. */
+	wait_event(r->wait, gd_reg_no_unmap(r));
 
 	/* Revoked BAR pages must never be reachable from user space. */
 	gd_zap_cpu_mappings(r);
@@ -457,6 +506,8 @@ void gd_reg_release(struct gd_reg *r)
 	gd_zap_cpu_mappings(r);
 	wait_event(r->wait, gd_reg_no_dma(r));
 	atomic64_inc(&gd_stats.unpins);
+	/* From any process: the peer's mapping must not outlive its owner. */
+	gd_reg_dma_unmap(r);
 
 	if (!r->persistent && !r->p2p_token && !r->va_space &&
 	    !gd_is_owner(r->owner)) {
@@ -508,10 +559,12 @@ int gd_reg_dma_begin(struct gd_reg *r)
 	int ret = 0;
 
 	spin_lock(&r->lock);
-	if (r->state == GD_PINNED)
-		r->dma_users++;
-	else
+	if (r->state != GD_PINNED)
 		ret = -ESTALE;
+	else if (r->peer_gone)
+		ret = -ENODEV;
+	else
+		r->dma_users++;
 	spin_unlock(&r->lock);
 	return ret;
 }
@@ -525,4 +578,20 @@ void gd_reg_dma_end(struct gd_reg *r)
 	spin_unlock(&r->lock);
 	if (last)
 		wake_up_all(&r->wait);
+}
+
+/**
+ * gd_reg_unmap_peer() - the peer is going away: drop its DMA mapping now
+ * @r: a kernel registration
+ *
+ * Refuses new DMA brackets (-ENODEV), waits for those in flight and unmaps,
+ * keeping the pin itself until the handle is released.  Sleeps.
+ */
+void gd_reg_unmap_peer(struct gd_reg *r)
+{
+	spin_lock(&r->lock);
+	r->peer_gone = true;
+	spin_unlock(&r->lock);
+	wait_event(r->wait, gd_reg_no_dma(r));
+	gd_reg_dma_unmap(r);
 }

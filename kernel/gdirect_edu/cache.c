@@ -41,6 +41,19 @@ void gdedu_flush(struct gdedu_file *f)
 		gdedu_drop(f, e);
 }
 
+/*
+ * The device is going away under this open file: no DMA mapping of it may
+ * outlive it.  The pins stay, to be put from the owner's close.
+ */
+void gdedu_unmap_all(struct gdedu_file *f)
+{
+	struct gdedu_entry *e;
+
+	lockdep_assert_held(&f->lock);
+	list_for_each_entry(e, &f->cache, lru)
+		gdirect_dma_unmap(e->region);
+}
+
 int gdedu_pin(struct gdedu_file *f, const struct gdirect_pin_params *p,
 	      struct gdedu_entry **out)
 {

@@ -2,8 +2,10 @@
 /*
  * State shared by the files of gdirect_edu.ko
  *
- * Locks: gdedu_file.lock (one transfer or cache change per file at a time)
- * is taken before edu_dev.dma_lock (the device has one DMA engine).
+ * Locks: edu_dev.gone_sem (shared by ioctls, exclusive in remove) before
+ * edu_dev.files_lock before gdedu_file.lock (one transfer or cache change
+ * per file at a time) before edu_dev.dma_lock (the device has one DMA
+ * engine).
  * Neither is ever taken by the invalidate callback, which only marks an
  * entry stale: the callback runs under the NVIDIA driver's lock, and
  * gdirect_pin()/gdirect_unpin() are called with gdedu_file.lock held.
@@ -30,6 +32,8 @@ struct edu_dev {
 	struct kref ref;		/* probe, and each open file */
 	struct rw_semaphore gone_sem;	/* ioctls vs remove */
 	bool gone;			/* removed: no device access */
+	struct mutex files_lock;	/* files */
+	struct list_head files;		/* open gdedu_files, for remove */
 	struct pci_dev *pdev;
 	void __iomem *mmio;
 	struct mutex dma_lock;		/* the single DMA engine */
@@ -48,6 +52,7 @@ struct gdedu_entry {
 
 struct gdedu_file {
 	struct edu_dev *edu;
+	struct list_head node;		/* edu->files */
 	struct pid *owner;
 	struct mutex lock;		/* cache and transfers of this file */
 	struct list_head cache;
@@ -70,6 +75,7 @@ int gdedu_pin(struct gdedu_file *f, const struct gdirect_pin_params *p,
 struct gdedu_entry *gdedu_lookup(struct gdedu_file *f, u64 addr, u64 len);
 void gdedu_drop(struct gdedu_file *f, struct gdedu_entry *e);
 void gdedu_flush(struct gdedu_file *f);
+void gdedu_unmap_all(struct gdedu_file *f);
 int gdedu_xfer(struct gdedu_file *f, const struct gdedu_xfer *x);
 
 #endif /* GDEDU_INTERNAL_H */

@@ -46,6 +46,9 @@ static int gdedu_open(struct inode *inode, struct file *filp)
 	INIT_LIST_HEAD(&f->cache);
 	atomic64_set(&f->invalidations, 0);
 	filp->private_data = f;
+	mutex_lock(&edu->files_lock);
+	list_add_tail(&f->node, &edu->files);
+	mutex_unlock(&edu->files_lock);
 	return 0;
 }
 
@@ -53,6 +56,9 @@ static int gdedu_release(struct inode *inode, struct file *filp)
 {
 	struct gdedu_file *f = filp->private_data;
 
+	mutex_lock(&f->edu->files_lock);
+	list_del(&f->node);
+	mutex_unlock(&f->edu->files_lock);
 	mutex_lock(&f->lock);
 	gdedu_flush(f);
 	mutex_unlock(&f->lock);
@@ -193,6 +199,8 @@ static int gdedu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 	kref_init(&edu->ref);
 	init_rwsem(&edu->gone_sem);
+	mutex_init(&edu->files_lock);
+	INIT_LIST_HEAD(&edu->files);
 	edu->pdev = pdev;
 	ret = pcim_enable_device(pdev);
 	if (!ret)
@@ -228,15 +236,25 @@ static int gdedu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 static void gdedu_remove(struct pci_dev *pdev)
 {
 	struct edu_dev *edu = pci_get_drvdata(pdev);
+	struct gdedu_file *f;
 
 	/*
 	 * Files may still be open (the device was unbound, not the module
 	 * removed): wait for ioctls in flight, then refuse new ones.  Their
-	 * cached pins go when they close; that needs no device.
+	 * cached pins are put when they close, from their owner's process
+	 * (put_pages needs it), but the DMA mappings for this device must go
+	 * now, with the device.
 	 */
 	down_write(&edu->gone_sem);
 	edu->gone = true;
 	up_write(&edu->gone_sem);
+	mutex_lock(&edu->files_lock);
+	list_for_each_entry(f, &edu->files, node) {
+		mutex_lock(&f->lock);
+		gdedu_unmap_all(f);
+		mutex_unlock(&f->lock);
+	}
+	mutex_unlock(&edu->files_lock);
 	misc_deregister(&edu->misc);
 	edu_engine_exit(edu);
 	gdedu_dev = NULL;

@@ -128,6 +128,7 @@ int gdt_setup(const char *params, int edu)
 		loaded_edu = 1;
 	}
 	gdt_emu_knob("callback_delay_ms", "0");
+	gdt_emu_knob("unmap_delay_ms", "0");
 	gdt_emu_knob("pin_latency_us", "0");
 	gdt_emu_knob("fail_next", "0 5");	/* disarm */
 	return 0;
@@ -138,6 +139,7 @@ int gdt_teardown(void)
 	int rc = 0;
 
 	gdt_emu_knob("callback_delay_ms", "0");
+	gdt_emu_knob("unmap_delay_ms", "0");
 	if (loaded_edu)
 		rc |= run("rmmod gdirect_edu");
 	if (loaded_gd)

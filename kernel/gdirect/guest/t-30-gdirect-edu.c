@@ -4,7 +4,8 @@
  * data DMA'd by the edu device into emulated GPU memory, peer to peer,
  * checked in the host's backing file (hostcheck) and through CUDA, then
  * DMA'd back; pins made lazily and reused, dropped on free, and evicted
- * least recently used first.
+ * least recently used first; the device unbound under open files, alone
+ * and racing a free.
  *
  * edu takes ~100 ms per DMA, so transfers are kept to a few KiB.
  */
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gdirect_edu.h"
@@ -38,35 +40,102 @@ static struct gdedu_stats stats(void)
 	return s;
 }
 
+/* The edu device's PCI address, from sysfs; 0 if it is not bound. */
+static int edu_sysfs_dev(char *dev, size_t len)
+{
+	FILE *f = popen("ls /sys/bus/pci/drivers/gdirect_edu | grep '^0000:'", "r");
+
+	dev[0] = 0;
+	if (!f)
+		return 0;
+	if (!fgets(dev, (int)len, f))
+		dev[0] = 0;
+	pclose(f);
+	dev[strcspn(dev, "\n")] = 0;
+	return dev[0] != 0;
+}
+
+/* Write dev to the driver's bind or unbind file; 0 on success. */
+static int edu_sysfs(const char *dev, const char *what)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "echo %s > /sys/bus/pci/drivers/gdirect_edu/%s",
+		 dev, what);
+	return system(cmd);
+}
+
 /* The device unbound under an open file with cached pins, then rebound. */
 static void test_unbind(CUdeviceptr gpu, uint8_t *data)
 {
-	char dev[64] = "", cmd[256];
-	FILE *f = popen("ls /sys/bus/pci/drivers/gdirect_edu | grep '^0000:'", "r");
+	char dev[64];
 
-	if (!f || !fgets(dev, sizeof(dev), f)) {
-		if (f)
-			pclose(f);
+	if (!edu_sysfs_dev(dev, sizeof(dev))) {
 		gdt_skip("unbind with open files", "edu device not found in sysfs");
 		return;
 	}
-	pclose(f);
-	dev[strcspn(dev, "\n")] = 0;
-	gdt_ok(xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == 0 && gdt_emu("pins") == 1,
-	       "a cached pin before unbind");
-	snprintf(cmd, sizeof(cmd),
-		 "echo %s > /sys/bus/pci/drivers/gdirect_edu/unbind", dev);
-	gdt_ok(system(cmd) == 0, "unbind %s with the file open", dev);
+	gdt_ok(xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == 0 &&
+	       gdt_emu("pins") == 1 && gdt_emu("dma_maps") == 1,
+	       "a cached pin and its DMA mapping before unbind");
+	gdt_ok(edu_sysfs(dev, "unbind") == 0, "unbind %s with the file open", dev);
+	/* The unbind ran in another process: unmapped there, not put. */
+	gdt_ok(gdt_emu("dma_maps") == 0 && gdt_emu("pins") == 1,
+	       "unbind unmaps the device's DMA mapping, keeps the pin (%lld maps, %lld pins)",
+	       (long long)gdt_emu("dma_maps"), (long long)gdt_emu("pins"));
 	gdt_ok(xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == -ENODEV,
 	       "transfer after unbind: ENODEV");
 	close(efd);
 	gdt_ok(gdt_emu("pins") == 0, "closing the file drops its pins");
-	snprintf(cmd, sizeof(cmd),
-		 "echo %s > /sys/bus/pci/drivers/gdirect_edu/bind", dev);
-	gdt_ok(system(cmd) == 0, "bind again");
+	gdt_ok(edu_sysfs(dev, "bind") == 0, "bind again");
 	efd = open(GDEDU_DEVICE, O_RDWR);
 	gdt_ok(efd >= 0 && xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == 0,
 	       "rebound device transfers again");
+}
+
+/*
+ * The device unbound (by another process) while the owner frees the
+ * memory: the free callback comes while the unbind's dma_unmap_pages is in
+ * flight, and must not return (letting the provider free the table) until
+ * that unmap is over (kernel/gdirect/pin.c, rule 4).  The emulator's unmap
+ * delay holds the unmap open; the free is made only once it is in flight.
+ */
+static void test_unbind_races_free(uint8_t *data)
+{
+	CUdeviceptr victim = gdt_alloc(GDT_KB64);
+	uint64_t callbacks = gdt_emu("callbacks");
+	int status = -1, polls = 0;
+	char dev[64];
+	pid_t pid;
+
+	if (!edu_sysfs_dev(dev, sizeof(dev))) {
+		gdt_skip("unbind racing a free", "edu device not found in sysfs");
+		return;
+	}
+	gdt_ok(ioctl(efd, GDEDU_IOC_FLUSH) == 0 &&
+	       xfer(victim, data, 16, GDEDU_TO_GPU) == 0 &&
+	       gdt_emu("dma_maps") == 1, "pinned and mapped for edu");
+	gdt_emu_knob("unmap_delay_ms", "1000");
+	pid = fork();
+	if (pid == 0)
+		_exit(edu_sysfs(dev, "unbind") == 0 ? 0 : 1);
+	while (gdt_emu("unmaps_in_flight") == 0 && polls++ < 1000)
+		usleep(10000);
+	gdt_ok(pid > 0 && gdt_emu("unmaps_in_flight") == 1,
+	       "the unbind's dma_unmap_pages is in flight");
+	gdt_free(victim);
+	gdt_ok(gdt_emu("callbacks") == callbacks + 1, "the free ran the callback");
+	gdt_ok(gdt_emu("unmaps_in_flight") == 0 && gdt_emu("stale_unmaps") == 0,
+	       "the callback waited for the unmap: none made on a dead table (%lld)",
+	       (long long)gdt_emu("stale_unmaps"));
+	gdt_ok(gdt_emu("dma_maps") == 0 && gdt_emu("pins") == 0,
+	       "no mapping or pin left");
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	gdt_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "unbind %s done", dev);
+	gdt_emu_knob("unmap_delay_ms", "0");
+	close(efd);
+	gdt_ok(edu_sysfs(dev, "bind") == 0, "bind again");
+	efd = open(GDEDU_DEVICE, O_RDWR);
 }
 
 static void body(void)
@@ -143,6 +212,7 @@ static void body(void)
 	gdt_ok(ioctl(efd, GDEDU_IOC_FLUSH) == 0 && stats().cached == 0 &&
 	       gdt_emu("pins") == 0, "FLUSH unpins everything");
 	test_unbind(many, data);
+	test_unbind_races_free(data);
 	gdt_free(many);
 	close(efd);
 	free(data);

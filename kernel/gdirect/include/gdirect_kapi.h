@@ -14,8 +14,12 @@
  * Rules:
  *  - gdirect_pin() and gdirect_unpin() sleep.  With zero tokens they must
  *    run in the context of the process that owns the GPU memory (the
- *    nv-p2p rule); an unpin from any other context leaves the pages to the
- *    NVIDIA driver's revocation and never calls put_pages there.
+ *    nv-p2p rule); an unpin from any other context unmaps the region for
+ *    the peer but leaves the pages to the NVIDIA driver's revocation and
+ *    never calls put_pages there.
+ *  - When the device goes away with regions still pinned (remove() with
+ *    files open), call gdirect_dma_unmap() on each: no DMA mapping may
+ *    outlive the device.  Later DMA brackets fail with -ENODEV.
  *  - Between gdirect_dma_begin() and gdirect_dma_end() do not call
  *    gdirect_pin() or gdirect_unpin(): a revocation waits for the DMA to
  *    end while the NVIDIA driver holds its lock, and those calls need it.
@@ -75,6 +79,7 @@ void gdirect_unpin(struct gdirect_region *region);
 
 int gdirect_dma_begin(struct gdirect_region *region);
 void gdirect_dma_end(struct gdirect_region *region);
+void gdirect_dma_unmap(struct gdirect_region *region);
 
 int gdirect_region_range(struct gdirect_region *region, u64 *addr, u64 *size);
 int gdirect_region_dma_addrs(struct gdirect_region *region,
