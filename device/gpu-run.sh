@@ -37,7 +37,7 @@ done
 # The functions whose cost the benchmark compares, for reading side by side
 # in one file, since some runners hand back only a few files.
 cuobjdump -sass build/roundtrip >"$out/sass-roundtrip.txt" 2>&1
-awk '/Function :/ { on = $0 ~ /gdirect_wait|gdirect_signal_u32|gdirect_bench_wait|cxx_wait|cxx_signal|libcxx_kernel|x_ws_kernel/ }
+awk '/Function :/ { on = $0 ~ /gdirect_wait|gdirect_signal_u32|gdirect_bench_wait|cxx_wait|cxx_signal|libcxx_kernel|inline_kernel|x_ws_kernel/ }
      on && (/Function :/ || /^[ \t]+\/\*[0-9a-f]+\*\//)' \
 	"$out/sass-roundtrip.txt" >"$out/sass-waits.txt"
 exit $rc

@@ -7,6 +7,8 @@
 // GPU side is, in turn:
 //   ptx        gdirect_wait_u32 (EQ, spinning) + gdirect_signal_u32, our PTX
 //   ptx-to     the same with a timeout armed (reads %globaltimer per poll)
+//   inline     gdirect_inline_wait_eq_u32 + gdirect_inline_signal_u32
+//              (gdirect_device_inline.cuh): the same instructions, inlined
 //   libcu++    cuda::atomic_ref<uint32_t, cuda::thread_scope_system>:
 //              load(acquire) spin + store(release), inlined in the kernel
 //   cxx-call   the same libcu++ code in two __noinline__ functions: what a
@@ -28,6 +30,7 @@
 //
 //   roundtrip [iterations-per-repeat [repeats]]
 #include <gdirect_device.h>
+#include <gdirect_device_inline.cuh>
 
 #include <cuda.h>
 #include <cuda/atomic>
@@ -67,6 +70,14 @@ __global__ void ptx_kernel(uint32_t *h2d, uint32_t *d2h, int n, uint64_t timeout
 		if (gdirect_wait_u32(h2d, (uint32_t)i, GDIRECT_WAIT_EQ, 0, timeout))
 			return;		// timed out: the CPU side reports it
 		gdirect_signal_u32(d2h, (uint32_t)i);
+	}
+}
+
+__global__ void inline_kernel(uint32_t *h2d, uint32_t *d2h, int n)
+{
+	for (int i = 1; i <= n; i++) {
+		gdirect_inline_wait_eq_u32(h2d, (uint32_t)i);
+		gdirect_inline_signal_u32(d2h, (uint32_t)i);
 	}
 }
 
@@ -156,9 +167,10 @@ static inline uint64_t now_ns(void)
 }
 
 enum method { PTX, PTX_TIMEOUT, X_EQ, X_WS, LIBCXX, CXX_CALL, CXX_WS, MEMOPS, X_NOREP,
-	      NMETHODS };
+	      INLINE, NMETHODS };
 static const char *const names[NMETHODS] = { "ptx", "ptx-to", "x-eq", "x-ws", "libcu++",
-					     "cxx-call", "cxx-ws", "memops", "x-norep" };
+					     "cxx-call", "cxx-ws", "memops", "x-norep",
+					     "inline" };
 
 struct flags {
 	uint32_t *h2d, *d2h;		// host addresses
@@ -189,6 +201,8 @@ static void run(enum method m, const flags &f, int n, CUstream s,
 		cxx_ws_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n);
 	else if (m == X_NOREP)
 		norep_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n, 0);
+	else if (m == INLINE)
+		inline_kernel<<<1, 1, 0, (cudaStream_t)s>>>(f.dh2d, f.dd2h, n);
 	CHECK(cudaGetLastError());
 	for (int i = 1; i <= n; i++) {
 		if (m == MEMOPS) {
@@ -277,7 +291,7 @@ int main(int argc, char **argv)
 	}
 	// Each of ours against libcu++ inlined: the ratio of the medians, and
 	// in how many repeats ours was at or below libcu++ in the same repeat.
-	const enum method ours[] = { PTX, PTX_TIMEOUT, X_EQ, X_WS, X_NOREP };
+	const enum method ours[] = { PTX, PTX_TIMEOUT, INLINE, X_EQ, X_WS, X_NOREP };
 	for (enum method m : ours) {
 		double ratio = pct(med[m], 0.5) / pct(med[LIBCXX], 0.5);
 		int le = 0;

@@ -10,6 +10,7 @@
 // under contention; the PTX JIT-linked with nvJitLink, loaded and run; and
 // line information and the seq_cst SASS of that cubin (nvdisasm).
 #include <gdirect_device.h>
+#include <gdirect_device_inline.cuh>
 #include "abi_probe.h"
 #include "gdirect_jitlink.h"
 
@@ -312,6 +313,10 @@ static inline __host__ __device__ uint32_t pp_hash(uint32_t i, uint32_t salt)
 	return (i ^ salt) * 2654435761u;
 }
 
+// pingpong's mode may add PP_INLINE: the inline waits and signals of
+// gdirect_device_inline.cuh instead of the library's calls.
+#define PP_INLINE 0x10000u
+
 // The CPU writes in[i % 64] before its release of h2d; the GPU checks it
 // after the wait (the acquire), writes out[i % 64] and answers on d2h with
 // a release; the CPU checks out[i % 64] after its acquire of d2h.  So both
@@ -324,10 +329,24 @@ __global__ void pingpong_kernel(T *h2d, T *d2h, const uint32_t *in, uint32_t *ou
 		T v = start + (T)i;
 		int st;
 
-		if (sizeof(T) == 4)
+		if (mode & PP_INLINE) {
+			// gdirect_device_inline.cuh: spins, no timeout.
+			bool geq = mode & GDIRECT_WAIT_GEQ;
+
+			if (sizeof(T) == 4 && geq)
+				gdirect_inline_wait_geq_u32((uint32_t *)h2d, (uint32_t)v);
+			else if (sizeof(T) == 4)
+				gdirect_inline_wait_eq_u32((uint32_t *)h2d, (uint32_t)v);
+			else if (geq)
+				gdirect_inline_wait_geq_u64((uint64_t *)h2d, (uint64_t)v);
+			else
+				gdirect_inline_wait_eq_u64((uint64_t *)h2d, (uint64_t)v);
+			st = GDIRECT_DEV_OK;
+		} else if (sizeof(T) == 4) {
 			st = gdirect_wait_u32((uint32_t *)h2d, (uint32_t)v, mode, backoff, 2000000000ull);
-		else
+		} else {
 			st = gdirect_wait_u64((uint64_t *)h2d, (uint64_t)v, mode, backoff, 2000000000ull);
+		}
 		if (st != GDIRECT_DEV_OK) {
 			*bad = i;
 			return;
@@ -338,10 +357,16 @@ __global__ void pingpong_kernel(T *h2d, T *d2h, const uint32_t *in, uint32_t *ou
 		}
 		// Payload first, then the release store of the flag.
 		out[i % 64] = pp_hash(i, 1);
-		if (sizeof(T) == 4)
+		if (mode & PP_INLINE) {
+			if (sizeof(T) == 4)
+				gdirect_inline_signal_u32((uint32_t *)d2h, (uint32_t)v);
+			else
+				gdirect_inline_signal_u64((uint64_t *)d2h, (uint64_t)v);
+		} else if (sizeof(T) == 4) {
 			gdirect_signal_u32((uint32_t *)d2h, (uint32_t)v);
-		else
+		} else {
 			gdirect_signal_u64((uint64_t *)d2h, (uint64_t)v);
+		}
 	}
 }
 
@@ -795,6 +820,12 @@ int main(int argc, char **argv)
 	pingpong<uint32_t>("u32 GEQ, back-off, across the 2^32 wrap", 0xffffff00u, GDIRECT_WAIT_GEQ, 1000);
 	pingpong<uint64_t>("u64 EQ, spinning", 1ull << 40, GDIRECT_WAIT_EQ, 0);
 	pingpong<uint64_t>("u64 GEQ, back-off", 0, GDIRECT_WAIT_GEQ, 1000);
+	pingpong<uint32_t>("inline u32 EQ", 0, GDIRECT_WAIT_EQ | PP_INLINE, 0);
+	pingpong<uint32_t>("inline u32 GEQ, across the 2^32 wrap", 0xffffff00u,
+			   GDIRECT_WAIT_GEQ | PP_INLINE, 0);
+	pingpong<uint64_t>("inline u64 EQ", 1ull << 40, GDIRECT_WAIT_EQ | PP_INLINE, 0);
+	pingpong<uint64_t>("inline u64 GEQ, across the 2^64 wrap", ~0ull - 500,
+			   GDIRECT_WAIT_GEQ | PP_INLINE, 0);
 	test_wait_edges();
 	test_atomics();
 	test_ring();
