@@ -34,6 +34,7 @@ static int gd_stats_show(struct seq_file *s, void *unused)
 	GD_STAT(events);
 	GD_STAT(put_errors);
 	GD_STAT(dma_maps);
+	GD_STAT(unmap_waits);
 #undef GD_STAT
 	return 0;
 }

@@ -129,7 +129,7 @@ struct gd_reg {
 struct gd_stats {
 	atomic64_t pins, pin_failures, unpins, callbacks, orphaned;
 	atomic64_t persistent_pins, version_mismatch, live_regions, live_bytes;
-	atomic64_t mmaps, events, put_errors, dma_maps;
+	atomic64_t mmaps, events, put_errors, dma_maps, unmap_waits;
 };
 
 extern struct gd_stats gd_stats;

@@ -227,23 +227,38 @@ static void gd_reg_dma_unmap(struct gd_reg *r)
 	struct nvidia_p2p_page_table *pt;
 	int ret;
 
+	/*
+	 * Claim the mapping: a second unmapper (a release racing
+	 * gdirect_dma_unmap()) then finds nothing, and only the claimant
+	 * ever sets or clears "unmapping".
+	 */
 	spin_lock(&r->lock);
 	dma = r->revoked ? NULL : r->dma;
 	pt = r->pt;
-	r->unmapping = !!dma;
+	if (dma) {
+		r->dma = NULL;
+		r->unmapping = true;
+	}
 	spin_unlock(&r->lock);
 	if (!dma)
 		return;
 
 	ret = gd_nv_dma_unmap(r->peer, pt, dma);
-	if (ret)	/* still listed: put_pages or the callback frees it */
-		pr_warn_ratelimited("gdirect: dma_unmap_pages of %#llx+%#llx failed: %d\n",
-				    r->addr, r->size, ret);
 	spin_lock(&r->lock);
-	r->dma = NULL;
+	if (ret) {
+		/*
+		 * Still the provider's: put_pages or the revocation frees it
+		 * (on Tegra through our callback's free_dma_mapping, so give
+		 * it back).
+		 */
+		r->dma = dma;
+	}
 	r->unmapping = false;
 	spin_unlock(&r->lock);
 	wake_up_all(&r->wait);
+	if (ret)
+		pr_warn_ratelimited("gdirect: dma_unmap_pages of %#llx+%#llx failed: %d\n",
+				    r->addr, r->size, ret);
 }
 
 /*
@@ -274,7 +289,10 @@ static void gd_free_callback(void *data)
 	/* New DMA is refused from here on; wait for what is in flight. */
 	wait_event(r->wait, gd_reg_no_dma(r));
 	/* An unmap in flight still uses the table: it must end first. */
-	wait_event(r->wait, gd_reg_no_unmap(r));
+	if (!gd_reg_no_unmap(r)) {
+		atomic64_inc(&gd_stats.unmap_waits);
+		wait_event(r->wait, gd_reg_no_unmap(r));
+	}
 
 	/* Revoked BAR pages must never be reachable from user space. */
 	gd_zap_cpu_mappings(r);
@@ -430,9 +448,13 @@ int gd_reg_pin(struct gd_reg *r)
  * gd_reg_dma_map() - map a pinned registration for its peer device
  * @r: a PINNED registration with r->peer set
  *
- * A revocation that lands while the provider maps is the provider's to
- * serialise (it holds its lock in both); a revocation before or after is
- * seen here, and the mapping is then left for the provider to free.
+ * A revocation before the call or after it is seen here, and the mapping
+ * is then left for the provider to free.  One that completes while the
+ * provider maps cannot be fenced: NVIDIA's dma_map_pages reads the table
+ * before it takes the API lock the callback runs under, and the callback
+ * cannot wait for a call that may be waiting for that lock.  It takes a
+ * free of the memory by another thread of the owner while gdirect_pin()
+ * is still in it; docs/driver.md, rule 7.
  *
  * Return: 0, -ESTALE if revoked, or the provider's error.
  */
@@ -508,6 +530,8 @@ void gd_reg_release(struct gd_reg *r)
 	atomic64_inc(&gd_stats.unpins);
 	/* From any process: the peer's mapping must not outlive its owner. */
 	gd_reg_dma_unmap(r);
+	/* ... nor may put_pages free the table under another's unmap. */
+	wait_event(r->wait, gd_reg_no_unmap(r));
 
 	if (!r->persistent && !r->p2p_token && !r->va_space &&
 	    !gd_is_owner(r->owner)) {

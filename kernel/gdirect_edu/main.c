@@ -56,12 +56,13 @@ static int gdedu_release(struct inode *inode, struct file *filp)
 {
 	struct gdedu_file *f = filp->private_data;
 
-	mutex_lock(&f->edu->files_lock);
-	list_del(&f->node);
-	mutex_unlock(&f->edu->files_lock);
+	/* Flush before unlinking, so a remove() meanwhile sees our pins. */
 	mutex_lock(&f->lock);
 	gdedu_flush(f);
 	mutex_unlock(&f->lock);
+	mutex_lock(&f->edu->files_lock);
+	list_del(&f->node);
+	mutex_unlock(&f->edu->files_lock);
 	kref_put(&f->edu->ref, gdedu_dev_free);
 	put_pid(f->owner);
 	kfree(f);

@@ -102,7 +102,8 @@ static void test_unbind(CUdeviceptr gpu, uint8_t *data)
 static void test_unbind_races_free(uint8_t *data)
 {
 	CUdeviceptr victim = gdt_alloc(GDT_KB64);
-	uint64_t callbacks = gdt_emu("callbacks");
+	uint64_t callbacks = gdt_emu("callbacks"), stale = gdt_emu("stale_unmaps");
+	int64_t waits = gdt_gd_stat("unmap_waits");
 	int status = -1, polls = 0;
 	char dev[64];
 	pid_t pid;
@@ -114,7 +115,7 @@ static void test_unbind_races_free(uint8_t *data)
 	gdt_ok(ioctl(efd, GDEDU_IOC_FLUSH) == 0 &&
 	       xfer(victim, data, 16, GDEDU_TO_GPU) == 0 &&
 	       gdt_emu("dma_maps") == 1, "pinned and mapped for edu");
-	gdt_emu_knob("unmap_delay_ms", "1000");
+	gdt_emu_knob("unmap_delay_ms", "2000");
 	pid = fork();
 	if (pid == 0)
 		_exit(edu_sysfs(dev, "unbind") == 0 ? 0 : 1);
@@ -124,9 +125,12 @@ static void test_unbind_races_free(uint8_t *data)
 	       "the unbind's dma_unmap_pages is in flight");
 	gdt_free(victim);
 	gdt_ok(gdt_emu("callbacks") == callbacks + 1, "the free ran the callback");
-	gdt_ok(gdt_emu("unmaps_in_flight") == 0 && gdt_emu("stale_unmaps") == 0,
-	       "the callback waited for the unmap: none made on a dead table (%lld)",
-	       (long long)gdt_emu("stale_unmaps"));
+	/* Proof the race was run: the callback found the unmap in flight. */
+	gdt_ok(gdt_gd_stat("unmap_waits") == waits + 1,
+	       "the callback came while the unmap was in flight, and waited for it");
+	gdt_ok(gdt_emu("unmaps_in_flight") == 0 &&
+	       gdt_emu("stale_unmaps") == stale,
+	       "it returned only after the unmap: none made on a dead table");
 	gdt_ok(gdt_emu("dma_maps") == 0 && gdt_emu("pins") == 0,
 	       "no mapping or pin left");
 	if (pid > 0)
