@@ -105,8 +105,9 @@ EXPORT_SYMBOL_GPL(gdirect_pin);
  * driver already revoked them.  Sleeps.  Must not be called between
  * gdirect_dma_begin() and gdirect_dma_end() on the same region.  Called
  * outside the owner's context, a token-less non-persistent region is still
- * unmapped, but its pages are left to revocation.  If the region was revoked, waits until its
- * invalidate callback has returned.  Must not be called from that callback.
+ * unmapped, but its pages are left to revocation.  If the region was
+ * revoked, waits until its invalidate callback has returned.  Must not be
+ * called from that callback.
  */
 void gdirect_unpin(struct gdirect_region *region)
 {
