@@ -53,12 +53,20 @@ enum gdirect_mem_type {
 
 /* gdirect_params.flags */
 #define GDIRECT_CTX_CACHE_HOST	(1U << 0) /* also cache "CPU" answers of gdirect_classify() */
+/*
+ * Publish gdirect_stats() for `gdirect stat`: a thread of the context
+ * rewrites DIR/gdirect-stats.PID.N ("name value" lines) every
+ * GDIRECT_PUBLISH_INTERVAL_MS (default 500); DIR is GDIRECT_STATS_DIR or
+ * /dev/shm.  gdirect_ctx_create() fails if the file cannot be written.
+ */
+#define GDIRECT_CTX_PUBLISH_STATS (1U << 1)
 
 /*
  * Context parameters.  Fill with gdirect_params_init(), which applies the
  * defaults and then the environment (GDIRECT_INVALIDATION=kernel,hooks,
  * buffer_id; GDIRECT_MAX_REGIONS; GDIRECT_MAX_BYTES; GDIRECT_WHOLE_ALLOC_MAX;
- * GDIRECT_DEVICE), then change what you need.
+ * GDIRECT_DEVICE; GDIRECT_PUBLISH_STATS=1 sets GDIRECT_CTX_PUBLISH_STATS),
+ * then change what you need.
  */
 struct gdirect_params {
 	uint32_t invalidation;	 /* GDIRECT_INV_* (default KERNEL|HOOKS) */

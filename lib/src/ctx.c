@@ -172,11 +172,15 @@ GD_EXPORT void gdirect_params_init(struct gdirect_params *p)
 	v = getenv("GDIRECT_DEVICE");
 	if (v && *v)
 		p->device_path = v;
+	v = getenv("GDIRECT_PUBLISH_STATS");
+	if (v && *v && strcmp(v, "0"))
+		p->flags |= GDIRECT_CTX_PUBLISH_STATS;
 }
 
 static int check_params(const struct gdirect_params *p)
 {
-	if (p->invalidation & ~GDIRECT_INV_ALL || p->flags & ~GDIRECT_CTX_CACHE_HOST)
+	if (p->invalidation & ~GDIRECT_INV_ALL ||
+	    p->flags & ~(GDIRECT_CTX_CACHE_HOST | GDIRECT_CTX_PUBLISH_STATS))
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(p->reserved) / sizeof(p->reserved[0]); i++)
 		if (p->reserved[i])
@@ -220,6 +224,13 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 	c->regions.next = c->regions.prev = &c->regions;
 	gd_cuda_available();	/* load the driver now, not on a hot path */
 	gd_ctx_list_add(c);
+	int rc = gd_publish_start(c);
+
+	if (rc) {
+		c->backend = NULL;	/* the caller's to destroy */
+		gdirect_ctx_destroy(c);
+		return rc;
+	}
 	*out = c;
 	return 0;
 }
@@ -257,6 +268,7 @@ static void destroy_in_child(struct gdirect_ctx *c)
 	 * next reclaim, so reclaim them all now (in the child only this
 	 * thread is left, and the epoch state was reset), then unmap it. */
 	gd_epoch_barrier();
+	gd_publish_drop_in_child(c);
 	gd_hpmem_destroy(&c->regmem);
 	gd_pgtab_destroy(&c->index);
 	gd_allocs_free_all(c);
@@ -276,6 +288,7 @@ GD_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 		destroy_in_child(c);
 		return;
 	}
+	gd_publish_stop(c);
 	gd_ctx_list_del(c);
 	gd_drain(c);
 	pthread_mutex_lock(&c->lock);

@@ -186,6 +186,7 @@ struct gdirect_ctx {
 	struct gd_shard shard[GD_SHARDS + GD_SHARDS_SHARED];
 
 	struct gdirect_ctx *reg_next;	/* global list, for notify_free */
+	struct gd_publisher *pub;	/* GDIRECT_CTX_PUBLISH_STATS, or NULL */
 };
 
 extern _Atomic uint64_t gd_fork_gen;
@@ -249,6 +250,11 @@ void gd_kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v, size_t n,
 		    enum gd_cause cause, struct gdirect_reg **release);
 void gd_release_list(struct gdirect_reg *list);
 void gd_release_wake(struct gdirect_ctx *c);
+
+/* publish.c: statistics for `gdirect stat`, when the context opts in. */
+int gd_publish_start(struct gdirect_ctx *c);
+void gd_publish_stop(struct gdirect_ctx *c);
+void gd_publish_drop_in_child(struct gdirect_ctx *c);
 size_t gd_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 			      struct gdirect_reg **out, size_t max);
 int gd_drain(struct gdirect_ctx *c);

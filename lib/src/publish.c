@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * publish.c - a context's statistics, published for `gdirect stat`.
+ *
+ * Opt-in (GDIRECT_CTX_PUBLISH_STATS, or GDIRECT_PUBLISH_STATS=1 in the
+ * environment).  A thread of the context writes what gdirect_stats() returns
+ * as "name value" lines, the format of gdirect.ko's debugfs stats, to
+ *
+ *	DIR/gdirect-stats.PID.N		DIR: $GDIRECT_STATS_DIR, else /dev/shm
+ *
+ * every $GDIRECT_PUBLISH_INTERVAL_MS (default 500), replacing the file
+ * whole (a temporary file renamed over it), so a reader never sees half an
+ * update.  The first lines say whose it is and when it was written: "pid",
+ * "ctx", "updated_ns" (CLOCK_REALTIME) and "interval_ms".  The file goes
+ * away with gdirect_ctx_destroy(); one left by a process that died is
+ * recognised by its pid.
+ *
+ * The hit path is untouched: the thread reads the same sharded counters
+ * gdirect_stats() sums, and nothing else of the context.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define GD_PUBLISH_DEFAULT_MS 500
+
+struct gd_publisher {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stop;
+	unsigned interval_ms;
+	unsigned ctx_no;
+	char path[512], tmp[512];
+};
+
+static _Atomic unsigned gd_ctx_seq;
+
+static void publisher_free(struct gdirect_ctx *c)
+{
+	struct gd_publisher *pub = c->pub;
+
+	pthread_cond_destroy(&pub->wake);
+	pthread_mutex_destroy(&pub->lock);
+	free(pub);
+	c->pub = NULL;
+}
+
+static int write_stats(struct gdirect_ctx *c, struct gd_publisher *pub)
+{
+	struct gdirect_stats st;
+	struct timespec now;
+	FILE *f;
+	int fd, rc = 0;
+
+	gdirect_stats(c, &st);
+	clock_gettime(CLOCK_REALTIME, &now);
+	fd = open(pub->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		rc = -errno;
+		close(fd);
+		unlink(pub->tmp);
+		return rc;
+	}
+	fprintf(f, "pid %ld\nctx %u\nupdated_ns %" PRIu64 "\ninterval_ms %u\n",
+		(long)getpid(), pub->ctx_no,
+		(uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+		pub->interval_ms);
+#define P(f_) fprintf(f, #f_ " %" PRIu64 "\n", st.f_)
+	P(hits); P(misses); P(pin_waits); P(pins); P(pin_failures);
+	P(unpins); P(evictions); P(evictions_bar); P(release_waits);
+	P(inv_kernel); P(inv_hooks); P(inv_buffer_id); P(sync_memops);
+	P(classify_hits); P(classify_misses); P(regions); P(bytes_pinned);
+#undef P
+	if (ferror(f))
+		rc = -EIO;
+	if (fclose(f) && !rc)
+		rc = -errno;
+	if (!rc && rename(pub->tmp, pub->path))
+		rc = -errno;
+	if (rc)
+		unlink(pub->tmp);
+	return rc;
+}
+
+static void *publisher(void *arg)
+{
+	struct gdirect_ctx *c = arg;
+	struct gd_publisher *pub = c->pub;
+	struct timespec until;
+
+	pthread_mutex_lock(&pub->lock);
+	while (!pub->stop) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += pub->interval_ms / 1000;
+		until.tv_nsec += (long)(pub->interval_ms % 1000) * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		while (!pub->stop &&
+		       pthread_cond_timedwait(&pub->wake, &pub->lock, &until) != ETIMEDOUT)
+			;
+		if (pub->stop)
+			break;
+		pthread_mutex_unlock(&pub->lock);
+		/* A failed update (disk full, directory gone) keeps the last
+		 * good file; the next period tries again. */
+		write_stats(c, pub);
+		pthread_mutex_lock(&pub->lock);
+	}
+	pthread_mutex_unlock(&pub->lock);
+	return NULL;
+}
+
+int gd_publish_start(struct gdirect_ctx *c)
+{
+	const char *dir = getenv("GDIRECT_STATS_DIR");
+	const char *ms = getenv("GDIRECT_PUBLISH_INTERVAL_MS");
+	struct gd_publisher *pub;
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int rc;
+
+	if (!(c->p.flags & GDIRECT_CTX_PUBLISH_STATS))
+		return 0;
+	if (!dir || !*dir)
+		dir = "/dev/shm";
+	pub = calloc(1, sizeof(*pub));
+	if (!pub)
+		return gd_err(-ENOMEM, "out of memory");
+	pub->interval_ms = ms && *ms ? (unsigned)strtoul(ms, NULL, 10) : 0;
+	if (!pub->interval_ms)
+		pub->interval_ms = GD_PUBLISH_DEFAULT_MS;
+	pub->ctx_no = atomic_fetch_add(&gd_ctx_seq, 1) + 1;
+	if ((size_t)snprintf(pub->path, sizeof(pub->path), "%s/gdirect-stats.%ld.%u",
+			     dir, (long)getpid(), pub->ctx_no) >= sizeof(pub->path) ||
+	    (size_t)snprintf(pub->tmp, sizeof(pub->tmp), "%s/.gdirect-stats.%ld.%u.tmp",
+			     dir, (long)getpid(), pub->ctx_no) >= sizeof(pub->tmp)) {
+		free(pub);
+		return gd_err(-ENAMETOOLONG, "GDIRECT_STATS_DIR is too long");
+	}
+	pthread_mutex_init(&pub->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&pub->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	c->pub = pub;
+
+	/* The first file now, so that a bad directory fails the creation. */
+	rc = write_stats(c, pub);
+	if (rc) {
+		publisher_free(c);
+		return gd_err(rc, "cannot publish statistics in %s: %s", dir,
+			      strerror(-rc));
+	}
+	/* The application's signals are not ours to take. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = -pthread_create(&pub->thread, NULL, publisher, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		unlink(pub->path);
+		publisher_free(c);
+		return gd_err(rc, "cannot start the statistics thread: %s",
+			      strerror(-rc));
+	}
+	return 0;
+}
+
+void gd_publish_stop(struct gdirect_ctx *c)
+{
+	struct gd_publisher *pub = c->pub;
+
+	if (!pub)
+		return;
+	pthread_mutex_lock(&pub->lock);
+	pub->stop = true;
+	pthread_cond_signal(&pub->wake);
+	pthread_mutex_unlock(&pub->lock);
+	pthread_join(pub->thread, NULL);
+	unlink(pub->path);
+	publisher_free(c);
+}
+
+/*
+ * In a fork child: the thread was not copied, the file is the parent's, and
+ * the lock may have been held at the fork; only the memory is ours.
+ */
+void gd_publish_drop_in_child(struct gdirect_ctx *c)
+{
+	free(c->pub);
+	c->pub = NULL;
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_publish: a context that opts in (GDIRECT_CTX_PUBLISH_STATS) keeps
+ * DIR/gdirect-stats.PID.N current with what gdirect_stats() says, replaces
+ * it whole, and removes it when destroyed; a fork child's destroy leaves the
+ * parent's file alone; an unwritable directory fails the creation with a
+ * message; without the flag nothing is written.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "tutil.h"
+
+static char dir[64];
+
+/* The value of NAME in FILE, or -1. */
+static long long field(const char *file, const char *name)
+{
+	char line[128], key[64];
+	long long v, got = -1;
+	FILE *f = fopen(file, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lld", key, &v) == 2 && !strcmp(key, name))
+			got = v;
+	fclose(f);
+	return got;
+}
+
+/* Files in dir whose names start with "gdirect-stats." or ".gdirect". */
+static int files_in_dir(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(d);
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, "gdirect-stats.", 14) ||
+		     !strncmp(e->d_name, ".gdirect", 8);
+	closedir(d);
+	return n;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Wait up to 5 s for NAME in FILE to read WANT. */
+static int wait_field(const char *file, const char *name, long long want)
+{
+	for (int i = 0; i < 500; i++) {
+		if (field(file, name) == want)
+			return 1;
+		sleep_ms(10);
+	}
+	return 0;
+}
+
+static void publishes_and_cleans_up(void)
+{
+	struct gdirect_params p;
+	struct gdirect_reg *r;
+	char file[128];
+	int hits = 25;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	p.flags |= GDIRECT_CTX_PUBLISH_STATS;
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+	uint64_t x = fake_cuda_alloc(64 * KiB);
+
+	CHECK_EQ(files_in_dir(), 1);
+	/* The first context of this process is number 1. */
+	snprintf(file, sizeof(file), "%s/gdirect-stats.%ld.1", dir, (long)getpid());
+	CHECK_EQ(field(file, "pid"), (long long)getpid());
+	CHECK_EQ(field(file, "ctx"), 1);
+	CHECK_EQ(field(file, "interval_ms"), 20);
+	CHECK(field(file, "updated_ns") > 0);
+	CHECK_EQ(field(file, "hits"), 0);
+
+	for (int i = 0; i <= hits; i++) {	/* one miss, then hits */
+		CHECK_EQ(gdirect_reg_get(c, P(x + i), 8, 0, &r), 0);
+		gdirect_reg_put(r);
+	}
+	CHECK(wait_field(file, "hits", hits));
+	CHECK_EQ(field(file, "misses"), 1);
+	CHECK_EQ(field(file, "pins"), 1);
+	CHECK_EQ(field(file, "regions"), 1);
+	CHECK_EQ(field(file, "bytes_pinned"), 64 * KiB);
+	long long t0 = field(file, "updated_ns");
+
+	sleep_ms(100);
+	CHECK(field(file, "updated_ns") > t0);	/* it keeps being rewritten */
+	CHECK_EQ(files_in_dir(), 1);		/* no temporary left over */
+
+	/* A fork child's destroy must not take the parent's file. */
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		gdirect_ctx_destroy(c);
+		_exit(0);
+	}
+	CHECK(pid > 0);
+	int st;
+
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ(files_in_dir(), 1);
+
+	gdirect_ctx_destroy(c);
+	CHECK_EQ(files_in_dir(), 0);
+	fake_cuda_reset();
+	printf("published %d hits, file removed at destroy\n", hits);
+}
+
+static void bad_directory_fails(void)
+{
+	struct gdirect_params p;
+	struct gdirect_ctx *c = NULL;
+	struct gd_backend *b = fake_backend_new(&(struct fake_cfg){ 0 });
+
+	params(&p, GDIRECT_INV_HOOKS);
+	p.flags |= GDIRECT_CTX_PUBLISH_STATS;
+	setenv("GDIRECT_STATS_DIR", "/nonexistent/gdirect-stats-dir", 1);
+	CHECK_EQ(gd_ctx_create_backend(&p, b, &c), -2);	/* -ENOENT */
+	CHECK(c == NULL);
+	CHECK(strstr(gdirect_errmsg(), "cannot publish statistics in /nonexistent"));
+	printf("unwritable directory: %s\n", gdirect_errmsg());
+	b->ops->destroy(b);
+	setenv("GDIRECT_STATS_DIR", dir, 1);
+}
+
+static void off_by_default(void)
+{
+	struct gdirect_params p;
+
+	unsetenv("GDIRECT_PUBLISH_STATS");
+	params(&p, GDIRECT_INV_HOOKS);
+	CHECK_EQ(p.flags & GDIRECT_CTX_PUBLISH_STATS, 0);
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+
+	CHECK_EQ(files_in_dir(), 0);
+	gdirect_ctx_destroy(c);
+	setenv("GDIRECT_PUBLISH_STATS", "1", 1);
+	params(&p, GDIRECT_INV_HOOKS);
+	CHECK(p.flags & GDIRECT_CTX_PUBLISH_STATS);
+	setenv("GDIRECT_PUBLISH_STATS", "0", 1);
+	params(&p, GDIRECT_INV_HOOKS);
+	CHECK_EQ(p.flags & GDIRECT_CTX_PUBLISH_STATS, 0);
+	unsetenv("GDIRECT_PUBLISH_STATS");
+}
+
+int main(void)
+{
+	need_fake_cuda();
+	snprintf(dir, sizeof(dir), "/tmp/gdirect-publish.XXXXXX");
+	CHECK(mkdtemp(dir));
+	setenv("GDIRECT_STATS_DIR", dir, 1);
+	setenv("GDIRECT_PUBLISH_INTERVAL_MS", "20", 1);
+	publishes_and_cleans_up();
+	bad_directory_fails();
+	off_by_default();
+	rmdir(dir);
+	printf("ok\n");
+	return 0;
+}
