@@ -1,10 +1,11 @@
 #!/bin/sh
 # gdirect stat in the emulated machine shows a live registration exactly as
-# gdirect.ko holds it: its process, address, size, state and mapping.
+# gdirect.ko holds it: its process, address, size, state and mapping; and a
+# libgdirect process that publishes its statistics, with its cache counters.
 . /tests/lib.sh
-plan 8
+plan 13
 if [ ! -e /modules/gdirect.ko ]; then
-	for i in 1 2 3 4 5 6 7 8; do skip "stat check $i" "no gdirect.ko in /modules"; done
+	for i in $(seq 1 13); do skip "stat check $i" "no gdirect.ko in /modules"; done
 	exit 0
 fi
 load_module nvp2p_emu bar1_size_mb=64 bar1_reserve_mb=8
@@ -32,5 +33,30 @@ exec 3>&-
 wait
 gdirect stat --json > /tmp/stat.json
 check "after release: no live regions" grep -q '"live_regions": 0,' /tmp/stat.json
+
+# A libgdirect process that opts in: 1 miss and 9 hits, published within
+# its interval (100 ms here), and gone from stat when it ends.
+mkfifo /tmp/hold2
+GDIRECT_PUBLISH_STATS=1 GDIRECT_PUBLISH_INTERVAL_MS=100 lib-hold 131072 10 \
+	</tmp/hold2 >/tmp/held2 &
+lpid=$!
+exec 4>/tmp/hold2
+i=0; while [ ! -s /tmp/held2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+echo "# lib-hold: $(cat /tmp/held2)"
+check "lib-hold registered through libgdirect, 9 hits" grep -q ' 9$' /tmp/held2
+check "its statistics file is in /dev/shm" test -s "/dev/shm/gdirect-stats.$lpid.1"
+sleep 0.5
+gdirect stat --json > /tmp/stat.json
+gdirect stat > /tmp/stat.txt
+sed -n '/libgdirect contexts/,$p' /tmp/stat.txt | sed 's/^/# /'
+check "stat lists lib-hold ($lpid) as a live library context" \
+	grep -q "process $lpid context 1 (updated" /tmp/stat.txt
+check "with its cache counters: 9 hits, 1 miss, 1 region of 128 KiB" sh -c \
+	"grep -q '\"hits\": 9,' /tmp/stat.json && grep -q '\"misses\": 1,' /tmp/stat.json && grep -q '\"regions\": 1,' /tmp/stat.json && grep -q '\"bytes_pinned\": 131072' /tmp/stat.json"
+exec 4>&-
+wait $lpid
+gdirect stat > /tmp/stat.txt
+check "its file goes with its context" sh -c \
+	"! test -e /dev/shm/gdirect-stats.$lpid.1 && ! grep -q 'process $lpid context' /tmp/stat.txt"
 unload_module gdirect
 unload_module nvp2p_emu

@@ -6,14 +6,19 @@
  * and .../regions (per process a "process TGID regions N bytes B callbacks
  * C" line, then "  handle H addr A size S pages P state ST mode M mapped L
  * phys X" per registration); both are root-only.  The emulator's counters
- * are in /sys/kernel/debug/nvp2p_emu/.  libgdirect keeps its cache
- * statistics inside each process (gdirect_stats()) and publishes none.
+ * are in /sys/kernel/debug/nvp2p_emu/.  A libgdirect context that opts in
+ * (GDIRECT_PUBLISH_STATS=1) keeps DIR/gdirect-stats.PID.N current with its
+ * gdirect_stats(), in the same "name value" lines; DIR is $GDIRECT_STATS_DIR
+ * or /dev/shm (lib/src/publish.c).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "json.h"
 #include "tool.h"
@@ -21,6 +26,7 @@
 #define MAX_STATS 64
 #define MAX_PROCS 256
 #define MAX_REGS 4096
+#define MAX_LIBS 64
 
 struct stat_kv {
 	char name[40];
@@ -39,6 +45,16 @@ struct proc {
 	int first, count;	/* its regions in the region array */
 };
 
+/* One libgdirect context's published statistics. */
+struct lib_ctx {
+	long pid;
+	unsigned ctx;
+	int alive;		/* the process still exists */
+	double age_s;		/* since the file was last written */
+	struct stat_kv kv[MAX_STATS];
+	int nkv;
+};
+
 struct stat_report {
 	int have_gdirect, have_regions, have_emu;
 	int gdirect_err;
@@ -48,6 +64,9 @@ struct stat_report {
 	int nprocs;
 	struct region *regs;
 	int nregs;
+	const char *libdir;
+	struct lib_ctx libs[MAX_LIBS];
+	int nlibs;
 };
 
 /* "name value" lines. */
@@ -131,6 +150,93 @@ static int read_regions(const char *path, struct stat_report *s)
 	return 0;
 }
 
+static uint64_t kv_get(const struct stat_kv *kv, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(kv[i].name, name))
+			return kv[i].value;
+	return 0;
+}
+
+/* The header lines of a published file, not counters. */
+static int kv_is_header(const char *name)
+{
+	return !strcmp(name, "pid") || !strcmp(name, "ctx") ||
+	       !strcmp(name, "updated_ns") || !strcmp(name, "interval_ms");
+}
+
+static int by_pid_ctx(const void *a, const void *b)
+{
+	const struct lib_ctx *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->ctx > y->ctx) - (x->ctx < y->ctx);
+}
+
+/* Every DIR/gdirect-stats.PID.N: live contexts, and files left by the dead. */
+static void read_libs(struct stat_report *s)
+{
+	const char *dir = getenv("GDIRECT_STATS_DIR");
+	char path[GD_PATH_MAX];
+	struct timespec now;
+	struct dirent *e;
+	DIR *d;
+
+	s->libdir = dir && *dir ? dir : "/dev/shm";
+	d = opendir(s->libdir);
+	if (!d)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	while ((e = readdir(d)) && s->nlibs < MAX_LIBS) {
+		struct lib_ctx *l = &s->libs[s->nlibs];
+		int end = 0, n;
+
+		if (sscanf(e->d_name, "gdirect-stats.%ld.%u%n", &l->pid, &l->ctx, &end) != 2 ||
+		    e->d_name[end] || l->pid <= 0 ||
+		    gd_path(path, sizeof(path), "%s/%s", s->libdir, e->d_name))
+			continue;
+		n = read_kv_file(path, l->kv, MAX_STATS);
+		if (n <= 0)
+			continue;
+		l->nkv = n;
+		l->alive = kill((pid_t)l->pid, 0) == 0 || errno == EPERM;
+		l->age_s = ((double)now.tv_sec * 1e9 + (double)now.tv_nsec -
+			    (double)kv_get(l->kv, n, "updated_ns")) / 1e9;
+		s->nlibs++;
+	}
+	closedir(d);
+	qsort(s->libs, (size_t)s->nlibs, sizeof(s->libs[0]), by_pid_ctx);
+}
+
+static void print_libs_text(const struct stat_report *s)
+{
+	int i, k;
+
+	if (!s->nlibs) {
+		printf("\nlibrary: no libgdirect context publishes its statistics in %s\n"
+		       "  (set GDIRECT_PUBLISH_STATS=1 in a process to see its cache here)\n",
+		       s->libdir);
+		return;
+	}
+	printf("\nlibgdirect contexts (statistics published in %s)\n", s->libdir);
+	for (i = 0; i < s->nlibs; i++) {
+		const struct lib_ctx *l = &s->libs[i];
+
+		if (!l->alive) {
+			printf("  process %ld context %u: exited; its file gdirect-stats.%ld.%u is stale\n",
+			       l->pid, l->ctx, l->pid, l->ctx);
+			continue;
+		}
+		printf("  process %ld context %u (updated %.1f s ago)\n", l->pid, l->ctx,
+		       l->age_s < 0 ? 0 : l->age_s);
+		for (k = 0; k < l->nkv; k++)
+			if (!kv_is_header(l->kv[k].name))
+				printf("    %-18s %llu\n", l->kv[k].name,
+				       (unsigned long long)l->kv[k].value);
+	}
+}
+
 static void print_text(const struct stat_report *s)
 {
 	char b[32];
@@ -172,7 +278,7 @@ static void print_text(const struct stat_report *s)
 		for (i = 0; i < s->nemu; i++)
 			printf("  %-18s %llu\n", s->emu[i].name, (unsigned long long)s->emu[i].value);
 	}
-	printf("\nlibrary: libgdirect keeps its cache counters per process (gdirect_stats()); none published\n");
+	print_libs_text(s);
 }
 
 static void json_kv(struct gd_json *j, const char *key, const struct stat_kv *kv, int n)
@@ -233,7 +339,23 @@ static void print_json(const struct stat_report *s)
 		json_kv(&j, "emulator", s->emu, s->nemu);
 	else
 		gd_json_null(&j, "emulator");
-	gd_json_null(&j, "library");
+	gd_json_arr(&j, "library");
+	for (i = 0; i < s->nlibs; i++) {
+		const struct lib_ctx *l = &s->libs[i];
+
+		gd_json_obj(&j, NULL);
+		gd_json_int(&j, "pid", l->pid);
+		gd_json_u64(&j, "ctx", l->ctx);
+		gd_json_bool(&j, "alive", l->alive);
+		gd_json_int(&j, "age_ms", (long long)(l->age_s * 1e3));
+		gd_json_obj(&j, "counters");
+		for (k = 0; k < l->nkv; k++)
+			if (!kv_is_header(l->kv[k].name))
+				gd_json_u64(&j, l->kv[k].name, l->kv[k].value);
+		gd_json_end(&j, '}');
+		gd_json_end(&j, '}');
+	}
+	gd_json_end(&j, ']');
 	gd_json_end(&j, '}');
 	gd_json_done(&j);
 }
@@ -275,11 +397,12 @@ int gd_cmd_stat(int argc, char **argv, struct gd_roots *r)
 	if (!gd_path(p, sizeof(p), "%s/kernel/debug/gdirect/regions", r->sysfs))
 		s->have_regions = read_regions(p, s) == 0;
 	read_emu(r, s);
+	read_libs(s);
 	if (json)
 		print_json(s);
 	else
 		print_text(s);
-	n = s->have_gdirect || s->have_emu ? 0 : 1;
+	n = s->have_gdirect || s->have_emu || s->nlibs ? 0 : 1;
 	free(s->regs);
 	free(s);
 	return n;

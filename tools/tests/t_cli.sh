@@ -6,6 +6,8 @@ gd=$1 fx=$2 nvml=$3
 fails=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# No library statistics unless a check puts some there.
+export GDIRECT_STATS_DIR="$tmp/shm"
 
 run() { # run TREE [PROC] -- ARGS...: output in $tmp/out, status in $rc
 	tree=$1 proc=$2; shift 3
@@ -96,6 +98,36 @@ has '  pin_failures       1'
 run switch proc -- stat
 status 1
 has 'gdirect.ko: no counters'
+
+# Statistics published by libgdirect contexts: one of a live process (this
+# shell), one left by a process that has exited, and names that are not
+# ours.  Enough to show on their own: status 0.
+mkdir -p "$tmp/shm"
+now=$(date +%s)
+printf 'pid %s\nctx 1\nupdated_ns %s000000000\ninterval_ms 500\nhits 42\nmisses 3\nregions 2\nbytes_pinned 131072\n' \
+	$$ "$now" >"$tmp/shm/gdirect-stats.$$.1"
+sh -c 'exit 0' &
+dead=$!
+wait $dead
+printf 'pid %s\nctx 2\nupdated_ns 1\nhits 7\n' $dead >"$tmp/shm/gdirect-stats.$dead.2"
+echo 'hits 1' >"$tmp/shm/gdirect-stats.x.1"
+echo 'hits 1' >"$tmp/shm/.gdirect-stats.$$.9.tmp"
+run switch proc -- stat --json
+status 0
+has '"library": ['
+has '"pid": '"$$"','
+has '"alive": true,'
+has '"hits": 42,'
+has '"bytes_pinned": 131072'
+has '"pid": '"$dead"','
+has '"alive": false,'
+hasnt '"ctx": 9'
+run switch proc -- stat
+status 0
+has "process $$ context 1 (updated"
+has '    misses             3'
+has "process $dead context 2: exited; its file gdirect-stats.$dead.2 is stale"
+rm -rf "$tmp/shm"
 
 # bench without /dev/gdirect: says why and exits 77 (skipped).
 run switch proc -- bench --iters 5
