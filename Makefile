@@ -16,7 +16,7 @@
 BUILD     ?= build
 KVER      ?= $(shell ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$$' | sort -V | tail -n1)
 KDIR      ?= /lib/modules/$(KVER)/build
-MODULES   := nvp2p_emu nvp2p_selftest gdirect gdirect_edu
+MODULES   := nvp2p_emu nvp2p_selftest gdirect gdirect_edu gdirect_kapitest
 FLAVOURS  := v2 v1
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local

@@ -216,6 +216,15 @@ static bool gd_reg_no_unmap(struct gd_reg *r)
 	return ret;
 }
 
+/* Wait for an unmap in flight by another thread; counted in unmap_waits. */
+static void gd_reg_wait_unmap(struct gd_reg *r)
+{
+	if (gd_reg_no_unmap(r))
+		return;
+	atomic64_inc(&gd_stats.unmap_waits);
+	wait_event(r->wait, gd_reg_no_unmap(r));
+}
+
 /*
  * Unmap r's DMA mapping for its peer, unless the callback got there first
  * (rule 4).  Any process; sleeps; the caller has stopped new DMA and waited
@@ -289,10 +298,7 @@ static void gd_free_callback(void *data)
 	/* New DMA is refused from here on; wait for what is in flight. */
 	wait_event(r->wait, gd_reg_no_dma(r));
 	/* An unmap in flight still uses the table: it must end first. */
-	if (!gd_reg_no_unmap(r)) {
-		atomic64_inc(&gd_stats.unmap_waits);
-		wait_event(r->wait, gd_reg_no_unmap(r));
-	}
+	gd_reg_wait_unmap(r);
 
 	/* Revoked BAR pages must never be reachable from user space. */
 	gd_zap_cpu_mappings(r);
@@ -531,7 +537,7 @@ void gd_reg_release(struct gd_reg *r)
 	/* From any process: the peer's mapping must not outlive its owner. */
 	gd_reg_dma_unmap(r);
 	/* ... nor may put_pages free the table under another's unmap. */
-	wait_event(r->wait, gd_reg_no_unmap(r));
+	gd_reg_wait_unmap(r);
 
 	if (!r->persistent && !r->p2p_token && !r->va_space &&
 	    !gd_is_owner(r->owner)) {

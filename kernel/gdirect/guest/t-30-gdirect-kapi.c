@@ -2,8 +2,10 @@
 /*
  * t-30-gdirect-kapi.c - the in-kernel API, call by call, through
  * gdirect_edu's PIN ioctl (which hands its arguments to gdirect_pin() as
- * they are), including each error return; and the deprecated token path,
- * from another process, through both the user and the kernel API.
+ * they are), including each error return; the deprecated token path,
+ * from another process, through both the user and the kernel API; and,
+ * through the test-only gdirect_kapitest.ko, gdirect_dma_unmap() alone and
+ * racing gdirect_unpin() (two unmappers of one region).
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -120,6 +122,66 @@ static void test_tokens(void)
 	       "emulator memory freed with its file");
 }
 
+#define KT_DIR "/sys/kernel/debug/gdirect_kapitest/"
+
+/* Run a gdirect_kapitest scenario on [addr, addr + size): 0 or -errno. */
+static int kt_run(const char *what, uint64_t addr, uint64_t size)
+{
+	char cmd[80];
+	int fd = open(KT_DIR "run", O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(cmd, sizeof(cmd), "%s %llx %llx", what, (unsigned long long)addr,
+		 (unsigned long long)size);
+	if (write(fd, cmd, strlen(cmd)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static void kt_show_result(void)
+{
+	char line[128];
+	FILE *f = fopen(KT_DIR "result", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		printf("# kapitest: %s", line);
+	if (f)
+		fclose(f);
+}
+
+/* gdirect_dma_unmap(): for a driver whose device goes away. */
+static void test_dma_unmap(CUdeviceptr buf)
+{
+	uint64_t stale = gdt_emu("stale_unmaps");
+	int64_t waits = gdt_gd_stat("unmap_waits");
+	int ret;
+
+	if (system("insmod /modules/gdirect_kapitest.ko") != 0) {
+		gdt_skip("gdirect_dma_unmap", "gdirect_kapitest.ko did not load");
+		gdt_skip("gdirect_dma_unmap racing gdirect_unpin",
+			 "gdirect_kapitest.ko did not load");
+		return;
+	}
+	ret = kt_run("unmap", buf, 2 * GDT_KB64);
+	kt_show_result();
+	gdt_ok(ret == 0 && gdt_emu("pins") == 0 && gdt_emu("dma_maps") == 0,
+	       "gdirect_dma_unmap: DMA brackets then fail with ENODEV, a second unmap is a no-op, the unpin still puts (%d)",
+	       ret);
+	/* The thread's unmap held open 1 s; the unpin comes 50 ms into it. */
+	gdt_emu_knob("unmap_delay_ms", "1000");
+	ret = kt_run("race", buf, 2 * GDT_KB64);
+	gdt_emu_knob("unmap_delay_ms", "0");
+	kt_show_result();
+	gdt_ok(ret == 0 && gdt_gd_stat("unmap_waits") == waits + 1 &&
+	       gdt_emu("stale_unmaps") == stale && gdt_emu("pins") == 0 &&
+	       gdt_emu("dma_maps") == 0,
+	       "an unpin racing gdirect_dma_unmap waits for its unmap, then puts: one unmap, none on a dead table");
+	if (system("rmmod gdirect_kapitest") != 0)
+		gdt_ok(0, "rmmod gdirect_kapitest");
+}
+
 static void body(void)
 {
 	struct gdedu_pin p;
@@ -174,6 +236,7 @@ static void body(void)
 	gdt_ok(kpin(buf, 4096, 0, 0, 0, 0, NULL) == -EOPNOTSUPP,
 	       "provider ENOTSUPP: EOPNOTSUPP");
 	gdt_ok(gdt_emu("pins") == 0, "failed pins leave nothing pinned");
+	test_dma_unmap(buf);
 
 	/* Revocation through the kernel API: DMA brackets refuse, -ESTALE. */
 	ret = kpin(buf, GDT_KB64, 0, 0, 0, 0, &p);

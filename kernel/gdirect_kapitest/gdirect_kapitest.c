@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gdirect_kapitest - test-only caller of gdirect's in-kernel API
+ *
+ * Drives what an example driver cannot without racing itself:
+ *
+ *   echo "unmap ADDR SIZE" > /sys/kernel/debug/gdirect_kapitest/run
+ *	pin for the edu device, then gdirect_dma_unmap(): DMA brackets now
+ *	fail with -ENODEV, the DMA addresses are gone, a second unmap is a
+ *	no-op, and the unpin still puts the pages.
+ *   echo "race ADDR SIZE" > /sys/kernel/debug/gdirect_kapitest/run
+ *	pin for the edu device, start gdirect_dma_unmap() in a kernel thread
+ *	and, while it is in flight (the test holds it open with nvp2p_emu's
+ *	unmap_delay_ms), gdirect_unpin() here: two unmappers of one region.
+ *
+ * Both run in the writer's context (it owns the GPU memory) and leave their
+ * results in .../result as "name value" lines; the write fails with the
+ * errno of the step that did not go as it must.
+ */
+#include <linux/completion.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/seq_file.h>
+#include <linux/uaccess.h>
+
+#include "gdirect_kapi.h"
+
+static struct dentry *kt_dir;
+static DEFINE_MUTEX(kt_lock);		/* one run at a time; kt_result */
+static char kt_result[256];
+
+struct kt_unmapper {
+	struct gdirect_region *region;
+	struct completion started, done;
+};
+
+static int kt_unmap_thread(void *data)
+{
+	struct kt_unmapper *u = data;
+
+	complete(&u->started);
+	gdirect_dma_unmap(u->region);
+	complete(&u->done);
+	return 0;
+}
+
+static int kt_pin(u64 addr, u64 size, struct gdirect_region **r)
+{
+	struct gdirect_pin_params p = { 0 };
+	struct pci_dev *edu;
+	int ret;
+
+	edu = pci_get_device(0x1234, 0x11e8, NULL);	/* qemu's edu */
+	if (!edu)
+		return -ENODEV;
+	p.peer = edu;
+	p.addr = addr;
+	p.size = size;
+	ret = gdirect_pin(&p, r);
+	pci_dev_put(edu);	/* the region holds its own reference */
+	return ret;
+}
+
+static int kt_unmap(u64 addr, u64 size)
+{
+	struct gdirect_region *r;
+	const u64 *dma;
+	int before, after, addrs, again;
+	u32 n;
+	int ret;
+
+	ret = kt_pin(addr, size, &r);
+	if (ret)
+		return ret;
+	before = gdirect_dma_begin(r);
+	if (!before)
+		gdirect_dma_end(r);
+	gdirect_dma_unmap(r);
+	after = gdirect_dma_begin(r);
+	if (!after)
+		gdirect_dma_end(r);
+	addrs = gdirect_region_dma_addrs(r, &dma, &n);
+	gdirect_dma_unmap(r);
+	again = gdirect_dma_begin(r);
+	if (!again)
+		gdirect_dma_end(r);
+	gdirect_unpin(r);
+	snprintf(kt_result, sizeof(kt_result),
+		 "begin_before %d\nbegin_after %d\ndma_addrs_after %d\nbegin_after_second_unmap %d\n",
+		 before, after, addrs, again);
+	return before || after != -ENODEV || addrs != -ESTALE ||
+	       again != -ENODEV ? -EPROTO : 0;
+}
+
+static int kt_race(u64 addr, u64 size)
+{
+	struct kt_unmapper u;
+	struct task_struct *t;
+	ktime_t t0;
+	s64 unpin_ms;
+	int ret;
+
+	ret = kt_pin(addr, size, &u.region);
+	if (ret)
+		return ret;
+	init_completion(&u.started);
+	init_completion(&u.done);
+	t = kthread_run(kt_unmap_thread, &u, "gdirect_kapitest");
+	if (IS_ERR(t)) {
+		gdirect_unpin(u.region);
+		return PTR_ERR(t);
+	}
+	wait_for_completion(&u.started);
+	msleep(50);		/* into the provider's unmap delay */
+	t0 = ktime_get();
+	gdirect_unpin(u.region);	/* the second unmapper */
+	unpin_ms = ktime_ms_delta(ktime_get(), t0);
+	wait_for_completion(&u.done);
+	snprintf(kt_result, sizeof(kt_result), "unpin_ms %lld\n", unpin_ms);
+	return 0;
+}
+
+static ssize_t kt_run_write(struct file *file, const char __user *ubuf,
+			    size_t len, loff_t *ppos)
+{
+	char buf[80], cmd[16];
+	u64 addr, size;
+	int ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "%15s %llx %llx", cmd, &addr, &size) != 3)
+		return -EINVAL;
+	mutex_lock(&kt_lock);
+	kt_result[0] = '\0';
+	if (!strcmp(cmd, "unmap"))
+		ret = kt_unmap(addr, size);
+	else if (!strcmp(cmd, "race"))
+		ret = kt_race(addr, size);
+	else
+		ret = -EINVAL;
+	mutex_unlock(&kt_lock);
+	return ret ? ret : len;
+}
+
+static const struct file_operations kt_run_fops = {
+	.owner = THIS_MODULE,
+	.write = kt_run_write,
+	.llseek = noop_llseek,
+};
+
+static int kt_result_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&kt_lock);
+	seq_puts(m, kt_result);
+	mutex_unlock(&kt_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kt_result);
+
+static int __init kt_init(void)
+{
+	kt_dir = debugfs_create_dir("gdirect_kapitest", NULL);
+	debugfs_create_file("run", 0200, kt_dir, NULL, &kt_run_fops);
+	debugfs_create_file("result", 0400, kt_dir, NULL, &kt_result_fops);
+	return 0;
+}
+
+static void __exit kt_exit(void)
+{
+	debugfs_remove_recursive(kt_dir);
+}
+
+module_init(kt_init);
+module_exit(kt_exit);
+MODULE_DESCRIPTION("Test-only caller of gdirect's in-kernel API");
+MODULE_LICENSE("GPL");
