@@ -35,6 +35,7 @@ static int gd_stats_show(struct seq_file *s, void *unused)
 	GD_STAT(put_errors);
 	GD_STAT(dma_maps);
 	GD_STAT(unmap_waits);
+	GD_STAT(wc_conflicts);
 #undef GD_STAT
 	return 0;
 }

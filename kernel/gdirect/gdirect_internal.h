@@ -85,6 +85,11 @@ struct gd_ctx {
 	atomic64_t callbacks;		/* free callbacks fired on its pins */
 };
 
+/* A run of physically contiguous BAR pages reserved write-combining. */
+struct gd_wc_run {
+	u64 start, len;
+};
+
 struct gd_reg {
 	struct kref ref;
 	struct rw_semaphore sem;	/* state vs faults; taken by callback */
@@ -113,6 +118,8 @@ struct gd_reg {
 
 	/* User registrations. */
 	struct gd_ctx *ctx;		/* holds a reference; NULL for kapi */
+	struct gd_wc_run *wc_runs;	/* write-combining memtypes we hold */
+	u32 nr_wc_runs;
 	u64 handle;
 	u32 slot;
 	atomic64_t mapped_len;
@@ -130,6 +137,7 @@ struct gd_stats {
 	atomic64_t pins, pin_failures, unpins, callbacks, orphaned;
 	atomic64_t persistent_pins, version_mismatch, live_regions, live_bytes;
 	atomic64_t mmaps, events, put_errors, dma_maps, unmap_waits;
+	atomic64_t wc_conflicts;
 };
 
 extern struct gd_stats gd_stats;
@@ -164,6 +172,8 @@ long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 /* mmap.c */
 int gd_mmap(struct file *filp, struct vm_area_struct *vma);
 void gd_zap_cpu_mappings(struct gd_reg *r);
+void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt);
+void gd_release_wc(struct gd_reg *r);
 
 /* events.c */
 void gd_status_set(struct gd_ctx *ctx, u32 slot, u32 value);

@@ -17,8 +17,21 @@
  *
  * VMAs are not copied on fork and cannot be split, so the per-region
  * mapped length stays exact.
+ *
+ * Write-combining: on x86 with PAT, vmf_insert_pfn_prot() takes the cache
+ * mode of a PFN from its memtype reservation and, for MMIO that nobody
+ * reserved, falls back to UC- whatever the VMA asked for; CPU copies
+ * through an uncached BAR are an order of magnitude slower.  (mmap-time
+ * io_remap_pfn_range(), as gdrdrv uses, reserves as it maps.)  So a pinned
+ * region that is not CPU-cacheable holds a write-combining memtype for
+ * each run of contiguous BAR pages, from pin until its pages are put or
+ * revoked.  Where the range already has another type (the GPU driver
+ * mapped it uncached), the reservation fails, the mapping keeps that type,
+ * and debugfs counts a wc_conflict.
  */
+#include <linux/io.h>
 #include <linux/mm.h>
+#include <linux/slab.h>
 #include <linux/vmalloc.h>
 
 #include "gdirect_internal.h"
@@ -31,6 +44,71 @@
 #define gd_vm_flags_set(vma, f)		((vma)->vm_flags |= (f))
 #define gd_vm_flags_clear(vma, f)	((vma)->vm_flags &= ~(f))
 #endif
+
+/**
+ * gd_reserve_wc() - hold write-combining memtypes for r's BAR pages
+ * @r: a user registration, before it is published as PINNED
+ * @pt: its page table, version-checked
+ *
+ * Best effort: a run that cannot be reserved keeps its existing type.
+ */
+void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
+{
+	u64 pb = gd_nv_page_bytes(pt), start, len;
+	struct gd_wc_run *runs;
+	u32 i, n = 0;
+
+	if (!r->ctx || r->cpu_cacheable || !pt->entries)
+		return;
+	runs = kvcalloc(pt->entries, sizeof(*runs), GFP_KERNEL);
+	if (!runs)
+		return;
+	i = 0;
+	while (i < pt->entries) {
+		start = gd_nv_page_phys(pt, i);
+		len = pb;
+		while (++i < pt->entries && gd_nv_page_phys(pt, i) == start + len)
+			len += pb;
+		if (arch_io_reserve_memtype_wc(start, len)) {
+			atomic64_inc(&gd_stats.wc_conflicts);
+			pr_info_ratelimited("gdirect: BAR pages %#llx+%#llx already have another memory type; CPU mappings keep it\n",
+					    start, len);
+			continue;
+		}
+		runs[n].start = start;
+		runs[n++].len = len;
+	}
+	if (!n) {
+		kvfree(runs);
+		return;
+	}
+	spin_lock(&r->lock);
+	r->wc_runs = runs;
+	r->nr_wc_runs = n;
+	spin_unlock(&r->lock);
+}
+
+/**
+ * gd_release_wc() - drop what gd_reserve_wc() holds
+ * @r: the registration, whose pages are being put or revoked
+ *
+ * Once only, whichever of release and callback comes; safe in the callback.
+ */
+void gd_release_wc(struct gd_reg *r)
+{
+	struct gd_wc_run *runs;
+	u32 i, n;
+
+	spin_lock(&r->lock);
+	runs = r->wc_runs;
+	n = r->nr_wc_runs;
+	r->wc_runs = NULL;
+	r->nr_wc_runs = 0;
+	spin_unlock(&r->lock);
+	for (i = 0; i < n; i++)
+		arch_io_free_memtype_wc(runs[i].start, runs[i].len);
+	kvfree(runs);
+}
 
 void gd_zap_cpu_mappings(struct gd_reg *r)
 {

@@ -144,6 +144,7 @@ static void gd_reg_free(struct kref *kref)
 		}
 		gd_ctx_put(r->ctx);
 	}
+	gd_release_wc(r);	/* nothing left by now; a safety net */
 	pci_dev_put(r->peer);
 	put_pid(r->owner);
 	kfree(r);
@@ -302,6 +303,7 @@ static void gd_free_callback(void *data)
 
 	/* Revoked BAR pages must never be reachable from user space. */
 	gd_zap_cpu_mappings(r);
+	gd_release_wc(r);
 
 	spin_lock(&r->lock);
 	pt = r->pt;
@@ -431,8 +433,11 @@ int gd_reg_pin(struct gd_reg *r)
 	}
 
 	bad = gd_check_table(r, pt);
-	if (!bad)
+	if (!bad) {
 		r->cpu_cacheable = gd_nv_cpu_cacheable(pt);
+		/* Before PINNED: a callback then finds it to release. */
+		gd_reserve_wc(r, pt);
+	}
 	if (r->ctx)
 		gd_status_set(r->ctx, r->slot, GDIRECT_STATUS_PINNED);
 	spin_lock(&r->lock);
@@ -579,6 +584,8 @@ void gd_reg_release(struct gd_reg *r)
 	r->pt = NULL;
 	r->dma = NULL;
 	spin_unlock(&r->lock);
+	/* The pages are put (or the callback has them): no longer WC ours. */
+	gd_release_wc(r);
 	if (!revoked)
 		gd_reg_drop_nv(r);
 }

@@ -257,6 +257,78 @@ static void test_persistent(void)
 	       "UNPIN of a persistent pin frees it");
 }
 
+/* Bus address of the first page of our registration HANDLE (debugfs). */
+static uint64_t region_phys(uint64_t handle)
+{
+	unsigned long long h, phys = 0;
+	char line[512];
+	int mine = 0;
+	FILE *f = fopen("/sys/kernel/debug/gdirect/regions", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "process ", 8)) {
+			mine = atoi(line + 8) == getpid();
+		} else if (mine && sscanf(line, " handle %llu", &h) == 1 &&
+			   h == handle && strstr(line, " phys ")) {
+			phys = strtoull(strstr(line, " phys ") + 6, NULL, 0);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return phys;
+}
+
+/* Is [start, end) reserved write-combining in the PAT memtype list? */
+static int pat_has_wc(uint64_t start, uint64_t end)
+{
+	char want[80], line[160];
+	int found = 0;
+	FILE *f = fopen("/sys/kernel/debug/x86/pat_memtype_list", "r");
+
+	snprintf(want, sizeof(want), "[mem 0x%016llx-0x%016llx] write-combining",
+		 (unsigned long long)start, (unsigned long long)end);
+	while (f && fgets(line, sizeof(line), f))
+		found |= strstr(line, want) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * The pinned BAR pages hold a write-combining memtype while pinned, so the
+ * CPU mapping is write-combined even where the GPU driver reserved nothing
+ * (x86 PAT would make it UC- otherwise); released with the pages.
+ */
+static void test_wc_memtype(void)
+{
+	CUdeviceptr buf = gdt_alloc(2 * GDT_KB64);
+	struct gdirect_pin p;
+	uint64_t phys;
+
+	if (access("/sys/kernel/debug/x86/pat_memtype_list", R_OK)) {
+		gdt_skip("write-combining memtype while pinned",
+			 "no /sys/kernel/debug/x86/pat_memtype_list (PAT off)");
+		gdt_free(buf);
+		return;
+	}
+	phys = buf && gdt_pin(fd, buf, 2 * GDT_KB64, 0, &p) == 0 ?
+	       region_phys(p.handle) : 0;
+	if (!gdt_ok(phys != 0, "pin 128 KiB, find its BAR pages"))
+		return;
+	gdt_ok(pat_has_wc(phys, phys + 2 * GDT_KB64),
+	       "BAR pages %#llx+128 KiB reserved write-combining while pinned",
+	       (unsigned long long)phys);
+	gdt_unpin(fd, p.handle);
+	gdt_ok(!pat_has_wc(phys, phys + 2 * GDT_KB64),
+	       "the reservation goes with the unpin");
+	gdt_ok(gdt_pin(fd, buf, 2 * GDT_KB64, 0, &p) == 0, "pinned again");
+	gdt_free(buf);	/* revocation */
+	gdt_ok(!pat_has_wc(phys, phys + 2 * GDT_KB64),
+	       "and with a revocation");
+	gdt_unpin(fd, p.handle);
+}
+
 static void body(void)
 {
 	const size_t size = 1 * GDT_MB;
@@ -285,6 +357,7 @@ static void body(void)
 	test_misc();
 	test_revoke();
 	test_persistent();
+	test_wc_memtype();
 	gdt_free(buf);
 
 	munmap((void *)status, GDIRECT_STATUS_BYTES);
