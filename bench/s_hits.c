@@ -146,13 +146,9 @@ void scenario_hits(const struct opts *o)
 				 wall[si][nt - 1][0], cpu[si][nt - 1][0],
 				 wall[si][nt - 1][1], cpu[si][nt - 1][1]);
 		}
-		/* libgdirect unpins a region at a time and rebuilds its
-		 * copy-on-write index for each (O(n^2): minutes at 65536
-		 * regions on a loaded 2-core machine), so the largest
-		 * caches are left for process exit.  Not timed either way. */
-		if (n <= 4096)
-			for (int k = 0; k < 2; k++)
-				inst_close(&in[k]);
+		/* Not timed. */
+		for (int k = 0; k < 2; k++)
+			inst_close(&in[k]);
 		free(trace[0]);
 		free(trace[1]);
 		free(bufs);
