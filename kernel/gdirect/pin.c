@@ -253,6 +253,8 @@ static void gd_reg_dma_unmap(struct gd_reg *r)
 	if (!dma)
 		return;
 
+	/* Our waker's wake_up_all() must not outlive a put by the waiter. */
+	gd_reg_get(r);
 	ret = gd_nv_dma_unmap(r->peer, pt, dma);
 	spin_lock(&r->lock);
 	if (ret) {
@@ -269,6 +271,7 @@ static void gd_reg_dma_unmap(struct gd_reg *r)
 	if (ret)
 		pr_warn_ratelimited("gdirect: dma_unmap_pages of %#llx+%#llx failed: %d\n",
 				    r->addr, r->size, ret);
+	gd_reg_put(r);
 }
 
 /*
@@ -626,9 +629,14 @@ void gd_reg_dma_end(struct gd_reg *r)
  */
 void gd_reg_unmap_peer(struct gd_reg *r)
 {
+	/* A release racing us may drop the handle's reference meanwhile. */
+	gd_reg_get(r);
 	spin_lock(&r->lock);
 	r->peer_gone = true;
 	spin_unlock(&r->lock);
 	wait_event(r->wait, gd_reg_no_dma(r));
 	gd_reg_dma_unmap(r);
+	/* The release's unmap, if it claimed the mapping first, must end too. */
+	gd_reg_wait_unmap(r);
+	gd_reg_put(r);
 }

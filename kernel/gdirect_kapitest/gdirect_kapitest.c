@@ -8,10 +8,13 @@
  *	pin for the edu device, then gdirect_dma_unmap(): DMA brackets now
  *	fail with -ENODEV, the DMA addresses are gone, a second unmap is a
  *	no-op, and the unpin still puts the pages.
- *   echo "race ADDR SIZE" > /sys/kernel/debug/gdirect_kapitest/run
- *	pin for the edu device, start gdirect_dma_unmap() in a kernel thread
- *	and, while it is in flight (the test holds it open with nvp2p_emu's
- *	unmap_delay_ms), gdirect_unpin() here: two unmappers of one region.
+ *   echo "race-start ADDR SIZE" > /sys/kernel/debug/gdirect_kapitest/run
+ *	pin for the edu device and start gdirect_dma_unmap() in a kernel
+ *	thread; the test holds that unmap open with nvp2p_emu's unmap_delay_ms
+ *	and waits until it is in flight (unmaps_in_flight), then
+ *   echo "race-unpin 0 0" > /sys/kernel/debug/gdirect_kapitest/run
+ *	gdirect_unpin() here, while the thread's unmap runs: two unmappers of
+ *	one region.
  *
  * Both run in the writer's context (it owns the GPU memory) and leave their
  * results in .../result as "name value" lines; the write fails with the
@@ -30,20 +33,20 @@
 
 #include "gdirect_kapi.h"
 
-static struct dentry *kt_dir;
-static DEFINE_MUTEX(kt_lock);		/* one run at a time; kt_result */
-static char kt_result[256];
-
 struct kt_unmapper {
 	struct gdirect_region *region;
-	struct completion started, done;
+	struct completion done;
 };
+
+static struct dentry *kt_dir;
+static DEFINE_MUTEX(kt_lock);		/* one run at a time; kt_result, kt_race */
+static char kt_result[256];
+static struct kt_unmapper kt_race;	/* between race-start and race-unpin */
 
 static int kt_unmap_thread(void *data)
 {
 	struct kt_unmapper *u = data;
 
-	complete(&u->started);
 	gdirect_dma_unmap(u->region);
 	complete(&u->done);
 	return 0;
@@ -97,30 +100,39 @@ static int kt_unmap(u64 addr, u64 size)
 	       again != -ENODEV ? -EPROTO : 0;
 }
 
-static int kt_race(u64 addr, u64 size)
+static int kt_race_start(u64 addr, u64 size)
 {
-	struct kt_unmapper u;
 	struct task_struct *t;
-	ktime_t t0;
-	s64 unpin_ms;
 	int ret;
 
-	ret = kt_pin(addr, size, &u.region);
+	if (kt_race.region)
+		return -EBUSY;
+	ret = kt_pin(addr, size, &kt_race.region);
 	if (ret)
 		return ret;
-	init_completion(&u.started);
-	init_completion(&u.done);
-	t = kthread_run(kt_unmap_thread, &u, "gdirect_kapitest");
+	init_completion(&kt_race.done);
+	t = kthread_run(kt_unmap_thread, &kt_race, "gdirect_kapitest");
 	if (IS_ERR(t)) {
-		gdirect_unpin(u.region);
+		gdirect_unpin(kt_race.region);
+		kt_race.region = NULL;
 		return PTR_ERR(t);
 	}
-	wait_for_completion(&u.started);
-	msleep(50);		/* into the provider's unmap delay */
+	return 0;
+}
+
+/* The thread's unmap is in flight (the test saw it): unpin meanwhile. */
+static int kt_race_unpin(void)
+{
+	ktime_t t0;
+	s64 unpin_ms;
+
+	if (!kt_race.region)
+		return -ENOENT;
 	t0 = ktime_get();
-	gdirect_unpin(u.region);	/* the second unmapper */
+	gdirect_unpin(kt_race.region);	/* the second unmapper */
 	unpin_ms = ktime_ms_delta(ktime_get(), t0);
-	wait_for_completion(&u.done);
+	wait_for_completion(&kt_race.done);
+	kt_race.region = NULL;
 	snprintf(kt_result, sizeof(kt_result), "unpin_ms %lld\n", unpin_ms);
 	return 0;
 }
@@ -143,8 +155,10 @@ static ssize_t kt_run_write(struct file *file, const char __user *ubuf,
 	kt_result[0] = '\0';
 	if (!strcmp(cmd, "unmap"))
 		ret = kt_unmap(addr, size);
-	else if (!strcmp(cmd, "race"))
-		ret = kt_race(addr, size);
+	else if (!strcmp(cmd, "race-start"))
+		ret = kt_race_start(addr, size);
+	else if (!strcmp(cmd, "race-unpin"))
+		ret = kt_race_unpin();
 	else
 		ret = -EINVAL;
 	mutex_unlock(&kt_lock);
@@ -177,6 +191,14 @@ static int __init kt_init(void)
 static void __exit kt_exit(void)
 {
 	debugfs_remove_recursive(kt_dir);
+	/*
+	 * A test that stopped between the two steps: not from the owner, so
+	 * the pin is left to revocation, but the thread must be done.
+	 */
+	if (kt_race.region) {
+		wait_for_completion(&kt_race.done);
+		gdirect_unpin(kt_race.region);
+	}
 }
 
 module_init(kt_init);

@@ -169,9 +169,13 @@ static void test_dma_unmap(CUdeviceptr buf)
 	gdt_ok(ret == 0 && gdt_emu("pins") == 0 && gdt_emu("dma_maps") == 0,
 	       "gdirect_dma_unmap: DMA brackets then fail with ENODEV, a second unmap is a no-op, the unpin still puts (%d)",
 	       ret);
-	/* The thread's unmap held open 1 s; the unpin comes 50 ms into it. */
+	/* The thread's unmap held open 1 s; the unpin comes while it is. */
 	gdt_emu_knob("unmap_delay_ms", "1000");
-	ret = kt_run("race", buf, 2 * GDT_KB64);
+	ret = kt_run("race-start", buf, 2 * GDT_KB64);
+	for (int i = 0; !ret && gdt_emu("unmaps_in_flight") == 0 && i < 1000; i++)
+		usleep(1000);
+	if (!ret)
+		ret = kt_run("race-unpin", 0, 0);
 	gdt_emu_knob("unmap_delay_ms", "0");
 	kt_show_result();
 	gdt_ok(ret == 0 && gdt_gd_stat("unmap_waits") == waits + 1 &&
