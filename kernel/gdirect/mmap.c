@@ -25,9 +25,11 @@
  * io_remap_pfn_range(), as gdrdrv uses, reserves as it maps.)  So a pinned
  * region that is not CPU-cacheable holds a write-combining memtype for
  * each run of contiguous BAR pages, from pin until its pages are put or
- * revoked.  Where the range already has another type (the GPU driver
- * mapped it uncached), the reservation fails, the mapping keeps that type,
- * and debugfs counts a wc_conflict.
+ * revoked.  Where the range already has another type, the mapping keeps
+ * it: silently if that type is uncached (the reservation then succeeds
+ * with it, and the memtype API tells a module nothing more), with a
+ * wc_conflict counted in debugfs if it is one WC cannot share (WB, or
+ * several types over the run).
  */
 #include <linux/io.h>
 #include <linux/mm.h>
@@ -56,11 +58,15 @@ void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
 {
 	u64 pb = gd_nv_page_bytes(pt), start, len;
 	struct gd_wc_run *runs;
-	u32 i, n = 0;
+	u32 i, n = 0, nruns = 0;
 
 	if (!r->ctx || r->cpu_cacheable || !pt->entries)
 		return;
-	runs = kvcalloc(pt->entries, sizeof(*runs), GFP_KERNEL);
+	/* Count the runs first: usually one, whatever the size. */
+	for (i = 0; i < pt->entries; i++)
+		if (!i || gd_nv_page_phys(pt, i) != gd_nv_page_phys(pt, i - 1) + pb)
+			nruns++;
+	runs = kvcalloc(nruns, sizeof(*runs), GFP_KERNEL);
 	if (!runs)
 		return;
 	i = 0;
@@ -69,9 +75,13 @@ void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
 		len = pb;
 		while (++i < pt->entries && gd_nv_page_phys(pt, i) == start + len)
 			len += pb;
+		/*
+		 * 0 also when the range already had an uncached type, which
+		 * it then keeps: the memtype API tells a module no more.
+		 */
 		if (arch_io_reserve_memtype_wc(start, len)) {
 			atomic64_inc(&gd_stats.wc_conflicts);
-			pr_info_ratelimited("gdirect: BAR pages %#llx+%#llx already have another memory type; CPU mappings keep it\n",
+			pr_info_ratelimited("gdirect: BAR pages %#llx+%#llx already have a conflicting memory type; CPU mappings keep it\n",
 					    start, len);
 			continue;
 		}

@@ -314,8 +314,10 @@ static void test_wc_memtype(void)
 	}
 	phys = buf && gdt_pin(fd, buf, 2 * GDT_KB64, 0, &p) == 0 ?
 	       region_phys(p.handle) : 0;
-	if (!gdt_ok(phys != 0, "pin 128 KiB, find its BAR pages"))
+	if (!gdt_ok(phys != 0, "pin 128 KiB, find its BAR pages")) {
+		gdt_free(buf);
 		return;
+	}
 	gdt_ok(pat_has_wc(phys, phys + 2 * GDT_KB64),
 	       "BAR pages %#llx+128 KiB reserved write-combining while pinned",
 	       (unsigned long long)phys);
