@@ -9,8 +9,10 @@
  *	DIR/gdirect-stats.PID.N		DIR: $GDIRECT_STATS_DIR, else /dev/shm
  *
  * every $GDIRECT_PUBLISH_INTERVAL_MS (default 500), replacing the file
- * whole (a temporary file renamed over it), so a reader never sees half an
- * update.  The first lines say whose it is and when it was written: "pid",
+ * whole (a temporary file of a random name renamed over it), so a reader
+ * never sees half an update.  The directory is shared (/dev/shm is world-
+ * writable, sticky): the file is first created with O_EXCL, so it is ours,
+ * and a name another user took is skipped for the next N.  The first lines say whose it is and when it was written: "pid",
  * "ctx", "updated_ns" (CLOCK_REALTIME) and "interval_ms".  The file goes
  * away with gdirect_ctx_destroy(); one left by a process that died is
  * recognised by its pid.
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,7 +42,7 @@ struct gd_publisher {
 	bool stop;
 	unsigned interval_ms;
 	unsigned ctx_no;
-	char path[512], tmp[512];
+	char dir[400], path[512];
 };
 
 static _Atomic unsigned gd_ctx_seq;
@@ -56,6 +59,7 @@ static void publisher_free(struct gdirect_ctx *c)
 
 static int write_stats(struct gdirect_ctx *c, struct gd_publisher *pub)
 {
+	char tmp[sizeof(pub->path) + 16];
 	struct gdirect_stats st;
 	struct timespec now;
 	FILE *f;
@@ -63,16 +67,18 @@ static int write_stats(struct gdirect_ctx *c, struct gd_publisher *pub)
 
 	gdirect_stats(c, &st);
 	clock_gettime(CLOCK_REALTIME, &now);
-	fd = open(pub->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	snprintf(tmp, sizeof(tmp), "%s/.gdirect-stats.XXXXXX", pub->dir);
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	f = fdopen(fd, "w");
 	if (!f) {
 		rc = -errno;
 		close(fd);
-		unlink(pub->tmp);
+		unlink(tmp);
 		return rc;
 	}
+	fchmod(fd, 0644);	/* readable by gdirect stat of any user */
 	fprintf(f, "pid %ld\nctx %u\nupdated_ns %" PRIu64 "\ninterval_ms %u\n",
 		(long)getpid(), pub->ctx_no,
 		(uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
@@ -87,11 +93,34 @@ static int write_stats(struct gdirect_ctx *c, struct gd_publisher *pub)
 		rc = -EIO;
 	if (fclose(f) && !rc)
 		rc = -errno;
-	if (!rc && rename(pub->tmp, pub->path))
+	if (!rc && rename(tmp, pub->path))
 		rc = -errno;
 	if (rc)
-		unlink(pub->tmp);
+		unlink(tmp);
 	return rc;
+}
+
+/* Claim DIR/gdirect-stats.PID.N for a free N: 0 or -errno. */
+static int claim_name(struct gd_publisher *pub)
+{
+	for (int tries = 0; tries < 64; tries++) {
+		int fd;
+
+		pub->ctx_no = atomic_fetch_add(&gd_ctx_seq, 1) + 1;
+		if ((size_t)snprintf(pub->path, sizeof(pub->path),
+				     "%s/gdirect-stats.%ld.%u", pub->dir,
+				     (long)getpid(), pub->ctx_no) >= sizeof(pub->path))
+			return -ENAMETOOLONG;
+		fd = open(pub->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			  O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
 }
 
 static void *publisher(void *arg)
@@ -143,13 +172,15 @@ int gd_publish_start(struct gdirect_ctx *c)
 	pub->interval_ms = ms && *ms ? (unsigned)strtoul(ms, NULL, 10) : 0;
 	if (!pub->interval_ms)
 		pub->interval_ms = GD_PUBLISH_DEFAULT_MS;
-	pub->ctx_no = atomic_fetch_add(&gd_ctx_seq, 1) + 1;
-	if ((size_t)snprintf(pub->path, sizeof(pub->path), "%s/gdirect-stats.%ld.%u",
-			     dir, (long)getpid(), pub->ctx_no) >= sizeof(pub->path) ||
-	    (size_t)snprintf(pub->tmp, sizeof(pub->tmp), "%s/.gdirect-stats.%ld.%u.tmp",
-			     dir, (long)getpid(), pub->ctx_no) >= sizeof(pub->tmp)) {
+	if ((size_t)snprintf(pub->dir, sizeof(pub->dir), "%s", dir) >= sizeof(pub->dir)) {
 		free(pub);
 		return gd_err(-ENAMETOOLONG, "GDIRECT_STATS_DIR is too long");
+	}
+	rc = claim_name(pub);
+	if (rc) {
+		free(pub);
+		return gd_err(rc, "cannot publish statistics in %s: %s", dir,
+			      strerror(-rc));
 	}
 	pthread_mutex_init(&pub->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -158,9 +189,10 @@ int gd_publish_start(struct gdirect_ctx *c)
 	pthread_condattr_destroy(&ca);
 	c->pub = pub;
 
-	/* The first file now, so that a bad directory fails the creation. */
+	/* The first figures now, so that the file is never empty for long. */
 	rc = write_stats(c, pub);
 	if (rc) {
+		unlink(pub->path);
 		publisher_free(c);
 		return gd_err(rc, "cannot publish statistics in %s: %s", dir,
 			      strerror(-rc));

@@ -4,7 +4,8 @@
  * DIR/gdirect-stats.PID.N current with what gdirect_stats() says, replaces
  * it whole, and removes it when destroyed; a fork child's destroy leaves the
  * parent's file alone; an unwritable directory fails the creation with a
- * message; without the flag nothing is written.
+ * message; names already taken (by another user, say) are skipped; without
+ * the flag nothing is written.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -36,8 +37,8 @@ static long long field(const char *file, const char *name)
 	return got;
 }
 
-/* Files in dir whose names start with "gdirect-stats." or ".gdirect". */
-static int files_in_dir(void)
+/* Files in dir named gdirect-stats.*; with tmp, the temporaries too. */
+static int files_in_dir(int tmp)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -46,7 +47,7 @@ static int files_in_dir(void)
 	CHECK(d);
 	while ((e = readdir(d)))
 		n += !strncmp(e->d_name, "gdirect-stats.", 14) ||
-		     !strncmp(e->d_name, ".gdirect", 8);
+		     (tmp && !strncmp(e->d_name, ".gdirect", 8));
 	closedir(d);
 	return n;
 }
@@ -81,7 +82,7 @@ static void publishes_and_cleans_up(void)
 	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
 	uint64_t x = fake_cuda_alloc(64 * KiB);
 
-	CHECK_EQ(files_in_dir(), 1);
+	CHECK_EQ(files_in_dir(0), 1);
 	/* The first context of this process is number 1. */
 	snprintf(file, sizeof(file), "%s/gdirect-stats.%ld.1", dir, (long)getpid());
 	CHECK_EQ(field(file, "pid"), (long long)getpid());
@@ -100,10 +101,14 @@ static void publishes_and_cleans_up(void)
 	CHECK_EQ(field(file, "regions"), 1);
 	CHECK_EQ(field(file, "bytes_pinned"), 64 * KiB);
 	long long t0 = field(file, "updated_ns");
+	int rewritten = 0;
 
-	sleep_ms(100);
-	CHECK(field(file, "updated_ns") > t0);	/* it keeps being rewritten */
-	CHECK_EQ(files_in_dir(), 1);		/* no temporary left over */
+	for (int i = 0; i < 500 && !rewritten; i++) {	/* it keeps being rewritten */
+		sleep_ms(10);
+		rewritten = field(file, "updated_ns") > t0;
+	}
+	CHECK(rewritten);
+	CHECK_EQ(files_in_dir(0), 1);
 
 	/* A fork child's destroy must not take the parent's file. */
 	pid_t pid = fork();
@@ -117,10 +122,10 @@ static void publishes_and_cleans_up(void)
 
 	CHECK_EQ(waitpid(pid, &st, 0), pid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	CHECK_EQ(files_in_dir(), 1);
+	CHECK_EQ(files_in_dir(0), 1);
 
 	gdirect_ctx_destroy(c);
-	CHECK_EQ(files_in_dir(), 0);
+	CHECK_EQ(files_in_dir(1), 0);	/* no temporary left either */
 	fake_cuda_reset();
 	printf("published %d hits, file removed at destroy\n", hits);
 }
@@ -142,6 +147,51 @@ static void bad_directory_fails(void)
 	setenv("GDIRECT_STATS_DIR", dir, 1);
 }
 
+/* Names someone else took are skipped, not written through. */
+static void taken_names_skipped(void)
+{
+	struct gdirect_params p;
+	char file[384], mine[256] = "";
+	int ours = 0;
+	DIR *d;
+	struct dirent *e;
+
+	for (int n = 1; n <= 10; n++) {
+		snprintf(file, sizeof(file), "%s/gdirect-stats.%ld.%d", dir,
+			 (long)getpid(), n);
+		FILE *f = fopen(file, "w");
+
+		CHECK(f);
+		fclose(f);
+	}
+	params(&p, GDIRECT_INV_HOOKS);
+	p.flags |= GDIRECT_CTX_PUBLISH_STATS;
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+
+	d = opendir(dir);
+	CHECK(d);
+	while ((e = readdir(d))) {
+		snprintf(file, sizeof(file), "%s/%s", dir, e->d_name);
+		if (!strncmp(e->d_name, "gdirect-stats.", 14) &&
+		    field(file, "pid") == (long long)getpid()) {
+			ours++;
+			snprintf(mine, sizeof(mine), "%s", e->d_name);
+		}
+	}
+	closedir(d);
+	CHECK_EQ(ours, 1);
+	CHECK_EQ(files_in_dir(0), 11);	/* the 10 planted ones untouched */
+	gdirect_ctx_destroy(c);
+	CHECK_EQ(files_in_dir(0), 10);
+	for (int n = 1; n <= 10; n++) {
+		snprintf(file, sizeof(file), "%s/gdirect-stats.%ld.%d", dir,
+			 (long)getpid(), n);
+		CHECK_EQ(field(file, "pid"), -1);	/* still empty */
+		unlink(file);
+	}
+	printf("10 taken names skipped: published as %s\n", mine);
+}
+
 static void off_by_default(void)
 {
 	struct gdirect_params p;
@@ -151,7 +201,7 @@ static void off_by_default(void)
 	CHECK_EQ(p.flags & GDIRECT_CTX_PUBLISH_STATS, 0);
 	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
 
-	CHECK_EQ(files_in_dir(), 0);
+	CHECK_EQ(files_in_dir(0), 0);
 	gdirect_ctx_destroy(c);
 	setenv("GDIRECT_PUBLISH_STATS", "1", 1);
 	params(&p, GDIRECT_INV_HOOKS);
@@ -171,6 +221,7 @@ int main(void)
 	setenv("GDIRECT_PUBLISH_INTERVAL_MS", "20", 1);
 	publishes_and_cleans_up();
 	bad_directory_fails();
+	taken_names_skipped();
 	off_by_default();
 	rmdir(dir);
 	printf("ok\n");
