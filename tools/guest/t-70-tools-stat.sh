@@ -45,8 +45,13 @@ i=0; while [ ! -s /tmp/held2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); do
 echo "# lib-hold: $(cat /tmp/held2)"
 check "lib-hold registered through libgdirect, 9 hits" grep -q ' 9$' /tmp/held2
 check "its statistics file is in /dev/shm" test -s "/dev/shm/gdirect-stats.$lpid.1"
-sleep 0.5
-gdirect stat --json > /tmp/stat.json
+# The first file is written at creation; the 9 hits by the next period.
+i=0
+while [ $i -lt 50 ]; do
+	gdirect stat --json > /tmp/stat.json
+	grep -q '"hits": 9,' /tmp/stat.json && break
+	sleep 0.1; i=$((i + 1))
+done
 gdirect stat > /tmp/stat.txt
 sed -n '/libgdirect contexts/,$p' /tmp/stat.txt | sed 's/^/# /'
 check "stat lists lib-hold ($lpid) as a live library context" \

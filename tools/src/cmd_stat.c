@@ -13,12 +13,16 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "tool.h"
@@ -26,7 +30,8 @@
 #define MAX_STATS 64
 #define MAX_PROCS 256
 #define MAX_REGS 4096
-#define MAX_LIBS 64
+#define MAX_LIBS 256
+#define MAX_LIB_FILE (64 * 1024)
 
 struct stat_kv {
 	char name[40];
@@ -50,6 +55,7 @@ struct lib_ctx {
 	long pid;
 	unsigned ctx;
 	int alive;		/* the process still exists */
+	int stale;		/* gone, or not updated for 10 periods (5 s at least) */
 	double age_s;		/* since the file was last written */
 	struct stat_kv kv[MAX_STATS];
 	int nkv;
@@ -66,19 +72,16 @@ struct stat_report {
 	int nregs;
 	const char *libdir;
 	struct lib_ctx libs[MAX_LIBS];
-	int nlibs;
+	int nlibs, libs_live, libs_omitted;
 };
 
-/* "name value" lines. */
-static int read_kv_file(const char *path, struct stat_kv *kv, int max)
+/* "name value" lines, at most max, from the first 256 lines of f. */
+static int read_kv_stream(FILE *f, struct stat_kv *kv, int max)
 {
 	char line[256];
-	int n = 0;
-	FILE *f = fopen(path, "re");
+	int n = 0, lines = 0;
 
-	if (!f)
-		return -errno;
-	while (n < max && fgets(line, sizeof(line), f)) {
+	while (n < max && lines++ < 256 && fgets(line, sizeof(line), f)) {
 		unsigned long long v;
 
 		if (sscanf(line, "%39s %llu", kv[n].name, &v) == 2) {
@@ -86,6 +89,17 @@ static int read_kv_file(const char *path, struct stat_kv *kv, int max)
 			n++;
 		}
 	}
+	return n;
+}
+
+static int read_kv_file(const char *path, struct stat_kv *kv, int max)
+{
+	FILE *f = fopen(path, "re");
+	int n;
+
+	if (!f)
+		return -errno;
+	n = read_kv_stream(f, kv, max);
 	fclose(f);
 	return n;
 }
@@ -174,6 +188,28 @@ static int by_pid_ctx(const void *a, const void *b)
 	return (x->ctx > y->ctx) - (x->ctx < y->ctx);
 }
 
+/*
+ * A published file, read with care: the directory is shared, so anyone may
+ * have put a FIFO, a link or a huge file under our name pattern.
+ */
+static int read_lib_file(const char *path, struct stat_kv *kv, int max)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC), n;
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MAX_LIB_FILE ||
+	    !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return -EINVAL;
+	}
+	n = read_kv_stream(f, kv, max);
+	fclose(f);
+	return n;
+}
+
 /* Every DIR/gdirect-stats.PID.N: live contexts, and files left by the dead. */
 static void read_libs(struct stat_report *s)
 {
@@ -188,21 +224,34 @@ static void read_libs(struct stat_report *s)
 	if (!d)
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
-	while ((e = readdir(d)) && s->nlibs < MAX_LIBS) {
+	while ((e = readdir(d))) {
 		struct lib_ctx *l = &s->libs[s->nlibs];
+		uint64_t interval_ms;
+		double limit;
 		int end = 0, n;
 
+		if (s->nlibs == MAX_LIBS) {
+			s->libs_omitted += !strncmp(e->d_name, "gdirect-stats.", 14);
+			continue;
+		}
 		if (sscanf(e->d_name, "gdirect-stats.%ld.%u%n", &l->pid, &l->ctx, &end) != 2 ||
-		    e->d_name[end] || l->pid <= 0 ||
+		    e->d_name[end] || l->pid <= 0 || l->pid > INT_MAX ||
 		    gd_path(path, sizeof(path), "%s/%s", s->libdir, e->d_name))
 			continue;
-		n = read_kv_file(path, l->kv, MAX_STATS);
-		if (n <= 0)
-			continue;
+		n = read_lib_file(path, l->kv, MAX_STATS);
+		if (n <= 0 || kv_get(l->kv, n, "pid") != (uint64_t)l->pid)
+			continue;	/* not a file of ours, or not written yet */
 		l->nkv = n;
 		l->alive = kill((pid_t)l->pid, 0) == 0 || errno == EPERM;
 		l->age_s = ((double)now.tv_sec * 1e9 + (double)now.tv_nsec -
 			    (double)kv_get(l->kv, n, "updated_ns")) / 1e9;
+		if (l->age_s < 0)
+			l->age_s = 0;
+		/* A live pid whose file stopped moving: reused, or stopped. */
+		interval_ms = kv_get(l->kv, n, "interval_ms");
+		limit = interval_ms ? 10.0 * (double)interval_ms / 1e3 : 5.0;
+		l->stale = !l->alive || l->age_s > (limit > 5.0 ? limit : 5.0);
+		s->libs_live += !l->stale;
 		s->nlibs++;
 	}
 	closedir(d);
@@ -228,6 +277,11 @@ static void print_libs_text(const struct stat_report *s)
 			       l->pid, l->ctx, l->pid, l->ctx);
 			continue;
 		}
+		if (l->stale) {
+			printf("  process %ld context %u: not updated for %.0f s (the pid was reused, or the process is stopped)\n",
+			       l->pid, l->ctx, l->age_s);
+			continue;
+		}
 		printf("  process %ld context %u (updated %.1f s ago)\n", l->pid, l->ctx,
 		       l->age_s < 0 ? 0 : l->age_s);
 		for (k = 0; k < l->nkv; k++)
@@ -235,6 +289,8 @@ static void print_libs_text(const struct stat_report *s)
 				printf("    %-18s %llu\n", l->kv[k].name,
 				       (unsigned long long)l->kv[k].value);
 	}
+	if (s->libs_omitted)
+		printf("  ... and %d more files not read\n", s->libs_omitted);
 }
 
 static void print_text(const struct stat_report *s)
@@ -347,6 +403,7 @@ static void print_json(const struct stat_report *s)
 		gd_json_int(&j, "pid", l->pid);
 		gd_json_u64(&j, "ctx", l->ctx);
 		gd_json_bool(&j, "alive", l->alive);
+		gd_json_bool(&j, "stale", l->stale);
 		gd_json_int(&j, "age_ms", (long long)(l->age_s * 1e3));
 		gd_json_obj(&j, "counters");
 		for (k = 0; k < l->nkv; k++)
@@ -402,7 +459,7 @@ int gd_cmd_stat(int argc, char **argv, struct gd_roots *r)
 		print_json(s);
 	else
 		print_text(s);
-	n = s->have_gdirect || s->have_emu || s->nlibs ? 0 : 1;
+	n = s->have_gdirect || s->have_emu || s->libs_live ? 0 : 1;
 	free(s->regs);
 	free(s);
 	return n;

@@ -110,8 +110,12 @@ sh -c 'exit 0' &
 dead=$!
 wait $dead
 printf 'pid %s\nctx 2\nupdated_ns 1\nhits 7\n' $dead >"$tmp/shm/gdirect-stats.$dead.2"
+printf 'pid %s\nctx 3\nupdated_ns 1\ninterval_ms 500\nhits 5\n' $$ >"$tmp/shm/gdirect-stats.$$.3"
 echo 'hits 1' >"$tmp/shm/gdirect-stats.x.1"
 echo 'hits 1' >"$tmp/shm/.gdirect-stats.$$.9.tmp"
+printf 'pid 999\nhits 1\n' >"$tmp/shm/gdirect-stats.998.1"	# names another pid
+mkfifo "$tmp/shm/gdirect-stats.12345.1"		# must not block the reader
+ln -s /etc/passwd "$tmp/shm/gdirect-stats.12346.1"	# nor be followed
 run switch proc -- stat --json
 status 0
 has '"library": ['
@@ -121,12 +125,21 @@ has '"hits": 42,'
 has '"bytes_pinned": 131072'
 has '"pid": '"$dead"','
 has '"alive": false,'
+has '"stale": true,'
 hasnt '"ctx": 9'
+hasnt '"pid": 998'
+hasnt '"pid": 12345'
+hasnt '"pid": 12346'
 run switch proc -- stat
 status 0
 has "process $$ context 1 (updated"
 has '    misses             3'
 has "process $dead context 2: exited; its file gdirect-stats.$dead.2 is stale"
+has "process $$ context 3: not updated for"
+# Stale files alone are nothing to show.
+rm "$tmp/shm/gdirect-stats.$$.1"
+run switch proc -- stat
+status 1
 rm -rf "$tmp/shm"
 
 # bench without /dev/gdirect: says why and exits 77 (skipped).
