@@ -228,8 +228,9 @@ static void gd_reg_wait_unmap(struct gd_reg *r)
 
 /*
  * Unmap r's DMA mapping for its peer, unless the callback got there first
- * (rule 4).  Any process; sleeps; the caller has stopped new DMA and waited
- * for what was in flight.
+ * (rule 4); if another thread claimed it first, wait for that unmap, so
+ * that none is in flight on return.  Any process; sleeps; the caller has
+ * stopped new DMA and waited for what was in flight.
  */
 static void gd_reg_dma_unmap(struct gd_reg *r)
 {
@@ -250,8 +251,10 @@ static void gd_reg_dma_unmap(struct gd_reg *r)
 		r->unmapping = true;
 	}
 	spin_unlock(&r->lock);
-	if (!dma)
+	if (!dma) {
+		gd_reg_wait_unmap(r);
 		return;
+	}
 
 	/* Our waker's wake_up_all() must not outlive a put by the waiter. */
 	gd_reg_get(r);
@@ -542,10 +545,11 @@ void gd_reg_release(struct gd_reg *r)
 	gd_zap_cpu_mappings(r);
 	wait_event(r->wait, gd_reg_no_dma(r));
 	atomic64_inc(&gd_stats.unpins);
-	/* From any process: the peer's mapping must not outlive its owner. */
+	/*
+	 * From any process: the peer's mapping must not outlive its owner,
+	 * nor may put_pages free the table under another's unmap.
+	 */
 	gd_reg_dma_unmap(r);
-	/* ... nor may put_pages free the table under another's unmap. */
-	gd_reg_wait_unmap(r);
 
 	if (!r->persistent && !r->p2p_token && !r->va_space &&
 	    !gd_is_owner(r->owner)) {
@@ -635,8 +639,6 @@ void gd_reg_unmap_peer(struct gd_reg *r)
 	r->peer_gone = true;
 	spin_unlock(&r->lock);
 	wait_event(r->wait, gd_reg_no_dma(r));
-	gd_reg_dma_unmap(r);
-	/* The release's unmap, if it claimed the mapping first, must end too. */
-	gd_reg_wait_unmap(r);
+	gd_reg_dma_unmap(r);	/* or waits for the release's */
 	gd_reg_put(r);
 }
