@@ -221,6 +221,28 @@ int gdt_free(CUdeviceptr p)
 	return cuMemFree(p) == CUDA_SUCCESS ? 0 : -1;
 }
 
+/* Bus address of the first page of this process's registration @handle. */
+uint64_t gdt_region_phys(uint64_t handle)
+{
+	unsigned long long h, phys = 0;
+	char line[512];
+	int mine = 0;
+	FILE *f = fopen("/sys/kernel/debug/gdirect/regions", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "process ", 8)) {
+			mine = atoi(line + 8) == getpid();
+		} else if (mine && sscanf(line, " handle %llu", &h) == 1 &&
+			   h == handle && strstr(line, " phys ")) {
+			phys = strtoull(strstr(line, " phys ") + 6, NULL, 0);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return phys;
+}
+
 /*
  * Pin the page holding @p through a scratch gdirect file and read its bus
  * address from gdirect's debugfs (root only): in the emulator, BAR
@@ -228,12 +250,9 @@ int gdt_free(CUdeviceptr p)
  */
 int gdt_mem_offset(CUdeviceptr p, uint64_t *off)
 {
-	unsigned long long h, phys = 0;
 	struct gdirect_pin pin;
-	char line[512];
-	int fd = open("/dev/gdirect", O_RDWR | O_CLOEXEC), found = 0;
-	uint64_t bar = guest_bar2_start();
-	FILE *f;
+	int fd = open("/dev/gdirect", O_RDWR | O_CLOEXEC);
+	uint64_t bar = guest_bar2_start(), phys;
 
 	if (fd < 0 || !bar || gdt_pin(fd, p, 1, 0, &pin)) {
 		gdt_diag("gdt_mem_offset: cannot pin %#llx", (unsigned long long)p);
@@ -241,23 +260,7 @@ int gdt_mem_offset(CUdeviceptr p, uint64_t *off)
 			close(fd);
 		return -1;
 	}
-	snprintf(line, sizeof(line), "process %d ", getpid());
-	f = fopen("/sys/kernel/debug/gdirect/regions", "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "process ", 8)) {
-			found = atoi(line + 8) == getpid();
-			continue;
-		}
-		if (found && sscanf(line, " handle %llu", &h) == 1 &&
-		    h == pin.handle) {
-			char *x = strstr(line, " phys ");
-
-			phys = x ? strtoull(x + 6, NULL, 0) : 0;
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
+	phys = gdt_region_phys(pin.handle);
 	gdt_unpin(fd, pin.handle);
 	close(fd);
 	if (!phys)

@@ -57,6 +57,9 @@ int gdt_mem_offset(CUdeviceptr p, uint64_t *off);
 /* Does the host see @len bytes of @data at @off of GPU memory? */
 int gdt_host_has(uint64_t off, const void *data, size_t len);
 
+/* Bus address of the first page of our registration HANDLE; 0 if none. */
+uint64_t gdt_region_phys(uint64_t handle);
+
 /* Emulator debugfs: counters and knobs. */
 uint64_t gdt_emu(const char *name);
 void gdt_emu_knob(const char *name, const char *value);

@@ -257,28 +257,6 @@ static void test_persistent(void)
 	       "UNPIN of a persistent pin frees it");
 }
 
-/* Bus address of the first page of our registration HANDLE (debugfs). */
-static uint64_t region_phys(uint64_t handle)
-{
-	unsigned long long h, phys = 0;
-	char line[512];
-	int mine = 0;
-	FILE *f = fopen("/sys/kernel/debug/gdirect/regions", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "process ", 8)) {
-			mine = atoi(line + 8) == getpid();
-		} else if (mine && sscanf(line, " handle %llu", &h) == 1 &&
-			   h == handle && strstr(line, " phys ")) {
-			phys = strtoull(strstr(line, " phys ") + 6, NULL, 0);
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	return phys;
-}
-
 /* Is [start, end) reserved write-combining in the PAT memtype list? */
 static int pat_has_wc(uint64_t start, uint64_t end)
 {
@@ -313,7 +291,7 @@ static void test_wc_memtype(void)
 		return;
 	}
 	phys = buf && gdt_pin(fd, buf, 2 * GDT_KB64, 0, &p) == 0 ?
-	       region_phys(p.handle) : 0;
+	       gdt_region_phys(p.handle) : 0;
 	if (!gdt_ok(phys != 0, "pin 128 KiB, find its BAR pages")) {
 		gdt_free(buf);
 		return;
