@@ -328,11 +328,8 @@ GD_EXPORT void gdirect_stats(struct gdirect_ctx *c, struct gdirect_stats *st)
 	if (!c || !st)
 		return;
 	memset(st, 0, sizeof(*st));
-#define CP(f) st->f = atomic_load_explicit(&c->st.f, memory_order_relaxed)
-	CP(misses); CP(pin_waits); CP(pins); CP(pin_failures);
-	CP(unpins); CP(evictions); CP(evictions_bar); CP(inv_kernel);
-	CP(inv_hooks); CP(inv_buffer_id); CP(sync_memops);
-	CP(classify_misses); CP(regions); CP(bytes_pinned); CP(release_waits);
+#define CP(f) st->f = atomic_load_explicit(&c->st.f, memory_order_relaxed);
+	GD_COUNTER_FIELDS(CP)
 #undef CP
 	for (int i = 0; i < GD_SHARDS + GD_SHARDS_SHARED; i++) {
 		st->hits += atomic_load_explicit(&c->shard[i].hits,

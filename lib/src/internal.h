@@ -102,12 +102,24 @@ struct gd_pending {			/* a pin in progress */
 	struct gd_pending *next;
 };
 
+/*
+ * The fields of struct gdirect_stats kept in struct gd_counters (the rest,
+ * hits and classify_hits, are sharded below).  gdirect_stats() copies these
+ * and publish.c prints every field, so a new counter is added here and in
+ * gdirect.h only.
+ */
+#define GD_COUNTER_FIELDS(X)						\
+	X(misses) X(pin_waits) X(pins) X(pin_failures) X(unpins)	\
+	X(evictions) X(evictions_bar) X(release_waits) X(inv_kernel)	\
+	X(inv_hooks) X(inv_buffer_id) X(sync_memops) X(classify_misses)	\
+	X(regions) X(bytes_pinned)
+#define GD_STATS_FIELDS(X) X(hits) X(classify_hits) GD_COUNTER_FIELDS(X)
+
+#define GD_COUNTER_DECL(f) _Atomic uint64_t f;
 struct gd_counters {
-	_Atomic uint64_t misses, pin_waits, pins, pin_failures, unpins,
-		evictions, evictions_bar, inv_kernel, inv_hooks, inv_buffer_id,
-		sync_memops, classify_misses, regions, bytes_pinned,
-		release_waits;
+	GD_COUNTER_FIELDS(GD_COUNTER_DECL)
 };
+#undef GD_COUNTER_DECL
 
 /*
  * Counters bumped on the hit paths, sharded by thread: one shared counter

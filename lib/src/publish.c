@@ -83,11 +83,8 @@ static int write_stats(struct gdirect_ctx *c, struct gd_publisher *pub)
 		(long)getpid(), pub->ctx_no,
 		(uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
 		pub->interval_ms);
-#define P(f_) fprintf(f, #f_ " %" PRIu64 "\n", st.f_)
-	P(hits); P(misses); P(pin_waits); P(pins); P(pin_failures);
-	P(unpins); P(evictions); P(evictions_bar); P(release_waits);
-	P(inv_kernel); P(inv_hooks); P(inv_buffer_id); P(sync_memops);
-	P(classify_hits); P(classify_misses); P(regions); P(bytes_pinned);
+#define P(f_) fprintf(f, #f_ " %" PRIu64 "\n", st.f_);
+	GD_STATS_FIELDS(P)
 #undef P
 	if (ferror(f))
 		rc = -EIO;
