@@ -26,10 +26,22 @@ need_nvcc() {
 		echo "SKIP: nvcc not found (\$NVCC, PATH, \$CUDA_HOME, /usr/local/cuda)"
 		exit 77
 	fi
-	CUDA_BIN=$(dirname "$NVCC")
-	PTXAS=$CUDA_BIN/ptxas
-	CUDA_ROOT=$(dirname "$CUDA_BIN")
-	echo "# nvcc: $NVCC"
+	CUDA_ROOT=$(cuda_root)
+	PTXAS=$CUDA_ROOT/bin/ptxas
+	echo "# nvcc: $NVCC (toolkit: $CUDA_ROOT)"
+}
+
+# cuda_root: the toolkit nvcc belongs to.  nvcc may be a symbolic link or a
+# wrapper script (/usr/local/bin/nvcc running /usr/local/cuda-13.0/bin/nvcc),
+# so its own directory's parent need not hold lib64; nvcc's dry run names
+# the real one once links are resolved.
+cuda_root() {
+	top=$("$(readlink -f "$NVCC")" --dryrun -c -x cu /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$ TOP=//p')
+	if [ -n "$top" ] && [ -d "$top" ]; then
+		(cd "$top" && pwd -P)
+	else
+		dirname "$(dirname "$NVCC")"
+	fi
 }
 
 scratch() {
