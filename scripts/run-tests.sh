@@ -45,13 +45,26 @@ count_meson() { # count_meson BUILDDIR LABEL
 	s=$(grep -c '"result": "SKIP"' "$log")
 	echo "$2: $p passed, $f failed, $s skipped"
 	grep '"result": "SKIP"' "$log" | sed -n 's/.*"name": "\([^"]*\)".*/  skipped: \1 (see its log for why)/p'
+	# Each failed test with its first failed check and what that check
+	# printed (a few lines), so the recap alone says why.
 	python3 -c 'import json, sys
+label = sys.argv[2]
 for l in open(sys.argv[1]):
     t = json.loads(l)
-    if t.get("result") in ("FAIL", "TIMEOUT", "ERROR", "UNEXPECTEDPASS"):
-        print(t["name"], t["result"])' "$log" | while read -r name res; do
-		note_failure "$2: $name: $res (results/$2.log)"
-	done
+    if t.get("result") not in ("FAIL", "TIMEOUT", "ERROR", "UNEXPECTEDPASS"):
+        continue
+    print("%s: %s: %s (results/%s.log)" % (label, t["name"], t["result"], label))
+    out = (t.get("stdout") or "").splitlines()
+    bad = [i for i, x in enumerate(out) if x.startswith("not ok")]
+    shown = out[-6:]
+    if bad:
+        shown = [out[bad[0]]]
+        for x in out[bad[0] + 1:bad[0] + 6]:
+            if not x.startswith("#"):
+                break
+            shown.append(x)
+    for x in shown:
+        print("    " + x[:200])' "$log" "$2" >>"$failures"
 	add "$p" "$f" "$s"
 }
 
