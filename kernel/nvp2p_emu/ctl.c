@@ -264,7 +264,7 @@ static long emu_ioc_info(void __user *argp)
 		.abi_version = NVP2P_EMU_ABI_VERSION,
 		.page_table_version = NVIDIA_P2P_PAGE_TABLE_VERSION,
 		.dma_mapping_version = NVIDIA_P2P_DMA_MAPPING_VERSION,
-		.persistent_api = 1,
+		.persistent_api = EMU_PERSISTENT_API,
 		.mem_size = emu->mem_size,
 		.bar1_size = emu->bar1_size,
 		.bar1_reserved = emu->bar1_reserved,

@@ -6,6 +6,8 @@
  *   allocations  pins  dma_maps  callbacks   live counts / callbacks fired
  *   unmaps_in_flight  stale_unmaps           dma_unmap_pages calls running /
  *                                            made on a table no longer live
+ *   unfreed_tables                           Tegra: tables put or revoked but
+ *                                            not yet freed by their driver
  *   bar1_total  bar1_reserved  bar1_used     BAR1 budget in bytes
  *   mem_total  mem_used                      GPU memory in bytes
  *   pin_latency_us  callback_delay_ms        the module parameters, writable
@@ -87,6 +89,7 @@ void emu_debugfs_init(struct emu_dev *e)
 	debugfs_create_atomic_t("unmaps_in_flight", 0444, d,
 				&e->unmaps_in_flight);
 	debugfs_create_u64("stale_unmaps", 0444, d, &e->nr_stale_unmaps);
+	debugfs_create_u64("unfreed_tables", 0444, d, &e->nr_unfreed_tables);
 	debugfs_create_u64("bar1_total", 0444, d, &e->bar1_size);
 	debugfs_create_u64("bar1_reserved", 0444, d, &e->bar1_reserved);
 	debugfs_create_u64("bar1_used", 0444, d, &e->bar1_used);

@@ -25,6 +25,7 @@
 #include <linux/genalloc.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/memremap.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/types.h>
@@ -33,6 +34,20 @@
 
 #define EMU_PAGE_SHIFT	16
 #define EMU_PAGE_SIZE	(1ULL << EMU_PAGE_SHIFT)
+#define EMU_UUID_LEN	16
+
+/*
+ * The Tegra flavour (NVP2P_EMU_TEGRA, guide 13.4) pins 4 KiB pages and
+ * describes them with struct pages: BAR2 gets them from memremap_pages()
+ * at probe, as an integrated GPU's memory has them.  There is no BAR1.
+ */
+#ifdef NVP2P_EMU_TEGRA
+#define EMU_INTERFACE		"Tegra"
+#define EMU_PERSISTENT_API	0
+#else
+#define EMU_INTERFACE		"desktop"
+#define EMU_PERSISTENT_API	1
+#endif
 
 struct emu_file;
 
@@ -67,8 +82,13 @@ struct emu_pin {
 	void (*free_callback)(void *data);
 	void *data;
 	struct list_head dma_maps;	 /* struct emu_dma_map */
+#ifdef NVP2P_EMU_TEGRA
+	bool in_callback;		 /* its free callback is running */
+	bool table_freed;		 /* nvidia_p2p_free_page_table() seen */
+#else
 	struct nvidia_p2p_page *page_structs;
 	u8 uuid[NVIDIA_P2P_GPU_UUID_LEN];
+#endif
 };
 
 struct emu_dma_map {
@@ -91,6 +111,10 @@ struct emu_dev {
 	u64 mem_size;
 	void __iomem *mem;		/* BAR2, write-combined */
 	struct gen_pool *pool;		/* BAR2 allocator, 64 KiB granules */
+#ifdef NVP2P_EMU_TEGRA
+	struct dev_pagemap *pgmap;	/* struct pages of BAR2 (devm) */
+	struct list_head revoked;	/* pins whose table is not yet freed */
+#endif
 
 	struct mutex lock;		/* the "RM API lock"; see above */
 	struct mutex maps_lock;		/* pins, pin->dma_maps, nr_dma_maps */
@@ -100,7 +124,7 @@ struct emu_dev {
 	u64 bar1_size;
 	u64 bar1_reserved;
 	u64 bar1_used;
-	u8 uuid[NVIDIA_P2P_GPU_UUID_LEN];
+	u8 uuid[EMU_UUID_LEN];
 
 	/* counters, read through debugfs */
 	u64 nr_allocs;
@@ -109,6 +133,7 @@ struct emu_dev {
 	u64 nr_callbacks;
 	atomic_t unmaps_in_flight;	/* inside dma_unmap_pages() */
 	u64 nr_stale_unmaps;		/* dma_unmap_pages() of a dead table */
+	u64 nr_unfreed_tables;		/* Tegra: on emu->revoked */
 
 	/* fault injection: the next calls of each kind fail */
 	struct emu_fault fail_pin;	/* get_pages, get_pages_persistent */
@@ -130,12 +155,14 @@ void emu_alloc_free(struct emu_alloc *a);
 void emu_alloc_put(struct emu_alloc *a);
 struct emu_file *emu_file_by_token(u64 p2p_token, u32 va_space);
 
-/* p2p.c */
-void emu_revoke_alloc_pins(struct emu_alloc *a);
+/* pins.c */
 struct emu_pin *emu_pin_find(struct nvidia_p2p_page_table *pt);
 int emu_fault_inject(struct emu_fault *f);
 
-/* dma.c */
+/* p2p.c (p2p_tegra.c) */
+void emu_revoke_alloc_pins(struct emu_alloc *a);
+
+/* dma.c (dma_tegra.c) */
 void emu_dma_unmap_all(struct emu_pin *pin);
 
 /* ctl.c */

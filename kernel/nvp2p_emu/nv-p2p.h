@@ -14,9 +14,15 @@
  * The page-table version is chosen at build time:
  *   default                       0x00020000 (driver 580 and later, has flags)
  *   -DNVP2P_EMU_PAGE_TABLE_V1     0x00010002 (drivers 515 to 575, no flags)
+ *   -DNVP2P_EMU_TEGRA             the Tegra interface instead (13.4.2;
+ *                                 nv-p2p-tegra.h)
  */
 #ifndef _NV_P2P_H_
 #define _NV_P2P_H_
+
+#ifdef NVP2P_EMU_TEGRA
+#include "nv-p2p-tegra.h"
+#else
 
 #include <linux/types.h>
 
@@ -175,4 +181,5 @@ int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table);
 
 int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping);
 
+#endif /* NVP2P_EMU_TEGRA */
 #endif /* _NV_P2P_H_ */

@@ -7,6 +7,9 @@
  * aperture at once: the physical addresses in page tables are real BAR
  * addresses, so peers can DMA to them and gdirect can map them
  * write-combined, as with a GPU.  The host sees every byte in the file.
+ *
+ * Built with NVP2P_EMU_TEGRA, BAR2 also gets struct pages (ZONE_DEVICE),
+ * since Tegra page tables are made of them (guide 13.4).
  */
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -39,6 +42,64 @@ MODULE_PARM_DESC(callback_delay_ms, "delay before each free callback, with the l
 unsigned int emu_unmap_delay_ms;
 module_param_named(unmap_delay_ms, emu_unmap_delay_ms, uint, 0644);
 MODULE_PARM_DESC(unmap_delay_ms, "delay at the start of each dma_unmap_pages, no lock held, in ms");
+
+#ifdef NVP2P_EMU_TEGRA
+/*
+ * struct pages for BAR2, of the generic device type: never given to the
+ * page allocator, and the direct map they get keeps BAR2's write-combined
+ * memory type.  devm, so they go after emu_remove(), with no pin left.
+ */
+static int emu_mem_pages_init(struct emu_dev *e)
+{
+	struct device *dev = &e->pdev->dev;
+	void *va;
+
+	INIT_LIST_HEAD(&e->revoked);
+	if (!IS_ENABLED(CONFIG_ZONE_DEVICE)) {
+		dev_err(dev, "the Tegra flavour needs CONFIG_ZONE_DEVICE for struct pages of BAR2\n");
+		return -EOPNOTSUPP;
+	}
+	e->pgmap = devm_kzalloc(dev, sizeof(*e->pgmap), GFP_KERNEL);
+	if (!e->pgmap)
+		return -ENOMEM;
+	e->pgmap->type = MEMORY_DEVICE_GENERIC;
+	e->pgmap->range.start = e->mem_phys;
+	e->pgmap->range.end = e->mem_phys + e->mem_size - 1;
+	e->pgmap->nr_range = 1;
+	va = devm_memremap_pages(dev, e->pgmap);
+	if (IS_ERR(va)) {
+		dev_err(dev, "no struct pages for BAR2: %ld\n", PTR_ERR(va));
+		return PTR_ERR(va);
+	}
+	return 0;
+}
+
+/* Tables a driver never freed with nvidia_p2p_free_page_table(). */
+static void emu_free_revoked(struct emu_dev *e)
+{
+	struct emu_pin *pin, *tmp;
+	unsigned int n = 0;
+
+	list_for_each_entry_safe(pin, tmp, &e->revoked, node) {
+		list_del(&pin->node);
+		kvfree(pin->pt.pages);
+		kfree(pin);
+		n++;
+	}
+	if (n)
+		dev_err(&e->pdev->dev, "%u page tables never freed by a third-party driver\n",
+			n);
+}
+#else
+static int emu_mem_pages_init(struct emu_dev *e)
+{
+	return 0;
+}
+
+static void emu_free_revoked(struct emu_dev *e)
+{
+}
+#endif
 
 static int emu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
@@ -82,6 +143,9 @@ static int emu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		ret = -ENOMEM;
 		goto err_free;
 	}
+	ret = emu_mem_pages_init(e);
+	if (ret)
+		goto err_free;
 
 	e->bar1_size = bar1_size_mb ? (u64)bar1_size_mb << 20 : e->mem_size;
 	e->bar1_reserved = (u64)bar1_reserve_mb << 20;
@@ -116,9 +180,9 @@ static int emu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_pool;
 	}
 	emu_debugfs_init(e);
-	dev_info(&pdev->dev, "emulated GPU: %llu MiB memory, BAR1 %llu MiB (%llu reserved), page table 0x%08x\n",
+	dev_info(&pdev->dev, "emulated GPU: %llu MiB memory, BAR1 %llu MiB (%llu reserved), %s interface, page table 0x%08x\n",
 		 e->mem_size >> 20, e->bar1_size >> 20, e->bar1_reserved >> 20,
-		 NVIDIA_P2P_PAGE_TABLE_VERSION);
+		 EMU_INTERFACE, NVIDIA_P2P_PAGE_TABLE_VERSION);
 	return 0;
 
 err_pool:
@@ -136,6 +200,7 @@ static void emu_remove(struct pci_dev *pdev)
 
 	emu_debugfs_exit(e);
 	emu_ctl_unregister();
+	emu_free_revoked(e);
 	/*
 	 * Third-party modules hold references on us through the nv-p2p
 	 * symbols and no control file can be open (the misc device pins the
