@@ -11,13 +11,15 @@
 #
 # User space is built with meson/ninja; the modules with Kbuild against the
 # Debian kernel the guest boots (linux-headers-amd64), one copy per flavour
-# (page-table version 2.0 "v2", and 1.2 "v1") under build/kmod/.
+# under build/kmod/: page-table version 2.0 "v2", 1.2 "v1", and "tegra",
+# the Tegra interface of guide 13.4 (the provider, gdirect and the example).
 
 BUILD     ?= build
 KVER      ?= $(shell ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$$' | sort -V | tail -n1)
 KDIR      ?= /lib/modules/$(KVER)/build
 MODULES   := nvp2p_emu nvp2p_selftest gdirect gdirect_edu gdirect_kapitest
-FLAVOURS  := v2 v1
+FLAVOURS  := v2 v1 tegra
+TEGRA_MODULES := nvp2p_emu gdirect gdirect_edu
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local
 
@@ -41,7 +43,8 @@ modules:
 	@scripts/deps.sh build
 	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR)"; exit 1; }
 	@for fl in $(FLAVOURS); do \
-	  scripts/build-modules.sh "$(KDIR)" "$(BUILD)/kmod/$$fl" "$$fl" $(MODULES) || exit 1; \
+	  mods="$(MODULES)"; [ $$fl = tegra ] && mods="$(TEGRA_MODULES)"; \
+	  scripts/build-modules.sh "$(KDIR)" "$(BUILD)/kmod/$$fl" "$$fl" $$mods || exit 1; \
 	done
 
 test:

@@ -5,7 +5,8 @@
 # OUTDIR/<module>/, in dependency order.  A module that calls another's
 # exports gets the provider's Module.symvers through KBUILD_EXTRA_SYMBOLS,
 # exactly as a third-party driver links against nvidia.ko (guide 12.6).
-# FLAVOUR v1 builds against page-table version 0x00010002.
+# FLAVOUR v1 builds against page-table version 0x00010002; tegra builds
+# the Tegra interface of guide 13.4 (nvp2p_emu and gdirect alike).
 set -eu
 kdir=$1; out=$2; flavour=$3; shift 3
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,8 +21,12 @@ for m in "$@"; do
 	cp -up "$src"/* "$dst"/ 2>/dev/null || true
 	for d in "$src"/*/; do [ -d "$d" ] && cp -rup "$d" "$dst"/; done
 	extra="-I$top/kernel/nvp2p_emu -I$top/include/uapi"
-	[ "$flavour" = v1 ] && extra="$extra -DNVP2P_EMU_PAGE_TABLE_V1"
+	tegra=0
+	case $flavour in
+	v1) extra="$extra -DNVP2P_EMU_PAGE_TABLE_V1" ;;
+	tegra) extra="$extra -DNVP2P_EMU_TEGRA"; tegra=1 ;;
+	esac
 	make -s -C "$kdir" M="$dst" KBUILD_EXTRA_SYMBOLS="$symvers" \
-		GDIRECT_EXTRA_CFLAGS="$extra" modules
+		GDIRECT_EXTRA_CFLAGS="$extra" GDIRECT_TEGRA=$tegra modules
 	symvers="$symvers $dst/Module.symvers"
 done

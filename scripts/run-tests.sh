@@ -5,7 +5,8 @@
 #   2. concurrent unit tests (suite 'tsan') built with TSan in BUILD-tsan
 #   3. the guest suite on the emulated machine, once per page-table flavour:
 #      v2 (0x00020000) runs every guest test, v1 (0x00010002) the emulator,
-#      driver and gdirect-info tests ($GUEST_V1_TESTS)
+#      driver and gdirect-info tests ($GUEST_V1_TESTS); then the Tegra
+#      interface (guide 13.4) runs its own tests, tg-*
 #
 #   4. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
 #      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1
@@ -131,6 +132,8 @@ echo "== guest suite, page table 0x00020000"
 run_guest v2
 echo "== guest suite, page table 0x00010002"
 run_guest v1 "${GUEST_V1_TESTS:-t-1* t-3* t-70-tools-info.sh}"
+echo "== guest suite, Tegra interface (guide 13.4)"
+run_guest tegra "tg-*"
 
 if [ "${DEBUG_KERNEL:-0}" = 1 ]; then
 	echo "== guest suite under the debug kernel (docs/debug-kernel.md)"

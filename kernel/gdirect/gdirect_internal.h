@@ -114,6 +114,7 @@ struct gd_reg {
 
 	struct nvidia_p2p_page_table *pt;	/* NULL once revoked */
 	struct nvidia_p2p_dma_mapping *dma;	/* kernel pins with a peer */
+	u64 *bus;			/* per 64 KiB page, when dma's is not */
 	struct pci_dev *peer;
 
 	/* User registrations. */

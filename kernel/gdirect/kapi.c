@@ -214,8 +214,8 @@ int gdirect_region_dma_addrs(struct gdirect_region *region,
 	if (r->state != GD_PINNED || !r->dma) {
 		ret = -ESTALE;
 	} else {
-		*dma_addrs = gd_nv_dma_addrs(r->dma);
-		*entries = r->dma->entries;
+		*dma_addrs = r->bus ? r->bus : gd_nv_dma_addrs(r->dma);
+		*entries = r->size >> GD_PAGE_SHIFT;
 	}
 	spin_unlock(&r->lock);
 	return ret;

@@ -4,8 +4,9 @@
  *
  * Desktop (dGPU): nv-p2p.h of the NVIDIA driver or of nvp2p_emu, found on
  * the include path the build selected.  Tegra (GDIRECT_TEGRA): the 13.4
- * signatures of the guide, declared in nvp2p_tegra.h.  The rest of the
- * module calls only the gd_nv_*() helpers below.
+ * interface, from the board's <linux/nv-p2p.h> (with
+ * GDIRECT_TEGRA_SYSTEM_HEADER) or from nvp2p_emu built in its Tegra flavour.
+ * The rest of the module calls only the gd_nv_*() helpers below.
  */
 #ifndef GDIRECT_NVP2P_COMPAT_H
 #define GDIRECT_NVP2P_COMPAT_H
@@ -14,11 +15,13 @@
 #include <linux/mm.h>
 #include <linux/pci.h>
 
-#ifdef GDIRECT_TEGRA
-#include "nvp2p_tegra.h"
+#if defined(GDIRECT_TEGRA) && defined(GDIRECT_TEGRA_SYSTEM_HEADER)
+#include <linux/nv-p2p.h>
 #else
 #include "nv-p2p.h"
 #endif
+#include <linux/err.h>
+#include <linux/slab.h>
 
 /* Built against nvp2p_emu.ko (the default) or the NVIDIA driver. */
 #ifndef GDIRECT_PROVIDER
@@ -68,9 +71,41 @@ static inline u64 gd_nv_page_phys(struct nvidia_p2p_page_table *pt, u32 i)
 	return page_to_phys(pt->pages[i]);
 }
 
+/*
+ * One bus address per 64 KiB page of @len bytes, from the mapping's
+ * contiguous runs (hw_address[i], hw_len[i]); each page must lie in one
+ * run.  A kvmalloc'ed array, or an ERR_PTR: -EIO for a mapping that does
+ * not cover @len or splits a page.
+ */
+static inline u64 *gd_nv_dma_pages(struct nvidia_p2p_dma_mapping *dma,
+				   u64 len)
+{
+	u64 n = len >> 16, p = 0, off = 0, *bus;
+	u32 e;
+
+	bus = kvmalloc_array(n, sizeof(*bus), GFP_KERNEL);
+	if (!bus)
+		return ERR_PTR(-ENOMEM);
+	for (e = 0; e < dma->entries && p < n; e++) {
+		u64 run = dma->hw_len[e];
+
+		/* A run starts and ends on a page boundary of the range. */
+		if (off & (SZ_64K - 1) || run & (SZ_64K - 1))
+			break;
+		for (; run && p < n; run -= SZ_64K, off += SZ_64K)
+			bus[p++] = dma->hw_address[e] + (dma->hw_len[e] - run);
+	}
+	if (p != n || off != len) {
+		kvfree(bus);
+		return ERR_PTR(-EIO);
+	}
+	return bus;
+}
+
+/* Runs, not pages: gdirect keeps its own per-page array (gd_reg.bus). */
 static inline const u64 *gd_nv_dma_addrs(struct nvidia_p2p_dma_mapping *dma)
 {
-	return (const u64 *)dma->hw_address;
+	return NULL;
 }
 
 static inline bool gd_nv_page_size_ok(struct nvidia_p2p_page_table *pt)
@@ -121,6 +156,13 @@ static inline int gd_nv_dma_unmap(struct pci_dev *peer,
 static inline u64 gd_nv_page_phys(struct nvidia_p2p_page_table *pt, u32 i)
 {
 	return pt->pages[i]->physical_address;
+}
+
+/* Desktop mappings are per 64 KiB page already: NULL, use gd_nv_dma_addrs. */
+static inline u64 *gd_nv_dma_pages(struct nvidia_p2p_dma_mapping *dma,
+				   u64 len)
+{
+	return dma->entries == len >> 16 ? NULL : ERR_PTR(-EIO);
 }
 
 static inline const u64 *gd_nv_dma_addrs(struct nvidia_p2p_dma_mapping *dma)

@@ -145,6 +145,7 @@ static void gd_reg_free(struct kref *kref)
 		gd_ctx_put(r->ctx);
 	}
 	gd_release_wc(r);	/* nothing left by now; a safety net */
+	kvfree(r->bus);
 	pci_dev_put(r->peer);
 	put_pid(r->owner);
 	kfree(r);
@@ -479,6 +480,7 @@ int gd_reg_dma_map(struct gd_reg *r)
 {
 	struct nvidia_p2p_dma_mapping *dma = NULL;
 	struct nvidia_p2p_page_table *pt;
+	u64 *bus;
 	int ret;
 
 	gd_excl_enter(GD_EXCL_USE);
@@ -495,16 +497,24 @@ int gd_reg_dma_map(struct gd_reg *r)
 				   dma->version, NVIDIA_P2P_DMA_MAPPING_VERSION);
 		return -EPROTO;	/* put_pages() frees the mapping */
 	}
-#ifndef GDIRECT_TEGRA
-	if (dma->entries != r->size >> GD_PAGE_SHIFT)
-		return -EIO;
-#endif
+	/* Our in-kernel API hands out one bus address per 64 KiB page. */
+	bus = gd_nv_dma_pages(dma, r->size);
+	if (IS_ERR(bus)) {
+		pr_err_ratelimited("gdirect: DMA mapping of %#llx+%#llx is not one address per 64 KiB page\n",
+				   r->addr, r->size);
+		gd_nv_dma_unmap(r->peer, pt, dma);
+		return PTR_ERR(bus);
+	}
 	spin_lock(&r->lock);
-	if (r->state == GD_PINNED)
+	if (r->state == GD_PINNED) {
 		r->dma = dma;
-	else
+		r->bus = bus;
+		bus = NULL;
+	} else {
 		ret = -ESTALE;
+	}
 	spin_unlock(&r->lock);
+	kvfree(bus);
 	if (!ret)
 		atomic64_inc(&gd_stats.dma_maps);
 	return ret;

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tg-30-gdirect-tegra.c - gdirect.ko built for the Tegra interface (guide
+ * 13.4) against nvp2p_emu in its Tegra flavour: pin, CPU mapping, unpin
+ * (put_pages runs the free callback, which frees the table), revocation
+ * on free, the persistent API refused, and the edu example DMAing peer to
+ * peer through 4 KiB struct pages merged into 64 KiB bus pages.
+ *
+ * Runs only in the "tegra" guest boot (run-tests.sh), whose modules are
+ * built with scripts/build-modules.sh ... tegra.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "gdirect_edu.h"
+#include "gdt.h"
+#include "nvp2p_emu.h"
+
+static int fd;
+static volatile const uint32_t *status;
+
+static void test_flavour(void)
+{
+	struct nvp2p_emu_info info;
+	int cfd = open(NVP2P_EMU_DEVICE, O_RDWR | O_CLOEXEC);
+
+	memset(&info, 0, sizeof(info));
+	gdt_ok(cfd >= 0 && ioctl(cfd, NVP2P_EMU_IOC_INFO, &info) == 0 &&
+	       info.page_table_version == 0x00010000 &&
+	       info.dma_mapping_version == 0x00010000 && !info.persistent_api,
+	       "emulator in the Tegra flavour: table %#x, mapping %#x, no persistent API",
+	       info.page_table_version, info.dma_mapping_version);
+	if (cfd >= 0)
+		close(cfd);
+}
+
+static void test_pin_map_unpin(CUdeviceptr buf, const uint8_t *pattern)
+{
+	uint64_t cb = gdt_emu("callbacks");
+	int64_t gcb = gdt_gd_stat("callbacks");
+	struct gdirect_region_info ri;
+	struct gdirect_pin p;
+	uint8_t *map, back[16];
+	int ret;
+
+	ret = gdt_pin(fd, buf + 4096, 3 * GDT_KB64, 0, &p);
+	if (!gdt_ok(ret == 0, "PIN 192 KiB at +4 KiB: %d", ret))
+		return;
+	gdt_ok(p.pinned_addr == buf && p.pinned_size == 4 * GDT_KB64 &&
+	       status[p.status_slot] == GDIRECT_STATUS_PINNED,
+	       "widened to 256 KiB, status PINNED");
+	gdt_ok(gdt_emu("pins") == 1, "one Tegra page table of 64 struct pages");
+	ret = gdt_region_info(fd, p.handle, &ri);
+	gdt_ok(!ret && ri.page_size == 65536 && ri.page_count == 4,
+	       "REGION_INFO in 64 KiB pages");
+
+	map = mmap(NULL, 4 * GDT_KB64, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   p.mmap_offset);
+	if (gdt_ok(map != MAP_FAILED, "mmap of the region")) {
+		gdt_ok(!memcmp(map, pattern, 4 * GDT_KB64),
+		       "the mapping shows the GPU memory, every 4 KiB page");
+		memset(map + 3 * GDT_KB64 + 8192, 0x5a, 16);
+		cuMemcpyDtoH(back, buf + 3 * GDT_KB64 + 8192, 16);
+		gdt_ok(back[0] == 0x5a && back[15] == 0x5a,
+		       "a CPU store reaches GPU memory");
+		memcpy(map + 3 * GDT_KB64 + 8192, pattern + 3 * GDT_KB64 + 8192, 16);
+		munmap(map, 4 * GDT_KB64);
+	}
+
+	gdt_ok(gdt_unpin(fd, p.handle) == 0, "UNPIN");
+	gdt_ok(gdt_emu("callbacks") == cb + 1 && gdt_gd_stat("callbacks") == gcb + 1,
+	       "put_pages ran the free callback (13.4.3)");
+	gdt_ok(gdt_emu("pins") == 0 && gdt_emu("unfreed_tables") == 0,
+	       "the callback freed the table: no pin, no table left");
+	gdt_ok(status[p.status_slot] == GDIRECT_STATUS_FREE,
+	       "status word FREE after an unpin, not REVOKED");
+}
+
+static void test_revoke(void)
+{
+	CUdeviceptr buf = gdt_alloc(2 * GDT_KB64);
+	uint64_t cb = gdt_emu("callbacks");
+	struct gdirect_pin p;
+	uint8_t *map;
+
+	if (!gdt_ok(buf && gdt_pin(fd, buf, 2 * GDT_KB64, 0, &p) == 0,
+		    "pin 128 KiB"))
+		return;
+	map = mmap(NULL, 2 * GDT_KB64, PROT_READ, MAP_SHARED, fd, p.mmap_offset);
+	gdt_ok(map != MAP_FAILED && !gdt_faults(map, 0), "mapped and readable");
+	gdt_ok(gdt_free(buf) == 0, "cuMemFree while pinned");
+	gdt_ok(gdt_emu("callbacks") == cb + 1 &&
+	       status[p.status_slot] == GDIRECT_STATUS_REVOKED,
+	       "the free callback ran: status REVOKED");
+	gdt_ok(gdt_emu("pins") == 0 && gdt_emu("unfreed_tables") == 0,
+	       "revoked table freed from the callback");
+	if (map != MAP_FAILED) {
+		gdt_ok(gdt_faults(map + GDT_KB64, 0),
+		       "the revoked mapping faults");
+		munmap(map, 2 * GDT_KB64);
+	}
+	gdt_ok(gdt_unpin(fd, p.handle) == 0 && gdt_emu("callbacks") == cb + 1,
+	       "UNPIN of a revoked region: no second callback");
+}
+
+static void test_persistent(CUdeviceptr buf)
+{
+	struct gdirect_pin p;
+
+	gdt_ok(gdt_pin(fd, buf, GDT_KB64, GDIRECT_PIN_PERSISTENT, &p) ==
+	       -EOPNOTSUPP, "persistent pin: EOPNOTSUPP (no such API on Tegra)");
+	gdt_ok(gdt_pin(fd, buf, GDT_KB64, 0, &p) == 0 &&
+	       gdt_unpin(fd, p.handle) == 0, "a plain pin still works");
+}
+
+static int xfer(int efd, CUdeviceptr gpu, void *buf, size_t len,
+		unsigned int dir)
+{
+	struct gdedu_xfer x = {
+		.gpu_addr = gpu, .buf = (uintptr_t)buf, .size = len, .dir = dir,
+	};
+
+	return ioctl(efd, GDEDU_IOC_XFER, &x) ? -errno : 0;
+}
+
+/* Peer DMA by edu through the in-kernel API: 64 KiB bus pages from runs. */
+static void test_edu(void)
+{
+	CUdeviceptr gpu = gdt_alloc(2 * GDT_KB64);
+	uint8_t out[3000], in[3000], check[3000];
+	uint64_t off;
+	int efd = open(GDEDU_DEVICE, O_RDWR);
+
+	if (!gdt_ok(gpu && efd >= 0, "open %s", GDEDU_DEVICE))
+		return;
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = (uint8_t)(i * 13 + 1);
+	/* Across the 64 KiB boundary: two bus pages. */
+	gdt_ok(xfer(efd, gpu + GDT_KB64 - 1000, out, sizeof(out),
+		    GDEDU_TO_GPU) == 0, "edu DMA of 3000 bytes into GPU memory");
+	gdt_ok(gdt_emu("dma_maps") == 1, "one Tegra DMA mapping, kept cached");
+	cuMemcpyDtoH(check, gpu + GDT_KB64 - 1000, sizeof(check));
+	gdt_ok(!memcmp(check, out, sizeof(out)), "CUDA reads what edu wrote");
+	gdt_ok(gdt_mem_offset(gpu + GDT_KB64 - 1000, &off) == 0 &&
+	       gdt_host_has(off, out, sizeof(out)),
+	       "the host's backing file has it, peer to peer");
+	memset(in, 0, sizeof(in));
+	gdt_ok(xfer(efd, gpu + GDT_KB64 - 1000, in, sizeof(in),
+		    GDEDU_FROM_GPU) == 0 && !memcmp(in, out, sizeof(out)),
+	       "and edu DMAs it back");
+	gdt_ok(gdt_free(gpu) == 0 && gdt_emu("pins") == 0 &&
+	       gdt_emu("dma_maps") == 0 && gdt_emu("unfreed_tables") == 0,
+	       "free: the callback unmapped (free_dma_mapping) and freed the table");
+	close(efd);
+	gdt_ok(gdt_emu("stale_unmaps") == 0, "no unmap of a dead mapping");
+}
+
+static void body(void)
+{
+	const size_t size = 1 * GDT_MB;
+	uint8_t *pattern;
+	CUdeviceptr buf;
+
+	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context on the emulated GPU"))
+		return;
+	fd = open("/dev/gdirect", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (!gdt_ok(fd >= 0, "open /dev/gdirect"))
+		return;
+	status = mmap(NULL, GDIRECT_STATUS_BYTES, PROT_READ, MAP_SHARED, fd,
+		      GDIRECT_STATUS_OFFSET);
+	if (!gdt_ok(status != MAP_FAILED, "mmap the status area"))
+		return;
+
+	test_flavour();
+	buf = gdt_alloc(size);
+	pattern = malloc(size);
+	for (size_t i = 0; i < size; i++)
+		pattern[i] = (uint8_t)(i * 7 + (i >> 12));
+	gdt_ok(buf && pattern && cuMemcpyHtoD(buf, pattern, size) == CUDA_SUCCESS,
+	       "cuMemAlloc + cuMemcpyHtoD 1 MiB");
+	test_pin_map_unpin(buf, pattern);
+	test_revoke();
+	test_persistent(buf);
+	test_edu();
+	gdt_free(buf);
+
+	munmap((void *)status, GDIRECT_STATUS_BYTES);
+	gdt_ok(close(fd) == 0 && gdt_quiet(), "close: nothing left pinned");
+	gdt_ok(gdt_gd_stat("live_regions") == 0, "gdirect: no live regions");
+	free(pattern);
+}
+
+int main(void)
+{
+	return gdt_main(NULL, 1, body);
+}
