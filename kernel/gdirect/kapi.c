@@ -211,12 +211,13 @@ int gdirect_region_dma_addrs(struct gdirect_region *region,
 	if (!r || !dma_addrs || !entries || !r->peer)
 		return -EINVAL;
 	spin_lock(&r->lock);
-	if (r->state != GD_PINNED || !r->dma) {
-		ret = -ESTALE;
-	} else {
+	*dma_addrs = NULL;
+	if (r->state == GD_PINNED && r->dma)
 		*dma_addrs = r->bus ? r->bus : gd_nv_dma_addrs(r->dma);
+	if (*dma_addrs)
 		*entries = r->size >> GD_PAGE_SHIFT;
-	}
+	else
+		ret = -ESTALE;
 	spin_unlock(&r->lock);
 	return ret;
 }

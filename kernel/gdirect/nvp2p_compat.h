@@ -72,34 +72,48 @@ static inline u64 gd_nv_page_phys(struct nvidia_p2p_page_table *pt, u32 i)
 }
 
 /*
- * One bus address per 64 KiB page of @len bytes, from the mapping's
- * contiguous runs (hw_address[i], hw_len[i]); each page must lie in one
- * run.  A kvmalloc'ed array, or an ERR_PTR: -EIO for a mapping that does
- * not cover @len or splits a page.
+ * One bus address per 64 KiB page of @len bytes, from the mapping's runs
+ * (hw_address[i], hw_len[i]), which may be of any length: a page may span
+ * runs whose bus addresses follow each other.  A kvmalloc'ed array, or an
+ * ERR_PTR: -EIO for a mapping shorter than @len or a page that is not
+ * contiguous in bus space.
  */
 static inline u64 *gd_nv_dma_pages(struct nvidia_p2p_dma_mapping *dma,
 				   u64 len)
 {
-	u64 n = len >> 16, p = 0, off = 0, *bus;
-	u32 e;
+	u64 n = len >> 16, p, eoff = 0, *bus;
+	u32 e = 0;
 
 	bus = kvmalloc_array(n, sizeof(*bus), GFP_KERNEL);
 	if (!bus)
 		return ERR_PTR(-ENOMEM);
-	for (e = 0; e < dma->entries && p < n; e++) {
-		u64 run = dma->hw_len[e];
+	for (p = 0; p < n; p++) {
+		u64 need = SZ_64K, next = 0;
 
-		/* A run starts and ends on a page boundary of the range. */
-		if (off & (SZ_64K - 1) || run & (SZ_64K - 1))
-			break;
-		for (; run && p < n; run -= SZ_64K, off += SZ_64K)
-			bus[p++] = dma->hw_address[e] + (dma->hw_len[e] - run);
-	}
-	if (p != n || off != len) {
-		kvfree(bus);
-		return ERR_PTR(-EIO);
+		while (need) {
+			u64 at, take;
+
+			while (e < dma->entries && eoff == dma->hw_len[e]) {
+				e++;
+				eoff = 0;
+			}
+			if (e == dma->entries)
+				goto bad;
+			at = dma->hw_address[e] + eoff;
+			if (need == SZ_64K)
+				bus[p] = at;
+			else if (at != next)
+				goto bad;
+			take = min_t(u64, dma->hw_len[e] - eoff, need);
+			next = at + take;
+			eoff += take;
+			need -= take;
+		}
 	}
 	return bus;
+bad:
+	kvfree(bus);
+	return ERR_PTR(-EIO);
 }
 
 /* Runs, not pages: gdirect keeps its own per-page array (gd_reg.bus). */

@@ -474,7 +474,9 @@ int gd_reg_pin(struct gd_reg *r)
  * free of the memory by another thread of the owner while gdirect_pin()
  * is still in it; docs/driver.md, rule 7.
  *
- * Return: 0, -ESTALE if revoked, or the provider's error.
+ * Return: 0, -ESTALE if revoked, -EPROTO (mapping version) or -EIO (not
+ * one bus address per 64 KiB page) with the mapping undone, or the
+ * provider's error.
  */
 int gd_reg_dma_map(struct gd_reg *r)
 {
@@ -495,25 +497,35 @@ int gd_reg_dma_map(struct gd_reg *r)
 		atomic64_inc(&gd_stats.version_mismatch);
 		pr_err_ratelimited("gdirect: nv-p2p DMA mapping version %#x is incompatible with %#x; rebuild gdirect against the running NVIDIA driver\n",
 				   dma->version, NVIDIA_P2P_DMA_MAPPING_VERSION);
-		return -EPROTO;	/* put_pages() frees the mapping */
+		bus = ERR_PTR(-EPROTO);
+	} else {
+		/* Our in-kernel API hands out one address per 64 KiB page. */
+		bus = gd_nv_dma_pages(dma, r->size);
+		if (PTR_ERR_OR_ZERO(bus) == -EIO)
+			pr_err_ratelimited("gdirect: DMA mapping of %#llx+%#llx is not one address per 64 KiB page\n",
+					   r->addr, r->size);
 	}
-	/* Our in-kernel API hands out one bus address per 64 KiB page. */
-	bus = gd_nv_dma_pages(dma, r->size);
-	if (IS_ERR(bus)) {
-		pr_err_ratelimited("gdirect: DMA mapping of %#llx+%#llx is not one address per 64 KiB page\n",
-				   r->addr, r->size);
-		gd_nv_dma_unmap(r->peer, pt, dma);
-		return PTR_ERR(bus);
-	}
+	/*
+	 * A mapping we cannot use is published all the same and unmapped by
+	 * the fenced path (rule 4), never behind a callback's back.  Revoked
+	 * meanwhile: the provider frees it (on Tegra it may leak; rule 7).
+	 */
 	spin_lock(&r->lock);
 	if (r->state == GD_PINNED) {
 		r->dma = dma;
-		r->bus = bus;
-		bus = NULL;
+		if (!IS_ERR(bus)) {
+			r->bus = bus;
+			bus = NULL;
+		}
 	} else {
 		ret = -ESTALE;
 	}
 	spin_unlock(&r->lock);
+	if (IS_ERR(bus)) {
+		if (!ret)
+			gd_reg_dma_unmap(r);
+		return ret ?: PTR_ERR(bus);
+	}
 	kvfree(bus);
 	if (!ret)
 		atomic64_inc(&gd_stats.dma_maps);

@@ -8,6 +8,10 @@
  *                                            made on a table no longer live
  *   unfreed_tables                           Tegra: tables put or revoked but
  *                                            not yet freed by their driver
+ *   leftover_dma_maps                        Tegra: mappings a driver left
+ *                                            mapped when its callback returned
+ *                                            (L4T would leak them)
+ *   dma_max_run_kb                           Tegra: longest hw_len run (0: any)
  *   bar1_total  bar1_reserved  bar1_used     BAR1 budget in bytes
  *   mem_total  mem_used                      GPU memory in bytes
  *   pin_latency_us  callback_delay_ms        the module parameters, writable
@@ -90,6 +94,11 @@ void emu_debugfs_init(struct emu_dev *e)
 				&e->unmaps_in_flight);
 	debugfs_create_u64("stale_unmaps", 0444, d, &e->nr_stale_unmaps);
 	debugfs_create_u64("unfreed_tables", 0444, d, &e->nr_unfreed_tables);
+	debugfs_create_u64("leftover_dma_maps", 0444, d,
+			   &e->nr_leftover_dma_maps);
+#ifdef NVP2P_EMU_TEGRA
+	debugfs_create_u32("dma_max_run_kb", 0644, d, &emu_dma_max_run_kb);
+#endif
 	debugfs_create_u64("bar1_total", 0444, d, &e->bar1_size);
 	debugfs_create_u64("bar1_reserved", 0444, d, &e->bar1_reserved);
 	debugfs_create_u64("bar1_used", 0444, d, &e->bar1_used);

@@ -4,9 +4,12 @@
  * 13.4, nvp2p_emu built with NVP2P_EMU_TEGRA)
  *
  * The peer is any struct device and the caller names the DMA direction.
- * Each 4 KiB page is mapped with dma_map_page() (the pages are real struct
- * pages here); pages whose bus addresses follow each other are reported as
- * one entry of hw_address/hw_len, as a mapped scatterlist would be.
+ * As in L4T's driver, the table's pages go into a scatterlist that is
+ * mapped with dma_map_sgtable(); each mapped segment is one entry of
+ * hw_address/hw_len, so a peer sees contiguous runs, whose length the
+ * dma_max_run_kb knob can cap (0: no cap) to give a driver many runs to
+ * handle.  A peer whose DMA mask cannot reach BAR2, with no IOMMU to
+ * translate, is refused rather than bounced through swiotlb.
  *
  * Mapping takes the API lock (emu->lock); unmapping and
  * nvidia_p2p_free_dma_mapping() take only the mapping-list lock
@@ -16,38 +19,26 @@
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/export.h>
+#include <linux/iommu.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 
 #include "emu.h"
 
-/* Undo the first @pages page mappings of @m, then free it. */
-static void emu_dma_map_free(struct emu_dma_map *m, u64 pages)
+unsigned int emu_dma_max_run_kb;
+
+static void emu_dma_map_free(struct emu_dma_map *m, bool mapped)
 {
 	struct nvidia_p2p_dma_mapping *map = &m->map;
-	u32 e;
 
-	for (e = 0; e < map->entries && pages; e++) {
-		u32 off;
-
-		for (off = 0; off < map->hw_len[e] && pages; off += PAGE_SIZE) {
-			dma_unmap_page(map->dev, map->hw_address[e] + off,
-				       PAGE_SIZE, map->direction);
-			pages--;
-		}
-	}
+	if (mapped)
+		dma_unmap_sgtable(map->dev, map->sgt, map->direction, 0);
+	if (map->sgt)
+		sg_free_table(map->sgt);
+	kfree(map->sgt);
 	kvfree(map->hw_address);
 	kvfree(map->hw_len);
 	kfree(m);
-}
-
-static u64 emu_dma_map_pages_of(struct emu_dma_map *m)
-{
-	u64 n = 0;
-	u32 e;
-
-	for (e = 0; e < m->map.entries; e++)
-		n += m->map.hw_len[e] >> PAGE_SHIFT;
-	return n;
 }
 
 /* Tear down every DMA mapping of a pin that is going away. */
@@ -59,8 +50,52 @@ void emu_dma_unmap_all(struct emu_pin *pin)
 	list_for_each_entry_safe(m, tmp, &pin->dma_maps, node) {
 		list_del(&m->node);
 		emu->nr_dma_maps--;
-		emu_dma_map_free(m, emu_dma_map_pages_of(m));
+		emu_dma_map_free(m, true);
 	}
+}
+
+/* Can @dev reach all of BAR2 without an IOMMU? */
+static bool emu_dev_reaches_bar2(struct device *dev)
+{
+	u64 limit = min_not_zero(dma_get_mask(dev), dev->bus_dma_limit);
+
+	return device_iommu_mapped(dev) ||
+	       emu->mem_phys + emu->mem_size - 1 <= limit;
+}
+
+static int emu_dma_build(struct emu_dma_map *m, struct emu_pin *pin,
+			 struct device *dev, enum dma_data_direction direction)
+{
+	struct nvidia_p2p_dma_mapping *map = &m->map;
+	unsigned int seg = emu_dma_max_run_kb ?
+		ALIGN(emu_dma_max_run_kb << 10, PAGE_SIZE) : UINT_MAX & PAGE_MASK;
+	struct scatterlist *sg;
+	int i, ret;
+
+	map->sgt = kzalloc(sizeof(*map->sgt), GFP_KERNEL);
+	if (!map->sgt)
+		return -ENOMEM;
+	ret = sg_alloc_table_from_pages_segment(map->sgt, pin->pt.pages,
+						pin->pt.entries, 0, pin->len,
+						seg, GFP_KERNEL);
+	if (ret)
+		return ret;
+	ret = dma_map_sgtable(dev, map->sgt, direction, 0);
+	if (ret)
+		return -EIO;
+	map->hw_address = kvcalloc(map->sgt->nents, sizeof(dma_addr_t),
+				   GFP_KERNEL);
+	map->hw_len = kvcalloc(map->sgt->nents, sizeof(u32), GFP_KERNEL);
+	if (!map->hw_address || !map->hw_len) {
+		dma_unmap_sgtable(dev, map->sgt, direction, 0);
+		return -ENOMEM;
+	}
+	for_each_sgtable_dma_sg(map->sgt, sg, i) {
+		map->hw_address[i] = sg_dma_address(sg);
+		map->hw_len[i] = sg_dma_len(sg);
+	}
+	map->entries = map->sgt->nents;
+	return 0;
 }
 
 /**
@@ -73,7 +108,8 @@ void emu_dma_unmap_all(struct emu_pin *pin)
  * May sleep.
  *
  * Return: 0, -EINVAL (bad argument or direction, a table not live),
- * -ENOMEM, -EIO (dma_map_page failed), or an injected error.
+ * -ENOMEM, -EIO (the device cannot reach the memory, or the mapping
+ * failed), or an injected error.
  */
 int nvidia_p2p_dma_map_pages(struct device *dev,
 			     struct nvidia_p2p_page_table *page_table,
@@ -82,7 +118,6 @@ int nvidia_p2p_dma_map_pages(struct device *dev,
 {
 	struct emu_dma_map *m;
 	struct emu_pin *pin;
-	u32 i, e = 0;
 	int ret;
 
 	if (!dev || !page_table || !map || !emu ||
@@ -98,16 +133,13 @@ int nvidia_p2p_dma_map_pages(struct device *dev,
 		ret = -EINVAL;
 		goto out_unlock;
 	}
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
-	if (!m) {
-		ret = -ENOMEM;
+	if (!emu_dev_reaches_bar2(dev)) {
+		dev_err_ratelimited(dev, "nvp2p_emu: DMA mask cannot reach the GPU memory\n");
+		ret = -EIO;
 		goto out_unlock;
 	}
-	m->map.hw_address = kvcalloc(pin->pt.entries, sizeof(dma_addr_t),
-				     GFP_KERNEL);
-	m->map.hw_len = kvcalloc(pin->pt.entries, sizeof(u32), GFP_KERNEL);
-	if (!m->map.hw_address || !m->map.hw_len) {
-		emu_dma_map_free(m, 0);
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m) {
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
@@ -115,26 +147,10 @@ int nvidia_p2p_dma_map_pages(struct device *dev,
 	m->map.dev = dev;
 	m->map.page_table = page_table;
 	m->map.direction = direction;
-
-	for (i = 0; i < pin->pt.entries; i++) {
-		dma_addr_t addr = dma_map_page(dev, pin->pt.pages[i], 0,
-					       PAGE_SIZE, direction);
-
-		if (dma_mapping_error(dev, addr)) {
-			emu_dma_map_free(m, i);
-			ret = -EIO;
-			goto out_unlock;
-		}
-		/* A run goes on while the addresses follow each other. */
-		if (m->map.entries &&
-		    m->map.hw_address[e] + m->map.hw_len[e] == addr &&
-		    m->map.hw_len[e] <= U32_MAX - PAGE_SIZE) {
-			m->map.hw_len[e] += PAGE_SIZE;
-			continue;
-		}
-		e = m->map.entries++;
-		m->map.hw_address[e] = addr;
-		m->map.hw_len[e] = PAGE_SIZE;
+	ret = emu_dma_build(m, pin, dev, direction);
+	if (ret) {
+		emu_dma_map_free(m, false);
+		goto out_unlock;
 	}
 	mutex_lock(&emu->maps_lock);
 	list_add_tail(&m->node, &pin->dma_maps);
@@ -170,7 +186,7 @@ static int emu_dma_unmap(struct nvidia_p2p_dma_mapping *map, const char *fn)
 				continue;
 			list_del(&m->node);
 			emu->nr_dma_maps--;
-			emu_dma_map_free(m, emu_dma_map_pages_of(m));
+			emu_dma_map_free(m, true);
 			if (list_empty(&pin->dma_maps))
 				pin->pt.mapped &= ~NVIDIA_P2P_MAPPED;
 			ret = 0;

@@ -33,7 +33,7 @@
 #include "nv-p2p.h"
 
 #define EMU_PAGE_SHIFT	16
-#define EMU_PAGE_SIZE	(1ULL << EMU_PAGE_SHIFT)
+#define EMU_PAGE_SIZE	BIT_ULL(EMU_PAGE_SHIFT)
 #define EMU_UUID_LEN	16
 
 /*
@@ -134,6 +134,7 @@ struct emu_dev {
 	atomic_t unmaps_in_flight;	/* inside dma_unmap_pages() */
 	u64 nr_stale_unmaps;		/* dma_unmap_pages() of a dead table */
 	u64 nr_unfreed_tables;		/* Tegra: on emu->revoked */
+	u64 nr_leftover_dma_maps;	/* Tegra: left mapped past a callback */
 
 	/* fault injection: the next calls of each kind fail */
 	struct emu_fault fail_pin;	/* get_pages, get_pages_persistent */
@@ -146,6 +147,9 @@ extern struct emu_dev *emu;		/* the bound device, or NULL */
 extern unsigned int emu_pin_latency_us;
 extern unsigned int emu_callback_delay_ms;
 extern unsigned int emu_unmap_delay_ms;
+#ifdef NVP2P_EMU_TEGRA
+extern unsigned int emu_dma_max_run_kb;
+#endif
 
 /* mem.c */
 struct emu_alloc *emu_alloc_find(pid_t tgid, u64 va, u64 len);

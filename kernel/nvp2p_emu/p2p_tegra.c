@@ -51,7 +51,12 @@ static void emu_pin_end(struct emu_pin *pin)
 
 	mutex_lock(&emu->maps_lock);
 	pin->in_callback = false;
-	emu_dma_unmap_all(pin);		/* what the driver left mapped */
+	/* The driver should have freed them (free_dma_mapping): count it. */
+	if (!list_empty(&pin->dma_maps)) {
+		emu->nr_leftover_dma_maps++;
+		pr_err_ratelimited("nvp2p_emu: a free callback returned with DMA mappings of its table left (L4T would leak them)\n");
+	}
+	emu_dma_unmap_all(pin);
 	list_del(&pin->node);
 	list_del(&pin->alloc_node);
 	emu->nr_pins--;

@@ -59,6 +59,11 @@ static int emu_mem_pages_init(struct emu_dev *e)
 		dev_err(dev, "the Tegra flavour needs CONFIG_ZONE_DEVICE for struct pages of BAR2\n");
 		return -EOPNOTSUPP;
 	}
+	/* Memory hotplug's unit for device memory: 2 MiB sub-sections. */
+	if (!IS_ALIGNED(e->mem_phys | e->mem_size, SZ_2M)) {
+		dev_err(dev, "the Tegra flavour needs BAR2 in whole 2 MiB units\n");
+		return -EINVAL;
+	}
 	e->pgmap = devm_kzalloc(dev, sizeof(*e->pgmap), GFP_KERNEL);
 	if (!e->pgmap)
 		return -ENOMEM;
@@ -80,12 +85,14 @@ static void emu_free_revoked(struct emu_dev *e)
 	struct emu_pin *pin, *tmp;
 	unsigned int n = 0;
 
+	mutex_lock(&e->maps_lock);
 	list_for_each_entry_safe(pin, tmp, &e->revoked, node) {
 		list_del(&pin->node);
 		kvfree(pin->pt.pages);
 		kfree(pin);
 		n++;
 	}
+	mutex_unlock(&e->maps_lock);
 	if (n)
 		dev_err(&e->pdev->dev, "%u page tables never freed by a third-party driver\n",
 			n);

@@ -4,7 +4,8 @@
  * 13.4) against nvp2p_emu in its Tegra flavour: pin, CPU mapping, unpin
  * (put_pages runs the free callback, which frees the table), revocation
  * on free, the persistent API refused, and the edu example DMAing peer to
- * peer through 4 KiB struct pages merged into 64 KiB bus pages.
+ * peer through the in-kernel API's 64 KiB bus pages, built from mappings of
+ * one run, of 4 KiB runs and of 12 KiB runs (a page spanning runs).
  *
  * Runs only in the "tegra" guest boot (run-tests.sh), whose modules are
  * built with scripts/build-modules.sh ... tegra.
@@ -54,7 +55,7 @@ static void test_pin_map_unpin(CUdeviceptr buf, const uint8_t *pattern)
 	gdt_ok(p.pinned_addr == buf && p.pinned_size == 4 * GDT_KB64 &&
 	       status[p.status_slot] == GDIRECT_STATUS_PINNED,
 	       "widened to 256 KiB, status PINNED");
-	gdt_ok(gdt_emu("pins") == 1, "one Tegra page table of 64 struct pages");
+	gdt_ok(gdt_emu("pins") == 1, "one Tegra page table");
 	ret = gdt_region_info(fd, p.handle, &ri);
 	gdt_ok(!ret && ri.page_size == 65536 && ri.page_count == 4,
 	       "REGION_INFO in 64 KiB pages");
@@ -128,36 +129,49 @@ static int xfer(int efd, CUdeviceptr gpu, void *buf, size_t len,
 	return ioctl(efd, GDEDU_IOC_XFER, &x) ? -errno : 0;
 }
 
-/* Peer DMA by edu through the in-kernel API: 64 KiB bus pages from runs. */
-static void test_edu(void)
+/*
+ * Peer DMA by edu through the in-kernel API, which hands out one bus
+ * address per 64 KiB page: gdirect builds them from the mapping's runs,
+ * here capped at RUN_KB KiB (0: one run), so that a page spans several.
+ */
+static void test_edu(unsigned int run_kb)
 {
 	CUdeviceptr gpu = gdt_alloc(2 * GDT_KB64);
 	uint8_t out[3000], in[3000], check[3000];
 	uint64_t off;
+	char knob[16];
 	int efd = open(GDEDU_DEVICE, O_RDWR);
 
-	if (!gdt_ok(gpu && efd >= 0, "open %s", GDEDU_DEVICE))
+	if (!gdt_ok(gpu && efd >= 0, "runs of %u KiB: open %s", run_kb,
+		    GDEDU_DEVICE))
 		return;
+	snprintf(knob, sizeof(knob), "%u", run_kb);
+	gdt_emu_knob("dma_max_run_kb", knob);
 	for (size_t i = 0; i < sizeof(out); i++)
-		out[i] = (uint8_t)(i * 13 + 1);
+		out[i] = (uint8_t)(i * 13 + run_kb);
 	/* Across the 64 KiB boundary: two bus pages. */
 	gdt_ok(xfer(efd, gpu + GDT_KB64 - 1000, out, sizeof(out),
-		    GDEDU_TO_GPU) == 0, "edu DMA of 3000 bytes into GPU memory");
-	gdt_ok(gdt_emu("dma_maps") == 1, "one Tegra DMA mapping, kept cached");
+		    GDEDU_TO_GPU) == 0 && gdt_emu("dma_maps") == 1,
+	       "runs of %u KiB: edu DMA of 3000 bytes into GPU memory, mapping kept",
+	       run_kb);
 	cuMemcpyDtoH(check, gpu + GDT_KB64 - 1000, sizeof(check));
-	gdt_ok(!memcmp(check, out, sizeof(out)), "CUDA reads what edu wrote");
+	gdt_ok(!memcmp(check, out, sizeof(out)), "runs of %u KiB: CUDA reads what edu wrote",
+	       run_kb);
 	gdt_ok(gdt_mem_offset(gpu + GDT_KB64 - 1000, &off) == 0 &&
 	       gdt_host_has(off, out, sizeof(out)),
-	       "the host's backing file has it, peer to peer");
+	       "runs of %u KiB: the host's backing file has it, peer to peer",
+	       run_kb);
 	memset(in, 0, sizeof(in));
 	gdt_ok(xfer(efd, gpu + GDT_KB64 - 1000, in, sizeof(in),
 		    GDEDU_FROM_GPU) == 0 && !memcmp(in, out, sizeof(out)),
-	       "and edu DMAs it back");
+	       "runs of %u KiB: and edu DMAs it back", run_kb);
 	gdt_ok(gdt_free(gpu) == 0 && gdt_emu("pins") == 0 &&
-	       gdt_emu("dma_maps") == 0 && gdt_emu("unfreed_tables") == 0,
-	       "free: the callback unmapped (free_dma_mapping) and freed the table");
+	       gdt_emu("dma_maps") == 0 && gdt_emu("unfreed_tables") == 0 &&
+	       gdt_emu("leftover_dma_maps") == 0,
+	       "runs of %u KiB: free: the callback freed the mapping (free_dma_mapping) and the table",
+	       run_kb);
 	close(efd);
-	gdt_ok(gdt_emu("stale_unmaps") == 0, "no unmap of a dead mapping");
+	gdt_emu_knob("dma_max_run_kb", "0");
 }
 
 static void body(void)
@@ -186,7 +200,11 @@ static void body(void)
 	test_pin_map_unpin(buf, pattern);
 	test_revoke();
 	test_persistent(buf);
-	test_edu();
+	test_edu(0);
+	test_edu(4);
+	test_edu(12);
+	gdt_ok(gdt_emu("stale_unmaps") == 0 && gdt_emu("leftover_dma_maps") == 0,
+	       "no unmap of a dead mapping, none left to the provider");
 	gdt_free(buf);
 
 	munmap((void *)status, GDIRECT_STATUS_BYTES);
