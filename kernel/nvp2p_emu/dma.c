@@ -30,17 +30,9 @@ static void emu_dma_map_free(struct emu_dma_map *m, u32 mapped)
 	kfree(m);
 }
 
-/* Tear down every DMA mapping of a pin that is going away. */
-void emu_dma_unmap_all(struct emu_pin *pin)
+void emu_dma_map_release(struct emu_dma_map *m)
 {
-	struct emu_dma_map *m, *tmp;
-
-	lockdep_assert_held(&emu->maps_lock);
-	list_for_each_entry_safe(m, tmp, &pin->dma_maps, node) {
-		list_del(&m->node);
-		emu->nr_dma_maps--;
-		emu_dma_map_free(m, m->map.entries);
-	}
+	emu_dma_map_free(m, m->map.entries);
 }
 
 /**
@@ -170,7 +162,7 @@ int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer,
 		}
 		list_del(&m->node);
 		emu->nr_dma_maps--;
-		emu_dma_map_free(m, m->map.entries);
+		emu_dma_map_release(m);
 		break;
 	}
 out:

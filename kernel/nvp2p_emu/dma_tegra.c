@@ -41,17 +41,9 @@ static void emu_dma_map_free(struct emu_dma_map *m, bool mapped)
 	kfree(m);
 }
 
-/* Tear down every DMA mapping of a pin that is going away. */
-void emu_dma_unmap_all(struct emu_pin *pin)
+void emu_dma_map_release(struct emu_dma_map *m)
 {
-	struct emu_dma_map *m, *tmp;
-
-	lockdep_assert_held(&emu->maps_lock);
-	list_for_each_entry_safe(m, tmp, &pin->dma_maps, node) {
-		list_del(&m->node);
-		emu->nr_dma_maps--;
-		emu_dma_map_free(m, true);
-	}
+	emu_dma_map_free(m, true);
 }
 
 /* Can @dev reach all of BAR2 without an IOMMU? */
@@ -186,7 +178,7 @@ static int emu_dma_unmap(struct nvidia_p2p_dma_mapping *map, const char *fn)
 				continue;
 			list_del(&m->node);
 			emu->nr_dma_maps--;
-			emu_dma_map_free(m, true);
+			emu_dma_map_release(m);
 			if (list_empty(&pin->dma_maps))
 				pin->pt.mapped &= ~NVIDIA_P2P_MAPPED;
 			ret = 0;

@@ -160,14 +160,16 @@ void emu_alloc_put(struct emu_alloc *a);
 struct emu_file *emu_file_by_token(u64 p2p_token, u32 va_space);
 
 /* pins.c */
+int emu_pin_range(u64 va, u64 len, unsigned int shift, u64 *entries);
 struct emu_pin *emu_pin_find(struct nvidia_p2p_page_table *pt);
+void emu_dma_unmap_all(struct emu_pin *pin);
 int emu_fault_inject(struct emu_fault *f);
 
 /* p2p.c (p2p_tegra.c) */
 void emu_revoke_alloc_pins(struct emu_alloc *a);
 
-/* dma.c (dma_tegra.c) */
-void emu_dma_unmap_all(struct emu_pin *pin);
+/* dma.c (dma_tegra.c): unmap and free a mapping taken off its list */
+void emu_dma_map_release(struct emu_dma_map *m);
 
 /* ctl.c */
 int emu_ctl_register(void);

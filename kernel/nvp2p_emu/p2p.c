@@ -109,15 +109,9 @@ static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 
 	if (!emu)
 		return -ENODEV;
-	if (!IS_ALIGNED(va, EMU_PAGE_SIZE) || !IS_ALIGNED(len, EMU_PAGE_SIZE)) {
-		pr_err_ratelimited("nvp2p_emu: get_pages: address or length are not aligned\n");
-		return -EINVAL;
-	}
-	if (!len || va + len < va)
-		return -EINVAL;
-	entries = len >> EMU_PAGE_SHIFT;
-	if (entries > U32_MAX)
-		return -EINVAL;
+	ret = emu_pin_range(va, len, EMU_PAGE_SHIFT, &entries);
+	if (ret)
+		return ret;
 
 	/* Pinning is slow on real GPUs (about a millisecond): so is ours. */
 	if (emu_pin_latency_us)

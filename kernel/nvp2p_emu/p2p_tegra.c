@@ -108,15 +108,9 @@ int nvidia_p2p_get_pages(u64 vaddr, u64 size,
 		return -ENODEV;
 	if (!page_table || !free_callback || !data)
 		return -EINVAL;
-	if (!PAGE_ALIGNED(vaddr) || !PAGE_ALIGNED(size)) {
-		pr_err_ratelimited("nvp2p_emu: get_pages: address or length are not 4 KiB aligned\n");
-		return -EINVAL;
-	}
-	if (!size || vaddr + size < vaddr)
-		return -EINVAL;
-	entries = size >> PAGE_SHIFT;
-	if (entries > U32_MAX)
-		return -EINVAL;
+	ret = emu_pin_range(vaddr, size, PAGE_SHIFT, &entries);
+	if (ret)
+		return ret;
 
 	if (emu_pin_latency_us)
 		fsleep(emu_pin_latency_us);

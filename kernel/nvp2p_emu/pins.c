@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pins.c - what both nv-p2p flavours (p2p.c, p2p_tegra.c) share: finding a
- * live pin by its page table, and fault injection.
+ * pins.c - what both nv-p2p flavours (p2p.c and dma.c, p2p_tegra.c and
+ * dma_tegra.c) share: checking a range, finding a live pin by its page
+ * table, tearing down a pin's DMA mappings, and fault injection.
  */
 #include "emu.h"
 
@@ -29,4 +30,40 @@ struct emu_pin *emu_pin_find(struct nvidia_p2p_page_table *pt)
 		if (&pin->pt == pt)
 			return pin;
 	return NULL;
+}
+
+/**
+ * emu_pin_range() - check the range of a get_pages call
+ * @va: start
+ * @len: bytes
+ * @shift: log2 of the page size the range must be aligned to
+ * @entries: out: number of pages
+ *
+ * Return: 0, or -EINVAL for a misaligned, empty or wrapping range, or one
+ * of more than U32_MAX pages.
+ */
+int emu_pin_range(u64 va, u64 len, unsigned int shift, u64 *entries)
+{
+	if (!IS_ALIGNED(va | len, BIT_ULL(shift))) {
+		pr_err_ratelimited("nvp2p_emu: get_pages: address or length are not %llu KiB aligned\n",
+				   BIT_ULL(shift) >> 10);
+		return -EINVAL;
+	}
+	if (!len || va + len < va || len >> shift > U32_MAX)
+		return -EINVAL;
+	*entries = len >> shift;
+	return 0;
+}
+
+/* Tear down every DMA mapping of a pin that is going away. */
+void emu_dma_unmap_all(struct emu_pin *pin)
+{
+	struct emu_dma_map *m, *tmp;
+
+	lockdep_assert_held(&emu->maps_lock);
+	list_for_each_entry_safe(m, tmp, &pin->dma_maps, node) {
+		list_del(&m->node);
+		emu->nr_dma_maps--;
+		emu_dma_map_release(m);
+	}
 }

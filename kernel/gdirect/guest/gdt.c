@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -202,6 +203,21 @@ int gdt_cuda_init(void)
 	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
 		return -1;
 	return 0;
+}
+
+int gdt_open_gdirect(volatile uint32_t **status)
+{
+	int fd = open("/dev/gdirect", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+
+	if (!gdt_ok(fd >= 0, "open /dev/gdirect"))
+		return -1;
+	*status = mmap(NULL, GDIRECT_STATUS_BYTES, PROT_READ, MAP_SHARED, fd,
+		       GDIRECT_STATUS_OFFSET);
+	if (!gdt_ok(*status != MAP_FAILED, "mmap the status area read-only")) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 CUdeviceptr gdt_alloc(size_t size)

@@ -57,6 +57,12 @@ int gdt_mem_offset(CUdeviceptr p, uint64_t *off);
 /* Does the host see @len bytes of @data at @off of GPU memory? */
 int gdt_host_has(uint64_t off, const void *data, size_t len);
 
+/*
+ * Open /dev/gdirect and map its status area read-only, as TAP checks;
+ * returns the fd with *status set, or -1.
+ */
+int gdt_open_gdirect(volatile uint32_t **status);
+
 /* Bus address of the first page of our registration HANDLE; 0 if none. */
 uint64_t gdt_region_phys(uint64_t handle);
 

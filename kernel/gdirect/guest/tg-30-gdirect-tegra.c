@@ -23,7 +23,7 @@
 #include "nvp2p_emu.h"
 
 static int fd;
-static volatile const uint32_t *status;
+static volatile uint32_t *status;
 
 static void test_flavour(void)
 {
@@ -182,12 +182,8 @@ static void body(void)
 
 	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context on the emulated GPU"))
 		return;
-	fd = open("/dev/gdirect", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (!gdt_ok(fd >= 0, "open /dev/gdirect"))
-		return;
-	status = mmap(NULL, GDIRECT_STATUS_BYTES, PROT_READ, MAP_SHARED, fd,
-		      GDIRECT_STATUS_OFFSET);
-	if (!gdt_ok(status != MAP_FAILED, "mmap the status area"))
+	fd = gdt_open_gdirect(&status);
+	if (fd < 0)
 		return;
 
 	test_flavour();
