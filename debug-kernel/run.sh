@@ -2,12 +2,14 @@
 # run.sh BUILD - the guest suite under the debug kernel, and proof it bites.
 #
 #   1. build (or reuse) the debug kernel: debug-kernel/build.sh BUILD/debug-kernel
-#   2. build our modules against it into BUILD/kmod-debug/v2, and the planted
-#      module (debug-kernel/planted) into BUILD/kmod-debug/planted
+#   2. build our modules against it into BUILD/kmod-debug/v2, the Tegra
+#      flavour's into BUILD/kmod-debug/tegra, and the planted module
+#      (debug-kernel/planted) into BUILD/kmod-debug/planted
 #   3. boot "debug-v2": the whole guest suite (every t-*, or $GUEST_TESTS),
 #      then dk-kmemleak.sh and dk-lockdep.sh; any lockdep, KASAN, KFENCE or
 #      kmemleak report in the kernel log fails it (guest/run.py's scan), and
-#      so does lockdep having switched itself off
+#      so does lockdep having switched itself off; then "debug-tegra": the
+#      Tegra flavour's tests (tg-*) and the same two checks
 #   4. boot "debug-planted": dk-planted.sh sets off one bug per checker, then
 #      dk-kmemleak.sh; here each checker MUST report, or the lane fails
 #
@@ -37,6 +39,11 @@ if [ -z "${MODULES:-}" ]; then
 	MODULES=$(make -s --no-print-directory -C "$top" \
 		--eval 'dk-print-modules: ; @echo $(MODULES)' dk-print-modules)
 fi
+if [ -z "${TEGRA_MODULES:-}" ]; then
+	# shellcheck disable=SC2016
+	TEGRA_MODULES=$(make -s --no-print-directory -C "$top" \
+		--eval 'dk-print-modules: ; @echo $(TEGRA_MODULES)' dk-print-modules)
+fi
 
 echo "== debug kernel"
 t0=$(date +%s)
@@ -51,7 +58,9 @@ kernel=$kout/bzImage
 echo "== modules against the debug kernel: $MODULES"
 # shellcheck disable=SC2086
 if ! "$top/scripts/build-modules.sh" "$kdir" "$build/kmod-debug/v2" v2 $MODULES \
-	>"$results/debug-modules.log" 2>&1; then
+	>"$results/debug-modules.log" 2>&1 ||
+   ! "$top/scripts/build-modules.sh" "$kdir" "$build/kmod-debug/tegra" tegra \
+	$TEGRA_MODULES >>"$results/debug-modules.log" 2>&1; then
 	echo "debug-kernel: module build failed (see results/debug-modules.log)"
 	tail -20 "$results/debug-modules.log"
 	add 0 1 0; finish
@@ -83,10 +92,22 @@ echo "== guest suite under the debug kernel"
 t0=$(date +%s)
 boot debug-v2 "${GUEST_TESTS:-t-*} dk-kmemleak.sh dk-lockdep.sh" "$build/kmod-debug/v2"
 echo "debug-kernel: suite took $(( $(date +%s) - t0 )) s"
-last=$(tail -n1 "$results/debug-v2.summary")
-# shellcheck disable=SC2046 # the three numbers, split on purpose
-set -- $(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
-if [ $# -eq 3 ]; then add "$1" "$2" "$3"; else add 0 1 0; fi
+# count NAME: add the last line of results/NAME.summary to the totals.
+count() {
+	last=$(tail -n1 "$results/$1.summary")
+	# shellcheck disable=SC2046 # the three numbers, split on purpose
+	set -- $(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; else add 0 1 0; fi
+}
+count debug-v2
+
+if [ -z "${GUEST_TESTS:-}" ]; then
+	echo "== the Tegra flavour under the debug kernel"
+	t0=$(date +%s)
+	boot debug-tegra "tg-* dk-kmemleak.sh dk-lockdep.sh" "$build/kmod-debug/tegra"
+	echo "debug-kernel: Tegra boot took $(( $(date +%s) - t0 )) s"
+	count debug-tegra
+fi
 
 echo "== planted bugs: every checker must report"
 t0=$(date +%s)

@@ -93,18 +93,19 @@ run_unit() { # run_unit DIR SANITIZE SUITE LABEL
 	count_meson "$dir" "$4"
 }
 
-# note_guest_failures SUMMARY TAP: each guest program with failures, a
+# note_guest_failures SUMMARY TAP...: each guest program with failures, a
 # hang, a timeout or a kernel report, with its first failed check.
 note_guest_failures() {
+	summary=$1; shift
 	grep -E ' [1-9][0-9]* failed|did not finish|timed out|stopped before|kernel log:|no test ran|did not start|NOT REPORTED|failed \(see|could not' \
-		"$1" 2>/dev/null | grep -v -E '^[0-9]+ passed' |
+		"$summary" 2>/dev/null | grep -v -E '^[0-9]+ passed' |
 		while IFS= read -r l; do
 			note_failure "$l"
 			prog=$(echo "$l" | sed -n 's/^guest\[[^]]*\] \([^:]*\): .*/\1/p')
-			[ -n "$prog" ] && [ -f "$2" ] || continue
-			awk -v p="=== BEGIN $prog" '$0 == p { on = 1; next }
+			[ -n "$prog" ] || continue
+			cat "$@" 2>/dev/null | awk -v p="=== BEGIN $prog" '$0 == p { on = 1; next }
 				/^=== BEGIN / { on = 0 }
-				on && /^not ok/ { print "    " substr($0, 1, 200); exit }' "$2" >>"$failures"
+				on && /^not ok/ { print "    " substr($0, 1, 200); exit }' >>"$failures"
 		done
 }
 
@@ -139,7 +140,8 @@ if [ "${DEBUG_KERNEL:-0}" = 1 ]; then
 	echo "== guest suite under the debug kernel (docs/debug-kernel.md)"
 	"$top/scripts/deps.sh" debug-kernel || add 0 1 0
 	RESULTS="$results" MODULES="${MODULES:-}" "$top/debug-kernel/run.sh" "$build" | tee "$results/debug-kernel.summary"
-	note_guest_failures "$results/debug-kernel.summary" "$results/debug-v2.tap"
+	note_guest_failures "$results/debug-kernel.summary" "$results/debug-v2.tap" \
+		"$results/debug-tegra.tap"
 	set -- $(tail -n1 "$results/debug-kernel.summary" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
 	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; else add 0 1 0; fi
 fi
