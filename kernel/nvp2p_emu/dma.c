@@ -160,9 +160,7 @@ int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer,
 			ret = -EINVAL;
 			goto out;
 		}
-		list_del(&m->node);
-		emu->nr_dma_maps--;
-		emu_dma_map_release(m);
+		emu_dma_map_remove(m);
 		break;
 	}
 out:

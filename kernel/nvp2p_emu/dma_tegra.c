@@ -176,9 +176,7 @@ static int emu_dma_unmap(struct nvidia_p2p_dma_mapping *map, const char *fn)
 		list_for_each_entry(m, &pin->dma_maps, node) {
 			if (&m->map != map)
 				continue;
-			list_del(&m->node);
-			emu->nr_dma_maps--;
-			emu_dma_map_release(m);
+			emu_dma_map_remove(m);
 			if (list_empty(&pin->dma_maps))
 				pin->pt.mapped &= ~NVIDIA_P2P_MAPPED;
 			ret = 0;

@@ -162,6 +162,7 @@ struct emu_file *emu_file_by_token(u64 p2p_token, u32 va_space);
 /* pins.c */
 int emu_pin_range(u64 va, u64 len, unsigned int shift, u64 *entries);
 struct emu_pin *emu_pin_find(struct nvidia_p2p_page_table *pt);
+void emu_dma_map_remove(struct emu_dma_map *m);
 void emu_dma_unmap_all(struct emu_pin *pin);
 int emu_fault_inject(struct emu_fault *f);
 

@@ -55,15 +55,20 @@ int emu_pin_range(u64 va, u64 len, unsigned int shift, u64 *entries)
 	return 0;
 }
 
+/* Take a DMA mapping off its pin's list, unmap and free it. */
+void emu_dma_map_remove(struct emu_dma_map *m)
+{
+	lockdep_assert_held(&emu->maps_lock);
+	list_del(&m->node);
+	emu->nr_dma_maps--;
+	emu_dma_map_release(m);
+}
+
 /* Tear down every DMA mapping of a pin that is going away. */
 void emu_dma_unmap_all(struct emu_pin *pin)
 {
 	struct emu_dma_map *m, *tmp;
 
-	lockdep_assert_held(&emu->maps_lock);
-	list_for_each_entry_safe(m, tmp, &pin->dma_maps, node) {
-		list_del(&m->node);
-		emu->nr_dma_maps--;
-		emu_dma_map_release(m);
-	}
+	list_for_each_entry_safe(m, tmp, &pin->dma_maps, node)
+		emu_dma_map_remove(m);
 }
