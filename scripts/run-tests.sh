@@ -109,6 +109,13 @@ note_guest_failures() {
 		done
 }
 
+# add_summary FILE: add FILE's closing "N passed, N failed, N skipped" to
+# the totals; a file without one counts as a failure.
+add_summary() {
+	set -- $(tail -n1 "$1" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; else add 0 1 0; fi
+}
+
 run_guest() { # run_guest FLAVOUR [TESTS]
 	initrd="$build/guest-$1.cpio.gz"
 	if ! GUEST_TESTS="${2:-}" "$top/guest/build-initramfs.sh" "$build" "$1" "$initrd"; then
@@ -120,9 +127,7 @@ run_guest() { # run_guest FLAVOUR [TESTS]
 		--name "$1" --results "$results" --timeout "${GUEST_TIMEOUT_S:-1500}" \
 		2>/dev/null | tee "$results/guest-$1.summary"
 	note_guest_failures "$results/guest-$1.summary" "$results/$1.tap"
-	last=$(tail -n1 "$results/guest-$1.summary")
-	set -- $(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
-	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; else add 0 1 0; fi
+	add_summary "$results/guest-$1.summary"
 }
 
 echo "== unit tests (ASan + UBSan)"
@@ -142,8 +147,7 @@ if [ "${DEBUG_KERNEL:-0}" = 1 ]; then
 	RESULTS="$results" MODULES="${MODULES:-}" "$top/debug-kernel/run.sh" "$build" | tee "$results/debug-kernel.summary"
 	note_guest_failures "$results/debug-kernel.summary" "$results/debug-v2.tap" \
 		"$results/debug-tegra.tap"
-	set -- $(tail -n1 "$results/debug-kernel.summary" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
-	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; else add 0 1 0; fi
+	add_summary "$results/debug-kernel.summary"
 fi
 
 echo "results and logs: $results/"
