@@ -6,7 +6,8 @@
  * EPERM (not the opening process), EFAULT, EINVAL, ENOENT (no such
  * handle), ENOTTY (unknown command), ENOSPC (out of slots or handles),
  * ENOMEM, or what the provider said (EINVAL, ENOMEM, EIO, EOPNOTSUPP,
- * EBUSY, ENODEV), and EPROTO for a provider of an incompatible version.
+ * EBUSY, ENODEV), EPROTO for a provider of an incompatible version, and
+ * EINTR for a pin whose process got a fatal signal while it waited.
  */
 #include <linux/uaccess.h>
 

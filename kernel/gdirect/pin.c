@@ -60,43 +60,20 @@
 #include "gdirect_internal.h"
 
 /*
- * Two classes that exclude each other but not themselves: NEW (get_pages)
- * and USE (calls that pass a page-table pointer we hold).  Neither is
- * ever waited for by the free callback, so holding one across a provider
- * call cannot deadlock with the provider lock.
+ * gd_excl keeps NEW (get_pages) and USE (calls that pass a page-table
+ * pointer we hold: put_pages, dma_map_pages) apart (rule 5).  USE holders
+ * share it, NEW holders take it alone: the provider runs get_pages under
+ * its own API lock anyway, so serialising them costs nothing, while
+ * unpins, closes and exits of many processes go on side by side.  An
+ * rw_semaphore queues waiters in order and hands the lock over to a
+ * waiter that has waited too long, so a stream of pins cannot starve an
+ * unpin, nor a stream of unpins a pin (docs/driver.md, "Limits"); lockdep
+ * sees it.  Neither side is ever waited for by the free callback, so
+ * holding it across a provider call cannot deadlock with the provider
+ * lock.  A user pin waits killably; a release never does, as close and
+ * exit must put the pages whatever signal is pending.
  */
-enum { GD_EXCL_NEW, GD_EXCL_USE };
-static DEFINE_SPINLOCK(gd_excl_lock);
-static DECLARE_WAIT_QUEUE_HEAD(gd_excl_wait);
-static int gd_excl_count[2];
-
-static bool gd_excl_try(int side)
-{
-	bool ok;
-
-	spin_lock(&gd_excl_lock);
-	ok = !gd_excl_count[!side];
-	if (ok)
-		gd_excl_count[side]++;
-	spin_unlock(&gd_excl_lock);
-	return ok;
-}
-
-static void gd_excl_enter(int side)
-{
-	wait_event(gd_excl_wait, gd_excl_try(side));
-}
-
-static void gd_excl_exit(int side)
-{
-	bool last;
-
-	spin_lock(&gd_excl_lock);
-	last = !--gd_excl_count[side];
-	spin_unlock(&gd_excl_lock);
-	if (last)
-		wake_up_all(&gd_excl_wait);
-}
+static DECLARE_RWSEM(gd_excl);
 
 bool gd_is_owner(struct pid *owner)
 {
@@ -398,12 +375,24 @@ static int gd_check_table(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
  * gd_reg_pin() - pin r->addr, r->size through nv-p2p
  * @r: a registration from gd_reg_alloc() with its range and mode filled in
  *
- * Return: 0 with @r PINNED, or a negative errno with @r DEAD.
+ * Waits for gdirect's lock (gd_excl) killably for a user registration.
+ *
+ * Return: 0 with @r PINNED, or a negative errno with @r DEAD: -EINTR when
+ * a user caller got a fatal signal while waiting for the lock.
  */
 int gd_reg_pin(struct gd_reg *r)
 {
 	struct nvidia_p2p_page_table *pt = NULL;
 	int ret, bad;
+
+	/* A user process may be killed while it waits; a kernel caller not. */
+	if (r->ctx) {
+		ret = down_write_killable(&gd_excl);
+		if (ret)
+			return ret;
+	} else {
+		down_write(&gd_excl);
+	}
 
 	/* The nv reference; a callback may come before get_pages returns. */
 	__module_get(THIS_MODULE);
@@ -416,7 +405,6 @@ int gd_reg_pin(struct gd_reg *r)
 	list_add_tail(&r->node, &gd_regs);
 	spin_unlock(&gd_regs_lock);
 
-	gd_excl_enter(GD_EXCL_NEW);
 	if (r->persistent) {
 #if GD_HAVE_PERSISTENT
 		ret = nvidia_p2p_get_pages_persistent(r->addr, r->size, &pt,
@@ -428,7 +416,7 @@ int gd_reg_pin(struct gd_reg *r)
 		ret = gd_nv_get_pages(r->p2p_token, r->va_space, r->addr,
 				      r->size, &pt, gd_free_callback, r);
 	}
-	gd_excl_exit(GD_EXCL_NEW);
+	up_write(&gd_excl);
 	if (ret) {
 		atomic64_inc(&gd_stats.pin_failures);
 		spin_lock(&r->lock);
@@ -485,12 +473,12 @@ int gd_reg_dma_map(struct gd_reg *r)
 	u64 *bus;
 	int ret;
 
-	gd_excl_enter(GD_EXCL_USE);
+	down_read(&gd_excl);
 	spin_lock(&r->lock);
 	pt = r->state == GD_PINNED ? r->pt : NULL;
 	spin_unlock(&r->lock);
 	ret = pt ? gd_nv_dma_map(r->peer, pt, &dma) : -ESTALE;
-	gd_excl_exit(GD_EXCL_USE);
+	up_read(&gd_excl);
 	if (ret)
 		return gd_errno(ret);
 	if (!NVIDIA_P2P_DMA_MAPPING_VERSION_COMPATIBLE(dma)) {
@@ -581,7 +569,7 @@ void gd_reg_release(struct gd_reg *r)
 		return;
 	}
 
-	gd_excl_enter(GD_EXCL_USE);
+	down_read(&gd_excl);
 	spin_lock(&r->lock);
 	revoked = r->revoked;
 	spin_unlock(&r->lock);
@@ -593,7 +581,7 @@ void gd_reg_release(struct gd_reg *r)
 #endif
 	else
 		ret = gd_nv_put_pages(r->p2p_token, r->va_space, r->addr, pt);
-	gd_excl_exit(GD_EXCL_USE);
+	up_read(&gd_excl);
 	if (ret) {
 		/* Still registered, maybe: keep the nv reference for it. */
 		atomic64_inc(&gd_stats.put_errors);
