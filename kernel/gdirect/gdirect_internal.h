@@ -41,6 +41,7 @@
 #include <linux/pid.h>
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
+#include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/xarray.h>
 
@@ -59,6 +60,8 @@
 #define GD_MMAP_REGION_MASK	(((u64)1 << GD_MMAP_REGION_SHIFT) - 1)
 #define GD_MAX_HANDLE		((1U << 22) - 1)
 
+#define GD_STATUS_PAGES		DIV_ROUND_UP(GDIRECT_STATUS_BYTES, PAGE_SIZE)
+
 enum gd_state {
 	GD_PINNING,	/* inside get_pages; the callback waits for the result */
 	GD_PINNED,	/* valid: DMA and CPU mappings allowed */
@@ -73,7 +76,9 @@ struct gd_ctx {
 	struct xarray regs;		/* handle -> gd_reg, XA_FLAGS_ALLOC1 */
 	u32 next_handle;		/* cyclic handle allocator state */
 	struct ida slots;		/* status slots */
-	__u32 *status;			/* vmalloc_user, GDIRECT_STATUS_BYTES */
+	__u32 *status;			/* GDIRECT_STATUS_BYTES, vmapped */
+	struct page *status_pages[GD_STATUS_PAGES];	/* memcg-charged */
+	atomic_t nr_pins;		/* charged registrations */
 	struct address_space mapping;	/* this fd's VMAs only, for zapping */
 
 	spinlock_t ev_lock;		/* events, ev_closed */
@@ -123,6 +128,8 @@ struct gd_reg {
 	u32 nr_wc_runs;
 	u64 handle;
 	u32 slot;
+	bool charged;			/* counted against the caps below */
+	kuid_t uid;			/* the user charged */
 	atomic64_t mapped_len;
 	struct list_head ev_node;	/* on ctx->events while queued */
 
@@ -144,6 +151,8 @@ struct gd_stats {
 extern struct gd_stats gd_stats;
 extern bool gd_use_persistent;
 extern bool gd_allow_tokens;
+extern unsigned int gd_max_pins_per_file;
+extern unsigned int gd_max_pins_per_user;
 extern spinlock_t gd_regs_lock;
 extern struct list_head gd_regs;
 extern struct mutex gd_ctxs_lock;
@@ -166,6 +175,8 @@ bool gd_is_owner(struct pid *owner);
 void gd_ctx_get(struct gd_ctx *ctx);
 void gd_ctx_put(struct gd_ctx *ctx);
 struct gd_reg *gd_ctx_lookup(struct gd_ctx *ctx, u64 handle);
+int gd_reg_charge(struct gd_reg *r);
+void gd_reg_uncharge(struct gd_reg *r);
 
 /* ioctl.c */
 long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);

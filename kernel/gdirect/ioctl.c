@@ -6,8 +6,10 @@
  * EPERM (not the opening process), EFAULT, EINVAL, ENOENT (no such
  * handle), ENOTTY (unknown command), ENOSPC (out of slots or handles),
  * ENOMEM, or what the provider said (EINVAL, ENOMEM, EIO, EOPNOTSUPP,
- * EBUSY, ENODEV), EPROTO for a provider of an incompatible version, and
- * EINTR for a pin whose process got a fatal signal while it waited.
+ * EBUSY, ENODEV), EPROTO for a provider of an incompatible version,
+ * EINTR for a pin whose process got a fatal signal while it waited, EDQUOT
+ * at max_pins_per_file or max_pins_per_user, and EBADF for PIN or UNPIN on
+ * a file not opened for writing.
  */
 #include <linux/uaccess.h>
 
@@ -60,9 +62,15 @@ static int gd_ioc_pin(struct gd_ctx *ctx, void __user *arg)
 	else if (gd_use_persistent)
 		persistent = true;
 
-	r = gd_reg_alloc(ctx, GFP_KERNEL);
+	/* Per-pin memory is charged to the caller's memory cgroup. */
+	r = gd_reg_alloc(ctx, GFP_KERNEL_ACCOUNT);
 	if (!r)
 		return -ENOMEM;
+	ret = gd_reg_charge(r);
+	if (ret) {
+		gd_reg_put(r);
+		return ret;
+	}
 	r->addr = start;
 	r->size = len;
 	r->p2p_token = p.p2p_token;
@@ -70,7 +78,8 @@ static int gd_ioc_pin(struct gd_ctx *ctx, void __user *arg)
 	r->persistent = persistent;
 	r->flags = persistent ? GDIRECT_PIN_PERSISTENT : 0;
 
-	slot = ida_alloc_max(&ctx->slots, GDIRECT_MAX_SLOTS - 1, GFP_KERNEL);
+	slot = ida_alloc_max(&ctx->slots, GDIRECT_MAX_SLOTS - 1,
+			     GFP_KERNEL_ACCOUNT);
 	if (slot < 0) {
 		gd_reg_put(r);
 		return slot == -ENOSPC ? -ENOSPC : -ENOMEM;
@@ -79,7 +88,7 @@ static int gd_ioc_pin(struct gd_ctx *ctx, void __user *arg)
 
 	/* Reserve the handle first, so a callback's event carries it. */
 	ret = xa_alloc_cyclic(&ctx->regs, &id, NULL, XA_LIMIT(1, GD_MAX_HANDLE),
-			      &ctx->next_handle, GFP_KERNEL);
+			      &ctx->next_handle, GFP_KERNEL_ACCOUNT);
 	if (ret < 0) {
 		gd_reg_put(r);
 		return ret == -EBUSY ? -ENOSPC : ret;
@@ -93,7 +102,7 @@ static int gd_ioc_pin(struct gd_ctx *ctx, void __user *arg)
 		return ret;
 	}
 	/* UNPIN sees a reservation as no entry, so it cannot be erased. */
-	if (xa_is_err(xa_store(&ctx->regs, id, r, GFP_KERNEL))) {
+	if (xa_is_err(xa_store(&ctx->regs, id, r, GFP_KERNEL_ACCOUNT))) {
 		xa_release(&ctx->regs, id);
 		gd_reg_release(r);
 		gd_reg_put(r);
@@ -170,6 +179,11 @@ long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	/* Handles belong to the opening process, its threads included. */
 	if (!gd_is_owner(ctx->owner))
 		return -EPERM;
+
+	/* What changes the context needs a file opened for writing. */
+	if ((cmd == GDIRECT_IOC_PIN || cmd == GDIRECT_IOC_UNPIN) &&
+	    !(filp->f_mode & FMODE_WRITE))
+		return -EBADF;
 
 	switch (cmd) {
 	case GDIRECT_IOC_INFO:

@@ -6,11 +6,14 @@
  * nvp2p_emu.ko, which provides the same ABI) for user space and for other
  * kernel drivers.  See docs/driver.md.
  */
+#include <linux/cred.h>
 #include <linux/fs.h>
+#include <linux/hashtable.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
+#include <linux/uidgid.h>
 #include <linux/vmalloc.h>
 
 #include "gdirect_internal.h"
@@ -25,6 +28,16 @@ module_param_named(allow_tokens, gd_allow_tokens, bool, 0644);
 MODULE_PARM_DESC(allow_tokens,
 		 "Accept the deprecated p2p_token/va_space pinning path (default: Y)");
 
+unsigned int gd_max_pins_per_file = 16384;
+module_param_named(max_pins_per_file, gd_max_pins_per_file, uint, 0644);
+MODULE_PARM_DESC(max_pins_per_file,
+		 "Live pins one open /dev/gdirect may hold; more fail with EDQUOT (0: only the 65536 status slots; default: 16384)");
+
+unsigned int gd_max_pins_per_user = 65536;
+module_param_named(max_pins_per_user, gd_max_pins_per_user, uint, 0644);
+MODULE_PARM_DESC(max_pins_per_user,
+		 "Live pins of one user over all open files; more fail with EDQUOT (0: no limit; default: 65536)");
+
 static unsigned short gd_dev_mode = 0660;
 module_param_named(dev_mode, gd_dev_mode, ushort, 0444);
 MODULE_PARM_DESC(dev_mode, "Permissions of /dev/gdirect (default: 0660)");
@@ -37,6 +50,140 @@ LIST_HEAD(gd_regs);
 DEFINE_MUTEX(gd_ctxs_lock);
 LIST_HEAD(gd_ctxs);
 
+/* Live user pins per user, for max_pins_per_user; a leaf lock. */
+struct gd_user {
+	struct hlist_node node;
+	kuid_t uid;
+	unsigned int pins;
+};
+
+static DEFINE_SPINLOCK(gd_users_lock);
+static DEFINE_HASHTABLE(gd_users, 6);
+
+static struct gd_user *gd_user_find(kuid_t uid)
+{
+	struct gd_user *u;
+
+	lockdep_assert_held(&gd_users_lock);
+	hash_for_each_possible(gd_users, u, node, __kuid_val(uid))
+		if (uid_eq(u->uid, uid))
+			return u;
+	return NULL;
+}
+
+/**
+ * gd_reg_charge() - count a new user registration against the pin caps
+ * @r: a registration of r->ctx, not yet pinned
+ *
+ * Charges r->ctx (max_pins_per_file) and the calling user
+ * (max_pins_per_user); gd_reg_uncharge(), from the registration's last
+ * put, gives both back.
+ *
+ * Return: 0, -EDQUOT at either cap, or -ENOMEM.
+ */
+int gd_reg_charge(struct gd_reg *r)
+{
+	unsigned int file_cap = READ_ONCE(gd_max_pins_per_file);
+	unsigned int user_cap = READ_ONCE(gd_max_pins_per_user);
+	struct gd_user *u, *fresh = NULL;
+	kuid_t uid = current_uid();
+	int ret = 0;
+
+	if (file_cap && atomic_inc_return(&r->ctx->nr_pins) > file_cap) {
+		atomic_dec(&r->ctx->nr_pins);
+		return -EDQUOT;
+	} else if (!file_cap) {
+		atomic_inc(&r->ctx->nr_pins);
+	}
+	for (;;) {
+		spin_lock(&gd_users_lock);
+		u = gd_user_find(uid);
+		if (u || fresh)
+			break;
+		spin_unlock(&gd_users_lock);
+		fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+		if (!fresh) {
+			atomic_dec(&r->ctx->nr_pins);
+			return -ENOMEM;
+		}
+		fresh->uid = uid;
+	}
+	if (!u) {
+		u = fresh;
+		fresh = NULL;
+		hash_add(gd_users, &u->node, __kuid_val(uid));
+	}
+	if (user_cap && u->pins >= user_cap) {
+		ret = -EDQUOT;
+		if (!u->pins) {
+			hash_del(&u->node);
+			fresh = u;
+		}
+	} else {
+		u->pins++;
+	}
+	spin_unlock(&gd_users_lock);
+	kfree(fresh);
+	if (ret) {
+		atomic_dec(&r->ctx->nr_pins);
+		return ret;
+	}
+	r->uid = uid;
+	r->charged = true;
+	return 0;
+}
+
+/* Give back what gd_reg_charge() took; from the last put of @r. */
+void gd_reg_uncharge(struct gd_reg *r)
+{
+	struct gd_user *u;
+
+	if (!r->charged)
+		return;
+	r->charged = false;
+	atomic_dec(&r->ctx->nr_pins);
+	spin_lock(&gd_users_lock);
+	u = gd_user_find(r->uid);
+	if (u && !--u->pins)
+		hash_del(&u->node);
+	else
+		u = NULL;
+	spin_unlock(&gd_users_lock);
+	kfree(u);
+}
+
+/*
+ * The status area: pages charged to the opener's memory cgroup, mapped
+ * for remap_vmalloc_range() (vmalloc_user() cannot be charged).
+ */
+static int gd_status_alloc(struct gd_ctx *ctx)
+{
+	unsigned int i;
+
+	for (i = 0; i < GD_STATUS_PAGES; i++) {
+		ctx->status_pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!ctx->status_pages[i])
+			goto err;
+	}
+	ctx->status = vmap(ctx->status_pages, GD_STATUS_PAGES,
+			   VM_MAP | VM_USERMAP, PAGE_KERNEL);
+	if (ctx->status)
+		return 0;
+err:
+	while (i--)
+		__free_page(ctx->status_pages[i]);
+	return -ENOMEM;
+}
+
+static void gd_status_free(struct gd_ctx *ctx)
+{
+	unsigned int i;
+
+	vunmap(ctx->status);
+	for (i = 0; i < GD_STATUS_PAGES; i++)
+		__free_page(ctx->status_pages[i]);
+}
+
 void gd_ctx_get(struct gd_ctx *ctx)
 {
 	kref_get(&ctx->ref);
@@ -48,7 +195,7 @@ static void gd_ctx_free(struct kref *kref)
 
 	xa_destroy(&ctx->regs);
 	ida_destroy(&ctx->slots);
-	vfree(ctx->status);
+	gd_status_free(ctx);
 	put_pid(ctx->owner);
 	kfree(ctx);
 }
@@ -77,14 +224,15 @@ static int gd_open(struct inode *inode, struct file *filp)
 {
 	struct gd_ctx *ctx;
 
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	/* Charged to the opener's memory cgroup, as its pins are. */
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
-	ctx->status = vmalloc_user(GDIRECT_STATUS_BYTES);
-	if (!ctx->status) {
+	if (gd_status_alloc(ctx)) {
 		kfree(ctx);
 		return -ENOMEM;
 	}
+	atomic_set(&ctx->nr_pins, 0);
 	kref_init(&ctx->ref);
 	ctx->owner = get_pid(task_tgid(current));
 	xa_init_flags(&ctx->regs, XA_FLAGS_ALLOC1);

@@ -66,7 +66,7 @@ void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
 	for (i = 0; i < pt->entries; i++)
 		if (!i || gd_nv_page_phys(pt, i) != gd_nv_page_phys(pt, i - 1) + pb)
 			nruns++;
-	runs = kvcalloc(nruns, sizeof(*runs), GFP_KERNEL);
+	runs = kvcalloc(nruns, sizeof(*runs), GFP_KERNEL_ACCOUNT);
 	if (!runs)
 		return;
 	i = 0;

@@ -115,6 +115,7 @@ static void gd_reg_free(struct kref *kref)
 		 * Only now may the slot be reused: a callback still in flight
 		 * holds a reference and may yet write this slot's word.
 		 */
+		gd_reg_uncharge(r);
 		if (r->slot != U32_MAX) {
 			gd_status_set(r->ctx, r->slot, GDIRECT_STATUS_FREE);
 			ida_free(&r->ctx->slots, r->slot);
