@@ -122,6 +122,7 @@ struct gd_reg {
 	struct gd_wc_run *wc_runs;	/* write-combining memtypes we hold */
 	u32 nr_wc_runs;
 	u64 handle;
+	u64 mmap_base;			/* offset of byte 0 in ctx->mapping */
 	u32 slot;
 	atomic64_t mapped_len;
 	struct list_head ev_node;	/* on ctx->events while queued */
@@ -168,10 +169,25 @@ void gd_ctx_put(struct gd_ctx *ctx);
 struct gd_reg *gd_ctx_lookup(struct gd_ctx *ctx, u64 handle);
 
 /* ioctl.c */
+
+/* What gd_ctx_pin() published. */
+struct gd_pinned {
+	struct gd_reg *r;	/* for gd_ctx_unpublish() only: no reference */
+	u64 handle;
+	u64 start, len;
+	u32 slot;
+};
+
+int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
+	       u32 va_space, u32 flags, struct gd_pinned *out);
+void gd_ctx_unpublish(struct gd_ctx *ctx, const struct gd_pinned *p);
+int gd_ctx_unpin(struct gd_ctx *ctx, u64 handle);
 long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 
 /* mmap.c */
 int gd_mmap(struct file *filp, struct vm_area_struct *vma);
+int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
+		   bool wc, bool exclusive);
 void gd_zap_cpu_mappings(struct gd_reg *r);
 void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt);
 void gd_release_wc(struct gd_reg *r);
