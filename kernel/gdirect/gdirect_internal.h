@@ -58,6 +58,11 @@
 #define GD_MMAP_REGION_SHIFT	40
 #define GD_MMAP_REGION_MASK	(((u64)1 << GD_MMAP_REGION_SHIFT) - 1)
 #define GD_MAX_HANDLE		((1U << 22) - 1)
+/*
+ * gdrdrv handles: mmap offset handle << PAGE_SHIFT, spaced by the region's
+ * pages, never reused; kept below 2^(62 - PAGE_SHIFT) so offsets fit loff_t.
+ */
+#define GD_GDR_MAX_HANDLE	((1ULL << (62 - PAGE_SHIFT)) - 1)
 
 enum gd_state {
 	GD_PINNING,	/* inside get_pages; the callback waits for the result */
@@ -83,6 +88,9 @@ struct gd_ctx {
 
 	struct list_head node;		/* gd_ctxs, for debugfs */
 	atomic64_t callbacks;		/* free callbacks fired on its pins */
+
+	bool gdrdrv;			/* opened through /dev/gdrdrv */
+	u64 gdr_next;			/* next gdrdrv handle; under xa_lock */
 };
 
 /* A run of physically contiguous BAR pages reserved write-combining. */
@@ -125,6 +133,8 @@ struct gd_reg {
 	u64 mmap_base;			/* offset of byte 0 in ctx->mapping */
 	u32 slot;
 	atomic64_t mapped_len;
+	u32 gdr_req_type;		/* gdrdrv: requested gdr_mr_type_t */
+	u32 gdr_map_type;		/* gdrdrv: type of the live mapping */
 	struct list_head ev_node;	/* on ctx->events while queued */
 
 	/* Kernel registrations. */
@@ -164,9 +174,12 @@ void gd_reg_put(struct gd_reg *r);
 bool gd_is_owner(struct pid *owner);
 
 /* main.c */
+extern unsigned short gd_dev_mode;
 void gd_ctx_get(struct gd_ctx *ctx);
 void gd_ctx_put(struct gd_ctx *ctx);
 struct gd_reg *gd_ctx_lookup(struct gd_ctx *ctx, u64 handle);
+int gd_ctx_open(struct inode *inode, struct file *filp, bool gdrdrv);
+int gd_ctx_release(struct inode *inode, struct file *filp);
 
 /* ioctl.c */
 
@@ -198,6 +211,10 @@ void gd_event_queue(struct gd_reg *r);
 void gd_events_drain(struct gd_ctx *ctx);
 ssize_t gd_read(struct file *filp, char __user *buf, size_t len, loff_t *off);
 __poll_t gd_poll(struct file *filp, struct poll_table_struct *wait);
+
+/* gdrdrv.c: the /dev/gdrdrv personality */
+int gd_gdrdrv_init(void);
+void gd_gdrdrv_exit(void);
 
 /* debugfs.c */
 void gd_debugfs_init(void);

@@ -29,9 +29,30 @@ static int gd_ioc_info(void __user *arg)
 	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
+/* Reserve the next gdrdrv handle: spaced by @len's pages, never reused. */
+static int gd_gdr_reserve(struct gd_ctx *ctx, u64 len, u64 *handle)
+{
+	u64 h, step = max_t(u64, 1, len >> PAGE_SHIFT);
+	int ret;
+
+	xa_lock(&ctx->regs);
+	h = ctx->gdr_next;
+	if (h > GD_GDR_MAX_HANDLE || step > GD_GDR_MAX_HANDLE + 1 - h) {
+		xa_unlock(&ctx->regs);
+		return -ENOMEM;		/* gdrdrv's answer to handle overflow */
+	}
+	ctx->gdr_next = h + step;
+	ret = __xa_insert(&ctx->regs, h, NULL, GFP_KERNEL);
+	xa_unlock(&ctx->regs);
+	if (ret)
+		return ret == -EBUSY ? -ENOSPC : ret;
+	*handle = h;
+	return 0;
+}
+
 /**
  * gd_ctx_pin() - pin a range for a user context and publish its handle
- * @ctx: the context
+ * @ctx: the context (either personality)
  * @addr: start, any alignment
  * @size: bytes
  * @p2p_token: legacy token, or 0
@@ -39,9 +60,10 @@ static int gd_ioc_info(void __user *arg)
  * @flags: GDIRECT_PIN_*
  * @out: what was published; out->r only for gd_ctx_unpublish()
  *
- * The pinning policy: tokens (when allowed) pin with a free
+ * The policy of both devices: tokens (when allowed) pin with a free
  * callback, token-less requests follow GDIRECT_PIN_PERSISTENT or the
- * use_persistent default.
+ * use_persistent default.  The handle is a /dev/gdirect slot number, or a
+ * gdrdrv handle whose mmap offset is handle << PAGE_SHIFT.
  *
  * Return: 0, or a negative errno with nothing left behind.
  */
@@ -91,13 +113,18 @@ int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
 	r->slot = slot;
 
 	/* Reserve the handle first, so a callback's event carries it. */
-	ret = xa_alloc_cyclic(&ctx->regs, &id32, NULL,
-			      XA_LIMIT(1, GD_MAX_HANDLE),
-			      &ctx->next_handle, GFP_KERNEL);
-	if (ret == -EBUSY)
-		ret = -ENOSPC;
-	id = id32;
-	r->mmap_base = id << GD_MMAP_REGION_SHIFT;
+	if (ctx->gdrdrv) {
+		ret = gd_gdr_reserve(ctx, len, &id);
+		r->mmap_base = id << PAGE_SHIFT;
+	} else {
+		ret = xa_alloc_cyclic(&ctx->regs, &id32, NULL,
+				      XA_LIMIT(1, GD_MAX_HANDLE),
+				      &ctx->next_handle, GFP_KERNEL);
+		if (ret == -EBUSY)
+			ret = -ENOSPC;
+		id = id32;
+		r->mmap_base = id << GD_MMAP_REGION_SHIFT;
+	}
 	if (ret < 0) {
 		gd_reg_put(r);
 		return ret;
@@ -151,7 +178,8 @@ int gd_ctx_unpin(struct gd_ctx *ctx, u64 handle)
 {
 	struct gd_reg *r = NULL;
 
-	if (handle && handle <= GD_MAX_HANDLE) {
+	if (handle &&
+	    handle <= (ctx->gdrdrv ? GD_GDR_MAX_HANDLE : GD_MAX_HANDLE)) {
 		xa_lock(&ctx->regs);
 		r = xa_load(&ctx->regs, handle);
 		if (r)
