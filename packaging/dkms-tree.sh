@@ -13,6 +13,6 @@ for m in nvp2p_emu gdirect gdirect_edu; do
 		cpio -pdm --quiet "$out/kernel/$m")
 done
 mkdir -p "$out/include/uapi"
-cp "$top/include/uapi/gdirect.h" "$out/include/uapi/"
+cp "$top/include/uapi/gdirect.h" "$top/include/uapi/gdrdrv.h" "$out/include/uapi/"
 cp "$top/packaging/dkms/Makefile" "$out/Makefile"
 sed "s/@VERSION@/$version/g" "$top/packaging/dkms.conf.in" > "$out/dkms.conf"

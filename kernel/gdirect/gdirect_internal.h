@@ -59,6 +59,11 @@
 #define GD_MMAP_REGION_SHIFT	40
 #define GD_MMAP_REGION_MASK	(((u64)1 << GD_MMAP_REGION_SHIFT) - 1)
 #define GD_MAX_HANDLE		((1U << 22) - 1)
+/*
+ * gdrdrv handles: mmap offset handle << PAGE_SHIFT, spaced by the region's
+ * pages, never reused; kept below 2^(62 - PAGE_SHIFT) so offsets fit loff_t.
+ */
+#define GD_GDR_MAX_HANDLE	((1ULL << (62 - PAGE_SHIFT)) - 1)
 
 #define GD_STATUS_PAGES		DIV_ROUND_UP(GDIRECT_STATUS_BYTES, PAGE_SIZE)
 
@@ -88,6 +93,9 @@ struct gd_ctx {
 
 	struct list_head node;		/* gd_ctxs, for debugfs */
 	atomic64_t callbacks;		/* free callbacks fired on its pins */
+
+	bool gdrdrv;			/* opened through /dev/gdrdrv */
+	u64 gdr_next;			/* next gdrdrv handle; under xa_lock */
 };
 
 /* A run of physically contiguous BAR pages reserved write-combining. */
@@ -127,10 +135,13 @@ struct gd_reg {
 	struct gd_wc_run *wc_runs;	/* write-combining memtypes we hold */
 	u32 nr_wc_runs;
 	u64 handle;
+	u64 mmap_base;			/* offset of byte 0 in ctx->mapping */
 	u32 slot;
 	bool charged;			/* counted against the caps below */
 	kuid_t uid;			/* the user charged */
 	atomic64_t mapped_len;
+	u32 gdr_req_type;		/* gdrdrv: requested gdr_mr_type_t */
+	u32 gdr_map_type;		/* gdrdrv: type of the live mapping */
 	struct list_head ev_node;	/* on ctx->events while queued */
 
 	/* Kernel registrations. */
@@ -172,17 +183,35 @@ void gd_reg_put(struct gd_reg *r);
 bool gd_is_owner(struct pid *owner);
 
 /* main.c */
+extern unsigned short gd_dev_mode;
 void gd_ctx_get(struct gd_ctx *ctx);
 void gd_ctx_put(struct gd_ctx *ctx);
 struct gd_reg *gd_ctx_lookup(struct gd_ctx *ctx, u64 handle);
 int gd_reg_charge(struct gd_reg *r);
 void gd_reg_uncharge(struct gd_reg *r);
+int gd_ctx_open(struct inode *inode, struct file *filp, bool gdrdrv);
+int gd_ctx_release(struct inode *inode, struct file *filp);
 
 /* ioctl.c */
+
+/* What gd_ctx_pin() published. */
+struct gd_pinned {
+	struct gd_reg *r;	/* for gd_ctx_unpublish() only: no reference */
+	u64 handle;
+	u64 start, len;
+	u32 slot;
+};
+
+int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
+	       u32 va_space, u32 flags, struct gd_pinned *out);
+void gd_ctx_unpublish(struct gd_ctx *ctx, const struct gd_pinned *p);
+int gd_ctx_unpin(struct gd_ctx *ctx, u64 handle);
 long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 
 /* mmap.c */
 int gd_mmap(struct file *filp, struct vm_area_struct *vma);
+int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
+		   bool wc, bool exclusive);
 void gd_zap_cpu_mappings(struct gd_reg *r);
 void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt);
 void gd_release_wc(struct gd_reg *r);
@@ -193,6 +222,10 @@ void gd_event_queue(struct gd_reg *r);
 void gd_events_drain(struct gd_ctx *ctx);
 ssize_t gd_read(struct file *filp, char __user *buf, size_t len, loff_t *off);
 __poll_t gd_poll(struct file *filp, struct poll_table_struct *wait);
+
+/* gdrdrv.c: the /dev/gdrdrv personality */
+int gd_gdrdrv_init(void);
+void gd_gdrdrv_exit(void);
 
 /* debugfs.c */
 void gd_debugfs_init(void);

@@ -32,26 +32,62 @@ static int gd_ioc_info(void __user *arg)
 	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
-static int gd_ioc_pin(struct gd_ctx *ctx, void __user *arg)
+/* Reserve the next gdrdrv handle: spaced by @len's pages, never reused. */
+static int gd_gdr_reserve(struct gd_ctx *ctx, u64 len, u64 *handle)
 {
-	struct gdirect_pin p;
+	u64 h, step = max_t(u64, 1, len >> PAGE_SHIFT);
+	int ret;
+
+	xa_lock(&ctx->regs);
+	h = ctx->gdr_next;
+	if (h > GD_GDR_MAX_HANDLE || step > GD_GDR_MAX_HANDLE + 1 - h) {
+		xa_unlock(&ctx->regs);
+		return -ENOMEM;		/* gdrdrv's answer to handle overflow */
+	}
+	ctx->gdr_next = h + step;
+	ret = __xa_insert(&ctx->regs, h, NULL, GFP_KERNEL);
+	xa_unlock(&ctx->regs);
+	if (ret)
+		return ret == -EBUSY ? -ENOSPC : ret;
+	*handle = h;
+	return 0;
+}
+
+/**
+ * gd_ctx_pin() - pin a range for a user context and publish its handle
+ * @ctx: the context (either personality)
+ * @addr: start, any alignment
+ * @size: bytes
+ * @p2p_token: legacy token, or 0
+ * @va_space: legacy token, or 0
+ * @flags: GDIRECT_PIN_*
+ * @out: what was published; out->r only for gd_ctx_unpublish()
+ *
+ * The policy of both devices: tokens (when allowed) pin with a free
+ * callback, token-less requests follow GDIRECT_PIN_PERSISTENT or the
+ * use_persistent default.  The handle is a /dev/gdirect slot number, or a
+ * gdrdrv handle whose mmap offset is handle << PAGE_SHIFT.
+ *
+ * Return: 0, or a negative errno with nothing left behind.
+ */
+int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
+	       u32 va_space, u32 flags, struct gd_pinned *out)
+{
 	struct gd_reg *r;
 	bool tokens, persistent;
-	u64 start, len;
-	u32 id;
+	u64 start, len, id;
+	u32 id32;
 	int ret, slot;
 
-	if (copy_from_user(&p, arg, sizeof(p)))
-		return -EFAULT;
-	if ((p.flags & ~GDIRECT_PIN_FLAGS_ALL) || p.reserved)
+	if (flags & ~GDIRECT_PIN_FLAGS_ALL)
 		return -EINVAL;
-	ret = gd_range(p.addr, p.size, &start, &len);
+	ret = gd_range(addr, size, &start, &len);
 	if (ret)
 		return ret;
-	tokens = p.p2p_token || p.va_space;
+	tokens = p2p_token || va_space;
 	if (tokens && !gd_allow_tokens)
 		return -EPERM;
-	persistent = p.flags & GDIRECT_PIN_PERSISTENT;
+	persistent = flags & GDIRECT_PIN_PERSISTENT;
 	if (persistent && !GD_HAVE_PERSISTENT)
 		return -EOPNOTSUPP;
 	if (persistent && tokens)
@@ -73,8 +109,8 @@ static int gd_ioc_pin(struct gd_ctx *ctx, void __user *arg)
 	}
 	r->addr = start;
 	r->size = len;
-	r->p2p_token = p.p2p_token;
-	r->va_space = p.va_space;
+	r->p2p_token = p2p_token;
+	r->va_space = va_space;
 	r->persistent = persistent;
 	r->flags = persistent ? GDIRECT_PIN_PERSISTENT : 0;
 
@@ -87,11 +123,21 @@ static int gd_ioc_pin(struct gd_ctx *ctx, void __user *arg)
 	r->slot = slot;
 
 	/* Reserve the handle first, so a callback's event carries it. */
-	ret = xa_alloc_cyclic(&ctx->regs, &id, NULL, XA_LIMIT(1, GD_MAX_HANDLE),
-			      &ctx->next_handle, GFP_KERNEL_ACCOUNT);
+	if (ctx->gdrdrv) {
+		ret = gd_gdr_reserve(ctx, len, &id);
+		r->mmap_base = id << PAGE_SHIFT;
+	} else {
+		ret = xa_alloc_cyclic(&ctx->regs, &id32, NULL,
+				      XA_LIMIT(1, GD_MAX_HANDLE),
+				      &ctx->next_handle, GFP_KERNEL_ACCOUNT);
+		if (ret == -EBUSY)
+			ret = -ENOSPC;
+		id = id32;
+		r->mmap_base = id << GD_MMAP_REGION_SHIFT;
+	}
 	if (ret < 0) {
 		gd_reg_put(r);
-		return ret == -EBUSY ? -ENOSPC : ret;
+		return ret;
 	}
 	r->handle = id;
 
@@ -108,34 +154,46 @@ static int gd_ioc_pin(struct gd_ctx *ctx, void __user *arg)
 		gd_reg_put(r);
 		return -ENOMEM;
 	}
-
-	p.handle = id;
-	p.pinned_addr = start;
-	p.pinned_size = len;
-	p.mmap_offset = (u64)id << GD_MMAP_REGION_SHIFT;
-	p.status_slot = slot;
-	if (copy_to_user(arg, &p, sizeof(p))) {
-		if (xa_cmpxchg(&ctx->regs, id, r, NULL, 0) == r) {
-			gd_reg_release(r);
-			gd_reg_put(r);
-		}
-		return -EFAULT;	/* unless a racing UNPIN got it first */
-	}
+	out->r = r;
+	out->handle = id;
+	out->start = start;
+	out->len = len;
+	out->slot = slot;
 	return 0;
 }
 
-static int gd_ioc_unpin(struct gd_ctx *ctx, void __user *arg)
+/**
+ * gd_ctx_unpublish() - undo gd_ctx_pin() when its answer cannot be returned
+ * @ctx: the context
+ * @p: what gd_ctx_pin() published
+ *
+ * Unless a racing unpin got the handle first.
+ */
+void gd_ctx_unpublish(struct gd_ctx *ctx, const struct gd_pinned *p)
 {
-	struct gdirect_unpin u;
+	if (xa_cmpxchg(&ctx->regs, p->handle, p->r, NULL, 0) == p->r) {
+		gd_reg_release(p->r);
+		gd_reg_put(p->r);
+	}
+}
+
+/**
+ * gd_ctx_unpin() - release a handle of a user context
+ * @ctx: the context
+ * @handle: as gd_ctx_pin() returned it
+ *
+ * Return: 0, or -ENOENT for no such handle.
+ */
+int gd_ctx_unpin(struct gd_ctx *ctx, u64 handle)
+{
 	struct gd_reg *r = NULL;
 
-	if (copy_from_user(&u, arg, sizeof(u)))
-		return -EFAULT;
-	if (u.handle && u.handle <= GD_MAX_HANDLE) {
+	if (handle &&
+	    handle <= (ctx->gdrdrv ? GD_GDR_MAX_HANDLE : GD_MAX_HANDLE)) {
 		xa_lock(&ctx->regs);
-		r = xa_load(&ctx->regs, u.handle);
+		r = xa_load(&ctx->regs, handle);
 		if (r)
-			__xa_erase(&ctx->regs, u.handle);
+			__xa_erase(&ctx->regs, handle);
 		xa_unlock(&ctx->regs);
 	}
 	if (!r)
@@ -143,6 +201,41 @@ static int gd_ioc_unpin(struct gd_ctx *ctx, void __user *arg)
 	gd_reg_release(r);
 	gd_reg_put(r);
 	return 0;
+}
+
+static int gd_ioc_pin(struct gd_ctx *ctx, void __user *arg)
+{
+	struct gdirect_pin p;
+	struct gd_pinned res;
+	int ret;
+
+	if (copy_from_user(&p, arg, sizeof(p)))
+		return -EFAULT;
+	if (p.reserved)
+		return -EINVAL;
+	ret = gd_ctx_pin(ctx, p.addr, p.size, p.p2p_token, p.va_space,
+			 p.flags, &res);
+	if (ret)
+		return ret;
+	p.handle = res.handle;
+	p.pinned_addr = res.start;
+	p.pinned_size = res.len;
+	p.mmap_offset = res.handle << GD_MMAP_REGION_SHIFT;
+	p.status_slot = res.slot;
+	if (copy_to_user(arg, &p, sizeof(p))) {
+		gd_ctx_unpublish(ctx, &res);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static int gd_ioc_unpin(struct gd_ctx *ctx, void __user *arg)
+{
+	struct gdirect_unpin u;
+
+	if (copy_from_user(&u, arg, sizeof(u)))
+		return -EFAULT;
+	return gd_ctx_unpin(ctx, u.handle);
 }
 
 static int gd_ioc_region_info(struct gd_ctx *ctx, void __user *arg)

@@ -38,9 +38,9 @@ module_param_named(max_pins_per_user, gd_max_pins_per_user, uint, 0644);
 MODULE_PARM_DESC(max_pins_per_user,
 		 "Live pins of one user over all open files; more fail with EDQUOT (0: no limit; default: 65536)");
 
-static unsigned short gd_dev_mode = 0660;
+unsigned short gd_dev_mode = 0660;
 module_param_named(dev_mode, gd_dev_mode, ushort, 0444);
-MODULE_PARM_DESC(dev_mode, "Permissions of /dev/gdirect (default: 0660)");
+MODULE_PARM_DESC(dev_mode, "Permissions of /dev/gdirect and /dev/gdrdrv (default: 0660)");
 
 struct gd_stats gd_stats;
 /* Every registration, user and kernel, for debugfs; a leaf lock. */
@@ -210,7 +210,7 @@ struct gd_reg *gd_ctx_lookup(struct gd_ctx *ctx, u64 handle)
 {
 	struct gd_reg *r;
 
-	if (!handle || handle > GD_MAX_HANDLE)
+	if (!handle || handle > (ctx->gdrdrv ? GD_GDR_MAX_HANDLE : GD_MAX_HANDLE))
 		return NULL;
 	xa_lock(&ctx->regs);
 	r = xa_load(&ctx->regs, handle);
@@ -220,7 +220,15 @@ struct gd_reg *gd_ctx_lookup(struct gd_ctx *ctx, u64 handle)
 	return r;
 }
 
-static int gd_open(struct inode *inode, struct file *filp)
+/**
+ * gd_ctx_open() - open a pinning context on /dev/gdirect or /dev/gdrdrv
+ * @inode: the device node
+ * @filp: the new file
+ * @gdrdrv: speak gdrcopy's interface (handles spaced by the pin's pages)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int gd_ctx_open(struct inode *inode, struct file *filp, bool gdrdrv)
 {
 	struct gd_ctx *ctx;
 
@@ -235,6 +243,8 @@ static int gd_open(struct inode *inode, struct file *filp)
 	atomic_set(&ctx->nr_pins, 0);
 	kref_init(&ctx->ref);
 	ctx->owner = get_pid(task_tgid(current));
+	ctx->gdrdrv = gdrdrv;
+	ctx->gdr_next = 1;
 	xa_init_flags(&ctx->regs, XA_FLAGS_ALLOC1);
 	ida_init(&ctx->slots);
 	spin_lock_init(&ctx->ev_lock);
@@ -258,13 +268,18 @@ static int gd_open(struct inode *inode, struct file *filp)
 	return stream_open(inode, filp);
 }
 
+static int gd_open(struct inode *inode, struct file *filp)
+{
+	return gd_ctx_open(inode, filp, false);
+}
+
 /*
  * The last reference to the file is gone: release every registration.  In
  * the owner's context (close, or process exit in either order against the
  * NVIDIA fd) this puts the pages; elsewhere, see pin.c rule 5.  The context
  * itself lives on while late callbacks hold references to it.
  */
-static int gd_release(struct inode *inode, struct file *filp)
+int gd_ctx_release(struct inode *inode, struct file *filp)
 {
 	struct gd_ctx *ctx = filp->private_data;
 	struct gd_reg *r;
@@ -288,7 +303,7 @@ static int gd_release(struct inode *inode, struct file *filp)
 static const struct file_operations gd_fops = {
 	.owner		= THIS_MODULE,
 	.open		= gd_open,
-	.release	= gd_release,
+	.release	= gd_ctx_release,
 	.unlocked_ioctl	= gd_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.mmap		= gd_mmap,
@@ -321,6 +336,11 @@ static int __init gd_init(void)
 	ret = misc_register(&gd_misc);
 	if (ret)
 		return ret;
+	ret = gd_gdrdrv_init();
+	if (ret) {
+		misc_deregister(&gd_misc);
+		return ret;
+	}
 	gd_debugfs_init();
 	pr_info("gdirect: ABI %u, %s provider, page table %#x, DMA mapping %#x, persistent API %s%s\n",
 		GDIRECT_ABI_VERSION,
@@ -338,6 +358,7 @@ static void __exit gd_exit(void)
 	 * callback may still come pin it through their nv reference.
 	 */
 	gd_debugfs_exit();
+	gd_gdrdrv_exit();
 	misc_deregister(&gd_misc);
 }
 

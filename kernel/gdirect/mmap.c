@@ -124,9 +124,7 @@ void gd_zap_cpu_mappings(struct gd_reg *r)
 {
 	if (!r->ctx)
 		return;
-	unmap_mapping_range(&r->ctx->mapping,
-			    (loff_t)r->handle << GD_MMAP_REGION_SHIFT,
-			    r->size, 1);
+	unmap_mapping_range(&r->ctx->mapping, r->mmap_base, r->size, 1);
 }
 
 static void gd_vm_open(struct vm_area_struct *vma)
@@ -160,7 +158,7 @@ static vm_fault_t gd_vm_fault(struct vm_fault *vmf)
 	unsigned long addr;
 	vm_fault_t ret, one;
 
-	roff = ((u64)vma->vm_pgoff << PAGE_SHIFT) & GD_MMAP_REGION_MASK;
+	roff = ((u64)vma->vm_pgoff << PAGE_SHIFT) - r->mmap_base;
 	down_read(&r->sem);
 	if (r->state != GD_PINNED) {
 		up_read(&r->sem);
@@ -217,19 +215,22 @@ static int gd_mmap_status(struct gd_ctx *ctx, struct vm_area_struct *vma)
 	return remap_vmalloc_range(vma, ctx->status, vma->vm_pgoff);
 }
 
-int gd_mmap(struct file *filp, struct vm_area_struct *vma)
+/**
+ * gd_mmap_region() - set up a VMA over a pinned region; faults fill it
+ * @r: the region, with a reference the VMA takes over on success
+ * @vma: the new VMA
+ * @roff: offset of the VMA's start in the region
+ * @wc: map write-combining (else with the VMA's own, cached, protection)
+ * @exclusive: fail with -EBUSY if the region is mapped already
+ *
+ * Return: 0, -EINVAL (not shared, out of range), -EBUSY, or -ESTALE when
+ * the region is no longer pinned (revoked, or being released).
+ */
+int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
+		   bool wc, bool exclusive)
 {
-	struct gd_ctx *ctx = filp->private_data;
 	unsigned long len = vma->vm_end - vma->vm_start;
-	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
-	u64 roff = off & GD_MMAP_REGION_MASK;
-	struct gd_reg *r;
-	int ret;
-
-	if (!gd_is_owner(ctx->owner))
-		return -EPERM;
-	if (!(off >> GD_MMAP_REGION_SHIFT))
-		return gd_mmap_status(ctx, vma);
+	int ret = 0;
 
 	/*
 	 * Shared only: a private mapping is a COW mapping, whose private
@@ -238,33 +239,53 @@ int gd_mmap(struct file *filp, struct vm_area_struct *vma)
 	 */
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
-	r = gd_ctx_lookup(ctx, off >> GD_MMAP_REGION_SHIFT);
-	if (!r)
+	if (roff >= r->size || len > r->size - roff)
 		return -EINVAL;
-	if (roff >= r->size || len > r->size - roff) {
-		ret = -EINVAL;
-		goto put;
-	}
 
 	down_read(&r->sem);
 	if (r->state != GD_PINNED) {
 		ret = -ESTALE;
 		goto unlock;
 	}
+	if (exclusive) {
+		if (atomic64_cmpxchg(&r->mapped_len, 0, len)) {
+			ret = -EBUSY;
+			goto unlock;
+		}
+	} else {
+		atomic64_add(len, &r->mapped_len);
+	}
 	gd_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND |
 			VM_DONTDUMP);
-	if (!r->cpu_cacheable)
+	if (wc)
 		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
-	vma->vm_private_data = r;	/* keeps the lookup's reference */
+	vma->vm_private_data = r;
 	vma->vm_ops = &gd_region_vm_ops;
-	atomic64_add(len, &r->mapped_len);
 	atomic64_inc(&gd_stats.mmaps);
-	up_read(&r->sem);
-	return 0;
-
 unlock:
 	up_read(&r->sem);
-put:
-	gd_reg_put(r);
+	return ret;
+}
+
+int gd_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct gd_ctx *ctx = filp->private_data;
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	struct gd_reg *r;
+	int ret;
+
+	if (!gd_is_owner(ctx->owner))
+		return -EPERM;
+	if (!(off >> GD_MMAP_REGION_SHIFT))
+		return gd_mmap_status(ctx, vma);
+
+	r = gd_ctx_lookup(ctx, off >> GD_MMAP_REGION_SHIFT);
+	if (!r)
+		return -EINVAL;
+	/* The lookup's reference goes to the VMA. */
+	ret = gd_mmap_region(r, vma, off & GD_MMAP_REGION_MASK,
+			     !r->cpu_cacheable, false);
+	if (ret)
+		gd_reg_put(r);
 	return ret;
 }

@@ -29,7 +29,7 @@ lib=$(find "$p" -name 'libgdirect.so.0' | head -n1)
 pc=$(find "$p" -name gdirect.pc | head -n1)
 [ -n "$pc" ] || fail "no gdirect.pc under $prefix"
 src="$d/usr/src/gdirect-$version"
-for f in dkms.conf Makefile include/uapi/gdirect.h kernel/nvp2p_emu/Kbuild \
+for f in dkms.conf Makefile include/uapi/gdirect.h include/uapi/gdrdrv.h kernel/nvp2p_emu/Kbuild \
 	kernel/nvp2p_emu/nv-p2p.h kernel/gdirect/Kbuild kernel/gdirect/include/gdirect_kapi.h \
 	kernel/gdirect_edu/Kbuild kernel/gdirect_edu/uapi/gdirect_edu.h; do
 	exists "$src/$f"

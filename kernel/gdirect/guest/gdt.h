@@ -83,6 +83,10 @@ int gdt_region_info(int fd, uint64_t handle, struct gdirect_region_info *ri);
 /* 1 if reading (or writing, if WRITE) *p raises SIGBUS or SIGSEGV. */
 int gdt_faults(volatile void *p, int write);
 
+/* Pass an fd over a unix socket (SCM_RIGHTS): 0 or -1; the fd or -1. */
+int gdt_send_fd(int sock, int fd);
+int gdt_recv_fd(int sock);
+
 /* Deterministic random numbers. */
 uint64_t gdt_rand(void);
 void gdt_srand(uint64_t seed);

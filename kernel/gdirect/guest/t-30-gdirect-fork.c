@@ -94,42 +94,6 @@ static void test_fork(void)
 	gdt_ok(!gdt_faults(map, 0), "owner's mapping still works after fork");
 }
 
-static int send_fd(int sock, int f)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, c = 'f';
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &f, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, c;
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cm;
-	int f = -1;
-
-	if (recvmsg(sock, &msg, 0) != 1)
-		return -1;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (cm && cm->cmsg_type == SCM_RIGHTS)
-		memcpy(&f, CMSG_DATA(cm), sizeof(int));
-	return f;
-}
-
 /*
  * The receiver gets the fd, is refused, keeps it while the owner closes
  * its own, then closes the last reference: release() runs in the wrong
@@ -153,7 +117,7 @@ static void test_socket(CUdeviceptr buf)
 		int f;
 
 		close(sv[0]);
-		f = recv_fd(sv[1]);
+		f = gdt_recv_fd(sv[1]);
 		bits = f >= 0 ? foreign_checks(f, NULL) : 0;
 		if (write(sv[1], &bits, sizeof(bits)) != sizeof(bits))
 			_exit(1);
@@ -163,7 +127,7 @@ static void test_socket(CUdeviceptr buf)
 		_exit(0);
 	}
 	close(sv[1]);
-	send_fd(sv[0], f2);
+	gdt_send_fd(sv[0], f2);
 	if (read(sv[0], &bits, sizeof(bits)) != sizeof(bits))
 		bits = 0;
 	report(bits, "receiver of an SCM_RIGHTS fd");

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/gdrdrv: gdrcopy's kernel interface over gdirect's registrations
+ *
+ * NVIDIA's libgdrapi (any 2.x) drives its own module, gdrdrv, through the
+ * ioctls of include/uapi/gdrdrv.h and mmap() at offset handle << PAGE_SHIFT.
+ * This file answers them with the contexts and registrations of
+ * /dev/gdirect: an open /dev/gdrdrv is a struct gd_ctx marked gdrdrv, a
+ * pin is gd_ctx_pin(), an unpin gd_ctx_unpin(), a mapping
+ * gd_mmap_region(); the free callback, the zap of revoked mappings, the
+ * fault handler and release() are gdirect's.  What differs is only the
+ * interface: handle numbering, errnos, the info layouts and the mapping
+ * type bookkeeping.  Where gdrdrv and gdirect disagree on a rule, the
+ * stricter one applies (docs/driver.md, "The /dev/gdrdrv personality").
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/uaccess.h>
+
+#include "gdrdrv.h"
+#include "gdirect_internal.h"
+
+static bool gd_gdrdrv_enable = true;
+module_param_named(gdrdrv, gd_gdrdrv_enable, bool, 0444);
+MODULE_PARM_DESC(gdrdrv,
+		 "Offer gdrcopy's kernel interface as /dev/gdrdrv, for libgdrapi (default: Y)");
+
+static int gd_gdr_pin(struct gd_ctx *ctx, void __user *arg, bool v2)
+{
+	struct GDRDRV_IOC_PIN_BUFFER_PARAMS p1;
+	struct GDRDRV_IOC_PIN_BUFFER_V2_PARAMS p2;
+	struct gd_pinned res;
+	int ret;
+
+	if (v2) {
+		if (copy_from_user(&p2, arg, sizeof(p2)))
+			return -EFAULT;
+		/* FORCE_PCIE needs a coherent platform's BAR1 path: none. */
+		if (p2.flags)
+			return -EINVAL;
+		ret = gd_ctx_pin(ctx, p2.addr, p2.size, 0, 0, 0, &res);
+		if (ret)
+			return ret;
+		p2.handle = res.handle;
+		if (copy_to_user(arg, &p2, sizeof(p2)))
+			goto fault;
+		return 0;
+	}
+	if (copy_from_user(&p1, arg, sizeof(p1)))
+		return -EFAULT;
+	/* As gdrdrv: the persistent API has no tokens. */
+	if ((p1.p2p_token || p1.va_space) && gd_use_persistent)
+		return -EINVAL;
+	ret = gd_ctx_pin(ctx, p1.addr, p1.size, p1.p2p_token, p1.va_space, 0,
+			 &res);
+	if (ret)
+		return ret;
+	p1.handle = res.handle;
+	if (copy_to_user(arg, &p1, sizeof(p1)))
+		goto fault;
+	return 0;
+fault:
+	gd_ctx_unpublish(ctx, &res);
+	return -EFAULT;
+}
+
+static int gd_gdr_unpin(struct gd_ctx *ctx, void __user *arg)
+{
+	struct GDRDRV_IOC_UNPIN_BUFFER_PARAMS p;
+	int ret;
+
+	if (copy_from_user(&p, arg, sizeof(p)))
+		return -EFAULT;
+	ret = gd_ctx_unpin(ctx, p.handle);
+	/* gdrdrv answers EINVAL where gdirect says there is no such handle. */
+	return ret == -ENOENT ? -EINVAL : ret;
+}
+
+static int gd_gdr_cb_flag(struct gd_ctx *ctx, void __user *arg)
+{
+	struct GDRDRV_IOC_GET_CB_FLAG_PARAMS p;
+	struct gd_reg *r;
+
+	if (copy_from_user(&p, arg, sizeof(p)))
+		return -EFAULT;
+	r = gd_ctx_lookup(ctx, p.handle);
+	if (!r)
+		return -EINVAL;
+	spin_lock(&r->lock);
+	p.flag = r->revoked;
+	spin_unlock(&r->lock);
+	gd_reg_put(r);
+	return copy_to_user(arg, &p, sizeof(p)) ? -EFAULT : 0;
+}
+
+/* The type of @r's live mapping, GDR_MR_NONE when it has none. */
+static u32 gd_gdr_mapped_type(struct gd_reg *r)
+{
+	u32 type;
+
+	if (!atomic64_read(&r->mapped_len))
+		return GDR_MR_NONE;
+	spin_lock(&r->lock);
+	type = r->gdr_map_type;
+	spin_unlock(&r->lock);
+	return type;
+}
+
+static int gd_gdr_info(struct gd_ctx *ctx, void __user *arg, bool v2)
+{
+	struct GDRDRV_IOC_GET_INFO_V2_PARAMS i2;
+	struct GDRDRV_IOC_GET_INFO_PARAMS i1;
+	struct gd_reg *r;
+	u32 type;
+
+	/* Both layouts start with the handle. */
+	if (copy_from_user(&i1.handle, arg, sizeof(i1.handle)))
+		return -EFAULT;
+	r = gd_ctx_lookup(ctx, i1.handle);
+	if (!r)
+		return -EINVAL;
+	type = gd_gdr_mapped_type(r);
+	if (v2) {
+		memset(&i2, 0, sizeof(i2));
+		i2.handle = r->handle;
+		i2.va = r->addr;
+		i2.mapped_size = r->size;
+		i2.page_size = GD_PAGE_SIZE;
+		i2.mapping_type = type;
+	} else {
+		memset(&i1, 0, sizeof(i1));
+		i1.handle = r->handle;
+		i1.va = r->addr;
+		i1.mapped_size = r->size;
+		i1.page_size = GD_PAGE_SIZE;
+		i1.mapped = type != GDR_MR_NONE;
+		i1.wc_mapping = type == GDR_MR_WC;
+	}
+	gd_reg_put(r);
+	if (v2)
+		return copy_to_user(arg, &i2, sizeof(i2)) ? -EFAULT : 0;
+	return copy_to_user(arg, &i1, sizeof(i1)) ? -EFAULT : 0;
+}
+
+static int gd_gdr_attr(void __user *arg)
+{
+	struct GDRDRV_IOC_GET_ATTR_PARAMS p;
+
+	if (copy_from_user(&p, arg, sizeof(p)))
+		return -EFAULT;
+	switch (p.attr) {
+	case GDRDRV_ATTR_USE_PERSISTENT_MAPPING:
+		p.val = gd_use_persistent;
+		break;
+	case GDRDRV_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE:
+		p.val = 0;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return copy_to_user(arg, &p, sizeof(p)) ? -EFAULT : 0;
+}
+
+static int gd_gdr_req_type(struct gd_ctx *ctx, void __user *arg)
+{
+	struct GDRDRV_IOC_REQ_MAPPING_TYPE_PARAMS p;
+	struct gd_reg *r;
+	int ret = 0;
+
+	if (copy_from_user(&p, arg, sizeof(p)))
+		return -EFAULT;
+	r = gd_ctx_lookup(ctx, p.handle);
+	if (!r)
+		return -EINVAL;
+	if (p.mapping_type > GDR_MR_DEVICE) {
+		ret = -EINVAL;
+		goto put;
+	}
+	/* mmap() reads the request under the same lock. */
+	spin_lock(&r->lock);
+	if (atomic64_read(&r->mapped_len))
+		ret = -EBUSY;
+	else
+		r->gdr_req_type = p.mapping_type;
+	spin_unlock(&r->lock);
+put:
+	gd_reg_put(r);
+	return ret;
+}
+
+static int gd_gdr_version(void __user *arg)
+{
+	struct GDRDRV_IOC_GET_VERSION_PARAMS p = {
+		.gdrdrv_version = GDRDRV_VERSION,
+		.minimum_gdr_api_version = MINIMUM_GDR_API_VERSION,
+	};
+
+	return copy_to_user(arg, &p, sizeof(p)) ? -EFAULT : 0;
+}
+
+static long gd_gdr_ioctl(struct file *filp, unsigned int cmd,
+			 unsigned long arg)
+{
+	struct gd_ctx *ctx = filp->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	if (_IOC_TYPE(cmd) != GDRDRV_IOCTL)
+		return -EINVAL;
+	/* Handles belong to the opening process, its threads included. */
+	if (!gd_is_owner(ctx->owner))
+		return -EACCES;
+	/* As on /dev/gdirect: what changes the context needs FMODE_WRITE. */
+	if ((cmd == GDRDRV_IOC_PIN_BUFFER || cmd == GDRDRV_IOC_PIN_BUFFER_V2 ||
+	     cmd == GDRDRV_IOC_UNPIN_BUFFER ||
+	     cmd == GDRDRV_IOC_REQ_MAPPING_TYPE) &&
+	    !(filp->f_mode & FMODE_WRITE))
+		return -EBADF;
+
+	switch (cmd) {
+	case GDRDRV_IOC_PIN_BUFFER:
+		return gd_gdr_pin(ctx, uarg, false);
+	case GDRDRV_IOC_PIN_BUFFER_V2:
+		return gd_gdr_pin(ctx, uarg, true);
+	case GDRDRV_IOC_UNPIN_BUFFER:
+		return gd_gdr_unpin(ctx, uarg);
+	case GDRDRV_IOC_GET_CB_FLAG:
+		return gd_gdr_cb_flag(ctx, uarg);
+	case GDRDRV_IOC_GET_INFO:
+		return gd_gdr_info(ctx, uarg, false);
+	case GDRDRV_IOC_GET_INFO_V2:
+		return gd_gdr_info(ctx, uarg, true);
+	case GDRDRV_IOC_GET_ATTR:
+		return gd_gdr_attr(uarg);
+	case GDRDRV_IOC_REQ_MAPPING_TYPE:
+		return gd_gdr_req_type(ctx, uarg);
+	case GDRDRV_IOC_GET_VERSION:
+		return gd_gdr_version(uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/*
+ * One mapping per handle, from its start (offset handle << PAGE_SHIFT
+ * exactly), of the requested type or the region's natural one; as gdrdrv,
+ * EINVAL for anything else, a second mapping or a revoked region included.
+ */
+static int gd_gdr_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct gd_ctx *ctx = filp->private_data;
+	struct gd_reg *r;
+	u32 type;
+	int ret;
+
+	if (!gd_is_owner(ctx->owner))
+		return -EACCES;
+	r = gd_ctx_lookup(ctx, vma->vm_pgoff);
+	if (!r)
+		return -EINVAL;
+	spin_lock(&r->lock);
+	type = r->gdr_req_type;
+	spin_unlock(&r->lock);
+	if (type == GDR_MR_NONE)
+		type = r->cpu_cacheable ? GDR_MR_CACHING : GDR_MR_WC;
+	/* Cached only where the pages say so; no device mappings here. */
+	if ((type == GDR_MR_CACHING && !r->cpu_cacheable) ||
+	    type == GDR_MR_DEVICE) {
+		ret = -EINVAL;
+		goto put;
+	}
+	/* The lookup's reference goes to the VMA. */
+	ret = gd_mmap_region(r, vma, 0, type == GDR_MR_WC, true);
+	if (ret)
+		goto put;
+	spin_lock(&r->lock);
+	r->gdr_map_type = type;
+	spin_unlock(&r->lock);
+	return 0;
+put:
+	gd_reg_put(r);
+	return ret == -EBUSY || ret == -ESTALE ? -EINVAL : ret;
+}
+
+static int gd_gdr_open(struct inode *inode, struct file *filp)
+{
+	return gd_ctx_open(inode, filp, true);
+}
+
+static const struct file_operations gd_gdr_fops = {
+	.owner		= THIS_MODULE,
+	.open		= gd_gdr_open,
+	.release	= gd_ctx_release,
+	.unlocked_ioctl	= gd_gdr_ioctl,
+	.mmap		= gd_gdr_mmap,
+	.llseek		= no_llseek,
+};
+
+static struct miscdevice gd_gdr_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "gdrdrv",
+	.fops	= &gd_gdr_fops,
+};
+
+static bool gd_gdr_registered;
+
+/**
+ * gd_gdrdrv_init() - register /dev/gdrdrv unless the gdrdrv parameter is N
+ *
+ * Return: 0, or misc_register()'s error (-EBUSY where gdrcopy's own
+ * module already owns the name).
+ */
+int gd_gdrdrv_init(void)
+{
+	int ret;
+
+	if (!gd_gdrdrv_enable)
+		return 0;
+	gd_gdr_misc.mode = gd_dev_mode & 0666;
+	ret = misc_register(&gd_gdr_misc);
+	if (ret) {
+		pr_err("gdirect: cannot register /dev/gdrdrv (%d); load with gdrdrv=0 next to gdrcopy's gdrdrv.ko\n",
+		       ret);
+		return ret;
+	}
+	gd_gdr_registered = true;
+	return 0;
+}
+
+/**
+ * gd_gdrdrv_exit() - unregister /dev/gdrdrv if gd_gdrdrv_init() did
+ */
+void gd_gdrdrv_exit(void)
+{
+	if (gd_gdr_registered)
+		misc_deregister(&gd_gdr_misc);
+	gd_gdr_registered = false;
+}
