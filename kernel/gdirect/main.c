@@ -30,10 +30,10 @@ module_param_named(dev_mode, gd_dev_mode, ushort, 0444);
 MODULE_PARM_DESC(dev_mode, "Permissions of /dev/gdirect (default: 0660)");
 
 struct gd_stats gd_stats;
-/* Every registration, user and kernel, for debugfs; a leaf lock. */
+/* Every registration, user and kernel, for /proc; a leaf lock. */
 DEFINE_SPINLOCK(gd_regs_lock);
 LIST_HEAD(gd_regs);
-/* Every open context, for debugfs. */
+/* Every open context, for /proc. */
 DEFINE_MUTEX(gd_ctxs_lock);
 LIST_HEAD(gd_ctxs);
 
@@ -49,7 +49,6 @@ static void gd_ctx_free(struct kref *kref)
 	xa_destroy(&ctx->regs);
 	ida_destroy(&ctx->slots);
 	vfree(ctx->status);
-	put_pid(ctx->owner);
 	kfree(ctx);
 }
 
@@ -86,7 +85,7 @@ static int gd_open(struct inode *inode, struct file *filp)
 		return -ENOMEM;
 	}
 	kref_init(&ctx->ref);
-	ctx->owner = get_pid(task_tgid(current));
+	gd_owner_current(&ctx->owner);
 	xa_init_flags(&ctx->regs, XA_FLAGS_ALLOC1);
 	ida_init(&ctx->slots);
 	spin_lock_init(&ctx->ev_lock);
