@@ -34,3 +34,13 @@ for m in "$@"; do
 		GDIRECT_EXTRA_CFLAGS="$extra" GDIRECT_TEGRA=$tegra modules
 	symvers="$symvers $dst/Module.symvers"
 done
+# Next to a proprietary provider (nv-p2p exported as plain symbols) the
+# kernel refuses any module on top that uses a GPL-only symbol; modpost
+# cannot see that, so check every module built here against the kernel's
+# and the providers' exports.
+if [ -n "$symvers" ] && awk -F '\t' '$2 == "nvidia_p2p_get_pages" &&
+	$4 == "EXPORT_SYMBOL" { found = 1 } END { exit !found }' $symvers; then
+	kos=""
+	for m in "$@"; do kos="$kos $out/$m/$m.ko"; done
+	"$top/scripts/check-gpl-imports.sh" "$kdir/Module.symvers" $symvers -- $kos
+fi

@@ -6,7 +6,9 @@
 #   3. the guest suite on the emulated machine, once per page-table flavour:
 #      v2 (0x00020000) runs every guest test, v1 (0x00010002) the emulator,
 #      driver and gdirect-info tests ($GUEST_V1_TESTS); then the Tegra
-#      interface (guide 13.4) runs its own tests, tg-*
+#      interface (guide 13.4) runs its own tests, tg-*; and the emulator
+#      built as NVIDIA's proprietary driver runs gdirect's suites on it
+#      ($GUEST_PROP_TESTS)
 #
 #   4. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
 #      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1
@@ -140,6 +142,8 @@ echo "== guest suite, page table 0x00010002"
 run_guest v1 "${GUEST_V1_TESTS:-t-1* t-3* t-70-tools-info.sh}"
 echo "== guest suite, Tegra interface (guide 13.4)"
 run_guest tegra "tg-*"
+echo "== guest suite, emulator as NVIDIA's proprietary driver (licence NVIDIA)"
+run_guest prop "${GUEST_PROP_TESTS:-t-31-gdirect-licence.sh t-30-gdirect-api t-30-gdirect-edu t-30-gdirect-race t-30-gdirect-teardown t-30-gdirect-fuzz}"
 
 if [ "${DEBUG_KERNEL:-0}" = 1 ]; then
 	echo "== guest suite under the debug kernel (docs/debug-kernel.md)"
