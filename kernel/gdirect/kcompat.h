@@ -23,6 +23,11 @@
 #endif
 
 /*
+ * 6.12: no_llseek is gone.  It was NULL since 6.0, and a NULL .llseek has
+ * always meant -ESPIPE, so file_operations leave .llseek unset instead.
+ */
+
+/*
  * Write-combining protection for a BAR mapping.  x86's
  * pgprot_writecombine() is an EXPORT_SYMBOL_GPL function, which a module
  * next to NVIDIA's proprietary driver may not call; it only ORs in the PAT

@@ -145,7 +145,7 @@ static const struct file_operations gd_fops = {
 	.mmap		= gd_mmap,
 	.read		= gd_read,
 	.poll		= gd_poll,
-	.llseek		= no_llseek,
+	/* no .llseek: the file does not seek (kcompat.h, 6.12) */
 };
 
 static struct miscdevice gd_misc = {
