@@ -150,11 +150,11 @@ struct emu_dev {
  * licensed "NVIDIA", taints the kernel and exports them as plain symbols.
  */
 #ifdef NVP2P_EMU_PROPRIETARY
-#define NVP2P_EMU_LICENSE	"NVIDIA"
 #define NVP2P_EXPORT(sym)	EXPORT_SYMBOL(sym)
+#define NVP2P_EMU_LICENSE	"NVIDIA"
 #else
-#define NVP2P_EMU_LICENSE	"Dual MIT/GPL"
 #define NVP2P_EXPORT(sym)	EXPORT_SYMBOL_GPL(sym)
+#define NVP2P_EMU_LICENSE	"Dual MIT/GPL"
 #endif
 
 extern struct emu_dev *emu;		/* the bound device, or NULL */

@@ -17,7 +17,7 @@ taint() { cat "/sys/module/$1/taint" 2>/dev/null; }
 proprietary() { case "$(taint "$1")" in *P*) return 0 ;; esac; return 1; }
 open_only() { for m; do proprietary "$m" && return 1; done; return 0; }
 if [ -d /proc/driver/nvp2p_emu ]; then
-	echo "# proprietary flavour: taints $(taint nvp2p_emu) $(taint gdirect) $(taint gdirect_edu)"
+	echo "# proprietary: taints $(taint nvp2p_emu) $(taint gdirect) $(taint gdirect_edu)"
 	check "the emulator is proprietary (taint P)" proprietary nvp2p_emu
 	inherited() { proprietary gdirect && proprietary gdirect_edu; }
 	check "gdirect and gdirect_edu inherit its taint" inherited
