@@ -12,14 +12,17 @@
 # User space is built with meson/ninja; the modules with Kbuild against the
 # Debian kernel the guest boots (linux-headers-amd64), one copy per flavour
 # under build/kmod/: page-table version 2.0 "v2", 1.2 "v1", and "tegra",
-# the Tegra interface of guide 13.4 (the provider, gdirect and the example).
+# the Tegra interface of guide 13.4 (the provider, gdirect and the example),
+# and "prop", page table 2.0 with the emulator licensed as NVIDIA's
+# proprietary driver (docs/emulator.md).
 
 BUILD     ?= build
 KVER      ?= $(shell ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$$' | sort -V | tail -n1)
 KDIR      ?= /lib/modules/$(KVER)/build
 MODULES   := nvp2p_emu nvp2p_selftest gdirect gdirect_edu gdirect_kapitest
-FLAVOURS  := v2 v1 tegra
+FLAVOURS  := v2 v1 tegra prop
 TEGRA_MODULES := nvp2p_emu gdirect gdirect_edu
+PROP_MODULES := nvp2p_emu gdirect gdirect_edu
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local
 
@@ -44,6 +47,7 @@ modules:
 	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR)"; exit 1; }
 	@for fl in $(FLAVOURS); do \
 	  mods="$(MODULES)"; [ $$fl = tegra ] && mods="$(TEGRA_MODULES)"; \
+	  [ $$fl = prop ] && mods="$(PROP_MODULES)"; \
 	  scripts/build-modules.sh "$(KDIR)" "$(BUILD)/kmod/$$fl" "$$fl" $$mods || exit 1; \
 	done
 

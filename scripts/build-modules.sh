@@ -6,7 +6,10 @@
 # exports gets the provider's Module.symvers through KBUILD_EXTRA_SYMBOLS,
 # exactly as a third-party driver links against nvidia.ko (guide 12.6).
 # FLAVOUR v1 builds against page-table version 0x00010002; tegra builds
-# the Tegra interface of guide 13.4 (nvp2p_emu and gdirect alike).
+# the Tegra interface of guide 13.4 (nvp2p_emu and gdirect alike); prop
+# builds the emulator as NVIDIA's proprietary driver (page table 2.0,
+# licensed "NVIDIA", plain exports), and the modules above it find that
+# out from its Module.symvers.
 set -eu
 kdir=$1; out=$2; flavour=$3; shift 3
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,8 +28,19 @@ for m in "$@"; do
 	case $flavour in
 	v1) extra="$extra -DNVP2P_EMU_PAGE_TABLE_V1" ;;
 	tegra) extra="$extra -DNVP2P_EMU_TEGRA"; tegra=1 ;;
+	prop) extra="$extra -DNVP2P_EMU_PROPRIETARY" ;;
 	esac
 	make -s -C "$kdir" M="$dst" KBUILD_EXTRA_SYMBOLS="$symvers" \
 		GDIRECT_EXTRA_CFLAGS="$extra" GDIRECT_TEGRA=$tegra modules
 	symvers="$symvers $dst/Module.symvers"
 done
+# Next to a proprietary provider (nv-p2p exported as plain symbols) the
+# kernel refuses any module on top that uses a GPL-only symbol; modpost
+# cannot see that, so check every module built here against the kernel's
+# and the providers' exports.
+if [ -n "$symvers" ] && awk -F '\t' '$2 == "nvidia_p2p_get_pages" &&
+	$4 == "EXPORT_SYMBOL" { found = 1 } END { exit !found }' $symvers; then
+	kos=""
+	for m in "$@"; do kos="$kos $out/$m/$m.ko"; done
+	"$top/scripts/check-gpl-imports.sh" "$kdir/Module.symvers" $symvers -- $kos
+fi

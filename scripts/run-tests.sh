@@ -6,7 +6,10 @@
 #   3. the guest suite on the emulated machine, once per page-table flavour:
 #      v2 (0x00020000) runs every guest test, v1 (0x00010002) the emulator,
 #      driver and gdirect-info tests ($GUEST_V1_TESTS); then the Tegra
-#      interface (guide 13.4) runs its own tests, tg-*
+#      interface (guide 13.4) runs its own tests, tg-*; and the emulator
+#      built as NVIDIA's proprietary driver runs gdirect's suites on it
+#      ($GUEST_PROP_TESTS); and the kernel suites again on bookworm-
+#      backports' 6.12 kernel ($GUEST_BPO_TESTS)
 #
 #   4. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
 #      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1
@@ -123,7 +126,7 @@ run_guest() { # run_guest FLAVOUR [TESTS]
 		note_failure "guest[$1]: could not build the initramfs"
 		add 0 1 0; return
 	fi
-	python3 "$top/guest/run.py" --initrd "$initrd" --kernel "$kernel" \
+	python3 "$top/guest/run.py" --initrd "$initrd" --kernel "${guest_kernel:-$kernel}" \
 		--name "$1" --results "$results" --timeout "${GUEST_TIMEOUT_S:-1500}" \
 		2>/dev/null | tee "$results/guest-$1.summary"
 	note_guest_failures "$results/guest-$1.summary" "$results/$1.tap"
@@ -140,6 +143,35 @@ echo "== guest suite, page table 0x00010002"
 run_guest v1 "${GUEST_V1_TESTS:-t-1* t-3* t-70-tools-info.sh}"
 echo "== guest suite, Tegra interface (guide 13.4)"
 run_guest tegra "tg-*"
+echo "== guest suite, emulator as NVIDIA's proprietary driver (licence NVIDIA)"
+run_guest prop "${GUEST_PROP_TESTS:-t-31-gdirect-licence.sh t-30-gdirect-api t-30-gdirect-edu t-30-gdirect-race t-30-gdirect-teardown t-30-gdirect-fuzz}"
+
+# The newest kernel Debian 12 offers (bookworm-backports, 6.12): the
+# modules rebuilt against its headers (page table 2.0), and the suites that
+# exercise kernel code (emulator, gdirect, edu) booted on it.  User-space
+# suites (t-5*, t-7*) do not depend on the kernel and stay on 6.1 only.
+echo "== guest suite, kernel from bookworm-backports (docs/testing.md)"
+if ! bpo_rel=$("$top/scripts/deps.sh" kernel-bpo); then
+	echo "guest[bpo]: could not fetch the bookworm-backports kernel"
+	note_failure "guest[bpo]: could not fetch the bookworm-backports kernel (scripts/deps.sh kernel-bpo)"
+	add 0 1 0
+else
+	bpo=${BPO_ROOT:-/var/cache/gdirect-bpo}/root
+	echo "kernel $bpo_rel"
+	if ! "$top/scripts/build-modules.sh" "$bpo/usr/src/linux-headers-$bpo_rel" \
+		"$build/kmod/bpo-v2" v2 nvp2p_emu nvp2p_selftest gdirect gdirect_edu \
+		gdirect_kapitest >"$results/kmod-bpo.log" 2>&1; then
+		grep -v BTF "$results/kmod-bpo.log" | tail -20
+		echo "guest[$bpo_rel]: the modules do not build against $bpo_rel (results/kmod-bpo.log)"
+		note_failure "guest[$bpo_rel]: the modules do not build against $bpo_rel (results/kmod-bpo.log)"
+		add 0 1 0
+	else
+		export KMOD_DIR="$build/kmod/bpo-v2"
+		guest_kernel=$bpo/boot/vmlinuz-$bpo_rel
+		run_guest "$(echo "$bpo_rel" | cut -d. -f1,2)" "${GUEST_BPO_TESTS:-t-1* t-30-* t-31-*}"
+		unset KMOD_DIR guest_kernel
+	fi
+fi
 
 if [ "${DEBUG_KERNEL:-0}" = 1 ]; then
 	echo "== guest suite under the debug kernel (docs/debug-kernel.md)"

@@ -17,6 +17,7 @@
 #include <cuda.h>
 
 #include "nvp2p_emu.h"
+#include "emu_knob.h"
 #include "nvp2p_selftest.h"
 
 #define MB (1ULL << 20)
@@ -36,7 +37,7 @@ static uint64_t emu_stat(const char *name)
 	char path[128], buf[64] = "";
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/kernel/debug/nvp2p_emu/%s", name);
+	emu_knob_path(path, sizeof(path), name);
 	f = fopen(path, "r");
 	if (f) {
 		if (!fgets(buf, sizeof(buf), f))

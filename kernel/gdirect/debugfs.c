@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Debugfs: /sys/kernel/debug/gdirect/{stats,regions}
+ * Observability: /proc/driver/gdirect/{stats,regions}, root only
+ *
+ * procfs rather than debugfs: every debugfs entry point is GPL-only, and
+ * gdirect must load next to NVIDIA's proprietary driver (GD_EXPORT).
  *
  * stats: one "name value" line per counter.
  * regions: per process (owner tgid) a summary line
@@ -11,12 +14,12 @@
  * it to find the region in the GPU's backing memory).  Kernel-API regions
  * have handle 0.
  */
-#include <linux/debugfs.h>
+#include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 
 #include "gdirect_internal.h"
 
-static struct dentry *gd_dir;
+#define GD_PROC_DIR	"driver/gdirect"
 
 static int gd_stats_show(struct seq_file *s, void *unused)
 {
@@ -39,7 +42,6 @@ static int gd_stats_show(struct seq_file *s, void *unused)
 #undef GD_STAT
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(gd_stats);
 
 static const char *const gd_state_names[] = {
 	[GD_PINNING]	= "pinning",
@@ -50,20 +52,20 @@ static const char *const gd_state_names[] = {
 };
 
 /* Is @owner's summary printed already (by an earlier registration)? */
-static bool gd_owner_seen(struct gd_reg *upto, struct pid *owner)
+static bool gd_owner_seen(struct gd_reg *upto, const struct gd_owner *owner)
 {
 	struct gd_reg *r;
 
 	list_for_each_entry(r, &gd_regs, node) {
 		if (r == upto)
 			return false;
-		if (r->owner == owner)
+		if (gd_owner_eq(&r->owner, owner))
 			return true;
 	}
 	return false;
 }
 
-static void gd_show_owner(struct seq_file *s, struct pid *owner)
+static void gd_show_owner(struct seq_file *s, const struct gd_owner *owner)
 {
 	u64 n = 0, bytes = 0, callbacks = 0;
 	struct nvidia_p2p_page_table *pt;
@@ -71,16 +73,16 @@ static void gd_show_owner(struct seq_file *s, struct pid *owner)
 	u64 phys;
 
 	list_for_each_entry(r, &gd_regs, node) {
-		if (r->owner != owner)
+		if (!gd_owner_eq(&r->owner, owner))
 			continue;
 		n++;
 		bytes += r->size;
 		callbacks += READ_ONCE(r->revoked);
 	}
 	seq_printf(s, "process %d regions %llu bytes %llu callbacks %llu\n",
-		   pid_nr(owner), n, bytes, callbacks);
+		   owner->tgid, n, bytes, callbacks);
 	list_for_each_entry(r, &gd_regs, node) {
-		if (r->owner != owner)
+		if (!gd_owner_eq(&r->owner, owner))
 			continue;
 		spin_lock(&r->lock);
 		pt = r->pt;
@@ -100,21 +102,23 @@ static int gd_regions_show(struct seq_file *s, void *unused)
 
 	spin_lock(&gd_regs_lock);
 	list_for_each_entry(r, &gd_regs, node)
-		if (!gd_owner_seen(r, r->owner))
-			gd_show_owner(s, r->owner);
+		if (!gd_owner_seen(r, &r->owner))
+			gd_show_owner(s, &r->owner);
 	spin_unlock(&gd_regs_lock);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(gd_regions);
 
 void gd_debugfs_init(void)
 {
-	gd_dir = debugfs_create_dir("gdirect", NULL);
-	debugfs_create_file("stats", 0400, gd_dir, NULL, &gd_stats_fops);
-	debugfs_create_file("regions", 0400, gd_dir, NULL, &gd_regions_fops);
+	struct proc_dir_entry *d = proc_mkdir(GD_PROC_DIR, NULL);
+
+	/* Observability only: gdirect works without it. */
+	if (!d || !proc_create_single("stats", 0400, d, gd_stats_show) ||
+	    !proc_create_single("regions", 0400, d, gd_regions_show))
+		pr_warn("no /proc/%s: statistics unavailable\n", GD_PROC_DIR);
 }
 
 void gd_debugfs_exit(void)
 {
-	debugfs_remove_recursive(gd_dir);
+	remove_proc_subtree(GD_PROC_DIR, NULL);
 }

@@ -97,7 +97,7 @@ ssize_t gd_read(struct file *filp, char __user *buf, size_t len, loff_t *off)
 	size_t done = 0;
 	int ret;
 
-	if (!gd_is_owner(ctx->owner))
+	if (!gd_is_owner(&ctx->owner))
 		return -EPERM;
 	if (len < sizeof(ev))
 		return -EINVAL;
@@ -135,7 +135,7 @@ __poll_t gd_poll(struct file *filp, struct poll_table_struct *wait)
 {
 	struct gd_ctx *ctx = filp->private_data;
 
-	if (!gd_is_owner(ctx->owner))
+	if (!gd_is_owner(&ctx->owner))
 		return EPOLLERR;
 	poll_wait(filp, &ctx->ev_wait, wait);
 	return gd_events_pending(ctx) ? EPOLLIN | EPOLLRDNORM : 0;

@@ -75,9 +75,32 @@ enum gd_state {
 	GD_DEAD,	/* released, or get_pages failed */
 };
 
+/*
+ * A process, as the owner of an fd or a registration: its tgid (in the
+ * initial namespace, for the region list) and the start time of its thread
+ * group, which together never name two processes, so no reference on a
+ * struct pid is held (put_pid() is GPL-only, see GD_EXPORT).
+ */
+struct gd_owner {
+	pid_t tgid;
+	u64 start_time;
+};
+
+/*
+ * gdirect's in-kernel API is exported GPL-only, except in the build for
+ * NVIDIA's proprietary driver (GDIRECT_PROPRIETARY, chosen by Kbuild from
+ * the provider's exports): there gdirect inherits the driver's taint, and
+ * the kernel refuses a module that uses GPL-only symbols of a tainted one.
+ */
+#ifdef GDIRECT_PROPRIETARY
+#define GD_EXPORT(sym)	EXPORT_SYMBOL(sym)
+#else
+#define GD_EXPORT(sym)	EXPORT_SYMBOL_GPL(sym)
+#endif
+
 struct gd_ctx {
 	struct kref ref;
-	struct pid *owner;		/* tgid of the opener */
+	struct gd_owner owner;		/* the opener */
 	struct xarray regs;		/* handle -> gd_reg, XA_FLAGS_ALLOC1 */
 	u32 next_handle;		/* cyclic handle allocator state */
 	struct ida slots;		/* status slots */
@@ -91,7 +114,7 @@ struct gd_ctx {
 	bool ev_closed;
 	wait_queue_head_t ev_wait;
 
-	struct list_head node;		/* gd_ctxs, for debugfs */
+	struct list_head node;		/* gd_ctxs, for /proc */
 	atomic64_t callbacks;		/* free callbacks fired on its pins */
 
 	bool gdrdrv;			/* opened through /dev/gdrdrv */
@@ -123,7 +146,7 @@ struct gd_reg {
 	u32 flags;			/* GDIRECT_PIN_* */
 	bool persistent;
 	bool cpu_cacheable;
-	struct pid *owner;		/* tgid that pinned */
+	struct gd_owner owner;		/* the process that pinned */
 
 	struct nvidia_p2p_page_table *pt;	/* NULL once revoked */
 	struct nvidia_p2p_dma_mapping *dma;	/* kernel pins with a peer */
@@ -148,10 +171,10 @@ struct gd_reg {
 	void (*invalidate)(struct gdirect_region *r, void *data);
 	void *inv_data;
 
-	struct list_head node;		/* gd_regs, for debugfs */
+	struct list_head node;		/* gd_regs, for /proc */
 };
 
-/* Counters for debugfs; atomics so the callback never takes a lock. */
+/* Counters for /proc; atomics so the callback never takes a lock. */
 struct gd_stats {
 	atomic64_t pins, pin_failures, unpins, callbacks, orphaned;
 	atomic64_t persistent_pins, version_mismatch, live_regions, live_bytes;
@@ -180,7 +203,10 @@ void gd_reg_dma_end(struct gd_reg *r);
 int gd_range(u64 addr, u64 size, u64 *start, u64 *len);
 void gd_reg_get(struct gd_reg *r);
 void gd_reg_put(struct gd_reg *r);
-bool gd_is_owner(struct pid *owner);
+void gd_owner_current(struct gd_owner *o);
+void gd_owner_of_pid(struct pid *pid, struct gd_owner *o);
+bool gd_owner_eq(const struct gd_owner *a, const struct gd_owner *b);
+bool gd_is_owner(const struct gd_owner *owner);
 
 /* main.c */
 extern unsigned short gd_dev_mode;
@@ -227,7 +253,7 @@ __poll_t gd_poll(struct file *filp, struct poll_table_struct *wait);
 int gd_gdrdrv_init(void);
 void gd_gdrdrv_exit(void);
 
-/* debugfs.c */
+/* debugfs.c: /proc/driver/gdirect/ (procfs, as debugfs is GPL-only) */
 void gd_debugfs_init(void);
 void gd_debugfs_exit(void);
 

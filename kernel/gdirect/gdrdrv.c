@@ -208,7 +208,7 @@ static long gd_gdr_ioctl(struct file *filp, unsigned int cmd,
 	if (_IOC_TYPE(cmd) != GDRDRV_IOCTL)
 		return -EINVAL;
 	/* Handles belong to the opening process, its threads included. */
-	if (!gd_is_owner(ctx->owner))
+	if (!gd_is_owner(&ctx->owner))
 		return -EACCES;
 	/* As on /dev/gdirect: what changes the context needs FMODE_WRITE. */
 	if ((cmd == GDRDRV_IOC_PIN_BUFFER || cmd == GDRDRV_IOC_PIN_BUFFER_V2 ||
@@ -253,7 +253,7 @@ static int gd_gdr_mmap(struct file *filp, struct vm_area_struct *vma)
 	u32 type;
 	int ret;
 
-	if (!gd_is_owner(ctx->owner))
+	if (!gd_is_owner(&ctx->owner))
 		return -EACCES;
 	r = gd_ctx_lookup(ctx, vma->vm_pgoff);
 	if (!r)

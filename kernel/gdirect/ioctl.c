@@ -270,7 +270,7 @@ long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	void __user *uarg = (void __user *)arg;
 
 	/* Handles belong to the opening process, its threads included. */
-	if (!gd_is_owner(ctx->owner))
+	if (!gd_is_owner(&ctx->owner))
 		return -EPERM;
 
 	/* What changes the context needs a file opened for writing. */

@@ -40,7 +40,7 @@ static struct gd_reg *to_reg(struct gdirect_region *region)
 int gdirect_pin(const struct gdirect_pin_params *params,
 		struct gdirect_region **region)
 {
-	struct pid *owner;
+	struct gd_owner owner;
 	struct gd_reg *r;
 	bool tokens;
 	u64 start, len;
@@ -57,8 +57,11 @@ int gdirect_pin(const struct gdirect_pin_params *params,
 	tokens = params->p2p_token || params->va_space;
 	if (tokens && !gd_allow_tokens)
 		return -EPERM;
-	owner = params->owner ? params->owner : task_tgid(current);
-	if (!tokens && owner != task_tgid(current))
+	if (params->owner)
+		gd_owner_of_pid(params->owner, &owner);
+	else
+		gd_owner_current(&owner);
+	if (!tokens && !gd_is_owner(&owner))
 		return -EPERM;
 	if (params->flags & GDIRECT_KPIN_PERSISTENT) {
 		if (tokens)
@@ -70,8 +73,7 @@ int gdirect_pin(const struct gdirect_pin_params *params,
 	r = gd_reg_alloc(NULL, GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
-	put_pid(r->owner);
-	r->owner = get_pid(owner);
+	r->owner = owner;
 	r->addr = start;
 	r->size = len;
 	r->p2p_token = params->p2p_token;
@@ -95,7 +97,7 @@ int gdirect_pin(const struct gdirect_pin_params *params,
 	*region = (struct gdirect_region *)r;
 	return 0;
 }
-EXPORT_SYMBOL_GPL(gdirect_pin);
+GD_EXPORT(gdirect_pin);
 
 /**
  * gdirect_unpin() - release a region from gdirect_pin()
@@ -118,7 +120,7 @@ void gdirect_unpin(struct gdirect_region *region)
 	gd_reg_release(r);
 	gd_reg_put(r);
 }
-EXPORT_SYMBOL_GPL(gdirect_unpin);
+GD_EXPORT(gdirect_unpin);
 
 /**
  * gdirect_dma_begin() - announce DMA to or from a region
@@ -134,7 +136,7 @@ int gdirect_dma_begin(struct gdirect_region *region)
 {
 	return gd_reg_dma_begin(to_reg(region));
 }
-EXPORT_SYMBOL_GPL(gdirect_dma_begin);
+GD_EXPORT(gdirect_dma_begin);
 
 /**
  * gdirect_dma_end() - the DMA announced by gdirect_dma_begin() is over
@@ -146,7 +148,7 @@ void gdirect_dma_end(struct gdirect_region *region)
 {
 	gd_reg_dma_end(to_reg(region));
 }
-EXPORT_SYMBOL_GPL(gdirect_dma_end);
+GD_EXPORT(gdirect_dma_end);
 
 /**
  * gdirect_dma_unmap() - drop a region's DMA mapping before its peer goes
@@ -168,7 +170,7 @@ void gdirect_dma_unmap(struct gdirect_region *region)
 	if (r && r->peer)
 		gd_reg_unmap_peer(r);
 }
-EXPORT_SYMBOL_GPL(gdirect_dma_unmap);
+GD_EXPORT(gdirect_dma_unmap);
 
 /**
  * gdirect_region_range() - the GPU range actually pinned
@@ -188,7 +190,7 @@ int gdirect_region_range(struct gdirect_region *region, u64 *addr, u64 *size)
 	*size = r->size;
 	return 0;
 }
-EXPORT_SYMBOL_GPL(gdirect_region_range);
+GD_EXPORT(gdirect_region_range);
 
 /**
  * gdirect_region_dma_addrs() - DMA addresses of a region for its peer
@@ -221,7 +223,7 @@ int gdirect_region_dma_addrs(struct gdirect_region *region,
 	spin_unlock(&r->lock);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(gdirect_region_dma_addrs);
+GD_EXPORT(gdirect_region_dma_addrs);
 
 /**
  * gdirect_region_revoked() - has the NVIDIA driver revoked the region?
@@ -239,4 +241,4 @@ bool gdirect_region_revoked(struct gdirect_region *region)
 	spin_unlock(&r->lock);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(gdirect_region_revoked);
+GD_EXPORT(gdirect_region_revoked);

@@ -43,10 +43,10 @@ module_param_named(dev_mode, gd_dev_mode, ushort, 0444);
 MODULE_PARM_DESC(dev_mode, "Permissions of /dev/gdirect and /dev/gdrdrv (default: 0660)");
 
 struct gd_stats gd_stats;
-/* Every registration, user and kernel, for debugfs; a leaf lock. */
+/* Every registration, user and kernel, for /proc; a leaf lock. */
 DEFINE_SPINLOCK(gd_regs_lock);
 LIST_HEAD(gd_regs);
-/* Every open context, for debugfs. */
+/* Every open context, for /proc. */
 DEFINE_MUTEX(gd_ctxs_lock);
 LIST_HEAD(gd_ctxs);
 
@@ -196,7 +196,6 @@ static void gd_ctx_free(struct kref *kref)
 	xa_destroy(&ctx->regs);
 	ida_destroy(&ctx->slots);
 	gd_status_free(ctx);
-	put_pid(ctx->owner);
 	kfree(ctx);
 }
 
@@ -242,7 +241,7 @@ int gd_ctx_open(struct inode *inode, struct file *filp, bool gdrdrv)
 	}
 	atomic_set(&ctx->nr_pins, 0);
 	kref_init(&ctx->ref);
-	ctx->owner = get_pid(task_tgid(current));
+	gd_owner_current(&ctx->owner);
 	ctx->gdrdrv = gdrdrv;
 	ctx->gdr_next = 1;
 	xa_init_flags(&ctx->regs, XA_FLAGS_ALLOC1);
@@ -309,7 +308,7 @@ static const struct file_operations gd_fops = {
 	.mmap		= gd_mmap,
 	.read		= gd_read,
 	.poll		= gd_poll,
-	.llseek		= no_llseek,
+	/* no .llseek: the file does not seek (kcompat.h, 6.12) */
 };
 
 static struct miscdevice gd_misc = {

@@ -28,7 +28,7 @@
  * revoked.  Where the range already has another type, the mapping keeps
  * it: silently if that type is uncached (the reservation then succeeds
  * with it, and the memtype API tells a module nothing more), with a
- * wc_conflict counted in debugfs if it is one WC cannot share (WB, or
+ * wc_conflict counted in the statistics if it is one WC cannot share (WB, or
  * several types over the run).
  */
 #include <linux/io.h>
@@ -37,15 +37,7 @@
 #include <linux/vmalloc.h>
 
 #include "gdirect_internal.h"
-
-/* Kbuild defines GD_HAVE_VM_FLAGS_SET where vm_flags became read-only. */
-#ifdef GD_HAVE_VM_FLAGS_SET
-#define gd_vm_flags_set(vma, f)		vm_flags_set(vma, f)
-#define gd_vm_flags_clear(vma, f)	vm_flags_clear(vma, f)
-#else
-#define gd_vm_flags_set(vma, f)		((vma)->vm_flags |= (f))
-#define gd_vm_flags_clear(vma, f)	((vma)->vm_flags &= ~(f))
-#endif
+#include "kcompat.h"
 
 /**
  * gd_reserve_wc() - hold write-combining memtypes for r's BAR pages
@@ -258,7 +250,7 @@ int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
 	gd_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND |
 			VM_DONTDUMP);
 	if (wc)
-		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
+		vma->vm_page_prot = gd_pgprot_writecombine(vma->vm_page_prot);
 	vma->vm_private_data = r;
 	vma->vm_ops = &gd_region_vm_ops;
 	atomic64_inc(&gd_stats.mmaps);
@@ -274,7 +266,7 @@ int gd_mmap(struct file *filp, struct vm_area_struct *vma)
 	struct gd_reg *r;
 	int ret;
 
-	if (!gd_is_owner(ctx->owner))
+	if (!gd_is_owner(&ctx->owner))
 		return -EPERM;
 	if (!(off >> GD_MMAP_REGION_SHIFT))
 		return gd_mmap_status(ctx, vma);

@@ -75,9 +75,40 @@
  */
 static DECLARE_RWSEM(gd_excl);
 
-bool gd_is_owner(struct pid *owner)
+void gd_owner_current(struct gd_owner *o)
 {
-	return task_tgid(current) == owner;
+	o->tgid = current->tgid;
+	o->start_time = current->group_leader->start_time;
+}
+
+/*
+ * The process of @pid, which the caller holds a reference on.  Another
+ * process than current is recorded by number only, with a start time that
+ * matches no process: it is never current's, which is all gdirect asks of
+ * an owner (a pin for another process needs tokens).  Its task is not
+ * looked up: that needs rcu_read_lock(), GPL-only on preemptible-RCU kernels.
+ */
+void gd_owner_of_pid(struct pid *pid, struct gd_owner *o)
+{
+	if (pid == task_tgid(current)) {
+		gd_owner_current(o);
+		return;
+	}
+	o->tgid = pid_nr(pid);
+	o->start_time = U64_MAX;
+}
+
+bool gd_owner_eq(const struct gd_owner *a, const struct gd_owner *b)
+{
+	return a->tgid == b->tgid && a->start_time == b->start_time;
+}
+
+bool gd_is_owner(const struct gd_owner *owner)
+{
+	struct gd_owner me;
+
+	gd_owner_current(&me);
+	return gd_owner_eq(&me, owner);
 }
 
 struct gd_reg *gd_reg_alloc(struct gd_ctx *ctx, gfp_t gfp)
@@ -95,7 +126,7 @@ struct gd_reg *gd_reg_alloc(struct gd_ctx *ctx, gfp_t gfp)
 	r->state = GD_DEAD;
 	r->slot = U32_MAX;
 	atomic64_set(&r->mapped_len, 0);
-	r->owner = get_pid(task_tgid(current));
+	gd_owner_current(&r->owner);
 	if (ctx) {
 		gd_ctx_get(ctx);
 		r->ctx = ctx;
@@ -125,7 +156,6 @@ static void gd_reg_free(struct kref *kref)
 	gd_release_wc(r);	/* nothing left by now; a safety net */
 	kvfree(r->bus);
 	pci_dev_put(r->peer);
-	put_pid(r->owner);
 	kfree(r);
 }
 
@@ -563,7 +593,7 @@ void gd_reg_release(struct gd_reg *r)
 	gd_reg_dma_unmap(r);
 
 	if (!r->persistent && !r->p2p_token && !r->va_space &&
-	    !gd_is_owner(r->owner)) {
+	    !gd_is_owner(&r->owner)) {
 		atomic64_inc(&gd_stats.orphaned);
 		pr_debug("gdirect: release of %#llx+%#llx outside its process; left to revocation\n",
 			 r->addr, r->size);

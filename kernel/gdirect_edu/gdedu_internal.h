@@ -53,7 +53,8 @@ struct gdedu_entry {
 struct gdedu_file {
 	struct edu_dev *edu;
 	struct list_head node;		/* edu->files */
-	struct pid *owner;
+	pid_t owner_tgid;		/* the opener: tgid and start time */
+	u64 owner_start;
 	struct mutex lock;		/* cache and transfers of this file */
 	struct list_head cache;
 	unsigned int cached;

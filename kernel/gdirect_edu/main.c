@@ -41,7 +41,8 @@ static int gdedu_open(struct inode *inode, struct file *filp)
 		return -ENOMEM;
 	kref_get(&edu->ref);
 	f->edu = edu;
-	f->owner = get_pid(task_tgid(current));
+	f->owner_tgid = current->tgid;
+	f->owner_start = current->group_leader->start_time;
 	mutex_init(&f->lock);
 	INIT_LIST_HEAD(&f->cache);
 	atomic64_set(&f->invalidations, 0);
@@ -64,7 +65,6 @@ static int gdedu_release(struct inode *inode, struct file *filp)
 	list_del(&f->node);
 	mutex_unlock(&f->edu->files_lock);
 	kref_put(&f->edu->ref, gdedu_dev_free);
-	put_pid(f->owner);
 	kfree(f);
 	return 0;
 }
@@ -84,13 +84,24 @@ static int gdedu_ioc_pin(struct gdedu_file *f, void __user *arg)
 	p.p2p_token = up.p2p_token;
 	p.va_space = up.va_space;
 	p.flags = up.flags;
-	if (up.owner_pid) {
+	if (up.owner_pid && up.owner_pid != task_tgid_vnr(current)) {
+#ifdef GDIRECT_PROPRIETARY
+		/*
+		 * find_get_pid() and put_pid() are GPL-only, and a module on
+		 * top of NVIDIA's proprietary driver may use none: no pinning
+		 * for another process there (docs/driver.md).
+		 */
+		return -EOPNOTSUPP;
+#else
 		p.owner = find_get_pid(up.owner_pid);
 		if (!p.owner)
 			return -ESRCH;
+#endif
 	}
 	ret = gdedu_pin(f, &p, &e);
+#ifndef GDIRECT_PROPRIETARY
 	put_pid(p.owner);
+#endif
 	if (ret)
 		return ret;
 	up.pinned_addr = e->start;
@@ -141,7 +152,8 @@ static long gdedu_ioctl(struct file *filp, unsigned int cmd,
 	void __user *uarg = (void __user *)arg;
 	long ret;
 
-	if (task_tgid(current) != f->owner)
+	if (current->tgid != f->owner_tgid ||
+	    current->group_leader->start_time != f->owner_start)
 		return -EPERM;
 	/* An unbound device is gone; its registers are unmapped. */
 	down_read(&f->edu->gone_sem);

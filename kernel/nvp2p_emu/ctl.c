@@ -274,7 +274,7 @@ static long emu_ioc_info(void __user *argp)
 	};
 
 	mutex_lock(&emu->lock);
-	info.mem_used = emu->mem_size - gen_pool_avail(emu->pool);
+	info.mem_used = emu->mem_used;
 	info.bar1_used = emu->bar1_used;
 	mutex_unlock(&emu->lock);
 	memcpy(info.gpu_uuid, emu->uuid, sizeof(info.gpu_uuid));

@@ -75,7 +75,7 @@ static const struct file_operations fail_next_fops = {
 static int mem_used_get(void *data, u64 *val)
 {
 	mutex_lock(&emu->lock);
-	*val = emu->mem_size - gen_pool_avail(emu->pool);
+	*val = emu->mem_used;
 	mutex_unlock(&emu->lock);
 	return 0;
 }

@@ -108,7 +108,7 @@ out_unlock:
 	mutex_unlock(&emu->lock);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_dma_map_pages);
+NVP2P_EXPORT(nvidia_p2p_dma_map_pages);
 
 /**
  * nvidia_p2p_dma_unmap_pages() - undo nvidia_p2p_dma_map_pages()
@@ -168,7 +168,7 @@ out:
 	atomic_dec(&emu->unmaps_in_flight);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_dma_unmap_pages);
+NVP2P_EXPORT(nvidia_p2p_dma_unmap_pages);
 
 /**
  * nvidia_p2p_free_dma_mapping() - free a DMA mapping from the free callback
@@ -183,4 +183,4 @@ int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping)
 {
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_free_dma_mapping);
+NVP2P_EXPORT(nvidia_p2p_free_dma_mapping);

@@ -154,7 +154,7 @@ out_unlock:
 	mutex_unlock(&emu->lock);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_dma_map_pages);
+NVP2P_EXPORT(nvidia_p2p_dma_map_pages);
 
 /*
  * Unmap and free @map if it is a mapping of a live pin, or of one whose
@@ -206,7 +206,7 @@ int nvidia_p2p_dma_unmap_pages(struct nvidia_p2p_dma_mapping *map)
 {
 	return emu_dma_unmap(map, "dma_unmap_pages");
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_dma_unmap_pages);
+NVP2P_EXPORT(nvidia_p2p_dma_unmap_pages);
 
 /**
  * nvidia_p2p_free_dma_mapping() - unmap and free a mapping from the callback
@@ -221,4 +221,4 @@ int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping)
 {
 	return emu_dma_unmap(dma_mapping, "free_dma_mapping");
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_free_dma_mapping);
+NVP2P_EXPORT(nvidia_p2p_free_dma_mapping);

@@ -124,6 +124,7 @@ struct emu_dev {
 	u64 bar1_size;
 	u64 bar1_reserved;
 	u64 bar1_used;
+	u64 mem_used;			/* BAR2 bytes allocated, under lock */
 	u8 uuid[EMU_UUID_LEN];
 
 	/* counters, read through debugfs */
@@ -142,6 +143,19 @@ struct emu_dev {
 
 	struct dentry *debugfs;
 };
+
+/*
+ * The licence flavour (docs/emulator.md): NVIDIA's open driver is
+ * "Dual MIT/GPL" and exports nv-p2p GPL-only; its proprietary driver is
+ * licensed "NVIDIA", taints the kernel and exports them as plain symbols.
+ */
+#ifdef NVP2P_EMU_PROPRIETARY
+#define NVP2P_EXPORT(sym)	EXPORT_SYMBOL(sym)
+#define NVP2P_EMU_LICENSE	"NVIDIA"
+#else
+#define NVP2P_EXPORT(sym)	EXPORT_SYMBOL_GPL(sym)
+#define NVP2P_EMU_LICENSE	"Dual MIT/GPL"
+#endif
 
 extern struct emu_dev *emu;		/* the bound device, or NULL */
 extern unsigned int emu_pin_latency_us;
@@ -176,7 +190,12 @@ void emu_dma_map_release(struct emu_dma_map *m);
 int emu_ctl_register(void);
 void emu_ctl_unregister(void);
 
-/* debugfs.c */
+/*
+ * debugfs.c, or procfs.c in the proprietary flavour (a module licensed
+ * "NVIDIA" may use no GPL-only symbol, and debugfs is GPL-only): the same
+ * counters and knobs under /sys/kernel/debug/nvp2p_emu/ or
+ * /proc/driver/nvp2p_emu/.
+ */
 void emu_debugfs_init(struct emu_dev *e);
 void emu_debugfs_exit(struct emu_dev *e);
 

@@ -17,6 +17,7 @@ static void emu_alloc_release(struct kref *ref)
 	struct emu_alloc *a = container_of(ref, struct emu_alloc, ref);
 
 	gen_pool_free(emu->pool, emu->mem_phys + a->mem_offset, a->size);
+	emu->mem_used -= a->size;
 	emu->nr_allocs--;
 	kfree(a);
 }
@@ -100,6 +101,7 @@ int emu_alloc_create(struct emu_file *f, u64 va, u64 size,
 	memset_io(emu->mem + a->mem_offset, 0, size);
 	list_add_tail(&a->node, &f->allocs);
 	emu->nr_allocs++;
+	emu->mem_used += size;
 	*out = a;
 	mutex_unlock(&emu->lock);
 	return 0;

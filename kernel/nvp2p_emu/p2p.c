@@ -233,7 +233,7 @@ int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space,
 	return emu_get_pages(p2p_token, va_space, virtual_address, length,
 			     page_table, free_callback, data, false);
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages);
+NVP2P_EXPORT(nvidia_p2p_get_pages);
 
 /**
  * nvidia_p2p_get_pages_persistent() - pin GPU memory until explicitly put
@@ -256,7 +256,7 @@ int nvidia_p2p_get_pages_persistent(uint64_t virtual_address, uint64_t length,
 	return emu_get_pages(0, 0, virtual_address, length, page_table,
 			     NULL, NULL, true);
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages_persistent);
+NVP2P_EXPORT(nvidia_p2p_get_pages_persistent);
 
 /**
  * nvidia_p2p_put_pages() - release pages pinned by nvidia_p2p_get_pages()
@@ -299,7 +299,7 @@ out:
 	mutex_unlock(&emu->lock);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages);
+NVP2P_EXPORT(nvidia_p2p_put_pages);
 
 /**
  * nvidia_p2p_put_pages_persistent() - release a persistent pin
@@ -333,7 +333,7 @@ int nvidia_p2p_put_pages_persistent(uint64_t virtual_address,
 	mutex_unlock(&emu->lock);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages_persistent);
+NVP2P_EXPORT(nvidia_p2p_put_pages_persistent);
 
 /**
  * nvidia_p2p_free_page_table() - free a page table from the free callback
@@ -348,7 +348,7 @@ int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
 {
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_free_page_table);
+NVP2P_EXPORT(nvidia_p2p_free_page_table);
 
 /**
  * nvidia_p2p_init_mapping() - obsolete mailbox interface
@@ -365,7 +365,7 @@ int nvidia_p2p_init_mapping(uint64_t p2p_token,
 {
 	return -ENOTSUPP;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_init_mapping);
+NVP2P_EXPORT(nvidia_p2p_init_mapping);
 
 /**
  * nvidia_p2p_destroy_mapping() - obsolete mailbox interface
@@ -377,4 +377,4 @@ int nvidia_p2p_destroy_mapping(uint64_t p2p_token)
 {
 	return -ENOTSUPP;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_destroy_mapping);
+NVP2P_EXPORT(nvidia_p2p_destroy_mapping);

@@ -171,7 +171,7 @@ out_unlock:
 		emu_pin_free(pin);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages);
+NVP2P_EXPORT(nvidia_p2p_get_pages);
 
 /**
  * nvidia_p2p_put_pages() - release pages pinned by nvidia_p2p_get_pages()
@@ -198,7 +198,7 @@ int nvidia_p2p_put_pages(struct nvidia_p2p_page_table *page_table)
 	mutex_unlock(&emu->lock);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages);
+NVP2P_EXPORT(nvidia_p2p_put_pages);
 
 /**
  * nvidia_p2p_free_page_table() - free a page table after its callback
@@ -241,4 +241,4 @@ out:
 		pr_err_ratelimited("nvp2p_emu: free_page_table of a table that is unknown or still pinned\n");
 	return ret;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_free_page_table);
+NVP2P_EXPORT(nvidia_p2p_free_page_table);

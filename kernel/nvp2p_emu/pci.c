@@ -238,4 +238,4 @@ static struct pci_driver emu_driver = {
 module_pci_driver(emu_driver);
 
 MODULE_DESCRIPTION("Emulated NVIDIA GPU exporting the nv-p2p kernel API");
-MODULE_LICENSE("GPL");
+MODULE_LICENSE(NVP2P_EMU_LICENSE);

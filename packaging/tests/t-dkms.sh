@@ -10,8 +10,10 @@ if ! command -v dkms >/dev/null; then
 	echo "SKIP: dkms is not installed (Debian: apt-get install dkms)"; exit 77
 fi
 kver=${KVER:-$(ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -n1)}
-if [ -z "$kver" ] || [ ! -e "/lib/modules/$kver/build/Makefile" ]; then
-	echo "SKIP: no kernel headers (/lib/modules/${kver:-?}/build; Debian: linux-headers-amd64)"; exit 77
+# KDIR: headers outside /lib/modules (t-dkms-bpo.sh's private 6.12 ones).
+kdir=${KDIR:-/lib/modules/$kver/build}
+if [ -z "$kver" ] || [ ! -e "$kdir/Makefile" ]; then
+	echo "SKIP: no kernel headers ($kdir; Debian: linux-headers-amd64)"; exit 77
 fi
 for h in /usr/src/nvidia-*/nvidia/nv-p2p.h /usr/src/nvidia-*/kernel-open/nvidia/nv-p2p.h; do
 	[ -e "$h" ] && { echo "note: NVIDIA driver source at $h: gdirect builds against it, without nvp2p_emu"; emu=0; }
@@ -29,7 +31,7 @@ echo "dkms add + build gdirect/$version for $kver"
 # shellcheck disable=SC2086
 dkms add -m gdirect -v "$version" $opts || { echo "FAIL: dkms add"; exit 1; }
 # shellcheck disable=SC2086
-if ! dkms build -m gdirect -v "$version" -k "$kver" $opts; then
+if ! dkms build -m gdirect -v "$version" -k "$kver" --kernelsourcedir "$kdir" $opts; then
 	cat "$d/tree/gdirect/$version/build/make.log" 2>/dev/null | tail -40
 	echo "FAIL: dkms build"; exit 1
 fi

@@ -77,7 +77,9 @@ static void gather_bar1(struct report *rep, struct gpu_report *g)
 	/* The emulator drives one device; its counters are that device's. */
 	if ((p->have_emu && !strcmp(p->emu_bdf, g->gpu.pci.bdf)) ||
 	    (!p->have_emu && p->have_emu_debugfs)) {
-		g->bar1_source = p->have_emu ? "emulator" : "emulator-debugfs";
+		g->bar1_source = p->have_emu ? "emulator" :
+				 !strcmp(p->emu_counters_in, "procfs") ?
+				 "emulator-procfs" : "emulator-debugfs";
 		g->bar1_total = p->bar1_total;
 		g->bar1_reserved = p->bar1_reserved;
 		g->have_reserved = 1;
@@ -86,7 +88,7 @@ static void gather_bar1(struct report *rep, struct gpu_report *g)
 			       p->bar1_total - p->bar1_reserved - p->bar1_used : 0;
 	} else {
 		snprintf(g->bar1_error, sizeof(g->bar1_error),
-			 "emulator counters unavailable (no /dev/nvp2p_emu, debugfs not mounted or not root)");
+			 "emulator counters unavailable (no /dev/nvp2p_emu, no debugfs or procfs counters, or not root)");
 	}
 }
 

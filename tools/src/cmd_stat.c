@@ -2,11 +2,12 @@
 /*
  * cmd_stat.c - gdirect stat: what is pinned now, and the drivers' counters
  *
- * gdirect.ko publishes /sys/kernel/debug/gdirect/stats ("name value" lines)
+ * gdirect.ko publishes /proc/driver/gdirect/stats ("name value" lines)
  * and .../regions (per process a "process TGID regions N bytes B callbacks
  * C" line, then "  handle H addr A size S pages P state ST mode M mapped L
  * phys X" per registration); both are root-only.  The emulator's counters
- * are in /sys/kernel/debug/nvp2p_emu/.  A libgdirect context that opts in
+ * are in /sys/kernel/debug/nvp2p_emu/, or /proc/driver/nvp2p_emu/ when it
+ * is built as the proprietary driver (docs/emulator.md).  A libgdirect context that opts in
  * (GDIRECT_PUBLISH_STATS=1) keeps DIR/gdirect-stats.PID.N current with its
  * gdirect_stats(), in the same "name value" lines; DIR is $GDIRECT_STATS_DIR
  * or /dev/shm (lib/src/publish.c).
@@ -111,14 +112,12 @@ static const char *const emu_counters[] = {
 
 static void read_emu(const struct gd_roots *r, struct stat_report *s)
 {
-	char p[GD_PATH_MAX];
 	size_t i;
 
 	for (i = 0; i < sizeof(emu_counters) / sizeof(emu_counters[0]); i++) {
 		uint64_t v;
 
-		if (gd_path(p, sizeof(p), "%s/kernel/debug/nvp2p_emu/%s", r->sysfs,
-			    emu_counters[i]) || gd_read_u64(p, &v))
+		if (gd_read_emu_counter(r, emu_counters[i], &v, NULL))
 			continue;
 		snprintf(s->emu[s->nemu].name, sizeof(s->emu[0].name), "%s", emu_counters[i]);
 		s->emu[s->nemu++].value = v;
@@ -304,8 +303,8 @@ static void print_text(const struct stat_report *s)
 			printf("  %-18s %llu\n", s->gd[i].name, (unsigned long long)s->gd[i].value);
 	} else {
 		printf("gdirect.ko: no counters (%s)\n", s->gdirect_err == -EACCES ?
-		       "debugfs files are root-only" :
-		       "module not loaded or debugfs not mounted");
+		       "/proc/driver/gdirect files are root-only" :
+		       "module not loaded");
 	}
 	if (s->have_regions) {
 		printf("\npinned regions: %d process%s\n", s->nprocs, s->nprocs == 1 ? "" : "es");
@@ -445,13 +444,13 @@ int gd_cmd_stat(int argc, char **argv, struct gd_roots *r)
 		free(s);
 		return c == OPT_HELP ? 0 : 2;
 	}
-	if (!gd_path(p, sizeof(p), "%s/kernel/debug/gdirect/stats", r->sysfs)) {
+	if (!gd_path(p, sizeof(p), "%s/driver/gdirect/stats", r->proc)) {
 		n = read_kv_file(p, s->gd, MAX_STATS);
 		s->ngd = n > 0 ? n : 0;
 		s->have_gdirect = n > 0;
 		s->gdirect_err = n < 0 ? n : 0;
 	}
-	if (!gd_path(p, sizeof(p), "%s/kernel/debug/gdirect/regions", r->sysfs))
+	if (!gd_path(p, sizeof(p), "%s/driver/gdirect/regions", r->proc))
 		s->have_regions = read_regions(p, s) == 0;
 	read_emu(r, s);
 	read_libs(s);

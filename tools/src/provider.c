@@ -75,18 +75,14 @@ static void probe_emu(const struct gd_roots *r, struct gd_provider *p)
 
 static int emu_counter(const struct gd_roots *r, const char *name, uint64_t *v)
 {
-	char path[GD_PATH_MAX];
-
-	if (gd_path(path, sizeof(path), "%s/kernel/debug/nvp2p_emu/%s", r->sysfs, name))
-		return -ENAMETOOLONG;
-	return gd_read_u64(path, v);
+	return gd_read_emu_counter(r, name, v, NULL);
 }
 
 static void probe_emu_debugfs(const struct gd_roots *r, struct gd_provider *p)
 {
 	uint64_t total, reserved, used;
 
-	if (emu_counter(r, "bar1_total", &total) ||
+	if (gd_read_emu_counter(r, "bar1_total", &total, &p->emu_counters_in) ||
 	    emu_counter(r, "bar1_reserved", &reserved) ||
 	    emu_counter(r, "bar1_used", &used))
 		return;

@@ -20,7 +20,8 @@ struct gd_provider {
 	uint32_t gdirect_abi, gdirect_provider, gdirect_caps, default_persistent;
 	/* the emulator */
 	int have_emu;			/* control device answered */
-	int have_emu_debugfs;		/* counters read from debugfs */
+	int have_emu_debugfs;		/* counters read from debugfs or procfs */
+	const char *emu_counters_in;	/* "debugfs" or "procfs" */
 	uint32_t emu_abi;
 	char emu_bdf[16];		/* its PCI device, "" if unknown */
 	uint64_t mem_size, mem_used;

@@ -111,3 +111,25 @@ int gd_link_name(const char *path, char *buf, size_t n)
 	strcpy(buf, base);
 	return 0;
 }
+
+int gd_read_emu_counter(const struct gd_roots *r, const char *name,
+			uint64_t *val, const char **where)
+{
+	char path[GD_PATH_MAX];
+	int ret;
+
+	if (gd_path(path, sizeof(path), "%s/kernel/debug/nvp2p_emu/%s", r->sysfs, name))
+		return -ENAMETOOLONG;
+	ret = gd_read_u64(path, val);
+	if (ret != -ENOENT) {
+		if (!ret && where)
+			*where = "debugfs";
+		return ret;
+	}
+	if (gd_path(path, sizeof(path), "%s/driver/nvp2p_emu/%s", r->proc, name))
+		return -ENAMETOOLONG;
+	ret = gd_read_u64(path, val);
+	if (!ret && where)
+		*where = "procfs";
+	return ret;
+}

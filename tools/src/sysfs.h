@@ -36,6 +36,15 @@ int gd_read_str(const char *path, char *buf, size_t n);
 int gd_read_u64(const char *path, uint64_t *val);
 int gd_read_int(const char *path, int *val);
 
+/*
+ * The emulator's counter NAME: in debugfs (SYSFS/kernel/debug/nvp2p_emu/,
+ * the open licence flavour) or in procfs (PROC/driver/nvp2p_emu/, the
+ * proprietary flavour, which may not use debugfs).  0 or -errno; *where is
+ * set to "debugfs" or "procfs" on success.
+ */
+int gd_read_emu_counter(const struct gd_roots *r, const char *name,
+			uint64_t *val, const char **where);
+
 /* Last component of the target of symlink path ("" and -errno if none). */
 int gd_link_name(const char *path, char *buf, size_t n);
 

@@ -14,8 +14,11 @@ for one situation of guide 11.4:
                  an NVMe on root bus 40 (NUMA 0) and an FPGA on root bus c0
                  (NUMA unknown); IOMMU translating (group type "DMA-FQ")
   emulated/      the emulated machine: ivshmem bound to nvp2p_emu and edu on
-                 the root bus, the emulator's and gdirect.ko's debugfs files
-                 (as root sees them) with two processes' registrations
+                 the root bus, the emulator's debugfs files and gdirect.ko's
+                 /proc/driver/gdirect files (as root sees them) with two
+                 processes' registrations
+  emulated-prop/ the same with the emulator built as NVIDIA's proprietary
+                 driver: its counters in /proc/driver/nvp2p_emu
   oldkernel/     IOMMU groups without "type" files (kernels before 5.11):
                  proc/ has no iommu=pt (translated), proc-pt/ has it
 """
@@ -151,22 +154,24 @@ def oldkernel():
     t.cmdline("BOOT_IMAGE=/boot/vmlinuz root=/dev/nvme0n1p2 ro amd_iommu=on iommu=pt", "proc-pt")
 
 
-def emulated():
-    t = Tree("emulated")
+def emulated(name="emulated", emu_in_proc=False):
+    t = Tree(name)
     t.device("pci0000:00/0000:00:02.0", 0x1af4, 0x1110, 0x050000, "nvp2p_emu", -1)
     t.device("pci0000:00/0000:00:03.0", 0x1234, 0x11e8, 0x00ff00, "gdirect_edu", -1)
     dbg = os.path.join(t.sys, "kernel/debug")
+    drv = os.path.join(t.root, "proc/driver")
+    emu_dir = os.path.join(drv if emu_in_proc else dbg, "nvp2p_emu")
     emu = {"allocations": 3, "pins": 2, "dma_maps": 1, "callbacks": 1,
            "bar1_total": 64 << 20, "bar1_reserved": 8 << 20,
            "bar1_used": 3 << 16, "mem_total": 256 << 20, "mem_used": 5 << 16}
     for k, v in emu.items():
-        write(os.path.join(dbg, "nvp2p_emu", k), "%d\n" % v)
-    write(os.path.join(dbg, "gdirect/stats"), "".join("%s %d\n" % kv for kv in [
+        write(os.path.join(emu_dir, k), "%d\n" % v)
+    write(os.path.join(drv, "gdirect/stats"), "".join("%s %d\n" % kv for kv in [
         ("pins", 5), ("pin_failures", 1), ("unpins", 2), ("callbacks", 1),
         ("orphaned", 0), ("persistent_pins", 1), ("version_mismatch", 0),
         ("live_regions", 3), ("live_bytes", 3 << 16), ("mmaps", 1),
         ("events", 1), ("put_errors", 0), ("dma_maps", 1)]))
-    write(os.path.join(dbg, "gdirect/regions"),
+    write(os.path.join(drv, "gdirect/regions"),
           "process 412 regions 2 bytes 131072 callbacks 1\n"
           "  handle 1 addr 0x7f0000000000 size 0x10000 pages 1 state pinned mode callback mapped 65536 phys 0xfe000000\n"
           "  handle 2 addr 0x7f0000010000 size 0x10000 pages 1 state revoked mode callback mapped 0 phys 0x0\n"
@@ -182,3 +187,4 @@ if __name__ == "__main__":
     sockets()
     oldkernel()
     emulated()
+    emulated("emulated-prop", emu_in_proc=True)

@@ -77,6 +77,17 @@ has '"free": 58523648'
 has '"class": "host_bridge"'
 has '"name": "nvp2p_emu"'
 
+# The emulator built as NVIDIA's proprietary driver keeps its counters in
+# procfs, as a module licensed "NVIDIA" may not use debugfs.
+run emulated-prop proc -- info --json --peer 0000:00:03.0
+status 0
+has '"source": "emulator-procfs"'
+has '"used": 196608'
+run emulated-prop proc -- stat --json
+status 0
+has '"bar1_used": 196608'
+has '"live_regions": 3'
+
 # An unknown peer is an error, not an empty report.
 run switch proc -- info --peer 0000:99:00.0
 status 1

@@ -3,6 +3,7 @@
  * gdt.c - helpers shared by gdirect's guest tests; see gdt.h.
  */
 #include "gdt.h"
+#include "emu_knob.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -244,7 +245,7 @@ uint64_t gdt_region_phys(uint64_t handle)
 	unsigned long long h, phys = 0;
 	char line[512];
 	int mine = 0;
-	FILE *f = fopen("/sys/kernel/debug/gdirect/regions", "r");
+	FILE *f = fopen("/proc/driver/gdirect/regions", "r");
 
 	while (f && fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, "process ", 8)) {
@@ -262,7 +263,7 @@ uint64_t gdt_region_phys(uint64_t handle)
 
 /*
  * Pin the page holding @p through a scratch gdirect file and read its bus
- * address from gdirect's debugfs (root only): in the emulator, BAR
+ * address from /proc/driver/gdirect/regions (root only): in the emulator, BAR
  * address minus BAR2's start is the offset in the host's backing file.
  */
 int gdt_mem_offset(CUdeviceptr p, uint64_t *off)
@@ -291,7 +292,7 @@ int gdt_host_has(uint64_t off, const void *data, size_t len)
 	return guest_host_has(off, data, len);
 }
 
-/* debugfs */
+/* The emulator's counters and knobs (emu_knob.h), gdirect's statistics */
 
 static int read_file(const char *path, char *buf, size_t len)
 {
@@ -312,7 +313,7 @@ uint64_t gdt_emu(const char *name)
 {
 	char path[128], buf[64];
 
-	snprintf(path, sizeof(path), "/sys/kernel/debug/nvp2p_emu/%s", name);
+	emu_knob_path(path, sizeof(path), name);
 	if (read_file(path, buf, sizeof(buf)))
 		return UINT64_MAX;
 	return strtoull(buf, NULL, 0);
@@ -323,7 +324,7 @@ void gdt_emu_knob(const char *name, const char *value)
 	char path[128];
 	int fd;
 
-	snprintf(path, sizeof(path), "/sys/kernel/debug/nvp2p_emu/%s", name);
+	emu_knob_path(path, sizeof(path), name);
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return;
@@ -337,7 +338,7 @@ int64_t gdt_gd_stat(const char *name)
 	char buf[2048], *p;
 	size_t n = strlen(name);
 
-	if (read_file("/sys/kernel/debug/gdirect/stats", buf, sizeof(buf)))
+	if (read_file("/proc/driver/gdirect/stats", buf, sizeof(buf)))
 		return -1;
 	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (!strncmp(p, name, n) && p[n] == ' ')

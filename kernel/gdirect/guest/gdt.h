@@ -3,7 +3,7 @@
  * gdt.h - helpers shared by gdirect's guest tests (t-30-gdirect-*)
  *
  * TAP output (the plan is printed last, by gdt_done()), module loading,
- * GPU memory through the CUDA driver API subset, the emulator's debugfs
+ * GPU memory through the CUDA driver API subset, the emulator's
  * counters and knobs, gdirect's own counters, and a fault probe.
  */
 #ifndef GDT_H
@@ -66,10 +66,10 @@ int gdt_open_gdirect(volatile uint32_t **status);
 /* Bus address of the first page of our registration HANDLE; 0 if none. */
 uint64_t gdt_region_phys(uint64_t handle);
 
-/* Emulator debugfs: counters and knobs. */
+/* Emulator counters and knobs (guest/emu_knob.h). */
 uint64_t gdt_emu(const char *name);
 void gdt_emu_knob(const char *name, const char *value);
-/* gdirect debugfs "stats" counter. */
+/* gdirect /proc/driver/gdirect/stats counter. */
 int64_t gdt_gd_stat(const char *name);
 /* Wait up to 10 s for no pins and no BAR1 use; 1 if clean. */
 int gdt_quiet(void);

@@ -21,6 +21,7 @@
 #include "nvp2p_emu.h"
 #include "nvp2p_selftest.h"
 #include "gpumem.h"
+#include "emu_knob.h"
 #include "tap.h"
 
 #define KB64 (64ULL << 10)
@@ -34,7 +35,7 @@ static uint64_t stat_u64(const char *name)
 	char path[128], buf[64] = "";
 	int fd;
 
-	snprintf(path, sizeof(path), "/sys/kernel/debug/nvp2p_emu/%s", name);
+	emu_knob_path(path, sizeof(path), name);
 	fd = open(path, O_RDONLY);
 	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
 		buf[0] = 0;
@@ -48,7 +49,7 @@ static void knob(const char *name, const char *val)
 	char path[128];
 	int fd;
 
-	snprintf(path, sizeof(path), "/sys/kernel/debug/nvp2p_emu/%s", name);
+	emu_knob_path(path, sizeof(path), name);
 	fd = open(path, O_WRONLY);
 	if (fd >= 0) {
 		if (write(fd, val, strlen(val)) < 0)
