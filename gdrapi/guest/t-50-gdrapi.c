@@ -8,7 +8,7 @@
  *
  * Every call; copies at offsets and sizes, read back through the mapping
  * and checked against the host's backing file; small pins sharing a 64 KiB
- * page; a pin at an unaligned address; revocation (cuMemFree: the callback
+ * page; a pin at an unaligned address; a forked child; revocation (cuMemFree: the callback
  * flag flips, the mapping faults); pins from several threads; errors for
  * bad arguments; gdr_close() with pins left.  The body runs in a child;
  * the parent then checks the emulator has no pins and no BAR1 bytes used.
@@ -229,6 +229,35 @@ static void versions(gdr_t g)
 	is(gdr_get_attribute(g, (gdr_attr_t)99, &v), EINVAL, "attribute 99");
 }
 
+/*
+ * A forked child inherits the gdr_t but owns nothing: its pins and queries
+ * fail (EPERM from /dev/gdirect, EACCES from gdrdrv) and the parent's
+ * mapping is not in it (VM_DONTCOPY).  The verdicts come back by status.
+ */
+static void fork_child(gdr_t g, gdr_mh_t mh, CUdeviceptr d, void *map)
+{
+	int status = -1, flag;
+	gdr_mh_t h2;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int bits = 0;
+
+		bits |= gdr_pin_buffer(g, d, KB64, 0, 0, &h2) == 0;
+		bits |= (gdr_get_callback_flag(g, mh, &flag) == 0) << 1;
+		bits |= !faults(map, 0) << 2;
+		_exit(bits);
+	}
+	waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 1), "forked child: gdr_pin_buffer fails");
+	ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 2),
+	   "forked child: gdr_get_callback_flag fails, without a crash");
+	ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 4),
+	   "forked child: the parent's mapping is not there");
+}
+
 /* Pin, info, map, copies at offsets and sizes, host check, unmap, unpin. */
 static void copies(gdr_t g)
 {
@@ -284,6 +313,9 @@ static void copies(gdr_t g)
 	   "the whole buffer reads back as written");
 	ok(mem_offset(info.va, d, &off) == 0 && guest_host_has(off, img, size),
 	   "the host's backing file holds the same 256 KiB");
+	fork_child(g, mh, d, map);
+	ok(gdr_copy_from_mapping(mh, dst, map, size) == 0 && !memcmp(dst, img, size),
+	   "after the child: the parent's pin and mapping still work");
 	is(gdr_copy_to_mapping(mh, (char *)map + size - 1, src, 2), EINVAL,
 	   "copy_to_mapping past the mapping's end");
 	is(gdr_copy_from_mapping(mh, dst, (char *)map - 1, 1), EINVAL,

@@ -50,6 +50,9 @@ static int gd_cb_flag(struct gdr *g, struct gdr_memh *m, int *flag)
 {
 	const _Atomic uint32_t *st = g->status;
 
+	/* A child has no status area; the driver would say EPERM too. */
+	if (g->forks != gdrapi_forks())
+		return EPERM;
 	*flag = atomic_load_explicit(&st[m->slot], memory_order_acquire) ==
 		GDIRECT_STATUS_REVOKED;
 	return 0;

@@ -34,6 +34,28 @@ void gdrapi_log(const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * A forked child inherits the gdr_t but not its device's ownership, nor the
+ * status area (VM_DONTCOPY): calls that would touch it check this count.
+ */
+static atomic_uint forks;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void count_fork(void)
+{
+	atomic_fetch_add(&forks, 1);
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, count_fork);
+}
+
+unsigned int gdrapi_forks(void)
+{
+	return atomic_load_explicit(&forks, memory_order_relaxed);
+}
+
 enum backend { BE_AUTO, BE_GDIRECT, BE_GDRDRV };
 
 /* GDIRECT_GDRAPI_BACKEND, strictly (unset or empty: auto): 0 or EINVAL. */
@@ -66,12 +88,14 @@ GDRAPI_EXPORT gdr_t gdr_open(void)
 		errno = err;
 		return NULL;
 	}
+	pthread_once(&atfork_once, register_atfork);
 	g = calloc(1, sizeof(*g));
 	if (!g) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	g->fd = -1;
+	g->forks = gdrapi_forks();
 	g->pins.next = g->pins.prev = &g->pins;
 	if (be == BE_AUTO)
 		be = access("/dev/gdirect", F_OK) == 0 ? BE_GDIRECT : BE_GDRDRV;

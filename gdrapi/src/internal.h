@@ -65,7 +65,11 @@ struct gdr {
 	void *status;			/* /dev/gdirect status area */
 	uint32_t drv_version;		/* gdrdrv: GET_VERSION's answer */
 	int persistent;
+	unsigned int forks;		/* gdrapi_forks when opened */
 };
+
+/* Forks this process went through (counted in the child). */
+unsigned int gdrapi_forks(void);
 
 /* Open G's device; 0 or an errno value. */
 int gdrapi_open_gdirect(struct gdr *g, const char *path);
