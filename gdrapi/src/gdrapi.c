@@ -77,6 +77,27 @@ static int backend_from_env(enum backend *be)
 	return 0;
 }
 
+struct gdr *gdrapi_new(void)
+{
+	struct gdr *g;
+
+	pthread_once(&atfork_once, register_atfork);
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->fd = -1;
+	g->forks = gdrapi_forks();
+	g->pins.next = g->pins.prev = &g->pins;
+	pthread_mutex_init(&g->lock, NULL);
+	return g;
+}
+
+static void gdrapi_free(struct gdr *g)
+{
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+}
+
 GDRAPI_EXPORT gdr_t gdr_open(void)
 {
 	enum backend be;
@@ -88,15 +109,11 @@ GDRAPI_EXPORT gdr_t gdr_open(void)
 		errno = err;
 		return NULL;
 	}
-	pthread_once(&atfork_once, register_atfork);
-	g = calloc(1, sizeof(*g));
+	g = gdrapi_new();
 	if (!g) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	g->fd = -1;
-	g->forks = gdrapi_forks();
-	g->pins.next = g->pins.prev = &g->pins;
 	if (be == BE_AUTO)
 		be = access("/dev/gdirect", F_OK) == 0 ? BE_GDIRECT : BE_GDRDRV;
 	if (be == BE_GDIRECT)
@@ -107,11 +124,10 @@ GDRAPI_EXPORT gdr_t gdr_open(void)
 		gdrapi_log("libgdrapi: cannot open %s: %s\n",
 			   be == BE_GDIRECT ? "/dev/gdirect" : "/dev/gdrdrv",
 			   strerror(err));
-		free(g);
+		gdrapi_free(g);
 		errno = err;
 		return NULL;
 	}
-	pthread_mutex_init(&g->lock, NULL);
 	return g;
 }
 
@@ -172,8 +188,7 @@ GDRAPI_EXPORT int gdr_close(gdr_t g)
 	}
 	pthread_mutex_unlock(&g->lock);
 	g->ops->close(g);
-	pthread_mutex_destroy(&g->lock);
-	free(g);
+	gdrapi_free(g);
 	return 0;
 }
 

@@ -71,6 +71,9 @@ struct gdr {
 /* Forks this process went through (counted in the child). */
 unsigned int gdrapi_forks(void);
 
+/* A gdr_t with no backend yet (unit tests give it a fake one). */
+struct gdr *gdrapi_new(void);
+
 /* Open G's device; 0 or an errno value. */
 int gdrapi_open_gdirect(struct gdr *g, const char *path);
 int gdrapi_open_gdrdrv(struct gdr *g, const char *path);
