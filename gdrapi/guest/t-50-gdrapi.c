@@ -291,6 +291,12 @@ static void copies(gdr_t g)
 	ok(gdr_get_callback_flag(g, mh, &flag) == 0 && flag == 0,
 	   "gdr_get_callback_flag: 0");
 	is(gdr_map(g, mh, &map, size + KB64), EINVAL, "gdr_map beyond the pin");
+	is(gdr_map_v2(g, mh, &map, size, 7), EINVAL, "gdr_map_v2 flags 7");
+	is(gdr_map_v2(g, mh, &map, size, GDR_MAP_FLAG_REQ_DEVICE_MAPPING), EINVAL,
+	   "gdr_map_v2 asking for a device mapping (none on x86)");
+	is(gdr_map_v2(g, mh, &map, size, GDR_MAP_FLAG_REQ_CACHE_MAPPING), EINVAL,
+	   "gdr_map_v2 asking for a cached mapping of write-combined memory");
+	ok(gdr_get_info(g, mh, &info) == 0 && !info.mapped, "still not mapped");
 	if (!is(gdr_map(g, mh, &map, size), 0, "gdr_map"))
 		goto unpin;
 	is(gdr_map(g, mh, &map, size), EAGAIN, "gdr_map again");
@@ -355,8 +361,10 @@ static void small_and_unaligned(gdr_t g)
 	ok(gdr_get_info(g, a, &ia) == 0 && gdr_get_info(g, b, &ib) == 0 &&
 	   ia.va == d && ib.va == d && ia.mapped_size == KB64 && ib.mapped_size == KB64,
 	   "both pins cover the whole page, va rounded down");
-	if (ok(gdr_map(g, a, &ma, KB64) == 0 && gdr_map(g, b, &mb, KB64) == 0,
-	       "map both")) {
+	if (ok(gdr_map(g, a, &ma, KB64) == 0 &&
+	       gdr_map_v2(g, b, &mb, KB64, GDR_MAP_FLAG_REQ_WC_MAPPING) == 0 &&
+	       gdr_get_info(g, b, &ib) == 0 && ib.mapping_type == GDR_MAPPING_TYPE_WC,
+	       "map both, the second with gdr_map_v2 asking for WC")) {
 		fill(w, sizeof(w), 77);
 		memset(r, 0, sizeof(r));
 		ok(gdr_copy_to_mapping(a, (char *)ma + (d + 0x1234 - ia.va), w, sizeof(w)) == 0 &&
