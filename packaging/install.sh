@@ -3,7 +3,8 @@
 #
 #   PREFIX (default: the build's meson prefix, /usr/local unless set up
 #   otherwise)  libgdirect, its header and pkg-config file, the gdirect
-#               command, man pages: meson install
+#               command, man pages, libgdrapi.so.2 with gdrapi.h and
+#               gdrapi.pc: meson install
 #   /usr/src/gdirect-VERSION       the modules' source and dkms.conf
 #                                  (DKMS only looks in /usr/src)
 #   UDEVRULESDIR (default /usr/lib/udev/rules.d)  60-gdirect.rules
@@ -12,6 +13,10 @@
 # DESTDIR, as root, it also creates the "gdirect" group the udev rule names
 # and reloads udev; with DKMS=1 it registers, builds and installs the
 # modules for the running kernel with dkms.
+#
+# It will not replace gdrcopy's libgdrapi.so.2 or gdrapi.h found where ours
+# go, unless GDRAPI_OVERWRITE=1: then gdrcopy's files are kept beside them
+# as gdrcopy-saved.NAME.
 set -eu
 build=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +34,45 @@ if [ -n "${PREFIX:-}" ] && [ "$PREFIX" != "$cur_prefix" ]; then
 	echo "install: prefix $cur_prefix -> $PREFIX"
 	meson configure "$build" -Dprefix="$PREFIX" >/dev/null
 	ninja -C "$build" >/dev/null
+fi
+
+# 0. no silent replacement of gdrcopy's library or header.
+case "${GDRAPI_OVERWRITE:-0}" in
+0|1) ;;
+*) echo "install: GDRAPI_OVERWRITE=${GDRAPI_OVERWRITE}: want 0 or 1" >&2; exit 1 ;;
+esac
+option() {
+	meson introspect --buildoptions "$build" | python3 -c \
+		'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == sys.argv[1]))' "$1"
+}
+under_prefix() { case "$1" in /*) echo "$destdir$1" ;; *) echo "$destdir$(prefix_of "$build")/$1" ;; esac; }
+libdir=$(under_prefix "$(option libdir)")
+incdir=$(under_prefix "$(option includedir)")
+foreign=""
+# Ours carry a marker string; anything else by those names is gdrcopy's.
+if [ -e "$libdir/libgdrapi.so.2" ] && ! grep -q GDIRECT_LIBGDRAPI "$libdir/libgdrapi.so.2"; then
+	foreign="$foreign $libdir/libgdrapi.so.2"
+fi
+if [ -e "$incdir/gdrapi.h" ] && ! grep -q "gdirect's libgdrapi" "$incdir/gdrapi.h"; then
+	foreign="$foreign $incdir/gdrapi.h"
+fi
+if [ -n "$foreign" ]; then
+	if [ "${GDRAPI_OVERWRITE:-0}" != 1 ]; then
+		echo "install: gdrcopy's libgdrapi is installed here:$foreign" >&2
+		echo "install: not replacing it; GDRAPI_OVERWRITE=1 installs ours and keeps gdrcopy's as gdrcopy-saved.*," >&2
+		echo "install: or install ours elsewhere (PREFIX=...) and point LD_LIBRARY_PATH at it (docs/gdrcopy.md)" >&2
+		exit 1
+	fi
+	for f in $foreign; do
+		d=$(dirname "$f")
+		if [ -L "$f" ]; then
+			real=$(readlink -f "$f")
+			[ "$(dirname "$real")" = "$d" ] && mv "$real" "$d/gdrcopy-saved.$(basename "$real")"
+		fi
+		mv "$f" "$d/gdrcopy-saved.$(basename "$f")"
+		echo "install: gdrcopy's $(basename "$f") kept as $d/gdrcopy-saved.$(basename "$f")"
+	done
+	rm -f "$libdir/libgdrapi.so"
 fi
 
 # 1. user space, through meson (DESTDIR as meson's --destdir).
