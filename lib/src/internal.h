@@ -253,6 +253,12 @@ static inline struct gd_alloc *gd_alloc_find(const struct gdirect_ctx *c,
 	return NULL;
 }
 
+/* Bounds of the settings (environment and parameters). */
+#define GD_MAX_REGIONS_LIMIT (1ULL << 32)
+#define GD_MAX_BYTES_LIMIT (1ULL << 50)
+#define GD_PUBLISH_MIN_MS 10
+#define GD_PUBLISH_MAX_MS 3600000
+
 /* errmsg.c */
 int gd_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "parse.h"
 
 #define GD_PUBLISH_DEFAULT_MS 500
 
@@ -166,9 +167,19 @@ int gd_publish_start(struct gdirect_ctx *c)
 	pub = calloc(1, sizeof(*pub));
 	if (!pub)
 		return gd_err(-ENOMEM, "out of memory");
-	pub->interval_ms = ms && *ms ? (unsigned)strtoul(ms, NULL, 10) : 0;
-	if (!pub->interval_ms)
-		pub->interval_ms = GD_PUBLISH_DEFAULT_MS;
+	pub->interval_ms = GD_PUBLISH_DEFAULT_MS;
+	if (ms && *ms) {
+		char why[200];
+		uint64_t x;
+
+		rc = gd_parse_uint(ms, GD_PUBLISH_MIN_MS, GD_PUBLISH_MAX_MS, &x,
+				   why, sizeof(why));
+		if (rc) {
+			free(pub);
+			return gd_err(-EINVAL, "GDIRECT_PUBLISH_INTERVAL_MS: %s", why);
+		}
+		pub->interval_ms = (unsigned)x;
+	}
 	if ((size_t)snprintf(pub->dir, sizeof(pub->dir), "%s", dir) >= sizeof(pub->dir)) {
 		free(pub);
 		return gd_err(-ENAMETOOLONG, "GDIRECT_STATS_DIR is too long");

@@ -35,6 +35,8 @@ static bool realloc_case(enum how how, size_t size)
 	bool fresh;
 
 	params(&p, modes[how]);
+	if (!modes[how])	/* the control: no invalidation, opted out */
+		p.flags |= GDIRECT_CTX_NO_INVALIDATION;
 	/* Only the kernel mode gets revocations, as from nvidia.ko; the
 	 * others must work where the pin outlives the memory (persistent). */
 	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){
