@@ -238,6 +238,24 @@ static int check_params(const struct gdirect_params *p)
 	return 0;
 }
 
+/*
+ * The chosen modes must be able to see a free.  gdirect.ko revocation
+ * cannot when gdirect.ko pins persistently (its use_persistent=Y): a
+ * persistent pin gets no free callback, so kernel mode alone would keep a
+ * stale registration.  Refuse rather than run unsafe.
+ */
+static int check_modes_backend(const struct gdirect_params *p,
+			       const struct gd_backend *b)
+{
+	if (b && b->persistent && p->invalidation == GDIRECT_INV_KERNEL)
+		return gd_err(-EINVAL, "invalidation mode kernel alone cannot "
+			      "see frees: gdirect.ko pins persistently "
+			      "(use_persistent=Y), so there is no revocation; "
+			      "add hooks or buffer_id (GDIRECT_INVALIDATION="
+			      "kernel,hooks)");
+	return 0;
+}
+
 GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_backend *b,
 			  struct gdirect_ctx **out)
 {
@@ -256,6 +274,8 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 	else
 		gdirect_params_init(&c->p);
 	rc = check_params(&c->p);
+	if (!rc)
+		rc = check_modes_backend(&c->p, b);
 	if (rc) {
 		free(c);
 		return rc;

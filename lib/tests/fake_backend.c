@@ -232,6 +232,7 @@ struct gd_backend *fake_backend_new(const struct fake_cfg *cfg)
 	f->b.status = f->status;
 	f->b.nslots = NSLOTS;
 	f->b.event_fd = -1;
+	f->b.persistent = cfg->persistent;
 	fake_cuda_set_free_listener(on_free, f);
 	return &f->b;
 }

@@ -18,6 +18,7 @@ struct fake_cfg {
 	unsigned pin_delay_us;
 	unsigned unpin_delay_us;	/* before the unpin gives BAR space back */
 	bool revoke_on_free;	/* fake CUDA frees revoke pins (like nvidia.ko) */
+	bool persistent;	/* reports persistent pins (use_persistent=Y) */
 };
 
 struct gd_backend *fake_backend_new(const struct fake_cfg *cfg);

@@ -172,6 +172,39 @@ static void kernel_events(void)
 	fake_cuda_reset();
 }
 
+/*
+ * With gdirect.ko pinning persistently (use_persistent=Y) nothing is ever
+ * revoked: kernel mode alone cannot see a free, so the context is refused
+ * with a sentence saying so; any set with another mode is accepted.
+ */
+static void persistent_pins(void)
+{
+	static const unsigned ok[] = {
+		GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS, GDIRECT_INV_HOOKS,
+		GDIRECT_INV_BUFFER_ID, GDIRECT_INV_KERNEL | GDIRECT_INV_BUFFER_ID,
+	};
+	struct fake_cfg cfg = { .persistent = true };
+	struct gdirect_params p;
+	struct gdirect_ctx *c = NULL;
+	struct gd_backend *b = fake_backend_new(&cfg);
+
+	CHECK(b);
+	params(&p, GDIRECT_INV_KERNEL);
+	CHECK_EQ(gd_ctx_create_backend(&p, b, &c), -EINVAL);
+	CHECK(strstr(gdirect_errmsg(), "use_persistent=Y"));
+	printf("kernel alone, persistent pins: %s\n", gdirect_errmsg());
+	b->ops->destroy(b);
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		params(&p, ok[i]);
+		c = mkctx(&p, &cfg, NULL);
+		gdirect_ctx_destroy(c);
+	}
+	/* Callback pins: kernel alone is fine. */
+	params(&p, GDIRECT_INV_KERNEL);
+	c = mkctx(&p, &(struct fake_cfg){ .revoke_on_free = true }, NULL);
+	gdirect_ctx_destroy(c);
+}
+
 int main(void)
 {
 	static const size_t sizes[] = { 4 * KiB, 100 * KiB, 1 * MiB };
@@ -187,6 +220,7 @@ int main(void)
 		in_use(how);
 	deferred();
 	kernel_events();
+	persistent_pins();
 	printf("ok\n");
 	return 0;
 }
