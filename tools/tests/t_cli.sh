@@ -147,6 +147,30 @@ run switch proc -- bench --iters 5
 status 77
 has 'needs gdirect.ko'
 
+# bench arguments are parsed strictly (lib/src/parse.c): each of these is
+# refused with exit 2 and a message naming the option, before any device.
+for bad in "--iters 0" "--iters 5x" "--iters 99999999999999999999" \
+	"--iters -1" "--iters 1e3" "--time-ms inf" "--time-ms nan" \
+	"--time-ms 1.5" "--time-ms -20" "--time-ms 0" "--time-ms 99999999999" \
+	"--max-size 99999999999g" "--max-size 1.5M" "--max-size inf" \
+	"--max-size 0" "--max-size 4Mx" "--max-size 128G" \
+	"--pin-sizes 64k,,1M" "--pin-sizes 18446744073709551616" \
+	"--pin-sizes 64k,-1" "--cache-buffers 0" "--cache-accesses 2x" \
+	"--cache-max-regions -1"; do
+	# shellcheck disable=SC2086 # word splitting wanted: option and value
+	run switch proc -- bench $bad
+	status 2
+	opt=${bad%% *}
+	if ! grep -qF -- "gdirect bench: $opt:" "$tmp/err"; then
+		echo "FAIL: bench $bad: no message naming $opt"; cat "$tmp/err"
+		fails=$((fails + 1))
+	fi
+done
+# Good values pass the parser (and then skip: no device).
+run switch proc -- bench --iters 3 --time-ms 5 --max-size 1M --pin-sizes 64k,2m \
+	--cache-buffers 8 --cache-accesses 100 --cache-max-regions 0
+status 77
+
 run switch proc -- nonsense
 status 2
 
