@@ -7,7 +7,8 @@
  * child every call on an inherited context fails with -EPERM, except
  * gdirect_stats() and gdirect_ctx_destroy(), which frees the child's copy
  * without touching the parent's pins (or any lock another thread might
- * have held at fork time).  The parent is unaffected.
+ * have held at fork time).  An inherited registration is inert: its put
+ * only counts, mapping it fails (rcache.c).  The parent is unaffected.
  */
 #include <errno.h>
 #include <stdlib.h>

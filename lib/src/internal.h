@@ -203,6 +203,13 @@ struct gdirect_ctx {
 
 extern _Atomic uint64_t gd_fork_gen;
 
+/* c was created before a fork, and this is the child. */
+static inline bool gd_inherited(const struct gdirect_ctx *c)
+{
+	return atomic_load_explicit(&gd_fork_gen, memory_order_relaxed) !=
+	       c->fork_gen;
+}
+
 /*
  * LRU stamps.  Exact order would need one counter written by every put,
  * whose cache line then bounces between cores (measured: 8 threads hitting

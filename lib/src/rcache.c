@@ -96,6 +96,14 @@ static bool ref_drop(struct gdirect_reg *r)
  */
 static void put_ref(struct gdirect_reg *r)
 {
+	if (__builtin_expect(gd_inherited(r->ctx), 0)) {
+		/* A fork child's copy of the parent's region: its mapping
+		 * is not the child's (the address may be the child's own
+		 * memory now), its pin and locks are the parent's.  Only
+		 * count; gdirect_ctx_destroy() frees the copy. */
+		atomic_fetch_sub(&r->refs, 1);
+		return;
+	}
 	atomic_store_explicit(&r->stamp, gd_lru_stamp(r->ctx),
 			      memory_order_relaxed);
 	if (ref_drop(r))
@@ -667,7 +675,7 @@ GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 
 	if (!c || !out || !len || flags || e < a)
 		return gd_err(-EINVAL, "invalid argument");
-	if (atomic_load_explicit(&gd_fork_gen, memory_order_relaxed) != c->fork_gen)
+	if (gd_inherited(c))
 		return gd_err(-EPERM, "context inherited across fork");
 	r = lookup_ref(c, a, e);
 	if (r) {
@@ -714,6 +722,10 @@ GD_EXPORT void *gdirect_reg_map(struct gdirect_reg *r, const void *gpu_ptr)
 
 	if (!r || a < r->start || a >= r->end) {
 		gd_err(-EINVAL, "pointer outside the registration");
+		return NULL;
+	}
+	if (gd_inherited(r->ctx)) {	/* map_lock may be held by a parent thread */
+		gd_err(-EPERM, "registration inherited across fork");
 		return NULL;
 	}
 	m = atomic_load_explicit(&RC(r)->map, memory_order_acquire);

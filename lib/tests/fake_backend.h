@@ -19,6 +19,8 @@ struct fake_cfg {
 	unsigned unpin_delay_us;	/* before the unpin gives BAR space back */
 	bool revoke_on_free;	/* fake CUDA frees revoke pins (like nvidia.ko) */
 	bool persistent;	/* reports persistent pins (use_persistent=Y) */
+	bool real_maps;		/* map: fresh memory not inherited across fork
+				 * (as gdirect.ko's BAR mappings), unmap: munmap */
 };
 
 struct gd_backend *fake_backend_new(const struct fake_cfg *cfg);
