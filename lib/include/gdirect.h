@@ -56,8 +56,10 @@ enum gdirect_mem_type {
 /*
  * Publish gdirect_stats() for `gdirect stat`: a thread of the context
  * rewrites DIR/gdirect-stats.PID.N ("name value" lines) every
- * GDIRECT_PUBLISH_INTERVAL_MS (default 500); DIR is GDIRECT_STATS_DIR or
- * /dev/shm.  gdirect_ctx_create() fails if the file cannot be written.
+ * GDIRECT_PUBLISH_INTERVAL_MS (default 500); DIR is the user's own
+ * directory: GDIRECT_STATS_DIR, else /dev/shm/gdirect-UID (mode 0700; a
+ * fresh /dev/shm/gdirect-UID.XXXXXX if another user took that name).
+ * gdirect_ctx_create() fails if the file cannot be written.
  */
 #define GDIRECT_CTX_PUBLISH_STATS (1U << 1)
 /*

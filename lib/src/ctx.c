@@ -166,10 +166,8 @@ static int env_apply(struct gdirect_params *p, char *why, size_t n)
 		p->whole_alloc_max = x;
 	}
 	if ((v = env(name = "GDIRECT_DEVICE"))) {
-		if (v[0] != '/') {
-			snprintf(w, sizeof(w), "\"%s\" is not an absolute path", v);
-			goto bad;
-		}
+		if (v[0] != '/')
+			goto not_absolute;
 		p->device_path = v;
 	}
 	if ((v = env(name = "GDIRECT_PUBLISH_STATS"))) {
@@ -178,12 +176,18 @@ static int env_apply(struct gdirect_params *p, char *why, size_t n)
 		if (b)
 			p->flags |= GDIRECT_CTX_PUBLISH_STATS;
 	}
+	if ((v = env(name = "GDIRECT_STATS_DIR")) && v[0] != '/')
+		goto not_absolute;
+	if ((v = env(name = "GDIRECT_STATS_BASE")) && v[0] != '/')
+		goto not_absolute;
 	if ((v = env(name = "GDIRECT_PUBLISH_INTERVAL_MS")) &&
 	    gd_parse_uint(v, GD_PUBLISH_MIN_MS, GD_PUBLISH_MAX_MS, &x, w, sizeof(w)))
 		goto bad;
 	if ((v = env(name = "GDIRECT_COPY")) && gd_copy_check(v, w, sizeof(w)))
 		goto bad;
 	return 0;
+not_absolute:
+	snprintf(w, sizeof(w), "\"%s\" is not an absolute path", v);
 bad:
 	snprintf(why, n, "%s: %s", name, w);
 	return -EINVAL;

@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "hpmem.h"
 #include "pgtab.h"
+#include "statsdir.h"
 
 #define GD_PAGE_SHIFT 16
 #define GD_PAGE_SIZE (1ULL << GD_PAGE_SHIFT)
@@ -263,8 +264,6 @@ static inline struct gd_alloc *gd_alloc_find(const struct gdirect_ctx *c,
 /* Bounds of the settings (environment and parameters). */
 #define GD_MAX_REGIONS_LIMIT (1ULL << 32)
 #define GD_MAX_BYTES_LIMIT (1ULL << 50)
-#define GD_PUBLISH_MIN_MS 10
-#define GD_PUBLISH_MAX_MS 3600000
 
 /* errmsg.c */
 int gd_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
