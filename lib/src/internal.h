@@ -100,6 +100,7 @@ struct gd_abucket {
 
 struct gd_pending {			/* a pin in progress */
 	uint64_t start, end;
+	bool freed;			/* a free of part of it was reported */
 	struct gd_pending *next;
 };
 

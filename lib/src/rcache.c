@@ -595,6 +595,19 @@ restart:
 	pthread_mutex_lock(&c->lock);
 	pending_del(c, &pend);
 	pthread_cond_broadcast(&c->pin_done);
+	if (!rc && pend.freed) {
+		/* A free of part of the range was reported while we pinned
+		 * (notify.c): the pages may be gone, so the pin is not
+		 * published.  Give it back and look again. */
+		gd_hpmem_free(&c->regmem, r);
+		pthread_mutex_unlock(&c->lock);
+		c->backend->ops->unpin(c->backend, pin.handle);
+		ST_INC(c, inv_hooks);
+		if (++tries >= 8)
+			return gd_err(-EAGAIN, "the memory keeps being freed "
+				      "while it is pinned");
+		goto restart;
+	}
 	if (rc) {
 		if (r)
 			gd_hpmem_free(&c->regmem, r);

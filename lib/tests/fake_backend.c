@@ -97,6 +97,8 @@ static int f_pin(struct gd_backend *b, uint64_t addr, uint64_t size,
 	out->mmap_offset = (uint64_t)slot << 16;
 	out->slot = slot;
 	pthread_mutex_unlock(&f->lock);
+	if (f->cfg.after_pin)
+		f->cfg.after_pin(f->cfg.after_pin_arg);
 	return 0;
 }
 

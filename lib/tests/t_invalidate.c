@@ -205,6 +205,63 @@ static void persistent_pins(void)
 	gdirect_ctx_destroy(c);
 }
 
+/*
+ * A free reported while a miss pins the same range (after the pages are
+ * pinned, before the miss publishes the region): the region must not be
+ * cached, since the memory it pinned is gone.  Here the buffer is freed and
+ * a new one allocated at the same address from inside the pin; the
+ * registration handed out, and every later one, must be the new buffer's.
+ */
+struct race {
+	uint64_t x, y;
+	size_t size;
+	int fired;
+};
+
+static void free_inside_pin(void *arg)
+{
+	struct race *rc = arg;
+
+	if (rc->fired++)
+		return;
+	gdirect_notify_free(P(rc->x), rc->size);	/* the hooks */
+	CHECK_EQ(cuMemFree_v2(rc->x), CUDA_SUCCESS);
+	rc->y = fake_cuda_alloc(rc->size);
+	CHECK_EQ(rc->y, rc->x);		/* the same address, new memory */
+}
+
+static void free_during_pin(void)
+{
+	struct race rc = { .size = 128 * KiB };
+	struct fake_cfg cfg = { .after_pin = free_inside_pin, .after_pin_arg = &rc };
+	struct gdirect_params p;
+	struct gdirect_reg *r;
+	struct gdirect_reg_info ri;
+	struct gd_backend *b;
+	struct fake_stats fs;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c = mkctx(&p, &cfg, &b);
+
+	rc.x = fake_cuda_alloc(rc.size);
+	CHECK_EQ(gdirect_reg_get(c, P(rc.x), 64 * KiB, 0, &r), 0);
+	CHECK_EQ(rc.fired, 2);		/* the first pin raced, the second did not */
+	CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+	CHECK(fake_backend_pin_covers(b, ri.kernel_handle, fake_cuda_buffer_id_at(rc.y)));
+	gdirect_reg_put(r);
+	CHECK_EQ(gdirect_reg_get(c, P(rc.y), 64 * KiB, 0, &r), 0);
+	CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+	CHECK(fake_backend_pin_covers(b, ri.kernel_handle, fake_cuda_buffer_id_at(rc.y)));
+	gdirect_reg_put(r);
+	gdirect_process_events(c);
+	fake_backend_stats(b, &fs);
+	CHECK_EQ(fs.pins, 2);
+	CHECK_EQ(fs.unpins, 1);		/* the raced pin, given back */
+	gdirect_ctx_destroy(c);
+	CHECK_EQ(cuMemFree_v2(rc.y), CUDA_SUCCESS);
+	printf("free during a pin: the raced pin was not cached\n");
+}
+
 int main(void)
 {
 	static const size_t sizes[] = { 4 * KiB, 100 * KiB, 1 * MiB };
@@ -221,6 +278,7 @@ int main(void)
 	deferred();
 	kernel_events();
 	persistent_pins();
+	free_during_pin();
 	printf("ok\n");
 	return 0;
 }
