@@ -194,7 +194,8 @@ int gdirect_copy_from_gpu(struct gdirect_ctx *ctx, void *dst,
 
 /*
  * Report that [ptr, ptr+len) of GPU memory is about to be freed (len 0: the
- * whole allocation holding ptr).  The CUDA free hooks call this; call it
+ * whole allocation holding ptr; a range past the end of the address space,
+ * e.g. len SIZE_MAX: everything from ptr).  The CUDA free hooks call this; call it
  * yourself if you free memory in a way they cannot see.  Safe in any thread
  * and inside hooks: unpinning is deferred to the next library call.
  * Applies to every context with GDIRECT_INV_HOOKS.
