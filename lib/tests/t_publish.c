@@ -253,7 +253,7 @@ static int published_in(const char *d)
  */
 static void per_user_directory(bool other_uid)
 {
-	char base[64], own[128], fresh[160] = "";
+	char base[64], own[128], fresh[400] = "";
 	struct gdirect_params p;
 	struct dirent *e;
 	struct stat st;
