@@ -56,17 +56,29 @@ enum gdirect_mem_type {
 /*
  * Publish gdirect_stats() for `gdirect stat`: a thread of the context
  * rewrites DIR/gdirect-stats.PID.N ("name value" lines) every
- * GDIRECT_PUBLISH_INTERVAL_MS (default 500); DIR is GDIRECT_STATS_DIR or
- * /dev/shm.  gdirect_ctx_create() fails if the file cannot be written.
+ * GDIRECT_PUBLISH_INTERVAL_MS (default 500); DIR is the user's own
+ * directory: GDIRECT_STATS_DIR, else /dev/shm/gdirect-UID (mode 0700; a
+ * fresh /dev/shm/gdirect-UID.XXXXXX if another user took that name).
+ * gdirect_ctx_create() fails if the file cannot be written.
  */
 #define GDIRECT_CTX_PUBLISH_STATS (1U << 1)
+/*
+ * Run with no invalidation mode (invalidation 0): a freed and reallocated
+ * buffer may then be handed a stale registration.  Without this flag an
+ * empty mode set is refused (GDIRECT_INVALIDATION=unsafe_none sets it).
+ */
+#define GDIRECT_CTX_NO_INVALIDATION (1U << 2)
 
 /*
  * Context parameters.  Fill with gdirect_params_init(), which applies the
  * defaults and then the environment (GDIRECT_INVALIDATION=kernel,hooks,
- * buffer_id; GDIRECT_MAX_REGIONS; GDIRECT_MAX_BYTES; GDIRECT_WHOLE_ALLOC_MAX;
- * GDIRECT_DEVICE; GDIRECT_PUBLISH_STATS=1 sets GDIRECT_CTX_PUBLISH_STATS),
- * then change what you need.
+ * buffer_id,all or unsafe_none; GDIRECT_MAX_REGIONS; GDIRECT_MAX_BYTES;
+ * GDIRECT_WHOLE_ALLOC_MAX; GDIRECT_DEVICE; GDIRECT_PUBLISH_STATS=0|1),
+ * then change what you need.  Every variable is parsed strictly: a value
+ * that is not understood whole (a misspelt or differently-cased word, a
+ * space, a fraction, an overflow) makes gdirect_ctx_create() fail with
+ * -EINVAL and a sentence naming it in gdirect_errmsg().  An empty variable
+ * is the same as an unset one.
  */
 struct gdirect_params {
 	uint32_t invalidation;	 /* GDIRECT_INV_* (default KERNEL|HOOKS) */
@@ -182,7 +194,8 @@ int gdirect_copy_from_gpu(struct gdirect_ctx *ctx, void *dst,
 
 /*
  * Report that [ptr, ptr+len) of GPU memory is about to be freed (len 0: the
- * whole allocation holding ptr).  The CUDA free hooks call this; call it
+ * whole allocation holding ptr; a range past the end of the address space,
+ * e.g. len SIZE_MAX: everything from ptr).  The CUDA free hooks call this; call it
  * yourself if you free memory in a way they cannot see.  Safe in any thread
  * and inside hooks: unpinning is deferred to the next library call.
  * Applies to every context with GDIRECT_INV_HOOKS.

@@ -9,8 +9,11 @@
  * and many libraries fetch driver entry points without any symbol lookup
  * an interposer could see, and hands out the wrappers for the frees.
  *
- * Covered: cuMemFree (v1 and _v2), cuMemFreeAsync, cuMemUnmap, cudaFree,
- * cudaFreeAsync.  cuMemRelease needs no hook: released memory stays alive
+ * Covered: cuMemFree (v1 and _v2), cuMemFreeAsync (and its _ptsz variant
+ * through cuGetProcAddress), cuMemUnmap, cudaFree, cudaFreeAsync; and the
+ * context teardowns that free a context's memory without a free call,
+ * cuCtxDestroy (v1 and _v2), cuDevicePrimaryCtxReset (v1 and _v2) and
+ * cudaDeviceReset, which invalidate everything.  cuMemRelease needs no hook: released memory stays alive
  * while it is mapped, and the VA stops being backed only at cuMemUnmap.
  * Async frees are reported when called, before the stream frees: early
  * invalidation is safe, late would not be.
@@ -20,6 +23,7 @@
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <cuda.h>
@@ -125,55 +129,110 @@ EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 	return real_f ? real_f(p, s) : 3;
 }
 
+/* ---- context teardown: frees the context's memory without a free call */
+
+typedef CUresult (*ctx_destroy_fn)(CUcontext);
+typedef CUresult (*ctx_reset_fn)(CUdevice);
+typedef cudaError_t (*rt_reset_fn)(void);
+
+/*
+ * Everything may be freed: the context's allocations are not known here.
+ * A range running past the end of the address space means "up to the end"
+ * to gdirect_notify_free(), so this is every region of every context with
+ * hooks (early invalidation is safe; other devices' regions are pinned
+ * again on their next use).
+ */
+static void report_all(void)
+{
+	gdirect_notify_free((const void *)(uintptr_t)1, SIZE_MAX);
+}
+
+#define TEARDOWN(name, type, param, arg)				\
+	EXPORT CUresult name(param)					\
+	{								\
+		REAL(type, f, #name);					\
+		report_all();						\
+		return real_f ? real_f(arg) : CUDA_ERROR_NOT_INITIALIZED; \
+	}
+
+#undef cuCtxDestroy
+#undef cuDevicePrimaryCtxReset
+TEARDOWN(cuCtxDestroy_v2, ctx_destroy_fn, CUcontext ctx, ctx)
+TEARDOWN(cuCtxDestroy, ctx_destroy_fn, CUcontext ctx, ctx)
+TEARDOWN(cuDevicePrimaryCtxReset_v2, ctx_reset_fn, CUdevice dev, dev)
+TEARDOWN(cuDevicePrimaryCtxReset, ctx_reset_fn, CUdevice dev, dev)
+
+EXPORT cudaError_t cudaDeviceReset(void)
+{
+	REAL(rt_reset_fn, f, "cudaDeviceReset");
+	report_all();
+	return real_f ? real_f() : 3 /* cudaErrorInitializationError */;
+}
+
 /* ---- cuGetProcAddress: hand out wrappers around what the driver gives -- */
 
-static _Atomic(free_v2_fn) gpa_free_v2;
-static _Atomic(free_v1_fn) gpa_free_v1;
-static _Atomic(free_async_fn) gpa_free_async;
-static _Atomic(unmap_fn) gpa_unmap;
+/*
+ * One target per (function, variant): the wrapper handed out for a variant
+ * calls the first function the driver gave for it, so a later request for
+ * another variant (cuMemFreeAsync's _ptsz, through the per-thread default
+ * stream flag; the v1 and v2 ABIs, by version) never redirects wrappers
+ * already handed out.
+ */
+#define WRAPPER(name, type, params, args, before)			\
+	static _Atomic(type) name##_target;				\
+	static CUresult name params					\
+	{								\
+		before;							\
+		return atomic_load(&name##_target) args;		\
+	}
 
-static CUresult w_free_v2(CUdeviceptr p)
-{
-	report(p);
-	return atomic_load(&gpa_free_v2)(p);
-}
+WRAPPER(w_free_v2, free_v2_fn, (CUdeviceptr p), (p), report(p))
+WRAPPER(w_free_v1, free_v1_fn, (unsigned int p), (p), report(p))
+WRAPPER(w_free_async, free_async_fn, (CUdeviceptr p, CUstream s), (p, s), report(p))
+WRAPPER(w_free_async_ptsz, free_async_fn, (CUdeviceptr p, CUstream s), (p, s),
+	report(p))
+WRAPPER(w_unmap, unmap_fn, (CUdeviceptr p, size_t size), (p, size),
+	gdirect_notify_free((const void *)(uintptr_t)p, size))
+WRAPPER(w_ctx_destroy_v2, ctx_destroy_fn, (CUcontext c), (c), report_all())
+WRAPPER(w_ctx_destroy_v1, ctx_destroy_fn, (CUcontext c), (c), report_all())
+WRAPPER(w_ctx_reset_v2, ctx_reset_fn, (CUdevice d), (d), report_all())
+WRAPPER(w_ctx_reset_v1, ctx_reset_fn, (CUdevice d), (d), report_all())
 
-static CUresult w_free_v1(unsigned int p)
-{
-	report(p);
-	return atomic_load(&gpa_free_v1)(p);
-}
+/* Set the variant's target if it has none; hand out its wrapper. */
+#define HAND_OUT(name, type)						\
+	do {								\
+		type none_ = NULL;					\
+		atomic_compare_exchange_strong(&name##_target, &none_,	\
+					       (type)*pfn);		\
+		*pfn = (void *)name;					\
+	} while (0)
 
-static CUresult w_free_async(CUdeviceptr p, CUstream s)
-{
-	report(p);
-	return atomic_load(&gpa_free_async)(p, s);
-}
-
-static CUresult w_unmap(CUdeviceptr p, size_t size)
-{
-	gdirect_notify_free((const void *)(uintptr_t)p, size);
-	return atomic_load(&gpa_unmap)(p, size);
-}
-
-static void wrap(const char *sym, void **pfn, int version)
+static void wrap(const char *sym, void **pfn, int version, cuuint64_t flags)
 {
 	if (!*pfn)
 		return;
 	if (!strcmp(sym, "cuMemFree")) {
-		if (version >= 3020) {	/* _v2 since CUDA 3.2 */
-			atomic_store(&gpa_free_v2, (free_v2_fn)*pfn);
-			*pfn = (void *)w_free_v2;
-		} else {
-			atomic_store(&gpa_free_v1, (free_v1_fn)*pfn);
-			*pfn = (void *)w_free_v1;
-		}
+		if (version >= 3020)	/* _v2 since CUDA 3.2 */
+			HAND_OUT(w_free_v2, free_v2_fn);
+		else
+			HAND_OUT(w_free_v1, free_v1_fn);
 	} else if (!strcmp(sym, "cuMemFreeAsync")) {
-		atomic_store(&gpa_free_async, (free_async_fn)*pfn);
-		*pfn = (void *)w_free_async;
+		if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
+			HAND_OUT(w_free_async_ptsz, free_async_fn);
+		else
+			HAND_OUT(w_free_async, free_async_fn);
 	} else if (!strcmp(sym, "cuMemUnmap")) {
-		atomic_store(&gpa_unmap, (unmap_fn)*pfn);
-		*pfn = (void *)w_unmap;
+		HAND_OUT(w_unmap, unmap_fn);
+	} else if (!strcmp(sym, "cuCtxDestroy")) {
+		if (version >= 4000)	/* _v2 since CUDA 4.0 */
+			HAND_OUT(w_ctx_destroy_v2, ctx_destroy_fn);
+		else
+			HAND_OUT(w_ctx_destroy_v1, ctx_destroy_fn);
+	} else if (!strcmp(sym, "cuDevicePrimaryCtxReset")) {
+		if (version >= 11000)	/* _v2 since CUDA 11.0 */
+			HAND_OUT(w_ctx_reset_v2, ctx_reset_fn);
+		else
+			HAND_OUT(w_ctx_reset_v1, ctx_reset_fn);
 	}
 }
 
@@ -188,7 +247,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int version,
 		return CUDA_ERROR_NOT_INITIALIZED;
 	rc = real_f(sym, pfn, version, flags, st);
 	if (rc == CUDA_SUCCESS && sym && pfn)
-		wrap(sym, pfn, version);
+		wrap(sym, pfn, version, flags);
 	return rc;
 }
 
@@ -203,6 +262,6 @@ EXPORT CUresult cuGetProcAddress(const char *sym, void **pfn, int version,
 		return CUDA_ERROR_NOT_INITIALIZED;
 	rc = real_f(sym, pfn, version, flags);
 	if (rc == CUDA_SUCCESS && sym && pfn)
-		wrap(sym, pfn, version);
+		wrap(sym, pfn, version, flags);
 	return rc;
 }

@@ -7,6 +7,7 @@
 #ifndef GD_BACKEND_H
 #define GD_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,7 @@ struct gd_backend {
 	const uint32_t *status;
 	uint32_t nslots;
 	int event_fd;		/* pollable, or -1 */
+	bool persistent;	/* pins are persistent: never revoked */
 };
 
 /* Open gdirect.ko's device; -errno on failure. */

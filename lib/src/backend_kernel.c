@@ -147,6 +147,7 @@ int gd_backend_kernel_open(const char *path, struct gd_backend **out)
 	k->b.status = k->status_map;
 	k->b.nslots = GDIRECT_MAX_SLOTS;
 	k->b.event_fd = fd;
+	k->b.persistent = info.default_persistent != 0;
 	*out = &k->b;
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +79,21 @@ GD_EXPORT int gd_copy_select(const char *name)
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int gd_copy_check(const char *name, char *why, size_t n)
+{
+	for (int i = 0; gd_copy_impls[i]; i++) {
+		if (strcmp(name, gd_copy_impls[i]->name))
+			continue;
+		if (gd_copy_impls[i]->supported())
+			return 0;
+		snprintf(why, n, "this CPU cannot run \"%s\"", name);
+		return -EINVAL;
+	}
+	snprintf(why, n, "\"%s\" is not a copy implementation (movdir64b, "
+		 "avx512, avx2, sse or generic)", name);
+	return -EINVAL;
 }
 
 static void init(void)

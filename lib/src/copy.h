@@ -25,4 +25,7 @@ extern const struct gd_copy_impl *const gd_copy_impls[];
 /* Select by name (NULL: best supported).  0, or -ENOENT / -ENOTSUP. */
 int gd_copy_select(const char *name);
 
+/* name is an implementation this CPU runs: 0, or -EINVAL with why[n]. */
+int gd_copy_check(const char *name, char *why, size_t n);
+
 #endif

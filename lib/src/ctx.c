@@ -7,16 +7,21 @@
  * child every call on an inherited context fails with -EPERM, except
  * gdirect_stats() and gdirect_ctx_destroy(), which frees the child's copy
  * without touching the parent's pins (or any lock another thread might
- * have held at fork time).  The parent is unaffected.
+ * have held at fork time).  An inherited registration is inert: its put
+ * only counts, mapping it fails (rcache.c).  The parent is unaffected.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <stdio.h>
+
+#include "copy.h"
 #include "cuda_dl.h"
 #include "epoch.h"
 #include "internal.h"
+#include "parse.h"
 
 _Atomic uint64_t gd_fork_gen;
 
@@ -112,50 +117,85 @@ void gd_ctx_list_foreach(void (*fn)(struct gdirect_ctx *, void *), void *arg)
 	pthread_mutex_unlock(&ctx_list_lock);
 }
 
-static uint64_t env_u64(const char *name, uint64_t def)
+/* gdirect_params.reserved[GD_ENV_BAD]: the environment was not understood
+ * when gdirect_params_init() read it; check_params() says why. */
+#define GD_ENV_BAD 7
+#define GD_ENV_BAD_MARK 0x67646972656e76ULL
+
+/* The value of environment variable name, NULL when unset or empty. */
+static const char *env(const char *name)
 {
 	const char *v = getenv(name);
-	char *end;
-	unsigned long long x;
 
-	if (!v || !*v)
-		return def;
-	x = strtoull(v, &end, 0);
-	switch (*end) {
-	case 'k': case 'K': x <<= 10; break;
-	case 'm': case 'M': x <<= 20; break;
-	case 'g': case 'G': x <<= 30; break;
-	default: break;
-	}
-	return x;
+	return v && *v ? v : NULL;
 }
 
-static uint32_t parse_modes(const char *v)
+/*
+ * Apply the environment to *p.  0, or -EINVAL with a sentence naming the
+ * variable in why.
+ */
+static int env_apply(struct gdirect_params *p, char *why, size_t n)
 {
-	uint32_t m = 0;
-	const char *p = v;
+	char w[220];
+	const char *v, *name;
+	uint64_t x;
+	bool b;
 
-	while (*p) {
-		size_t n = strcspn(p, ",");
+	if ((v = env(name = "GDIRECT_INVALIDATION"))) {
+		uint32_t m;
 
-		if (n == 6 && !strncmp(p, "kernel", n))
-			m |= GDIRECT_INV_KERNEL;
-		else if (n == 5 && !strncmp(p, "hooks", n))
-			m |= GDIRECT_INV_HOOKS;
-		else if (n == 9 && !strncmp(p, "buffer_id", n))
-			m |= GDIRECT_INV_BUFFER_ID;
-		else if (n == 3 && !strncmp(p, "all", n))
-			m |= GDIRECT_INV_ALL;
-		p += n;
-		if (*p)
-			p++;
+		if (gd_parse_modes(v, &m, &b, w, sizeof(w)))
+			goto bad;
+		p->invalidation = m;
+		if (b)
+			p->flags |= GDIRECT_CTX_NO_INVALIDATION;
 	}
-	return m;
+	if ((v = env(name = "GDIRECT_MAX_REGIONS"))) {
+		if (gd_parse_uint(v, 0, GD_MAX_REGIONS_LIMIT, &x, w, sizeof(w)))
+			goto bad;
+		p->max_regions = x;
+	}
+	if ((v = env(name = "GDIRECT_MAX_BYTES"))) {
+		if (gd_parse_size(v, 0, GD_MAX_BYTES_LIMIT, &x, w, sizeof(w)))
+			goto bad;
+		p->max_bytes = x;
+	}
+	if ((v = env(name = "GDIRECT_WHOLE_ALLOC_MAX"))) {
+		if (gd_parse_size(v, 0, GD_MAX_BYTES_LIMIT, &x, w, sizeof(w)))
+			goto bad;
+		p->whole_alloc_max = x;
+	}
+	if ((v = env(name = "GDIRECT_DEVICE"))) {
+		if (v[0] != '/')
+			goto not_absolute;
+		p->device_path = v;
+	}
+	if ((v = env(name = "GDIRECT_PUBLISH_STATS"))) {
+		if (gd_parse_bool(v, &b, w, sizeof(w)))
+			goto bad;
+		if (b)
+			p->flags |= GDIRECT_CTX_PUBLISH_STATS;
+	}
+	if ((v = env(name = "GDIRECT_STATS_DIR")) && v[0] != '/')
+		goto not_absolute;
+	if ((v = env(name = "GDIRECT_STATS_BASE")) && v[0] != '/')
+		goto not_absolute;
+	if ((v = env(name = "GDIRECT_PUBLISH_INTERVAL_MS")) &&
+	    gd_parse_uint(v, GD_PUBLISH_MIN_MS, GD_PUBLISH_MAX_MS, &x, w, sizeof(w)))
+		goto bad;
+	if ((v = env(name = "GDIRECT_COPY")) && gd_copy_check(v, w, sizeof(w)))
+		goto bad;
+	return 0;
+not_absolute:
+	snprintf(w, sizeof(w), "\"%s\" is not an absolute path", v);
+bad:
+	snprintf(why, n, "%s: %s", name, w);
+	return -EINVAL;
 }
 
 GD_EXPORT void gdirect_params_init(struct gdirect_params *p)
 {
-	const char *v;
+	char why[256];
 
 	memset(p, 0, sizeof(*p));
 	p->invalidation = GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS;
@@ -163,28 +203,61 @@ GD_EXPORT void gdirect_params_init(struct gdirect_params *p)
 	p->max_bytes = 1ULL << 30;
 	p->whole_alloc_max = 32ULL << 20;
 	p->device_path = "/dev/gdirect";
-	v = getenv("GDIRECT_INVALIDATION");
-	if (v && *v)
-		p->invalidation = parse_modes(v);
-	p->max_regions = env_u64("GDIRECT_MAX_REGIONS", p->max_regions);
-	p->max_bytes = env_u64("GDIRECT_MAX_BYTES", p->max_bytes);
-	p->whole_alloc_max = env_u64("GDIRECT_WHOLE_ALLOC_MAX", p->whole_alloc_max);
-	v = getenv("GDIRECT_DEVICE");
-	if (v && *v)
-		p->device_path = v;
-	v = getenv("GDIRECT_PUBLISH_STATS");
-	if (v && *v && strcmp(v, "0"))
-		p->flags |= GDIRECT_CTX_PUBLISH_STATS;
+	if (env_apply(p, why, sizeof(why)))
+		p->reserved[GD_ENV_BAD] = GD_ENV_BAD_MARK;
 }
 
+/* 0, or -EINVAL with the reason set for gdirect_errmsg(). */
 static int check_params(const struct gdirect_params *p)
 {
-	if (p->invalidation & ~GDIRECT_INV_ALL ||
-	    p->flags & ~(GDIRECT_CTX_CACHE_HOST | GDIRECT_CTX_PUBLISH_STATS))
-		return -EINVAL;
+	const uint32_t flags = GDIRECT_CTX_CACHE_HOST | GDIRECT_CTX_PUBLISH_STATS |
+			       GDIRECT_CTX_NO_INVALIDATION;
+
+	if (p->reserved[GD_ENV_BAD] == GD_ENV_BAD_MARK) {
+		struct gdirect_params scratch;
+		char why[256];
+
+		memset(&scratch, 0, sizeof(scratch));
+		if (env_apply(&scratch, why, sizeof(why)))
+			return gd_err(-EINVAL, "%s", why);
+		return gd_err(-EINVAL, "the environment gdirect_params_init() "
+			      "read held a setting it could not understand");
+	}
 	for (size_t i = 0; i < sizeof(p->reserved) / sizeof(p->reserved[0]); i++)
 		if (p->reserved[i])
-			return -EINVAL;
+			return gd_err(-EINVAL, "gdirect_params.reserved must be zero");
+	if (p->invalidation & ~GDIRECT_INV_ALL)
+		return gd_err(-EINVAL, "unknown invalidation mode bits 0x%x",
+			      p->invalidation & ~GDIRECT_INV_ALL);
+	if (p->flags & ~flags)
+		return gd_err(-EINVAL, "unknown context flags 0x%x", p->flags & ~flags);
+	if (!p->invalidation && !(p->flags & GDIRECT_CTX_NO_INVALIDATION))
+		return gd_err(-EINVAL, "no invalidation mode chosen: a freed and "
+			      "reallocated buffer could be handed a stale "
+			      "registration; choose kernel, hooks or buffer_id "
+			      "(or opt out with GDIRECT_CTX_NO_INVALIDATION, "
+			      "GDIRECT_INVALIDATION=" GD_PARSE_NO_INVALIDATION ")");
+	if (p->invalidation && p->flags & GDIRECT_CTX_NO_INVALIDATION)
+		return gd_err(-EINVAL, "GDIRECT_CTX_NO_INVALIDATION with "
+			      "invalidation modes chosen: pick one");
+	return 0;
+}
+
+/*
+ * The chosen modes must be able to see a free.  gdirect.ko revocation
+ * cannot when gdirect.ko pins persistently (its use_persistent=Y): a
+ * persistent pin gets no free callback, so kernel mode alone would keep a
+ * stale registration.  Refuse rather than run unsafe.
+ */
+static int check_modes_backend(const struct gdirect_params *p,
+			       const struct gd_backend *b)
+{
+	if (b && b->persistent && p->invalidation == GDIRECT_INV_KERNEL)
+		return gd_err(-EINVAL, "invalidation mode kernel alone cannot "
+			      "see frees: gdirect.ko pins persistently "
+			      "(use_persistent=Y), so there is no revocation; "
+			      "add hooks or buffer_id (GDIRECT_INVALIDATION="
+			      "kernel,hooks)");
 	return 0;
 }
 
@@ -192,6 +265,7 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 			  struct gdirect_ctx **out)
 {
 	struct gdirect_ctx *c;
+	int rc;
 
 	pthread_once(&atfork_once, atfork_register);
 	gd_epoch_init();
@@ -204,9 +278,12 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 		c->p = *p;
 	else
 		gdirect_params_init(&c->p);
-	if (check_params(&c->p)) {
+	rc = check_params(&c->p);
+	if (!rc)
+		rc = check_modes_backend(&c->p, b);
+	if (rc) {
 		free(c);
-		return gd_err(-EINVAL, "invalid parameters");
+		return rc;
 	}
 	gd_hpmem_init(&c->regmem, sizeof(struct gdirect_reg),
 		      sizeof(struct gd_reg_cold));
@@ -224,7 +301,7 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 	c->regions.next = c->regions.prev = &c->regions;
 	gd_cuda_available();	/* load the driver now, not on a hot path */
 	gd_ctx_list_add(c);
-	int rc = gd_publish_start(c);
+	rc = gd_publish_start(c);
 
 	if (rc) {
 		c->backend = NULL;	/* the caller's to destroy */
@@ -248,8 +325,9 @@ GD_EXPORT int gdirect_ctx_create(const struct gdirect_params *p,
 		gdirect_params_init(&def);
 		p = &def;
 	}
-	if (check_params(p))
-		return gd_err(-EINVAL, "invalid parameters");
+	rc = check_params(p);
+	if (rc)
+		return rc;
 	rc = gd_backend_kernel_open(p->device_path ? p->device_path :
 				    "/dev/gdirect", &b);
 	if (rc && rc != -ENOENT && rc != -ENODEV && rc != -ENXIO)

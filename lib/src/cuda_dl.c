@@ -47,7 +47,8 @@ static void *resolve(get_proc_fn gpa, const char *base, const char *exported)
 
 static void cu_load(void)
 {
-	const char *path = getenv("GDIRECT_LIBCUDA");
+	/* Not from a less privileged user's environment (set-user-ID). */
+	const char *path = secure_getenv("GDIRECT_LIBCUDA");
 	get_proc_fn gpa;
 
 	cu.dl = dlopen(path && *path ? path : "libcuda.so.1",

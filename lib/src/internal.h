@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "hpmem.h"
 #include "pgtab.h"
+#include "statsdir.h"
 
 #define GD_PAGE_SHIFT 16
 #define GD_PAGE_SIZE (1ULL << GD_PAGE_SHIFT)
@@ -99,6 +100,7 @@ struct gd_abucket {
 
 struct gd_pending {			/* a pin in progress */
 	uint64_t start, end;
+	bool freed;			/* a free of part of it was reported */
 	struct gd_pending *next;
 };
 
@@ -203,6 +205,13 @@ struct gdirect_ctx {
 
 extern _Atomic uint64_t gd_fork_gen;
 
+/* c was created before a fork, and this is the child. */
+static inline bool gd_inherited(const struct gdirect_ctx *c)
+{
+	return atomic_load_explicit(&gd_fork_gen, memory_order_relaxed) !=
+	       c->fork_gen;
+}
+
 /*
  * LRU stamps.  Exact order would need one counter written by every put,
  * whose cache line then bounces between cores (measured: 8 threads hitting
@@ -252,6 +261,10 @@ static inline struct gd_alloc *gd_alloc_find(const struct gdirect_ctx *c,
 			return b->a[i];
 	return NULL;
 }
+
+/* Bounds of the settings (environment and parameters). */
+#define GD_MAX_REGIONS_LIMIT (1ULL << 32)
+#define GD_MAX_BYTES_LIMIT (1ULL << 50)
 
 /* errmsg.c */
 int gd_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

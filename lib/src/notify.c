@@ -42,6 +42,11 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 		gd_kill_locked(c, v, n < 64 ? n : 64, GD_CAUSE_HOOKS, &release);
 	} while (n > 64);
 	gd_allocs_drop_locked(c, s, e);
+	/* A pin in progress over the range may have pinned what is being
+	 * freed: its miss must not publish it (rcache.c). */
+	for (struct gd_pending *p = c->pending; p; p = p->next)
+		if (p->start < e && s < p->end)
+			p->freed = true;
 	/* Deferred: unpinned by the next call on this context. */
 	while (release) {
 		struct gdirect_reg *r = release;

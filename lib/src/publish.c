@@ -6,16 +6,18 @@
  * environment).  A thread of the context writes what gdirect_stats() returns
  * as "name value" lines, the format of gdirect.ko's debugfs stats, to
  *
- *	DIR/gdirect-stats.PID.N		DIR: $GDIRECT_STATS_DIR, else /dev/shm
+ *	DIR/gdirect-stats.PID.N
  *
  * every $GDIRECT_PUBLISH_INTERVAL_MS (default 500), replacing the file
  * whole (a temporary file of a random name renamed over it), so a reader
- * never sees half an update.  The directory is shared (/dev/shm is world-
- * writable, sticky): the file is first created with O_EXCL, so it is ours,
- * and a name another user took is skipped for the next N.  The first lines say whose it is and when it was written: "pid",
- * "ctx", "updated_ns" (CLOCK_REALTIME) and "interval_ms".  The file goes
- * away with gdirect_ctx_destroy(); one left by a process that died is
- * recognised by its pid.
+ * never sees half an update.  DIR is the user's own directory, which
+ * nobody else can write (statsdir.h: $GDIRECT_STATS_DIR, else
+ * /dev/shm/gdirect-UID, else a fresh /dev/shm/gdirect-UID.XXXXXX when
+ * another user took that name); files are mode 0600.  The first lines say
+ * whose it is and when it was written: "pid", "ctx", "updated_ns"
+ * (CLOCK_REALTIME) and "interval_ms".  The file goes away with
+ * gdirect_ctx_destroy(); one left by a process that died is recognised by
+ * its pid.
  *
  * The hit path is untouched: the thread reads the same sharded counters
  * gdirect_stats() sums, and nothing else of the context.
@@ -32,6 +34,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "parse.h"
+#include "statsdir.h"
 
 #define GD_PUBLISH_DEFAULT_MS 500
 
@@ -42,6 +46,7 @@ struct gd_publisher {
 	bool stop;
 	unsigned interval_ms;
 	unsigned ctx_no;
+	int fresh_dir;		/* dir was made for this process: remove it */
 	char dir[400], path[512];
 };
 
@@ -55,6 +60,14 @@ static void publisher_free(struct gdirect_ctx *c)
 	pthread_mutex_destroy(&pub->lock);
 	free(pub);
 	c->pub = NULL;
+}
+
+/* A directory made for this process goes when empty (other contexts of
+ * the process may still publish there: then it stays for the last). */
+static void publisher_rmdir(struct gd_publisher *pub)
+{
+	if (pub->fresh_dir)
+		rmdir(pub->dir);
 }
 
 static int write_stats(struct gdirect_ctx *c, struct gd_publisher *pub)
@@ -78,7 +91,6 @@ static int write_stats(struct gdirect_ctx *c, struct gd_publisher *pub)
 		unlink(tmp);
 		return rc;
 	}
-	fchmod(fd, 0644);	/* readable by gdirect stat of any user */
 	fprintf(f, "pid %ld\nctx %u\nupdated_ns %" PRIu64 "\ninterval_ms %u\n",
 		(long)getpid(), pub->ctx_no,
 		(uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
@@ -109,7 +121,7 @@ static int claim_name(struct gd_publisher *pub)
 				     (long)getpid(), pub->ctx_no) >= sizeof(pub->path))
 			return -ENAMETOOLONG;
 		fd = open(pub->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-			  O_CLOEXEC, 0644);
+			  O_CLOEXEC, 0600);
 		if (fd >= 0) {
 			close(fd);
 			return 0;
@@ -152,8 +164,9 @@ static void *publisher(void *arg)
 
 int gd_publish_start(struct gdirect_ctx *c)
 {
-	const char *dir = getenv("GDIRECT_STATS_DIR");
 	const char *ms = getenv("GDIRECT_PUBLISH_INTERVAL_MS");
+	const char *dir;
+	char why[400];
 	struct gd_publisher *pub;
 	pthread_condattr_t ca;
 	sigset_t all, old;
@@ -161,20 +174,31 @@ int gd_publish_start(struct gdirect_ctx *c)
 
 	if (!(c->p.flags & GDIRECT_CTX_PUBLISH_STATS))
 		return 0;
-	if (!dir || !*dir)
-		dir = "/dev/shm";
 	pub = calloc(1, sizeof(*pub));
 	if (!pub)
 		return gd_err(-ENOMEM, "out of memory");
-	pub->interval_ms = ms && *ms ? (unsigned)strtoul(ms, NULL, 10) : 0;
-	if (!pub->interval_ms)
-		pub->interval_ms = GD_PUBLISH_DEFAULT_MS;
-	if ((size_t)snprintf(pub->dir, sizeof(pub->dir), "%s", dir) >= sizeof(pub->dir)) {
-		free(pub);
-		return gd_err(-ENAMETOOLONG, "GDIRECT_STATS_DIR is too long");
+	pub->interval_ms = GD_PUBLISH_DEFAULT_MS;
+	if (ms && *ms) {
+		uint64_t x;
+
+		rc = gd_parse_uint(ms, GD_PUBLISH_MIN_MS, GD_PUBLISH_MAX_MS, &x,
+				   why, sizeof(why));
+		if (rc) {
+			free(pub);
+			return gd_err(-EINVAL, "GDIRECT_PUBLISH_INTERVAL_MS: %s", why);
+		}
+		pub->interval_ms = (unsigned)x;
 	}
+	rc = gd_stats_dir_make(pub->dir, sizeof(pub->dir), &pub->fresh_dir,
+			       why, sizeof(why));
+	if (rc) {
+		free(pub);
+		return gd_err(rc, "cannot publish statistics: %s", why);
+	}
+	dir = pub->dir;
 	rc = claim_name(pub);
 	if (rc) {
+		publisher_rmdir(pub);
 		free(pub);
 		return gd_err(rc, "cannot publish statistics in %s: %s", dir,
 			      strerror(-rc));
@@ -190,6 +214,7 @@ int gd_publish_start(struct gdirect_ctx *c)
 	rc = write_stats(c, pub);
 	if (rc) {
 		unlink(pub->path);
+		publisher_rmdir(pub);
 		publisher_free(c);
 		return gd_err(rc, "cannot publish statistics in %s: %s", dir,
 			      strerror(-rc));
@@ -201,6 +226,7 @@ int gd_publish_start(struct gdirect_ctx *c)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		unlink(pub->path);
+		publisher_rmdir(pub);
 		publisher_free(c);
 		return gd_err(rc, "cannot start the statistics thread: %s",
 			      strerror(-rc));
@@ -220,6 +246,7 @@ void gd_publish_stop(struct gdirect_ctx *c)
 	pthread_mutex_unlock(&pub->lock);
 	pthread_join(pub->thread, NULL);
 	unlink(pub->path);
+	publisher_rmdir(pub);
 	publisher_free(c);
 }
 

@@ -96,6 +96,14 @@ static bool ref_drop(struct gdirect_reg *r)
  */
 static void put_ref(struct gdirect_reg *r)
 {
+	if (__builtin_expect(gd_inherited(r->ctx), 0)) {
+		/* A fork child's copy of the parent's region: its mapping
+		 * is not the child's (the address may be the child's own
+		 * memory now), its pin and locks are the parent's.  Only
+		 * count; gdirect_ctx_destroy() frees the copy. */
+		atomic_fetch_sub(&r->refs, 1);
+		return;
+	}
 	atomic_store_explicit(&r->stamp, gd_lru_stamp(r->ctx),
 			      memory_order_relaxed);
 	if (ref_drop(r))
@@ -587,6 +595,19 @@ restart:
 	pthread_mutex_lock(&c->lock);
 	pending_del(c, &pend);
 	pthread_cond_broadcast(&c->pin_done);
+	if (!rc && pend.freed) {
+		/* A free of part of the range was reported while we pinned
+		 * (notify.c): the pages may be gone, so the pin is not
+		 * published.  Give it back and look again. */
+		gd_hpmem_free(&c->regmem, r);
+		pthread_mutex_unlock(&c->lock);
+		c->backend->ops->unpin(c->backend, pin.handle);
+		ST_INC(c, inv_hooks);
+		if (++tries >= 8)
+			return gd_err(-EAGAIN, "the memory keeps being freed "
+				      "while it is pinned");
+		goto restart;
+	}
 	if (rc) {
 		if (r)
 			gd_hpmem_free(&c->regmem, r);
@@ -667,7 +688,7 @@ GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 
 	if (!c || !out || !len || flags || e < a)
 		return gd_err(-EINVAL, "invalid argument");
-	if (atomic_load_explicit(&gd_fork_gen, memory_order_relaxed) != c->fork_gen)
+	if (gd_inherited(c))
 		return gd_err(-EPERM, "context inherited across fork");
 	r = lookup_ref(c, a, e);
 	if (r) {
@@ -714,6 +735,10 @@ GD_EXPORT void *gdirect_reg_map(struct gdirect_reg *r, const void *gpu_ptr)
 
 	if (!r || a < r->start || a >= r->end) {
 		gd_err(-EINVAL, "pointer outside the registration");
+		return NULL;
+	}
+	if (gd_inherited(r->ctx)) {	/* map_lock may be held by a parent thread */
+		gd_err(-EPERM, "registration inherited across fork");
 		return NULL;
 	}
 	m = atomic_load_explicit(&RC(r)->map, memory_order_acquire);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fakecuda.h"
@@ -96,6 +97,8 @@ static int f_pin(struct gd_backend *b, uint64_t addr, uint64_t size,
 	out->mmap_offset = (uint64_t)slot << 16;
 	out->slot = slot;
 	pthread_mutex_unlock(&f->lock);
+	if (f->cfg.after_pin)
+		f->cfg.after_pin(f->cfg.after_pin_arg);
 	return 0;
 }
 
@@ -131,15 +134,25 @@ static int f_unpin(struct gd_backend *b, uint64_t handle)
 /* The fake's "GPU memory" is host memory: the BAR mapping is the memory. */
 static void *f_map(struct gd_backend *b, const struct gd_pin *p)
 {
-	(void)b;
-	return (void *)(uintptr_t)p->addr;
+	struct fake *f = (struct fake *)b;
+	void *m;
+
+	if (!f->cfg.real_maps)
+		return (void *)(uintptr_t)p->addr;
+	m = mmap(NULL, p->size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	madvise(m, p->size, MADV_DONTFORK);
+	return m;
 }
 
 static void f_unmap(struct gd_backend *b, void *addr, size_t len)
 {
-	(void)b;
-	(void)addr;
-	(void)len;
+	struct fake *f = (struct fake *)b;
+
+	if (f->cfg.real_maps)
+		munmap(addr, len);
 }
 
 static int f_read_events(struct gd_backend *b, struct gd_revocation *ev, int max)
@@ -232,6 +245,7 @@ struct gd_backend *fake_backend_new(const struct fake_cfg *cfg)
 	f->b.status = f->status;
 	f->b.nslots = NSLOTS;
 	f->b.event_fd = -1;
+	f->b.persistent = cfg->persistent;
 	fake_cuda_set_free_listener(on_free, f);
 	return &f->b;
 }

@@ -18,6 +18,13 @@ struct fake_cfg {
 	unsigned pin_delay_us;
 	unsigned unpin_delay_us;	/* before the unpin gives BAR space back */
 	bool revoke_on_free;	/* fake CUDA frees revoke pins (like nvidia.ko) */
+	bool persistent;	/* reports persistent pins (use_persistent=Y) */
+	/* Called by a successful pin just before it returns (the pages are
+	 * pinned; the caller has not seen the pin yet). */
+	void (*after_pin)(void *arg);
+	void *after_pin_arg;
+	bool real_maps;		/* map: fresh memory not inherited across fork
+				 * (as gdirect.ko's BAR mappings), unmap: munmap */
 };
 
 struct gd_backend *fake_backend_new(const struct fake_cfg *cfg);

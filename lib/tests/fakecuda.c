@@ -212,6 +212,54 @@ EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
 	return free_range(p, true);
 }
 
+static _Atomic unsigned long ptsz_frees;
+
+/* The per-thread-default-stream variant (cuGetProcAddress with
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM), counted apart. */
+EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s)
+{
+	(void)s;
+	atomic_fetch_add(&ptsz_frees, 1);
+	return free_range(p, true);
+}
+
+EXPORT unsigned long fake_cuda_ptsz_frees(void)
+{
+	return atomic_load(&ptsz_frees);
+}
+
+/* Context teardown frees every allocation of the context: here, all. */
+static CUresult free_all(void)
+{
+	for (;;) {
+		uint64_t base;
+
+		pthread_mutex_lock(&lock);
+		base = nallocs ? allocs[0].base : 0;
+		pthread_mutex_unlock(&lock);
+		if (!base)
+			return CUDA_SUCCESS;
+		free_range(base, true);
+	}
+}
+
+EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+	(void)ctx;
+	return free_all();
+}
+
+EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	(void)dev;
+	return free_all();
+}
+
+EXPORT int cudaDeviceReset(void)
+{
+	return free_all() == CUDA_SUCCESS ? 0 : 1;
+}
+
 EXPORT CUresult cuMemUnmap(CUdeviceptr p, size_t size)
 {
 	(void)size;
@@ -339,6 +387,8 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
 		{ "cuMemAlloc", (void *)cuMemAlloc_v2 },
 		{ "cuMemFree", (void *)cuMemFree_v2 },
 		{ "cuMemFreeAsync", (void *)cuMemFreeAsync },
+		{ "cuCtxDestroy", (void *)cuCtxDestroy_v2 },
+		{ "cuDevicePrimaryCtxReset", (void *)cuDevicePrimaryCtxReset_v2 },
 		{ "cuMemUnmap", (void *)cuMemUnmap },
 		{ "cuMemGetAddressRange", (void *)cuMemGetAddressRange_v2 },
 		{ "cuPointerGetAttribute", (void *)cuPointerGetAttribute },
@@ -347,7 +397,13 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
 	};
 
 	(void)version;
-	(void)flags;
+	if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM &&
+	    !strcmp(symbol, "cuMemFreeAsync")) {
+		*pfn = (void *)cuMemFreeAsync_ptsz;
+		if (st)
+			*st = CU_GET_PROC_ADDRESS_SUCCESS;
+		return CUDA_SUCCESS;
+	}
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
 		if (!strcmp(symbol, syms[i].name)) {
 			*pfn = syms[i].fn;

@@ -30,5 +30,7 @@ unsigned fake_cuda_sync_count(uint64_t addr);
 /* Attribute queries and cuMemGetAddressRange calls so far. */
 unsigned long fake_cuda_queries(void);
 unsigned long fake_cuda_frees(void);
+/* Calls of cuMemFreeAsync_ptsz, the per-thread-stream variant. */
+unsigned long fake_cuda_ptsz_frees(void);
 
 #endif

@@ -57,6 +57,91 @@ static void do_free(enum how how, uint64_t a, size_t size)
 	}
 }
 
+/*
+ * One target per (function, variant): a later cuGetProcAddress of the
+ * per-thread-default-stream variant does not redirect the wrapper handed
+ * out for the default one, and each reaches its own variant.
+ */
+static void variants(struct gdirect_ctx *c)
+{
+	typedef CUresult (*fa_fn)(CUdeviceptr, CUstream);
+	CUdriverProcAddressQueryResult st;
+	void *dflt = NULL, *ptsz = NULL;
+	struct gdirect_reg *r;
+	struct gdirect_stats s0, s1;
+
+	CHECK_EQ(cuGetProcAddress_v2("cuMemFreeAsync", &dflt, 13000, 0, &st), 0);
+	CHECK_EQ(cuGetProcAddress_v2("cuMemFreeAsync", &ptsz, 13000,
+				     CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+				     &st), 0);
+	CHECK(dflt && ptsz);
+	for (int v = 0; v < 2; v++) {
+		uint64_t x = fake_cuda_alloc(64 * KiB);
+		unsigned long p0 = fake_cuda_ptsz_frees();
+
+		CHECK_EQ(gdirect_reg_get(c, P(x), 1, 0, &r), 0);
+		gdirect_reg_put(r);
+		gdirect_stats(c, &s0);
+		CHECK_EQ(((fa_fn)(v ? ptsz : dflt))(x, NULL), 0);
+		gdirect_stats(c, &s1);
+		CHECK_EQ(s1.inv_hooks, s0.inv_hooks + 1);
+		CHECK_EQ(fake_cuda_ptsz_frees(), p0 + (unsigned long)v);
+		gdirect_process_events(c);
+	}
+	printf("%-34s each variant its own target\n", "cuGetProcAddress(_ptsz)");
+}
+
+/*
+ * Context teardown frees the context's memory without any free call:
+ * cuCtxDestroy, cuDevicePrimaryCtxReset (also through cuGetProcAddress)
+ * and cudaDeviceReset invalidate what they free.
+ */
+typedef CUresult (*ctx_destroy_fn)(CUcontext);
+typedef CUresult (*ctx_reset_fn)(CUdevice);
+CUresult cuCtxDestroy_v2(CUcontext ctx);
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
+int cudaDeviceReset(void);
+
+static void teardown(struct gdirect_ctx *c, struct gd_backend *b)
+{
+	static const char *const tn[] = { "cuCtxDestroy_v2",
+		"cuDevicePrimaryCtxReset_v2", "cudaDeviceReset",
+		"cuGetProcAddress(cuCtxDestroy)",
+		"cuGetProcAddress(cuDevicePrimaryCtxReset)" };
+	struct gdirect_reg *r;
+	struct gdirect_reg_info ri;
+	struct gdirect_stats s0, s1;
+
+	for (int how = 0; how < 5; how++) {
+		uint64_t size = 128 * KiB, x = fake_cuda_alloc(size);
+
+		CHECK_EQ(gdirect_reg_get(c, P(x), 1, 0, &r), 0);
+		gdirect_reg_put(r);
+		gdirect_stats(c, &s0);
+		switch (how) {
+		case 0: CHECK_EQ(cuCtxDestroy_v2(NULL), 0); break;
+		case 1: CHECK_EQ(cuDevicePrimaryCtxReset_v2(0), 0); break;
+		case 2: CHECK_EQ(cudaDeviceReset(), 0); break;
+		case 3: CHECK_EQ(((ctx_destroy_fn)gpa("cuCtxDestroy"))(NULL), 0); break;
+		case 4:
+			CHECK_EQ(((ctx_reset_fn)gpa("cuDevicePrimaryCtxReset"))(0), 0);
+			break;
+		}
+		CHECK_EQ(fake_cuda_buffer_id_at(x), 0);		/* freed */
+		gdirect_stats(c, &s1);
+		CHECK(s1.inv_hooks > s0.inv_hooks);
+		CHECK_EQ(fake_cuda_alloc(size), x);
+		CHECK_EQ(gdirect_reg_get(c, P(x), 1, 0, &r), 0);
+		CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+		CHECK(fake_backend_pin_covers(b, ri.kernel_handle,
+					      fake_cuda_buffer_id_at(x)));
+		gdirect_reg_put(r);
+		CHECK_EQ(cuMemFree_v2(x), 0);
+		gdirect_process_events(c);
+		printf("%-34s invalidates\n", tn[how]);
+	}
+}
+
 int main(void)
 {
 	struct gdirect_params p;
@@ -105,6 +190,8 @@ int main(void)
 		gdirect_process_events(c);
 		printf("%-34s invalidates\n", names[how]);
 	}
+	variants(c);
+	teardown(c, b);
 	gdirect_ctx_destroy(c);
 	printf("ok\n");
 	return 0;

@@ -35,6 +35,8 @@ static bool realloc_case(enum how how, size_t size)
 	bool fresh;
 
 	params(&p, modes[how]);
+	if (!modes[how])	/* the control: no invalidation, opted out */
+		p.flags |= GDIRECT_CTX_NO_INVALIDATION;
 	/* Only the kernel mode gets revocations, as from nvidia.ko; the
 	 * others must work where the pin outlives the memory (persistent). */
 	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){
@@ -170,6 +172,96 @@ static void kernel_events(void)
 	fake_cuda_reset();
 }
 
+/*
+ * With gdirect.ko pinning persistently (use_persistent=Y) nothing is ever
+ * revoked: kernel mode alone cannot see a free, so the context is refused
+ * with a sentence saying so; any set with another mode is accepted.
+ */
+static void persistent_pins(void)
+{
+	static const unsigned ok[] = {
+		GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS, GDIRECT_INV_HOOKS,
+		GDIRECT_INV_BUFFER_ID, GDIRECT_INV_KERNEL | GDIRECT_INV_BUFFER_ID,
+	};
+	struct fake_cfg cfg = { .persistent = true };
+	struct gdirect_params p;
+	struct gdirect_ctx *c = NULL;
+	struct gd_backend *b = fake_backend_new(&cfg);
+
+	CHECK(b);
+	params(&p, GDIRECT_INV_KERNEL);
+	CHECK_EQ(gd_ctx_create_backend(&p, b, &c), -EINVAL);
+	CHECK(strstr(gdirect_errmsg(), "use_persistent=Y"));
+	printf("kernel alone, persistent pins: %s\n", gdirect_errmsg());
+	b->ops->destroy(b);
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		params(&p, ok[i]);
+		c = mkctx(&p, &cfg, NULL);
+		gdirect_ctx_destroy(c);
+	}
+	/* Callback pins: kernel alone is fine. */
+	params(&p, GDIRECT_INV_KERNEL);
+	c = mkctx(&p, &(struct fake_cfg){ .revoke_on_free = true }, NULL);
+	gdirect_ctx_destroy(c);
+}
+
+/*
+ * A free reported while a miss pins the same range (after the pages are
+ * pinned, before the miss publishes the region): the region must not be
+ * cached, since the memory it pinned is gone.  Here the buffer is freed and
+ * a new one allocated at the same address from inside the pin; the
+ * registration handed out, and every later one, must be the new buffer's.
+ */
+struct race {
+	uint64_t x, y;
+	size_t size;
+	int fired;
+};
+
+static void free_inside_pin(void *arg)
+{
+	struct race *rc = arg;
+
+	if (rc->fired++)
+		return;
+	gdirect_notify_free(P(rc->x), rc->size);	/* the hooks */
+	CHECK_EQ(cuMemFree_v2(rc->x), CUDA_SUCCESS);
+	rc->y = fake_cuda_alloc(rc->size);
+	CHECK_EQ(rc->y, rc->x);		/* the same address, new memory */
+}
+
+static void free_during_pin(void)
+{
+	struct race rc = { .size = 128 * KiB };
+	struct fake_cfg cfg = { .after_pin = free_inside_pin, .after_pin_arg = &rc };
+	struct gdirect_params p;
+	struct gdirect_reg *r;
+	struct gdirect_reg_info ri;
+	struct gd_backend *b;
+	struct fake_stats fs;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c = mkctx(&p, &cfg, &b);
+
+	rc.x = fake_cuda_alloc(rc.size);
+	CHECK_EQ(gdirect_reg_get(c, P(rc.x), 64 * KiB, 0, &r), 0);
+	CHECK_EQ(rc.fired, 2);		/* the first pin raced, the second did not */
+	CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+	CHECK(fake_backend_pin_covers(b, ri.kernel_handle, fake_cuda_buffer_id_at(rc.y)));
+	gdirect_reg_put(r);
+	CHECK_EQ(gdirect_reg_get(c, P(rc.y), 64 * KiB, 0, &r), 0);
+	CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+	CHECK(fake_backend_pin_covers(b, ri.kernel_handle, fake_cuda_buffer_id_at(rc.y)));
+	gdirect_reg_put(r);
+	gdirect_process_events(c);
+	fake_backend_stats(b, &fs);
+	CHECK_EQ(fs.pins, 2);
+	CHECK_EQ(fs.unpins, 1);		/* the raced pin, given back */
+	gdirect_ctx_destroy(c);
+	CHECK_EQ(cuMemFree_v2(rc.y), CUDA_SUCCESS);
+	printf("free during a pin: the raced pin was not cached\n");
+}
+
 int main(void)
 {
 	static const size_t sizes[] = { 4 * KiB, 100 * KiB, 1 * MiB };
@@ -185,6 +277,8 @@ int main(void)
 		in_use(how);
 	deferred();
 	kernel_events();
+	persistent_pins();
+	free_during_pin();
 	printf("ok\n");
 	return 0;
 }

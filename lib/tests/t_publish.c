@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -141,8 +142,15 @@ static void bad_directory_fails(void)
 	setenv("GDIRECT_STATS_DIR", "/nonexistent/gdirect-stats-dir", 1);
 	CHECK_EQ(gd_ctx_create_backend(&p, b, &c), -2);	/* -ENOENT */
 	CHECK(c == NULL);
-	CHECK(strstr(gdirect_errmsg(), "cannot publish statistics in /nonexistent"));
+	CHECK(strstr(gdirect_errmsg(), "cannot publish statistics: /nonexistent"));
 	printf("unwritable directory: %s\n", gdirect_errmsg());
+	/* A directory others can write is not used. */
+	CHECK_EQ(chmod(dir, 0777), 0);
+	setenv("GDIRECT_STATS_DIR", dir, 1);
+	CHECK_EQ(gd_ctx_create_backend(&p, b, &c), -EPERM);
+	CHECK(strstr(gdirect_errmsg(), "writable by others"));
+	printf("shared directory: %s\n", gdirect_errmsg());
+	CHECK_EQ(chmod(dir, 0700), 0);
 	b->ops->destroy(b);
 	setenv("GDIRECT_STATS_DIR", dir, 1);
 }
@@ -212,9 +220,113 @@ static void off_by_default(void)
 	unsetenv("GDIRECT_PUBLISH_STATS");
 }
 
-int main(void)
+/* The context's file, found in d: 1 if it is there, as PID.N, mode 0600. */
+static int published_in(const char *d)
+{
+	char file[512];
+	struct dirent *e;
+	struct stat st;
+	int n = 0;
+	DIR *dd = opendir(d);
+
+	if (!dd)
+		return 0;
+	while ((e = readdir(dd))) {
+		if (strncmp(e->d_name, "gdirect-stats.", 14))
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", d, e->d_name);
+		CHECK_EQ(lstat(file, &st), 0);
+		CHECK_EQ(st.st_mode & 0777, 0600);
+		CHECK_EQ(st.st_uid, geteuid());
+		n += field(file, "pid") == (long long)getpid();
+	}
+	closedir(dd);
+	return n;
+}
+
+/*
+ * Without GDIRECT_STATS_DIR: BASE/gdirect-UID, mode 0700, made on first
+ * use.  When that name is taken (by another user, or by something that is
+ * not a directory), a fresh BASE/gdirect-UID.XXXXXX of ours is used: the
+ * context is created all the same.  other_uid: the taker is a directory
+ * owned by another user (needs root to make).
+ */
+static void per_user_directory(bool other_uid)
+{
+	char base[64], own[128], fresh[400] = "";
+	struct gdirect_params p;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	snprintf(base, sizeof(base), "/tmp/gdirect-base.XXXXXX");
+	CHECK(mkdtemp(base));
+	CHECK_EQ(chmod(base, 01777), 0);	/* as /dev/shm */
+	unsetenv("GDIRECT_STATS_DIR");
+	setenv("GDIRECT_STATS_BASE", base, 1);
+	snprintf(own, sizeof(own), "%s/gdirect-%lu", base, (unsigned long)geteuid());
+	params(&p, GDIRECT_INV_HOOKS);
+	p.flags |= GDIRECT_CTX_PUBLISH_STATS;
+
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+
+	CHECK_EQ(lstat(own, &st), 0);
+	CHECK(S_ISDIR(st.st_mode));
+	CHECK_EQ(st.st_mode & 0777, 0700);
+	CHECK_EQ(published_in(own), 1);
+	gdirect_ctx_destroy(c);
+	CHECK_EQ(published_in(own), 0);
+	CHECK_EQ(rmdir(own), 0);
+
+	/* Taken first. */
+	if (other_uid) {
+		CHECK_EQ(mkdir(own, 0777), 0);
+		CHECK_EQ(chown(own, 65534, 65534), 0);
+		CHECK_EQ(chmod(own, 0777), 0);
+	} else {
+		CHECK_EQ(symlink("/tmp", own), 0);
+	}
+	c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+	d = opendir(base);
+	CHECK(d);
+	while ((e = readdir(d)))
+		if (strlen(e->d_name) > strlen(own) - strlen(base) - 1 &&
+		    !strncmp(e->d_name, own + strlen(base) + 1,
+			     strlen(own) - strlen(base) - 1) &&
+		    e->d_name[strlen(own) - strlen(base) - 1] == '.')
+			snprintf(fresh, sizeof(fresh), "%s/%s", base, e->d_name);
+	closedir(d);
+	CHECK(fresh[0]);
+	CHECK_EQ(lstat(fresh, &st), 0);
+	CHECK_EQ(st.st_mode & 0777, 0700);
+	CHECK_EQ(st.st_uid, geteuid());
+	CHECK_EQ(published_in(fresh), 1);
+	CHECK_EQ(published_in(own), 0);		/* nothing written through */
+	gdirect_ctx_destroy(c);
+	CHECK(lstat(fresh, &st) && errno == ENOENT);	/* removed with it */
+	printf("name taken by %s: published in %s instead\n",
+	       other_uid ? "another uid's directory" : "a link", fresh);
+	if (other_uid)
+		CHECK_EQ(rmdir(own), 0);
+	else
+		CHECK_EQ(unlink(own), 0);
+	CHECK_EQ(rmdir(base), 0);
+	unsetenv("GDIRECT_STATS_BASE");
+	setenv("GDIRECT_STATS_DIR", dir, 1);
+}
+
+int main(int argc, char **argv)
 {
 	need_fake_cuda();
+	if (argc > 1 && !strcmp(argv[1], "--other-uid")) {
+		/* A directory of another user's: root makes it. */
+		if (geteuid() != 0)
+			SKIP("making another user's directory needs root");
+		setenv("GDIRECT_PUBLISH_INTERVAL_MS", "20", 1);
+		per_user_directory(true);
+		printf("ok\n");
+		return 0;
+	}
 	snprintf(dir, sizeof(dir), "/tmp/gdirect-publish.XXXXXX");
 	CHECK(mkdtemp(dir));
 	setenv("GDIRECT_STATS_DIR", dir, 1);
@@ -223,6 +335,7 @@ int main(void)
 	bad_directory_fails();
 	taken_names_skipped();
 	off_by_default();
+	per_user_directory(false);
 	rmdir(dir);
 	printf("ok\n");
 	return 0;

@@ -3,7 +3,7 @@
 # gdirect.ko holds it: its process, address, size, state and mapping; and a
 # libgdirect process that publishes its statistics, with its cache counters.
 . /tests/lib.sh
-plan 13
+plan 14
 if [ ! -e /modules/gdirect.ko ]; then
 	for i in $(seq 1 13); do skip "stat check $i" "no gdirect.ko in /modules"; done
 	exit 0
@@ -44,7 +44,10 @@ exec 4>/tmp/hold2
 i=0; while [ ! -s /tmp/held2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 echo "# lib-hold: $(cat /tmp/held2)"
 check "lib-hold registered through libgdirect, 9 hits" grep -q ' 9$' /tmp/held2
-check "its statistics file is in /dev/shm" test -s "/dev/shm/gdirect-stats.$lpid.1"
+sdir=/dev/shm/gdirect-$(id -u)
+check "its statistics file is in its user's directory $sdir" test -s "$sdir/gdirect-stats.$lpid.1"
+check "which nobody else can write (a directory, mode 0700)" sh -c \
+	"test -d $sdir && test ! -L $sdir && ls -ld $sdir | grep -q '^drwx------'"
 # The first file is written at creation; the 9 hits by the next period.
 i=0
 while [ $i -lt 50 ]; do
@@ -62,6 +65,6 @@ exec 4>&-
 wait $lpid
 gdirect stat > /tmp/stat.txt
 check "its file goes with its context" sh -c \
-	"! test -e /dev/shm/gdirect-stats.$lpid.1 && ! grep -q 'process $lpid context' /tmp/stat.txt"
+	"! test -e $sdir/gdirect-stats.$lpid.1 && ! grep -q 'process $lpid context' /tmp/stat.txt"
 unload_module gdirect
 unload_module nvp2p_emu

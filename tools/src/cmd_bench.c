@@ -31,11 +31,13 @@
 #include "bench_cache.h"
 #include "cuda.h"
 #include "json.h"
+#include "parse.h"
 #include "stats.h"
 #include "tool.h"
 
 #define EXIT_SKIP 77
 #define MAX_SIZES 40
+#define BENCH_MAX_BYTES (64ULL << 30)	/* the largest size argument */
 
 struct bench_opts {
 	int iters;		/* pin/unpin repetitions per size */
@@ -313,37 +315,56 @@ static void print_json(const struct bench *b)
 	gd_json_done(&j);
 }
 
-static int parse_size(const char *s, size_t *out)
+/* --name VALUE, strictly (lib/src/parse.c): 0, or -EINVAL with a message. */
+static int arg_size(const char *name, const char *s, uint64_t min, size_t *out)
 {
-	char *end;
-	unsigned long long v;
+	char why[200];
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
+	if (gd_parse_size(s, min, BENCH_MAX_BYTES, &v, why, sizeof(why))) {
+		fprintf(stderr, "gdirect bench: %s: %s\n", name, why);
 		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
 	}
-	if (*end || v == 0)
-		return -EINVAL;
 	*out = (size_t)v;
 	return 0;
 }
 
+static int arg_int(const char *name, const char *s, uint64_t min, uint64_t max,
+		   int *out)
+{
+	char why[200];
+	uint64_t v;
+
+	if (gd_parse_uint(s, min, max, &v, why, sizeof(why))) {
+		fprintf(stderr, "gdirect bench: %s: %s\n", name, why);
+		return -EINVAL;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+/* S1,S2,...: every item a size (an empty one is an error). */
 static int parse_sizes(char *list, struct bench_opts *o)
 {
-	char *save = NULL, *tok;
+	char *tok = list, *comma;
 
 	o->npin = 0;
-	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (o->npin == MAX_SIZES || parse_size(tok, &o->pin_sizes[o->npin]))
+	for (;;) {
+		comma = strchr(tok, ',');
+		if (comma)
+			*comma = '\0';
+		if (o->npin == MAX_SIZES) {
+			fprintf(stderr, "gdirect bench: --pin-sizes: at most %d sizes\n",
+				MAX_SIZES);
+			return -EINVAL;
+		}
+		if (arg_size("--pin-sizes", tok, 1, &o->pin_sizes[o->npin]))
 			return -EINVAL;
 		o->npin++;
+		if (!comma)
+			return 0;
+		tok = comma + 1;
 	}
-	return o->npin ? 0 : -EINVAL;
 }
 
 static void usage(FILE *f)
@@ -378,7 +399,7 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 	static struct bench b;
 	char path[GD_PATH_MAX], err[256], defsizes[] = "64k,1M,8M";
 	size_t need;
-	int c, i, ret;
+	int c, i, ret, ms;
 
 	memset(&b, 0, sizeof(b));
 	b.o.iters = 100;
@@ -395,16 +416,23 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 			continue;
 		switch (c) {
 		case OPT_JSON: b.o.json = 1; break;
-		case 'n': b.o.iters = atoi(optarg); break;
+		case 'n':
+			if (arg_int("--iters", optarg, 1, 1000000, &b.o.iters))
+				goto bad;
+			break;
 		case 's':
 			if (parse_sizes(optarg, &b.o))
 				goto bad;
 			break;
 		case 'm':
-			if (parse_size(optarg, &b.o.max_size))
+			if (arg_size("--max-size", optarg, 1, &b.o.max_size))
 				goto bad;
 			break;
-		case 't': b.o.time_ms = atof(optarg); break;
+		case 't':
+			if (arg_int("--time-ms", optarg, 1, 3600000, &ms))
+				goto bad;
+			b.o.time_ms = ms;
+			break;
 		case 'o':
 			b.o.do_pin = !strcmp(optarg, "pin");
 			b.o.do_copy = !strcmp(optarg, "copy");
@@ -412,9 +440,20 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 			if (!b.o.do_pin && !b.o.do_copy && !b.o.do_cache)
 				goto bad;
 			break;
-		case 'B': b.o.cache_buffers = atoi(optarg); break;
-		case 'A': b.o.cache_accesses = atoi(optarg); break;
-		case 'R': b.o.cache_max_regions = atoi(optarg); break;
+		case 'B':
+			if (arg_int("--cache-buffers", optarg, 1, 65536, &b.o.cache_buffers))
+				goto bad;
+			break;
+		case 'A':
+			if (arg_int("--cache-accesses", optarg, 1, 10000000,
+				    &b.o.cache_accesses))
+				goto bad;
+			break;
+		case 'R':
+			if (arg_int("--cache-max-regions", optarg, 0, 1000000,
+				    &b.o.cache_max_regions))
+				goto bad;
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return 0;
@@ -422,12 +461,6 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 			goto bad;
 		}
 	}
-	if (b.o.iters < 1 || b.o.iters > 1000000 || b.o.time_ms <= 0 ||
-	    b.o.cache_buffers < 1 || b.o.cache_buffers > 65536 ||
-	    b.o.cache_accesses < 1 || b.o.cache_accesses > 10000000 ||
-	    b.o.cache_max_regions < 0)
-		goto bad;
-
 	if (gd_path(path, sizeof(path), "%s/gdirect", r->dev))
 		return 1;
 	b.fd = open(path, O_RDWR | O_CLOEXEC);

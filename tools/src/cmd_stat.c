@@ -9,8 +9,11 @@
  * are in /sys/kernel/debug/nvp2p_emu/, or /proc/driver/nvp2p_emu/ when it
  * is built as the proprietary driver (docs/emulator.md).  A libgdirect context that opts in
  * (GDIRECT_PUBLISH_STATS=1) keeps DIR/gdirect-stats.PID.N current with its
- * gdirect_stats(), in the same "name value" lines; DIR is $GDIRECT_STATS_DIR
- * or /dev/shm (lib/src/publish.c).
+ * gdirect_stats(), in the same "name value" lines; DIR is its user's own
+ * directory (lib/src/statsdir.h: $GDIRECT_STATS_DIR, else
+ * /dev/shm/gdirect-UID[.XXXXXX]).  Only files owned by the user running
+ * the command are read (root: anyone's, labelled with the owner), and each
+ * is validated whole before anything of it is shown.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,12 +29,15 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "parse.h"
+#include "statsdir.h"
 #include "tool.h"
 
 #define MAX_STATS 64
 #define MAX_PROCS 256
 #define MAX_REGS 4096
 #define MAX_LIBS 256
+#define MAX_LIBS_PER_DIR 64	/* one user's files cannot push others' out */
 #define MAX_LIB_FILE (64 * 1024)
 
 struct stat_kv {
@@ -55,6 +61,7 @@ struct proc {
 struct lib_ctx {
 	long pid;
 	unsigned ctx;
+	unsigned long uid;	/* owner of the file */
 	int alive;		/* the process still exists */
 	int stale;		/* gone, or not updated for 10 periods (5 s at least) */
 	double age_s;		/* since the file was last written */
@@ -73,7 +80,8 @@ struct stat_report {
 	int nregs;
 	const char *libdir;
 	struct lib_ctx libs[MAX_LIBS];
-	int nlibs, libs_live, libs_omitted;
+	int nlibs, libs_live, libs_omitted, libs_bad;
+	int show_owner;		/* root: files of every user */
 };
 
 /* "name value" lines, at most max, from the first 256 lines of f. */
@@ -187,73 +195,182 @@ static int by_pid_ctx(const void *a, const void *b)
 	return (x->ctx > y->ctx) - (x->ctx < y->ctx);
 }
 
-/*
- * A published file, read with care: the directory is shared, so anyone may
- * have put a FIFO, a link or a huge file under our name pattern.
- */
-static int read_lib_file(const char *path, struct stat_kv *kv, int max)
+/* A counter name as libgdirect writes it: [a-z0-9_], 1 to 39 bytes. */
+static int lib_name_ok(const char *n, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC), n;
+	if (!len || len >= sizeof(((struct stat_kv *)0)->name))
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= '0' && n[i] <= '9') ||
+		      n[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/*
+ * A published file, read with care and believed only whole: a regular file
+ * (not a FIFO or a link) owned by uid (-1: anyone; *owner says whom), at
+ * most MAX_LIB_FILE bytes, every line "name value" with a name as
+ * libgdirect writes them and a whole decimal value, no name twice.  The
+ * number of lines, or -EINVAL.
+ */
+static int read_lib_file(const char *path, long uid, unsigned long *owner,
+			 struct stat_kv *kv, int max)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC), n = 0;
+	char buf[MAX_LIB_FILE + 1], why[128], *line, *next;
 	struct stat st;
-	FILE *f;
+	ssize_t got;
 
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MAX_LIB_FILE ||
-	    !(f = fdopen(fd, "r"))) {
+	    (uid >= 0 && st.st_uid != (uid_t)uid)) {
 		close(fd);
 		return -EINVAL;
 	}
-	n = read_kv_stream(f, kv, max);
-	fclose(f);
+	*owner = st.st_uid;
+	got = read(fd, buf, MAX_LIB_FILE + 1);
+	close(fd);
+	if (got <= 0 || got > MAX_LIB_FILE || buf[got - 1] != '\n' ||
+	    memchr(buf, '\0', (size_t)got))
+		return -EINVAL;
+	buf[got] = '\0';
+	for (line = buf; *line; line = next) {
+		char *nl = strchr(line, '\n'), *sp = strchr(line, ' ');
+
+		*nl = '\0';
+		next = nl + 1;
+		if (n == max || !sp || sp > nl || !lib_name_ok(line, (size_t)(sp - line)))
+			return -EINVAL;
+		*sp = '\0';
+		if (gd_parse_uint(sp + 1, 0, UINT64_MAX, &kv[n].value, why, sizeof(why)))
+			return -EINVAL;
+		for (int k = 0; k < n; k++)
+			if (!strcmp(kv[k].name, line))
+				return -EINVAL;
+		memcpy(kv[n].name, line, (size_t)(sp - line) + 1);	/* < 40, checked */
+		n++;
+	}
 	return n;
 }
 
-/* Every DIR/gdirect-stats.PID.N: live contexts, and files left by the dead. */
+/* "gdirect-stats.PID.N": 0 with pid and ctx, or -1. */
+static int lib_file_name(const char *name, long *pid, unsigned *ctx)
+{
+	char num[24], why[64];
+	const char *p = name + 14, *dot;
+	uint64_t a, b;
+
+	if (strncmp(name, "gdirect-stats.", 14) || !(dot = strchr(p, '.')) ||
+	    (size_t)(dot - p) >= sizeof(num))
+		return -1;
+	memcpy(num, p, (size_t)(dot - p));
+	num[dot - p] = '\0';
+	if (gd_parse_uint(num, 1, INT_MAX, &a, why, sizeof(why)) ||
+	    gd_parse_uint(dot + 1, 1, UINT_MAX, &b, why, sizeof(why)))
+		return -1;
+	*pid = (long)a;
+	*ctx = (unsigned)b;
+	return 0;
+}
+
+/* The files of one directory, owned by uid (-1: anyone). */
+static void read_lib_dir(struct stat_report *s, const char *dir, long uid,
+			 const struct timespec *now)
+{
+	char path[GD_PATH_MAX];
+	struct dirent *e;
+	int taken = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct lib_ctx *l = &s->libs[s->nlibs];
+		uint64_t interval_ms, updated;
+		double now_ns = (double)now->tv_sec * 1e9 + (double)now->tv_nsec;
+		int n;
+
+		if (strncmp(e->d_name, "gdirect-stats.", 14))
+			continue;
+		if (s->nlibs == MAX_LIBS || taken == MAX_LIBS_PER_DIR) {
+			s->libs_omitted++;
+			continue;
+		}
+		if (lib_file_name(e->d_name, &l->pid, &l->ctx) ||
+		    gd_path(path, sizeof(path), "%s/%s", dir, e->d_name))
+			continue;
+		n = read_lib_file(path, uid, &l->uid, l->kv, MAX_STATS);
+		if (n == -ENOENT)
+			continue;	/* went away meanwhile */
+		/* Believed only whole: its own pid and context, a time not
+		 * ahead of ours, a period libgdirect can have. */
+		interval_ms = n > 0 ? kv_get(l->kv, n, "interval_ms") : 0;
+		updated = n > 0 ? kv_get(l->kv, n, "updated_ns") : 0;
+		if (n <= 0 || kv_get(l->kv, n, "pid") != (uint64_t)l->pid ||
+		    kv_get(l->kv, n, "ctx") != l->ctx || !updated ||
+		    (double)updated > now_ns + 5e9 ||
+		    interval_ms < GD_PUBLISH_MIN_MS || interval_ms > GD_PUBLISH_MAX_MS) {
+			s->libs_bad++;
+			continue;
+		}
+		l->nkv = n;
+		l->alive = kill((pid_t)l->pid, 0) == 0 || errno == EPERM;
+		l->age_s = (now_ns - (double)updated) / 1e9;
+		if (l->age_s < 0)
+			l->age_s = 0;
+		/* A live pid whose file stopped moving: reused, or stopped. */
+		l->stale = !l->alive ||
+			   l->age_s > (interval_ms * 10 / 1e3 > 5.0 ?
+				       interval_ms * 10 / 1e3 : 5.0);
+		s->libs_live += !l->stale;
+		s->nlibs++;
+		taken++;
+	}
+	closedir(d);
+}
+
+/*
+ * The user's files: in $GDIRECT_STATS_DIR, else in BASE/gdirect-UID and
+ * BASE/gdirect-UID.XXXXXX, directories owned by that user that nobody else
+ * can write.  Root reads every user's.
+ */
 static void read_libs(struct stat_report *s)
 {
-	const char *dir = getenv("GDIRECT_STATS_DIR");
-	char path[GD_PATH_MAX];
+	static char where[GD_PATH_MAX];
+	const char *dir = getenv("GDIRECT_STATS_DIR"), *base = gd_stats_base();
+	uid_t me = getuid();
+	char path[GD_PATH_MAX], why[GD_PATH_MAX + 64];
 	struct timespec now;
 	struct dirent *e;
 	DIR *d;
 
-	s->libdir = dir && *dir ? dir : "/dev/shm";
-	d = opendir(s->libdir);
-	if (!d)
-		return;
 	clock_gettime(CLOCK_REALTIME, &now);
-	while ((e = readdir(d))) {
-		struct lib_ctx *l = &s->libs[s->nlibs];
-		uint64_t interval_ms;
-		double limit;
-		int end = 0, n;
+	s->show_owner = me == 0;
+	if (dir && *dir) {
+		s->libdir = dir;
+		read_lib_dir(s, dir, me == 0 ? -1 : (long)me, &now);
+	} else {
+		if (me == 0)
+			snprintf(where, sizeof(where), "%s/gdirect-*", base);
+		else
+			snprintf(where, sizeof(where), "%s/gdirect-%lu", base,
+				 (unsigned long)me);
+		s->libdir = where;
+		d = opendir(base);
+		while (d && (e = readdir(d))) {
+			long uid = gd_stats_dir_uid(e->d_name);
 
-		if (s->nlibs == MAX_LIBS) {
-			s->libs_omitted += !strncmp(e->d_name, "gdirect-stats.", 14);
-			continue;
+			if (uid < 0 || (me != 0 && uid != (long)me) ||
+			    gd_path(path, sizeof(path), "%s/%s", base, e->d_name) ||
+			    gd_stats_dir_check(path, (uid_t)uid, why, sizeof(why)))
+				continue;
+			read_lib_dir(s, path, uid, &now);
 		}
-		if (sscanf(e->d_name, "gdirect-stats.%ld.%u%n", &l->pid, &l->ctx, &end) != 2 ||
-		    e->d_name[end] || l->pid <= 0 || l->pid > INT_MAX ||
-		    gd_path(path, sizeof(path), "%s/%s", s->libdir, e->d_name))
-			continue;
-		n = read_lib_file(path, l->kv, MAX_STATS);
-		if (n <= 0 || kv_get(l->kv, n, "pid") != (uint64_t)l->pid)
-			continue;	/* not a file of ours, or not written yet */
-		l->nkv = n;
-		l->alive = kill((pid_t)l->pid, 0) == 0 || errno == EPERM;
-		l->age_s = ((double)now.tv_sec * 1e9 + (double)now.tv_nsec -
-			    (double)kv_get(l->kv, n, "updated_ns")) / 1e9;
-		if (l->age_s < 0)
-			l->age_s = 0;
-		/* A live pid whose file stopped moving: reused, or stopped. */
-		interval_ms = kv_get(l->kv, n, "interval_ms");
-		limit = interval_ms ? 10.0 * (double)interval_ms / 1e3 : 5.0;
-		l->stale = !l->alive || l->age_s > (limit > 5.0 ? limit : 5.0);
-		s->libs_live += !l->stale;
-		s->nlibs++;
+		if (d)
+			closedir(d);
 	}
-	closedir(d);
 	qsort(s->libs, (size_t)s->nlibs, sizeof(s->libs[0]), by_pid_ctx);
 }
 
@@ -265,6 +382,8 @@ static void print_libs_text(const struct stat_report *s)
 		printf("\nlibrary: no libgdirect context publishes its statistics in %s\n"
 		       "  (set GDIRECT_PUBLISH_STATS=1 in a process to see its cache here)\n",
 		       s->libdir);
+		if (s->libs_bad)
+			printf("  (%d malformed or foreign files ignored)\n", s->libs_bad);
 		return;
 	}
 	printf("\nlibgdirect contexts (statistics published in %s)\n", s->libdir);
@@ -281,8 +400,11 @@ static void print_libs_text(const struct stat_report *s)
 			       l->pid, l->ctx, l->age_s);
 			continue;
 		}
-		printf("  process %ld context %u (updated %.1f s ago)\n", l->pid, l->ctx,
+		printf("  process %ld context %u (updated %.1f s ago)", l->pid, l->ctx,
 		       l->age_s < 0 ? 0 : l->age_s);
+		if (s->show_owner)
+			printf(" of uid %lu", l->uid);
+		printf("\n");
 		for (k = 0; k < l->nkv; k++)
 			if (!kv_is_header(l->kv[k].name))
 				printf("    %-18s %llu\n", l->kv[k].name,
@@ -290,6 +412,8 @@ static void print_libs_text(const struct stat_report *s)
 	}
 	if (s->libs_omitted)
 		printf("  ... and %d more files not read\n", s->libs_omitted);
+	if (s->libs_bad)
+		printf("  (%d malformed or foreign files ignored)\n", s->libs_bad);
 }
 
 static void print_text(const struct stat_report *s)
@@ -401,6 +525,7 @@ static void print_json(const struct stat_report *s)
 		gd_json_obj(&j, NULL);
 		gd_json_int(&j, "pid", l->pid);
 		gd_json_u64(&j, "ctx", l->ctx);
+		gd_json_u64(&j, "uid", l->uid);
 		gd_json_bool(&j, "alive", l->alive);
 		gd_json_bool(&j, "stale", l->stale);
 		gd_json_int(&j, "age_ms", (long long)(l->age_s * 1e3));

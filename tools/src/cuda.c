@@ -33,7 +33,8 @@ static struct {
 
 int gd_cuda_open(char *err, size_t errlen)
 {
-	const char *name = getenv("GDIRECT_LIBCUDA");
+	/* Not from a less privileged user's environment (set-user-ID). */
+	const char *name = secure_getenv("GDIRECT_LIBCUDA");
 	CUresult rc;
 
 	cu.lib = dlopen(name && *name ? name : "libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);

@@ -11,12 +11,49 @@ void gd_json_init(struct gd_json *j, FILE *f)
 	j->count[0] = 0;
 }
 
+/* The length of the valid UTF-8 sequence at p (1 to 4), or 0. */
+static int utf8_len(const unsigned char *p)
+{
+	int n = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc0 ? 2 : 0;
+	unsigned cp;
+
+	if (!n || p[0] > 0xf4)
+		return 0;
+	cp = p[0] & (0x7f >> n);
+	for (int i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	/* No overlong forms, surrogates or code points past U+10FFFF. */
+	if (cp < (n == 2 ? 0x80u : n == 3 ? 0x800u : 0x10000u) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+/*
+ * A JSON string: control characters and DEL escaped, bytes that are not
+ * valid UTF-8 replaced by U+FFFD, so the output is always valid JSON (and
+ * carries no raw ESC or BEL to a terminal).
+ */
 static void put_string(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
 	fputc('"', f);
 	for (; *p; p++) {
+		if (*p >= 0x80) {
+			int n = utf8_len(p);
+
+			if (!n) {
+				fputs("\\ufffd", f);
+				continue;
+			}
+			fwrite(p, 1, (size_t)n, f);
+			p += n - 1;
+			continue;
+		}
 		switch (*p) {
 		case '"':  fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;
@@ -24,7 +61,7 @@ static void put_string(FILE *f, const char *s)
 		case '\t': fputs("\\t", f); break;
 		case '\r': fputs("\\r", f); break;
 		default:
-			if (*p < 0x20)
+			if (*p < 0x20 || *p == 0x7f)
 				fprintf(f, "\\u%04x", *p);
 			else
 				fputc(*p, f);

@@ -33,7 +33,8 @@ struct nvml {
 
 static int nvml_open(struct nvml *n)
 {
-	const char *name = getenv("GDIRECT_LIBNVML");
+	/* Not from a less privileged user's environment (set-user-ID). */
+	const char *name = secure_getenv("GDIRECT_LIBNVML");
 
 	n->lib = dlopen(name && *name ? name : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!n->lib)

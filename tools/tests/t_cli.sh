@@ -120,13 +120,40 @@ printf 'pid %s\nctx 1\nupdated_ns %s000000000\ninterval_ms 500\nhits 42\nmisses 
 sh -c 'exit 0' &
 dead=$!
 wait $dead
-printf 'pid %s\nctx 2\nupdated_ns 1\nhits 7\n' $dead >"$tmp/shm/gdirect-stats.$dead.2"
+printf 'pid %s\nctx 2\nupdated_ns 1\ninterval_ms 500\nhits 7\n' $dead >"$tmp/shm/gdirect-stats.$dead.2"
 printf 'pid %s\nctx 3\nupdated_ns 1\ninterval_ms 500\nhits 5\n' $$ >"$tmp/shm/gdirect-stats.$$.3"
 echo 'hits 1' >"$tmp/shm/gdirect-stats.x.1"
 echo 'hits 1' >"$tmp/shm/.gdirect-stats.$$.9.tmp"
 printf 'pid 999\nhits 1\n' >"$tmp/shm/gdirect-stats.998.1"	# names another pid
 mkfifo "$tmp/shm/gdirect-stats.12345.1"		# must not block the reader
 ln -s /etc/passwd "$tmp/shm/gdirect-stats.12346.1"	# nor be followed
+# Forged or damaged files of a live process are ignored whole: a period no
+# libgdirect has (kept "live" for ever), a time ahead of ours, a name with
+# ESC/BEL for the terminal, bytes that are not UTF-8 for JSON, a negative or
+# spaced value, a name twice, the ctx line not matching the file's name.
+hdr="pid $$\nupdated_ns ${now}000000000"
+printf "$hdr\nctx 4\ninterval_ms 99999999\nhits 4\n" >"$tmp/shm/gdirect-stats.$$.4"
+printf "pid $$\nctx 5\nupdated_ns 9${now}000000000\ninterval_ms 500\n" >"$tmp/shm/gdirect-stats.$$.5"
+printf "$hdr\nctx 6\ninterval_ms 500\nhi\033]0;owned\007ts 1\n" >"$tmp/shm/gdirect-stats.$$.6"
+printf "$hdr\nctx 7\ninterval_ms 500\nhits\377\376 1\n" >"$tmp/shm/gdirect-stats.$$.7"
+printf "$hdr\nctx 8\ninterval_ms 500\nhits -1\n" >"$tmp/shm/gdirect-stats.$$.8"
+printf "$hdr\nctx 10\ninterval_ms 500\nhits  2\n" >"$tmp/shm/gdirect-stats.$$.10"
+printf "$hdr\nctx 11\ninterval_ms 500\nhits 1\nhits 2\n" >"$tmp/shm/gdirect-stats.$$.11"
+printf "$hdr\nctx 1\ninterval_ms 500\nhits 1\n" >"$tmp/shm/gdirect-stats.$$.12"
+run switch proc -- stat --json
+status 0
+for c in 4 5 6 7 8 10 11 12; do hasnt "\"ctx\": $c,"; done
+if ! python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$tmp/out"; then
+	echo "FAIL: stat --json is not valid UTF-8 JSON"; fails=$((fails + 1))
+fi
+run switch proc -- stat
+has "(11 malformed or foreign files ignored)"	# and the 3 above
+if LC_ALL=C grep -q "$(printf '[\033\007]')" "$tmp/out"; then
+	echo "FAIL: ESC or BEL reached the terminal"; fails=$((fails + 1))
+fi
+rm -f "$tmp/shm/gdirect-stats.$$.4" "$tmp/shm/gdirect-stats.$$.5" "$tmp/shm/gdirect-stats.$$.6" \
+	"$tmp/shm/gdirect-stats.$$.7" "$tmp/shm/gdirect-stats.$$.8" "$tmp/shm/gdirect-stats.$$.10" \
+	"$tmp/shm/gdirect-stats.$$.11" "$tmp/shm/gdirect-stats.$$.12"
 run switch proc -- stat --json
 status 0
 has '"library": ['
@@ -157,6 +184,30 @@ rm -rf "$tmp/shm"
 run switch proc -- bench --iters 5
 status 77
 has 'needs gdirect.ko'
+
+# bench arguments are parsed strictly (lib/src/parse.c): each of these is
+# refused with exit 2 and a message naming the option, before any device.
+for bad in "--iters 0" "--iters 5x" "--iters 99999999999999999999" \
+	"--iters -1" "--iters 1e3" "--time-ms inf" "--time-ms nan" \
+	"--time-ms 1.5" "--time-ms -20" "--time-ms 0" "--time-ms 99999999999" \
+	"--max-size 99999999999g" "--max-size 1.5M" "--max-size inf" \
+	"--max-size 0" "--max-size 4Mx" "--max-size 128G" \
+	"--pin-sizes 64k,,1M" "--pin-sizes 18446744073709551616" \
+	"--pin-sizes 64k,-1" "--cache-buffers 0" "--cache-accesses 2x" \
+	"--cache-max-regions -1"; do
+	# shellcheck disable=SC2086 # word splitting wanted: option and value
+	run switch proc -- bench $bad
+	status 2
+	opt=${bad%% *}
+	if ! grep -qF -- "gdirect bench: $opt:" "$tmp/err"; then
+		echo "FAIL: bench $bad: no message naming $opt"; cat "$tmp/err"
+		fails=$((fails + 1))
+	fi
+done
+# Good values pass the parser (and then skip: no device).
+run switch proc -- bench --iters 3 --time-ms 5 --max-size 1M --pin-sizes 64k,2m \
+	--cache-buffers 8 --cache-accesses 100 --cache-max-regions 0
+status 77
 
 run switch proc -- nonsense
 status 2

@@ -52,5 +52,21 @@ int main(void)
 		  "  \"empty\": []\n"
 		  "}\n");
 	free(buf);
+
+	/* Not UTF-8 (a lone continuation, a truncated sequence, an overlong
+	 * '/', a surrogate, past U+10FFFF) becomes U+FFFD; valid UTF-8 passes;
+	 * ESC, BEL and DEL are escaped. */
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return 1;
+	gd_json_init(&j, f);
+	gd_json_str(&j, NULL, "\x80|\xc3|\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|"
+		    "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\x1b]0;x\x07\x7f|\xff");
+	gd_json_done(&j);
+	fclose(f);
+	CHECK_STR(buf, "\"\\ufffd|\\ufffd|\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|"
+		  "\\ufffd\\ufffd\\ufffd\\ufffd|\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|"
+		  "\\u001b]0;x\\u0007\\u007f|\\ufffd\"\n");
+	free(buf);
 	CHECK_DONE();
 }
