@@ -52,9 +52,13 @@ test:
 	@$(MAKE) --no-print-directory all
 	@scripts/run-tests.sh "$(BUILD)"
 
+# With an NVIDIA driver (and no GDIRECT_DEMO=emulated): user space alone and
+# the real path; else the modules too and the emulated machine.
 demo:
 	@scripts/deps.sh demo
-	@$(MAKE) --no-print-directory all
+	@if [ "$$(scripts/deps.sh demo-mode)" = gpu ]; then \
+	  $(MAKE) --no-print-directory userspace; \
+	else $(MAKE) --no-print-directory all; fi
 	@scripts/demo.sh "$(BUILD)"
 
 install: userspace

@@ -1,16 +1,16 @@
 #!/bin/sh
 # demo.sh BUILD - the guide's flow, end to end.
 #
-# With an NVIDIA driver present it walks the real path (demo/host/demo-gpu.c)
+# With an NVIDIA driver present it walks the real path (scripts/demo-gpu.sh)
 # and says which steps it skipped and why.  With no NVIDIA GPU it boots the
 # emulated machine and runs the walk-through inside it
 # (demo/guest/demo-flow.c), printing it as it goes.
 set -eu
 build=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
-if [ -e /dev/nvidiactl ] && [ "${GDIRECT_DEMO:-}" != emulated ]; then
-	echo "demo: an NVIDIA driver is present: the real path (GDIRECT_DEMO=emulated for the emulated machine)"
-	exec "$build/demo/host/demo-gpu"
+mode=$("$top/scripts/deps.sh" demo-mode)
+if [ "$mode" = gpu ]; then
+	exec "$top/scripts/demo-gpu.sh" "$build"
 fi
 kver=$(ls -1 /lib/modules | grep -- '-amd64$' | sort -V | tail -n1)
 echo "demo: booting the emulated machine (qemu TCG, Debian $kver, ivshmem GPU + edu DMA engine)..."
