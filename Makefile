@@ -30,17 +30,16 @@ all: userspace modules
 deps:
 	@scripts/deps.sh build
 
-$(BUILD)/build.ninja:
-	@scripts/deps.sh build
-	meson setup $(BUILD) >/dev/null
-
-userspace: $(BUILD)/build.ninja
-	ninja -C $(BUILD)
+# Configured again whenever an optional dependency (UCX, CUDA) came or went.
+userspace:
+	@scripts/deps.sh userspace
+	@scripts/meson-setup.sh $(BUILD)
+	ninja -C $(BUILD) -j$(JOBS)
 
 # One Kbuild tree per flavour: sources are copied so the two flavours never
 # share object files, and the source tree stays clean.
 modules:
-	@scripts/deps.sh build
+	@scripts/deps.sh modules
 	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR)"; exit 1; }
 	@for fl in $(FLAVOURS); do \
 	  mods="$(MODULES)"; [ $$fl = tegra ] && mods="$(TEGRA_MODULES)"; \
