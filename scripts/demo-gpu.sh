@@ -29,8 +29,10 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 fi
 echo "kernel: $(uname -r); $(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown OS}")"
 kdir=/lib/modules/$(uname -r)/build
-if [ "$(cat /proc/sys/kernel/modules_disabled 2>/dev/null || echo 0)" = 1 ] || [ ! -e /proc/modules ]; then
-	skip "gdirect.ko: this machine does not allow kernel modules (no /proc/modules or kernel.modules_disabled=1)"
+if [ "$(cat /proc/sys/kernel/modules_disabled 2>/dev/null || echo 0)" = 1 ]; then
+	skip "gdirect.ko: this machine does not allow kernel modules (kernel.modules_disabled=1)"
+elif [ ! -e /proc/modules ]; then
+	skip "gdirect.ko: this kernel cannot load modules (no /proc/modules)"
 elif [ ! -d "$kdir" ]; then
 	skip "gdirect.ko: no kernel headers at $kdir, so no module build (Ubuntu: apt-get install linux-headers-$(uname -r))"
 elif [ -e /dev/gdirect ]; then
@@ -47,7 +49,28 @@ if ! "$build/demo/host/demo-gpu"; then
 fi
 
 section "BAR1, the PCIe path and the IOMMU (gdirect info)"
-if ! "$build/tools/gdirect" info; then
+# The peer of GPUDirect RDMA is an RDMA NIC; where there is none, the path
+# to another PCI endpoint shows what the check reads.
+peer="" standin=""
+for d in /sys/class/infiniband/*/device; do
+	[ -e "$d" ] && peer=$(basename "$(readlink -f "$d")") && break
+done
+if [ -z "$peer" ]; then
+	for d in /sys/bus/pci/devices/*; do
+		[ -r "$d/class" ] || continue
+		case $(cat "$d/class") in 0x03*|0x06*) continue ;; esac
+		peer=$(basename "$d") standin=1
+		break
+	done
+fi
+if [ -z "$peer" ]; then
+	skip "PCIe path to a peer: no RDMA NIC (/sys/class/infiniband) and no other PCI endpoint here"
+	set --
+else
+	[ -n "$standin" ] && echo "no RDMA NIC here (/sys/class/infiniband is empty): the path to PCI device $peer stands in"
+	set -- --peer "$peer"
+fi
+if ! "$build/tools/gdirect" info "$@"; then
 	echo "FAILED: gdirect info"
 	rc=1
 fi

@@ -242,6 +242,8 @@ int main(void)
 
 	step("Free while registered: how the cache learns of it (guide 11.2, 12.5)");
 	cu.get_attr(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, d);
+	/* What libgdirect_interpose does on every cuMemFree: tell the caches. */
+	gdirect_notify_free((void *)(uintptr_t)d, 8 << 20);
 	cu.free(d);
 	rc = cu.get_attr(&id2, CU_POINTER_ATTRIBUTE_BUFFER_ID, d);
 	printf("    BUFFER_ID before the free: %llu; after: %s\n", id,
@@ -252,8 +254,9 @@ int main(void)
 	       id2, id2 != id ? "a new one: a cache keyed by it sees the change" :
 	       "THE SAME: a stale registration could be reused");
 	gdirect_classify(g, (void *)(uintptr_t)d2, &pi);
-	printf("    gdirect_classify of the new buffer: BUFFER_ID %llu\n",
-	       (unsigned long long)pi.buffer_id);
+	printf("    told of the free (gdirect_notify_free, as libgdirect_interpose does),\n"
+	       "    gdirect_classify of the new buffer answers BUFFER_ID %llu, not the stale %llu\n",
+	       (unsigned long long)pi.buffer_id, id);
 	if (id2 == id || pi.buffer_id != id2) {
 		printf("    BUFFER_ID check failed\n");
 		return 1;
