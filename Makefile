@@ -2,7 +2,9 @@
 #
 #   make            build user space (meson, build/) and the kernel modules
 #   make test       unit tests + the emulated machine's guest suite
-#   make demo       the guide's flow end to end on the emulated machine
+#   make demo       the product walked end to end: the emulated machine, or the
+#                   real path with an NVIDIA driver (scripts/demo-gpu.sh)
+#   make demo-nvp2p the raw nv-p2p walk on the emulated machine, for driver authors
 #   make install    libgdirect, the gdirect tool, module sources for DKMS, udev rule
 #                   (PREFIX=/usr/local, DESTDIR=, DKMS=1 to build with dkms)
 #   make bench      registration-cache benchmarks against UCX's, in one run
@@ -23,7 +25,7 @@ TEGRA_MODULES := nvp2p_emu gdirect gdirect_edu
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local
 
-.PHONY: all deps userspace modules test unit-test guest-test demo bench install test-debug-kernel test-gpu bench-gpu clean
+.PHONY: all deps userspace modules test unit-test guest-test demo demo-nvp2p bench install test-debug-kernel test-gpu bench-gpu clean
 
 all: userspace modules
 
@@ -59,6 +61,12 @@ demo:
 	  $(MAKE) --no-print-directory userspace; \
 	else $(MAKE) --no-print-directory all; fi
 	@scripts/demo.sh "$(BUILD)"
+
+# The raw nv-p2p walk on the emulated machine, for driver authors.
+demo-nvp2p:
+	@GDIRECT_DEMO=emulated scripts/deps.sh demo
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh "$(BUILD)" nvp2p
 
 install: userspace
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" DKMS="$(DKMS)" packaging/install.sh "$(BUILD)"
