@@ -54,18 +54,21 @@ test:
 	@scripts/run-tests.sh "$(BUILD)"
 
 # With an NVIDIA driver (and no GDIRECT_DEMO=emulated): user space alone and
-# the real path; else the modules too and the emulated machine.
+# the real path; else the modules of the flavour the demo boots (v2) too,
+# and the emulated machine.
 demo:
 	@scripts/deps.sh demo
 	@if [ "$$(scripts/deps.sh demo-mode)" = gpu ]; then \
 	  $(MAKE) --no-print-directory userspace; \
-	else $(MAKE) --no-print-directory all; fi
+	else $(MAKE) --no-print-directory userspace && \
+	  $(MAKE) --no-print-directory modules FLAVOURS=v2; fi
 	@scripts/demo.sh "$(BUILD)"
 
 # The raw nv-p2p walk on the emulated machine, for driver authors.
 demo-nvp2p:
 	@GDIRECT_DEMO=emulated scripts/deps.sh demo
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory userspace
+	@$(MAKE) --no-print-directory modules FLAVOURS=v2
 	@scripts/demo.sh "$(BUILD)" nvp2p
 
 install: userspace
