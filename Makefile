@@ -2,7 +2,9 @@
 #
 #   make            build user space (meson, build/) and the kernel modules
 #   make test       unit tests + the emulated machine's guest suite
-#   make demo       the guide's flow end to end on the emulated machine
+#   make demo       the product walked end to end: the emulated machine, or the
+#                   real path with an NVIDIA driver (scripts/demo-gpu.sh)
+#   make demo-nvp2p the raw nv-p2p walk on the emulated machine, for driver authors
 #   make install    libgdirect, the gdirect tool, module sources for DKMS, udev rule
 #                   (PREFIX=/usr/local, DESTDIR=, DKMS=1 to build with dkms)
 #   make bench      registration-cache benchmarks against UCX's, in one run
@@ -26,24 +28,23 @@ PROP_MODULES := nvp2p_emu gdirect gdirect_edu
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local
 
-.PHONY: all deps userspace modules test unit-test guest-test demo bench install test-debug-kernel test-gpu bench-gpu clean
+.PHONY: all deps userspace modules test unit-test guest-test demo demo-nvp2p bench install test-debug-kernel test-gpu bench-gpu clean
 
 all: userspace modules
 
 deps:
 	@scripts/deps.sh build
 
-$(BUILD)/build.ninja:
-	@scripts/deps.sh build
-	meson setup $(BUILD) >/dev/null
-
-userspace: $(BUILD)/build.ninja
-	ninja -C $(BUILD)
+# Configured again whenever an optional dependency (UCX, CUDA) came or went.
+userspace:
+	@scripts/deps.sh userspace
+	@scripts/meson-setup.sh $(BUILD)
+	ninja -C $(BUILD) -j$(JOBS)
 
 # One Kbuild tree per flavour: sources are copied so the two flavours never
 # share object files, and the source tree stays clean.
 modules:
-	@scripts/deps.sh build
+	@scripts/deps.sh modules
 	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR)"; exit 1; }
 	@for fl in $(FLAVOURS); do \
 	  mods="$(MODULES)"; [ $$fl = tegra ] && mods="$(TEGRA_MODULES)"; \
@@ -56,10 +57,23 @@ test:
 	@$(MAKE) --no-print-directory all
 	@scripts/run-tests.sh "$(BUILD)"
 
+# With an NVIDIA driver (and no GDIRECT_DEMO=emulated): user space alone and
+# the real path; else the modules of the flavour the demo boots (v2) too,
+# and the emulated machine.
 demo:
 	@scripts/deps.sh demo
-	@$(MAKE) --no-print-directory all
+	@if [ "$$(scripts/deps.sh demo-mode)" = gpu ]; then \
+	  $(MAKE) --no-print-directory userspace; \
+	else $(MAKE) --no-print-directory userspace && \
+	  $(MAKE) --no-print-directory modules FLAVOURS=v2; fi
 	@scripts/demo.sh "$(BUILD)"
+
+# The raw nv-p2p walk on the emulated machine, for driver authors.
+demo-nvp2p:
+	@GDIRECT_DEMO=emulated scripts/deps.sh demo
+	@$(MAKE) --no-print-directory userspace
+	@$(MAKE) --no-print-directory modules FLAVOURS=v2
+	@scripts/demo.sh "$(BUILD)" nvp2p
 
 install: userspace
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" DKMS="$(DKMS)" packaging/install.sh "$(BUILD)"

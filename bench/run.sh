@@ -18,7 +18,7 @@ if ! pkg-config --exists ucx-ucs; then
 	echo "bench: UCX not found (Debian: apt-get install libucx-dev)" >&2
 	exit 1
 fi
-[ -f "$build/build.ninja" ] || meson setup "$build" "$root" >/dev/null
+"$root/scripts/meson-setup.sh" "$build"
 if ! ninja -C "$build" -j2 bench/rcache_bench bench/libbenchcuda.so >/dev/null; then
 	echo "bench: building bench/rcache_bench failed (is subdir('bench') in meson.build?)" >&2
 	exit 1

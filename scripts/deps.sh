@@ -1,18 +1,24 @@
 #!/bin/sh
-# deps.sh - install, or name, the Debian 12 packages a target needs.
+# deps.sh - install, or name, what a target needs.
 #
-# usage: scripts/deps.sh build|test|demo|bench|debug-kernel|kernel-bpo
+# usage: scripts/deps.sh userspace|modules|build|test|demo|bench|debug-kernel|kernel-bpo
+#        scripts/deps.sh demo-mode     prints "gpu" or "emulated" (see below)
 #
-# As root it installs what is missing with apt-get; otherwise it prints the
-# exact command to run and fails.  Every package is a Debian one, by name.
+# Each need is checked by what it provides (a command on PATH, a header
+# directory, a pkg-config module), not by asking dpkg, so tools installed
+# another way (meson and ninja from pip, say) count.  What is missing is
+# installed with apt-get as root on Debian or Ubuntu, by that distribution's
+# package names; otherwise, or when apt-get fails, the exact command to run
+# is printed and deps.sh fails.  Nothing present is ever asked of apt.
+#
+# `make demo` on a machine with an NVIDIA driver runs the real path
+# (scripts/demo.sh), which needs user space only; GDIRECT_DEMO=emulated
+# asks for the emulated machine there too, GDIRECT_DEMO=gpu insists on the
+# real path.
 set -eu
 
 want=${1:-build}
 
-# The guest kernel and its headers must be the same version: both come from
-# the linux-image-amd64 / linux-headers-amd64 metapackages.
-base="build-essential python3 meson ninja-build pkg-config kmod cpio busybox-static \
-      qemu-system-x86 linux-image-amd64 linux-headers-amd64 sparse"
 # kernel-bpo: the newest kernel Debian 12 offers (bookworm-backports'
 # linux-image-amd64 and linux-headers-amd64), for the 6.12 guest lane only.
 # Backports are enabled in a private apt configuration (its own sources,
@@ -57,29 +63,128 @@ if [ "$want" = kernel-bpo ]; then
 	exit 0
 fi
 
+distro=unknown
+if [ -r /etc/os-release ]; then
+	# shellcheck disable=SC1091
+	distro=$(. /etc/os-release && echo "${ID:-unknown}")
+fi
+
+# The kernel the modules are built for: Debian's -amd64 kernel the guest
+# boots (Makefile's KVER), or on a machine with an NVIDIA driver the one
+# running.
+guest_kver=$(ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -n1 || true)
+
+nvidia_present() {
+	[ -e /dev/nvidiactl ] || [ -r /proc/driver/nvidia/version ]
+}
+
+demo_mode() {
+	case "${GDIRECT_DEMO:-}" in
+	"")       if nvidia_present; then echo gpu; else echo emulated; fi ;;
+	emulated) echo emulated ;;
+	gpu)      echo gpu ;;
+	*) echo "deps.sh: GDIRECT_DEMO='$GDIRECT_DEMO': expected 'emulated' or 'gpu'" >&2
+	   return 2 ;;
+	esac
+}
+
+# need NAME: is it there?  Prints nothing; exit status only.
+have() {
+	case "$1" in
+	cc|make|python3|meson|pkg-config|cpio|sparse|dkms|bc|bison|flex|rsync|xz|qemu-system-x86_64)
+		command -v "$1" >/dev/null 2>&1 ;;
+	ninja)       command -v ninja >/dev/null 2>&1 || command -v ninja-build >/dev/null 2>&1 ;;
+	kmod)        command -v modinfo >/dev/null 2>&1 || [ -x /sbin/modinfo ] ;;
+	pahole)      command -v pahole >/dev/null 2>&1 ;;
+	busybox)     [ -x /bin/busybox ] || [ -x /usr/bin/busybox ] ;;
+	guest-kernel) [ -n "$guest_kver" ] && [ -f "/boot/vmlinuz-$guest_kver" ] ;;
+	guest-headers) [ -n "$guest_kver" ] && [ -d "/lib/modules/$guest_kver/build" ] ;;
+	ucx)         pkg-config --exists ucx-ucs 2>/dev/null ;;
+	libelf)      pkg-config --exists libelf 2>/dev/null ;;
+	openssl)     pkg-config --exists openssl 2>/dev/null ;;
+	linux-source) ls /usr/src/linux-source-6.1.tar.* >/dev/null 2>&1 ;;
+	*) echo "deps.sh: unknown need '$1'" >&2; exit 2 ;;
+	esac
+}
+
+# pkg NAME: the package that provides it on this distribution.
+pkg() {
+	case "$1" in
+	cc|make)      echo build-essential ;;
+	ninja)        echo ninja-build ;;
+	kmod)         echo kmod ;;
+	busybox)      echo busybox-static ;;
+	qemu-system-x86_64) echo qemu-system-x86 ;;
+	xz)           echo xz-utils ;;
+	pahole)       echo dwarves ;;
+	ucx)          echo libucx-dev ;;
+	libelf)       echo libelf-dev ;;
+	openssl)      echo libssl-dev ;;
+	linux-source) echo linux-source-6.1 ;;
+	guest-kernel) echo linux-image-amd64 ;;
+	guest-headers)
+		# Ubuntu has no Debian -amd64 kernel; its headers are per kernel.
+		if [ "$distro" = ubuntu ]; then echo "linux-headers-$(uname -r)"; else echo linux-headers-amd64; fi ;;
+	*)            echo "$1" ;;
+	esac
+}
+
+userspace="cc make python3 meson ninja"
+guest="kmod cpio busybox qemu-system-x86_64 guest-kernel"
+modules="cc make guest-headers"
 case "$want" in
-build)        pkgs="$base" ;;
-test)         pkgs="$base dkms" ;;
-demo)         pkgs="$base" ;;
-bench)        pkgs="$base libucx-dev" ;;
-debug-kernel) pkgs="$base linux-source-6.1 bc bison flex libelf-dev libssl-dev dwarves rsync xz-utils" ;;
+demo-mode)    demo_mode; exit $? ;;
+userspace)    needs="$userspace" ;;
+modules)      needs="$modules" ;;
+build)        needs="$userspace $modules" ;;
+test)         needs="$userspace $modules $guest sparse dkms" ;;
+demo)
+	mode=$(demo_mode) || exit 2
+	if [ "$mode" = gpu ]; then
+		# The real path: user space only; modules only where headers are.
+		needs="$userspace"
+	else
+		needs="$userspace $modules $guest"
+	fi ;;
+bench)        needs="$userspace pkg-config ucx" ;;
+debug-kernel) needs="$userspace $modules $guest linux-source bc bison flex libelf openssl pahole rsync xz" ;;
 *) echo "deps.sh: unknown target '$want'" >&2; exit 2 ;;
 esac
 
-missing=""
-for p in $pkgs; do
-	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	case "$st" in *"install ok installed"*) ;; *) missing="$missing $p" ;; esac
+missing="" pkgs=""
+for n in $needs; do
+	have "$n" && continue
+	missing="$missing $n"
+	p=$(pkg "$n")
+	case " $pkgs " in *" $p "*) ;; *) pkgs="$pkgs $p" ;; esac
 done
 [ -z "$missing" ] && exit 0
 
-if [ "$(id -u)" != 0 ]; then
-	echo "deps.sh: missing Debian packages:$missing" >&2
-	echo "deps.sh: run as root: apt-get update && apt-get install -y$missing" >&2
+echo "deps.sh: '$want' needs, and this machine lacks:$missing" >&2
+case "$distro" in
+debian|ubuntu) cmd="apt-get update && apt-get install -y --no-install-recommends$pkgs" ;;
+*)             cmd="" ;;
+esac
+# meson and ninja from pip serve as well as the distribution's.
+pip_hint=""
+case " $missing " in *" meson "*|*" ninja "*) pip_hint="python3 -m pip install meson ninja" ;; esac
+
+if [ -z "$cmd" ]; then
+	echo "deps.sh: not Debian or Ubuntu ($distro): install the equivalents of:$pkgs" >&2
+	[ -n "$pip_hint" ] && echo "deps.sh: meson and ninja also come from pip: $pip_hint" >&2
 	exit 1
 fi
-echo "deps.sh: installing$missing"
+if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+	echo "deps.sh: run as root: $cmd" >&2
+	[ -n "$pip_hint" ] && echo "deps.sh: or, for meson and ninja: $pip_hint" >&2
+	exit 1
+fi
+echo "deps.sh: installing$pkgs"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends $pkgs >/dev/null; }; then
+	echo "deps.sh: apt-get could not install them; the command was: $cmd" >&2
+	[ -n "$pip_hint" ] && echo "deps.sh: meson and ninja also come from pip: $pip_hint" >&2
+	exit 1
+fi
+exit 0

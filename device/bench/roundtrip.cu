@@ -233,6 +233,20 @@ static double pct(std::vector<double> v, double p)
 	return v[k];
 }
 
+// A ratio printed with three decimals, or as many more as it takes for the
+// printed figure to fall on the same side of 1 as the verdict beside it
+// (1.0004 is "1.0004", never "1.000" next to "NOT met").
+static void fmt_ratio(char *buf, size_t n, double ratio)
+{
+	for (int prec = 3; prec <= 15; prec++) {
+		snprintf(buf, n, "%.*f", prec, ratio);
+		double shown = strtod(buf, nullptr);
+		if (ratio == 1.0 || ((shown > 1.0) == (ratio > 1.0) && shown != 1.0))
+			return;
+	}
+	snprintf(buf, n, "%.17g", ratio);
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 20000;
@@ -277,12 +291,17 @@ int main(int argc, char **argv)
 		}
 	}
 
-	printf("%-8s %10s %10s %10s %10s   (us; median over repeats of per-repeat figures)\n",
-	       "method", "median", "best-med", "p99", "min");
-	for (int m = 0; m < NMETHODS; m++)
-		printf("%-8s %10.3f %10.3f %10.3f %10.3f\n", names[m],
+	printf("%-8s %10s %10s %10s %10s %12s   (us; median over repeats of per-repeat figures;"
+	       " ratio: median / libcu++'s median)\n",
+	       "method", "median", "best-med", "p99", "min", "ratio");
+	for (int m = 0; m < NMETHODS; m++) {
+		char rs[32];
+
+		fmt_ratio(rs, sizeof(rs), pct(med[m], 0.5) / pct(med[LIBCXX], 0.5));
+		printf("%-8s %10.3f %10.3f %10.3f %10.3f %12s\n", names[m],
 		       pct(med[m], 0.5) / 1e3, pct(med[m], 0.0) / 1e3,
-		       pct(p99[m], 0.5) / 1e3, pct(mn[m], 0.0) / 1e3);
+		       pct(p99[m], 0.5) / 1e3, pct(mn[m], 0.0) / 1e3, rs);
+	}
 	for (int m = 0; m < NMETHODS; m++) {
 		printf("per-repeat medians %-9s", names[m]);
 		for (double v : med[m])
@@ -295,11 +314,13 @@ int main(int argc, char **argv)
 	for (enum method m : ours) {
 		double ratio = pct(med[m], 0.5) / pct(med[LIBCXX], 0.5);
 		int le = 0;
+		char rs[32];
 
 		for (int r = 0; r < repeats; r++)
 			le += med[m][r] <= med[LIBCXX][r];
-		printf("%-7s / libcu++ median ratio: %.3f, at or below in %d of %d repeats"
-		       " (target <= 1: %s)\n", names[m], ratio, le, repeats,
+		fmt_ratio(rs, sizeof(rs), ratio);
+		printf("%-7s / libcu++ median ratio: %s, at or below in %d of %d repeats"
+		       " (target <= 1: %s)\n", names[m], rs, le, repeats,
 		       ratio <= 1.0 ? "met" : "NOT met");
 	}
 	cuStreamDestroy(s);

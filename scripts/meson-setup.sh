@@ -1,0 +1,28 @@
+#!/bin/sh
+# meson-setup.sh BUILD [meson options...] - configure BUILD, or configure it
+# again when an optional dependency came or went since it was configured.
+#
+# meson looks for optional dependencies (UCX for the benchmark, the CUDA
+# toolkit for bench/gpu) only when it configures; a build directory made
+# before `make bench` installed libucx-dev would never gain the benchmark's
+# targets.  The state of each optional dependency is kept in
+# BUILD/gdirect-optdeps; when it differs, meson is run with --reconfigure.
+set -eu
+build=$1
+shift
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+# One line per optional dependency the meson.build files look for.
+optdeps() {
+	echo "ucx-ucs $(pkg-config --modversion ucx-ucs 2>/dev/null || echo absent)"
+	if [ -f /usr/local/cuda/include/cuda.h ]; then echo "cuda present"; else echo "cuda absent"; fi
+}
+
+state=$(optdeps)
+if [ ! -f "$build/build.ninja" ]; then
+	meson setup "$@" "$build" "$top" >/dev/null
+elif [ "$state" != "$(cat "$build/gdirect-optdeps" 2>/dev/null || true)" ]; then
+	echo "meson-setup: optional dependencies changed since $build was configured: reconfiguring"
+	meson setup --reconfigure "$@" "$build" "$top" >/dev/null
+fi
+printf '%s\n' "$state" >"$build/gdirect-optdeps"
