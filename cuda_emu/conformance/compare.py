@@ -9,7 +9,7 @@ of t-15-cuda-conformance.sh) or from a plain file.  Transcripts are
 "key = value" lines (cuda-conformance's output); keys are compared one by
 one.  A key whose value differs, or that only one side has, is a
 difference.  A difference whose key matches a pattern in the differences
-file (one "PATTERN  REASON" per line, fnmatch patterns) is intended; any
+file (one "PATTERN<TAB>REASON" per line, fnmatch patterns) is intended; any
 other fails.  The last line is
     conformance: N differences from the GPU (L listed, U unlisted)
 and the exit status is 1 when U > 0 or a transcript is unusable.
@@ -66,7 +66,7 @@ def load_differences(path):
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
-            parts = line.split(None, 1)
+            parts = line.split("\t", 1)
             if len(parts) < 2 or not parts[1].strip():
                 raise SystemExit("%s:%d: a pattern without its reason" % (path, n))
             pats.append((parts[0], parts[1].strip()))
