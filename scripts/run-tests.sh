@@ -139,6 +139,13 @@ echo "== concurrent unit tests (TSan)"
 run_unit "$build-tsan" thread tsan unit-tsan
 echo "== guest suite, page table 0x00020000"
 run_guest v2
+# The emulator's CUDA transcript (t-15) against a real GPU's: the diff count,
+# and a failure for any difference not listed in cuda_emu/conformance/.
+echo "== CUDA conformance, emulator vs. a real GPU (cuda_emu/conformance/)"
+if python3 "$top/cuda_emu/conformance/compare.py" --quiet --tap "$results/v2.tap" \
+	>"$results/conformance.txt" 2>&1; then add 1 0 0; else
+	add 0 1 0; note_failure "conformance: $(tail -n1 "$results/conformance.txt") (results/conformance.txt)"; fi
+tail -n1 "$results/conformance.txt"
 echo "== guest suite, page table 0x00010002"
 run_guest v1 "${GUEST_V1_TESTS:-t-1* t-3* t-70-tools-info.sh}"
 echo "== guest suite, Tegra interface (guide 13.4)"

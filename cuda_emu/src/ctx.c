@@ -56,10 +56,63 @@ EMU_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+#define MACHINE INT32_MIN
+static const int h100_attrs[] = {
+#include "h100_attrs.inc"
+};
+
+/*
+ * What the emulator cannot do, it does not claim: these attributes differ
+ * from the H100's, each listed in cuda_emu/conformance/differences.txt.
+ */
+static int emu_attr_override(int attrib, int *pi)
+{
+	switch (attrib) {
+	case 83:	/* MANAGED_MEMORY: no managed memory */
+	case 89:	/* CONCURRENT_MANAGED_ACCESS */
+	case 102:	/* VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED: no VMM API yet */
+	case 103:	/* HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED */
+	case 110:	/* GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED */
+	case 115:	/* MEMORY_POOLS_SUPPORTED: no stream-ordered allocator */
+	case 119:	/* MEMPOOL_SUPPORTED_HANDLE_TYPES */
+	case 122:	/* CAN_USE_64_BIT_STREAM_MEM_OPS: no stream memory ops yet */
+	case 123:	/* CAN_USE_STREAM_WAIT_VALUE_NOR */
+	case 124:	/* DMA_BUF_SUPPORTED: no dma-buf exporter yet */
+	case 125:	/* IPC_EVENT_SUPPORTED: no IPC yet */
+	case 128:	/* HANDLE_TYPE_FABRIC_SUPPORTED */
+	case 141:	/* HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED */
+	case 142:	/* HOST_NUMA_MEMORY_POOLS_SUPPORTED */
+	case 144:	/* HOST_MEMORY_POOLS_SUPPORTED */
+	case 145:	/* HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED */
+		*pi = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* The machine's own values: the ivshmem device's PCI location. */
+static int machine_attr(int attrib)
+{
+	switch (attrib) {
+	case 13: return 1980000;		/* CLOCK_RATE, kHz */
+	case 33: return (int)emu.pci_bus;	/* PCI_BUS_ID */
+	case 34: return (int)(emu.pci_devfn >> 3);	/* PCI_DEVICE_ID */
+	case 36: return 2619000;		/* MEMORY_CLOCK_RATE, kHz */
+	case 50: return (int)emu.pci_domain;	/* PCI_DOMAIN_ID */
+	case 85: return 0;			/* MULTI_GPU_BOARD_GROUP_ID */
+	case 131: return -1;			/* NUMA_ID */
+	case 134: return -1;			/* HOST_NUMA_ID */
+	case 140: return 0;			/* GPU_PCI_SUBSYSTEM_ID */
+	}
+	return 0;
+}
+
+/* Every CUdevice_attribute of CUDA 13.0, answered as the H100 answers. */
 EMU_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
 					 CUdevice dev)
 {
 	CUresult r = emu_check_init();
+	int a = (int)attrib;
 
 	if (!pi)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -67,21 +120,46 @@ EMU_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
 		return r;
 	if (dev != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
-	switch (attrib) {
-	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
-	case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *pi = 32; break;
-	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 132; break;
-	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *pi = (int)emu.pci_bus; break;
-	case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: *pi = (int)(emu.pci_devfn >> 3); break;
-	case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: *pi = (int)emu.pci_domain; break;
-	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *pi = 1; break;
-	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
-	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; break;
-	case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: *pi = 0; break;
-	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: *pi = 1; break;
-	default:
+	if (a <= 0 || a >= (int)(sizeof(h100_attrs) / sizeof(h100_attrs[0])))
 		return CUDA_ERROR_INVALID_VALUE;
-	}
+	if (emu_attr_override(a, pi))
+		return CUDA_SUCCESS;
+	*pi = h100_attrs[a] == MACHINE ? machine_attr(a) : h100_attrs[a];
+	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+	CUresult r = emu_check_init();
+
+	if (!uuid)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r)
+		return r;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	memcpy(uuid->bytes, emu.uuid, sizeof(uuid->bytes));
+	return CUDA_SUCCESS;
+}
+
+/* The same UUID: there is no MIG on the emulated GPU. */
+#undef cuDeviceGetUuid
+EMU_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+	return cuDeviceGetUuid_v2(uuid, dev);
+}
+
+EMU_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	CUresult r = emu_check_init();
+
+	if (!bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r)
+		return r;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*bytes = emu.mem_size;
 	return CUDA_SUCCESS;
 }
 
@@ -125,13 +203,55 @@ EMU_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * The per-thread context stack: cuCtxCreate and cuCtxPushCurrent push,
+ * cuCtxPopCurrent pops, cuCtxSetCurrent replaces the top (NULL pops), and
+ * cuCtxDestroy pops the context if it is this thread's current one.
+ */
+#define CTX_STACK_MAX 64
+static __thread struct CUctx_st *ctx_stack[CTX_STACK_MAX];
+static __thread unsigned int ctx_depth;
+
+static void stack_changed(void)
+{
+	emu_current_ctx = ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
+}
+
+static CUresult ctx_push(struct CUctx_st *ctx)
+{
+	if (ctx_depth == CTX_STACK_MAX)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	ctx_stack[ctx_depth++] = ctx;
+	stack_changed();
+	return CUDA_SUCCESS;
+}
+
+CUresult emu_need_ctx(void)
+{
+	CUresult r = emu_check_init();
+
+	if (r)
+		return r;
+	if (!emu_current_ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (emu_current_ctx->destroyed)
+		return emu_current_ctx->primary ? CUDA_ERROR_INVALID_CONTEXT :
+						  CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	return CUDA_SUCCESS;
+}
+
+/* cuCtxCreate flags: CU_CTX_SCHED_* (one of them) and the flag bits. */
+#define CTX_FLAGS_VALID 0xffu
+
 EMU_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params,
 				   unsigned int flags, CUdevice dev)
 {
 	CUresult r = emu_check_init();
 	struct CUctx_st *ctx;
+	unsigned int sched = flags & 7;
 
-	if (!pctx || params || flags)
+	if (!pctx || params || (flags & ~CTX_FLAGS_VALID) ||
+	    (sched != 0 && sched != 1 && sched != 2 && sched != 4))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (r)
 		return r;
@@ -141,7 +261,16 @@ EMU_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params,
 	if (!ctx)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	ctx->dev = dev;
-	emu_current_ctx = ctx;
+	ctx->flags = flags;
+	r = ctx_push(ctx);
+	if (r) {
+		free(ctx);
+		return r;
+	}
+	pthread_mutex_lock(&emu.lock);
+	ctx->next = emu.ctxs;
+	emu.ctxs = ctx;
+	pthread_mutex_unlock(&emu.lock);
 	*pctx = ctx;
 	return CUDA_SUCCESS;
 }
@@ -152,14 +281,22 @@ EMU_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 
 	if (r)
 		return r;
-	if (!ctx || ctx->primary)
+	if (!ctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (ctx->primary)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	pthread_mutex_lock(&emu.lock);
+	if (ctx->destroyed) {
+		pthread_mutex_unlock(&emu.lock);
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	}
 	emu_free_ctx_allocs(ctx);
+	ctx->destroyed = true;
 	pthread_mutex_unlock(&emu.lock);
-	if (emu_current_ctx == ctx)
-		emu_current_ctx = NULL;
-	free(ctx);
+	if (emu_current_ctx == ctx) {
+		ctx_depth--;
+		stack_changed();
+	}
 	return CUDA_SUCCESS;
 }
 
@@ -169,7 +306,15 @@ EMU_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
 
 	if (r)
 		return r;
-	emu_current_ctx = ctx;
+	if (!ctx) {
+		if (ctx_depth)
+			ctx_depth--;
+	} else if (ctx_depth) {
+		ctx_stack[ctx_depth - 1] = ctx;
+	} else {
+		return ctx_push(ctx);
+	}
+	stack_changed();
 	return CUDA_SUCCESS;
 }
 
@@ -185,12 +330,73 @@ EMU_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 	return CUDA_SUCCESS;
 }
 
-/* Every operation of ours completes before it returns. */
-EMU_EXPORT CUresult cuCtxSynchronize(void)
+EMU_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx)
 {
 	CUresult r = emu_check_init();
 
 	if (r)
 		return r;
-	return emu_current_ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+	if (!ctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (ctx->destroyed && !ctx->primary)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	return ctx_push(ctx);
 }
+
+EMU_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+	CUresult r = emu_check_init();
+
+	if (r)
+		return r;
+	if (!ctx_depth)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (pctx)
+		*pctx = ctx_stack[ctx_depth - 1];
+	ctx_depth--;
+	stack_changed();
+	return CUDA_SUCCESS;
+}
+
+/* cuCtxGetDevice_v2: of ctx, or of the current context when ctx is NULL. */
+EMU_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
+	CUresult r = emu_check_init();
+
+	if (r)
+		return r;
+	if (!ctx) {
+		r = emu_need_ctx();
+		if (r)
+			return r;
+		ctx = emu_current_ctx;
+	} else if (ctx->destroyed) {
+		return ctx->primary ? CUDA_ERROR_INVALID_CONTEXT :
+				      CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	}
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	*device = ctx->dev;
+	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
+{
+	return cuCtxGetDevice_v2(device, NULL);
+}
+
+/* Every operation of ours completes before it returns. */
+EMU_EXPORT CUresult cuCtxSynchronize(void)
+{
+	return emu_need_ctx();
+}
+
+/* The names of the first versions, exported as NVIDIA's library does. */
+#undef cuCtxDestroy
+#undef cuCtxPushCurrent
+#undef cuCtxPopCurrent
+#undef cuDevicePrimaryCtxRelease
+EMU_ALIAS(cuCtxDestroy, cuCtxDestroy_v2);
+EMU_ALIAS(cuCtxPushCurrent, cuCtxPushCurrent_v2);
+EMU_ALIAS(cuCtxPopCurrent, cuCtxPopCurrent_v2);
+EMU_ALIAS(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2);

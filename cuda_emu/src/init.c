@@ -76,6 +76,7 @@ EMU_EXPORT CUresult cuInit(unsigned int flags)
 	emu.pci_domain = info.pci_domain;
 	emu.pci_bus = info.pci_bus;
 	emu.pci_devfn = info.pci_devfn;
+	memcpy(emu.uuid, info.gpu_uuid, sizeof(emu.uuid));
 	emu.primary.dev = 0;
 	emu.primary.primary = true;
 	pthread_atfork(NULL, NULL, emu_atfork_child);
@@ -105,12 +106,16 @@ static const struct {
 	{ CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED", "driver shutting down" },
 	{ CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
 	{ CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+	{ CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid" },
 	{ CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
 	{ CUDA_ERROR_CONTEXT_ALREADY_IN_USE, "CUDA_ERROR_CONTEXT_ALREADY_IN_USE", "context already in use" },
 	{ CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
 	{ CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
+	{ CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready" },
 	{ CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered" },
 	{ CUDA_ERROR_CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed" },
+	{ CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part or all of the requested memory range is already mapped" },
+	{ CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region" },
 	{ CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED", "operation not permitted" },
 	{ CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
 	{ CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error" },
@@ -146,47 +151,144 @@ EMU_EXPORT CUresult cuGetErrorString(CUresult error, const char **str)
 
 /*
  * cuGetProcAddress resolves a base name ("cuMemAlloc") to the entry point a
- * caller built for cudaVersion expects: the _v2 variants exist since 3.2.
+ * caller built for cudaVersion expects: the variant with the highest
+ * "since" not above it, and its per-thread-default-stream twin when asked
+ * for.  Names are NVIDIA's; the 32-bit entry points from before CUDA 3.2
+ * are not emulated, so a caller that old gets VERSION_NOT_SUFFICIENT.
  */
-#define PROC(n, v, f) { n, v, (void *)f }
+#define P(n, v, f) { n, v, (void *)f, NULL }
+#define PT(n, v, f, t) { n, v, (void *)f, (void *)t }
+#undef cuCtxDestroy
+#undef cuCtxPushCurrent
+#undef cuCtxPopCurrent
+#undef cuDevicePrimaryCtxRelease
+#undef cuStreamDestroy
+#undef cuEventDestroy
+#undef cuEventElapsedTime
+#undef cuDeviceGetUuid
+extern __typeof__(cuCtxDestroy_v2) cuCtxDestroy;
+extern __typeof__(cuCtxPushCurrent_v2) cuCtxPushCurrent;
+extern __typeof__(cuCtxPopCurrent_v2) cuCtxPopCurrent;
+extern __typeof__(cuDevicePrimaryCtxRelease_v2) cuDevicePrimaryCtxRelease;
+extern __typeof__(cuStreamDestroy_v2) cuStreamDestroy;
+extern __typeof__(cuEventDestroy_v2) cuEventDestroy;
+extern __typeof__(cuEventElapsedTime_v2) cuEventElapsedTime;
+extern __typeof__(cuDeviceGetUuid_v2) cuDeviceGetUuid;
+extern __typeof__(cuMemcpy) cuMemcpy_ptds;
+extern __typeof__(cuMemcpyAsync) cuMemcpyAsync_ptsz;
+extern __typeof__(cuMemcpyHtoD_v2) cuMemcpyHtoD_v2_ptds;
+extern __typeof__(cuMemcpyDtoH_v2) cuMemcpyDtoH_v2_ptds;
+extern __typeof__(cuMemcpyDtoD_v2) cuMemcpyDtoD_v2_ptds;
+extern __typeof__(cuMemcpyHtoDAsync_v2) cuMemcpyHtoDAsync_v2_ptsz;
+extern __typeof__(cuMemcpyDtoHAsync_v2) cuMemcpyDtoHAsync_v2_ptsz;
+extern __typeof__(cuMemcpyDtoDAsync_v2) cuMemcpyDtoDAsync_v2_ptsz;
+extern __typeof__(cuMemsetD8_v2) cuMemsetD8_v2_ptds;
+extern __typeof__(cuMemsetD16_v2) cuMemsetD16_v2_ptds;
+extern __typeof__(cuMemsetD32_v2) cuMemsetD32_v2_ptds;
+extern __typeof__(cuMemsetD8Async) cuMemsetD8Async_ptsz;
+extern __typeof__(cuMemsetD16Async) cuMemsetD16Async_ptsz;
+extern __typeof__(cuMemsetD32Async) cuMemsetD32Async_ptsz;
+extern __typeof__(cuStreamQuery) cuStreamQuery_ptsz;
+extern __typeof__(cuStreamSynchronize) cuStreamSynchronize_ptsz;
+extern __typeof__(cuStreamGetFlags) cuStreamGetFlags_ptsz;
+extern __typeof__(cuStreamGetCtx) cuStreamGetCtx_ptsz;
+extern __typeof__(cuStreamWaitEvent) cuStreamWaitEvent_ptsz;
+extern __typeof__(cuEventRecord) cuEventRecord_ptsz;
+extern __typeof__(cuLaunchKernel) cuLaunchKernel_ptsz;
 static const struct {
 	const char *name;
 	int since;		/* first CUDA version of this variant */
 	void *fn;
+	void *ptds;		/* the per-thread default stream variant */
 } procs[] = {
-	PROC("cuInit", 2000, cuInit),
-	PROC("cuDriverGetVersion", 2020, cuDriverGetVersion),
-	PROC("cuGetErrorName", 6000, cuGetErrorName),
-	PROC("cuGetErrorString", 6000, cuGetErrorString),
-	PROC("cuGetProcAddress", 12000, cuGetProcAddress_v2),
-	PROC("cuDeviceGet", 2000, cuDeviceGet),
-	PROC("cuDeviceGetCount", 2000, cuDeviceGetCount),
-	PROC("cuDeviceGetName", 2000, cuDeviceGetName),
-	PROC("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute),
-	PROC("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
-	PROC("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
-	PROC("cuCtxCreate", 12050, cuCtxCreate_v4),
-	PROC("cuCtxDestroy", 4000, cuCtxDestroy_v2),
-	PROC("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
-	PROC("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
-	PROC("cuCtxSynchronize", 2000, cuCtxSynchronize),
-	PROC("cuMemAlloc", 3020, cuMemAlloc_v2),
-	PROC("cuMemFree", 3020, cuMemFree_v2),
-	PROC("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2),
-	PROC("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2),
-	PROC("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2),
-	PROC("cuMemcpyDtoD", 3020, cuMemcpyDtoD_v2),
-	PROC("cuMemsetD8", 3020, cuMemsetD8_v2),
-	PROC("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
-	PROC("cuPointerGetAttributes", 7000, cuPointerGetAttributes),
-	PROC("cuPointerSetAttribute", 6000, cuPointerSetAttribute),
+	P("cuInit", 2000, cuInit),
+	P("cuDriverGetVersion", 2020, cuDriverGetVersion),
+	P("cuGetErrorName", 6000, cuGetErrorName),
+	P("cuGetErrorString", 6000, cuGetErrorString),
+	P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
+	P("cuDeviceGet", 2000, cuDeviceGet),
+	P("cuDeviceGetCount", 2000, cuDeviceGetCount),
+	P("cuDeviceGetName", 2000, cuDeviceGetName),
+	P("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute),
+	P("cuDeviceGetUuid", 9020, cuDeviceGetUuid),
+	P("cuDeviceGetUuid", 11040, cuDeviceGetUuid_v2),
+	P("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2),
+	P("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
+	P("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease),
+	P("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
+	P("cuCtxCreate", 12050, cuCtxCreate_v4),
+	P("cuCtxDestroy", 2000, cuCtxDestroy),
+	P("cuCtxDestroy", 4000, cuCtxDestroy_v2),
+	P("cuCtxPushCurrent", 2000, cuCtxPushCurrent),
+	P("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2),
+	P("cuCtxPopCurrent", 2000, cuCtxPopCurrent),
+	P("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2),
+	P("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
+	P("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
+	P("cuCtxGetDevice", 2000, cuCtxGetDevice),
+	P("cuCtxGetDevice", 13000, cuCtxGetDevice_v2),
+	P("cuCtxSynchronize", 2000, cuCtxSynchronize),
+	P("cuMemAlloc", 3020, cuMemAlloc_v2),
+	P("cuMemFree", 3020, cuMemFree_v2),
+	P("cuMemGetInfo", 3020, cuMemGetInfo_v2),
+	P("cuMemAllocPitch", 3020, cuMemAllocPitch_v2),
+	P("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2),
+	P("cuMemAllocHost", 3020, cuMemAllocHost_v2),
+	P("cuMemHostAlloc", 2020, cuMemHostAlloc),
+	P("cuMemFreeHost", 2000, cuMemFreeHost),
+	P("cuMemHostGetDevicePointer", 3020, cuMemHostGetDevicePointer_v2),
+	P("cuMemHostRegister", 6050, cuMemHostRegister_v2),
+	P("cuMemHostUnregister", 4000, cuMemHostUnregister),
+	PT("cuMemcpy", 4000, cuMemcpy, cuMemcpy_ptds),
+	PT("cuMemcpyAsync", 4000, cuMemcpyAsync, cuMemcpyAsync_ptsz),
+	PT("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds),
+	PT("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds),
+	PT("cuMemcpyDtoD", 3020, cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds),
+	PT("cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz),
+	PT("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz),
+	PT("cuMemcpyDtoDAsync", 3020, cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz),
+	PT("cuMemsetD8", 3020, cuMemsetD8_v2, cuMemsetD8_v2_ptds),
+	PT("cuMemsetD16", 3020, cuMemsetD16_v2, cuMemsetD16_v2_ptds),
+	PT("cuMemsetD32", 3020, cuMemsetD32_v2, cuMemsetD32_v2_ptds),
+	PT("cuMemsetD8Async", 3020, cuMemsetD8Async, cuMemsetD8Async_ptsz),
+	PT("cuMemsetD16Async", 3020, cuMemsetD16Async, cuMemsetD16Async_ptsz),
+	PT("cuMemsetD32Async", 3020, cuMemsetD32Async, cuMemsetD32Async_ptsz),
+	P("cuStreamCreate", 2000, cuStreamCreate),
+	P("cuStreamCreateWithPriority", 5050, cuStreamCreateWithPriority),
+	P("cuStreamDestroy", 2000, cuStreamDestroy),
+	P("cuStreamDestroy", 4000, cuStreamDestroy_v2),
+	PT("cuStreamQuery", 2000, cuStreamQuery, cuStreamQuery_ptsz),
+	PT("cuStreamSynchronize", 2000, cuStreamSynchronize, cuStreamSynchronize_ptsz),
+	PT("cuStreamGetFlags", 5050, cuStreamGetFlags, cuStreamGetFlags_ptsz),
+	PT("cuStreamGetCtx", 9020, cuStreamGetCtx, cuStreamGetCtx_ptsz),
+	PT("cuStreamWaitEvent", 3020, cuStreamWaitEvent, cuStreamWaitEvent_ptsz),
+	P("cuEventCreate", 2000, cuEventCreate),
+	PT("cuEventRecord", 2000, cuEventRecord, cuEventRecord_ptsz),
+	P("cuEventQuery", 2000, cuEventQuery),
+	P("cuEventSynchronize", 2000, cuEventSynchronize),
+	P("cuEventElapsedTime", 2000, cuEventElapsedTime),
+	P("cuEventElapsedTime", 12080, cuEventElapsedTime_v2),
+	P("cuEventDestroy", 2000, cuEventDestroy),
+	P("cuEventDestroy", 4000, cuEventDestroy_v2),
+	P("cuModuleLoad", 2000, cuModuleLoad),
+	P("cuModuleLoadData", 2000, cuModuleLoadData),
+	P("cuModuleGetFunction", 2000, cuModuleGetFunction),
+	PT("cuLaunchKernel", 4000, cuLaunchKernel, cuLaunchKernel_ptsz),
+	P("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
+	P("cuPointerGetAttributes", 7000, cuPointerGetAttributes),
+	P("cuPointerSetAttribute", 6000, cuPointerSetAttribute),
 };
 
+/*
+ * As the driver: an unknown name or too old a version is CUDA_SUCCESS with
+ * the reason in *status (CUDA_ERROR_NOT_FOUND when there is no status).
+ */
 EMU_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
 					int cudaVersion, cuuint64_t flags,
 					CUdriverProcAddressQueryResult *status)
 {
 	bool found = false;
+	int best = -1;
 
 	if (!symbol || !pfn || flags > (CU_GET_PROC_ADDRESS_LEGACY_STREAM |
 					CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
@@ -196,14 +298,20 @@ EMU_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
 		if (strcmp(procs[i].name, symbol))
 			continue;
 		found = true;
-		if (cudaVersion >= procs[i].since) {
-			*pfn = procs[i].fn;
-			break;
-		}
+		if (procs[i].since <= cudaVersion &&
+		    (best < 0 || procs[i].since > procs[best].since))
+			best = (int)i;
 	}
+	if (best >= 0)
+		*pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) &&
+		       procs[best].ptds ? procs[best].ptds : procs[best].fn;
 	if (status)
 		*status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS :
 			  found ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT :
 				  CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-	return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+	return *pfn || status ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
+
+/* The unversioned name, which NVIDIA's library exports too. */
+#undef cuGetProcAddress
+EMU_ALIAS(cuGetProcAddress, cuGetProcAddress_v2);

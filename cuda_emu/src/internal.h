@@ -42,8 +42,21 @@ struct alloc {
 	unsigned int sync_memops;
 };
 
+/* Page-locked host memory (host.c). */
+struct hostmem {
+	struct hostmem *next;
+	uint64_t va, size;
+	uint64_t map_size;		/* of the mapping (allocations) */
+	uint64_t buffer_id;
+	struct CUctx_st *ctx;
+	unsigned int flags;
+	bool allocated;			/* cuMemHostAlloc, not registered */
+};
+
 struct CUctx_st {
+	struct CUctx_st *next;		/* emu.ctxs: every created context */
 	CUdevice dev;
+	unsigned int flags;
 	bool primary;
 	bool destroyed;
 };
@@ -59,19 +72,43 @@ struct emu_state {
 	uint64_t next_buffer_id;
 	struct CUctx_st primary;
 	unsigned int primary_refs;
+	/* created contexts, kept after cuCtxDestroy so that a stale handle on
+	 * another thread's stack reads as destroyed, never as freed memory */
+	struct CUctx_st *ctxs;
 	/* from NVP2P_EMU_IOC_INFO */
 	uint32_t pci_domain, pci_bus, pci_devfn;
 	uint64_t mem_size;
+	uint8_t uuid[16];
 };
 
 extern struct emu_state emu;
-extern __thread struct CUctx_st *emu_current_ctx;
+extern __thread struct CUctx_st *emu_current_ctx;	/* top of the stack */
+
+/* ctx.c: CUDA_SUCCESS when a live context is current on this thread */
+CUresult emu_need_ctx(void);
 
 /* init.c: CUDA_SUCCESS when the driver may be used from this process */
 CUresult emu_check_init(void);
 
+/* host.c, with emu.lock held */
+struct hostmem *emu_find_hostmem(uint64_t ptr);
+
 /* mem.c */
 struct alloc *emu_find_alloc(uint64_t ptr);	/* with emu.lock held */
 void emu_free_ctx_allocs(struct CUctx_st *ctx);	/* with emu.lock held */
+/* [ptr, ptr + n) lies in one live allocation (takes emu.lock) */
+bool emu_device_range(uint64_t ptr, size_t n);
+/* one NVP2P_EMU_IOC_COPY request, with its checks */
+CUresult emu_copy(uint64_t dst, uint64_t src, size_t n, uint32_t dir);
+
+/* stream.c: CUDA_SUCCESS for the NULL stream or a live stream of ours */
+CUresult emu_check_stream(CUstream s);
+
+/* Another exported name for the same entry point (the _ptds/_ptsz names:
+ * every operation completes before it returns, so the per-thread default
+ * stream behaves as the legacy one). */
+#define EMU_ALIAS(name, target) \
+	extern __typeof__(target) name \
+		__attribute__((alias(#target), visibility("default")))
 
 #endif /* CUDA_EMU_INTERNAL_H */

@@ -154,20 +154,9 @@ void emu_free_ctx_allocs(struct CUctx_st *ctx)
 	}
 }
 
-static CUresult need_ctx(void)
-{
-	CUresult r = emu_check_init();
-
-	if (r)
-		return r;
-	if (!emu_current_ctx || emu_current_ctx->destroyed)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	return CUDA_SUCCESS;
-}
-
 EMU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-	CUresult r = need_ctx();
+	CUresult r = emu_need_ctx();
 	struct alloc *a;
 	struct chunk *c;
 	uint64_t va;
@@ -203,6 +192,23 @@ EMU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	emu.allocs = a;
 	pthread_mutex_unlock(&emu.lock);
 	*dptr = va;
+	return CUDA_SUCCESS;
+}
+
+/* Free and total GPU memory; either pointer may be NULL. */
+EMU_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
+{
+	struct nvp2p_emu_info info;
+	CUresult r = emu_need_ctx();
+
+	if (r)
+		return r;
+	if (ioctl(emu.fd, NVP2P_EMU_IOC_INFO, &info))
+		return CUDA_ERROR_UNKNOWN;
+	if (free_bytes)
+		*free_bytes = info.mem_size - info.mem_used;
+	if (total)
+		*total = info.mem_size;
 	return CUDA_SUCCESS;
 }
 
@@ -245,7 +251,7 @@ EMU_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize,
 }
 
 /* [ptr, ptr + n) must lie in one live allocation. */
-static bool device_range(uint64_t ptr, size_t n)
+bool emu_device_range(uint64_t ptr, size_t n)
 {
 	struct alloc *a;
 	bool ok;
@@ -257,18 +263,18 @@ static bool device_range(uint64_t ptr, size_t n)
 	return ok;
 }
 
-static CUresult emu_copy(uint64_t dst, uint64_t src, size_t n, uint32_t dir)
+CUresult emu_copy(uint64_t dst, uint64_t src, size_t n, uint32_t dir)
 {
 	struct nvp2p_emu_copy req = { .dst = dst, .src = src, .size = n, .dir = dir };
-	CUresult r = need_ctx();
+	CUresult r = emu_need_ctx();
 
 	if (r)
 		return r;
 	if (!n)
 		return CUDA_SUCCESS;
-	if (dir != NVP2P_EMU_DTOH && !device_range(dst, n))
+	if (dir != NVP2P_EMU_DTOH && !emu_device_range(dst, n))
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((dir == NVP2P_EMU_DTOH || dir == NVP2P_EMU_DTOD) && !device_range(src, n))
+	if ((dir == NVP2P_EMU_DTOH || dir == NVP2P_EMU_DTOD) && !emu_device_range(src, n))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (ioctl(emu.fd, NVP2P_EMU_IOC_COPY, &req))
 		return errno == EFAULT ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_UNKNOWN;
@@ -298,3 +304,8 @@ EMU_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char uc, size_t n)
 {
 	return emu_copy(dst, uc, n, NVP2P_EMU_MEMSET);
 }
+
+EMU_ALIAS(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2);
+EMU_ALIAS(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2);
+EMU_ALIAS(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2);
+EMU_ALIAS(cuMemsetD8_v2_ptds, cuMemsetD8_v2);

@@ -12,12 +12,70 @@
 
 #include "internal.h"
 
+/* One attribute of page-locked host memory (host.c). */
+static CUresult host_attr(struct hostmem *h, CUpointer_attribute attr,
+			  void *data, CUdeviceptr ptr)
+{
+	switch (attr) {
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = h->ctx;
+		break;
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(unsigned int *)data = CU_MEMORYTYPE_HOST;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		*(CUdeviceptr *)data = ptr;
+		break;
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+		*(void **)data = (void *)(uintptr_t)ptr;
+		break;
+	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+		*(unsigned int *)data = 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+	case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+		*(unsigned long long *)data = h->buffer_id;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = h->ctx ? h->ctx->dev : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+	case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+		*(CUdeviceptr *)data = h->va;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = h->size;
+		break;
+	case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+		*(size_t *)data = h->map_size;
+		break;
+	case CU_POINTER_ATTRIBUTE_MAPPED:
+		*(unsigned int *)data = 1;
+		break;
+	case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+		*(unsigned long long *)data = 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+		*(unsigned int *)data = 3;	/* CU_MEM_ACCESS_FLAGS_PROT_READWRITE */
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
 /* One attribute of a known allocation, or of an unknown pointer (a NULL). */
 static CUresult get_attr(struct alloc *a, CUpointer_attribute attr,
 			 void *data, CUdeviceptr ptr, bool lenient)
 {
-	if (!a && !lenient)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (!a && !lenient) {
+		struct hostmem *h = emu_check_init() ? NULL : emu_find_hostmem(ptr);
+
+		return h ? host_attr(h, attr, data, ptr) : CUDA_ERROR_INVALID_VALUE;
+	}
 	switch (attr) {
 	case CU_POINTER_ATTRIBUTE_CONTEXT:
 		*(CUcontext *)data = a ? a->ctx : NULL;
@@ -46,6 +104,7 @@ static CUresult get_attr(struct alloc *a, CUpointer_attribute attr,
 		*(unsigned int *)data = a ? a->sync_memops : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+	case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
 		*(unsigned long long *)data = a ? a->buffer_id : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
@@ -61,7 +120,22 @@ static CUresult get_attr(struct alloc *a, CUpointer_attribute attr,
 		*(size_t *)data = a ? a->size : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_MAPPED:
+	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
 		*(unsigned int *)data = a ? 1 : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+		*(unsigned long long *)data = 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+		*(unsigned int *)data = a ? 3 : 0;
+		break;
+	/* The mapping is the chunk of GPU pages the allocation lies in. */
+	case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+		*(size_t *)data = a ? a->chunk->size : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+		*(CUdeviceptr *)data = a ? a->chunk->va : 0;
 		break;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""compare.py - diff the emulator's conformance transcript against a GPU's.
+
+    compare.py [--tap FILE | --emu FILE] [--gpu FILE] [--differences FILE]
+
+The emulator's transcript comes from a guest TAP log (the "# conf: " lines
+of t-15-cuda-conformance.sh) or from a plain file.  Transcripts are
+"key = value" lines (cuda-conformance's output); keys are compared one by
+one.  A key whose value differs, or that only one side has, is a
+difference.  A difference whose key matches a pattern in the differences
+file (one "PATTERN<TAB>REASON" per line, fnmatch patterns) is intended; any
+other fails.  The last line is
+    conformance: N differences from the GPU (L listed, U unlisted)
+and the exit status is 1 when U > 0 or a transcript is unusable.
+"""
+import argparse
+import fnmatch
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TEST = "t-15-cuda-conformance.sh"
+
+
+def parse(lines, what):
+    out = {}
+    for n, line in enumerate(lines, 1):
+        line = line.rstrip("\n")
+        if not line.strip():
+            continue
+        key, sep, value = line.partition(" = ")
+        if not sep:
+            raise SystemExit("%s:%d: not a 'key = value' line: %r" % (what, n, line))
+        # A key printed again (the same call made twice) is "key#2", ...
+        base, i = key, 2
+        while key in out:
+            key = "%s#%d" % (base, i)
+            i += 1
+        out[key] = value
+    return out
+
+
+def from_tap(path):
+    lines, on, seen = [], False, False
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\r\n")
+            if line == "=== BEGIN " + TEST:
+                on, seen = True, True
+                continue
+            if line.startswith("=== "):
+                on = False
+                continue
+            if on and line.startswith("# conf: "):
+                lines.append(line[len("# conf: "):])
+    if not seen:
+        raise SystemExit("%s: %s did not run" % (path, TEST))
+    return lines
+
+
+def load_differences(path):
+    pats = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split("\t", 1)
+            if len(parts) < 2 or not parts[1].strip():
+                raise SystemExit("%s:%d: a pattern without its reason" % (path, n))
+            pats.append((parts[0], parts[1].strip()))
+    return pats
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--tap")
+    src.add_argument("--emu")
+    ap.add_argument("--gpu", default=os.path.join(HERE, "gpu", "h100-580.transcript"))
+    ap.add_argument("--differences", default=os.path.join(HERE, "differences.txt"))
+    ap.add_argument("--quiet", action="store_true", help="only the unlisted ones and the count")
+    a = ap.parse_args()
+
+    with open(a.gpu) as f:
+        gpu = parse(f, a.gpu)
+    if a.tap:
+        emu = parse(from_tap(a.tap), a.tap)
+    else:
+        with open(a.emu) as f:
+            emu = parse(f, a.emu)
+    if not emu:
+        print("conformance: the emulator's transcript is empty")
+        return 1
+    pats = load_differences(a.differences)
+    used = set()
+    listed = unlisted = 0
+    for key in sorted(set(gpu) | set(emu)):
+        g, e = gpu.get(key, "<missing>"), emu.get(key, "<missing>")
+        if g == e:
+            continue
+        hit = next((p for p in pats if fnmatch.fnmatchcase(key, p[0])), None)
+        if hit:
+            listed += 1
+            used.add(hit[0])
+            if not a.quiet:
+                print("  listed   %s: gpu %r, emulator %r" % (key, g, e))
+        else:
+            unlisted += 1
+            print("  UNLISTED %s: gpu %r, emulator %r" % (key, g, e))
+    for p, _ in pats:
+        if p not in used and not a.quiet:
+            print("  note: %s is listed but matches no difference" % p)
+    print("conformance: %d differences from the GPU (%d listed, %d unlisted)"
+          % (listed + unlisted, listed, unlisted))
+    return 1 if unlisted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1389 @@
+// SPDX-License-Identifier: MIT
+/*
+ * conformance.c - one section of the differential CUDA driver conformance
+ * suite: calls the CUDA driver API of whatever libcuda.so.1 the dynamic
+ * linker finds (NVIDIA's on a GPU machine, cuda_emu's in the guest) and
+ * prints a normalised transcript, one "key = value" line per observation.
+ *
+ *   cuda-conformance all|SECTION|list
+ *
+ * Every entry point is looked up by its exported name with dlsym, so a call
+ * the library lacks shows as "absent" instead of failing to link, and the
+ * program builds without NVIDIA's header.  Types and enum values below are
+ * NVIDIA's (CUDA 13.0).
+ *
+ * Normalisation (what legitimately differs between two machines):
+ *  - device addresses never appear: an allocation shows its alignment class
+ *    (the largest power of two dividing it, capped at 2 MiB) and its distance
+ *    from the allocation before it ("far" beyond 64 MiB);
+ *  - BUFFER_IDs show as their difference from the one before;
+ *  - clock rates, PCI location, NUMA ids, the board's subsystem id, UUIDs and
+ *    memory sizes show as a class ("<machine>", "nonzero", ...);
+ *  - the device name shows as is (listed as an intended difference).
+ * With "all", each section runs in a child process of its own (the parent
+ * never touches CUDA), so a crash in one shows as "SECTION.end signal N"
+ * and loses nothing else.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUstream;
+typedef void *CUevent;
+typedef unsigned long long CUdeviceptr;
+typedef unsigned long long CUmemGenericAllocationHandle;
+
+typedef struct { int type; int id; } CUmemLocation;
+typedef struct {
+	int type;
+	int requestedHandleTypes;
+	CUmemLocation location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType;
+		unsigned char gpuDirectRDMACapable;
+		unsigned short usage;
+		unsigned char reserved[4];
+	} allocFlags;
+} CUmemAllocationProp;
+typedef struct { CUmemLocation location; int flags; } CUmemAccessDesc;
+typedef struct { char bytes[16]; } CUuuid;
+
+enum {
+	PA_CONTEXT = 1, PA_MEMORY_TYPE = 2, PA_DEVICE_POINTER = 3,
+	PA_HOST_POINTER = 4, PA_P2P_TOKENS = 5, PA_SYNC_MEMOPS = 6,
+	PA_BUFFER_ID = 7, PA_IS_MANAGED = 8, PA_DEVICE_ORDINAL = 9,
+	PA_IS_LEGACY_CUDA_IPC_CAPABLE = 10, PA_RANGE_START_ADDR = 11,
+	PA_RANGE_SIZE = 12, PA_MAPPED = 13, PA_ALLOWED_HANDLE_TYPES = 14,
+	PA_IS_GPU_DIRECT_RDMA_CAPABLE = 15, PA_ACCESS_FLAGS = 16,
+	PA_MAPPING_SIZE = 18, PA_MAPPING_BASE_ADDR = 19, PA_MEMORY_BLOCK_ID = 20,
+};
+
+static void *lib;
+static const char *section = "";
+
+static void *sym(const char *name)
+{
+	return lib ? dlsym(lib, name) : NULL;
+}
+
+static const struct { int code; const char *name; } results[] = {
+	{ 0, "SUCCESS" }, { 1, "INVALID_VALUE" }, { 2, "OUT_OF_MEMORY" },
+	{ 3, "NOT_INITIALIZED" }, { 4, "DEINITIALIZED" }, { 100, "NO_DEVICE" },
+	{ 101, "INVALID_DEVICE" }, { 200, "INVALID_IMAGE" },
+	{ 201, "INVALID_CONTEXT" }, { 205, "MAP_FAILED" },
+	{ 206, "UNMAP_FAILED" }, { 208, "ALREADY_MAPPED" },
+	{ 211, "NOT_MAPPED" }, { 216, "CONTEXT_ALREADY_IN_USE" },
+	{ 218, "INVALID_PTX" }, { 400, "INVALID_HANDLE" },
+	{ 401, "ILLEGAL_STATE" }, { 500, "NOT_FOUND" }, { 600, "NOT_READY" },
+	{ 700, "ILLEGAL_ADDRESS" }, { 709, "CONTEXT_IS_DESTROYED" },
+	{ 712, "HOST_MEMORY_ALREADY_REGISTERED" },
+	{ 713, "HOST_MEMORY_NOT_REGISTERED" }, { 800, "NOT_PERMITTED" },
+	{ 801, "NOT_SUPPORTED" }, { 999, "UNKNOWN" },
+};
+
+static const char *rcname(CUresult r)
+{
+	static char buf[32];
+
+	for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++)
+		if (results[i].code == r)
+			return results[i].name;
+	snprintf(buf, sizeof(buf), "CUresult_%d", r);
+	return buf;
+}
+
+static void out(const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void out(const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s%s%s = ", section, *section ? "." : "", key);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/*
+ * C(key, name, type, args): call NAME (an exported symbol, of function type
+ * TYPE) and print its result under KEY; an absent symbol prints "absent"
+ * and yields -1.
+ */
+#define C(key, name, type, ...) ({					\
+	type fn__ = (type)sym(name);					\
+	CUresult r__ = -1;						\
+	if (fn__)							\
+		r__ = fn__(__VA_ARGS__);				\
+	report(key, fn__ != NULL, r__);					\
+	r__; })
+
+static void report(const char *key, int present, CUresult r)
+{
+	if (key)
+		out(key, "%s", present ? rcname(r) : "absent");
+}
+
+typedef CUresult (*f_v)(void);
+typedef CUresult (*f_u)(unsigned int);
+typedef CUresult (*f_pi)(int *);
+typedef CUresult (*f_pdev_i)(CUdevice *, int);
+typedef CUresult (*f_name)(char *, int, CUdevice);
+typedef CUresult (*f_attr)(int *, int, CUdevice);
+typedef CUresult (*f_uuid)(CUuuid *, CUdevice);
+typedef CUresult (*f_totalmem)(size_t *, CUdevice);
+typedef CUresult (*f_meminfo)(size_t *, size_t *);
+typedef CUresult (*f_retain)(CUcontext *, CUdevice);
+typedef CUresult (*f_dev)(CUdevice);
+typedef CUresult (*f_ctxcreate4)(CUcontext *, void *, unsigned int, CUdevice);
+typedef CUresult (*f_ctx)(CUcontext);
+typedef CUresult (*f_pctx)(CUcontext *);
+typedef CUresult (*f_pdev)(CUdevice *);
+typedef CUresult (*f_alloc)(CUdeviceptr *, size_t);
+typedef CUresult (*f_dptr)(CUdeviceptr);
+typedef CUresult (*f_range)(CUdeviceptr *, size_t *, CUdeviceptr);
+typedef CUresult (*f_getattr)(void *, int, CUdeviceptr);
+typedef CUresult (*f_getattrs)(unsigned int, int *, void **, CUdeviceptr);
+typedef CUresult (*f_setattr)(const void *, int, CUdeviceptr);
+typedef CUresult (*f_allochost)(void **, size_t);
+typedef CUresult (*f_hostalloc)(void **, size_t, unsigned int);
+typedef CUresult (*f_ptr)(void *);
+typedef CUresult (*f_hostreg)(void *, size_t, unsigned int);
+typedef CUresult (*f_hostdevptr)(CUdeviceptr *, void *, unsigned int);
+typedef CUresult (*f_htod)(CUdeviceptr, const void *, size_t);
+typedef CUresult (*f_dtoh)(void *, CUdeviceptr, size_t);
+typedef CUresult (*f_dtod)(CUdeviceptr, CUdeviceptr, size_t);
+typedef CUresult (*f_htod_a)(CUdeviceptr, const void *, size_t, CUstream);
+typedef CUresult (*f_dtoh_a)(void *, CUdeviceptr, size_t, CUstream);
+typedef CUresult (*f_dtod_a)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+typedef CUresult (*f_memset8)(CUdeviceptr, unsigned char, size_t);
+typedef CUresult (*f_memset16)(CUdeviceptr, unsigned short, size_t);
+typedef CUresult (*f_memset32)(CUdeviceptr, unsigned int, size_t);
+typedef CUresult (*f_memset8_a)(CUdeviceptr, unsigned char, size_t, CUstream);
+typedef CUresult (*f_memset32_a)(CUdeviceptr, unsigned int, size_t, CUstream);
+typedef CUresult (*f_streamcreate)(CUstream *, unsigned int);
+typedef CUresult (*f_stream)(CUstream);
+typedef CUresult (*f_streamflags)(CUstream, unsigned int *);
+typedef CUresult (*f_eventcreate)(CUevent *, unsigned int);
+typedef CUresult (*f_event)(CUevent);
+typedef CUresult (*f_eventrecord)(CUevent, CUstream);
+typedef CUresult (*f_elapsed)(float *, CUevent, CUevent);
+typedef CUresult (*f_waitevent)(CUstream, CUevent, unsigned int);
+typedef CUresult (*f_gran)(size_t *, const CUmemAllocationProp *, int);
+typedef CUresult (*f_memcreate)(CUmemGenericAllocationHandle *, size_t,
+				const CUmemAllocationProp *, unsigned long long);
+typedef CUresult (*f_reserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr,
+			      unsigned long long);
+typedef CUresult (*f_addrfree)(CUdeviceptr, size_t);
+typedef CUresult (*f_map)(CUdeviceptr, size_t, size_t,
+			  CUmemGenericAllocationHandle, unsigned long long);
+typedef CUresult (*f_unmap)(CUdeviceptr, size_t);
+typedef CUresult (*f_setaccess)(CUdeviceptr, size_t, const CUmemAccessDesc *,
+				size_t);
+typedef CUresult (*f_release)(CUmemGenericAllocationHandle);
+typedef CUresult (*f_proc)(const char *, void **, int, unsigned long long,
+			   int *);
+typedef CUresult (*f_errstr)(CUresult, const char **);
+typedef CUresult (*f_moddata)(void **, const void *);
+typedef CUresult (*f_pitch)(CUdeviceptr *, size_t *, size_t, size_t,
+			    unsigned int);
+
+static CUdevice dev;
+static CUcontext pctx;
+
+/* cuInit, device 0 and its primary context made current. */
+static int setup(void)
+{
+	CUresult r = C(NULL, "cuInit", f_u, 0);
+
+	if (r)
+		return out("setup", "cuInit %s", rcname(r)), -1;
+	r = C(NULL, "cuDeviceGet", f_pdev_i, &dev, 0);
+	if (!r)
+		r = C(NULL, "cuDevicePrimaryCtxRetain", f_retain, &pctx, dev);
+	if (!r)
+		r = C(NULL, "cuCtxSetCurrent", f_ctx, pctx);
+	if (r)
+		return out("setup", "%s", rcname(r)), -1;
+	return 0;
+}
+
+static const char *align_class(uint64_t a)
+{
+	static const struct { uint64_t al; const char *name; } cls[] = {
+		{ 2u << 20, "2M" }, { 1u << 20, "1M" }, { 512u << 10, "512K" },
+		{ 256u << 10, "256K" }, { 128u << 10, "128K" }, { 64u << 10, "64K" },
+		{ 32u << 10, "32K" }, { 16u << 10, "16K" }, { 8u << 10, "8K" },
+		{ 4u << 10, "4K" }, { 2u << 10, "2K" }, { 1u << 10, "1K" },
+		{ 512, "512" }, { 256, "256" }, { 128, "128" }, { 1, "<128" },
+	};
+
+	if (!a)
+		return "null";
+	for (size_t i = 0; i < sizeof(cls) / sizeof(cls[0]); i++)
+		if (!(a & (cls[i].al - 1)))
+			return cls[i].name;
+	return "?";
+}
+
+static void delta(char *buf, size_t n, uint64_t a, uint64_t prev)
+{
+	int64_t d = (int64_t)(a - prev);
+
+	if (!prev || !a)
+		snprintf(buf, n, "none");
+	else if (d > (64 << 20) || d < -(64 << 20))
+		snprintf(buf, n, "far");
+	else
+		snprintf(buf, n, "%+lld", (long long)d);
+}
+
+/* --- sections ----------------------------------------------------------- */
+
+static void s_init(void)
+{
+	int n = -1, v = 0;
+	CUdeviceptr p = 0;
+
+	C("before_init.cuDeviceGetCount", "cuDeviceGetCount", f_pi, &n);
+	C("before_init.cuMemAlloc_v2", "cuMemAlloc_v2", f_alloc, &p, 16);
+	C("cuInit(1)", "cuInit", f_u, 1);
+	C("cuInit(0)", "cuInit", f_u, 0);
+	C("cuInit(0).again", "cuInit", f_u, 0);
+	if (!C("cuDriverGetVersion", "cuDriverGetVersion", f_pi, &v))
+		out("cuDriverGetVersion.value", "%d", v);
+	C("cuDriverGetVersion(NULL)", "cuDriverGetVersion", f_pi, NULL);
+	if (!C("cuDeviceGetCount", "cuDeviceGetCount", f_pi, &n))
+		out("cuDeviceGetCount.value", "%s", n >= 1 ? ">=1" : "0");
+	C("cuDeviceGetCount(NULL)", "cuDeviceGetCount", f_pi, NULL);
+}
+
+/* The names a GPUDirect or communication library resolves, as exported. */
+static const char *const symbols[] = {
+	"cuInit", "cuDriverGetVersion", "cuGetErrorName", "cuGetErrorString",
+	"cuGetProcAddress", "cuGetProcAddress_v2",
+	"cuDeviceGet", "cuDeviceGetCount", "cuDeviceGetName",
+	"cuDeviceGetAttribute", "cuDeviceGetUuid", "cuDeviceGetUuid_v2",
+	"cuDeviceTotalMem", "cuDeviceTotalMem_v2", "cuDeviceGetPCIBusId",
+	"cuDeviceGetByPCIBusId",
+	"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease",
+	"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxGetState",
+	"cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxSetFlags_v2",
+	"cuCtxCreate", "cuCtxCreate_v2", "cuCtxCreate_v3", "cuCtxCreate_v4",
+	"cuCtxDestroy", "cuCtxDestroy_v2", "cuCtxGetCurrent", "cuCtxSetCurrent",
+	"cuCtxPushCurrent", "cuCtxPushCurrent_v2", "cuCtxPopCurrent",
+	"cuCtxPopCurrent_v2", "cuCtxGetDevice", "cuCtxGetDevice_v2",
+	"cuCtxSynchronize", "cuCtxGetApiVersion", "cuCtxGetFlags",
+	"cuMemAlloc", "cuMemAlloc_v2", "cuMemFree", "cuMemFree_v2",
+	"cuMemAllocPitch_v2", "cuMemGetInfo", "cuMemGetInfo_v2",
+	"cuMemGetAddressRange_v2", "cuMemAllocHost", "cuMemAllocHost_v2",
+	"cuMemFreeHost", "cuMemHostAlloc", "cuMemHostGetDevicePointer_v2",
+	"cuMemHostGetFlags", "cuMemHostRegister", "cuMemHostRegister_v2",
+	"cuMemHostUnregister",
+	"cuMemcpy", "cuMemcpyAsync", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2",
+	"cuMemcpyDtoD_v2", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
+	"cuMemcpyDtoDAsync_v2", "cuMemcpy_ptds", "cuMemcpyAsync_ptsz",
+	"cuMemcpyHtoD_v2_ptds", "cuMemcpyHtoDAsync_v2_ptsz",
+	"cuMemsetD8_v2", "cuMemsetD16_v2", "cuMemsetD32_v2",
+	"cuMemsetD8Async", "cuMemsetD16Async", "cuMemsetD32Async",
+	"cuMemsetD2D8_v2", "cuMemsetD8_v2_ptds", "cuMemsetD8Async_ptsz",
+	"cuPointerGetAttribute", "cuPointerGetAttributes", "cuPointerSetAttribute",
+	"cuStreamCreate", "cuStreamCreateWithPriority", "cuStreamDestroy",
+	"cuStreamDestroy_v2", "cuStreamQuery", "cuStreamSynchronize",
+	"cuStreamWaitEvent", "cuStreamGetFlags", "cuStreamGetCtx",
+	"cuStreamQuery_ptsz", "cuStreamSynchronize_ptsz",
+	"cuEventCreate", "cuEventDestroy", "cuEventDestroy_v2", "cuEventRecord",
+	"cuEventRecord_ptsz", "cuEventQuery", "cuEventSynchronize",
+	"cuEventElapsedTime", "cuEventElapsedTime_v2",
+	"cuStreamWaitValue32_v2", "cuStreamWaitValue64_v2",
+	"cuStreamWriteValue32_v2", "cuStreamWriteValue64_v2",
+	"cuStreamBatchMemOp_v2",
+	"cuMemCreate", "cuMemRelease", "cuMemAddressReserve", "cuMemAddressFree",
+	"cuMemMap", "cuMemUnmap", "cuMemSetAccess", "cuMemGetAccess",
+	"cuMemGetAllocationGranularity", "cuMemGetAllocationPropertiesFromHandle",
+	"cuMemExportToShareableHandle", "cuMemImportFromShareableHandle",
+	"cuMemRetainAllocationHandle",
+	"cuIpcGetMemHandle", "cuIpcOpenMemHandle", "cuIpcOpenMemHandle_v2",
+	"cuIpcCloseMemHandle", "cuIpcGetEventHandle", "cuIpcOpenEventHandle",
+	"cuMemGetHandleForAddressRange",
+	"cuModuleLoadData", "cuLaunchKernel",
+};
+
+static void s_symbols(void)
+{
+	char key[96];
+
+	for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
+		snprintf(key, sizeof(key), "export.%s", symbols[i]);
+		out(key, "%s", sym(symbols[i]) ? "present" : "absent");
+	}
+}
+
+/*
+ * cuGetProcAddress: each base name at CUDA 13.0 resolves to the same entry
+ * point as one exported name; which one is the observation.
+ */
+static const char *const procnames[] = {
+	"cuInit", "cuGetProcAddress", "cuDeviceGetUuid", "cuDeviceTotalMem",
+	"cuCtxCreate", "cuCtxDestroy", "cuCtxGetDevice", "cuCtxPushCurrent",
+	"cuCtxPopCurrent", "cuDevicePrimaryCtxRelease", "cuMemAlloc",
+	"cuMemFree", "cuMemGetInfo", "cuMemGetAddressRange", "cuMemAllocHost",
+	"cuMemHostAlloc", "cuMemHostRegister", "cuMemHostGetDevicePointer",
+	"cuMemcpy", "cuMemcpyHtoD", "cuMemcpyHtoDAsync", "cuMemsetD8",
+	"cuMemsetD32Async", "cuStreamCreate", "cuStreamDestroy", "cuEventRecord",
+	"cuEventDestroy", "cuEventElapsedTime", "cuStreamWaitValue32",
+	"cuMemCreate", "cuMemMap", "cuIpcOpenMemHandle", "cuPointerGetAttribute",
+	"cuNoSuchFunction",
+};
+
+static void s_procaddr(void)
+{
+	static const char *const sfx[] = { "", "_v2", "_v3", "_v4", "_ptds", "_ptsz", "_v2_ptds", "_v2_ptsz" };
+	static const struct { int ver; unsigned long long flags; const char *tag; } q[] = {
+		{ 13000, 0, "13000" }, { 3000, 0, "3000" }, { 13000, 2, "13000.ptds" },
+	};
+	char key[128], name[96];
+	int status;
+	void *p;
+
+	if (setup())
+		return;
+	for (size_t i = 0; i < sizeof(procnames) / sizeof(procnames[0]); i++) {
+		for (size_t j = 0; j < sizeof(q) / sizeof(q[0]); j++) {
+			const char *which = "none";
+
+			p = NULL;
+			status = -1;
+			snprintf(key, sizeof(key), "proc.%s.%s", procnames[i], q[j].tag);
+			CUresult r = C(NULL, "cuGetProcAddress_v2", f_proc, procnames[i], &p, q[j].ver, q[j].flags, &status);
+			for (size_t k = 0; p && k < sizeof(sfx) / sizeof(sfx[0]); k++) {
+				snprintf(name, sizeof(name), "%s%s", procnames[i], sfx[k]);
+				if (sym(name) == p) {
+					which = sfx[k][0] ? sfx[k] : "base";
+					break;
+				}
+			}
+			if (p && !strcmp(which, "none"))
+				which = "unexported";
+			out(key, "%s status=%d %s", r < 0 ? "absent" : rcname(r), status, which);
+		}
+	}
+	p = NULL;
+	C("proc.unversioned_name", "cuGetProcAddress", f_proc, "cuMemAlloc", &p, 13000, 0, NULL);
+	out("proc.unversioned_name.same", "%s", p && p == sym("cuMemAlloc_v2") ? "yes" : "no");
+}
+
+static const struct { int num; const char *name; } attrs[] = {
+#define A(n, s) { n, s }
+#include "attrs.h"
+#undef A
+};
+
+/* Attributes whose value belongs to this machine, not to the GPU model. */
+static int machine_attr(int a)
+{
+	switch (a) {
+	case 13: /* CLOCK_RATE */
+	case 33: /* PCI_BUS_ID */
+	case 34: /* PCI_DEVICE_ID */
+	case 36: /* MEMORY_CLOCK_RATE */
+	case 50: /* PCI_DOMAIN_ID */
+	case 85: /* MULTI_GPU_BOARD_GROUP_ID */
+	case 131: /* NUMA_ID */
+	case 134: /* HOST_NUMA_ID */
+	case 140: /* GPU_PCI_SUBSYSTEM_ID */
+		return 1;
+	}
+	return 0;
+}
+
+static void s_device(void)
+{
+	char name[256], key[96];
+	CUuuid u;
+	size_t t = 0, f = 0;
+	int v;
+
+	if (C(NULL, "cuInit", f_u, 0))
+		return;
+	C("cuDeviceGet(1)", "cuDeviceGet", f_pdev_i, &dev, 1);
+	C("cuDeviceGet(-1)", "cuDeviceGet", f_pdev_i, &dev, -1);
+	C("cuDeviceGet(NULL)", "cuDeviceGet", f_pdev_i, NULL, 0);
+	C("cuDeviceGet(0)", "cuDeviceGet", f_pdev_i, &dev, 0);
+	if (!C("cuDeviceGetName", "cuDeviceGetName", f_name, name, sizeof(name), dev))
+		out("cuDeviceGetName.value", "%s", name);
+	memset(&u, 0, sizeof(u));
+	if (!C("cuDeviceGetUuid_v2", "cuDeviceGetUuid_v2", f_uuid, &u, dev)) {
+		static const char z[16];
+
+		out("cuDeviceGetUuid_v2.value", "%s", memcmp(u.bytes, z, 16) ? "nonzero" : "zero");
+	}
+	C("cuDeviceGetUuid", "cuDeviceGetUuid", f_uuid, &u, dev);
+	if (!C("cuDeviceTotalMem_v2", "cuDeviceTotalMem_v2", f_totalmem, &t, dev))
+		out("cuDeviceTotalMem_v2.value", "%s", t >= (1ull << 30) ? ">=1GiB" : t ? "nonzero" : "zero");
+	C("cuMemGetInfo_v2(no ctx)", "cuMemGetInfo_v2", f_meminfo, &f, &t);
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		CUresult r;
+
+		v = -12345;
+		snprintf(key, sizeof(key), "attr.%d.%s", attrs[i].num, attrs[i].name);
+		r = C(NULL, "cuDeviceGetAttribute", f_attr, &v, attrs[i].num, dev);
+		if (r)
+			out(key, "%s", r < 0 ? "absent" : rcname(r));
+		else if (machine_attr(attrs[i].num))
+			out(key, "SUCCESS <machine>");
+		else
+			out(key, "SUCCESS %d", v);
+	}
+}
+
+static void s_ctx(void)
+{
+	CUcontext c = (CUcontext)1, c2 = NULL, c3 = NULL;
+	CUdevice d = -1;
+	CUdeviceptr p = 0;
+
+	if (C(NULL, "cuInit", f_u, 0))
+		return;
+	C(NULL, "cuDeviceGet", f_pdev_i, &dev, 0);
+	if (!C("cuCtxGetCurrent(none)", "cuCtxGetCurrent", f_pctx, &c))
+		out("cuCtxGetCurrent(none).value", "%s", c ? "ctx" : "NULL");
+	C("cuCtxGetDevice(none)", "cuCtxGetDevice", f_pdev, &d);
+	C("cuCtxSynchronize(none)", "cuCtxSynchronize", f_v);
+	C("cuCtxPopCurrent_v2(empty)", "cuCtxPopCurrent_v2", f_pctx, &c);
+	C("cuMemAlloc_v2(none)", "cuMemAlloc_v2", f_alloc, &p, 16);
+	C("cuCtxGetCurrent(NULL)", "cuCtxGetCurrent", f_pctx, NULL);
+	C("cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", f_retain, &pctx, dev);
+	C("cuDevicePrimaryCtxRetain(dev 7)", "cuDevicePrimaryCtxRetain", f_retain, &c2, 7);
+	C("cuDevicePrimaryCtxRetain(NULL)", "cuDevicePrimaryCtxRetain", f_retain, NULL, dev);
+	C("cuCtxSetCurrent(primary)", "cuCtxSetCurrent", f_ctx, pctx);
+	if (!C("cuCtxGetDevice", "cuCtxGetDevice", f_pdev, &d))
+		out("cuCtxGetDevice.value", "%d", d);
+	C("cuCtxGetDevice(NULL)", "cuCtxGetDevice", f_pdev, NULL);
+	C("cuCtxCreate_v4(flags 0x100)", "cuCtxCreate_v4", f_ctxcreate4, &c2, NULL, 0x100, dev);
+	C("cuCtxCreate_v4(dev 7)", "cuCtxCreate_v4", f_ctxcreate4, &c2, NULL, 0, 7);
+	if (!C("cuCtxCreate_v4", "cuCtxCreate_v4", f_ctxcreate4, &c2, NULL, 0, dev)) {
+		C("cuCtxGetCurrent(after create)", "cuCtxGetCurrent", f_pctx, &c);
+		out("cuCtxGetCurrent(after create).value", "%s", c == c2 ? "created" : c == pctx ? "primary" : "other");
+		if (!C("cuCtxPopCurrent_v2", "cuCtxPopCurrent_v2", f_pctx, &c3))
+			out("cuCtxPopCurrent_v2.value", "%s", c3 == c2 ? "created" : c3 == pctx ? "primary" : c3 ? "other" : "NULL");
+		C("cuCtxGetCurrent(after pop)", "cuCtxGetCurrent", f_pctx, &c);
+		out("cuCtxGetCurrent(after pop).value", "%s", c == c2 ? "created" : c == pctx ? "primary" : c ? "other" : "NULL");
+		C("cuCtxPopCurrent_v2(again)", "cuCtxPopCurrent_v2", f_pctx, &c3);
+		out("cuCtxPopCurrent_v2(again).value", "%s", c3 == c2 ? "created" : c3 == pctx ? "primary" : c3 ? "other" : "NULL");
+		C("cuCtxGetCurrent(after 2 pops)", "cuCtxGetCurrent", f_pctx, &c);
+		out("cuCtxGetCurrent(after 2 pops).value", "%s", c == c2 ? "created" : c == pctx ? "primary" : c ? "other" : "NULL");
+		C("cuCtxPushCurrent_v2(created)", "cuCtxPushCurrent_v2", f_ctx, c2);
+		C("cuCtxPushCurrent_v2(primary)", "cuCtxPushCurrent_v2", f_ctx, pctx);
+		C("cuCtxPushCurrent_v2(NULL)", "cuCtxPushCurrent_v2", f_ctx, NULL);
+		C("cuCtxGetCurrent(after pushes)", "cuCtxGetCurrent", f_pctx, &c);
+		out("cuCtxGetCurrent(after pushes).value", "%s", c == c2 ? "created" : c == pctx ? "primary" : c ? "other" : "NULL");
+		C("cuCtxPopCurrent_v2(NULL out)", "cuCtxPopCurrent_v2", f_pctx, NULL);
+		C("cuCtxGetCurrent(after pop NULL)", "cuCtxGetCurrent", f_pctx, &c);
+		out("cuCtxGetCurrent(after pop NULL).value", "%s", c == c2 ? "created" : c == pctx ? "primary" : c ? "other" : "NULL");
+		/* memory of the created context, freed while the primary is current */
+		C("cuMemAlloc_v2(in created)", "cuMemAlloc_v2", f_alloc, &p, 4096);
+		C("cuCtxSetCurrent(primary again)", "cuCtxSetCurrent", f_ctx, pctx);
+		C("cuMemFree_v2(other ctx's memory)", "cuMemFree_v2", f_dptr, p);
+		C("cuCtxSetCurrent(created)", "cuCtxSetCurrent", f_ctx, c2);
+		C("cuMemAlloc_v2(in created, 2)", "cuMemAlloc_v2", f_alloc, &p, 4096);
+		C("cuCtxDestroy_v2(created, current)", "cuCtxDestroy_v2", f_ctx, c2);
+		C("cuCtxGetCurrent(after destroy)", "cuCtxGetCurrent", f_pctx, &c);
+		out("cuCtxGetCurrent(after destroy).value", "%s", c == c2 ? "destroyed" : c == pctx ? "primary" : c ? "other" : "NULL");
+		C("cuMemAlloc_v2(after destroy)", "cuMemAlloc_v2", f_alloc, &p, 16);
+		C("cuCtxSetCurrent(NULL)", "cuCtxSetCurrent", f_ctx, NULL);
+	}
+	C("cuCtxDestroy_v2(NULL)", "cuCtxDestroy_v2", f_ctx, NULL);
+	C("cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease_v2", f_dev, dev);
+	C("cuDevicePrimaryCtxRelease_v2(unretained)", "cuDevicePrimaryCtxRelease_v2", f_dev, dev);
+	C("cuDevicePrimaryCtxRelease_v2(dev 7)", "cuDevicePrimaryCtxRelease_v2", f_dev, 7);
+}
+
+static void alloc_line(const char *tag, int idx, size_t size, CUdeviceptr *prev,
+		       unsigned long long *prev_id, CUdeviceptr *got)
+{
+	CUdeviceptr p = 0, base = 0;
+	unsigned long long id = 0;
+	size_t rs = 0;
+	char key[96], d[32], did[32];
+	CUresult r;
+
+	snprintf(key, sizeof(key), "alloc.%s.%02d.%zu", tag, idx, size);
+	r = C(NULL, "cuMemAlloc_v2", f_alloc, &p, size);
+	if (r) {
+		out(key, "%s", r < 0 ? "absent" : rcname(r));
+		*got = 0;
+		return;
+	}
+	C(NULL, "cuPointerGetAttribute", f_getattr, &id, PA_BUFFER_ID, p);
+	C(NULL, "cuMemGetAddressRange_v2", f_range, &base, &rs, p);
+	delta(d, sizeof(d), p, *prev);
+	if (*prev_id)
+		snprintf(did, sizeof(did), "%+lld", (long long)(id - *prev_id));
+	else
+		snprintf(did, sizeof(did), "none");
+	out(key, "align=%s delta=%s id_delta=%s range=%s", align_class(p), d, did,
+	    base == p && rs == size ? "exact" : "other");
+	*prev = p;
+	*prev_id = id;
+	*got = p;
+}
+
+static void s_alloc(void)
+{
+	static const size_t sizes[] = {
+		1, 8, 255, 256, 257, 512, 1000, 1024, 4095, 4096, 4097, 8192,
+		16384, 32767, 32768, 32769, 65535, 65536, 65537, 131072, 262144,
+		524288, 1048575, 1048576, 1048577, 2097151, 2097152, 2097153,
+		4194304, 8388608, 16777216, 33554432, 67108864,
+	};
+	static const size_t inter[] = { 16, 2 << 20, 16, 4096, 1 << 20, 16, 64 << 10, 100, 3 << 20, 256 };
+	CUdeviceptr prev = 0, got[64], p, q;
+	unsigned long long pid = 0, id1 = 0, id2 = 0;
+	size_t free_b = 0, total_b = 0;
+	char key[96];
+
+	if (setup())
+		return;
+	if (!C("cuMemGetInfo_v2", "cuMemGetInfo_v2", f_meminfo, &free_b, &total_b))
+		out("cuMemGetInfo_v2.value", "%s", free_b && free_b <= total_b ? "0<free<=total" : "other");
+	C("cuMemGetInfo_v2(NULL)", "cuMemGetInfo_v2", f_meminfo, NULL, &total_b);
+	C("cuMemAlloc_v2(0 bytes)", "cuMemAlloc_v2", f_alloc, &p, 0);
+	C("cuMemAlloc_v2(NULL)", "cuMemAlloc_v2", f_alloc, NULL, 16);
+	C("cuMemAlloc_v2(1 PiB)", "cuMemAlloc_v2", f_alloc, &p, 1ull << 50);
+	/* every size class, each kept */
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		alloc_line("seq", (int)i, sizes[i], &prev, &pid, &got[i]);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (got[i])
+			C(NULL, "cuMemFree_v2", f_dptr, got[i]);
+	/* each size alone: allocate, free, allocate again */
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		CUdeviceptr a = 0, b = 0;
+
+		snprintf(key, sizeof(key), "realloc.%zu", sizes[i]);
+		if (C(NULL, "cuMemAlloc_v2", f_alloc, &a, sizes[i]))
+			continue;
+		C(NULL, "cuPointerGetAttribute", f_getattr, &id1, PA_BUFFER_ID, a);
+		C(NULL, "cuMemFree_v2", f_dptr, a);
+		C(NULL, "cuMemAlloc_v2", f_alloc, &b, sizes[i]);
+		C(NULL, "cuPointerGetAttribute", f_getattr, &id2, PA_BUFFER_ID, b);
+		out(key, "align=%s same_va=%s new_id=%s", align_class(a),
+		    a == b ? "yes" : "no", id1 != id2 ? "yes" : "no");
+		C(NULL, "cuMemFree_v2", f_dptr, b);
+	}
+	/* interleaved sizes */
+	prev = 0;
+	pid = 0;
+	for (size_t i = 0; i < sizeof(inter) / sizeof(inter[0]); i++)
+		alloc_line("inter", (int)i, inter[i], &prev, &pid, &got[i]);
+	/* free every other one, then the same sizes again */
+	for (size_t i = 0; i < sizeof(inter) / sizeof(inter[0]); i += 2)
+		C(NULL, "cuMemFree_v2", f_dptr, got[i]);
+	for (size_t i = 0; i < sizeof(inter) / sizeof(inter[0]); i += 2) {
+		CUdeviceptr old = got[i];
+
+		alloc_line("after_free", (int)i, inter[i], &prev, &pid, &got[i]);
+		snprintf(key, sizeof(key), "after_free.%02zu.%zu.same_va", i, inter[i]);
+		out(key, "%s", got[i] == old ? "yes" : "no");
+	}
+	for (size_t i = 0; i < sizeof(inter) / sizeof(inter[0]); i++)
+		C(NULL, "cuMemFree_v2", f_dptr, got[i]);
+	/* 4 KiB allocations: how they pack */
+	prev = 0;
+	pid = 0;
+	for (int i = 0; i < 6; i++)
+		alloc_line("pack4k", i, 4096, &prev, &pid, &got[i]);
+	for (int i = 0; i < 6; i++)
+		C(NULL, "cuMemFree_v2", f_dptr, got[i]);
+	/* double free, interior pointer, NULL */
+	if (!C("cuMemAlloc_v2(1 MiB)", "cuMemAlloc_v2", f_alloc, &q, 1 << 20)) {
+		C("cuMemFree_v2(interior)", "cuMemFree_v2", f_dptr, q + 4096);
+		C("cuMemFree_v2", "cuMemFree_v2", f_dptr, q);
+		C("cuMemFree_v2(double)", "cuMemFree_v2", f_dptr, q);
+		C("freed.BUFFER_ID", "cuPointerGetAttribute", f_getattr, &id1, PA_BUFFER_ID, q);
+		C("freed.cuMemGetAddressRange_v2", "cuMemGetAddressRange_v2", f_range, &p, &free_b, q);
+		C("freed.cuMemsetD8_v2", "cuMemsetD8_v2", f_memset8, q, 0, 16);
+	}
+	C("cuMemFree_v2(0)", "cuMemFree_v2", f_dptr, 0);
+	if (!C("cuMemAllocPitch_v2", "cuMemAllocPitch_v2", f_pitch, &p, &free_b, 100, 10, 4)) {
+		out("cuMemAllocPitch_v2.pitch", "%zu", free_b);
+		out("cuMemAllocPitch_v2.align", "%s", align_class(p));
+		C(NULL, "cuMemFree_v2", f_dptr, p);
+	}
+	C("cuMemAllocPitch_v2(elem 3)", "cuMemAllocPitch_v2", f_pitch, &p, &free_b, 100, 10, 3);
+}
+
+static void pointer_lines(const char *tag, CUdeviceptr p)
+{
+	static const struct { int a; const char *n; int sz; } pa[] = {
+		{ PA_CONTEXT, "CONTEXT", 8 }, { PA_MEMORY_TYPE, "MEMORY_TYPE", 4 },
+		{ PA_DEVICE_POINTER, "DEVICE_POINTER", 8 },
+		{ PA_HOST_POINTER, "HOST_POINTER", 8 },
+		{ PA_SYNC_MEMOPS, "SYNC_MEMOPS", 4 }, { PA_BUFFER_ID, "BUFFER_ID", 8 },
+		{ PA_IS_MANAGED, "IS_MANAGED", 4 },
+		{ PA_DEVICE_ORDINAL, "DEVICE_ORDINAL", 4 },
+		{ PA_IS_LEGACY_CUDA_IPC_CAPABLE, "IS_LEGACY_CUDA_IPC_CAPABLE", 4 },
+		{ PA_RANGE_START_ADDR, "RANGE_START_ADDR", 8 },
+		{ PA_RANGE_SIZE, "RANGE_SIZE", 8 }, { PA_MAPPED, "MAPPED", 4 },
+		{ PA_ALLOWED_HANDLE_TYPES, "ALLOWED_HANDLE_TYPES", 8 },
+		{ PA_IS_GPU_DIRECT_RDMA_CAPABLE, "IS_GPU_DIRECT_RDMA_CAPABLE", 4 },
+		{ PA_ACCESS_FLAGS, "ACCESS_FLAGS", 4 },
+		{ PA_MAPPING_SIZE, "MAPPING_SIZE", 8 },
+		{ PA_MAPPING_BASE_ADDR, "MAPPING_BASE_ADDR", 8 },
+		{ PA_MEMORY_BLOCK_ID, "MEMORY_BLOCK_ID", 8 },
+	};
+	char key[128];
+
+	for (size_t i = 0; i < sizeof(pa) / sizeof(pa[0]); i++) {
+		unsigned long long v = 0xdeadbeefdeadbeefull;
+		CUresult r;
+
+		snprintf(key, sizeof(key), "ptr.%s.%s", tag, pa[i].n);
+		r = C(NULL, "cuPointerGetAttribute", f_getattr, &v, pa[i].a, p);
+		if (r) {
+			out(key, "%s", r < 0 ? "absent" : rcname(r));
+			continue;
+		}
+		if (pa[i].sz == 4)
+			v &= 0xffffffffull;
+		/* addresses and ids: relative to the pointer, or a class */
+		switch (pa[i].a) {
+		case PA_CONTEXT:
+			out(key, "SUCCESS %s", (CUcontext)(uintptr_t)v == pctx ? "primary" : v ? "other" : "NULL");
+			break;
+		case PA_DEVICE_POINTER: case PA_HOST_POINTER:
+		case PA_RANGE_START_ADDR: case PA_MAPPING_BASE_ADDR:
+			out(key, "SUCCESS %s", !v ? "0" : v == p ? "=ptr" : "other");
+			break;
+		case PA_BUFFER_ID: case PA_MEMORY_BLOCK_ID:
+			out(key, "SUCCESS %s", v ? "nonzero" : "0");
+			break;
+		default:
+			out(key, "SUCCESS %llu", v);
+		}
+	}
+}
+
+static void s_pointer(void)
+{
+	CUdeviceptr d = 0;
+	char *h = malloc(4096);
+	unsigned int one = 1, mt = 0;
+	int attrs2[3] = { PA_MEMORY_TYPE, PA_BUFFER_ID, PA_DEVICE_ORDINAL };
+	unsigned long long id = 0;
+	int ord = 0;
+	void *data[3] = { &mt, &id, &ord };
+
+	if (setup() || !h)
+		return;
+	if (C("cuMemAlloc_v2(64 KiB)", "cuMemAlloc_v2", f_alloc, &d, 65536))
+		return;
+	pointer_lines("device", d);
+	pointer_lines("device+100", d + 100);
+	pointer_lines("host_malloc", (CUdeviceptr)(uintptr_t)h);
+	pointer_lines("null", 0);
+	mt = 77;
+	C("attrs(host)", "cuPointerGetAttributes", f_getattrs, 3, attrs2, data, (CUdeviceptr)(uintptr_t)h);
+	out("attrs(host).values", "type=%u id=%llu ord=%d", mt, id, ord);
+	C("attrs(device)", "cuPointerGetAttributes", f_getattrs, 3, attrs2, data, d);
+	out("attrs(device).values", "type=%u id=%s ord=%d", mt, id ? "nonzero" : "0", ord);
+	C("set.SYNC_MEMOPS(device)", "cuPointerSetAttribute", f_setattr, &one, PA_SYNC_MEMOPS, d);
+	C("set.SYNC_MEMOPS(host)", "cuPointerSetAttribute", f_setattr, &one, PA_SYNC_MEMOPS, (CUdeviceptr)(uintptr_t)h);
+	C("set.BUFFER_ID(device)", "cuPointerSetAttribute", f_setattr, &one, PA_BUFFER_ID, d);
+	C("get(NULL data)", "cuPointerGetAttribute", f_getattr, NULL, PA_MEMORY_TYPE, d);
+	C("get(attr 999)", "cuPointerGetAttribute", f_getattr, &id, 999, d);
+	C(NULL, "cuMemFree_v2", f_dptr, d);
+	pointer_lines("freed", d);
+	C("attrs(freed)", "cuPointerGetAttributes", f_getattrs, 3, attrs2, data, d);
+	free(h);
+}
+
+static void s_host(void)
+{
+	void *h = NULL, *h2 = NULL;
+	CUdeviceptr dp = 0;
+	char *m;
+	char key[64];
+	unsigned int fl;
+
+	if (setup())
+		return;
+	if (!C("cuMemAllocHost_v2", "cuMemAllocHost_v2", f_allochost, &h, 1 << 20)) {
+		out("cuMemAllocHost_v2.align", "%s", align_class((uintptr_t)h));
+		pointer_lines("allochost", (CUdeviceptr)(uintptr_t)h);
+		if (!C("cuMemHostGetDevicePointer_v2", "cuMemHostGetDevicePointer_v2", f_hostdevptr, &dp, h, 0))
+			out("cuMemHostGetDevicePointer_v2.value", "%s", dp == (uintptr_t)h ? "=host" : "other");
+		C("cuMemHostGetDevicePointer_v2(flags 1)", "cuMemHostGetDevicePointer_v2", f_hostdevptr, &dp, h, 1);
+		memset(h, 0x5a, 4096);
+		C("cuMemFreeHost", "cuMemFreeHost", f_ptr, h);
+	}
+	C("cuMemAllocHost_v2(0)", "cuMemAllocHost_v2", f_allochost, &h, 0);
+	C("cuMemAllocHost_v2(NULL)", "cuMemAllocHost_v2", f_allochost, NULL, 16);
+	for (fl = 0; fl < 16; fl++) {
+		snprintf(key, sizeof(key), "cuMemHostAlloc(flags %u)", fl);
+		if (!C(key, "cuMemHostAlloc", f_hostalloc, &h2, 4096, fl))
+			C(NULL, "cuMemFreeHost", f_ptr, h2);
+	}
+	m = malloc(64);
+	C("cuMemFreeHost(malloc)", "cuMemFreeHost", f_ptr, m);
+	free(m);
+	m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return;
+	C("cuMemHostGetDevicePointer_v2(unregistered)", "cuMemHostGetDevicePointer_v2", f_hostdevptr, &dp, m, 0);
+	if (!C("cuMemHostRegister_v2", "cuMemHostRegister_v2", f_hostreg, m, 1 << 20, 0)) {
+		pointer_lines("registered", (CUdeviceptr)(uintptr_t)m);
+		if (!C("registered.cuMemHostGetDevicePointer_v2", "cuMemHostGetDevicePointer_v2", f_hostdevptr, &dp, m + 100, 0))
+			out("registered.devptr", "%s", dp == (uintptr_t)(m + 100) ? "=host" : "other");
+		C("cuMemHostRegister_v2(again)", "cuMemHostRegister_v2", f_hostreg, m, 1 << 20, 0);
+		C("cuMemHostRegister_v2(overlap)", "cuMemHostRegister_v2", f_hostreg, m + 4096, 4096, 0);
+		C("cuMemHostUnregister(interior)", "cuMemHostUnregister", f_ptr, m + 4096);
+		C("cuMemHostUnregister", "cuMemHostUnregister", f_ptr, m);
+		C("cuMemHostUnregister(again)", "cuMemHostUnregister", f_ptr, m);
+	}
+	C("cuMemHostRegister_v2(unaligned)", "cuMemHostRegister_v2", f_hostreg, m + 100, 5000, 0);
+	C("cuMemHostUnregister(unaligned)", "cuMemHostUnregister", f_ptr, m + 100);
+	C("cuMemHostRegister_v2(flags 0x40)", "cuMemHostRegister_v2", f_hostreg, m, 4096, 0x40);
+	C("cuMemHostRegister_v2(size 0)", "cuMemHostRegister_v2", f_hostreg, m, 0, 0);
+	C("cuMemHostRegister_v2(NULL)", "cuMemHostRegister_v2", f_hostreg, NULL, 4096, 0);
+	C("cuMemHostRegister_v2(DEVICEMAP)", "cuMemHostRegister_v2", f_hostreg, m, 8192, 2);
+	C("cuMemHostUnregister(DEVICEMAP)", "cuMemHostUnregister", f_ptr, m);
+	munmap(m, 1 << 20);
+}
+
+static int check_bytes(const unsigned char *b, size_t n, unsigned char v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != v)
+			return 0;
+	return 1;
+}
+
+static void s_copy(void)
+{
+	CUdeviceptr a = 0, b = 0;
+	unsigned char src[8192], dst[8192];
+	CUstream s = NULL;
+	CUresult r;
+
+	if (setup())
+		return;
+	if (C(NULL, "cuMemAlloc_v2", f_alloc, &a, 8192) || C(NULL, "cuMemAlloc_v2", f_alloc, &b, 8192))
+		return;
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (unsigned char)(i * 13 + 7);
+	C("cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2", f_htod, a, src, 8192);
+	C("cuMemcpyDtoD_v2", "cuMemcpyDtoD_v2", f_dtod, b, a, 8192);
+	memset(dst, 0, sizeof(dst));
+	C("cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2", f_dtoh, dst, b, 8192);
+	out("roundtrip", "%s", memcmp(src, dst, 8192) ? "differs" : "equal");
+	memset(dst, 0, sizeof(dst));
+	r = C("cuMemcpy(DtoH)", "cuMemcpy", f_dtod, (CUdeviceptr)(uintptr_t)dst, a, 8192);
+	if (!r)
+		out("cuMemcpy(DtoH).data", "%s", memcmp(src, dst, 8192) ? "differs" : "equal");
+	C("cuMemcpy(HtoH)", "cuMemcpy", f_dtod, (CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, 16);
+	C("cuMemcpy(HtoD)", "cuMemcpy", f_dtod, b, (CUdeviceptr)(uintptr_t)src, 8192);
+	C("cuMemsetD8_v2", "cuMemsetD8_v2", f_memset8, a, 0xab, 8192);
+	C(NULL, "cuMemcpyDtoH_v2", f_dtoh, dst, a, 8192);
+	out("cuMemsetD8_v2.data", "%s", check_bytes(dst, 8192, 0xab) ? "set" : "differs");
+	C("cuMemsetD16_v2", "cuMemsetD16_v2", f_memset16, a, 0x1234, 4096);
+	C(NULL, "cuMemcpyDtoH_v2", f_dtoh, dst, a, 8192);
+	out("cuMemsetD16_v2.data", "%02x%02x%02x%02x", dst[0], dst[1], dst[8190], dst[8191]);
+	C("cuMemsetD32_v2", "cuMemsetD32_v2", f_memset32, a, 0xdeadbeef, 2048);
+	C(NULL, "cuMemcpyDtoH_v2", f_dtoh, dst, a, 8192);
+	out("cuMemsetD32_v2.data", "%02x%02x%02x%02x", dst[0], dst[1], dst[2], dst[3]);
+	C("cuMemsetD16_v2(odd ptr)", "cuMemsetD16_v2", f_memset16, a + 1, 0, 4);
+	C("cuMemsetD32_v2(ptr+2)", "cuMemsetD32_v2", f_memset32, a + 2, 0, 4);
+	C("cuMemsetD8_v2(past end)", "cuMemsetD8_v2", f_memset8, a, 0, 8193);
+	C("cuMemcpyHtoD_v2(past end)", "cuMemcpyHtoD_v2", f_htod, a + 4096, src, 8192);
+	C("cuMemcpyHtoD_v2(NULL src)", "cuMemcpyHtoD_v2", f_htod, a, NULL, 16);
+	C("cuMemcpyHtoD_v2(0 bytes)", "cuMemcpyHtoD_v2", f_htod, a, src, 0);
+	C("cuMemcpyDtoH_v2(dst 0)", "cuMemcpyDtoH_v2", f_dtoh, NULL, a, 16);
+	C("cuMemcpyDtoD_v2(unknown src)", "cuMemcpyDtoD_v2", f_dtod, a, 0x10, 16);
+	/* async on the NULL stream and on a created one */
+	C("cuMemcpyHtoDAsync_v2(stream 0)", "cuMemcpyHtoDAsync_v2", f_htod_a, a, src, 8192, NULL);
+	if (!C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 0)) {
+		C("cuMemsetD8Async(stream)", "cuMemsetD8Async", f_memset8_a, b, 0x11, 8192, s);
+		C("cuMemcpyDtoDAsync_v2(stream)", "cuMemcpyDtoDAsync_v2", f_dtod_a, b, a, 4096, s);
+		memset(dst, 0, sizeof(dst));
+		C("cuMemcpyDtoHAsync_v2(stream)", "cuMemcpyDtoHAsync_v2", f_dtoh_a, dst, b, 8192, s);
+		C("cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
+		out("async.order", "%s", !memcmp(dst, src, 4096) && check_bytes(dst + 4096, 4096, 0x11) ? "in order" : "wrong");
+		C("cuMemsetD32Async(stream)", "cuMemsetD32Async", f_memset32_a, b, 7, 2048, s);
+		C("cuMemcpyAsync(stream)", "cuMemcpyAsync", f_dtod_a, (CUdeviceptr)(uintptr_t)dst, b, 8, s);
+		C("cuStreamSynchronize(2)", "cuStreamSynchronize", f_stream, s);
+		out("cuMemsetD32Async.data", "%02x%02x%02x%02x", dst[0], dst[1], dst[2], dst[3]);
+		C("cuMemcpyHtoDAsync_v2(past end)", "cuMemcpyHtoDAsync_v2", f_htod_a, a + 4096, src, 8192, s);
+		C("cuStreamDestroy_v2", "cuStreamDestroy_v2", f_stream, s);
+	}
+	C(NULL, "cuMemFree_v2", f_dptr, a);
+	C("cuMemcpyHtoD_v2(freed)", "cuMemcpyHtoD_v2", f_htod, a, src, 16);
+	C("cuMemcpyDtoH_v2(freed)", "cuMemcpyDtoH_v2", f_dtoh, dst, a, 16);
+	C(NULL, "cuMemFree_v2", f_dptr, b);
+}
+
+static void s_stream(void)
+{
+	CUstream s = NULL, s2 = NULL;
+	CUevent e1 = NULL, e2 = NULL, e3 = NULL;
+	unsigned int fl = 99;
+	float ms = -1;
+	CUcontext c = NULL;
+
+	if (setup())
+		return;
+	C("cuStreamCreate(flags 2)", "cuStreamCreate", f_streamcreate, &s, 2);
+	C("cuStreamCreate(NULL)", "cuStreamCreate", f_streamcreate, NULL, 0);
+	if (C("cuStreamCreate(NON_BLOCKING)", "cuStreamCreate", f_streamcreate, &s, 1))
+		return;
+	if (!C("cuStreamGetFlags", "cuStreamGetFlags", f_streamflags, s, &fl))
+		out("cuStreamGetFlags.value", "%u", fl);
+	if (!C("cuStreamGetCtx", "cuStreamGetCtx", f_streamflags, s, (unsigned int *)&c))
+		out("cuStreamGetCtx.value", "%s", c == pctx ? "primary" : "other");
+	C("cuStreamQuery(idle)", "cuStreamQuery", f_stream, s);
+	C("cuStreamQuery(NULL stream)", "cuStreamQuery", f_stream, NULL);
+	C("cuStreamSynchronize(NULL stream)", "cuStreamSynchronize", f_stream, NULL);
+	C("cuStreamCreate(default)", "cuStreamCreate", f_streamcreate, &s2, 0);
+	C("cuEventCreate(flags 0x10)", "cuEventCreate", f_eventcreate, &e1, 0x10);
+	C("cuEventCreate(NULL)", "cuEventCreate", f_eventcreate, NULL, 0);
+	C("cuEventCreate(default)", "cuEventCreate", f_eventcreate, &e1, 0);
+	C("cuEventCreate(DISABLE_TIMING)", "cuEventCreate", f_eventcreate, &e2, 2);
+	C("cuEventCreate(BLOCKING_SYNC)", "cuEventCreate", f_eventcreate, &e3, 1);
+	C("cuEventQuery(unrecorded)", "cuEventQuery", f_event, e1);
+	C("cuEventSynchronize(unrecorded)", "cuEventSynchronize", f_event, e1);
+	C("cuEventElapsedTime_v2(unrecorded)", "cuEventElapsedTime_v2", f_elapsed, &ms, e1, e3);
+	C("cuEventRecord(stream)", "cuEventRecord", f_eventrecord, e1, s);
+	C("cuEventRecord(NULL stream)", "cuEventRecord", f_eventrecord, e3, NULL);
+	C("cuEventRecord(no timing)", "cuEventRecord", f_eventrecord, e2, s);
+	C("cuEventSynchronize", "cuEventSynchronize", f_event, e3);
+	C("cuEventQuery(recorded)", "cuEventQuery", f_event, e1);
+	if (!C("cuEventElapsedTime_v2", "cuEventElapsedTime_v2", f_elapsed, &ms, e1, e3))
+		out("cuEventElapsedTime_v2.value", "%s", ms >= 0 ? ">=0" : "<0");
+	C("cuEventElapsedTime_v2(no timing)", "cuEventElapsedTime_v2", f_elapsed, &ms, e1, e2);
+	C("cuEventElapsedTime_v2(NULL out)", "cuEventElapsedTime_v2", f_elapsed, NULL, e1, e3);
+	C("cuStreamWaitEvent", "cuStreamWaitEvent", f_waitevent, s2, e1, 0);
+	C("cuStreamWaitEvent(flags 4)", "cuStreamWaitEvent", f_waitevent, s2, e1, 4);
+	C("cuStreamQuery(after wait)", "cuStreamQuery", f_stream, s2);
+	C("cuEventRecord(NULL event)", "cuEventRecord", f_eventrecord, NULL, s);
+	C("cuEventQuery(NULL)", "cuEventQuery", f_event, NULL);
+	C("cuEventDestroy_v2", "cuEventDestroy_v2", f_event, e1);
+	C("cuEventDestroy_v2(e2)", "cuEventDestroy_v2", f_event, e2);
+	C("cuEventDestroy_v2(e3)", "cuEventDestroy_v2", f_event, e3);
+	C("cuEventDestroy_v2(NULL)", "cuEventDestroy_v2", f_event, NULL);
+	C("cuStreamDestroy_v2", "cuStreamDestroy_v2", f_stream, s);
+	C("cuStreamDestroy_v2(s2)", "cuStreamDestroy_v2", f_stream, s2);
+	C("cuStreamDestroy_v2(NULL)", "cuStreamDestroy_v2", f_stream, NULL);
+}
+
+static void s_vmm(void)
+{
+	CUmemAllocationProp prop;
+	CUmemAccessDesc acc;
+	CUmemGenericAllocationHandle h = 0, h2 = 0;
+	CUdeviceptr va = 0, va2 = 0, base = 0;
+	size_t gmin = 0, grec = 0, rs = 0;
+	unsigned char buf[64];
+	char key[96];
+
+	if (setup())
+		return;
+	memset(&prop, 0, sizeof(prop));
+	prop.type = 1;			/* CU_MEM_ALLOCATION_TYPE_PINNED */
+	prop.location.type = 1;		/* CU_MEM_LOCATION_TYPE_DEVICE */
+	prop.location.id = dev;
+	for (int rdma = 0; rdma < 2; rdma++) {
+		prop.allocFlags.gpuDirectRDMACapable = (unsigned char)rdma;
+		snprintf(key, sizeof(key), "granularity.min.rdma%d", rdma);
+		if (!C(key, "cuMemGetAllocationGranularity", f_gran, &gmin, &prop, 0)) {
+			strcat(key, ".value");
+			out(key, "%zu", gmin);
+		}
+		snprintf(key, sizeof(key), "granularity.rec.rdma%d", rdma);
+		if (!C(key, "cuMemGetAllocationGranularity", f_gran, &grec, &prop, 1)) {
+			strcat(key, ".value");
+			out(key, "%zu", grec);
+		}
+	}
+	C("granularity(flags 2)", "cuMemGetAllocationGranularity", f_gran, &gmin, &prop, 2);
+	C("granularity(NULL prop)", "cuMemGetAllocationGranularity", f_gran, &gmin, NULL, 0);
+	prop.location.id = 7;
+	C("granularity(dev 7)", "cuMemGetAllocationGranularity", f_gran, &gmin, &prop, 0);
+	prop.location.id = dev;
+	prop.type = 0;
+	C("granularity(type 0)", "cuMemGetAllocationGranularity", f_gran, &gmin, &prop, 0);
+	prop.type = 1;
+	if (!gmin)
+		gmin = 2 << 20;
+	prop.allocFlags.gpuDirectRDMACapable = 1;
+	C("cuMemCreate(size gran/2)", "cuMemCreate", f_memcreate, &h, gmin / 2, &prop, 0);
+	C("cuMemCreate(size 0)", "cuMemCreate", f_memcreate, &h, 0, &prop, 0);
+	C("cuMemCreate(flags 1)", "cuMemCreate", f_memcreate, &h, gmin, &prop, 1);
+	C("cuMemCreate(NULL)", "cuMemCreate", f_memcreate, NULL, gmin, &prop, 0);
+	if (C("cuMemCreate(2 gran)", "cuMemCreate", f_memcreate, &h, 2 * gmin, &prop, 0))
+		return;
+	C("cuMemAddressReserve(size gran/2)", "cuMemAddressReserve", f_reserve, &va, gmin / 2, 0, 0, 0);
+	C("cuMemAddressReserve(align 3)", "cuMemAddressReserve", f_reserve, &va, gmin, 3, 0, 0);
+	if (C("cuMemAddressReserve(4 gran)", "cuMemAddressReserve", f_reserve, &va, 4 * gmin, 0, 0, 0))
+		return;
+	out("cuMemAddressReserve.align", "%s", align_class(va));
+	if (!C("cuMemAddressReserve(second)", "cuMemAddressReserve", f_reserve, &va2, gmin, 0, 0, 0))
+		C("cuMemAddressFree(second)", "cuMemAddressFree", f_addrfree, va2, gmin);
+	pointer_lines("reserved", va);
+	C("cuMemMap(offset gran/2)", "cuMemMap", f_map, va, gmin, gmin / 2, h, 0);
+	C("cuMemMap(va unaligned)", "cuMemMap", f_map, va + 4096, gmin, 0, h, 0);
+	C("cuMemMap(size > handle)", "cuMemMap", f_map, va, 3 * gmin, 0, h, 0);
+	C("cuMemMap(flags 1)", "cuMemMap", f_map, va, gmin, 0, h, 1);
+	C("cuMemMap", "cuMemMap", f_map, va, 2 * gmin, 0, h, 0);
+	C("cuMemMap(again)", "cuMemMap", f_map, va, 2 * gmin, 0, h, 0);
+	pointer_lines("mapped_noaccess", va);
+	memset(&acc, 0, sizeof(acc));
+	acc.location.type = 1;
+	acc.location.id = dev;
+	acc.flags = 3;
+	C("cuMemSetAccess(unmapped part)", "cuMemSetAccess", f_setaccess, va, 4 * gmin, &acc, 1);
+	C("cuMemSetAccess(count 0)", "cuMemSetAccess", f_setaccess, va, 2 * gmin, &acc, 0);
+	C("cuMemSetAccess", "cuMemSetAccess", f_setaccess, va, 2 * gmin, &acc, 1);
+	pointer_lines("mapped", va);
+	pointer_lines("mapped+gran", va + gmin);
+	if (!C("vmm.cuMemGetAddressRange_v2", "cuMemGetAddressRange_v2", f_range, &base, &rs, va + 100))
+		out("vmm.range", "%s size=%s", base == va ? "=va" : "other", rs == 2 * gmin ? "2gran" : rs == gmin ? "gran" : "other");
+	memset(buf, 0x3c, sizeof(buf));
+	C("vmm.cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2", f_htod, va + gmin - 32, buf, 64);
+	memset(buf, 0, sizeof(buf));
+	C("vmm.cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2", f_dtoh, buf, va + gmin - 32, 64);
+	out("vmm.data", "%s", check_bytes(buf, 64, 0x3c) ? "equal" : "differs");
+	C("vmm.cuMemFree_v2", "cuMemFree_v2", f_dptr, va);
+	C("cuMemRelease(mapped)", "cuMemRelease", f_release, h);
+	C("vmm.after_release.cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2", f_dtoh, buf, va, 64);
+	C("cuMemUnmap(part)", "cuMemUnmap", f_unmap, va, gmin);
+	C("cuMemUnmap(unaligned)", "cuMemUnmap", f_unmap, va + 4096, gmin);
+	C("cuMemUnmap", "cuMemUnmap", f_unmap, va, 2 * gmin);
+	C("cuMemUnmap(again)", "cuMemUnmap", f_unmap, va, 2 * gmin);
+	C("cuMemAddressFree(part)", "cuMemAddressFree", f_addrfree, va, gmin);
+	C("cuMemAddressFree", "cuMemAddressFree", f_addrfree, va, 4 * gmin);
+	C("cuMemAddressFree(again)", "cuMemAddressFree", f_addrfree, va, 4 * gmin);
+	/* without gpuDirectRDMACapable */
+	prop.allocFlags.gpuDirectRDMACapable = 0;
+	if (!C("cuMemCreate(no rdma)", "cuMemCreate", f_memcreate, &h2, gmin, &prop, 0)) {
+		if (!C(NULL, "cuMemAddressReserve", f_reserve, &va, gmin, 0, 0, 0)) {
+			C("norda.cuMemMap", "cuMemMap", f_map, va, gmin, 0, h2, 0);
+			C("norda.cuMemSetAccess", "cuMemSetAccess", f_setaccess, va, gmin, &acc, 1);
+			pointer_lines("nordma", va);
+			C(NULL, "cuMemUnmap", f_unmap, va, gmin);
+			C(NULL, "cuMemAddressFree", f_addrfree, va, gmin);
+		}
+		C("cuMemRelease(no rdma)", "cuMemRelease", f_release, h2);
+	}
+	/* last: handles that no longer exist */
+	C("cuMemRelease(released)", "cuMemRelease", f_release, h);
+}
+
+typedef CUresult (*f_wait32)(CUstream, CUdeviceptr, unsigned int, unsigned int);
+typedef CUresult (*f_wait64)(CUstream, CUdeviceptr, unsigned long long, unsigned int);
+typedef struct { char reserved[64]; } CUipcHandle;
+typedef CUresult (*f_ipcget)(CUipcHandle *, CUdeviceptr);
+typedef CUresult (*f_ipcopen)(CUdeviceptr *, CUipcHandle, unsigned int);
+typedef CUresult (*f_ipcevget)(CUipcHandle *, CUevent);
+typedef CUresult (*f_ipcevopen)(CUevent *, CUipcHandle);
+typedef CUresult (*f_rangehandle)(void *, CUdeviceptr, size_t, int, unsigned long long);
+typedef CUresult (*f_launch)(void *, unsigned int, unsigned int, unsigned int,
+			     unsigned int, unsigned int, unsigned int,
+			     unsigned int, CUstream, void **, void **);
+
+static volatile unsigned int *release_word;
+
+static void *release_later(void *arg)
+{
+	(void)arg;
+	usleep(200 * 1000);
+	*release_word = 5;
+	return NULL;
+}
+
+/* Stream memory operations: a wait on a word the host writes later. */
+static void s_memops(void)
+{
+	CUstream s = NULL;
+	CUdeviceptr d = 0, hd = 0;
+	unsigned int *m;
+	unsigned long long v64 = 0;
+	unsigned int v32 = 0;
+	pthread_t t;
+
+	if (setup())
+		return;
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED || C(NULL, "cuMemAlloc_v2", f_alloc, &d, 4096) ||
+	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1))
+		return;
+	C("cuMemsetD8_v2", "cuMemsetD8_v2", f_memset8, d, 0, 4096);
+	C("write32", "cuStreamWriteValue32_v2", f_wait32, s, d, 0x1234, 0);
+	C("write32(NO_MEMORY_BARRIER)", "cuStreamWriteValue32_v2", f_wait32, s, d + 4, 0x5678, 1);
+	C("write32(flags 4)", "cuStreamWriteValue32_v2", f_wait32, s, d, 1, 4);
+	C("write32(unaligned)", "cuStreamWriteValue32_v2", f_wait32, s, d + 2, 1, 0);
+	C("write64", "cuStreamWriteValue64_v2", f_wait64, s, d + 8, 0x1122334455667788ull, 0);
+	C("write64(unaligned)", "cuStreamWriteValue64_v2", f_wait64, s, d + 4, 1, 0);
+	C("wait32(satisfied GEQ)", "cuStreamWaitValue32_v2", f_wait32, s, d, 0x1000, 0);
+	C("wait32(satisfied EQ)", "cuStreamWaitValue32_v2", f_wait32, s, d, 0x1234, 1);
+	C("wait32(satisfied AND)", "cuStreamWaitValue32_v2", f_wait32, s, d, 0x4, 2);
+	C("wait64(satisfied)", "cuStreamWaitValue64_v2", f_wait64, s, d + 8, 0x1122334455667788ull, 1);
+	C("wait32(flags 9)", "cuStreamWaitValue32_v2", f_wait32, s, d, 0, 9);
+	C("wait32(unaligned)", "cuStreamWaitValue32_v2", f_wait32, s, d + 1, 0, 0);
+	C("cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
+	C(NULL, "cuMemcpyDtoH_v2", f_dtoh, &v32, d, 4);
+	C(NULL, "cuMemcpyDtoH_v2", f_dtoh, &v64, d + 8, 8);
+	out("written", "%x %llx", v32, v64);
+	if (C("cuMemHostRegister_v2(DEVICEMAP)", "cuMemHostRegister_v2", f_hostreg, m, 4096, 2) ||
+	    C("cuMemHostGetDevicePointer_v2", "cuMemHostGetDevicePointer_v2", f_hostdevptr, &hd, m, 0))
+		return;
+	release_word = m;
+	*m = 0;
+	C("wait32(host word, GEQ 5)", "cuStreamWaitValue32_v2", f_wait32, s, hd, 5, 0);
+	C("write32(after wait)", "cuStreamWriteValue32_v2", f_wait32, s, d, 0xabcd, 0);
+	C("cuStreamQuery(waiting)", "cuStreamQuery", f_stream, s);
+	if (pthread_create(&t, NULL, release_later, NULL))
+		return;
+	C("cuStreamSynchronize(released)", "cuStreamSynchronize", f_stream, s);
+	pthread_join(t, NULL);
+	C(NULL, "cuMemcpyDtoH_v2", f_dtoh, &v32, d, 4);
+	out("after_release", "%x", v32);
+	C("write32(host word)", "cuStreamWriteValue32_v2", f_wait32, s, hd, 77, 0);
+	C("cuStreamSynchronize(host write)", "cuStreamSynchronize", f_stream, s);
+	out("host_word", "%u", *m);
+	C(NULL, "cuMemHostUnregister", f_ptr, m);
+	C(NULL, "cuStreamDestroy_v2", f_stream, s);
+	C(NULL, "cuMemFree_v2", f_dptr, d);
+}
+
+/* IPC: a handle made here, opened by a second process. */
+static void s_ipc(void)
+{
+	int to_child[2], pid, st;
+	CUipcHandle h;
+	CUdeviceptr d = 0, o = 0;
+	CUevent e = NULL, e2 = NULL;
+	unsigned char buf[256];
+
+	if (pipe(to_child))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		close(to_child[1]);
+		if (read(to_child[0], &h, sizeof(h)) != (ssize_t)sizeof(h))
+			_exit(1);
+		section = "ipc.child";
+		if (setup())
+			_exit(1);
+		if (!C("cuIpcOpenMemHandle_v2", "cuIpcOpenMemHandle_v2", f_ipcopen, &o, h, 1)) {
+			C("cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2", f_dtoh, buf, o, sizeof(buf));
+			out("data", "%s", check_bytes(buf, sizeof(buf), 0x42) ? "equal" : "differs");
+			pointer_lines("child_opened", o);
+			C("cuMemFree_v2(opened)", "cuMemFree_v2", f_dptr, o);
+			C("cuIpcCloseMemHandle", "cuIpcCloseMemHandle", f_dptr, o);
+			C("cuIpcCloseMemHandle(again)", "cuIpcCloseMemHandle", f_dptr, o);
+		}
+		_exit(0);
+	}
+	close(to_child[0]);
+	memset(&h, 0, sizeof(h));
+	if (!setup() && !C("cuMemAlloc_v2", "cuMemAlloc_v2", f_alloc, &d, 2 << 20)) {
+		C(NULL, "cuMemsetD8_v2", f_memset8, d, 0x42, 2 << 20);
+		C("cuIpcGetMemHandle", "cuIpcGetMemHandle", f_ipcget, &h, d);
+		C("cuIpcGetMemHandle(interior)", "cuIpcGetMemHandle", f_ipcget, &h, d + 4096);
+		C("cuIpcGetMemHandle(NULL)", "cuIpcGetMemHandle", f_ipcget, NULL, d);
+		C("cuIpcGetMemHandle(host)", "cuIpcGetMemHandle", f_ipcget, &h, (CUdeviceptr)(uintptr_t)buf);
+		C("cuIpcGetMemHandle", "cuIpcGetMemHandle", f_ipcget, &h, d);
+		C("cuIpcOpenMemHandle_v2(own)", "cuIpcOpenMemHandle_v2", f_ipcopen, &o, h, 1);
+		C("cuEventCreate(INTERPROCESS)", "cuEventCreate", f_eventcreate, &e, 6);
+		C("cuIpcGetEventHandle", "cuIpcGetEventHandle", f_ipcevget, (CUipcHandle *)buf, e);
+		C("cuEventCreate(default)", "cuEventCreate", f_eventcreate, &e2, 0);
+		C("cuIpcGetEventHandle(not interprocess)", "cuIpcGetEventHandle", f_ipcevget, (CUipcHandle *)buf, e2);
+	}
+	if (write(to_child[1], &h, sizeof(h)) != (ssize_t)sizeof(h))
+		out("pipe", "failed");
+	close(to_child[1]);
+	waitpid(pid, &st, 0);
+	out("child_end", "%s", WIFEXITED(st) ? "exit" : "signal");
+}
+
+static void s_dmabuf(void)
+{
+	CUdeviceptr d = 0;
+	int fd = -1;
+	int v = -1;
+
+	if (setup())
+		return;
+	C(NULL, "cuDeviceGetAttribute", f_attr, &v, 124, dev);
+	out("DMA_BUF_SUPPORTED", "%d", v);
+	if (C(NULL, "cuMemAlloc_v2", f_alloc, &d, 4 << 20))
+		return;
+	if (!C("range(2 MiB)", "cuMemGetHandleForAddressRange", f_rangehandle, &fd, d, 2 << 20, 1, 0)) {
+		out("range(2 MiB).fd", "%s", fd >= 0 ? ">=0" : "<0");
+		if (fd >= 0)
+			close(fd);
+	}
+	C("range(unaligned start)", "cuMemGetHandleForAddressRange", f_rangehandle, &fd, d + 4096, 1 << 20, 1, 0);
+	C("range(unaligned size)", "cuMemGetHandleForAddressRange", f_rangehandle, &fd, d, 4096, 1, 0);
+	C("range(past end)", "cuMemGetHandleForAddressRange", f_rangehandle, &fd, d, 8 << 20, 1, 0);
+	C("range(type 0)", "cuMemGetHandleForAddressRange", f_rangehandle, &fd, d, 2 << 20, 0, 0);
+	C("range(flags 2)", "cuMemGetHandleForAddressRange", f_rangehandle, &fd, d, 2 << 20, 1, 2);
+	C("range(NULL)", "cuMemGetHandleForAddressRange", f_rangehandle, NULL, d, 2 << 20, 1, 0);
+	C(NULL, "cuMemFree_v2", f_dptr, d);
+	C("range(freed)", "cuMemGetHandleForAddressRange", f_rangehandle, &fd, d, 2 << 20, 1, 0);
+}
+
+static void s_compute(void)
+{
+	void *mod = NULL;
+	static const char junk[] = "not a module";
+
+	if (setup())
+		return;
+	C("cuModuleLoadData(junk)", "cuModuleLoadData", f_moddata, &mod, junk);
+	C("cuModuleLoadData(NULL)", "cuModuleLoadData", f_moddata, &mod, NULL);
+	C("cuLaunchKernel(NULL)", "cuLaunchKernel", f_launch, NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+}
+
+static const struct { const char *name; void (*fn)(void); } sections[] = {
+	{ "init", s_init }, { "symbols", s_symbols }, { "procaddr", s_procaddr },
+	{ "device", s_device }, { "ctx", s_ctx }, { "alloc", s_alloc },
+	{ "pointer", s_pointer }, { "host", s_host }, { "copy", s_copy },
+	{ "stream", s_stream }, { "vmm", s_vmm }, { "memops", s_memops },
+	{ "ipc", s_ipc }, { "dmabuf", s_dmabuf }, { "compute", s_compute },
+};
+
+/*
+ * Probes: bad input that may crash a driver (NVIDIA's dereferences some NULL
+ * arguments), each in a process of its own; a crash shows as
+ * "probe.NAME.end = signal N".
+ */
+static void p_proc_null_symbol(void)
+{
+	void *p;
+
+	C("rc", "cuGetProcAddress_v2", f_proc, NULL, &p, 13000, 0, NULL);
+}
+
+static void p_proc_null_pfn(void)
+{
+	C("rc", "cuGetProcAddress_v2", f_proc, "cuInit", NULL, 13000, 0, NULL);
+}
+
+static void p_proc_bad_flags(void)
+{
+	void *p;
+
+	C("rc", "cuGetProcAddress_v2", f_proc, "cuInit", &p, 13000, 8, NULL);
+}
+
+static void p_name_len0(void)
+{
+	char name[8];
+
+	C("rc", "cuDeviceGetName", f_name, name, 0, dev);
+}
+
+static void p_name_null(void)
+{
+	C("rc", "cuDeviceGetName", f_name, NULL, 16, dev);
+}
+
+static void p_name_dev7(void)
+{
+	char name[64];
+
+	C("rc", "cuDeviceGetName", f_name, name, sizeof(name), 7);
+}
+
+static void p_uuid_null(void)
+{
+	C("rc", "cuDeviceGetUuid_v2", f_uuid, NULL, dev);
+}
+
+static void p_uuid_dev7(void)
+{
+	CUuuid u;
+
+	C("rc", "cuDeviceGetUuid_v2", f_uuid, &u, 7);
+}
+
+static void p_totalmem_null(void)
+{
+	C("rc", "cuDeviceTotalMem_v2", f_totalmem, NULL, dev);
+}
+
+static void p_totalmem_dev7(void)
+{
+	size_t t;
+
+	C("rc", "cuDeviceTotalMem_v2", f_totalmem, &t, 7);
+}
+
+static void p_attr_null(void)
+{
+	C("rc", "cuDeviceGetAttribute", f_attr, NULL, 1, dev);
+}
+
+static void p_attr_dev7(void)
+{
+	int v;
+
+	C("rc", "cuDeviceGetAttribute", f_attr, &v, 1, 7);
+}
+
+static void p_attr_0(void)
+{
+	int v;
+
+	C("rc", "cuDeviceGetAttribute", f_attr, &v, 0, dev);
+}
+
+static void p_attr_148(void)
+{
+	int v;
+
+	C("rc", "cuDeviceGetAttribute", f_attr, &v, 148, dev);
+}
+
+static void p_meminfo_null(void)
+{
+	C("rc", "cuMemGetInfo_v2", f_meminfo, NULL, NULL);
+}
+
+static void p_ctxgetdevice_null(void)
+{
+	C("rc", "cuCtxGetDevice", f_pdev, NULL);
+}
+
+static const struct { const char *name; void (*fn)(void); } probes[] = {
+	{ "cuGetProcAddress_v2(NULL symbol)", p_proc_null_symbol },
+	{ "cuGetProcAddress_v2(NULL pfn)", p_proc_null_pfn },
+	{ "cuGetProcAddress_v2(flags 8)", p_proc_bad_flags },
+	{ "cuDeviceGetName(len 0)", p_name_len0 },
+	{ "cuDeviceGetName(NULL)", p_name_null },
+	{ "cuDeviceGetName(dev 7)", p_name_dev7 },
+	{ "cuDeviceGetUuid_v2(NULL)", p_uuid_null },
+	{ "cuDeviceGetUuid_v2(dev 7)", p_uuid_dev7 },
+	{ "cuDeviceTotalMem_v2(NULL)", p_totalmem_null },
+	{ "cuDeviceTotalMem_v2(dev 7)", p_totalmem_dev7 },
+	{ "cuDeviceGetAttribute(NULL)", p_attr_null },
+	{ "cuDeviceGetAttribute(dev 7)", p_attr_dev7 },
+	{ "cuDeviceGetAttribute(0)", p_attr_0 },
+	{ "cuDeviceGetAttribute(148)", p_attr_148 },
+	{ "cuMemGetInfo_v2(NULL, NULL)", p_meminfo_null },
+	{ "cuCtxGetDevice(NULL)", p_ctxgetdevice_null },
+};
+
+static int run_probe(size_t i)
+{
+	static char name[128];
+
+	snprintf(name, sizeof(name), "probe.%s", probes[i].name);
+	section = name;
+	alarm(60);
+	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		out("dlopen", "failed");
+		return 1;
+	}
+	if (setup())
+		return 1;
+	probes[i].fn();
+	return 0;
+}
+
+/* Runs fn(i) in a child process; prints how it ended under @name. */
+static int in_child(int (*fn)(size_t), size_t i, const char *name)
+{
+	char key[160];
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return -1;
+	}
+	if (pid == 0)
+		_exit(fn(i));
+	if (waitpid(pid, &st, 0) != pid) {
+		perror("waitpid");
+		return -1;
+	}
+	snprintf(key, sizeof(key), "%s.end", name);
+	section = "";
+	printf("%s = ", key);
+	if (WIFSIGNALED(st))
+		printf("signal %d\n", WTERMSIG(st));
+	else
+		printf("exit %d\n", WEXITSTATUS(st));
+	return 0;
+}
+
+static int run_section(size_t i)
+{
+	section = sections[i].name;
+	alarm(60);	/* a wait that is never released ends as SIGALRM */
+	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		out("dlopen", "failed");
+		return 1;
+	}
+	sections[i].fn();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	size_t n = sizeof(sections) / sizeof(sections[0]);
+	char name[160];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s all|SECTION|list\n", argv[0]);
+		return 2;
+	}
+	if (!strcmp(argv[1], "list")) {
+		for (size_t i = 0; i < n; i++)
+			puts(sections[i].name);
+		for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
+			printf("probe.%s\n", probes[i].name);
+		return 0;
+	}
+	if (!strcmp(argv[1], "all")) {
+		for (size_t i = 0; i < n; i++)
+			if (in_child(run_section, i, sections[i].name))
+				return 1;
+		for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+			snprintf(name, sizeof(name), "probe.%s", probes[i].name);
+			if (in_child(run_probe, i, name))
+				return 1;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(argv[1], sections[i].name))
+			return run_section(i);
+	fprintf(stderr, "%s: no section %s\n", argv[0], argv[1]);
+	return 2;
+}

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/*
+ * copy.c - cuMemcpy (unified addressing), 16- and 32-bit memsets, the
+ * asynchronous copies and memsets, and cuMemAllocPitch
+ *
+ * Asynchronous operations check their stream and run at once: the stream
+ * order is kept because nothing is ever left queued.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "nvp2p_emu.h"
+
+static bool is_device(uint64_t p)
+{
+	bool dev;
+
+	pthread_mutex_lock(&emu.lock);
+	dev = emu_find_alloc(p) != NULL;
+	pthread_mutex_unlock(&emu.lock);
+	return dev;
+}
+
+/* The kind of each pointer decides the copy, as with UVA. */
+EMU_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	CUresult r = emu_need_ctx();
+	bool dd, sd;
+
+	if (r)
+		return r;
+	if (!n)
+		return CUDA_SUCCESS;
+	if (!dst || !src)
+		return CUDA_ERROR_INVALID_VALUE;
+	dd = is_device(dst);
+	sd = is_device(src);
+	if (!dd && !sd) {
+		memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+		return CUDA_SUCCESS;
+	}
+	return emu_copy(dst, src, n, dd && sd ? NVP2P_EMU_DTOD :
+				     dd ? NVP2P_EMU_HTOD : NVP2P_EMU_DTOH);
+}
+
+/* Fill with a 2- or 4-byte pattern: a page of it, copied in over and over. */
+static CUresult memset_pattern(CUdeviceptr dst, const void *pat, size_t width,
+			       size_t count)
+{
+	unsigned char page[4096];
+	size_t bytes = count * width, done = 0;
+	CUresult r = emu_need_ctx();
+
+	if (r)
+		return r;
+	if (dst % width || count > SIZE_MAX / width)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!count)
+		return CUDA_SUCCESS;
+	if (!emu_device_range(dst, bytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < sizeof(page); i += width)
+		memcpy(page + i, pat, width);
+	while (done < bytes) {
+		size_t n = bytes - done < sizeof(page) ? bytes - done : sizeof(page);
+
+		r = emu_copy(dst + done, (uint64_t)(uintptr_t)page, n, NVP2P_EMU_HTOD);
+		if (r)
+			return r;
+		done += n;
+	}
+	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short us, size_t n)
+{
+	return memset_pattern(dst, &us, sizeof(us), n);
+}
+
+EMU_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int ui, size_t n)
+{
+	return memset_pattern(dst, &ui, sizeof(ui), n);
+}
+
+EMU_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src,
+					 size_t n, CUstream s)
+{
+	CUresult r = emu_check_stream(s);
+
+	return r ? r : cuMemcpyHtoD_v2(dst, src, n);
+}
+
+EMU_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n,
+					 CUstream s)
+{
+	CUresult r = emu_check_stream(s);
+
+	return r ? r : cuMemcpyDtoH_v2(dst, src, n);
+}
+
+EMU_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src,
+					 size_t n, CUstream s)
+{
+	CUresult r = emu_check_stream(s);
+
+	return r ? r : cuMemcpyDtoD_v2(dst, src, n);
+}
+
+EMU_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n,
+				  CUstream s)
+{
+	CUresult r = emu_check_stream(s);
+
+	return r ? r : cuMemcpy(dst, src, n);
+}
+
+EMU_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n,
+				    CUstream s)
+{
+	CUresult r = emu_check_stream(s);
+
+	return r ? r : cuMemsetD8_v2(dst, uc, n);
+}
+
+EMU_EXPORT CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short us,
+				     size_t n, CUstream s)
+{
+	CUresult r = emu_check_stream(s);
+
+	return r ? r : cuMemsetD16_v2(dst, us, n);
+}
+
+EMU_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int ui, size_t n,
+				     CUstream s)
+{
+	CUresult r = emu_check_stream(s);
+
+	return r ? r : cuMemsetD32_v2(dst, ui, n);
+}
+
+/*
+ * Rows padded to 512 bytes, as the driver pads them on this GPU
+ * (TEXTURE_ALIGNMENT); element sizes 4, 8 and 16 only.
+ */
+EMU_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch,
+				       size_t width, size_t height,
+				       unsigned int elem)
+{
+	size_t p;
+	CUresult r;
+
+	if (!dptr || !pitch || !width || !height ||
+	    (elem != 4 && elem != 8 && elem != 16))
+		return CUDA_ERROR_INVALID_VALUE;
+	p = (width + 511) & ~(size_t)511;
+	if (p < width || height > SIZE_MAX / p)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = cuMemAlloc_v2(dptr, p * height);
+	if (!r)
+		*pitch = p;
+	return r;
+}
+
+/* The per-thread-default-stream names of the same calls. */
+EMU_ALIAS(cuMemcpy_ptds, cuMemcpy);
+EMU_ALIAS(cuMemcpyAsync_ptsz, cuMemcpyAsync);
+EMU_ALIAS(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync_v2);
+EMU_ALIAS(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync_v2);
+EMU_ALIAS(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync_v2);
+EMU_ALIAS(cuMemsetD16_v2_ptds, cuMemsetD16_v2);
+EMU_ALIAS(cuMemsetD32_v2_ptds, cuMemsetD32_v2);
+EMU_ALIAS(cuMemsetD8Async_ptsz, cuMemsetD8Async);
+EMU_ALIAS(cuMemsetD16Async_ptsz, cuMemsetD16Async);
+EMU_ALIAS(cuMemsetD32Async_ptsz, cuMemsetD32Async);
