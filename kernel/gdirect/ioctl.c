@@ -45,12 +45,27 @@ static int gd_gdr_reserve(struct gd_ctx *ctx, u64 len, u64 *handle)
 		return -ENOMEM;		/* gdrdrv's answer to handle overflow */
 	}
 	ctx->gdr_next = h + step;
-	ret = __xa_insert(&ctx->regs, h, NULL, GFP_KERNEL);
+	ret = __xa_insert(&ctx->regs, h, NULL, GFP_KERNEL_ACCOUNT);
 	xa_unlock(&ctx->regs);
 	if (ret)
 		return ret == -EBUSY ? -ENOSPC : ret;
 	*handle = h;
 	return 0;
+}
+
+/*
+ * A failed pin gives its handle range back when no later pin took the
+ * next one, so a stream of failing pins cannot use up the handle space
+ * (gdrdrv hands out handles only on success).
+ */
+static void gd_gdr_unreserve(struct gd_ctx *ctx, u64 handle, u64 len)
+{
+	u64 step = max_t(u64, 1, len >> PAGE_SHIFT);
+
+	xa_lock(&ctx->regs);
+	if (ctx->gdr_next == handle + step)
+		ctx->gdr_next = handle;
+	xa_unlock(&ctx->regs);
 }
 
 /**
@@ -144,6 +159,8 @@ int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
 	ret = gd_reg_pin(r);
 	if (ret) {
 		xa_release(&ctx->regs, id);
+		if (ctx->gdrdrv)
+			gd_gdr_unreserve(ctx, id, len);
 		gd_reg_put(r);
 		return ret;
 	}

@@ -244,6 +244,12 @@ int gd_ctx_open(struct inode *inode, struct file *filp, bool gdrdrv)
 	gd_owner_current(&ctx->owner);
 	ctx->gdrdrv = gdrdrv;
 	ctx->gdr_next = 1;
+	/*
+	 * /dev/gdrdrv has no read(): its users learn of a revocation through
+	 * GET_CB_FLAG.  A queued event would hold the registration, with its
+	 * cap charge and status slot, until close.
+	 */
+	ctx->ev_closed = gdrdrv;
 	xa_init_flags(&ctx->regs, XA_FLAGS_ALLOC1);
 	ida_init(&ctx->slots);
 	spin_lock_init(&ctx->ev_lock);
