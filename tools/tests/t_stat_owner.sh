@@ -12,6 +12,9 @@ if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
 	echo "SKIP: needs root and setpriv (to act as two users)"; exit 77
 fi
 other=65534
+if ! setpriv --reuid=$other --regid=$other --clear-groups "$gd" version >/dev/null 2>&1; then
+	echo "SKIP: uid $other cannot run $gd (its directories are not open to it)"; exit 77
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
