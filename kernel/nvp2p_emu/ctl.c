@@ -7,6 +7,7 @@
  * by the process that opened it; closing it frees all its memory, revoking
  * third-party pins as the NVIDIA driver does at process exit.
  */
+#include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -28,7 +29,7 @@ static int emu_open(struct inode *inode, struct file *file)
 
 	if (!emu)
 		return -ENODEV;
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&f->allocs);
@@ -37,8 +38,14 @@ static int emu_open(struct inode *inode, struct file *file)
 	f->p2p_token = get_random_u64() | 1;
 	f->va_space = atomic_inc_return(&emu_next_va_space);
 	mutex_lock(&emu->lock);
-	list_add_tail(&f->node, &emu->files);
+	f->user = emu_user_get(current_uid());
+	if (f->user)
+		list_add_tail(&f->node, &emu->files);
 	mutex_unlock(&emu->lock);
+	if (!f->user) {
+		kfree(f);
+		return -ENOMEM;
+	}
 	file->private_data = f;
 	return 0;
 }
@@ -52,6 +59,8 @@ static int emu_release(struct inode *inode, struct file *file)
 	list_for_each_entry_safe(a, tmp, &f->allocs, node)
 		emu_alloc_free(a);
 	list_del(&f->node);
+	f->user->files--;
+	emu_user_put(f->user);
 	mutex_unlock(&emu->lock);
 	kfree(f);
 	return 0;
@@ -326,11 +335,11 @@ static struct miscdevice emu_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "nvp2p_emu",
 	.fops = &emu_fops,
-	.mode = 0666,
 };
 
 int emu_ctl_register(void)
 {
+	emu_misc.mode = emu_dev_mode & 0666;
 	return misc_register(&emu_misc);
 }
 

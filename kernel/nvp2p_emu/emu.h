@@ -29,6 +29,7 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 
 #include "nv-p2p.h"
 
@@ -66,6 +67,7 @@ struct emu_alloc {
 	u64 va;
 	u64 size;
 	u64 mem_offset;			/* offset in BAR2 */
+	struct emu_user *user;		/* charged for size */
 	struct list_head pins;		/* non-persistent emu_pins */
 };
 
@@ -96,9 +98,18 @@ struct emu_dma_map {
 	struct list_head node;		   /* emu_pin->dma_maps */
 };
 
+/* GPU memory allocated by one user, for max_mem_per_user_mb. */
+struct emu_user {
+	struct list_head node;		/* emu->users */
+	kuid_t uid;
+	u64 bytes;
+	unsigned int files;		/* open files of this user */
+};
+
 /* One open file of the control device: a process's GPU VA space. */
 struct emu_file {
 	struct list_head allocs;
+	struct emu_user *user;
 	pid_t tgid;
 	u64 p2p_token;
 	u32 va_space;
@@ -120,7 +131,8 @@ struct emu_dev {
 	struct mutex maps_lock;		/* pins, pin->dma_maps, nr_dma_maps */
 	struct list_head pins;
 	struct list_head files;
-	u16 *bar1_refs;			/* per 64 KiB page: pins mapping it */
+	struct list_head users;		/* struct emu_user, under lock */
+	u32 *bar1_refs;			/* per 64 KiB page: pins mapping it */
 	u64 bar1_size;
 	u64 bar1_reserved;
 	u64 bar1_used;
@@ -147,6 +159,8 @@ extern struct emu_dev *emu;		/* the bound device, or NULL */
 extern unsigned int emu_pin_latency_us;
 extern unsigned int emu_callback_delay_ms;
 extern unsigned int emu_unmap_delay_ms;
+extern unsigned int emu_max_mem_per_user_mb;
+extern unsigned short emu_dev_mode;
 #ifdef NVP2P_EMU_TEGRA
 extern unsigned int emu_dma_max_run_kb;
 #endif
@@ -158,6 +172,8 @@ int emu_alloc_create(struct emu_file *f, u64 va, u64 size,
 void emu_alloc_free(struct emu_alloc *a);
 void emu_alloc_put(struct emu_alloc *a);
 struct emu_file *emu_file_by_token(u64 p2p_token, u32 va_space);
+struct emu_user *emu_user_get(kuid_t uid);
+void emu_user_put(struct emu_user *u);
 
 /* pins.c */
 int emu_pin_range(u64 va, u64 len, unsigned int shift, u64 *entries);

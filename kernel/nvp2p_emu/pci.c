@@ -31,6 +31,15 @@ static unsigned int bar1_reserve_mb = 16;
 module_param(bar1_reserve_mb, uint, 0444);
 MODULE_PARM_DESC(bar1_reserve_mb, "BAR1 MiB reserved for internal use, never given to peers");
 
+unsigned int emu_max_mem_per_user_mb;
+module_param_named(max_mem_per_user_mb, emu_max_mem_per_user_mb, uint, 0644);
+MODULE_PARM_DESC(max_mem_per_user_mb,
+		 "GPU memory one user may hold allocated, in MiB; more fails with ENOMEM (0: no limit, as the NVIDIA driver)");
+
+unsigned short emu_dev_mode = 0660;
+module_param_named(dev_mode, emu_dev_mode, ushort, 0444);
+MODULE_PARM_DESC(dev_mode, "Permissions of /dev/nvp2p_emu (default: 0660; the NVIDIA driver's nodes default to 0666)");
+
 unsigned int emu_pin_latency_us;
 module_param_named(pin_latency_us, emu_pin_latency_us, uint, 0644);
 MODULE_PARM_DESC(pin_latency_us, "extra time each get_pages takes, in microseconds");
@@ -126,6 +135,7 @@ static int emu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_init(&e->maps_lock);
 	INIT_LIST_HEAD(&e->pins);
 	INIT_LIST_HEAD(&e->files);
+	INIT_LIST_HEAD(&e->users);
 
 	ret = pcim_enable_device(pdev);
 	if (ret)
