@@ -28,6 +28,7 @@
 #include <linux/memremap.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/rwsem.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
 
@@ -127,6 +128,15 @@ struct emu_dev {
 	struct list_head revoked;	/* pins whose table is not yet freed */
 #endif
 
+	/*
+	 * Unbound (sysfs unbind) while files or pins were left: the
+	 * device's memory is revoked, new work fails with -ENODEV, what is
+	 * left ends normally, and the struct lives until module unload.
+	 */
+	bool gone;			/* under lock, and active written */
+	struct rw_semaphore active;	/* control ioctls hold it for read */
+	struct list_head zombie_node;	/* emu_zombies, once replaced */
+
 	struct mutex lock;		/* the "RM API lock"; see above */
 	struct mutex maps_lock;		/* pins, pin->dma_maps, nr_dma_maps */
 	struct list_head pins;
@@ -155,7 +165,13 @@ struct emu_dev {
 	struct dentry *debugfs;
 };
 
-extern struct emu_dev *emu;		/* the bound device, or NULL */
+/*
+ * The bound device; after an unbind, the unbound one until another binds
+ * (which it may only once nothing uses the old one); NULL if none ever
+ * bound.  Written under emu_bind_lock; never freed before module unload.
+ */
+extern struct emu_dev *emu;
+extern struct mutex emu_bind_lock;
 extern unsigned int emu_pin_latency_us;
 extern unsigned int emu_callback_delay_ms;
 extern unsigned int emu_unmap_delay_ms;

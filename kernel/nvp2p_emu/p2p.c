@@ -122,7 +122,7 @@ static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 		fsleep(emu_pin_latency_us);
 
 	mutex_lock(&emu->lock);
-	ret = emu_fault_inject(&emu->fail_pin);
+	ret = emu->gone ? -ENODEV : emu_fault_inject(&emu->fail_pin);
 	if (ret)
 		goto out_unlock;
 
