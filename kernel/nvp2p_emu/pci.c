@@ -134,12 +134,30 @@ static void emu_dev_free(struct emu_dev *e)
 	kfree(e);
 }
 
+/*
+ * Open files, pins, or (Tegra) revoked tables a third party has yet to
+ * free: what still reaches the device through emu.
+ */
+static bool emu_dev_busy(struct emu_dev *e)
+{
+	bool used;
+
+	lockdep_assert_held(&e->lock);
+	mutex_lock(&e->maps_lock);
+	used = !list_empty(&e->files) || !list_empty(&e->pins);
+#ifdef NVP2P_EMU_TEGRA
+	used = used || !list_empty(&e->revoked);
+#endif
+	mutex_unlock(&e->maps_lock);
+	return used;
+}
+
 static bool emu_dev_in_use(struct emu_dev *e)
 {
 	bool used;
 
 	mutex_lock(&e->lock);
-	used = !list_empty(&e->files) || !list_empty(&e->pins);
+	used = emu_dev_busy(e);
 	mutex_unlock(&e->lock);
 	return used;
 }
@@ -293,7 +311,7 @@ static void emu_remove(struct pci_dev *pdev)
 	list_for_each_entry(f, &e->files, node)
 		list_for_each_entry_safe(a, tmp, &f->allocs, node)
 			emu_alloc_free(a);
-	used = !list_empty(&e->files) || !list_empty(&e->pins);
+	used = emu_dev_busy(e);
 	mutex_unlock(&e->lock);
 	up_write(&e->active);
 
