@@ -16,7 +16,13 @@
  *	gdirect_unpin() here, while the thread's unmap runs: two unmappers of
  *	one region.
  *
- * Both run in the writer's context (it owns the GPU memory) and leave their
+ *   echo "overlap-pin ADDR SIZE" > /sys/kernel/debug/gdirect_kapitest/run
+ *	pin the same range KT_OVERLAP times, with no peer, and hold the pins
+ *	(more than a 16-bit count of a BAR1 page's pins can hold), until
+ *   echo "overlap-unpin 0 0" > /sys/kernel/debug/gdirect_kapitest/run
+ *	unpins them all.
+ *
+ * All run in the writer's context (it owns the GPU memory) and leave their
  * results in .../result as "name value" lines; the write fails with the
  * errno of the step that did not go as it must.
  */
@@ -29,6 +35,7 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "gdirect_kapi.h"
@@ -42,6 +49,9 @@ static struct dentry *kt_dir;
 static DEFINE_MUTEX(kt_lock);		/* one run at a time; kt_result, kt_race */
 static char kt_result[256];
 static struct kt_unmapper kt_race;	/* between race-start and race-unpin */
+#define KT_OVERLAP	65537
+static struct gdirect_region **kt_overlap;	/* overlap-pin's regions */
+static unsigned int kt_overlap_n;
 
 static int kt_unmap_thread(void *data)
 {
@@ -137,6 +147,46 @@ static int kt_race_unpin(void)
 	return 0;
 }
 
+/* Oldest first: the provider finds each at the head of its pin list. */
+static void kt_overlap_unpin(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < kt_overlap_n; i++) {
+		gdirect_unpin(kt_overlap[i]);
+		cond_resched();
+	}
+	kt_overlap_n = 0;
+	kvfree(kt_overlap);
+	kt_overlap = NULL;
+}
+
+static int kt_overlap_pin(u64 addr, u64 size)
+{
+	struct gdirect_pin_params p = { 0 };
+	int ret = 0;
+
+	if (kt_overlap)
+		return -EBUSY;
+	kt_overlap = kvcalloc(KT_OVERLAP, sizeof(*kt_overlap), GFP_KERNEL);
+	if (!kt_overlap)
+		return -ENOMEM;
+	/* No peer: a DMA mapping each would make this quadratic. */
+	p.addr = addr;
+	p.size = size;
+	while (kt_overlap_n < KT_OVERLAP && !ret) {
+		ret = gdirect_pin(&p, &kt_overlap[kt_overlap_n]);
+		if (!ret)
+			kt_overlap_n++;
+		cond_resched();
+	}
+	snprintf(kt_result, sizeof(kt_result), "overlap_pins %u\n",
+		 kt_overlap_n);
+	if (ret)
+		kt_overlap_unpin();
+	return ret;
+}
+
 static ssize_t kt_run_write(struct file *file, const char __user *ubuf,
 			    size_t len, loff_t *ppos)
 {
@@ -159,6 +209,10 @@ static ssize_t kt_run_write(struct file *file, const char __user *ubuf,
 		ret = kt_race_start(addr, size);
 	else if (!strcmp(cmd, "race-unpin"))
 		ret = kt_race_unpin();
+	else if (!strcmp(cmd, "overlap-pin"))
+		ret = kt_overlap_pin(addr, size);
+	else if (!strcmp(cmd, "overlap-unpin"))
+		ret = kt_overlap ? (kt_overlap_unpin(), 0) : -ENOENT;
 	else
 		ret = -EINVAL;
 	mutex_unlock(&kt_lock);
@@ -199,6 +253,7 @@ static void __exit kt_exit(void)
 		wait_for_completion(&kt_race.done);
 		gdirect_unpin(kt_race.region);
 	}
+	kt_overlap_unpin();
 }
 
 module_init(kt_init);

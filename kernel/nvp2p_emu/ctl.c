@@ -7,6 +7,7 @@
  * by the process that opened it; closing it frees all its memory, revoking
  * third-party pins as the NVIDIA driver does at process exit.
  */
+#include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -25,10 +26,10 @@ static atomic_t emu_next_va_space = ATOMIC_INIT(0);
 static int emu_open(struct inode *inode, struct file *file)
 {
 	struct emu_file *f;
+	struct emu_dev *e;
+	int ret = -ENODEV;
 
-	if (!emu)
-		return -ENODEV;
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&f->allocs);
@@ -36,9 +37,27 @@ static int emu_open(struct inode *inode, struct file *file)
 	/* Tokens authenticate a VA space (guide 11.6): unguessable. */
 	f->p2p_token = get_random_u64() | 1;
 	f->va_space = atomic_inc_return(&emu_next_va_space);
-	mutex_lock(&emu->lock);
-	list_add_tail(&f->node, &emu->files);
-	mutex_unlock(&emu->lock);
+	/*
+	 * emu is set before the device node exists and stays (unbound, at
+	 * worst) while files are open; an unbind marks it gone first.
+	 */
+	mutex_lock(&emu_bind_lock);
+	e = emu;
+	if (e) {
+		mutex_lock(&e->lock);
+		if (!e->gone) {
+			ret = -ENOMEM;
+			f->user = emu_user_get(current_uid());
+		}
+		if (f->user)
+			list_add_tail(&f->node, &e->files);
+		mutex_unlock(&e->lock);
+	}
+	mutex_unlock(&emu_bind_lock);
+	if (!f->user) {
+		kfree(f);
+		return ret;
+	}
 	file->private_data = f;
 	return 0;
 }
@@ -52,6 +71,8 @@ static int emu_release(struct inode *inode, struct file *file)
 	list_for_each_entry_safe(a, tmp, &f->allocs, node)
 		emu_alloc_free(a);
 	list_del(&f->node);
+	f->user->files--;
+	emu_user_put(f->user);
 	mutex_unlock(&emu->lock);
 	kfree(f);
 	return 0;
@@ -281,15 +302,9 @@ static long emu_ioc_info(void __user *argp)
 	return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
-static long emu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+static long emu_ioctl_active(struct emu_file *f, unsigned int cmd,
+			     void __user *argp)
 {
-	struct emu_file *f = file->private_data;
-	void __user *argp = (void __user *)arg;
-
-	/* A GPU VA space belongs to one process, as a CUDA context does. */
-	if (current->tgid != f->tgid)
-		return -EPERM;
-
 	switch (cmd) {
 	case NVP2P_EMU_IOC_INFO:
 		return emu_ioc_info(argp);
@@ -314,6 +329,28 @@ static long emu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 }
 
+static long emu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct emu_file *f = file->private_data;
+	long ret;
+
+	/* A GPU VA space belongs to one process, as a CUDA context does. */
+	if (current->tgid != f->tgid)
+		return -EPERM;
+
+	/*
+	 * An open file keeps emu (see emu_open()).  Unbound, its memory was
+	 * freed and every call fails; the unbind waits for calls in flight.
+	 */
+	down_read(&emu->active);
+	if (emu->gone)
+		ret = -ENODEV;
+	else
+		ret = emu_ioctl_active(f, cmd, (void __user *)arg);
+	up_read(&emu->active);
+	return ret;
+}
+
 static const struct file_operations emu_fops = {
 	.owner = THIS_MODULE,
 	.open = emu_open,
@@ -326,11 +363,11 @@ static struct miscdevice emu_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "nvp2p_emu",
 	.fops = &emu_fops,
-	.mode = 0666,
 };
 
 int emu_ctl_register(void)
 {
+	emu_misc.mode = emu_dev_mode & 0666;
 	return misc_register(&emu_misc);
 }
 

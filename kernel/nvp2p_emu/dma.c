@@ -59,7 +59,7 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 		return -EINVAL;
 
 	mutex_lock(&emu->lock);
-	ret = emu_fault_inject(&emu->fail_dma);
+	ret = emu->gone ? -ENODEV : emu_fault_inject(&emu->fail_dma);
 	if (ret)
 		goto out_unlock;
 	pin = emu_pin_find(page_table);

@@ -28,7 +28,9 @@
 #include <linux/memremap.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/rwsem.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 
 #include "nv-p2p.h"
 
@@ -66,6 +68,7 @@ struct emu_alloc {
 	u64 va;
 	u64 size;
 	u64 mem_offset;			/* offset in BAR2 */
+	struct emu_user *user;		/* charged for size */
 	struct list_head pins;		/* non-persistent emu_pins */
 };
 
@@ -96,9 +99,18 @@ struct emu_dma_map {
 	struct list_head node;		   /* emu_pin->dma_maps */
 };
 
+/* GPU memory allocated by one user, for max_mem_per_user_mb. */
+struct emu_user {
+	struct list_head node;		/* emu->users */
+	kuid_t uid;
+	u64 bytes;
+	unsigned int files;		/* open files of this user */
+};
+
 /* One open file of the control device: a process's GPU VA space. */
 struct emu_file {
 	struct list_head allocs;
+	struct emu_user *user;
 	pid_t tgid;
 	u64 p2p_token;
 	u32 va_space;
@@ -116,11 +128,21 @@ struct emu_dev {
 	struct list_head revoked;	/* pins whose table is not yet freed */
 #endif
 
+	/*
+	 * Unbound (sysfs unbind) while files or pins were left: the
+	 * device's memory is revoked, new work fails with -ENODEV, what is
+	 * left ends normally, and the struct lives until module unload.
+	 */
+	bool gone;			/* under lock, and active written */
+	struct rw_semaphore active;	/* control ioctls hold it for read */
+	struct list_head zombie_node;	/* emu_zombies, once replaced */
+
 	struct mutex lock;		/* the "RM API lock"; see above */
 	struct mutex maps_lock;		/* pins, pin->dma_maps, nr_dma_maps */
 	struct list_head pins;
 	struct list_head files;
-	u16 *bar1_refs;			/* per 64 KiB page: pins mapping it */
+	struct list_head users;		/* struct emu_user, under lock */
+	u32 *bar1_refs;			/* per 64 KiB page: pins mapping it */
 	u64 bar1_size;
 	u64 bar1_reserved;
 	u64 bar1_used;
@@ -157,10 +179,18 @@ struct emu_dev {
 #define NVP2P_EMU_LICENSE	"Dual MIT/GPL"
 #endif
 
-extern struct emu_dev *emu;		/* the bound device, or NULL */
+/*
+ * The bound device; after an unbind, the unbound one until another binds
+ * (which it may only once nothing uses the old one); NULL if none ever
+ * bound.  Written under emu_bind_lock; never freed before module unload.
+ */
+extern struct emu_dev *emu;
+extern struct mutex emu_bind_lock;
 extern unsigned int emu_pin_latency_us;
 extern unsigned int emu_callback_delay_ms;
 extern unsigned int emu_unmap_delay_ms;
+extern unsigned int emu_max_mem_per_user_mb;
+extern unsigned short emu_dev_mode;
 #ifdef NVP2P_EMU_TEGRA
 extern unsigned int emu_dma_max_run_kb;
 #endif
@@ -172,6 +202,8 @@ int emu_alloc_create(struct emu_file *f, u64 va, u64 size,
 void emu_alloc_free(struct emu_alloc *a);
 void emu_alloc_put(struct emu_alloc *a);
 struct emu_file *emu_file_by_token(u64 p2p_token, u32 va_space);
+struct emu_user *emu_user_get(kuid_t uid);
+void emu_user_put(struct emu_user *u);
 
 /* pins.c */
 int emu_pin_range(u64 va, u64 len, unsigned int shift, u64 *entries);

@@ -26,13 +26,17 @@
 
 #include "emu.h"
 
+/* BAR1 pages a new pin needs; U64_MAX if a page has all the pins it can. */
 static u64 bar1_pages_needed(u64 first, u64 count)
 {
 	u64 i, n = 0;
 
-	for (i = 0; i < count; i++)
+	for (i = 0; i < count; i++) {
+		if (emu->bar1_refs[first + i] == U32_MAX)
+			return U64_MAX;
 		if (!emu->bar1_refs[first + i])
 			n++;
+	}
 	return n;
 }
 
@@ -118,7 +122,7 @@ static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 		fsleep(emu_pin_latency_us);
 
 	mutex_lock(&emu->lock);
-	ret = emu_fault_inject(&emu->fail_pin);
+	ret = emu->gone ? -ENODEV : emu_fault_inject(&emu->fail_pin);
 	if (ret)
 		goto out_unlock;
 
@@ -139,8 +143,10 @@ static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	}
 
 	first = (a->mem_offset + (va - a->va)) >> EMU_PAGE_SHIFT;
-	need = bar1_pages_needed(first, entries) << EMU_PAGE_SHIFT;
-	if (emu->bar1_used + need + emu->bar1_reserved > emu->bar1_size) {
+	need = bar1_pages_needed(first, entries);
+	if (need == U64_MAX ||
+	    emu->bar1_used + (need << EMU_PAGE_SHIFT) + emu->bar1_reserved >
+	    emu->bar1_size) {
 		ret = -ENOMEM;
 		goto out_unlock;
 	}

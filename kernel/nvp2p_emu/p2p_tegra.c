@@ -116,7 +116,7 @@ int nvidia_p2p_get_pages(u64 vaddr, u64 size,
 		fsleep(emu_pin_latency_us);
 
 	mutex_lock(&emu->lock);
-	ret = emu_fault_inject(&emu->fail_pin);
+	ret = emu->gone ? -ENODEV : emu_fault_inject(&emu->fail_pin);
 	if (ret)
 		goto out_unlock;
 	a = emu_alloc_find(current->tgid, vaddr, size);

@@ -22,6 +22,10 @@
 #define IVSHMEM_MEM_BAR	2
 
 struct emu_dev *emu;
+/* Writes of emu; emu_open() reads it under it.  Also emu_zombies. */
+DEFINE_MUTEX(emu_bind_lock);
+/* Unbound devices replaced by a later bind; freed at module unload. */
+static LIST_HEAD(emu_zombies);
 
 static unsigned int bar1_size_mb;
 module_param(bar1_size_mb, uint, 0444);
@@ -30,6 +34,15 @@ MODULE_PARM_DESC(bar1_size_mb, "BAR1 aperture in MiB (0: the whole BAR2)");
 static unsigned int bar1_reserve_mb = 16;
 module_param(bar1_reserve_mb, uint, 0444);
 MODULE_PARM_DESC(bar1_reserve_mb, "BAR1 MiB reserved for internal use, never given to peers");
+
+unsigned int emu_max_mem_per_user_mb;
+module_param_named(max_mem_per_user_mb, emu_max_mem_per_user_mb, uint, 0644);
+MODULE_PARM_DESC(max_mem_per_user_mb,
+		 "GPU memory one user may hold allocated, in MiB; more fails with ENOMEM (0: no limit, as the NVIDIA driver)");
+
+unsigned short emu_dev_mode = 0660;
+module_param_named(dev_mode, emu_dev_mode, ushort, 0444);
+MODULE_PARM_DESC(dev_mode, "Permissions of /dev/nvp2p_emu (default: 0660; the NVIDIA driver's nodes default to 0666)");
 
 unsigned int emu_pin_latency_us;
 module_param_named(pin_latency_us, emu_pin_latency_us, uint, 0644);
@@ -108,24 +121,92 @@ static void emu_free_revoked(struct emu_dev *e)
 }
 #endif
 
+/* Free what an unbound device still holds; nothing may use it any more. */
+static void emu_dev_free(struct emu_dev *e)
+{
+	emu_free_revoked(e);
+	if (!list_empty(&e->pins))
+		pr_err("nvp2p_emu: %llu pins leaked by a third-party driver\n",
+		       e->nr_pins);
+	else
+		gen_pool_destroy(e->pool);
+	kvfree(e->bar1_refs);
+	kfree(e);
+}
+
+/*
+ * Open files, pins, or (Tegra) revoked tables a third party has yet to
+ * free: what still reaches the device through emu.
+ */
+static bool emu_dev_busy(struct emu_dev *e)
+{
+	bool used;
+
+	lockdep_assert_held(&e->lock);
+	mutex_lock(&e->maps_lock);
+	used = !list_empty(&e->files) || !list_empty(&e->pins);
+#ifdef NVP2P_EMU_TEGRA
+	used = used || !list_empty(&e->revoked);
+#endif
+	mutex_unlock(&e->maps_lock);
+	return used;
+}
+
+static bool emu_dev_in_use(struct emu_dev *e)
+{
+	bool used;
+
+	mutex_lock(&e->lock);
+	used = emu_dev_busy(e);
+	mutex_unlock(&e->lock);
+	return used;
+}
+
+/*
+ * Before a bind: an unbound device still in use (open files, pins) keeps
+ * its place, as its files and pins reach it through emu; an unused one is
+ * set aside until module unload, since a provider call that read emu
+ * before may still be looking at it (and finds it gone).
+ */
+static int emu_retire_unbound(struct device *dev)
+{
+	int ret = 0;
+
+	mutex_lock(&emu_bind_lock);
+	if (emu && !emu->gone) {
+		dev_info(dev, "only one emulated GPU is supported\n");
+		ret = -EBUSY;
+	} else if (emu && emu_dev_in_use(emu)) {
+		dev_info(dev, "the previously unbound emulated GPU still has open files or pins\n");
+		ret = -EBUSY;
+	} else if (emu) {
+		list_add_tail(&emu->zombie_node, &emu_zombies);
+		emu = NULL;
+	}
+	mutex_unlock(&emu_bind_lock);
+	return ret;
+}
+
 static int emu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct emu_dev *e;
 	u64 pages;
 	int ret;
 
-	if (emu) {
-		dev_info(&pdev->dev, "only one emulated GPU is supported\n");
-		return -EBUSY;
-	}
+	ret = emu_retire_unbound(&pdev->dev);
+	if (ret)
+		return ret;
 	e = kzalloc(sizeof(*e), GFP_KERNEL);
 	if (!e)
 		return -ENOMEM;
 	e->pdev = pdev;
+	init_rwsem(&e->active);
+	INIT_LIST_HEAD(&e->zombie_node);
 	mutex_init(&e->lock);
 	mutex_init(&e->maps_lock);
 	INIT_LIST_HEAD(&e->pins);
 	INIT_LIST_HEAD(&e->files);
+	INIT_LIST_HEAD(&e->users);
 
 	ret = pcim_enable_device(pdev);
 	if (ret)
@@ -180,10 +261,14 @@ static int emu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	e->uuid[15] = pdev->devfn;
 
 	pci_set_drvdata(pdev, e);
+	mutex_lock(&emu_bind_lock);
 	emu = e;
+	mutex_unlock(&emu_bind_lock);
 	ret = emu_ctl_register();
 	if (ret) {
+		mutex_lock(&emu_bind_lock);
 		emu = NULL;
+		mutex_unlock(&emu_bind_lock);
 		goto err_pool;
 	}
 	emu_debugfs_init(e);
@@ -201,26 +286,46 @@ err_free:
 	return ret;
 }
 
+/*
+ * Unbind (sysfs, or the module going): as the NVIDIA driver does at
+ * teardown, revoke every pin that has a free callback, by freeing each
+ * open file's memory.  Control files left open then fail with -ENODEV
+ * until closed; persistent pins keep their memory until put, and
+ * put_pages and dma_unmap_pages keep working for what is left.
+ */
 static void emu_remove(struct pci_dev *pdev)
 {
 	struct emu_dev *e = pci_get_drvdata(pdev);
+	struct emu_alloc *a, *tmp;
+	struct emu_file *f;
+	bool used;
 
 	emu_debugfs_exit(e);
+	/* No open in flight once this returns (misc_open holds misc_mtx). */
 	emu_ctl_unregister();
-	emu_free_revoked(e);
-	/*
-	 * Third-party modules hold references on us through the nv-p2p
-	 * symbols and no control file can be open (the misc device pins the
-	 * module), so nothing is left to free unless a peer leaked a pin.
-	 */
-	if (!list_empty(&e->pins))
-		dev_err(&pdev->dev, "%llu pins leaked by a third-party driver\n",
-			e->nr_pins);
-	else
-		gen_pool_destroy(e->pool);
-	emu = NULL;
-	kvfree(e->bar1_refs);
-	kfree(e);
+
+	/* Waits for control ioctls in flight: they may touch e->mem. */
+	down_write(&e->active);
+	mutex_lock(&e->lock);
+	e->gone = true;
+	list_for_each_entry(f, &e->files, node)
+		list_for_each_entry_safe(a, tmp, &f->allocs, node)
+			emu_alloc_free(a);
+	used = emu_dev_busy(e);
+	mutex_unlock(&e->lock);
+	up_write(&e->active);
+
+	if (used) {
+		dev_info(&pdev->dev, "unbound with files or persistent pins left; they end as usual, new requests fail with ENODEV\n");
+		return;
+	}
+	/* emu stays: a provider call may have read it; freed at unload. */
+	mutex_lock(&emu_bind_lock);
+	if (emu == e) {
+		list_add_tail(&e->zombie_node, &emu_zombies);
+		emu = NULL;
+	}
+	mutex_unlock(&emu_bind_lock);
 }
 
 static const struct pci_device_id emu_ids[] = {
@@ -235,7 +340,29 @@ static struct pci_driver emu_driver = {
 	.probe = emu_probe,
 	.remove = emu_remove,
 };
-module_pci_driver(emu_driver);
+
+static int __init emu_init(void)
+{
+	return pci_register_driver(&emu_driver);
+}
+
+static void __exit emu_exit(void)
+{
+	struct emu_dev *e, *tmp;
+
+	pci_unregister_driver(&emu_driver);
+	/* No file is open and no third-party module is left by now. */
+	if (emu)
+		list_add_tail(&emu->zombie_node, &emu_zombies);
+	emu = NULL;
+	list_for_each_entry_safe(e, tmp, &emu_zombies, zombie_node) {
+		list_del(&e->zombie_node);
+		emu_dev_free(e);
+	}
+}
+
+module_init(emu_init);
+module_exit(emu_exit);
 
 MODULE_DESCRIPTION("Emulated NVIDIA GPU exporting the nv-p2p kernel API");
 MODULE_LICENSE(NVP2P_EMU_LICENSE);

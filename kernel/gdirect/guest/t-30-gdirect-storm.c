@@ -37,7 +37,7 @@
 #define UNPINS		60
 #define CLOSES		20
 #define EXITS		10
-#define BOUND_MS	2000.0
+#define BOUND_MS	5000.0
 #define CB_DELAY_MS	"6000"
 #define KILL_BOUND_MS	2000.0
 

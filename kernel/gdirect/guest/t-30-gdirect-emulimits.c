@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * t-30-gdirect-emulimits.c - the emulated GPU's own limits (nvp2p_emu):
+ *
+ *  - 65537 overlapping pins of one 64 KiB page (through gdirect's
+ *    in-kernel API) count that page once against BAR1, not twice (a
+ *    16-bit count per page wrapped at 65536);
+ *  - /dev/nvp2p_emu is created 0660 (dev_mode), not open to every user;
+ *  - max_mem_per_user_mb caps one user's allocations over all its
+ *    processes (CUDA_ERROR_OUT_OF_MEMORY), a free makes room;
+ *  - a large allocation is zeroed without the emulator's lock held: a
+ *    query from another thread meanwhile is not kept waiting for it.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gdt.h"
+#include "nvp2p_emu.h"
+
+#define OVERLAP		65537
+#define USER_CAP_MB	"4"
+#define BIG		(64 * GDT_MB)
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void set_param(const char *name, const char *value)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/module/nvp2p_emu/parameters/%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || write(fd, value, strlen(value)) < 0)
+		gdt_diag("cannot set %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+#define KT_DIR "/sys/kernel/debug/gdirect_kapitest/"
+
+static int kt_run(const char *what, uint64_t addr, uint64_t size)
+{
+	char cmd[80];
+	int fd = open(KT_DIR "run", O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(cmd, sizeof(cmd), "%s %llx %llx", what,
+		 (unsigned long long)addr, (unsigned long long)size);
+	if (write(fd, cmd, strlen(cmd)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Through gdirect's in-kernel API (gdirect_kapitest): user pins would
+ * also reserve a write-combining memtype each, and 65537 overlapping
+ * reservations of one range cost minutes in this guest.
+ */
+static void check_overlap(void)
+{
+	CUdeviceptr buf;
+	uint64_t used;
+	int ret;
+
+	if (system("insmod /modules/gdirect_kapitest.ko") != 0) {
+		gdt_skip("65537 overlapping pins", "gdirect_kapitest.ko did not load");
+		return;
+	}
+	buf = gdt_alloc(GDT_KB64);
+	ret = buf ? kt_run("overlap-pin", buf, GDT_KB64) : -ENOMEM;
+	used = gdt_emu("bar1_used");
+	gdt_ok(!ret, "65537 overlapping pins of one page (%d)", ret);
+	gdt_ok(used == GDT_KB64, "BAR1 used: %llu bytes, one page",
+	       (unsigned long long)used);
+	ret = kt_run("overlap-unpin", 0, 0);
+	gdt_ok(!ret && gdt_emu("bar1_used") == 0 && gdt_emu("pins") == 0,
+	       "all unpinned: BAR1 used %llu bytes (%d)",
+	       (unsigned long long)gdt_emu("bar1_used"), ret);
+	if (system("rmmod gdirect_kapitest") != 0)
+		gdt_ok(0, "rmmod gdirect_kapitest");
+	gdt_free(buf);
+}
+
+static _Atomic int *child_ok;
+
+static void check_user_cap(void)
+{
+	CUdeviceptr a, b;
+	int status;
+	pid_t pid;
+
+	set_param("max_mem_per_user_mb", USER_CAP_MB);
+	a = gdt_alloc(4 * GDT_MB);
+	gdt_ok(a != 0, "max_mem_per_user_mb=4: 4 MiB allocated");
+	gdt_ok(cuMemAlloc(&b, GDT_KB64) == CUDA_ERROR_OUT_OF_MEMORY,
+	       "64 KiB more: CUDA_ERROR_OUT_OF_MEMORY");
+	/* This process has a context: the child opens the device itself. */
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(NVP2P_EMU_DEVICE, O_RDWR);
+		void *res = mmap(NULL, 2 * GDT_KB64, PROT_NONE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct nvp2p_emu_alloc req = {
+			.va = ((uint64_t)(uintptr_t)res + GDT_KB64 - 1) &
+			      ~(GDT_KB64 - 1),
+			.size = GDT_KB64,
+		};
+
+		*child_ok = fd >= 0 && res != MAP_FAILED &&
+			    ioctl(fd, NVP2P_EMU_IOC_ALLOC, &req) < 0 &&
+			    errno == ENOMEM;
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	gdt_ok(*child_ok, "another process of the same user: ENOMEM");
+	gdt_ok(a && !gdt_free(a) && (b = gdt_alloc(GDT_KB64)) != 0,
+	       "a free makes room");
+	if (b)
+		gdt_free(b);
+	set_param("max_mem_per_user_mb", "0");
+}
+
+static atomic_int done;
+static double query_max;
+
+static void *querier(void *arg)
+{
+	struct nvp2p_emu_info info;
+	int fd = open(NVP2P_EMU_DEVICE, O_RDWR);
+
+	(void)arg;
+	while (fd >= 0 && !atomic_load(&done)) {
+		double t = now_ms();
+
+		ioctl(fd, NVP2P_EMU_IOC_INFO, &info);
+		t = now_ms() - t;
+		if (t > query_max)
+			query_max = t;
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static void check_zeroing(void)
+{
+	CUdeviceptr big;
+	pthread_t t;
+	double ms;
+
+	pthread_create(&t, NULL, querier, NULL);
+	usleep(100 * 1000);
+	ms = now_ms();
+	big = gdt_alloc(BIG);
+	ms = now_ms() - ms;
+	atomic_store(&done, 1);
+	pthread_join(t, NULL);
+	gdt_diag("a %llu MiB allocation took %.1f ms; the longest query meanwhile %.1f ms",
+		 BIG / GDT_MB, ms, query_max);
+	gdt_ok(big && query_max < ms / 4,
+	       "a query waits %.1f ms, not the allocation's zeroing (%.1f ms)",
+	       query_max, ms);
+	if (big)
+		gdt_free(big);
+}
+
+static void body(void)
+{
+	struct stat st = { 0 };
+
+	child_ok = mmap(NULL, sizeof(*child_ok), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (stat(NVP2P_EMU_DEVICE, &st))
+		gdt_diag("stat %s: %s", NVP2P_EMU_DEVICE, strerror(errno));
+	gdt_ok((st.st_mode & 0777) == 0660,
+	       "/dev/nvp2p_emu mode %o (dev_mode default 0660)",
+	       st.st_mode & 0777);
+	if (!gdt_ok(child_ok != MAP_FAILED && gdt_cuda_init() == 0,
+		    "CUDA context"))
+		return;
+	check_overlap();
+	check_user_cap();
+	check_zeroing();
+}
+
+int main(void)
+{
+	return gdt_main(NULL, 1, body);
+}
