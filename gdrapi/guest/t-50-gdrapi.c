@@ -31,6 +31,7 @@
 #include <cuda.h>
 #include <gdrapi.h>
 
+#include "emu_knob.h"
 #include "gpumem.h"
 
 #ifndef BACKEND
@@ -96,7 +97,7 @@ static uint64_t emu(const char *name)
 	FILE *f;
 	int n;
 
-	snprintf(p, sizeof(p), "/sys/kernel/debug/nvp2p_emu/%s", name);
+	emu_knob_path(p, sizeof(p), name);
 	f = fopen(p, "r");
 	if (!f)
 		return UINT64_MAX;
@@ -119,7 +120,7 @@ static int quiet(void)
 
 /*
  * Offset in the host's backing file of GPU address A, pinned by this
- * process at VA: gdirect's debugfs lists our regions with the bus address
+ * process at VA: /proc/driver/gdirect/regions lists our regions with the bus address
  * of their first page; minus BAR2's start it is the file offset.
  */
 static int mem_offset(uint64_t va, uint64_t a, uint64_t *off)
@@ -127,7 +128,7 @@ static int mem_offset(uint64_t va, uint64_t a, uint64_t *off)
 	unsigned long long addr, phys = 0;
 	char line[512], *p;
 	int mine = 0;
-	FILE *f = fopen("/sys/kernel/debug/gdirect/regions", "r");
+	FILE *f = fopen("/proc/driver/gdirect/regions", "r");
 	uint64_t bar = guest_bar2_start();
 
 	while (f && fgets(line, sizeof(line), f)) {
