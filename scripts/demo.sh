@@ -28,7 +28,7 @@ rcf=$(mktemp)
 trap 'rm -f "$rcf"' EXIT
 { python3 "$top/guest/run.py" --initrd "$build/guest-demo.cpio.gz" \
 	--kernel "/boot/vmlinuz-$kver" --name demo --results "$top/results" \
-	--timeout 600 --show 2>/dev/null; echo $? >"$rcf"; } | grep -v -E '^(1\.\.1|ok 1 - demo)$' || true
+	--timeout 600 --show 2>/dev/null; echo $? >"$rcf"; } | grep --line-buffered -v -E '^(1\.\.1|ok 1 - demo)$' || true
 rc=$(cat "$rcf")
 [ "$rc" = 0 ] || echo "demo: FAILED (the emulated machine's log: results/demo*)"
 exit "$rc"

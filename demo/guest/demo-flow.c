@@ -185,7 +185,7 @@ int main(void)
 		printf("    %d pins (%d MiB) fit; the next failed with %d (-ENOMEM): BAR1 used %llu of %llu MiB, %llu reserved\n",
 		       slots, slots * 8, p.ret, (unsigned long long)emu_stat("bar1_used") >> 20,
 		       (unsigned long long)info.bar1_size >> 20, (unsigned long long)info.bar1_reserved >> 20);
-		printf("    a registration cache evicts unused pins and retries here (libgdirect)\n");
+		printf("    libgdirect evicts unused pins and retries here: make demo shows it\n");
 	}
 	printf("\nprocess exit: the CUDA fd closes, every remaining pin is revoked\n");
 	return 0;

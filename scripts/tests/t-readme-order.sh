@@ -30,10 +30,10 @@ check() {
 }
 echo "1..3"
 
-PKG_CONFIG_LIBDIR=$d/nopc PKG_CONFIG_PATH= "$d/clone/scripts/meson-setup.sh" "$b" >"$d/1.log" 2>&1
+PKG_CONFIG_LIBDIR=$d/nopc PKG_CONFIG_PATH='' "$d/clone/scripts/meson-setup.sh" "$b" >"$d/1.log" 2>&1
 r=$?
 has_bench && hb=1 || hb=0
-[ $r = 0 ] && [ $hb = 0 ]
+[ "$r" = 0 ] && [ "$hb" = 0 ]
 check $? "make demo without UCX: configured, no benchmark target (setup rc $r)"
 [ $r = 0 ] || sed 's/^/# /' "$d/1.log"
 
