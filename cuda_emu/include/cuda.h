@@ -279,6 +279,8 @@ typedef enum CUdriverProcAddressQueryResult_enum {
 #define cuCtxPushCurrent cuCtxPushCurrent_v2
 #define cuCtxPopCurrent cuCtxPopCurrent_v2
 #define cuMemGetInfo cuMemGetInfo_v2
+#define cuDevicePrimaryCtxSetFlags cuDevicePrimaryCtxSetFlags_v2
+#define cuDevicePrimaryCtxReset cuDevicePrimaryCtxReset_v2
 #define cuMemAllocHost cuMemAllocHost_v2
 #define cuMemHostRegister cuMemHostRegister_v2
 #define cuMemHostGetDevicePointer cuMemHostGetDevicePointer_v2
@@ -312,7 +314,14 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
 CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
 
+CUresult cuDeviceGetPCIBusId(char *busid, int len, CUdevice dev);
+CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *busid);
+
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
+				    int *active);
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags);
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params,
 			unsigned int flags, CUdevice dev);
@@ -323,6 +332,8 @@ CUresult cuCtxSynchronize(void);
 CUresult cuCtxPushCurrent_v2(CUcontext ctx);
 CUresult cuCtxPopCurrent_v2(CUcontext *pctx);
 CUresult cuCtxGetDevice(CUdevice *device);
+CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version);
+CUresult cuCtxGetFlags(unsigned int *flags);
 CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
 
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
@@ -340,6 +351,7 @@ CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags);
 CUresult cuMemFreeHost(void *p);
 CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int flags);
 CUresult cuMemHostUnregister(void *p);
+CUresult cuMemHostGetFlags(unsigned int *flags, void *p);
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p,
 				      unsigned int flags);
 

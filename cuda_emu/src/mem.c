@@ -219,6 +219,8 @@ EMU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 
 	if (r)
 		return r;
+	if (!dptr)
+		return CUDA_SUCCESS;	/* as the driver: freeing 0 is a no-op */
 	pthread_mutex_lock(&emu.lock);
 	a = emu_find_alloc(dptr);
 	if (!a || a->va != dptr) {
