@@ -394,6 +394,65 @@ CUresult cuEventSynchronize(CUevent e);
 CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end);
 CUresult cuEventDestroy_v2(CUevent e);
 
+/* The virtual memory management API (one device, 2 MiB granularity). */
+typedef unsigned long long CUmemGenericAllocationHandle;
+typedef enum CUmemAllocationType_enum {
+	CU_MEM_ALLOCATION_TYPE_INVALID = 0x0,
+	CU_MEM_ALLOCATION_TYPE_PINNED = 0x1
+} CUmemAllocationType;
+typedef enum CUmemAllocationHandleType_enum {
+	CU_MEM_HANDLE_TYPE_NONE = 0x0,
+	CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 0x1
+} CUmemAllocationHandleType;
+typedef enum CUmemLocationType_enum {
+	CU_MEM_LOCATION_TYPE_INVALID = 0x0,
+	CU_MEM_LOCATION_TYPE_DEVICE = 0x1
+} CUmemLocationType;
+typedef enum CUmemAccess_flags_enum {
+	CU_MEM_ACCESS_FLAGS_PROT_NONE = 0x0,
+	CU_MEM_ACCESS_FLAGS_PROT_READ = 0x1,
+	CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3
+} CUmemAccess_flags;
+typedef enum CUmemAllocationGranularity_flags_enum {
+	CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0x0,
+	CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 0x1
+} CUmemAllocationGranularity_flags;
+typedef struct CUmemLocation_st {
+	CUmemLocationType type;
+	int id;
+} CUmemLocation;
+typedef struct CUmemAllocationProp_st {
+	CUmemAllocationType type;
+	CUmemAllocationHandleType requestedHandleTypes;
+	CUmemLocation location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType;
+		unsigned char gpuDirectRDMACapable;
+		unsigned short usage;
+		unsigned char reserved[4];
+	} allocFlags;
+} CUmemAllocationProp;
+typedef struct CUmemAccessDesc_st {
+	CUmemLocation location;
+	CUmemAccess_flags flags;
+} CUmemAccessDesc;
+
+CUresult cuMemGetAllocationGranularity(size_t *granularity,
+				       const CUmemAllocationProp *prop,
+				       CUmemAllocationGranularity_flags option);
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+		     const CUmemAllocationProp *prop, unsigned long long flags);
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle);
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+			     CUdeviceptr addr, unsigned long long flags);
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size);
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+		  CUmemGenericAllocationHandle handle, unsigned long long flags);
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
+			const CUmemAccessDesc *desc, size_t count);
+
 /* No GPU code runs on the emulator: these are CUDA_ERROR_NOT_SUPPORTED. */
 CUresult cuModuleLoad(CUmodule *module, const char *fname);
 CUresult cuModuleLoadData(CUmodule *module, const void *image);

@@ -70,9 +70,7 @@ static int emu_attr_override(int attrib, int *pi)
 	switch (attrib) {
 	case 83:	/* MANAGED_MEMORY: no managed memory */
 	case 89:	/* CONCURRENT_MANAGED_ACCESS */
-	case 102:	/* VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED: no VMM API yet */
-	case 103:	/* HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED */
-	case 110:	/* GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED */
+	case 103:	/* HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: no export */
 	case 115:	/* MEMORY_POOLS_SUPPORTED: no stream-ordered allocator */
 	case 119:	/* MEMPOOL_SUPPORTED_HANDLE_TYPES */
 	case 122:	/* CAN_USE_64_BIT_STREAM_MEM_OPS: no stream memory ops yet */
