@@ -51,7 +51,7 @@ int main(void)
 	unsigned int *h32;
 	unsigned long long id;
 
-	tap_plan(35);
+	tap_plan(37);
 	if (!CK(cuInit(0)) || !CK(cuDeviceGet(&dev, 0))) {
 		tap_ok(0, "cuInit and device 0");
 		return tap_done();
@@ -96,6 +96,21 @@ int main(void)
 
 		tap_ok(r != MAP_FAILED && CK(cuMemHostRegister(r + 16, 100, 0)) && CK(cuMemHostGetDevicePointer(&dp, r + 50, 0)) && dp == (CUdeviceptr)(uintptr_t)(r + 50) && cuMemHostGetDevicePointer(&dp, r + 200, 0) == CUDA_ERROR_INVALID_VALUE, "cuMemHostRegister of 100 bytes: device pointers inside it only");
 		tap_ok(CK(cuMemHostUnregister(r + 16)) && cuMemHostUnregister(r + 16) == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "unregistered, then again: CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED");
+	}
+
+	/* A stream wait released by a write from outside the stream. */
+	{
+		CUstream w;
+		unsigned int v = 0;
+
+		tap_ok(CK(cuStreamCreate(&w, CU_STREAM_NON_BLOCKING)) && CK(cuMemsetD32(d, 0, 2)) &&
+		       CK(cuStreamWaitValue32(w, d, 1, CU_STREAM_WAIT_VALUE_EQ)) && CK(cuStreamWriteValue32(w, d + 4, 9, 0)) &&
+		       cuStreamQuery(w) == CUDA_ERROR_NOT_READY && CK(cuMemsetD32(d, 1, 1)) && CK(cuStreamSynchronize(w)) &&
+		       CK(cuMemcpyDtoH(&v, d + 4, 4)) && v == 9,
+		       "cuStreamWaitValue32 holds the stream until a memset outside it; the write queued after it runs then");
+		tap_ok(CK(cuStreamWaitValue32(w, d, 2, CU_STREAM_WAIT_VALUE_EQ)) && CK(cuStreamDestroy(w)) &&
+		       CK(cuMemsetD32(d, 2, 1)) && cuStreamQuery(w) == CUDA_ERROR_INVALID_HANDLE,
+		       "a stream destroyed while waiting: destroy returns, its work drains later");
 	}
 
 	/* Stale handles are refused, never used. */

@@ -28,6 +28,7 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
+typedef uint32_t cuuint32_t;
 typedef uint64_t cuuint64_t;
 
 typedef struct CUuuid_st {
@@ -388,6 +389,26 @@ CUresult cuStreamGetFlags(CUstream s, unsigned int *flags);
 CUresult cuStreamGetCtx(CUstream s, CUcontext *pctx);
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags);
 CUresult cuEventCreate(CUevent *pe, unsigned int flags);
+
+/* Stream memory operations: a wait holds its stream until the word passes. */
+#define CU_STREAM_WAIT_VALUE_GEQ 0x0
+#define CU_STREAM_WAIT_VALUE_EQ 0x1
+#define CU_STREAM_WAIT_VALUE_AND 0x2
+#define CU_STREAM_WAIT_VALUE_NOR 0x3
+#define CU_STREAM_WAIT_VALUE_FLUSH (1 << 30)
+#define CU_STREAM_WRITE_VALUE_DEFAULT 0x0
+#define cuStreamWaitValue32 cuStreamWaitValue32_v2
+#define cuStreamWaitValue64 cuStreamWaitValue64_v2
+#define cuStreamWriteValue32 cuStreamWriteValue32_v2
+#define cuStreamWriteValue64 cuStreamWriteValue64_v2
+CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr, cuuint32_t value,
+				unsigned int flags);
+CUresult cuStreamWaitValue64_v2(CUstream s, CUdeviceptr addr, cuuint64_t value,
+				unsigned int flags);
+CUresult cuStreamWriteValue32_v2(CUstream s, CUdeviceptr addr, cuuint32_t value,
+				 unsigned int flags);
+CUresult cuStreamWriteValue64_v2(CUstream s, CUdeviceptr addr, cuuint64_t value,
+				 unsigned int flags);
 CUresult cuEventRecord(CUevent e, CUstream s);
 CUresult cuEventQuery(CUevent e);
 CUresult cuEventSynchronize(CUevent e);

@@ -73,8 +73,6 @@ static int emu_attr_override(int attrib, int *pi)
 	case 103:	/* HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: no export */
 	case 115:	/* MEMORY_POOLS_SUPPORTED: no stream-ordered allocator */
 	case 119:	/* MEMPOOL_SUPPORTED_HANDLE_TYPES */
-	case 122:	/* CAN_USE_64_BIT_STREAM_MEM_OPS: no stream memory ops yet */
-	case 123:	/* CAN_USE_STREAM_WAIT_VALUE_NOR */
 	case 124:	/* DMA_BUF_SUPPORTED: no dma-buf exporter yet */
 	case 125:	/* IPC_EVENT_SUPPORTED: no IPC yet */
 	case 128:	/* HANDLE_TYPE_FABRIC_SUPPORTED */

@@ -195,6 +195,10 @@ extern __typeof__(cuStreamGetCtx) cuStreamGetCtx_ptsz;
 extern __typeof__(cuStreamWaitEvent) cuStreamWaitEvent_ptsz;
 extern __typeof__(cuEventRecord) cuEventRecord_ptsz;
 extern __typeof__(cuLaunchKernel) cuLaunchKernel_ptsz;
+extern __typeof__(cuStreamWaitValue32_v2) cuStreamWaitValue32_v2_ptsz;
+extern __typeof__(cuStreamWaitValue64_v2) cuStreamWaitValue64_v2_ptsz;
+extern __typeof__(cuStreamWriteValue32_v2) cuStreamWriteValue32_v2_ptsz;
+extern __typeof__(cuStreamWriteValue64_v2) cuStreamWriteValue64_v2_ptsz;
 static const struct {
 	const char *name;
 	int since;		/* first CUDA version of this variant */
@@ -270,6 +274,10 @@ static const struct {
 	PT("cuStreamGetFlags", 5050, cuStreamGetFlags, cuStreamGetFlags_ptsz),
 	PT("cuStreamGetCtx", 9020, cuStreamGetCtx, cuStreamGetCtx_ptsz),
 	PT("cuStreamWaitEvent", 3020, cuStreamWaitEvent, cuStreamWaitEvent_ptsz),
+	PT("cuStreamWaitValue32", 11070, cuStreamWaitValue32_v2, cuStreamWaitValue32_v2_ptsz),
+	PT("cuStreamWaitValue64", 11070, cuStreamWaitValue64_v2, cuStreamWaitValue64_v2_ptsz),
+	PT("cuStreamWriteValue32", 11070, cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz),
+	PT("cuStreamWriteValue64", 11070, cuStreamWriteValue64_v2, cuStreamWriteValue64_v2_ptsz),
 	P("cuEventCreate", 2000, cuEventCreate),
 	PT("cuEventRecord", 2000, cuEventRecord, cuEventRecord_ptsz),
 	P("cuEventQuery", 2000, cuEventQuery),
