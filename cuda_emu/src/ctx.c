@@ -387,15 +387,33 @@ EMU_EXPORT CUresult cuCtxSynchronize(void)
 	return emu_need_ctx();
 }
 
-/* The names of the first versions, exported as NVIDIA's library does. */
+/*
+ * The names of the first versions, exported as NVIDIA's library does: entry
+ * points of their own (cuGetProcAddress tells them from the current ones).
+ */
 #undef cuCtxDestroy
 #undef cuCtxPushCurrent
 #undef cuCtxPopCurrent
 #undef cuDevicePrimaryCtxRelease
-EMU_ALIAS(cuCtxDestroy, cuCtxDestroy_v2);
-EMU_ALIAS(cuCtxPushCurrent, cuCtxPushCurrent_v2);
-EMU_ALIAS(cuCtxPopCurrent, cuCtxPopCurrent_v2);
-EMU_ALIAS(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2);
+EMU_EXPORT CUresult cuCtxDestroy(CUcontext ctx)
+{
+	return cuCtxDestroy_v2(ctx);
+}
+
+EMU_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx)
+{
+	return cuCtxPushCurrent_v2(ctx);
+}
+
+EMU_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx)
+{
+	return cuCtxPopCurrent_v2(pctx);
+}
+
+EMU_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+	return cuDevicePrimaryCtxRelease_v2(dev);
+}
 
 /* PCI bus id as NVIDIA's library writes it: "dddd:bb:dd.f", upper case. */
 EMU_EXPORT CUresult cuDeviceGetPCIBusId(char *busid, int len, CUdevice dev)

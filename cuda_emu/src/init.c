@@ -166,13 +166,16 @@ EMU_EXPORT CUresult cuGetErrorString(CUresult error, const char **str)
 #undef cuEventDestroy
 #undef cuEventElapsedTime
 #undef cuDeviceGetUuid
-extern __typeof__(cuCtxDestroy_v2) cuCtxDestroy;
-extern __typeof__(cuCtxPushCurrent_v2) cuCtxPushCurrent;
-extern __typeof__(cuCtxPopCurrent_v2) cuCtxPopCurrent;
-extern __typeof__(cuDevicePrimaryCtxRelease_v2) cuDevicePrimaryCtxRelease;
-extern __typeof__(cuStreamDestroy_v2) cuStreamDestroy;
-extern __typeof__(cuEventDestroy_v2) cuEventDestroy;
-extern __typeof__(cuEventElapsedTime_v2) cuEventElapsedTime;
+#undef cuGetProcAddress
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+			  cuuint64_t flags);
+CUresult cuCtxDestroy(CUcontext ctx);
+CUresult cuCtxPushCurrent(CUcontext ctx);
+CUresult cuCtxPopCurrent(CUcontext *pctx);
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
+CUresult cuStreamDestroy(CUstream s);
+CUresult cuEventDestroy(CUevent e);
+CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end);
 extern __typeof__(cuDeviceGetUuid_v2) cuDeviceGetUuid;
 extern __typeof__(cuMemcpy) cuMemcpy_ptds;
 extern __typeof__(cuMemcpyAsync) cuMemcpyAsync_ptsz;
@@ -209,6 +212,7 @@ static const struct {
 	P("cuDriverGetVersion", 2020, cuDriverGetVersion),
 	P("cuGetErrorName", 6000, cuGetErrorName),
 	P("cuGetErrorString", 6000, cuGetErrorString),
+	P("cuGetProcAddress", 11030, cuGetProcAddress),
 	P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
 	P("cuDeviceGet", 2000, cuDeviceGet),
 	P("cuDeviceGetCount", 2000, cuDeviceGetCount),
@@ -336,6 +340,12 @@ EMU_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
 	return *pfn || status ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
-/* The unversioned name, which NVIDIA's library exports too. */
-#undef cuGetProcAddress
-EMU_ALIAS(cuGetProcAddress, cuGetProcAddress_v2);
+/*
+ * The unversioned name, which NVIDIA's library exports too: the CUDA 11.3
+ * entry point, without the status argument.
+ */
+EMU_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn,
+				     int cudaVersion, cuuint64_t flags)
+{
+	return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
+}

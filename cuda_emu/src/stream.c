@@ -576,6 +576,17 @@ EMU_ALIAS(cuLaunchKernel_ptsz, cuLaunchKernel);
 #undef cuStreamDestroy
 #undef cuEventDestroy
 #undef cuEventElapsedTime
-EMU_ALIAS(cuStreamDestroy, cuStreamDestroy_v2);
-EMU_ALIAS(cuEventDestroy, cuEventDestroy_v2);
-EMU_ALIAS(cuEventElapsedTime, cuEventElapsedTime_v2);
+EMU_EXPORT CUresult cuStreamDestroy(CUstream s)
+{
+	return cuStreamDestroy_v2(s);
+}
+
+EMU_EXPORT CUresult cuEventDestroy(CUevent e)
+{
+	return cuEventDestroy_v2(e);
+}
+
+EMU_EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
+{
+	return cuEventElapsedTime_v2(ms, start, end);
+}
