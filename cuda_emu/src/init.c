@@ -61,9 +61,13 @@ EMU_EXPORT CUresult cuInit(unsigned int flags)
 		ret = CUDA_ERROR_NO_DEVICE;
 		goto out;
 	}
-	/* Reserve 4x the GPU memory of VA, at least 1 GiB, 64 KiB-aligned. */
+	/*
+	 * Reserve 4x the GPU memory of VA, at least 1 GiB, 2 MiB-aligned as
+	 * the driver's (so placement classes do not depend on where mmap put
+	 * it).
+	 */
 	emu.va_size = info.mem_size * 4 < (1ULL << 30) ? 1ULL << 30 : info.mem_size * 4;
-	va = mmap(NULL, emu.va_size + CHUNK_PAGE, PROT_NONE,
+	va = mmap(NULL, emu.va_size + VA_ALIGN, PROT_NONE,
 		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (va == MAP_FAILED) {
 		close(emu.fd);
@@ -71,7 +75,7 @@ EMU_EXPORT CUresult cuInit(unsigned int flags)
 		ret = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
-	emu.va_base = ((uint64_t)(uintptr_t)va + CHUNK_PAGE - 1) & ~(uint64_t)(CHUNK_PAGE - 1);
+	emu.va_base = ((uint64_t)(uintptr_t)va + VA_ALIGN - 1) & ~(uint64_t)(VA_ALIGN - 1);
 	emu.mem_size = info.mem_size;
 	emu.pci_domain = info.pci_domain;
 	emu.pci_bus = info.pci_bus;

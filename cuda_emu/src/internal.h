@@ -21,6 +21,7 @@
 #define EMU_EXPORT __attribute__((visibility("default")))
 
 #define CHUNK_PAGE	(64u << 10)
+#define VA_ALIGN	(2u << 20)	/* of our UVA reservation */
 #define SMALL_GRANULE	256u
 #define SMALL_SLOTS	(CHUNK_PAGE / SMALL_GRANULE)
 #define SMALL_MAX	(CHUNK_PAGE / 2)	/* larger sizes get own chunks */
