@@ -51,7 +51,7 @@ int main(void)
 	unsigned int *h32;
 	unsigned long long id;
 
-	tap_plan(37);
+	tap_plan(40);
 	if (!CK(cuInit(0)) || !CK(cuDeviceGet(&dev, 0))) {
 		tap_ok(0, "cuInit and device 0");
 		return tap_done();
@@ -111,6 +111,30 @@ int main(void)
 		tap_ok(CK(cuStreamWaitValue32(w, d, 2, CU_STREAM_WAIT_VALUE_EQ)) && CK(cuStreamDestroy(w)) &&
 		       CK(cuMemsetD32(d, 2, 1)) && cuStreamQuery(w) == CUDA_ERROR_INVALID_HANDLE,
 		       "a stream destroyed while waiting: destroy returns, its work drains later");
+	}
+
+	/* VMM: what a mapping is, read back; a retained handle outlives release. */
+	{
+		CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+			.location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } }, got;
+		CUmemAccessDesc acc = { { CU_MEM_LOCATION_TYPE_DEVICE, 0 }, CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+		CUmemLocation loc = { CU_MEM_LOCATION_TYPE_DEVICE, 0 };
+		CUmemGenericAllocationHandle mh = 0, rh = 0;
+		CUdeviceptr va = 0;
+		unsigned long long af = 99;
+
+		prop.allocFlags.gpuDirectRDMACapable = 1;
+		tap_ok(CK(cuMemCreate(&mh, 2 << 20, &prop, 0)) && CK(cuMemAddressReserve(&va, 2 << 20, 0, 0, 0)) &&
+		       CK(cuMemMap(va, 2 << 20, 0, mh, 0)) && CK(cuMemGetAccess(&af, &loc, va)) && af == 0 &&
+		       CK(cuMemSetAccess(va, 2 << 20, &acc, 1)) && CK(cuMemGetAccess(&af, &loc, va + 4096)) && af == 3,
+		       "cuMemGetAccess: none after map, read-write after cuMemSetAccess");
+		tap_ok(CK(cuMemRetainAllocationHandle(&rh, (void *)(uintptr_t)(va + 100))) && rh == mh &&
+		       CK(cuMemGetAllocationPropertiesFromHandle(&got, rh)) && got.allocFlags.gpuDirectRDMACapable == 1 &&
+		       got.location.type == CU_MEM_LOCATION_TYPE_DEVICE,
+		       "cuMemRetainAllocationHandle gives the mapped handle; its properties say RDMA-capable");
+		tap_ok(CK(cuMemRelease(mh)) && CK(cuMemUnmap(va, 2 << 20)) && CK(cuMemGetAllocationPropertiesFromHandle(&got, rh)) &&
+		       CK(cuMemRelease(rh)) && cuMemRelease(rh) == CUDA_ERROR_INVALID_VALUE && CK(cuMemAddressFree(va, 2 << 20)),
+		       "the retained reference keeps the handle after release and unmap; its own release frees it");
 	}
 
 	/* Stale handles are refused, never used. */

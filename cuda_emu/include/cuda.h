@@ -473,6 +473,12 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
 			const CUmemAccessDesc *desc, size_t count);
+CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location,
+			CUdeviceptr ptr);
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
+				     void *addr);
+CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+						CUmemGenericAllocationHandle handle);
 
 /* No GPU code runs on the emulator: these are CUDA_ERROR_NOT_SUPPORTED. */
 CUresult cuModuleLoad(CUmodule *module, const char *fname);

@@ -51,7 +51,9 @@ struct vmm_handle {
 	struct vmm_handle *next;
 	uint64_t size;
 	bool rdma;			/* allocFlags.gpuDirectRDMACapable */
-	bool released;			/* cuMemRelease'd, freed at last unmap */
+	unsigned int refs;		/* cuMemCreate/RetainAllocationHandle,
+					 * less cuMemRelease; freed at 0 refs
+					 * and no mapping */
 	unsigned int maps;
 };
 

@@ -12,6 +12,7 @@
  * answers misaligned ones.  Granularity is the H100's: 2 MiB.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 
 #include "internal.h"
@@ -41,7 +42,7 @@ static void handle_free(struct vmm_handle *h)
 
 void emu_vmm_unmapped(struct vmm_handle *h)
 {
-	if (!--h->maps && h->released)
+	if (!--h->maps && !h->refs)
 		handle_free(h);
 }
 
@@ -88,6 +89,7 @@ EMU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t siz
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	h->size = size;
 	h->rdma = prop->allocFlags.gpuDirectRDMACapable != 0;
+	h->refs = 1;
 	pthread_mutex_lock(&emu.lock);
 	h->next = handles;
 	handles = h;
@@ -106,12 +108,11 @@ EMU_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 		return r;
 	pthread_mutex_lock(&emu.lock);
 	h = handle_find(handle);
-	if (!h || h->released) {
+	if (!h || !h->refs) {
 		pthread_mutex_unlock(&emu.lock);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	h->released = true;
-	if (!h->maps)
+	if (!--h->refs && !h->maps)
 		handle_free(h);
 	pthread_mutex_unlock(&emu.lock);
 	return CUDA_SUCCESS;
@@ -211,7 +212,7 @@ EMU_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 	pthread_mutex_lock(&emu.lock);
 	h = handle_find(handle);
 	c = resv_find(ptr, size);
-	if (!h || h->released || !c || mapped_overlap(ptr, size)) {
+	if (!h || !h->refs || !c || mapped_overlap(ptr, size)) {
 		r = CUDA_ERROR_INVALID_VALUE;
 	} else if (offset || ptr % VMM_GRANULE || size != h->size || h->maps) {
 		r = CUDA_ERROR_NOT_SUPPORTED;	/* only whole, single mappings */
@@ -291,4 +292,71 @@ EMU_EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
 	}
 	pthread_mutex_unlock(&emu.lock);
 	return CUDA_SUCCESS;
+}
+
+/* The handle mapped at addr, with a reference the caller releases. */
+EMU_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
+						void *addr)
+{
+	CUresult r = emu_check_init();
+	struct alloc *a;
+
+	if (!handle || !addr)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r)
+		return r;
+	pthread_mutex_lock(&emu.lock);
+	a = emu_find_alloc((uint64_t)(uintptr_t)addr);
+	if (!a || !a->vmm) {
+		pthread_mutex_unlock(&emu.lock);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	a->vmm->refs++;
+	*handle = (uintptr_t)a->vmm;
+	pthread_mutex_unlock(&emu.lock);
+	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+							   CUmemGenericAllocationHandle handle)
+{
+	CUresult r = emu_check_init();
+	struct vmm_handle *h;
+
+	if (!prop)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r)
+		return r;
+	pthread_mutex_lock(&emu.lock);
+	h = handle_find(handle);
+	if (h && h->refs) {
+		memset(prop, 0, sizeof(*prop));
+		prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+		prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		prop->location.id = 0;
+		prop->allocFlags.gpuDirectRDMACapable = h->rdma;
+	}
+	pthread_mutex_unlock(&emu.lock);
+	return h && h->refs ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The access device 0 has to the mapping at ptr. */
+EMU_EXPORT CUresult cuMemGetAccess(unsigned long long *flags,
+				   const CUmemLocation *location, CUdeviceptr ptr)
+{
+	CUresult r = emu_check_init();
+	struct alloc *a;
+
+	if (!flags || !location || location->type != CU_MEM_LOCATION_TYPE_DEVICE)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r)
+		return r;
+	if (location->id != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&emu.lock);
+	a = emu_find_alloc(ptr);
+	if (a && a->vmm)
+		*flags = a->access;
+	pthread_mutex_unlock(&emu.lock);
+	return a && a->vmm ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
