@@ -28,6 +28,7 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
+typedef uint32_t cuuint32_t;
 typedef uint64_t cuuint64_t;
 
 typedef struct CUuuid_st {
@@ -279,6 +280,8 @@ typedef enum CUdriverProcAddressQueryResult_enum {
 #define cuCtxPushCurrent cuCtxPushCurrent_v2
 #define cuCtxPopCurrent cuCtxPopCurrent_v2
 #define cuMemGetInfo cuMemGetInfo_v2
+#define cuDevicePrimaryCtxSetFlags cuDevicePrimaryCtxSetFlags_v2
+#define cuDevicePrimaryCtxReset cuDevicePrimaryCtxReset_v2
 #define cuMemAllocHost cuMemAllocHost_v2
 #define cuMemHostRegister cuMemHostRegister_v2
 #define cuMemHostGetDevicePointer cuMemHostGetDevicePointer_v2
@@ -312,7 +315,14 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
 CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
 
+CUresult cuDeviceGetPCIBusId(char *busid, int len, CUdevice dev);
+CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *busid);
+
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
+				    int *active);
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags);
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params,
 			unsigned int flags, CUdevice dev);
@@ -323,6 +333,8 @@ CUresult cuCtxSynchronize(void);
 CUresult cuCtxPushCurrent_v2(CUcontext ctx);
 CUresult cuCtxPopCurrent_v2(CUcontext *pctx);
 CUresult cuCtxGetDevice(CUdevice *device);
+CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version);
+CUresult cuCtxGetFlags(unsigned int *flags);
 CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
 
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
@@ -340,6 +352,7 @@ CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags);
 CUresult cuMemFreeHost(void *p);
 CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int flags);
 CUresult cuMemHostUnregister(void *p);
+CUresult cuMemHostGetFlags(unsigned int *flags, void *p);
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p,
 				      unsigned int flags);
 
@@ -376,11 +389,96 @@ CUresult cuStreamGetFlags(CUstream s, unsigned int *flags);
 CUresult cuStreamGetCtx(CUstream s, CUcontext *pctx);
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags);
 CUresult cuEventCreate(CUevent *pe, unsigned int flags);
+
+/* Stream memory operations: a wait holds its stream until the word passes. */
+#define CU_STREAM_WAIT_VALUE_GEQ 0x0
+#define CU_STREAM_WAIT_VALUE_EQ 0x1
+#define CU_STREAM_WAIT_VALUE_AND 0x2
+#define CU_STREAM_WAIT_VALUE_NOR 0x3
+#define CU_STREAM_WAIT_VALUE_FLUSH (1 << 30)
+#define CU_STREAM_WRITE_VALUE_DEFAULT 0x0
+#define cuStreamWaitValue32 cuStreamWaitValue32_v2
+#define cuStreamWaitValue64 cuStreamWaitValue64_v2
+#define cuStreamWriteValue32 cuStreamWriteValue32_v2
+#define cuStreamWriteValue64 cuStreamWriteValue64_v2
+CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr, cuuint32_t value,
+				unsigned int flags);
+CUresult cuStreamWaitValue64_v2(CUstream s, CUdeviceptr addr, cuuint64_t value,
+				unsigned int flags);
+CUresult cuStreamWriteValue32_v2(CUstream s, CUdeviceptr addr, cuuint32_t value,
+				 unsigned int flags);
+CUresult cuStreamWriteValue64_v2(CUstream s, CUdeviceptr addr, cuuint64_t value,
+				 unsigned int flags);
 CUresult cuEventRecord(CUevent e, CUstream s);
 CUresult cuEventQuery(CUevent e);
 CUresult cuEventSynchronize(CUevent e);
 CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end);
 CUresult cuEventDestroy_v2(CUevent e);
+
+/* The virtual memory management API (one device, 2 MiB granularity). */
+typedef unsigned long long CUmemGenericAllocationHandle;
+typedef enum CUmemAllocationType_enum {
+	CU_MEM_ALLOCATION_TYPE_INVALID = 0x0,
+	CU_MEM_ALLOCATION_TYPE_PINNED = 0x1
+} CUmemAllocationType;
+typedef enum CUmemAllocationHandleType_enum {
+	CU_MEM_HANDLE_TYPE_NONE = 0x0,
+	CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 0x1
+} CUmemAllocationHandleType;
+typedef enum CUmemLocationType_enum {
+	CU_MEM_LOCATION_TYPE_INVALID = 0x0,
+	CU_MEM_LOCATION_TYPE_DEVICE = 0x1
+} CUmemLocationType;
+typedef enum CUmemAccess_flags_enum {
+	CU_MEM_ACCESS_FLAGS_PROT_NONE = 0x0,
+	CU_MEM_ACCESS_FLAGS_PROT_READ = 0x1,
+	CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3
+} CUmemAccess_flags;
+typedef enum CUmemAllocationGranularity_flags_enum {
+	CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0x0,
+	CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 0x1
+} CUmemAllocationGranularity_flags;
+typedef struct CUmemLocation_st {
+	CUmemLocationType type;
+	int id;
+} CUmemLocation;
+typedef struct CUmemAllocationProp_st {
+	CUmemAllocationType type;
+	CUmemAllocationHandleType requestedHandleTypes;
+	CUmemLocation location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType;
+		unsigned char gpuDirectRDMACapable;
+		unsigned short usage;
+		unsigned char reserved[4];
+	} allocFlags;
+} CUmemAllocationProp;
+typedef struct CUmemAccessDesc_st {
+	CUmemLocation location;
+	CUmemAccess_flags flags;
+} CUmemAccessDesc;
+
+CUresult cuMemGetAllocationGranularity(size_t *granularity,
+				       const CUmemAllocationProp *prop,
+				       CUmemAllocationGranularity_flags option);
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+		     const CUmemAllocationProp *prop, unsigned long long flags);
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle);
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+			     CUdeviceptr addr, unsigned long long flags);
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size);
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+		  CUmemGenericAllocationHandle handle, unsigned long long flags);
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
+			const CUmemAccessDesc *desc, size_t count);
+CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location,
+			CUdeviceptr ptr);
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
+				     void *addr);
+CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+						CUmemGenericAllocationHandle handle);
 
 /* No GPU code runs on the emulator: these are CUDA_ERROR_NOT_SUPPORTED. */
 CUresult cuModuleLoad(CUmodule *module, const char *fname);

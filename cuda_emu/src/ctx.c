@@ -70,13 +70,9 @@ static int emu_attr_override(int attrib, int *pi)
 	switch (attrib) {
 	case 83:	/* MANAGED_MEMORY: no managed memory */
 	case 89:	/* CONCURRENT_MANAGED_ACCESS */
-	case 102:	/* VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED: no VMM API yet */
-	case 103:	/* HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED */
-	case 110:	/* GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED */
+	case 103:	/* HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: no export */
 	case 115:	/* MEMORY_POOLS_SUPPORTED: no stream-ordered allocator */
 	case 119:	/* MEMPOOL_SUPPORTED_HANDLE_TYPES */
-	case 122:	/* CAN_USE_64_BIT_STREAM_MEM_OPS: no stream memory ops yet */
-	case 123:	/* CAN_USE_STREAM_WAIT_VALUE_NOR */
 	case 124:	/* DMA_BUF_SUPPORTED: no dma-buf exporter yet */
 	case 125:	/* IPC_EVENT_SUPPORTED: no IPC yet */
 	case 128:	/* HANDLE_TYPE_FABRIC_SUPPORTED */
@@ -391,12 +387,152 @@ EMU_EXPORT CUresult cuCtxSynchronize(void)
 	return emu_need_ctx();
 }
 
-/* The names of the first versions, exported as NVIDIA's library does. */
+/*
+ * The names of the first versions, exported as NVIDIA's library does: entry
+ * points of their own (cuGetProcAddress tells them from the current ones).
+ */
 #undef cuCtxDestroy
 #undef cuCtxPushCurrent
 #undef cuCtxPopCurrent
 #undef cuDevicePrimaryCtxRelease
-EMU_ALIAS(cuCtxDestroy, cuCtxDestroy_v2);
-EMU_ALIAS(cuCtxPushCurrent, cuCtxPushCurrent_v2);
-EMU_ALIAS(cuCtxPopCurrent, cuCtxPopCurrent_v2);
-EMU_ALIAS(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2);
+EMU_EXPORT CUresult cuCtxDestroy(CUcontext ctx)
+{
+	return cuCtxDestroy_v2(ctx);
+}
+
+EMU_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx)
+{
+	return cuCtxPushCurrent_v2(ctx);
+}
+
+EMU_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx)
+{
+	return cuCtxPopCurrent_v2(pctx);
+}
+
+EMU_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+	return cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+/* PCI bus id as NVIDIA's library writes it: "dddd:bb:dd.f", upper case. */
+EMU_EXPORT CUresult cuDeviceGetPCIBusId(char *busid, int len, CUdevice dev)
+{
+	CUresult r = emu_check_init();
+
+	if (!busid || len < 13)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r)
+		return r;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	snprintf(busid, (size_t)len, "%04X:%02X:%02X.%X", emu.pci_domain,
+		 emu.pci_bus, emu.pci_devfn >> 3, emu.pci_devfn & 7);
+	return CUDA_SUCCESS;
+}
+
+/* "[domain:]bus:device.function", hexadecimal. */
+EMU_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *busid)
+{
+	CUresult r = emu_check_init();
+	unsigned int d = 0, b, s, f;
+	char tail;
+
+	if (!dev || !busid)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r)
+		return r;
+	if (sscanf(busid, "%x:%x:%x.%x%c", &d, &b, &s, &f, &tail) != 4) {
+		d = 0;
+		if (sscanf(busid, "%x:%x.%x%c", &b, &s, &f, &tail) != 3)
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (d != emu.pci_domain || b != emu.pci_bus ||
+	    s != emu.pci_devfn >> 3 || f != (emu.pci_devfn & 7))
+		return CUDA_ERROR_INVALID_DEVICE;
+	*dev = 0;
+	return CUDA_SUCCESS;
+}
+
+/* Contexts made through the API of CUDA 3.2 and later report 3020. */
+EMU_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
+{
+	CUresult r = emu_check_init();
+
+	if (r)
+		return r;
+	if (!ctx) {
+		r = emu_need_ctx();
+		if (r)
+			return r;
+	} else if (ctx->destroyed && !ctx->primary) {
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	}
+	if (!version)
+		return CUDA_ERROR_INVALID_VALUE;
+	*version = 3020;
+	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuCtxGetFlags(unsigned int *flags)
+{
+	CUresult r = emu_need_ctx();
+
+	if (r)
+		return r;
+	if (!flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	*flags = emu_current_ctx->flags;
+	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
+					       int *active)
+{
+	CUresult r = emu_check_init();
+
+	if (!flags || !active)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r)
+		return r;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&emu.lock);
+	*flags = emu.primary.flags;
+	*active = emu.primary_refs > 0;
+	pthread_mutex_unlock(&emu.lock);
+	return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+{
+	CUresult r = emu_check_init();
+	unsigned int sched = flags & 7;
+
+	if (r)
+		return r;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if ((flags & ~CTX_FLAGS_VALID) ||
+	    (sched != 0 && sched != 1 && sched != 2 && sched != 4))
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&emu.lock);
+	emu.primary.flags = flags;
+	pthread_mutex_unlock(&emu.lock);
+	return CUDA_SUCCESS;
+}
+
+/* Frees every allocation of the primary context; its users keep it. */
+EMU_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	CUresult r = emu_check_init();
+
+	if (r)
+		return r;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&emu.lock);
+	emu_free_ctx_allocs(&emu.primary);
+	pthread_mutex_unlock(&emu.lock);
+	return CUDA_SUCCESS;
+}

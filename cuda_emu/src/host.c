@@ -190,3 +190,21 @@ EMU_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *dptr, void *p,
 	*dptr = (CUdeviceptr)(uintptr_t)p;
 	return CUDA_SUCCESS;
 }
+
+/* The flags an allocation or registration was made with. */
+EMU_EXPORT CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
+{
+	CUresult r = emu_check_init();
+	struct hostmem *h;
+
+	if (!flags || !p)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r)
+		return r;
+	pthread_mutex_lock(&emu.lock);
+	h = emu_find_hostmem((uint64_t)(uintptr_t)p);
+	if (h)
+		*flags = h->flags;
+	pthread_mutex_unlock(&emu.lock);
+	return h ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}

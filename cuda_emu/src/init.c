@@ -61,9 +61,13 @@ EMU_EXPORT CUresult cuInit(unsigned int flags)
 		ret = CUDA_ERROR_NO_DEVICE;
 		goto out;
 	}
-	/* Reserve 4x the GPU memory of VA, at least 1 GiB, 64 KiB-aligned. */
+	/*
+	 * Reserve 4x the GPU memory of VA, at least 1 GiB, 2 MiB-aligned as
+	 * the driver's (so placement classes do not depend on where mmap put
+	 * it).
+	 */
 	emu.va_size = info.mem_size * 4 < (1ULL << 30) ? 1ULL << 30 : info.mem_size * 4;
-	va = mmap(NULL, emu.va_size + CHUNK_PAGE, PROT_NONE,
+	va = mmap(NULL, emu.va_size + VA_ALIGN, PROT_NONE,
 		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (va == MAP_FAILED) {
 		close(emu.fd);
@@ -71,7 +75,7 @@ EMU_EXPORT CUresult cuInit(unsigned int flags)
 		ret = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
-	emu.va_base = ((uint64_t)(uintptr_t)va + CHUNK_PAGE - 1) & ~(uint64_t)(CHUNK_PAGE - 1);
+	emu.va_base = ((uint64_t)(uintptr_t)va + VA_ALIGN - 1) & ~(uint64_t)(VA_ALIGN - 1);
 	emu.mem_size = info.mem_size;
 	emu.pci_domain = info.pci_domain;
 	emu.pci_bus = info.pci_bus;
@@ -166,13 +170,16 @@ EMU_EXPORT CUresult cuGetErrorString(CUresult error, const char **str)
 #undef cuEventDestroy
 #undef cuEventElapsedTime
 #undef cuDeviceGetUuid
-extern __typeof__(cuCtxDestroy_v2) cuCtxDestroy;
-extern __typeof__(cuCtxPushCurrent_v2) cuCtxPushCurrent;
-extern __typeof__(cuCtxPopCurrent_v2) cuCtxPopCurrent;
-extern __typeof__(cuDevicePrimaryCtxRelease_v2) cuDevicePrimaryCtxRelease;
-extern __typeof__(cuStreamDestroy_v2) cuStreamDestroy;
-extern __typeof__(cuEventDestroy_v2) cuEventDestroy;
-extern __typeof__(cuEventElapsedTime_v2) cuEventElapsedTime;
+#undef cuGetProcAddress
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+			  cuuint64_t flags);
+CUresult cuCtxDestroy(CUcontext ctx);
+CUresult cuCtxPushCurrent(CUcontext ctx);
+CUresult cuCtxPopCurrent(CUcontext *pctx);
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
+CUresult cuStreamDestroy(CUstream s);
+CUresult cuEventDestroy(CUevent e);
+CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end);
 extern __typeof__(cuDeviceGetUuid_v2) cuDeviceGetUuid;
 extern __typeof__(cuMemcpy) cuMemcpy_ptds;
 extern __typeof__(cuMemcpyAsync) cuMemcpyAsync_ptsz;
@@ -195,6 +202,10 @@ extern __typeof__(cuStreamGetCtx) cuStreamGetCtx_ptsz;
 extern __typeof__(cuStreamWaitEvent) cuStreamWaitEvent_ptsz;
 extern __typeof__(cuEventRecord) cuEventRecord_ptsz;
 extern __typeof__(cuLaunchKernel) cuLaunchKernel_ptsz;
+extern __typeof__(cuStreamWaitValue32_v2) cuStreamWaitValue32_v2_ptsz;
+extern __typeof__(cuStreamWaitValue64_v2) cuStreamWaitValue64_v2_ptsz;
+extern __typeof__(cuStreamWriteValue32_v2) cuStreamWriteValue32_v2_ptsz;
+extern __typeof__(cuStreamWriteValue64_v2) cuStreamWriteValue64_v2_ptsz;
 static const struct {
 	const char *name;
 	int since;		/* first CUDA version of this variant */
@@ -205,6 +216,7 @@ static const struct {
 	P("cuDriverGetVersion", 2020, cuDriverGetVersion),
 	P("cuGetErrorName", 6000, cuGetErrorName),
 	P("cuGetErrorString", 6000, cuGetErrorString),
+	P("cuGetProcAddress", 11030, cuGetProcAddress),
 	P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
 	P("cuDeviceGet", 2000, cuDeviceGet),
 	P("cuDeviceGetCount", 2000, cuDeviceGetCount),
@@ -213,7 +225,15 @@ static const struct {
 	P("cuDeviceGetUuid", 9020, cuDeviceGetUuid),
 	P("cuDeviceGetUuid", 11040, cuDeviceGetUuid_v2),
 	P("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2),
+	P("cuDeviceGetPCIBusId", 4010, cuDeviceGetPCIBusId),
+	P("cuDeviceGetByPCIBusId", 4010, cuDeviceGetByPCIBusId),
 	P("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
+	P("cuDevicePrimaryCtxGetState", 7000, cuDevicePrimaryCtxGetState),
+	P("cuDevicePrimaryCtxSetFlags", 11000, cuDevicePrimaryCtxSetFlags_v2),
+	P("cuDevicePrimaryCtxReset", 11000, cuDevicePrimaryCtxReset_v2),
+	P("cuCtxGetApiVersion", 3020, cuCtxGetApiVersion),
+	P("cuCtxGetFlags", 7000, cuCtxGetFlags),
+	P("cuMemHostGetFlags", 2030, cuMemHostGetFlags),
 	P("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease),
 	P("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
 	P("cuCtxCreate", 12050, cuCtxCreate_v4),
@@ -262,6 +282,10 @@ static const struct {
 	PT("cuStreamGetFlags", 5050, cuStreamGetFlags, cuStreamGetFlags_ptsz),
 	PT("cuStreamGetCtx", 9020, cuStreamGetCtx, cuStreamGetCtx_ptsz),
 	PT("cuStreamWaitEvent", 3020, cuStreamWaitEvent, cuStreamWaitEvent_ptsz),
+	PT("cuStreamWaitValue32", 11070, cuStreamWaitValue32_v2, cuStreamWaitValue32_v2_ptsz),
+	PT("cuStreamWaitValue64", 11070, cuStreamWaitValue64_v2, cuStreamWaitValue64_v2_ptsz),
+	PT("cuStreamWriteValue32", 11070, cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz),
+	PT("cuStreamWriteValue64", 11070, cuStreamWriteValue64_v2, cuStreamWriteValue64_v2_ptsz),
 	P("cuEventCreate", 2000, cuEventCreate),
 	PT("cuEventRecord", 2000, cuEventRecord, cuEventRecord_ptsz),
 	P("cuEventQuery", 2000, cuEventQuery),
@@ -274,6 +298,17 @@ static const struct {
 	P("cuModuleLoadData", 2000, cuModuleLoadData),
 	P("cuModuleGetFunction", 2000, cuModuleGetFunction),
 	PT("cuLaunchKernel", 4000, cuLaunchKernel, cuLaunchKernel_ptsz),
+	P("cuMemGetAllocationGranularity", 10020, cuMemGetAllocationGranularity),
+	P("cuMemCreate", 10020, cuMemCreate),
+	P("cuMemRelease", 10020, cuMemRelease),
+	P("cuMemAddressReserve", 10020, cuMemAddressReserve),
+	P("cuMemAddressFree", 10020, cuMemAddressFree),
+	P("cuMemMap", 10020, cuMemMap),
+	P("cuMemUnmap", 10020, cuMemUnmap),
+	P("cuMemSetAccess", 10020, cuMemSetAccess),
+	P("cuMemGetAccess", 10020, cuMemGetAccess),
+	P("cuMemRetainAllocationHandle", 11000, cuMemRetainAllocationHandle),
+	P("cuMemGetAllocationPropertiesFromHandle", 10020, cuMemGetAllocationPropertiesFromHandle),
 	P("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
 	P("cuPointerGetAttributes", 7000, cuPointerGetAttributes),
 	P("cuPointerSetAttribute", 6000, cuPointerSetAttribute),
@@ -312,6 +347,12 @@ EMU_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
 	return *pfn || status ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
-/* The unversioned name, which NVIDIA's library exports too. */
-#undef cuGetProcAddress
-EMU_ALIAS(cuGetProcAddress, cuGetProcAddress_v2);
+/*
+ * The unversioned name, which NVIDIA's library exports too: the CUDA 11.3
+ * entry point, without the status argument.
+ */
+EMU_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn,
+				     int cudaVersion, cuuint64_t flags)
+{
+	return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
+}

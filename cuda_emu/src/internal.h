@@ -21,6 +21,7 @@
 #define EMU_EXPORT __attribute__((visibility("default")))
 
 #define CHUNK_PAGE	(64u << 10)
+#define VA_ALIGN	(2u << 20)	/* of our UVA reservation */
 #define SMALL_GRANULE	256u
 #define SMALL_SLOTS	(CHUNK_PAGE / SMALL_GRANULE)
 #define SMALL_MAX	(CHUNK_PAGE / 2)	/* larger sizes get own chunks */
@@ -30,6 +31,7 @@ struct chunk {
 	uint64_t va, size;
 	unsigned int users;		/* allocations inside */
 	bool small;			/* a shared chunk of small allocations */
+	bool resv;			/* a cuMemAddressReserve range: no memory */
 	uint64_t used[SMALL_SLOTS / 64];	/* granule bitmap (small) */
 };
 
@@ -38,8 +40,21 @@ struct alloc {
 	uint64_t va, size;
 	uint64_t buffer_id;
 	struct chunk *chunk;
-	struct CUctx_st *ctx;
+	struct CUctx_st *ctx;		/* NULL for VMM mappings */
 	unsigned int sync_memops;
+	struct vmm_handle *vmm;		/* a cuMemMap mapping of this handle */
+	unsigned int access;		/* VMM: cuMemSetAccess flags */
+};
+
+/* A cuMemCreate allocation handle (vmm.c). */
+struct vmm_handle {
+	struct vmm_handle *next;
+	uint64_t size;
+	bool rdma;			/* allocFlags.gpuDirectRDMACapable */
+	unsigned int refs;		/* cuMemCreate/RetainAllocationHandle,
+					 * less cuMemRelease; freed at 0 refs
+					 * and no mapping */
+	unsigned int maps;
 };
 
 /* Page-locked host memory (host.c). */
@@ -100,6 +115,14 @@ void emu_free_ctx_allocs(struct CUctx_st *ctx);	/* with emu.lock held */
 bool emu_device_range(uint64_t ptr, size_t n);
 /* one NVP2P_EMU_IOC_COPY request, with its checks */
 CUresult emu_copy(uint64_t dst, uint64_t src, size_t n, uint32_t dir);
+
+/* mem.c, with emu.lock held: chunks and allocations for vmm.c */
+uint64_t emu_va_find(uint64_t size, uint64_t align);
+void emu_chunk_link(struct chunk *c);
+void emu_alloc_link(struct alloc *a);
+void emu_alloc_release(struct alloc *a);
+/* vmm.c, with emu.lock held: a mapping of h went */
+void emu_vmm_unmapped(struct vmm_handle *h);
 
 /* stream.c: CUDA_SUCCESS for the NULL stream or a live stream of ours */
 CUresult emu_check_stream(CUstream s);

@@ -20,25 +20,37 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 	return (v + a - 1) & ~(a - 1);
 }
 
-/* Lowest gap of @size bytes in the VA reservation; 0 if none. */
-static uint64_t va_find(uint64_t size)
+/* Lowest @align-aligned gap of @size bytes in the VA reservation; 0 if none. */
+uint64_t emu_va_find(uint64_t size, uint64_t align)
 {
-	uint64_t at = emu.va_base;
+	uint64_t at = round_up(emu.va_base, align);
 
 	for (struct chunk *c = emu.chunks; c; c = c->next) {
-		if (c->va - at >= size)
+		if (c->va + c->size <= at)
+			continue;
+		if (c->va >= at && c->va - at >= size)
 			break;
-		at = c->va + c->size;
+		at = round_up(c->va + c->size, align);
 	}
 	return at + size <= emu.va_base + emu.va_size ? at : 0;
+}
+
+void emu_chunk_link(struct chunk *c)
+{
+	struct chunk **pp;
+
+	for (pp = &emu.chunks; *pp && (*pp)->va < c->va; pp = &(*pp)->next)
+		;
+	c->next = *pp;
+	*pp = c;
 }
 
 static CUresult chunk_new(uint64_t size, bool small, struct chunk **out)
 {
 	struct nvp2p_emu_alloc req = { .size = size };
-	struct chunk *c, **pp;
+	struct chunk *c;
 
-	req.va = va_find(size);
+	req.va = emu_va_find(size, CHUNK_PAGE);
 	if (!req.va)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	c = calloc(1, sizeof(*c));
@@ -51,10 +63,7 @@ static CUresult chunk_new(uint64_t size, bool small, struct chunk **out)
 	c->va = req.va;
 	c->size = size;
 	c->small = small;
-	for (pp = &emu.chunks; *pp && (*pp)->va < c->va; pp = &(*pp)->next)
-		;
-	c->next = *pp;
-	*pp = c;
+	emu_chunk_link(c);
 	*out = c;
 	return CUDA_SUCCESS;
 }
@@ -64,7 +73,7 @@ static void chunk_put(struct chunk *c)
 	struct nvp2p_emu_free req = { .va = c->va };
 	struct chunk **pp;
 
-	if (--c->users)
+	if (--c->users || c->resv)	/* a reservation goes by cuMemAddressFree */
 		return;
 	for (pp = &emu.chunks; *pp != c; pp = &(*pp)->next)
 		;
@@ -130,13 +139,28 @@ struct alloc *emu_find_alloc(uint64_t ptr)
 	return NULL;
 }
 
-static void alloc_release(struct alloc *a)
+void emu_alloc_link(struct alloc *a)
+{
+	a->next = emu.allocs;
+	emu.allocs = a;
+}
+
+void emu_alloc_release(struct alloc *a)
 {
 	struct alloc **pp;
 
 	for (pp = &emu.allocs; *pp != a; pp = &(*pp)->next)
 		;
 	*pp = a->next;
+	if (a->vmm) {		/* a mapping: its memory goes, the VA stays */
+		struct nvp2p_emu_free req = { .va = a->va };
+
+		ioctl(emu.fd, NVP2P_EMU_IOC_FREE, &req);
+		emu_vmm_unmapped(a->vmm);
+		chunk_put(a->chunk);
+		free(a);
+		return;
+	}
 	if (a->chunk->small)
 		small_mark(a->chunk, a->va, a->size, false);
 	chunk_put(a->chunk);
@@ -150,7 +174,7 @@ void emu_free_ctx_allocs(struct CUctx_st *ctx)
 	for (; a; a = next) {
 		next = a->next;
 		if (a->ctx == ctx)
-			alloc_release(a);
+			emu_alloc_release(a);
 	}
 }
 
@@ -219,13 +243,15 @@ EMU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 
 	if (r)
 		return r;
+	if (!dptr)
+		return CUDA_SUCCESS;	/* as the driver: freeing 0 is a no-op */
 	pthread_mutex_lock(&emu.lock);
 	a = emu_find_alloc(dptr);
-	if (!a || a->va != dptr) {
+	if (!a || a->va != dptr || a->vmm) {
 		pthread_mutex_unlock(&emu.lock);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	alloc_release(a);
+	emu_alloc_release(a);
 	pthread_mutex_unlock(&emu.lock);
 	return CUDA_SUCCESS;
 }

@@ -84,6 +84,8 @@ static CUresult get_attr(struct alloc *a, CUpointer_attribute attr,
 		*(unsigned int *)data = a ? CU_MEMORYTYPE_DEVICE : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		if (a && a->vmm && !a->access && !lenient)
+			return CUDA_ERROR_INVALID_VALUE;	/* no access set */
 		*(CUdeviceptr *)data = a ? ptr : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
@@ -111,31 +113,36 @@ static CUresult get_attr(struct alloc *a, CUpointer_attribute attr,
 		*(unsigned int *)data = 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-		*(int *)data = a ? a->ctx->dev : -2;
+		*(int *)data = !a ? -2 : a->ctx ? a->ctx->dev : 0;
 		break;
+	/* A VMM mapping's range is its reservation. */
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-		*(CUdeviceptr *)data = a ? a->va : 0;
+		*(CUdeviceptr *)data = !a ? 0 : a->vmm ? a->chunk->va : a->va;
 		break;
 	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-		*(size_t *)data = a ? a->size : 0;
+		*(size_t *)data = !a ? 0 : a->vmm ? a->chunk->size : a->size;
 		break;
 	case CU_POINTER_ATTRIBUTE_MAPPED:
-	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
-	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
 		*(unsigned int *)data = a ? 1 : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+		*(unsigned int *)data = a && !a->vmm ? 1 : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+		*(unsigned int *)data = !a ? 0 : a->vmm ? a->vmm->rdma : 1;
 		break;
 	case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
 		*(unsigned long long *)data = 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
-		*(unsigned int *)data = a ? 3 : 0;
+		*(unsigned int *)data = !a ? 0 : a->vmm ? a->access : 3;
 		break;
 	/* The mapping is the chunk of GPU pages the allocation lies in. */
 	case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
-		*(size_t *)data = a ? a->chunk->size : 0;
+		*(size_t *)data = !a ? 0 : a->vmm ? a->size : a->chunk->size;
 		break;
 	case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
-		*(CUdeviceptr *)data = a ? a->chunk->va : 0;
+		*(CUdeviceptr *)data = !a ? 0 : a->vmm ? a->va : a->chunk->va;
 		break;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;

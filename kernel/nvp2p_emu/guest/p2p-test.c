@@ -167,7 +167,7 @@ int main(void)
 	uint64_t bar_start, used0;
 	uint8_t pat[3000], back[3000];
 
-	tap_plan(56);
+	tap_plan(60);
 	st_fd = open("/dev/nvp2p_selftest", O_RDWR);
 	if (!tap_ok(st_fd >= 0, "selftest driver bound to edu") ||
 	    !tap_ok(cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&dev, 0) == 0 &&
@@ -293,6 +293,38 @@ int main(void)
 		close(fd);	/* the owner's fd closes: the token pin is revoked */
 		tap_ok(info(7).callbacks == 1 && put(7, ST_PUT_NORMAL, al.va, 0) == 0, "closing the owner's fd fires the callback; put_pages then returns 0");
 		munmap(va, 2 * KB64);
+	}
+
+	/*
+	 * VMM memory: cuMemCreate with gpuDirectRDMACapable, mapped into a
+	 * reservation, pins like any allocation; edu DMAs into it; the unmap
+	 * revokes the pin.
+	 */
+	{
+		CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+			.location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+		CUmemAccessDesc acc = { { CU_MEM_LOCATION_TYPE_DEVICE, 0 },
+					CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+		CUmemGenericAllocationHandle h = 0;
+		CUdeviceptr va = 0;
+		struct st_slot_info vi;
+
+		prop.allocFlags.gpuDirectRDMACapable = 1;
+		tap_ok(cuMemCreate(&h, 2 * MB, &prop, 0) == 0 && cuMemAddressReserve(&va, 4 * MB, 0, 0, 0) == 0 &&
+		       cuMemMap(va, 2 * MB, 0, h, 0) == 0 && cuMemSetAccess(va, 2 * MB, &acc, 1) == 0,
+		       "VMM: 2 MiB created RDMA-capable, reserved, mapped, access set");
+		tap_ok(pin(11, ST_PIN_CALLBACK, va, 2 * MB) == 0 && dma(ST_IOC_DMA_MAP, 11, ST_DMA_EDU) == 0 &&
+		       edu(11, 4096 + 5, sizeof(pat), 77) == 0, "VMM: get_pages, dma_map_pages, edu DMA into it");
+		vi = info(11);
+		for (size_t i = 0; i < sizeof(pat); i++)
+			pat[i] = st_pattern(77, i);
+		tap_ok(cuMemcpyDtoH(back, va + 4096 + 5, sizeof(back)) == 0 && !memcmp(pat, back, sizeof(pat)) &&
+		       guest_host_has(vi.phys0 - bar_start + 4096 + 5, pat, sizeof(pat)),
+		       "VMM: the GPU and the host's backing file hold edu's pattern");
+		tap_ok(cuMemRelease(h) == 0 && info(11).live && cuMemUnmap(va, 2 * MB) == 0 &&
+		       info(11).callbacks == 1 && !info(11).live && put(11, ST_PUT_NORMAL, va, 0) == 0 &&
+		       cuMemAddressFree(va, 4 * MB) == 0,
+		       "VMM: released, the pin lives until cuMemUnmap, which fires the callback");
 	}
 
 	/* Fault injection and the obsolete entry points. */
