@@ -99,7 +99,18 @@ int gd_copy_check(const char *name, char *why, size_t n)
 static void init(void)
 {
 	const char *want = getenv("GDIRECT_COPY");
+	char why[160];
 
+	if (want && *want && gd_copy_check(want, why, sizeof(why))) {
+		/*
+		 * A copy made before any context has no caller to hand an error
+		 * to (gdirect_ctx_create() refuses the same value): say so once
+		 * rather than pass over the typo in silence.
+		 */
+		fprintf(stderr, "libgdirect: GDIRECT_COPY: %s; using the default copy\n",
+			why);
+		want = NULL;
+	}
 	if (!want || !*want || gd_copy_select(want))
 		gd_copy_select(NULL);
 }

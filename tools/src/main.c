@@ -29,15 +29,12 @@ static void usage(FILE *f)
 
 int gd_common_opt(int c, const char *arg, struct gd_roots *r)
 {
-	char *dst;
-
 	switch (c) {
-	case OPT_SYSFS: dst = r->sysfs; break;
-	case OPT_PROC:  dst = r->proc; break;
-	case OPT_DEV:   dst = r->dev; break;
+	case OPT_SYSFS: gd_set_root(r->sysfs, "--sysfs", arg); break;
+	case OPT_PROC:  gd_set_root(r->proc, "--proc", arg); break;
+	case OPT_DEV:   gd_set_root(r->dev, "--dev", arg); break;
 	default:        return 0;
 	}
-	snprintf(dst, GD_PATH_MAX, "%s", arg);
 	return 1;
 }
 

@@ -10,11 +10,23 @@
 #include <string.h>
 #include <unistd.h>
 
+void gd_set_root(char *dst, const char *what, const char *path)
+{
+	int len = snprintf(dst, GD_PATH_MAX, "%s", path);
+
+	/* A cut path would inspect some other directory: refuse it. */
+	if (len < 0 || len >= GD_PATH_MAX) {
+		fprintf(stderr, "gdirect: %s is %zu bytes long; at most %d are allowed\n",
+			what, strlen(path), GD_PATH_MAX - 1);
+		exit(2);
+	}
+}
+
 static void set_root(char *dst, const char *env, const char *def)
 {
 	const char *v = getenv(env);
 
-	snprintf(dst, GD_PATH_MAX, "%s", v && *v ? v : def);
+	gd_set_root(dst, env, v && *v ? v : def);
 }
 
 void gd_roots_init(struct gd_roots *r)

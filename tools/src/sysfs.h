@@ -25,6 +25,9 @@ struct gd_roots {
 /* Defaults, then the environment. */
 void gd_roots_init(struct gd_roots *r);
 
+/* Set one root to PATH; a path too long for it exits 2 with a sentence naming WHAT. */
+void gd_set_root(char *dst, const char *what, const char *path);
+
 /* snprintf into out; -ENAMETOOLONG when it does not fit. */
 int gd_path(char *out, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

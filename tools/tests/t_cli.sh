@@ -212,5 +212,20 @@ status 77
 run switch proc -- nonsense
 status 2
 
+# A root longer than the tools' path buffers is refused, never cut short
+# (a cut path would inspect another directory): by option and by variable.
+long=$(printf '/x%.0s' $(seq 1 3000))
+run switch proc -- --sysfs "$long" info
+status 2
+if ! grep -qF -- "gdirect: --sysfs is 6000 bytes long" "$tmp/err"; then
+	echo "FAIL: a too long --sysfs: no message"; cat "$tmp/err"; fails=$((fails + 1))
+fi
+GDIRECT_PROC_ROOT=$long "$gd" info >"$tmp/out" 2>"$tmp/err"
+rc=$?
+status 2
+if ! grep -qF -- "gdirect: GDIRECT_PROC_ROOT is 6000 bytes long" "$tmp/err"; then
+	echo "FAIL: a too long GDIRECT_PROC_ROOT: no message"; cat "$tmp/err"; fails=$((fails + 1))
+fi
+
 if [ $fails -ne 0 ]; then echo "$fails checks failed"; exit 1; fi
 echo "all checks passed"
