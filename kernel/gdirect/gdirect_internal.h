@@ -13,22 +13,16 @@
  *  struct gd_reg  one nv-p2p registration, made for a user context or for a
  *                 kernel caller of the in-kernel API.  Refcounted: the
  *                 handle (user xarray entry or kernel pointer) holds one
- *                 reference and the NVIDIA registration holds another ("nv
- *                 reference"), which is dropped exactly once, by whichever
- *                 side ends the registration: the free callback, or the
- *                 releaser after put_pages() returned with no callback.
+ *                 reference and the NVIDIA registration another, the "nv
+ *                 reference" ("two references" in docs/driver.md).
  *
  * Lock order: mmap_lock (a page fault) before gd_reg.sem; gd_reg.sem
  * before gd_reg.lock; gd_regs_lock before gd_reg.lock; gd_ctx.ev_lock,
  * xa_lock and gd_reg.lock are leaves.
- * None of them is held across a call into the nv-p2p provider: the
- * provider runs our free callback with its own lock held, the callback
- * takes gd_reg.sem and gd_reg.lock, so holding either around put_pages()
- * would close the AB-BA cycle chapter 11.3 of the guide warns about.  The
- * only thing held across provider calls is the NEW/USE exclusion of
- * pin.c, which the callback never waits for.  (The callback does wait for
- * a dma_unmap_pages() in flight; that call takes no provider lock the
- * callback runs under.  See pin.c, rule 4.)
+ * None of them is held across a call into the nv-p2p provider; only
+ * pin.c's gd_excl is, which the callback never waits for.  The rules
+ * behind this ("no lock across provider calls", "fenced unmap", ...) are
+ * stated once, in docs/driver.md, "Locking and teardown".
  */
 #ifndef GDIRECT_INTERNAL_H
 #define GDIRECT_INTERNAL_H

@@ -3,9 +3,10 @@
  * In-kernel API for third-party DMA drivers (gdirect_kapi.h)
  *
  * A struct gdirect_region is a struct gd_reg with no user context: the same
- * state machine, callback and release rules as user pins (pin.c), plus a
- * DMA mapping for the caller's PCI function and the DMA brackets that the
- * free callback waits for.
+ * state machine, callback and release rules as user pins (pin.c;
+ * docs/driver.md, "Locking and teardown"), plus a DMA mapping for the
+ * caller's PCI function and the DMA brackets that the free callback waits
+ * for.
  */
 #include <linux/export.h>
 #include <linux/pci.h>

@@ -281,8 +281,9 @@ static int gd_open(struct inode *inode, struct file *filp)
 /*
  * The last reference to the file is gone: release every registration.  In
  * the owner's context (close, or process exit in either order against the
- * NVIDIA fd) this puts the pages; elsewhere, see pin.c rule 5.  The context
- * itself lives on while late callbacks hold references to it.
+ * NVIDIA fd) this puts the pages; elsewhere, see "owner-only put" in
+ * docs/driver.md.  The context itself lives on while late callbacks hold
+ * references to it.
  */
 int gd_ctx_release(struct inode *inode, struct file *filp)
 {

@@ -3,55 +3,11 @@
  * The nv-p2p registrations: pin, free callback, release
  *
  * The hard part of every GPUDirect RDMA driver is the free callback racing
- * with unpin, fd close and process exit (guide 11.3; gdrcopy#332, #54;
- * nv_peer_memory#13, #15, #53).  The rules this file follows:
- *
- *  1. A registration is kref-counted.  The NVIDIA registration holds its own
- *     reference (the "nv reference"), taken before get_pages() and dropped
- *     exactly once: by the free callback when it ends, or by the releaser
- *     after put_pages() returned 0 with no callback having started.  So the
- *     callback can never see freed memory, whichever of callback, unpin,
- *     release() or process exit comes first, and whatever the order in
- *     which the NVIDIA fd and ours are closed.
- *
- *  2. Nothing of ours is held across a call into the provider.  The
- *     provider runs the callback with its lock held and put_pages() takes
- *     that lock; the callback only takes gd_reg.sem and gd_reg.lock, which
- *     are never held around put_pages(), get_pages() or dma_map_pages().
- *
- *  3. A releaser claims the registration (PINNED -> RELEASING) under
- *     gd_reg.sem; the callback claims it (-> REVOKED) under the same
- *     semaphore.  Only the winner's side releases the pages: a revoked
- *     registration is never put, and its DMA mapping is never unmapped.
- *
- *  4. A DMA mapping is unmapped with nvidia_p2p_dma_unmap_pages() before
- *     the pages are put, and as soon as the peer goes away
- *     (gdirect_dma_unmap(), a driver's remove), from any process.  The
- *     unmap is fenced against the callback: it starts only on a
- *     registration not yet revoked (checked, and marked "unmapping", under
- *     gd_reg.lock), and the callback, once it has marked the registration
- *     revoked, waits for an unmap in flight before it returns.  That wait
- *     cannot deadlock: the NVIDIA driver's dma_unmap_pages() takes only the
- *     table's DMA-mapping list lock, never the API lock the callback runs
- *     under (nv-p2p.c, nv_p2p_remove_dma_mapping), and nvp2p_emu keeps the
- *     same split.  Unfenced, the unmap would dereference a table the
- *     provider frees as soon as the callback returns (nv_peer_memory#13,
- *     #15).  A revoked registration's mapping is the provider's to free.
- *
- *  5. A page-table pointer we hold may go stale the moment a callback
- *     returns, and the provider may hand the same address to the next
- *     get_pages() (nv-p2p keys put_pages and dma_map_pages by that
- *     pointer: a stale put could destroy another registration, a stale
- *     dma_map could map another's memory).  So gdirect never lets its own
- *     get_pages() run while it is inside put_pages() or dma_map_pages()
- *     with a pointer it has checked is not revoked (gd_excl below).  Pins
- *     made by other drivers cannot be fenced; that hazard is nv-p2p's.
- *
- *  6. put_pages() with zero tokens works only in the pinning process.  A
- *     release in another context (the last fd reference was passed to
- *     another process, or dropped from a kernel thread) does not call it;
- *     the registration stays until the NVIDIA driver revokes it, which it
- *     does when the owner frees the memory or exits.
+ * with unpin, fd close and process exit (guide 11.3).  The rules this file
+ * follows are stated once, by name, in docs/driver.md, "Locking and
+ * teardown": two references, no lock across provider calls, one winner,
+ * revocation order, mappings filled on fault, fenced unmap, no get_pages
+ * beside put_pages, owner-only put.  Comments here cite them by name.
  */
 #include <linux/module.h>
 #include <linux/sched.h>
@@ -61,7 +17,8 @@
 
 /*
  * gd_excl keeps NEW (get_pages) and USE (calls that pass a page-table
- * pointer we hold: put_pages, dma_map_pages) apart (rule 5).  USE holders
+ * pointer we hold: put_pages, dma_map_pages) apart ("no get_pages beside
+ * put_pages", docs/driver.md).  USE holders
  * share it, NEW holders take it alone: the provider runs get_pages under
  * its own API lock anyway, so serialising them costs nothing, while
  * unpins, closes and exits of many processes go on side by side.  An
@@ -237,7 +194,7 @@ static void gd_reg_wait_unmap(struct gd_reg *r)
 
 /*
  * Unmap r's DMA mapping for its peer, unless the callback got there first
- * (rule 4); if another thread claimed it first, wait for that unmap, so
+ * ("fenced unmap"); if another thread claimed it first, wait for that unmap, so
  * that none is in flight on return.  Any process; sleeps; the caller has
  * stopped new DMA and waited for what was in flight.
  */
@@ -491,7 +448,7 @@ int gd_reg_pin(struct gd_reg *r)
  * before it takes the API lock the callback runs under, and the callback
  * cannot wait for a call that may be waiting for that lock.  It takes a
  * free of the memory by another thread of the owner while gdirect_pin()
- * is still in it; docs/driver.md, rule 7.
+ * is still in it; docs/driver.md, "no get_pages beside put_pages".
  *
  * Return: 0, -ESTALE if revoked, -EPROTO (mapping version) or -EIO (not
  * one bus address per 64 KiB page) with the mapping undone, or the
@@ -526,8 +483,9 @@ int gd_reg_dma_map(struct gd_reg *r)
 	}
 	/*
 	 * A mapping we cannot use is published all the same and unmapped by
-	 * the fenced path (rule 4), never behind a callback's back.  Revoked
-	 * meanwhile: the provider frees it (on Tegra it may leak; rule 7).
+	 * the fenced path ("fenced unmap"), never behind a callback's back.
+	 * Revoked meanwhile: the provider frees it (on Tegra it may leak; "no
+	 * get_pages beside put_pages").
 	 */
 	spin_lock(&r->lock);
 	if (r->state == GD_PINNED) {

@@ -96,7 +96,7 @@ static void test_unbind(CUdeviceptr gpu, uint8_t *data)
  * The device unbound (by another process) while the owner frees the
  * memory: the free callback comes while the unbind's dma_unmap_pages is in
  * flight, and must not return (letting the provider free the table) until
- * that unmap is over (kernel/gdirect/pin.c, rule 4).  The emulator's unmap
+ * that unmap is over (docs/driver.md, "fenced unmap").  The emulator's unmap
  * delay holds the unmap open; the free is made only once it is in flight.
  */
 static void test_unbind_races_free(uint8_t *data)
