@@ -21,8 +21,8 @@
  * xa_lock and gd_reg.lock are leaves.
  * None of them is held across a call into the nv-p2p provider; only
  * pin.c's gd_excl is, which the callback never waits for.  The rules
- * behind this ("no lock across provider calls", "fenced unmap", ...) are
- * stated once, in docs/driver.md, "Locking and teardown".
+ * behind this ("no callback lock across provider calls", "fenced unmap",
+ * ...) are stated once, in docs/driver.md, "Locking and teardown".
  */
 #ifndef GDIRECT_INTERNAL_H
 #define GDIRECT_INTERNAL_H

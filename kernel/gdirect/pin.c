@@ -5,9 +5,10 @@
  * The hard part of every GPUDirect RDMA driver is the free callback racing
  * with unpin, fd close and process exit (guide 11.3).  The rules this file
  * follows are stated once, by name, in docs/driver.md, "Locking and
- * teardown": two references, no lock across provider calls, one winner,
- * revocation order, mappings filled on fault, fenced unmap, no get_pages
- * beside put_pages, owner-only put.  Comments here cite them by name.
+ * teardown": two references, no callback lock across provider calls, one
+ * winner, revocation order, mappings filled on fault, fenced unmap, no
+ * get_pages beside put_pages, owner-only put.  Comments here cite them by
+ * name.
  */
 #include <linux/module.h>
 #include <linux/sched.h>
