@@ -5,10 +5,13 @@
  * both warmed, medians over repeats.  See docs/performance.md.
  *
  *   rcache_bench [--repeats N] [--quick] [--only 1,2,3,4] [--md FILE]
+ *                [--data DIR]
  *
  * Needs GDIRECT_LIBCUDA=<build>/bench/libbenchcuda.so (bench/run.sh sets
  * it): libgdirect's miss path classifies the pointer through "CUDA".
- * Progress goes to stderr, tables to stdout, the report to FILE.
+ * Progress goes to stderr, tables to stdout, the report to FILE, and the
+ * figures the plots are drawn from (bench/plot.sh) into DIR, which must
+ * exist: hits-{random,locality}-{1,2}.dat and contended-{gdirect,ucx}.dat.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +76,8 @@ int main(int argc, char **argv)
 			o.quick = true;
 		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
 			only = argv[++i];
+		} else if (!strcmp(argv[i], "--data") && i + 1 < argc) {
+			o.data = argv[++i];
 		} else if (!strcmp(argv[i], "--md") && i + 1 < argc) {
 			o.md = fopen(argv[++i], "w");
 			if (!o.md) {
@@ -81,7 +86,7 @@ int main(int argc, char **argv)
 			}
 		} else {
 			fprintf(stderr, "usage: %s [--repeats N] [--quick] "
-				"[--only 1234] [--md FILE]\n", argv[0]);
+				"[--only 1234] [--md FILE] [--data DIR]\n", argv[0]);
 			return 2;
 		}
 	}
