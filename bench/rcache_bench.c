@@ -15,6 +15,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 
@@ -93,6 +94,15 @@ int main(int argc, char **argv)
 	if (o.repeats < 1 || o.repeats > 64) {
 		fprintf(stderr, "--repeats: 1 to 64\n");
 		return 2;
+	}
+	if (o.data) {
+		struct stat st;
+
+		/* Said now, not after minutes of measuring. */
+		if (stat(o.data, &st) || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "--data %s: not a directory\n", o.data);
+			return 2;
+		}
 	}
 	if (!getenv("GDIRECT_LIBCUDA")) {
 		fprintf(stderr, "set GDIRECT_LIBCUDA to libbenchcuda.so "
