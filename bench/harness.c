@@ -109,3 +109,23 @@ void progress(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 }
+
+FILE *data_file(const struct opts *o, const char *name)
+{
+	char path[4096];
+	FILE *f;
+
+	if (!o->data)
+		return NULL;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", o->data, name) >=
+	    sizeof(path)) {
+		fprintf(stderr, "--data: %s/%s: path too long\n", o->data, name);
+		exit(1);
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	return f;
+}

@@ -27,7 +27,12 @@ struct opts {
 	int repeats;
 	bool quick;		/* smaller sizes, for a smoke run */
 	FILE *md;		/* the report (markdown), or NULL */
+	const char *data;	/* directory for the plot data, or NULL */
 };
+
+/* DIR/NAME of o->data opened for writing, or NULL when o->data is NULL;
+ * exits with a message if it cannot be created. */
+FILE *data_file(const struct opts *o, const char *name);
 
 /* One cache under test with its own emulated device. */
 struct inst {

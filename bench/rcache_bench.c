@@ -5,13 +5,17 @@
  * both warmed, medians over repeats.  See docs/performance.md.
  *
  *   rcache_bench [--repeats N] [--quick] [--only 1,2,3,4] [--md FILE]
+ *                [--data DIR]
  *
  * Needs GDIRECT_LIBCUDA=<build>/bench/libbenchcuda.so (bench/run.sh sets
  * it): libgdirect's miss path classifies the pointer through "CUDA".
- * Progress goes to stderr, tables to stdout, the report to FILE.
+ * Progress goes to stderr, tables to stdout, the report to FILE, and the
+ * figures the plots are drawn from (bench/plot.sh) into DIR, which must
+ * exist: hits-{random,locality}-{1,2}.dat and contended-{gdirect,ucx}.dat.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 
@@ -73,6 +77,8 @@ int main(int argc, char **argv)
 			o.quick = true;
 		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
 			only = argv[++i];
+		} else if (!strcmp(argv[i], "--data") && i + 1 < argc) {
+			o.data = argv[++i];
 		} else if (!strcmp(argv[i], "--md") && i + 1 < argc) {
 			o.md = fopen(argv[++i], "w");
 			if (!o.md) {
@@ -81,13 +87,22 @@ int main(int argc, char **argv)
 			}
 		} else {
 			fprintf(stderr, "usage: %s [--repeats N] [--quick] "
-				"[--only 1234] [--md FILE]\n", argv[0]);
+				"[--only 1234] [--md FILE] [--data DIR]\n", argv[0]);
 			return 2;
 		}
 	}
 	if (o.repeats < 1 || o.repeats > 64) {
 		fprintf(stderr, "--repeats: 1 to 64\n");
 		return 2;
+	}
+	if (o.data) {
+		struct stat st;
+
+		/* Said now, not after minutes of measuring. */
+		if (stat(o.data, &st) || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "--data %s: not a directory\n", o.data);
+			return 2;
+		}
 	}
 	if (!getenv("GDIRECT_LIBCUDA")) {
 		fprintf(stderr, "set GDIRECT_LIBCUDA to libbenchcuda.so "

@@ -98,6 +98,19 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Points of the latency distribution written for the plot. */
+#define NQ 1000
+
+/* The i/(NQ-1) quantiles of the sorted v[0..n), in ns, into q[]. */
+static void distribution(const uint32_t *v, uint64_t n, double *q)
+{
+	if (n > LAT_MAX)
+		n = LAT_MAX;
+	for (int i = 0; i < NQ; i++)
+		q[i] = n ? v[(uint64_t)((double)i / (NQ - 1) * (double)(n - 1))] *
+			   ns_per_tick : 0;
+}
+
 /* The q-quantile of v[0..n) in ns (sorts v). */
 static double quantile_ns(uint32_t *v, uint64_t n, double q)
 {
@@ -147,6 +160,8 @@ void scenario_contended(const struct opts *o)
 	double un[2][64], co[2][64], worst[2][64], wun[2][64], wco[2][64];
 	double regms[2][64], npin[2][64], med_un[2][64], med_co[2][64];
 	double p99_un[2][64], p99_co[2][64];
+	/* [cache][alone, during a pin][point], from the last repeat */
+	static double dist[2][2][NQ];
 	uint32_t *lat_pin = malloc(LAT_MAX * sizeof(uint32_t));
 	uint32_t *lat_free = malloc(LAT_MAX * sizeof(uint32_t));
 	const struct tb_cfg free_pins = { 0, 0, 0, false };
@@ -192,6 +207,8 @@ void scenario_contended(const struct opts *o)
 			wun[k][r] = (double)h.ns / (double)h.ops;
 			med_un[k][r] = quantile_ns(lat_free, h.n_free, 0.5);
 			p99_un[k][r] = quantile_ns(lat_free, h.n_free, 0.99);
+			if (r == o->repeats - 1)	/* sorted by now */
+				distribution(lat_free, h.n_free, dist[k][0]);
 
 			atomic_store(&reg[k].stop, false);
 			pthread_create(&th, NULL, register_loop, &reg[k]);
@@ -207,6 +224,8 @@ void scenario_contended(const struct opts *o)
 			npin[k][r] = (double)h.n_pin;
 			med_co[k][r] = quantile_ns(lat_pin, h.n_pin, 0.5);
 			p99_co[k][r] = quantile_ns(lat_pin, h.n_pin, 0.99);
+			if (r == o->repeats - 1)
+				distribution(lat_pin, h.n_pin, dist[k][1]);
 			regms[k][r] = reg[k].regs > regs0 ?
 				(double)h.ns / 1e6 / (double)(reg[k].regs - regs0) :
 				(double)h.ns / 1e6;
@@ -253,6 +272,22 @@ void scenario_contended(const struct opts *o)
 	       "mean %.2f; gdirect/ucx during a pin: median %.4f mean %.4f\n",
 	       m[0][8] / m[0][7], m[0][1] / m[0][0], m[1][8] / m[1][7],
 	       m[1][1] / m[1][0], m[0][8] / m[1][8], m[0][1] / m[1][1]);
+	for (int k = 0; k < 2; k++) {
+		char name[64];
+		FILE *f;
+
+		snprintf(name, sizeof(name), "contended-%s.dat", in[k].label);
+		f = data_file(o, name);
+		if (!f)
+			break;
+		fprintf(f, "# %s, %d regions, last repeat: fraction of hits, "
+			"ns alone, ns during a pin (quantiles)\n", in[k].label,
+			NREG);
+		for (int i = 0; i < NQ; i++)
+			fprintf(f, "%.4f %.1f %.1f\n", (double)i / (NQ - 1),
+				dist[k][0][i], dist[k][1][i]);
+		fclose(f);
+	}
 	if (o->md) {
 		fprintf(o->md, "\n### 2. Hits while another thread registers\n\n"
 			"%d regions registered; one thread hits (random 4 KiB "

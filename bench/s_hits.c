@@ -5,7 +5,11 @@
  *
  * Both caches get the same 64 KiB buffers (64 KiB apart), registered whole
  * once; then every thread replays its own pre-computed trace of 4 KiB
- * requests at random buffers and offsets (same traces for both caches).
+ * requests (same traces for both caches), of two kinds: random (every
+ * request at a random buffer and offset) and locality (90% of requests in
+ * the buffer of the thread's previous request, at a random offset; the
+ * rest at a random buffer), as a communication library reusing its send
+ * buffer and receive ring would ask.
  * Regions are registered with a free pin: only hits are timed here, and
  * 65536 pins at 1.3 ms would take 85 s per cache.
  */
@@ -49,18 +53,26 @@ static void *hit_loop(void *p)
 	return NULL;
 }
 
-/* A trace of 4 KiB requests inside random buffers of bufs[0..n). */
+enum { RANDOM, LOCALITY, NTRACE };
+static const char *const trace_name[NTRACE] = { "random", "locality" };
+
+/* A trace of 4 KiB requests inside buffers of bufs[0..n): random ones, or
+ * with locality, 90% in the previous request's buffer. */
 static uint64_t *make_trace(const uint64_t *bufs, size_t n, size_t len,
-			    uint64_t seed)
+			    uint64_t seed, int kind)
 {
 	uint64_t *t = malloc(len * sizeof(*t)), s = seed;
+	size_t last = 0;
 
 	if (!t)
 		abort();
 	for (size_t i = 0; i < len; i++) {
 		uint64_t r = rnd(&s);
+		bool stay = kind == LOCALITY && i > 0 && rnd(&s) % 10 != 0;
 
-		t[i] = bufs[r % n] + ((r >> 40) % 15) * 4 * KiB;
+		if (!stay)
+			last = (size_t)(r % n);
+		t[i] = bufs[last] + ((r >> 40) % 15) * 4 * KiB;
 	}
 	return t;
 }
@@ -84,19 +96,38 @@ static double populate(struct inst *in, const uint64_t *bufs, size_t n)
 	return (double)(tb_now_ns() - t0) / (double)n;
 }
 
+/* The table rows, to stdout and to the report. */
+static void hit_rows(FILE *f, bool md,
+		     const size_t nreg[3], double wall[NTRACE][3][2][2],
+		     double cpu[NTRACE][3][2][2])
+{
+	for (int tr = 0; tr < NTRACE; tr++)
+		for (int si = 0; si < 3; si++)
+			for (int nt = 0; nt < 2; nt++) {
+				const double *w = wall[tr][si][nt], *c = cpu[tr][si][nt];
+
+				fprintf(f, md ? "| %s | %zu | %d | %.1f | %.1f | "
+					"%.2f | %.1f | %.1f | %.2f |\n" :
+					"%9s %8zu %7d %10.1f %10.1f %8.2f %10.1f "
+					"%10.1f %8.2f\n", trace_name[tr], nreg[si],
+					nt + 1, w[0], w[1], w[0] / w[1], c[0], c[1],
+					c[0] / c[1]);
+			}
+}
+
 void scenario_hits(const struct opts *o)
 {
 	static const size_t sizes[] = { 16, 4096, 65536 };
 	const size_t ops = o->quick ? 100000 : 300000;
 	const struct tb_cfg free_pins = { 0, 0, 0, false };
-	/* [size][threads-1][cache] */
-	double wall[3][2][2], cpu[3][2][2], ins[3][2];
+	/* [trace][size][threads-1][cache] */
+	double wall[NTRACE][3][2][2], cpu[NTRACE][3][2][2], ins[3][2];
 	size_t nreg[3];
 
 	for (int si = 0; si < 3; si++) {
 		size_t n = o->quick && sizes[si] > 4096 ? 8192 : sizes[si];
 		uint64_t *bufs = alloc_buffers(n);
-		uint64_t *trace[2];
+		uint64_t *trace[NTRACE][2];
 		struct inst in[2];
 
 		nreg[si] = n;
@@ -109,10 +140,14 @@ void scenario_hits(const struct opts *o)
 			ins[si][k] = populate(&in[k], bufs, n);
 		progress("hits: %zu regions registered: gdirect %.0f ns, ucx %.0f "
 			 "ns per registration", n, ins[si][0], ins[si][1]);
-		for (int t = 0; t < 2; t++)
-			trace[t] = make_trace(bufs, n, ops, 0x5eed0000u + t * 77 + n);
+		for (int tr = 0; tr < NTRACE; tr++)
+			for (int t = 0; t < 2; t++)
+				trace[tr][t] = make_trace(bufs, n, ops, 0x5eed0000u +
+							  t * 77 + n + tr * 1000003,
+							  tr);
 
-		for (int nt = 1; nt <= 2; nt++) {
+		for (int run = 0; run < 2 * NTRACE; run++) {
+			int tr = run / 2, nt = run % 2 + 1;
 			double vw[2][64], vc[2][64];
 
 			for (int r = 0; r < o->repeats; r++) {
@@ -123,8 +158,8 @@ void scenario_hits(const struct opts *o)
 					double sw = 0, sc = 0;
 
 					for (int t = 0; t < nt; t++)
-						h[t] = (struct hitter){ &in[k], trace[t], ops,
-									0, 0, 0 };
+						h[t] = (struct hitter){ &in[k], trace[tr][t],
+									ops, 0, 0, 0 };
 					run_threads(nt, hit_loop, h, sizeof(h[0]));
 					for (int t = 0; t < nt; t++) {
 						if (h[t].fails)
@@ -138,76 +173,99 @@ void scenario_hits(const struct opts *o)
 				}
 			}
 			for (int k = 0; k < 2; k++) {
-				wall[si][nt - 1][k] = median(vw[k], o->repeats);
-				cpu[si][nt - 1][k] = median(vc[k], o->repeats);
+				wall[tr][si][nt - 1][k] = median(vw[k], o->repeats);
+				cpu[tr][si][nt - 1][k] = median(vc[k], o->repeats);
 			}
-			progress("hits: %zu regions, %d thread(s): gdirect %.1f ns "
-				 "(cpu %.1f), ucx %.1f ns (cpu %.1f)", n, nt,
-				 wall[si][nt - 1][0], cpu[si][nt - 1][0],
-				 wall[si][nt - 1][1], cpu[si][nt - 1][1]);
+			progress("hits: %s, %zu regions, %d thread(s): gdirect %.1f ns "
+				 "(cpu %.1f), ucx %.1f ns (cpu %.1f)", trace_name[tr],
+				 n, nt, wall[tr][si][nt - 1][0], cpu[tr][si][nt - 1][0],
+				 wall[tr][si][nt - 1][1], cpu[tr][si][nt - 1][1]);
 		}
 		/* Not timed. */
 		for (int k = 0; k < 2; k++)
 			inst_close(&in[k]);
-		free(trace[0]);
-		free(trace[1]);
+		for (int tr = 0; tr < NTRACE; tr++)
+			for (int t = 0; t < 2; t++)
+				free(trace[tr][t]);
 		free(bufs);
 	}
 
 	printf("\n1. Hit path (get + put of a 4 KiB request), ns/op per thread, "
 	       "median of %d (wall clock; thread CPU time)\n", o->repeats);
-	printf("%8s %7s %10s %10s %8s %10s %10s %8s\n", "regions", "threads",
-	       "gdirect", "ucx", "gd/ucx", "gd cpu", "ucx cpu", "gd/ucx");
-	for (int si = 0; si < 3; si++)
-		for (int nt = 0; nt < 2; nt++)
-			printf("%8zu %7d %10.1f %10.1f %8.2f %10.1f %10.1f %8.2f\n",
-			       nreg[si], nt + 1, wall[si][nt][0], wall[si][nt][1],
-			       wall[si][nt][0] / wall[si][nt][1], cpu[si][nt][0],
-			       cpu[si][nt][1], cpu[si][nt][0] / cpu[si][nt][1]);
+	printf("%9s %8s %7s %10s %10s %8s %10s %10s %8s\n", "trace", "regions",
+	       "threads", "gdirect", "ucx", "gd/ucx", "gd cpu", "ucx cpu",
+	       "gd/ucx");
+	hit_rows(stdout, false, nreg, wall, cpu);
+
+	/* For the plots: one file per trace and thread count. */
+	for (int tr = 0; tr < NTRACE; tr++)
+		for (int nt = 0; nt < 2; nt++) {
+			char name[64];
+			FILE *f;
+
+			snprintf(name, sizeof(name), "hits-%s-%d.dat",
+				 trace_name[tr], nt + 1);
+			f = data_file(o, name);
+			if (!f)
+				break;
+			fprintf(f, "# %s trace, %d thread(s): regions, gdirect "
+				"ns/op, UCX ns/op (wall clock, median of %d)\n",
+				trace_name[tr], nt + 1, o->repeats);
+			for (int si = 0; si < 3; si++)
+				fprintf(f, "%zu %.2f %.2f\n", nreg[si],
+					wall[tr][si][nt][0], wall[tr][si][nt][1]);
+			fclose(f);
+		}
+
 	summary.hits = true;
 	for (int si = 0; si < 3; si++) {
+		const double (*w)[2] = wall[RANDOM][si], (*c)[2] = cpu[RANDOM][si];
+
 		summary.nreg[si] = nreg[si];
-		summary.hit_ratio[si] = wall[si][0][0] / wall[si][0][1];
-		summary.hit_ratio_cpu[si] = cpu[si][0][0] / cpu[si][0][1];
+		summary.hit_ratio[si] = w[0][0] / w[0][1];
+		summary.hit_ratio_cpu[si] = c[0][0] / c[0][1];
 		for (int k = 0; k < 2; k++) {
-			summary.scaling[si][k] = 2 * wall[si][0][k] / wall[si][1][k];
-			summary.scaling_cpu[si][k] = 2 * cpu[si][0][k] / cpu[si][1][k];
+			summary.scaling[si][k] = 2 * w[0][k] / w[1][k];
+			summary.scaling_cpu[si][k] = 2 * c[0][k] / c[1][k];
 		}
 	}
 	if (!o->md)
 		return;
 	fprintf(o->md, "\n### 1. Hit path\n\n"
 		"`get` + `put` of a 4 KiB request inside one of N registered "
-		"64 KiB regions, chosen at random from a pre-computed trace "
-		"(the same for both caches; with 2 threads, each its own); "
+		"64 KiB regions, from pre-computed traces (the same for both "
+		"caches; with 2 threads, each its own): *random*, every request "
+		"at a region chosen at random; *locality*, 90%% of requests in "
+		"the region of the thread's previous request (at a random "
+		"offset), the rest at a random region.  "
 		"%zu operations per thread per repeat; ns per operation per "
 		"thread, median of %d repeats.  Wall clock, and the thread's "
 		"CPU time (what the operation costs when the scheduler takes "
 		"the core away in the middle of a repeat).\n\n", ops, o->repeats);
-	fprintf(o->md, "| regions | threads | gdirect ns/op | UCX ns/op | "
+	fprintf(o->md, "| trace | regions | threads | gdirect ns/op | UCX ns/op | "
 		"gdirect/UCX | gdirect CPU ns/op | UCX CPU ns/op | "
-		"gdirect/UCX (CPU) |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-	for (int si = 0; si < 3; si++)
-		for (int nt = 0; nt < 2; nt++)
-			fprintf(o->md, "| %zu | %d | %.1f | %.1f | %.2f | %.1f | "
-				"%.1f | %.2f |\n", nreg[si], nt + 1,
-				wall[si][nt][0], wall[si][nt][1],
-				wall[si][nt][0] / wall[si][nt][1], cpu[si][nt][0],
-				cpu[si][nt][1], cpu[si][nt][0] / cpu[si][nt][1]);
-	fprintf(o->md, "\nScaling from 1 to 2 threads (aggregate throughput "
-		"ratio from the wall-clock figures; 2.00 is linear):");
-	for (int si = 0; si < 3; si++)
-		fprintf(o->md, " %zu regions: gdirect %.2f, UCX %.2f%s", nreg[si],
-			2 * wall[si][0][0] / wall[si][1][0],
-			2 * wall[si][0][1] / wall[si][1][1], si < 2 ? ";" : ".");
-	fprintf(o->md, "  From thread CPU time (what two threads with a core "
-		"each would give; the wall-clock ratio is only meaningful on "
-		"an otherwise idle machine):");
-	for (int si = 0; si < 3; si++)
-		fprintf(o->md, " %zu regions: gdirect %.2f, UCX %.2f%s", nreg[si],
-			2 * cpu[si][0][0] / cpu[si][1][0],
-			2 * cpu[si][0][1] / cpu[si][1][1], si < 2 ? ";" : ".");
-	fprintf(o->md, "\n\nRegistration with a free pin (the cache's own "
+		"gdirect/UCX (CPU) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	hit_rows(o->md, true, nreg, wall, cpu);
+	for (int tr = 0; tr < NTRACE; tr++) {
+		fprintf(o->md, "\nScaling from 1 to 2 threads, %s trace "
+			"(aggregate throughput ratio; 2.00 is linear), from the "
+			"wall clock:", trace_name[tr]);
+		for (int si = 0; si < 3; si++)
+			fprintf(o->md, " %zu regions: gdirect %.2f, UCX %.2f%s",
+				nreg[si], 2 * wall[tr][si][0][0] / wall[tr][si][1][0],
+				2 * wall[tr][si][0][1] / wall[tr][si][1][1],
+				si < 2 ? ";" : ".");
+		fprintf(o->md, "  From thread CPU time (what two threads with "
+			"a core each would give; the wall-clock ratio is only "
+			"meaningful on an otherwise idle machine):");
+		for (int si = 0; si < 3; si++)
+			fprintf(o->md, " %zu regions: gdirect %.2f, UCX %.2f%s",
+				nreg[si], 2 * cpu[tr][si][0][0] / cpu[tr][si][1][0],
+				2 * cpu[tr][si][0][1] / cpu[tr][si][1][1],
+				si < 2 ? ";" : ".");
+		fprintf(o->md, "\n");
+	}
+	fprintf(o->md, "\nRegistration with a free pin (the cache's own "
 		"insertion cost, mean over the N registrations, one thread):");
 	for (int si = 0; si < 3; si++)
 		fprintf(o->md, " %zu regions: gdirect %.0f ns, UCX %.0f ns%s",

@@ -91,7 +91,7 @@ demo_mode() {
 # need NAME: is it there?  Prints nothing; exit status only.
 have() {
 	case "$1" in
-	cc|make|python3|meson|pkg-config|cpio|sparse|dkms|bc|bison|flex|rsync|xz|qemu-system-x86_64)
+	cc|make|python3|meson|pkg-config|cpio|sparse|dkms|bc|bison|flex|rsync|xz|qemu-system-x86_64|gnuplot)
 		command -v "$1" >/dev/null 2>&1 ;;
 	ninja)       command -v ninja >/dev/null 2>&1 || command -v ninja-build >/dev/null 2>&1 ;;
 	kmod)        command -v modinfo >/dev/null 2>&1 || [ -x /sbin/modinfo ] ;;
@@ -112,6 +112,7 @@ pkg() {
 	case "$1" in
 	cc|make)      echo build-essential ;;
 	ninja)        echo ninja-build ;;
+	gnuplot)      echo gnuplot-nox ;;
 	kmod)         echo kmod ;;
 	busybox)      echo busybox-static ;;
 	qemu-system-x86_64) echo qemu-system-x86 ;;
@@ -146,7 +147,7 @@ demo)
 	else
 		needs="$userspace $modules $guest"
 	fi ;;
-bench)        needs="$userspace pkg-config ucx" ;;
+bench)        needs="$userspace pkg-config ucx gnuplot" ;;
 debug-kernel) needs="$userspace $modules $guest linux-source bc bison flex libelf openssl pahole rsync xz" ;;
 *) echo "deps.sh: unknown target '$want'" >&2; exit 2 ;;
 esac

@@ -1,0 +1,134 @@
+#!/bin/sh
+# bench/plot.sh DATA OUT
+# bench/plot.sh --roundtrip LOG OUT
+#
+# Draws the benchmark plots as SVG with gnuplot (Debian: gnuplot-nox).
+#
+# First form: from the files rcache_bench --data DATA wrote, into OUT:
+#   hits-random.svg, hits-locality.svg  hit cost against region count,
+#       libgdirect and UCX's ucs_rcache, one and two threads
+#       (from hits-{random,locality}-{1,2}.dat)
+#   contended.svg  distribution of hit latencies alone and while another
+#       thread's pin is in flight, both caches (from contended-*.dat)
+# A plot whose data files are not all there is left out and said so.
+# DATA/note.txt, if present, is its first line printed under each plot
+# (machine and date).
+#
+# Second form: from a saved log of device/bench's roundtrip program, the
+# per-repeat median round trip of each method, into OUT/roundtrip.svg.
+#
+# Exits 2 on bad usage or when gnuplot is missing, 1 when gnuplot fails.
+set -eu
+
+usage() {
+	echo "usage: bench/plot.sh DATA OUT | bench/plot.sh --roundtrip LOG OUT" >&2
+	exit 2
+}
+
+if ! command -v gnuplot >/dev/null 2>&1; then
+	echo "plot: gnuplot not found (Debian: apt-get install gnuplot-nox)" >&2
+	exit 2
+fi
+
+term="set terminal svg size 860,520 dynamic noenhanced font 'sans,13' background '#ffffff'"
+style="set grid lc rgb '#dddddd'; set key top left box opaque; set border lw 1.2"
+
+if [ "${1:-}" = --roundtrip ]; then
+	[ $# -eq 3 ] || usage
+	log=$2 out=$3
+	[ -r "$log" ] || { echo "plot: $log: cannot read" >&2; exit 2; }
+	mkdir -p "$out"
+	tmp=$(mktemp)
+	trap 'rm -f "$tmp"' EXIT
+	# One line per method: index, name, then its per-repeat medians (us).
+	awk '/^per-repeat medians / { n++; printf "%d %s", n - 1, $3;
+		for (i = 4; i <= NF; i++) printf " %s", $i; print "" }' \
+		"$log" >"$tmp"
+	if [ ! -s "$tmp" ]; then
+		echo "plot: $log: no 'per-repeat medians' lines (not a roundtrip log?)" >&2
+		exit 2
+	fi
+	head=$(sed -n 's/^# roundtrip: //p' "$log" | head -n1)
+	nm=$(wc -l <"$tmp")
+	gnuplot <<-EOF || { echo "plot: gnuplot failed on $log" >&2; exit 1; }
+		$term
+		$style
+		set output '$out/roundtrip.svg'
+		set title "GPU-host round trip (host flag, device answers), median of each repeat\n$head"
+		set ylabel 'round trip, median of one repeat (us)'
+		set xlabel 'method'
+		set xrange [-0.6:$nm - 0.4]
+		set key off
+		set xtics rotate by -30 nomirror
+		plot for [c=3:64] '$tmp' using 1:(column(c)):xtic(2) with points pt 7 ps 1.1 lc rgb '#1f77b4' notitle
+	EOF
+	echo "plot: $out/roundtrip.svg" >&2
+	exit 0
+fi
+
+[ $# -eq 2 ] || usage
+data=$1 out=$2
+[ -d "$data" ] || { echo "plot: $data: no such directory" >&2; exit 2; }
+mkdir -p "$out"
+note=""
+[ -r "$data/note.txt" ] && note=$(head -n1 "$data/note.txt" | tr -d "'\"\\\\")
+foot="set label 99 '$note' at screen 0.01, screen 0.02 font 'sans,10' tc rgb '#555555'"
+
+have() {
+	for f in "$@"; do
+		if [ ! -r "$data/$f" ]; then
+			echo "plot: $data/$f missing: its plot is left out" >&2
+			return 1
+		fi
+	done
+}
+
+for tr in random locality; do
+	have "hits-$tr-1.dat" "hits-$tr-2.dat" || continue
+	case $tr in
+	random) what='each request at a random region' ;;
+	*) what="90% of requests in the thread's previous region, the rest random" ;;
+	esac
+	gnuplot <<-EOF || { echo "plot: gnuplot failed on hits-$tr" >&2; exit 1; }
+		$term
+		$style
+		$foot
+		set output '$out/hits-$tr.svg'
+		set title "Registration-cache hit (get + put of 4 KiB), $tr trace\n$what"
+		set xlabel 'registered regions (64 KiB each)'
+		set ylabel 'ns per hit per thread (median of repeats, log scale)'
+		set logscale x 2
+		set logscale y 10
+		set format x '%.0f'
+		set format y '%g'
+		set bmargin 5
+		plot '$data/hits-$tr-1.dat' using 1:2 with linespoints lw 2 pt 7 lc rgb '#1f77b4' title 'libgdirect, 1 thread', \
+		     '$data/hits-$tr-2.dat' using 1:2 with linespoints lw 2 dt 2 pt 5 lc rgb '#1f77b4' title 'libgdirect, 2 threads', \
+		     '$data/hits-$tr-1.dat' using 1:3 with linespoints lw 2 pt 7 lc rgb '#d62728' title 'UCX ucs_rcache, 1 thread', \
+		     '$data/hits-$tr-2.dat' using 1:3 with linespoints lw 2 dt 2 pt 5 lc rgb '#d62728' title 'UCX ucs_rcache, 2 threads'
+	EOF
+	echo "plot: $out/hits-$tr.svg" >&2
+done
+
+if have contended-gdirect.dat contended-ucx.dat; then
+	gnuplot <<-EOF || { echo "plot: gnuplot failed on contended" >&2; exit 1; }
+		$term
+		$style
+		$foot
+		set output '$out/contended.svg'
+		set title "Hit latency while another thread registers (1.3 ms pins), distribution\nalone, and for the hits that began while a pin was in flight"
+		set xlabel 'latency of one get + put (log scale)'
+		set ylabel 'fraction of hits at or below'
+		set logscale x 10
+		set xrange [1:1e7]
+		set xtics ('1 ns' 1, '10 ns' 10, '100 ns' 100, '1 us' 1e3, '10 us' 1e4, '100 us' 1e5, '1 ms' 1e6, '10 ms' 1e7)
+		set yrange [0:1]
+		set key center center box opaque
+		set bmargin 5
+		plot '$data/contended-gdirect.dat' using (\$2 > 0 ? \$2 : 1/0):1 with lines lw 2 lc rgb '#1f77b4' title 'libgdirect, alone', \
+		     '$data/contended-gdirect.dat' using (\$3 > 0 ? \$3 : 1/0):1 with lines lw 2 dt 2 lc rgb '#1f77b4' title 'libgdirect, during a pin', \
+		     '$data/contended-ucx.dat' using (\$2 > 0 ? \$2 : 1/0):1 with lines lw 2 lc rgb '#d62728' title 'UCX ucs_rcache, alone', \
+		     '$data/contended-ucx.dat' using (\$3 > 0 ? \$3 : 1/0):1 with lines lw 2 dt 2 lc rgb '#d62728' title 'UCX ucs_rcache, during a pin'
+	EOF
+	echo "plot: $out/contended.svg" >&2
+fi

@@ -1,0 +1,104 @@
+#!/bin/sh
+# t-plot.sh SRCDIR - bench/plot.sh draws valid SVG plots from a small fixed
+# input: each file parses as SVG and carries its title, axis labels and
+# legend; a plot whose data is missing is left out, not drawn empty; bad
+# input is an error.  TAP; skipped when gnuplot is not installed.
+set -u
+src=${1:?usage: t-plot.sh SRCDIR}
+plot=$src/bench/plot.sh
+
+if ! command -v gnuplot >/dev/null 2>&1; then
+	echo "1..0 # SKIP gnuplot not installed (Debian: gnuplot-nox)"
+	exit 0
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+	echo "1..0 # SKIP python3 (to parse the SVG) not installed"
+	exit 0
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+
+# svg FILE TEXT... : FILE is well-formed SVG whose text holds every TEXT.
+svg() {
+	python3 - "$@" <<-'PY'
+		import sys, xml.etree.ElementTree as ET
+		path, want = sys.argv[1], sys.argv[2:]
+		try:
+		    root = ET.parse(path).getroot()
+		except Exception as e:
+		    sys.exit("%s: %s" % (path, e))
+		if root.tag != "{http://www.w3.org/2000/svg}svg":
+		    sys.exit("%s: root element %s, not svg" % (path, root.tag))
+		text = " ".join(t for t in root.itertext())
+		for w in want:
+		    if w not in text:
+		        sys.exit("%s: no text %r" % (path, w))
+		# The curves: gnuplot draws each as a path with many points.
+		paths = [p for p in root.iter("{http://www.w3.org/2000/svg}path")
+		         if p.get("d", "").count("L") >= 2]
+		if len(paths) < 2:
+		    sys.exit("%s: only %d multi-segment paths" % (path, len(paths)))
+	PY
+}
+
+d=$tmp/data o=$tmp/out
+mkdir -p "$d"
+echo "test machine, 2026-01-01" >"$d/note.txt"
+for t in random locality; do
+	printf '# x\n16 18.1 27.3\n4096 22.9 55.3\n65536 95.7 267.7\n' >"$d/hits-$t-1.dat"
+	printf '# x\n16 19.0 40.2\n4096 25.0 80.1\n65536 120.3 301.0\n' >"$d/hits-$t-2.dat"
+done
+for c in gdirect ucx; do
+	awk 'BEGIN { print "# x"; for (i = 0; i < 100; i++)
+		printf "%.4f %.1f %.1f\n", i / 99, 10 + i, 20 + i * i }' \
+		>"$d/contended-$c.dat"
+done
+
+if sh "$plot" "$d" "$o" 2>"$tmp/err"; then ok "plot.sh DATA OUT succeeds"
+else notok "plot.sh DATA OUT succeeds: $(cat "$tmp/err")"; fi
+for t in random locality; do
+	if svg "$o/hits-$t.svg" "$t trace" "registered regions (64 KiB each)" \
+		"ns per hit per thread" "libgdirect, 1 thread" "libgdirect, 2 threads" \
+		"UCX ucs_rcache, 1 thread" "UCX ucs_rcache, 2 threads" "test machine"
+	then ok "hits-$t.svg is an SVG with title, axes and legend"
+	else notok "hits-$t.svg is an SVG with title, axes and legend"; fi
+done
+if svg "$o/contended.svg" "while another thread registers" "latency of one get + put (log scale)" \
+	"fraction of hits" "libgdirect, during a pin" "UCX ucs_rcache, alone"
+then ok "contended.svg is an SVG with title, axes and legend"
+else notok "contended.svg is an SVG with title, axes and legend"; fi
+
+# A missing data file: that plot is left out and said, the others drawn.
+rm "$d/hits-locality-2.dat" && rm -rf "$o"
+if sh "$plot" "$d" "$o" 2>"$tmp/err" && [ ! -e "$o/hits-locality.svg" ] &&
+	[ -e "$o/hits-random.svg" ] && grep -q 'hits-locality-2.dat missing' "$tmp/err"
+then ok "a plot with missing data is left out and said"
+else notok "a plot with missing data is left out and said"; fi
+
+# The GPU round-trip log form.
+cat >"$tmp/rt.log" <<-'LOG'
+	# roundtrip: Test GPU (sm_90), CUDA driver API 13000, 2026-01-01 00:00 UTC
+	per-repeat medians ptx       3.378 3.367 3.375
+	per-repeat medians libcu++   3.160 3.233 3.236
+	per-repeat medians memops    3.720 4.022 3.919
+LOG
+if sh "$plot" --roundtrip "$tmp/rt.log" "$o" 2>"$tmp/err" &&
+	svg "$o/roundtrip.svg" "Test GPU (sm_90)" "round trip, median of one repeat (us)" \
+		"ptx" "libcu++" "memops"
+then ok "roundtrip.svg from a roundtrip log"
+else notok "roundtrip.svg from a roundtrip log: $(cat "$tmp/err")"; fi
+
+echo "nothing" >"$tmp/bad.log"
+sh "$plot" --roundtrip "$tmp/bad.log" "$o" 2>/dev/null
+if [ $? -eq 2 ]; then ok "a file that is not a roundtrip log is refused"
+else notok "a file that is not a roundtrip log is refused"; fi
+sh "$plot" "$tmp/nonexistent" "$o" 2>/dev/null
+if [ $? -eq 2 ]; then ok "a missing data directory is refused"
+else notok "a missing data directory is refused"; fi
+
+echo "1..$n"
+[ $fails -eq 0 ]
