@@ -138,7 +138,7 @@ demo-mode)    demo_mode; exit $? ;;
 userspace)    needs="$userspace" ;;
 modules)      needs="$modules" ;;
 build)        needs="$userspace $modules" ;;
-test)         needs="$userspace $modules $guest sparse dkms" ;;
+test)         needs="$userspace $modules $guest sparse dkms pkg-config ucx gnuplot" ;;
 demo)
 	mode=$(demo_mode) || exit 2
 	if [ "$mode" = gpu ]; then
