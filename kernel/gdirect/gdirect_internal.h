@@ -162,9 +162,9 @@ struct gd_reg {
 	u32 slot;
 	bool charged;			/* counted against the caps below */
 	kuid_t uid;			/* the user charged */
-	atomic64_t mapped_len;
-	u32 gdr_req_type;		/* gdrdrv: requested gdr_mr_type_t */
-	u32 gdr_map_type;		/* gdrdrv: type of the live mapping */
+	atomic64_t mapped_len;		/* claimed from 0 under lock */
+	u32 gdr_req_type;		/* gdrdrv: requested type; under lock */
+	u32 gdr_map_type;		/* gdrdrv: live mapping's; under lock */
 	struct list_head ev_node;	/* on ctx->events while queued */
 
 	/* Kernel registrations. */
@@ -236,8 +236,9 @@ long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 
 /* mmap.c */
 int gd_mmap(struct file *filp, struct vm_area_struct *vma);
+typedef int (*gd_mmap_claim_fn)(struct gd_reg *r, bool *wc);
 int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
-		   bool wc, bool exclusive);
+		   bool wc, gd_mmap_claim_fn claim);
 void gd_zap_cpu_mappings(struct gd_reg *r);
 void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt);
 void gd_release_wc(struct gd_reg *r);
