@@ -254,8 +254,8 @@ __poll_t gd_poll(struct file *filp, struct poll_table_struct *wait);
 int gd_gdrdrv_init(void);
 void gd_gdrdrv_exit(void);
 
-/* debugfs.c: /proc/driver/gdirect/ (procfs, as debugfs is GPL-only) */
-void gd_debugfs_init(void);
-void gd_debugfs_exit(void);
+/* procfs.c: /proc/driver/gdirect/ (procfs, as debugfs is GPL-only) */
+void gd_procfs_init(void);
+void gd_procfs_exit(void);
 
 #endif /* GDIRECT_INTERNAL_H */
