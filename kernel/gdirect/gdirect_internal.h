@@ -156,9 +156,9 @@ struct gd_reg {
 	u32 slot;
 	bool charged;			/* counted against the caps below */
 	kuid_t uid;			/* the user charged */
-	atomic64_t mapped_len;
-	u32 gdr_req_type;		/* gdrdrv: requested gdr_mr_type_t */
-	u32 gdr_map_type;		/* gdrdrv: type of the live mapping */
+	atomic64_t mapped_len;		/* claimed from 0 under lock */
+	u32 gdr_req_type;		/* gdrdrv: requested type; under lock */
+	u32 gdr_map_type;		/* gdrdrv: live mapping's; under lock */
 	struct list_head ev_node;	/* on ctx->events while queued */
 
 	/* Kernel registrations. */
@@ -230,8 +230,9 @@ long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 
 /* mmap.c */
 int gd_mmap(struct file *filp, struct vm_area_struct *vma);
+typedef int (*gd_mmap_claim_fn)(struct gd_reg *r, bool *wc);
 int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
-		   bool wc, bool exclusive);
+		   bool wc, gd_mmap_claim_fn claim);
 void gd_zap_cpu_mappings(struct gd_reg *r);
 void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt);
 void gd_release_wc(struct gd_reg *r);
@@ -247,8 +248,8 @@ __poll_t gd_poll(struct file *filp, struct poll_table_struct *wait);
 int gd_gdrdrv_init(void);
 void gd_gdrdrv_exit(void);
 
-/* debugfs.c: /proc/driver/gdirect/ (procfs, as debugfs is GPL-only) */
-void gd_debugfs_init(void);
-void gd_debugfs_exit(void);
+/* procfs.c: /proc/driver/gdirect/ (procfs, as debugfs is GPL-only) */
+void gd_procfs_init(void);
+void gd_procfs_exit(void);
 
 #endif /* GDIRECT_INTERNAL_H */

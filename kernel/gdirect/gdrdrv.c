@@ -94,15 +94,18 @@ static int gd_gdr_cb_flag(struct gd_ctx *ctx, void __user *arg)
 	return copy_to_user(arg, &p, sizeof(p)) ? -EFAULT : 0;
 }
 
-/* The type of @r's live mapping, GDR_MR_NONE when it has none. */
+/*
+ * The type of @r's live mapping, GDR_MR_NONE when it has none.  mmap()
+ * claims mapped_len and sets the type in one step under r->lock, so a
+ * mapped region never reads as NONE here.
+ */
 static u32 gd_gdr_mapped_type(struct gd_reg *r)
 {
-	u32 type;
+	u32 type = GDR_MR_NONE;
 
-	if (!atomic64_read(&r->mapped_len))
-		return GDR_MR_NONE;
 	spin_lock(&r->lock);
-	type = r->gdr_map_type;
+	if (atomic64_read(&r->mapped_len))
+		type = r->gdr_map_type;
 	spin_unlock(&r->lock);
 	return type;
 }
@@ -177,7 +180,7 @@ static int gd_gdr_req_type(struct gd_ctx *ctx, void __user *arg)
 		ret = -EINVAL;
 		goto put;
 	}
-	/* mmap() reads the request under the same lock. */
+	/* mmap() decides and claims under the same lock: no request is lost. */
 	spin_lock(&r->lock);
 	if (atomic64_read(&r->mapped_len))
 		ret = -EBUSY;
@@ -242,6 +245,28 @@ static long gd_gdr_ioctl(struct file *filp, unsigned int cmd,
 }
 
 /*
+ * The mapping's type from the last request, decided with the claim of the
+ * region under r->lock (gd_mmap_region()), so that REQ_MAPPING_TYPE is
+ * either seen by this mapping or refused with EBUSY, and GET_INFO sees the
+ * region unmapped or mapped with its type, never in between.
+ */
+static int gd_gdr_claim(struct gd_reg *r, bool *wc)
+{
+	u32 type = r->gdr_req_type;
+
+	lockdep_assert_held(&r->lock);
+	if (type == GDR_MR_NONE)
+		type = r->cpu_cacheable ? GDR_MR_CACHING : GDR_MR_WC;
+	/* Cached only where the pages say so; no device mappings here. */
+	if ((type == GDR_MR_CACHING && !r->cpu_cacheable) ||
+	    type == GDR_MR_DEVICE)
+		return -EINVAL;
+	r->gdr_map_type = type;
+	*wc = type == GDR_MR_WC;
+	return 0;
+}
+
+/*
  * One mapping per handle, from its start (offset handle << PAGE_SHIFT
  * exactly), of the requested type or the region's natural one; as gdrdrv,
  * EINVAL for anything else, a second mapping or a revoked region included.
@@ -250,7 +275,6 @@ static int gd_gdr_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct gd_ctx *ctx = filp->private_data;
 	struct gd_reg *r;
-	u32 type;
 	int ret;
 
 	if (!gd_is_owner(&ctx->owner))
@@ -258,26 +282,10 @@ static int gd_gdr_mmap(struct file *filp, struct vm_area_struct *vma)
 	r = gd_ctx_lookup(ctx, vma->vm_pgoff);
 	if (!r)
 		return -EINVAL;
-	spin_lock(&r->lock);
-	type = r->gdr_req_type;
-	spin_unlock(&r->lock);
-	if (type == GDR_MR_NONE)
-		type = r->cpu_cacheable ? GDR_MR_CACHING : GDR_MR_WC;
-	/* Cached only where the pages say so; no device mappings here. */
-	if ((type == GDR_MR_CACHING && !r->cpu_cacheable) ||
-	    type == GDR_MR_DEVICE) {
-		ret = -EINVAL;
-		goto put;
-	}
 	/* The lookup's reference goes to the VMA. */
-	ret = gd_mmap_region(r, vma, 0, type == GDR_MR_WC, true);
-	if (ret)
-		goto put;
-	spin_lock(&r->lock);
-	r->gdr_map_type = type;
-	spin_unlock(&r->lock);
-	return 0;
-put:
+	ret = gd_mmap_region(r, vma, 0, false, gd_gdr_claim);
+	if (!ret)
+		return 0;
 	gd_reg_put(r);
 	return ret == -EBUSY || ret == -ESTALE ? -EINVAL : ret;
 }

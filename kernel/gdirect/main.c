@@ -347,7 +347,7 @@ static int __init gd_init(void)
 		misc_deregister(&gd_misc);
 		return ret;
 	}
-	gd_debugfs_init();
+	gd_procfs_init();
 	pr_info("gdirect: ABI %u, %s provider, page table %#x, DMA mapping %#x, persistent API %s%s\n",
 		GDIRECT_ABI_VERSION,
 		gd_provider_name,
@@ -363,7 +363,7 @@ static void __exit gd_exit(void)
 	 * Open files pin the module through fops; registrations whose
 	 * callback may still come pin it through their nv reference.
 	 */
-	gd_debugfs_exit();
+	gd_procfs_exit();
 	gd_gdrdrv_exit();
 	misc_deregister(&gd_misc);
 }

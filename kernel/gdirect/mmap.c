@@ -213,13 +213,18 @@ static int gd_mmap_status(struct gd_ctx *ctx, struct vm_area_struct *vma)
  * @vma: the new VMA
  * @roff: offset of the VMA's start in the region
  * @wc: map write-combining (else with the VMA's own, cached, protection)
- * @exclusive: fail with -EBUSY if the region is mapped already
+ * @claim: NULL to share the region with other mappings; else the mapping
+ *	must be the region's only one, and @claim decides whether and how it
+ *	is made (0 and the write-combining choice in its @wc, or an errno),
+ *	called with r->lock held and the region unmapped, so that the decision
+ *	and the claim of mapped_len are one step for whoever reads both under
+ *	r->lock
  *
- * Return: 0, -EINVAL (not shared, out of range), -EBUSY, or -ESTALE when
- * the region is no longer pinned (revoked, or being released).
+ * Return: 0, -EINVAL (not shared, out of range), -EBUSY, @claim's error, or
+ * -ESTALE when the region is no longer pinned (revoked, or being released).
  */
 int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
-		   bool wc, bool exclusive)
+		   bool wc, gd_mmap_claim_fn claim)
 {
 	unsigned long len = vma->vm_end - vma->vm_start;
 	int ret = 0;
@@ -239,11 +244,18 @@ int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
 		ret = -ESTALE;
 		goto unlock;
 	}
-	if (exclusive) {
-		if (atomic64_cmpxchg(&r->mapped_len, 0, len)) {
+	if (claim) {
+		/* Lock order: sem, then lock. */
+		spin_lock(&r->lock);
+		if (atomic64_read(&r->mapped_len))
 			ret = -EBUSY;
+		else
+			ret = claim(r, &wc);
+		if (!ret)
+			atomic64_set(&r->mapped_len, len);
+		spin_unlock(&r->lock);
+		if (ret)
 			goto unlock;
-		}
 	} else {
 		atomic64_add(len, &r->mapped_len);
 	}
@@ -276,7 +288,7 @@ int gd_mmap(struct file *filp, struct vm_area_struct *vma)
 		return -EINVAL;
 	/* The lookup's reference goes to the VMA. */
 	ret = gd_mmap_region(r, vma, off & GD_MMAP_REGION_MASK,
-			     !r->cpu_cacheable, false);
+			     !r->cpu_cacheable, NULL);
 	if (ret)
 		gd_reg_put(r);
 	return ret;

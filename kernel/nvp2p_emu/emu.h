@@ -222,11 +222,20 @@ void emu_dma_map_release(struct emu_dma_map *m);
 int emu_ctl_register(void);
 void emu_ctl_unregister(void);
 
+/* knobs.c: the counters and knobs, one table for both front-ends */
+struct emu_knob;
+struct seq_file;
+const struct emu_knob *emu_knob_at(size_t i);
+const char *emu_knob_name(const struct emu_knob *k);
+bool emu_knob_writable(const struct emu_knob *k);
+int emu_knob_show(struct seq_file *m, void *v);
+ssize_t emu_knob_write(const struct emu_knob *k, const char __user *ubuf,
+		       size_t len);
+
 /*
  * debugfs.c, or procfs.c in the proprietary flavour (a module licensed
- * "NVIDIA" may use no GPL-only symbol, and debugfs is GPL-only): the same
- * counters and knobs under /sys/kernel/debug/nvp2p_emu/ or
- * /proc/driver/nvp2p_emu/.
+ * "NVIDIA" may use no GPL-only symbol, and debugfs is GPL-only): knobs.c's
+ * table under /sys/kernel/debug/nvp2p_emu/ or /proc/driver/nvp2p_emu/.
  */
 void emu_debugfs_init(struct emu_dev *e);
 void emu_debugfs_exit(struct emu_dev *e);

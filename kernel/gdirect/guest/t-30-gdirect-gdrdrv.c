@@ -5,6 +5,7 @@
  * request with its documented errors, both info layouts, mapping types,
  * revocation while mapped, fork, fd passing, a pin by another thread,
  * mappings of unaligned pins and of small pins sharing one 64 KiB page,
+ * mapping-type requests racing mmap(),
  * data checked against the host's backing file.
  */
 #include <fcntl.h>
@@ -406,6 +407,123 @@ static void test_fd_passing(CUdeviceptr buf)
 	       "the owner's close releases the pin");
 }
 
+/*
+ * REQ_MAPPING_TYPE and GET_INFO from one thread while another maps and
+ * unmaps: a request is either seen by the next mapping or refused with
+ * EBUSY, and GET_INFO sees a region unmapped or mapped with its type.
+ * The requester keeps the last accepted type under race_mu, which the
+ * mapper takes only after its mmap() returned: by then no request can be
+ * accepted until munmap, so the mapping's type must be that one's.
+ * BAR pages are not cacheable: CACHING admits no mapping, NONE and WC
+ * map WC.
+ */
+#define RACE_REQS	4000
+
+static pthread_mutex_t race_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t race_last = GDR_MR_NONE;
+static int race_done;
+static uint64_t race_h;
+static unsigned int race_accepted, race_busy, race_bad;
+
+static int race_admits_wc(uint32_t t)
+{
+	return t == GDR_MR_NONE || t == GDR_MR_WC;
+}
+
+static void *race_requester(void *arg)
+{
+	static const uint32_t types[] = {
+		GDR_MR_WC, GDR_MR_CACHING, GDR_MR_NONE, GDR_MR_CACHING };
+	uint32_t x = 2463534242u;
+	struct GDRDRV_IOC_GET_INFO_V2_PARAMS i2;
+	struct GDRDRV_IOC_GET_INFO_PARAMS i1;
+	int ret;
+
+	(void)arg;
+	for (unsigned int k = 0; k <= RACE_REQS; k++) {
+		/*
+		 * Types in no period the two loops could lock into; the last
+		 * is WC, so that the mapper ends mapped.
+		 */
+		uint32_t t;
+
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		t = k == RACE_REQS ? GDR_MR_WC : types[x >> 30];
+
+		pthread_mutex_lock(&race_mu);
+		ret = req_type(race_h, t);
+		if (!ret) {
+			race_last = t;
+			race_accepted++;
+		} else if (ret == -EBUSY) {
+			race_busy++;
+			if (k == RACE_REQS)
+				k--;	/* retry the last one */
+		} else {
+			race_bad++;
+		}
+		if (info2(race_h, &i2) ||
+		    (i2.mapping_type != GDR_MR_NONE &&
+		     (i2.mapping_type != GDR_MR_WC ||
+		      !race_admits_wc(race_last))))
+			race_bad++;
+		pthread_mutex_unlock(&race_mu);
+		if (info1(race_h, &i1) || i1.mapped > 1 ||
+		    i1.wc_mapping != i1.mapped)
+			race_bad++;
+	}
+	__atomic_store_n(&race_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_type_race(CUdeviceptr buf)
+{
+	struct GDRDRV_IOC_GET_INFO_V2_PARAMS i2;
+	unsigned int maps = 0, refused = 0, bad = 0, last_ok = 0;
+	pthread_t t;
+	void *m;
+
+	if (!gdt_ok(!pin2(fd, buf, GDT_KB64, 0, &race_h) &&
+		    !req_type(race_h, GDR_MR_NONE), "pin 64 KiB for the race"))
+		return;
+	if (!gdt_ok(!pthread_create(&t, NULL, race_requester, NULL),
+		    "requester thread started"))
+		goto out;
+	while (!last_ok) {
+		int done = __atomic_load_n(&race_done, __ATOMIC_ACQUIRE);
+
+		m = map(fd, race_h, PG, MAP_SHARED);
+		if (m == MAP_FAILED) {
+			/* After the final WC, a refusal is wrong too. */
+			if (errno != EINVAL || done) {
+				bad++;
+				break;
+			}
+			refused++;
+			continue;
+		}
+		pthread_mutex_lock(&race_mu);
+		if (info2(race_h, &i2) || i2.mapping_type != GDR_MR_WC ||
+		    !race_admits_wc(race_last))
+			bad++;
+		pthread_mutex_unlock(&race_mu);
+		munmap(m, PG);
+		maps++;
+		/* A mapping after the requester's final WC: done. */
+		last_ok = done;
+	}
+	pthread_join(t, NULL);
+	gdt_ok(!bad && !race_bad,
+	       "type race: every mapping of the last accepted type, GET_INFO never between (%u+%u bad; %u maps, %u refused, %u requests accepted, %u EBUSY)",
+	       bad, race_bad, maps, refused, race_accepted, race_busy);
+	gdt_ok(maps && race_accepted && (refused || race_busy),
+	       "type race: the threads met (a mapping refused or a request busy)");
+out:
+	gdt_ok(unpin(race_h) == 0, "UNPIN the raced handle");
+}
+
 /* cuMemFree while mapped: the flag flips and the mapping faults. */
 static void test_revoke(void)
 {
@@ -465,6 +583,7 @@ static void body(void)
 	test_fork(buf);
 	test_fd_passing(buf);
 	test_revoke();
+	test_type_race(buf);
 	gdt_free(buf);
 	gdt_ok(close(fd) == 0 && gdt_quiet(), "close: nothing left pinned");
 	gdt_ok(gdt_emu("pins") == 0 && gdt_emu("bar1_used") == 0 &&

@@ -108,7 +108,7 @@ static int gd_regions_show(struct seq_file *s, void *unused)
 	return 0;
 }
 
-void gd_debugfs_init(void)
+void gd_procfs_init(void)
 {
 	struct proc_dir_entry *d = proc_mkdir(GD_PROC_DIR, NULL);
 
@@ -118,7 +118,7 @@ void gd_debugfs_init(void)
 		pr_warn("no /proc/%s: statistics unavailable\n", GD_PROC_DIR);
 }
 
-void gd_debugfs_exit(void)
+void gd_procfs_exit(void)
 {
 	remove_proc_subtree(GD_PROC_DIR, NULL);
 }
