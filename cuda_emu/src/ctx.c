@@ -15,6 +15,22 @@
 
 __thread struct CUctx_st *emu_current_ctx;
 
+/*
+ * The checks every device query makes, in the real driver's order: bad
+ * arguments (INVALID_VALUE) before an uninitialised driver, then the
+ * device ordinal (INVALID_DEVICE).
+ */
+static CUresult emu_dev_args(bool bad_args, CUdevice dev)
+{
+	CUresult r = emu_check_init();
+
+	if (bad_args)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r)
+		return r;
+	return dev != 0 ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+}
+
 EMU_EXPORT CUresult cuDeviceGetCount(int *count)
 {
 	CUresult r = emu_check_init();
@@ -29,28 +45,20 @@ EMU_EXPORT CUresult cuDeviceGetCount(int *count)
 
 EMU_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
-	CUresult r = emu_check_init();
+	CUresult r = emu_dev_args(!device, ordinal);
 
-	if (!device)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (r)
 		return r;
-	if (ordinal != 0)
-		return CUDA_ERROR_INVALID_DEVICE;
 	*device = 0;
 	return CUDA_SUCCESS;
 }
 
 EMU_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 {
-	CUresult r = emu_check_init();
+	CUresult r = emu_dev_args(!name || len <= 0, dev);
 
-	if (!name || len <= 0)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (r)
 		return r;
-	if (dev != 0)
-		return CUDA_ERROR_INVALID_DEVICE;
 	snprintf(name, (size_t)len, "gdirect emulated GPU (ivshmem %04x:%02x:%02x.%x)",
 		 emu.pci_domain, emu.pci_bus, emu.pci_devfn >> 3, emu.pci_devfn & 7);
 	return CUDA_SUCCESS;
@@ -107,15 +115,11 @@ static int machine_attr(int attrib)
 EMU_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
 					 CUdevice dev)
 {
-	CUresult r = emu_check_init();
+	CUresult r = emu_dev_args(!pi, dev);
 	int a = (int)attrib;
 
-	if (!pi)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (r)
 		return r;
-	if (dev != 0)
-		return CUDA_ERROR_INVALID_DEVICE;
 	if (a <= 0 || a >= (int)(sizeof(h100_attrs) / sizeof(h100_attrs[0])))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (emu_attr_override(a, pi))
@@ -126,14 +130,10 @@ EMU_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
 
 EMU_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 {
-	CUresult r = emu_check_init();
+	CUresult r = emu_dev_args(!uuid, dev);
 
-	if (!uuid)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (r)
 		return r;
-	if (dev != 0)
-		return CUDA_ERROR_INVALID_DEVICE;
 	memcpy(uuid->bytes, emu.uuid, sizeof(uuid->bytes));
 	return CUDA_SUCCESS;
 }
@@ -147,28 +147,20 @@ EMU_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 
 EMU_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-	CUresult r = emu_check_init();
+	CUresult r = emu_dev_args(!bytes, dev);
 
-	if (!bytes)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (r)
 		return r;
-	if (dev != 0)
-		return CUDA_ERROR_INVALID_DEVICE;
 	*bytes = emu.mem_size;
 	return CUDA_SUCCESS;
 }
 
 EMU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-	CUresult r = emu_check_init();
+	CUresult r = emu_dev_args(!pctx, dev);
 
-	if (!pctx)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (r)
 		return r;
-	if (dev != 0)
-		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&emu.lock);
 	emu.primary_refs++;
 	emu.primary.destroyed = false;
@@ -418,14 +410,10 @@ EMU_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 /* PCI bus id as NVIDIA's library writes it: "dddd:bb:dd.f", upper case. */
 EMU_EXPORT CUresult cuDeviceGetPCIBusId(char *busid, int len, CUdevice dev)
 {
-	CUresult r = emu_check_init();
+	CUresult r = emu_dev_args(!busid || len < 13, dev);
 
-	if (!busid || len < 13)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (r)
 		return r;
-	if (dev != 0)
-		return CUDA_ERROR_INVALID_DEVICE;
 	snprintf(busid, (size_t)len, "%04X:%02X:%02X.%X", emu.pci_domain,
 		 emu.pci_bus, emu.pci_devfn >> 3, emu.pci_devfn & 7);
 	return CUDA_SUCCESS;
@@ -489,14 +477,10 @@ EMU_EXPORT CUresult cuCtxGetFlags(unsigned int *flags)
 EMU_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
 					       int *active)
 {
-	CUresult r = emu_check_init();
+	CUresult r = emu_dev_args(!flags || !active, dev);
 
-	if (!flags || !active)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (r)
 		return r;
-	if (dev != 0)
-		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&emu.lock);
 	*flags = emu.primary.flags;
 	*active = emu.primary_refs > 0;
