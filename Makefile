@@ -55,7 +55,7 @@ modules:
 test:
 	@scripts/deps.sh test
 	@$(MAKE) --no-print-directory all
-	@scripts/run-tests.sh "$(BUILD)"
+	@tests/harness/run-tests.sh "$(BUILD)"
 
 # With an NVIDIA driver (and no GDIRECT_DEMO=emulated): user space alone and
 # the real path; else the modules of the flavour the demo boots (v2) too,
@@ -87,7 +87,7 @@ bench:
 test-debug-kernel:
 	@scripts/deps.sh debug-kernel
 	@$(MAKE) --no-print-directory all
-	@MODULES="$(MODULES)" debug-kernel/run.sh "$(BUILD)"
+	@MODULES="$(MODULES)" tests/debug-kernel/run.sh "$(BUILD)"
 
 # Need an NVIDIA GPU and the CUDA toolkit; not part of make test.
 test-gpu:

@@ -4,7 +4,7 @@
  * for the registration-cache benchmark (libbenchcuda.so, loaded by
  * libgdirect through GDIRECT_LIBCUDA).
  *
- * The unit tests' fake driver (lib/tests/fakecuda.c) backs allocations with
+ * The unit tests' fake driver (tests/unit/lib/fakecuda.c) backs allocations with
  * a 1 GiB arena and finds them by linear search: right for checking
  * behaviour, wrong for 65536 regions.  Here "device memory" is address
  * space only (a PROT_NONE reservation, never touched: the benchmark never

@@ -9,7 +9,7 @@
 
 #include <gdirect.h>
 
-#include "backend.h"
+#include "bench_backend.h"
 #include "cache.h"
 
 int gd_ctx_create_backend(const struct gdirect_params *p,

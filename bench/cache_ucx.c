@@ -14,7 +14,7 @@
 
 #include <ucs/memory/rcache.h>
 
-#include "backend.h"
+#include "bench_backend.h"
 #include "cache.h"
 
 #define GPU_PAGE (64u << 10)

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "backend.h"
+#include "bench_backend.h"
 #include "cache.h"
 
 #define KiB 1024ull

@@ -1,7 +1,7 @@
 #!/bin/sh
 # build-modules.sh KDIR OUTDIR FLAVOUR MODULE...
 #
-# Builds each kernel module under kernel/<module>/ with Kbuild into
+# Builds each kernel module of kernel/ or tests/modules/ with Kbuild into
 # OUTDIR/<module>/, in dependency order.  A module that calls another's
 # exports gets the provider's Module.symvers through KBUILD_EXTRA_SYMBOLS,
 # exactly as a third-party driver links against nvidia.ko (guide 12.6).
@@ -17,7 +17,10 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 symvers=""
 for m in "$@"; do
+	# The product's modules are under kernel/, the test-only ones
+	# (nvp2p_selftest, gdirect_kapitest) under tests/modules/.
 	src="$top/kernel/$m"
+	[ -d "$src" ] || src="$top/tests/modules/$m"
 	dst="$out/$m"
 	mkdir -p "$dst"
 	# Copy only what changed, so Kbuild's incremental build still works.

@@ -22,11 +22,11 @@ if [ "$what" = walk ] && [ "$mode" = gpu ]; then
 fi
 kver=$(ls -1 /lib/modules | grep -- '-amd64$' | sort -V | tail -n1)
 echo "demo: booting the emulated machine (qemu TCG, Debian $kver, ivshmem GPU + edu DMA engine)..."
-GUEST_TESTS=$guest_demo "$top/guest/build-initramfs.sh" "$build" v2 "$build/guest-demo.cpio.gz"
+GUEST_TESTS=$guest_demo "$top/tests/harness/build-initramfs.sh" "$build" v2 "$build/guest-demo.cpio.gz"
 # The guest's verdict is run.py's exit status; the filter only tidies.
 rcf=$(mktemp)
 trap 'rm -f "$rcf"' EXIT
-{ python3 "$top/guest/run.py" --initrd "$build/guest-demo.cpio.gz" \
+{ python3 "$top/tests/harness/run.py" --initrd "$build/guest-demo.cpio.gz" \
 	--kernel "/boot/vmlinuz-$kver" --name demo --results "$top/results" \
 	--timeout 600 --show 2>/dev/null; echo $? >"$rcf"; } | grep --line-buffered -v -E '^(1\.\.1|ok 1 - demo)$' || true
 rc=$(cat "$rcf")

@@ -6,7 +6,7 @@
  *
  *   classify_gpu [--repeats N]
  *
- * Pinning goes to the benchmark's emulated device (bench/backend.c, free
+ * Pinning goes to the benchmark's emulated device (bench/bench_backend.c, free
  * pins): a GPU machine need not have gdirect.ko loaded, and only the
  * cache's hit path, which never calls the pinning device, is timed.  CUDA
  * is real: allocations, classification, BUFFER_ID, SYNC_MEMOPS.
@@ -21,7 +21,7 @@
 
 #include <gdirect.h>
 
-#include "../backend.h"
+#include "../bench_backend.h"
 
 int gd_ctx_create_backend(const struct gdirect_params *p,
 			  struct gd_backend *b, struct gdirect_ctx **out);

@@ -20,7 +20,7 @@ for f in "$root"/lib/src/*.c; do
 	$cc $flags -I"$root/lib/include" -I"$root/lib/src" -I"$root/include" \
 		-I"$root/cuda_emu/include" -c "$f" -o "$obj/gd_$(basename "$f" .c).o"
 done
-$cc $flags -c "$root/bench/backend.c" -o "$obj/backend.o"
+$cc $flags -c "$root/bench/bench_backend.c" -o "$obj/bench_backend.o"
 $cc $flags -I"$root/lib/include" -I"$cuda/include" \
 	-c "$root/bench/gpu/classify_gpu.c" -o "$obj/classify_gpu.o"
 libdir=$cuda/lib64

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "cuda_emu_internal.h"
 #include "nvp2p_emu.h"
 
 static bool is_device(uint64_t p)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "cuda_emu_internal.h"
 
 __thread struct CUctx_st *emu_current_ctx;
 
@@ -71,7 +71,7 @@ static const int h100_attrs[] = {
 
 /*
  * What the emulator cannot do, it does not claim: these attributes differ
- * from the H100's, each listed in cuda_emu/conformance/differences.txt.
+ * from the H100's, each listed in tests/conformance/cuda_emu/differences.txt.
  */
 static int emu_attr_override(int attrib, int *pi)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "cuda_emu_internal.h"
 
 #define HOST_ALIGN	(2u << 20)
 #define HOST_ALLOC_FLAGS	0x7u	/* PORTABLE, DEVICEMAP, WRITECOMBINED */

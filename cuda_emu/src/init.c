@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "cuda_emu_internal.h"
 #include "nvp2p_emu.h"
 
 struct emu_state emu = {

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "internal.h"
+#include "cuda_emu_internal.h"
 #include "nvp2p_emu.h"
 
 static uint64_t round_up(uint64_t v, uint64_t a)

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "cuda_emu_internal.h"
 
 /* One attribute of page-locked host memory (host.c). */
 static CUresult host_attr(struct hostmem *h, CUpointer_attribute attr,

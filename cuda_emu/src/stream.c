@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "cuda_emu_internal.h"
 #include "nvp2p_emu.h"
 
 /* A queued stream memory operation. */

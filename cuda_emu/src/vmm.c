@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "internal.h"
+#include "cuda_emu_internal.h"
 #include "nvp2p_emu.h"
 
 #define VMM_GRANULE	(2ull << 20)

@@ -29,7 +29,7 @@
 #include "nvp2p_emu.h"
 
 /*
- * From the guest tests' helpers (kernel/gdirect/guest/gdt.c), declared here:
+ * From the guest tests' helpers (tests/guest/gdirect/gdt.c), declared here:
  * gdt.h includes gdirect.ko's uapi gdirect.h, which shares its name with
  * libgdirect's header above.
  */

@@ -7,7 +7,7 @@
  *   test-jitlink PTXDIR CALLER.ptx [MISMATCH.ptx=FUNCTION ...]
  *
  * PTXDIR holds the library's flag.ptx, seq_cst.ptx and ring.ptx; CALLER.ptx
- * is nvcc's PTX of tests/callers/all_calls.cu; each MISMATCH.ptx is a caller
+ * is nvcc's PTX of tests/device/callers/all_calls.cu; each MISMATCH.ptx is a caller
  * that declares FUNCTION wrongly on purpose.
  */
 #include "gdirect_jitlink.h"

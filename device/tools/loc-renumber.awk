@@ -5,7 +5,7 @@
 #                                shows);
 #   "mov.u32 %rX, N; // @line"   N becomes this line (the line __assertfail
 #                                reports).
-# tests/ci/loc.sh fails when a file was edited and this was not run.
+# tests/device/ci/loc.sh fails when a file was edited and this was not run.
 #
 #   awk -f device/tools/loc-renumber.awk f.ptx > f.ptx.new && mv f.ptx.new f.ptx
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * be_gdirect.c - libgdrapi over /dev/gdirect (include/uapi/gdirect.h).
+ * be_gdirect.c - libgdrapi over /dev/gdirect (include/uapi/gdirect_ioctl.h).
  *
  * Pins are gdirect registrations; the callback flag is the registration's
  * word in the read-only status area (no system call); a mapping is an mmap
@@ -14,9 +14,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <uapi/gdirect.h>
+#include <uapi/gdirect_ioctl.h>
 
-#include "internal.h"
+#include "gdrapi_internal.h"
 
 static int gd_pin(struct gdr *g, struct gdr_memh *m, unsigned long addr,
 		  size_t size, uint64_t token, uint32_t va_space,

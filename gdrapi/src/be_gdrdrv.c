@@ -13,7 +13,7 @@
 
 #include <uapi/gdrdrv.h>
 
-#include "internal.h"
+#include "gdrapi_internal.h"
 
 static unsigned int page_shift(void)
 {

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "gdirect.h"		/* libgdirect's BAR copies, linked in */
-#include "internal.h"
+#include "gdrapi_internal.h"
 
 /* Marker that packaging/install.sh looks for: this libgdrapi is ours. */
 __attribute__((used)) static const char gdrapi_id[] =

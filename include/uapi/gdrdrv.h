@@ -8,7 +8,7 @@
  * gdirect.ko provides the same interface over its own registrations so that
  * any libgdrapi 2.x works unchanged; this header declares that interface.
  * The numbers, field order and sizes are those of gdrcopy 2.6 and must not
- * change: kernel/gdirect/tests/t_gdrdrv_abi.c checks them at compile time.
+ * change: tests/unit/gdirect/t_gdrdrv_abi.c checks them at compile time.
  *
  * Ioctl encodings.  The request numbers carry an argument size.  PIN_BUFFER
  * (1) encodes the size of its structure (40 bytes); every other request

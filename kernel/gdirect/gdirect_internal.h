@@ -39,7 +39,7 @@
 #include <linux/wait.h>
 #include <linux/xarray.h>
 
-#include "gdirect.h"
+#include "gdirect_ioctl.h"
 #include "gdirect_kapi.h"
 #include "nvp2p_compat.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The GDIRECT_IOC_* of /dev/gdirect (include/uapi/gdirect.h)
+ * The GDIRECT_IOC_* of /dev/gdirect (include/uapi/gdirect_ioctl.h)
  *
  * Every ioctl answers with one of the errnos listed in docs/driver.md:
  * EPERM (not the opening process), EFAULT, EINVAL, ENOENT (no such

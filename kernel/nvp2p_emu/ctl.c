@@ -17,7 +17,7 @@
 #include <linux/uaccess.h>
 
 #include "emu.h"
-#include "uapi/nvp2p_emu.h"
+#include "nvp2p_emu.h"
 
 #define EMU_COPY_CHUNK	EMU_PAGE_SIZE
 

@@ -5,7 +5,7 @@
  * One table, printer and parser for both front-ends: debugfs.c publishes
  * them under /sys/kernel/debug/nvp2p_emu/, procfs.c (the proprietary
  * flavour) under /proc/driver/nvp2p_emu/, with these names and formats
- * (guest/emu_knob.h and guest/lib.sh read them):
+ * (tests/include/emu_knob.h and tests/harness/lib.sh read them):
  *
  *   allocations  pins  dma_maps  callbacks   live counts / callbacks fired
  *   unmaps_in_flight  stale_unmaps           dma_unmap_pages calls running /

@@ -4,7 +4,7 @@
  * gdirect_pin.mmap_offset, the read-only status area at offset 0 and
  * revocation events by read().
  */
-#include "backend.h"
+#include "pin_backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <uapi/gdirect.h>
+#include <uapi/gdirect_ioctl.h>
 
 _Static_assert(GD_STATUS_PINNED == GDIRECT_STATUS_PINNED, "status values");
 _Static_assert(GD_STATUS_REVOKED == GDIRECT_STATUS_REVOKED, "status values");

@@ -19,7 +19,7 @@
 
 #include "cuda_dl.h"
 #include "epoch.h"
-#include "internal.h"
+#include "libgdirect_internal.h"
 
 #define HOST_GRAIN 4096ULL
 #define GD_ALLOCS_MAX 4096

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "copy.h"
-#include "internal.h"
+#include "libgdirect_internal.h"
 
 extern const struct gd_copy_impl gd_copy_movdir64b, gd_copy_avx512,
 	gd_copy_avx2, gd_copy_sse;

@@ -20,7 +20,7 @@
 #include "copy.h"
 #include "cuda_dl.h"
 #include "epoch.h"
-#include "internal.h"
+#include "libgdirect_internal.h"
 #include "parse.h"
 
 _Atomic uint64_t gd_fork_gen;

@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "libgdirect_internal.h"
 
 static __thread char msg[256];
 

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "libgdirect_internal.h"
 
 static int with_mapping(struct gdirect_ctx *c, const void *gpu, size_t n,
 			struct gdirect_reg **r, void **map)

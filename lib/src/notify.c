@@ -11,7 +11,7 @@
 #include <errno.h>
 
 #include "epoch.h"
-#include "internal.h"
+#include "libgdirect_internal.h"
 
 struct range {
 	uint64_t start, end;

@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "libgdirect_internal.h"
 #include "parse.h"
 #include "statsdir.h"
 

@@ -21,7 +21,7 @@
 
 #include "cuda_dl.h"
 #include "epoch.h"
-#include "internal.h"
+#include "libgdirect_internal.h"
 
 #define GD_MAX_OVERLAP 64
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ptxabi_internal.h"
 
 /* Every entry point that may fail() runs its body between these two. */
 #define ENTER(ctx, errval)                                                 \

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ptxabi_internal.h"
 
 struct arena_blk {
 	struct arena_blk *next;

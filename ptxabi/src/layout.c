@@ -13,7 +13,7 @@
  *   - in a union a bit-field occupies ceil(width / 8) bytes;
  *   - a record with no storage has size 1 (nvcc compiles headers as C++).
  */
-#include "internal.h"
+#include "ptxabi_internal.h"
 
 static size_t round_up(size_t v, size_t a)
 {

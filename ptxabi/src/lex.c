@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ptxabi_internal.h"
 
 static const char *const puncts[] = {
 	"...", "<<=", ">>=", "->", "++", "--", "<<", ">>", "<=", ">=", "==",

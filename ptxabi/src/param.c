@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "ptxabi_internal.h"
 
 void param_spec(ptxabi_ctx *ctx, const struct type *t, struct loc loc,
 		struct pspec *out)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ptxabi_internal.h"
 
 struct parser {
 	ptxabi_ctx *ctx;

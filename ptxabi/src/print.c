@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Human-readable layouts: one line per member, nested records indented. */
-#include "internal.h"
+#include "ptxabi_internal.h"
 
 static void print_members(ptxabi_ctx *ctx, FILE *out, const struct type *t,
 			  size_t base, int depth);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ptxabi_internal.h"
 
 struct pdecl {
 	bool reg_space;		/* .reg instead of .param */

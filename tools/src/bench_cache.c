@@ -18,7 +18,7 @@
 
 #include <gdirect.h>
 
-#include "cuda.h"
+#include "tool_cuda.h"
 
 static uint64_t next_rand(uint64_t *s)
 {

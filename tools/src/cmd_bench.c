@@ -26,10 +26,10 @@
 #include <unistd.h>
 
 #include <gdirect.h>
-#include <uapi/gdirect.h>
+#include <uapi/gdirect_ioctl.h>
 
 #include "bench_cache.h"
-#include "cuda.h"
+#include "tool_cuda.h"
 #include "json.h"
 #include "parse.h"
 #include "stats.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <uapi/gdirect.h>
+#include <uapi/gdirect_ioctl.h>
 
 #include "iommu.h"
 #include "json.h"

@@ -6,7 +6,7 @@
  * int, 0 = CUDA_SUCCESS; CUdevice an int; CUdeviceptr 64 bits on 64-bit
  * hosts) so the tool builds without CUDA headers.
  */
-#include "cuda.h"
+#include "tool_cuda.h"
 
 #include <dlfcn.h>
 #include <errno.h>

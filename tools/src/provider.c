@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include <nvp2p_emu.h>
-#include <uapi/gdirect.h>
+#include <uapi/gdirect_ioctl.h>
 
 static void probe_gdirect(const struct gd_roots *r, struct gd_provider *p)
 {

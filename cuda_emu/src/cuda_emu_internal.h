@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cuda_emu_internal.h - state of the emulated CUDA driver (not installed)
+ *
+ * GPU memory comes from nvp2p_emu.ko in "chunks" of whole 64 KiB pages at
+ * GPU virtual addresses inside one PROT_NONE reservation of ours, as the CUDA
+ * driver reserves its UVA range.  Allocations of at least one page get a
+ * chunk each; smaller ones share 64 KiB chunks, 256-byte granules apiece, as
+ * a real driver packs them (4 KiB allocations land at consecutive 4 KiB
+ * addresses, each with its own BUFFER_ID).  All state is under one mutex.
+ */
+#ifndef CUDA_EMU_INTERNAL_H
+#define CUDA_EMU_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cuda.h"
+
+#define EMU_EXPORT __attribute__((visibility("default")))
+
+#define CHUNK_PAGE	(64u << 10)
+#define VA_ALIGN	(2u << 20)	/* of our UVA reservation */
+#define SMALL_GRANULE	256u
+#define SMALL_SLOTS	(CHUNK_PAGE / SMALL_GRANULE)
+#define SMALL_MAX	(CHUNK_PAGE / 2)	/* larger sizes get own chunks */
+
+struct chunk {
+	struct chunk *next;		/* sorted by va */
+	uint64_t va, size;
+	unsigned int users;		/* allocations inside */
+	bool small;			/* a shared chunk of small allocations */
+	bool resv;			/* a cuMemAddressReserve range: no memory */
+	uint64_t used[SMALL_SLOTS / 64];	/* granule bitmap (small) */
+};
+
+struct alloc {
+	struct alloc *next;
+	uint64_t va, size;
+	uint64_t buffer_id;
+	struct chunk *chunk;
+	struct CUctx_st *ctx;		/* NULL for VMM mappings */
+	unsigned int sync_memops;
+	struct vmm_handle *vmm;		/* a cuMemMap mapping of this handle */
+	unsigned int access;		/* VMM: cuMemSetAccess flags */
+};
+
+/* A cuMemCreate allocation handle (vmm.c). */
+struct vmm_handle {
+	struct vmm_handle *next;
+	uint64_t size;
+	bool rdma;			/* allocFlags.gpuDirectRDMACapable */
+	unsigned int refs;		/* cuMemCreate/RetainAllocationHandle,
+					 * less cuMemRelease; freed at 0 refs
+					 * and no mapping */
+	unsigned int maps;
+};
+
+/* Page-locked host memory (host.c). */
+struct hostmem {
+	struct hostmem *next;
+	uint64_t va, size;
+	uint64_t map_size;		/* of the mapping (allocations) */
+	uint64_t buffer_id;
+	struct CUctx_st *ctx;
+	unsigned int flags;
+	bool allocated;			/* cuMemHostAlloc, not registered */
+};
+
+struct CUctx_st {
+	struct CUctx_st *next;		/* emu.ctxs: every created context */
+	CUdevice dev;
+	unsigned int flags;
+	bool primary;
+	bool destroyed;
+};
+
+struct emu_state {
+	pthread_mutex_t lock;
+	bool initialized;
+	bool forked;			/* a child of an initialized process */
+	int fd;				/* /dev/nvp2p_emu */
+	uint64_t va_base, va_size;	/* our UVA reservation */
+	struct chunk *chunks;
+	struct alloc *allocs;
+	uint64_t next_buffer_id;
+	struct CUctx_st primary;
+	unsigned int primary_refs;
+	/* created contexts, kept after cuCtxDestroy so that a stale handle on
+	 * another thread's stack reads as destroyed, never as freed memory */
+	struct CUctx_st *ctxs;
+	/* from NVP2P_EMU_IOC_INFO */
+	uint32_t pci_domain, pci_bus, pci_devfn;
+	uint64_t mem_size;
+	uint8_t uuid[16];
+};
+
+extern struct emu_state emu;
+extern __thread struct CUctx_st *emu_current_ctx;	/* top of the stack */
+
+/* ctx.c: CUDA_SUCCESS when a live context is current on this thread */
+CUresult emu_need_ctx(void);
+
+/* init.c: CUDA_SUCCESS when the driver may be used from this process */
+CUresult emu_check_init(void);
+
+/* host.c, with emu.lock held */
+struct hostmem *emu_find_hostmem(uint64_t ptr);
+
+/* mem.c */
+struct alloc *emu_find_alloc(uint64_t ptr);	/* with emu.lock held */
+void emu_free_ctx_allocs(struct CUctx_st *ctx);	/* with emu.lock held */
+/* [ptr, ptr + n) lies in one live allocation (takes emu.lock) */
+bool emu_device_range(uint64_t ptr, size_t n);
+/* one NVP2P_EMU_IOC_COPY request, with its checks */
+CUresult emu_copy(uint64_t dst, uint64_t src, size_t n, uint32_t dir);
+
+/* mem.c, with emu.lock held: chunks and allocations for vmm.c */
+uint64_t emu_va_find(uint64_t size, uint64_t align);
+void emu_chunk_link(struct chunk *c);
+void emu_alloc_link(struct alloc *a);
+void emu_alloc_release(struct alloc *a);
+/* vmm.c, with emu.lock held: a mapping of h went */
+void emu_vmm_unmapped(struct vmm_handle *h);
+
+/* stream.c: CUDA_SUCCESS for the NULL stream or a live stream of ours */
+CUresult emu_check_stream(CUstream s);
+
+/* Another exported name for the same entry point (the _ptds/_ptsz names:
+ * every operation completes before it returns, so the per-thread default
+ * stream behaves as the legacy one). */
+#define EMU_ALIAS(name, target) \
+	extern __typeof__(target) name \
+		__attribute__((alias(#target), visibility("default")))
+
+#endif /* CUDA_EMU_INTERNAL_H */

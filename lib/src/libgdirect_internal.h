@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libgdirect_internal.h - libgdirect's context and region structures.  Never installed.
+ */
+#ifndef GD_INTERNAL_H
+#define GD_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gdirect.h"
+#include "pin_backend.h"
+#include "hpmem.h"
+#include "pgtab.h"
+#include "statsdir.h"
+
+#define GD_PAGE_SHIFT 16
+#define GD_PAGE_SIZE (1ULL << GD_PAGE_SHIFT)
+#define GD_ALIGN_DOWN(x) ((x) & ~(GD_PAGE_SIZE - 1))
+#define GD_ALIGN_UP(x) (((x) + GD_PAGE_SIZE - 1) & ~(GD_PAGE_SIZE - 1))
+
+#define GD_EXPORT __attribute__((visibility("default")))
+
+/*
+ * refs: number of references, plus GD_DEAD once the region has left the
+ * index (invalidated, evicted or superseded).  A dead region takes no new
+ * references; whoever sees it reach GD_DEAD|0 and wins 'released' unpins.
+ */
+#define GD_DEAD 0x80000000u
+#define GD_REFS(v) ((v) & ~GD_DEAD)
+
+enum gd_cause {
+	GD_CAUSE_EVICT,		/* threshold */
+	GD_CAUSE_EVICT_BAR,	/* pin ran out of BAR space */
+	GD_CAUSE_KERNEL,
+	GD_CAUSE_HOOKS,
+	GD_CAUSE_BUFFER_ID,
+	GD_CAUSE_SUPERSEDED,	/* replaced by a larger region */
+	GD_CAUSE_FLUSH,
+};
+
+/*
+ * A region is one cache line holding all that a hit touches, from
+ * ctx->regmem, where these lines pack densely (64 KiB of them per thousand
+ * regions); the rest, which only misses, releases and mappings use, is its
+ * cold companion (gd_reg_cold(), by address arithmetic).
+ */
+struct gdirect_reg {
+	uint64_t start, end;		/* pinned range */
+	_Atomic uint32_t refs;
+	atomic_flag released;
+	_Atomic uint64_t stamp;		/* LRU: time of the last put */
+	const uint32_t *status;		/* the pin's status word, or NULL */
+	struct gdirect_ctx *ctx;
+	struct gdirect_reg *prev, *next; /* ctx->regions, while live */
+} __attribute__((aligned(64)));
+
+struct gd_reg_cold {
+	struct gd_pin pin;
+	uint64_t tag_base, tag_size, tag_id; /* allocation it was pinned for */
+	int device;
+	_Atomic(void *) map;		/* CPU mapping of [start, end) */
+	pthread_mutex_t map_lock;
+	struct gdirect_reg *gc_next;	/* ctx->gc, deferred release */
+};
+
+_Static_assert(sizeof(struct gdirect_reg) == 64, "a region is one line");
+
+static inline struct gd_reg_cold *gd_reg_cold(const struct gdirect_reg *r)
+{
+	return gd_hpmem_cold(r, sizeof(struct gdirect_reg),
+			     (sizeof(struct gd_reg_cold) + 63) & ~(size_t)63);
+}
+#define RC(r) gd_reg_cold(r)
+
+/* A classified allocation (the classification cache). */
+struct gd_alloc {
+	uint64_t base, size;
+	int type, device;
+	uint64_t buffer_id;
+	_Atomic int sync_done;
+	struct gd_alloc *prev, *next;	/* ctx->alloc_list, under ctx->lock */
+	struct gdirect_ctx *ctx;
+};
+
+/*
+ * A 64 KiB page shared by several cached allocations (small allocations
+ * are packed) points to an immutable bucket of them, tagged with the low
+ * bit; a page covered by one allocation points to it directly.  Only the
+ * first and last page of an allocation can be shared, since cached
+ * allocations never overlap.
+ */
+struct gd_abucket {
+	unsigned n;
+	struct gd_alloc *a[];
+};
+#define GD_ABUCKET 1u
+
+struct gd_pending {			/* a pin in progress */
+	uint64_t start, end;
+	bool freed;			/* a free of part of it was reported */
+	struct gd_pending *next;
+};
+
+/*
+ * The fields of struct gdirect_stats kept in struct gd_counters (the rest,
+ * hits and classify_hits, are sharded below).  gdirect_stats() copies these
+ * and publish.c prints every field, so a new counter is added here and in
+ * gdirect.h only.
+ */
+#define GD_COUNTER_FIELDS(X)						\
+	X(misses) X(pin_waits) X(pins) X(pin_failures) X(unpins)	\
+	X(evictions) X(evictions_bar) X(release_waits) X(inv_kernel)	\
+	X(inv_hooks) X(inv_buffer_id) X(sync_memops) X(classify_misses)	\
+	X(regions) X(bytes_pinned)
+#define GD_STATS_FIELDS(X) X(hits) X(classify_hits) GD_COUNTER_FIELDS(X)
+
+#define GD_COUNTER_DECL(f) _Atomic uint64_t f;
+struct gd_counters {
+	GD_COUNTER_FIELDS(GD_COUNTER_DECL)
+};
+#undef GD_COUNTER_DECL
+
+/*
+ * Counters bumped on the hit paths, sharded by thread: one shared counter
+ * written by every hit would bounce its cache line between cores and cost
+ * more than the rest of the hit.
+ */
+/*
+ * Up to GD_SHARDS live threads each own a shard, which only they write: a
+ * plain load and store, no locked instruction.  A thread gives its shard
+ * back when it exits.  Threads beyond that spread over GD_SHARDS_SHARED
+ * more, incremented atomically.
+ */
+#define GD_SHARDS 16
+#define GD_SHARDS_SHARED 4
+struct gd_shard {
+	_Atomic uint64_t hits, classify_hits;
+} __attribute__((aligned(64)));
+
+extern __thread unsigned gd_my_shard	/* 1 + index; 0: not assigned yet */
+	__attribute__((tls_model("initial-exec")));
+unsigned gd_shard_assign(void);
+
+static inline unsigned gd_shard_index(void)
+{
+	unsigned s = gd_my_shard;
+
+	return __builtin_expect(s != 0, 1) ? s - 1 : gd_shard_assign();
+}
+
+static inline void gd_shard_inc(_Atomic uint64_t *ctr, unsigned shard)
+{
+	if (shard < GD_SHARDS)
+		atomic_store_explicit(ctr, atomic_load_explicit(ctr,
+				memory_order_relaxed) + 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(ctr, 1, memory_order_relaxed);
+}
+
+#define SHARD_INC(c, f) do {						\
+	unsigned sh_ = gd_shard_index();				\
+	gd_shard_inc(&(c)->shard[sh_].f, sh_);				\
+} while (0)
+
+struct gdirect_ctx {
+	struct gdirect_params p;
+	struct gd_backend *backend;	/* NULL: no pinning device */
+	uint64_t fork_gen;		/* gd_fork_gen when created */
+	_Atomic uint64_t lru_era;	/* LRU clock: advanced by each miss */
+
+	/* Page tables, read without locks (epoch sections), written under
+	 * lock: every 64 KiB page of a live region points to it (regions are
+	 * 64 KiB aligned and never overlap, so a page has at most one);
+	 * every page of a cached allocation to it or to its bucket. */
+	struct gd_pgtab index;		/* live regions */
+	struct gd_pgtab allocs;		/* classification cache */
+	struct gd_hpmem regmem;		/* struct gdirect_reg, in huge pages */
+	struct gd_hpmem allocmem;	/* struct gd_alloc, likewise */
+
+	pthread_mutex_t lock;		/* writers of both tables, lists below */
+	pthread_cond_t pin_done;
+	/* Dead regions whose release is owned by some thread (or queued on
+	 * gc) but not yet unpinned: BAR space on its way back.  A miss that
+	 * finds nothing left to evict waits for them (rcache.c). */
+	atomic_uint releasing;
+	atomic_uint release_waiters;
+	uint64_t release_gen;		/* under lock: bumped by each release */
+	pthread_cond_t released;	/* with lock: release_gen or gc moved */
+	struct gdirect_reg regions;	/* list head of live regions */
+	struct gd_pending *pending;
+	struct gdirect_reg *gc;		/* dead, unused, release deferred */
+	uint64_t nregions, nbytes;	/* live, under lock */
+	struct gd_alloc alloc_list;	/* list head of cached allocations */
+	uint64_t nallocs;
+
+	struct gd_counters st;
+	struct gd_shard shard[GD_SHARDS + GD_SHARDS_SHARED];
+
+	struct gdirect_ctx *reg_next;	/* global list, for notify_free */
+	struct gd_publisher *pub;	/* GDIRECT_CTX_PUBLISH_STATS, or NULL */
+};
+
+extern _Atomic uint64_t gd_fork_gen;
+
+/* c was created before a fork, and this is the child. */
+static inline bool gd_inherited(const struct gdirect_ctx *c)
+{
+	return atomic_load_explicit(&gd_fork_gen, memory_order_relaxed) !=
+	       c->fork_gen;
+}
+
+/*
+ * LRU stamps.  Exact order would need one counter written by every put,
+ * whose cache line then bounces between cores (measured: 8 threads hitting
+ * took ~500 ns a hit instead of ~200).  So: the context's LRU era, which
+ * every miss advances (a line that hits only read), in the high bits, and
+ * a per-thread sequence number in the low 24: exact within a thread, and
+ * across threads exact up to the puts made between two misses, which is
+ * what an eviction (done by a miss) needs to tell apart.  (A coarse clock
+ * read cost 21 ns in a VM, more than the rest of the put.)
+ */
+extern __thread uint64_t gd_my_seq __attribute__((tls_model("initial-exec")));
+
+static inline uint64_t gd_lru_stamp(struct gdirect_ctx *c)
+{
+	return atomic_load_explicit(&c->lru_era, memory_order_relaxed) << 24 |
+	       (++gd_my_seq & 0xffffff);
+}
+
+/*
+ * The live region holding all of [a, e), or NULL: one page-table lookup and
+ * a bounds check (a page belongs to one region at most).  In an epoch
+ * section, or under ctx->lock.
+ */
+static inline struct gdirect_reg *gd_region_find(const struct gdirect_ctx *c,
+						 uint64_t a, uint64_t e)
+{
+	struct gdirect_reg *r = gd_pgtab_get(&c->index, a >> GD_PAGE_SHIFT);
+
+	return r && r->start <= a && e <= r->end ? r : NULL;
+}
+
+/* The cached allocation holding address a, or NULL.  Same rules. */
+static inline struct gd_alloc *gd_alloc_find(const struct gdirect_ctx *c,
+					     uint64_t a)
+{
+	uintptr_t v = (uintptr_t)gd_pgtab_get(&c->allocs, a >> GD_PAGE_SHIFT);
+	const struct gd_abucket *b;
+
+	if (!(v & GD_ABUCKET)) {
+		struct gd_alloc *al = (struct gd_alloc *)v;
+
+		return al && a - al->base < al->size ? al : NULL;
+	}
+	b = (const struct gd_abucket *)(v & ~(uintptr_t)GD_ABUCKET);
+	for (unsigned i = 0; i < b->n; i++)
+		if (a - b->a[i]->base < b->a[i]->size)
+			return b->a[i];
+	return NULL;
+}
+
+/* Bounds of the settings (environment and parameters). */
+#define GD_MAX_REGIONS_LIMIT (1ULL << 32)
+#define GD_MAX_BYTES_LIMIT (1ULL << 50)
+
+/* errmsg.c */
+int gd_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* rcache.c */
+void gd_region_put_internal(struct gdirect_reg *r);
+void gd_kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v, size_t n,
+		    enum gd_cause cause, struct gdirect_reg **release);
+void gd_release_list(struct gdirect_reg *list);
+void gd_release_wake(struct gdirect_ctx *c);
+
+/* publish.c: statistics for `gdirect stat`, when the context opts in. */
+int gd_publish_start(struct gdirect_ctx *c);
+void gd_publish_stop(struct gdirect_ctx *c);
+void gd_publish_drop_in_child(struct gdirect_ctx *c);
+size_t gd_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
+			      struct gdirect_reg **out, size_t max);
+int gd_drain(struct gdirect_ctx *c);
+int gd_ctx_create_backend(const struct gdirect_params *p,
+			  struct gd_backend *b, struct gdirect_ctx **out);
+
+/* classify.c */
+struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *q);
+void gd_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start, uint64_t end);
+void gd_allocs_free_all(struct gdirect_ctx *c);
+int gd_allocs_init(struct gdirect_ctx *c);
+
+/* ctx.c */
+void gd_ctx_list_add(struct gdirect_ctx *c);
+void gd_ctx_list_del(struct gdirect_ctx *c);
+void gd_ctx_list_foreach(void (*fn)(struct gdirect_ctx *, void *), void *arg);
+
+#define ST_INC(c, f) atomic_fetch_add_explicit(&(c)->st.f, 1, memory_order_relaxed)
+#define ST_ADD(c, f, v) atomic_fetch_add_explicit(&(c)->st.f, (v), memory_order_relaxed)
+#define ST_SUB(c, f, v) atomic_fetch_sub_explicit(&(c)->st.f, (v), memory_order_relaxed)
+
+#endif

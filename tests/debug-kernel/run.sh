@@ -1,0 +1,140 @@
+#!/bin/sh
+# run.sh BUILD - the guest suite under the debug kernel, and proof it bites.
+#
+#   1. build (or reuse) the debug kernel: tests/debug-kernel/build.sh BUILD/debug-kernel
+#   2. build our modules against it into BUILD/kmod-debug/v2, the Tegra
+#      flavour's into BUILD/kmod-debug/tegra, and the planted module
+#      (tests/debug-kernel/planted) into BUILD/kmod-debug/planted
+#   3. boot "debug-v2": the whole guest suite (every t-*, or $GUEST_TESTS),
+#      then dk-kmemleak.sh and dk-lockdep.sh; any lockdep, KASAN, KFENCE or
+#      kmemleak report in the kernel log fails it (tests/harness/run.py's scan), and
+#      so does lockdep having switched itself off; then "debug-tegra": the
+#      Tegra flavour's tests (tg-*) and the same two checks
+#   4. boot "debug-planted": dk-planted.sh sets off one bug per checker, then
+#      dk-kmemleak.sh; here each checker MUST report, or the lane fails
+#
+# BUILD holds user space built by meson (the test programs).  MODULES
+# (default: the top-level Makefile's) names the modules to build, in
+# dependency order.  GUEST_TIMEOUT_S bounds each boot (default 3600 s);
+# GUEST_TIMEOUT each test (default 1800 s: KASAN and lockdep under TCG are
+# several times slower than the stock kernel).  Logs go to results/.
+# The last line is "N passed, N failed, N skipped".
+set -u
+build=$(cd "$1" && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
+results=${RESULTS:-$top/results}
+mkdir -p "$results"
+kout=$build/debug-kernel
+total_p=0 total_f=0 total_s=0
+add() { total_p=$((total_p + $1)); total_f=$((total_f + $2)); total_s=$((total_s + $3)); }
+finish() {
+	echo "results and logs: $results/"
+	echo "$total_p passed, $total_f failed, $total_s skipped"
+	[ "$total_f" -eq 0 ]
+	exit
+}
+
+if [ -z "${MODULES:-}" ]; then
+	# shellcheck disable=SC2016 # $(MODULES) is make's, not the shell's
+	MODULES=$(make -s --no-print-directory -C "$top" \
+		--eval 'dk-print-modules: ; @echo $(MODULES)' dk-print-modules)
+fi
+if [ -z "${TEGRA_MODULES:-}" ]; then
+	# shellcheck disable=SC2016
+	TEGRA_MODULES=$(make -s --no-print-directory -C "$top" \
+		--eval 'dk-print-modules: ; @echo $(TEGRA_MODULES)' dk-print-modules)
+fi
+
+echo "== debug kernel"
+t0=$(date +%s)
+if ! "$top/tests/debug-kernel/build.sh" "$kout"; then
+	echo "debug-kernel: kernel build failed (see $kout/build.log)"
+	add 0 1 0; finish
+fi
+echo "debug-kernel: kernel ready after $(( $(date +%s) - t0 )) s"
+kdir=$kout/obj
+kernel=$kout/bzImage
+
+echo "== modules against the debug kernel: $MODULES"
+# shellcheck disable=SC2086
+if ! "$top/scripts/build-modules.sh" "$kdir" "$build/kmod-debug/v2" v2 $MODULES \
+	>"$results/debug-modules.log" 2>&1 ||
+   ! "$top/scripts/build-modules.sh" "$kdir" "$build/kmod-debug/tegra" tegra \
+	$TEGRA_MODULES >>"$results/debug-modules.log" 2>&1; then
+	echo "debug-kernel: module build failed (see results/debug-modules.log)"
+	tail -20 "$results/debug-modules.log"
+	add 0 1 0; finish
+fi
+planted=$build/kmod-debug/planted/dk_planted
+mkdir -p "$planted"
+cp -up "$top/tests/debug-kernel/planted/Kbuild" "$top/tests/debug-kernel/planted/dk_planted.c" "$planted/"
+if ! make -s -C "$kdir" M="$planted" modules >>"$results/debug-modules.log" 2>&1; then
+	echo "debug-kernel: planted module build failed (see results/debug-modules.log)"
+	add 0 1 0; finish
+fi
+
+# boot NAME TESTS KMOD_DIR: one guest run; leaves its summary in
+# results/NAME.summary and returns run.py's status.
+boot() {
+	initrd=$build/guest-$1.cpio.gz
+	if ! GUEST_TESTS="$2" GUEST_TIMEOUT="${GUEST_TIMEOUT:-1800}" KMOD_DIR="$3" \
+		"$top/tests/harness/build-initramfs.sh" "$build" v2 "$initrd"; then
+		echo "guest[$1]: could not build the initramfs" > "$results/$1.summary"
+		return 1
+	fi
+	# kasan_multi_shot: every KASAN report, not only the first.
+	python3 "$top/tests/harness/run.py" --initrd "$initrd" --kernel "$kernel" \
+		--name "$1" --results "$results" --timeout "${GUEST_TIMEOUT_S:-3600}" \
+		--append "kasan_multi_shot" 2>/dev/null | tee "$results/$1.summary"
+}
+
+echo "== guest suite under the debug kernel"
+t0=$(date +%s)
+boot debug-v2 "${GUEST_TESTS:-t-*} dk-kmemleak.sh dk-lockdep.sh" "$build/kmod-debug/v2"
+echo "debug-kernel: suite took $(( $(date +%s) - t0 )) s"
+# count NAME: add the last line of results/NAME.summary to the totals.
+count() {
+	last=$(tail -n1 "$results/$1.summary")
+	# shellcheck disable=SC2046 # the three numbers, split on purpose
+	set -- $(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; else add 0 1 0; fi
+}
+count debug-v2
+
+if [ -z "${GUEST_TESTS:-}" ]; then
+	echo "== the Tegra flavour under the debug kernel"
+	t0=$(date +%s)
+	boot debug-tegra "tg-* dk-kmemleak.sh dk-lockdep.sh" "$build/kmod-debug/tegra"
+	echo "debug-kernel: Tegra boot took $(( $(date +%s) - t0 )) s"
+	count debug-tegra
+fi
+
+echo "== planted bugs: every checker must report"
+t0=$(date +%s)
+boot debug-planted "dk-planted.sh dk-kmemleak.sh" "$build/kmod-debug/planted" >/dev/null
+echo "debug-kernel: planted boot took $(( $(date +%s) - t0 )) s"
+con=$results/debug-planted.console.log
+tap=$results/debug-planted.tap
+# expect WHAT FILE PATTERN...: every pattern must occur in FILE.
+expect() {
+	what=$1 file=$2; shift 2
+	for pat in "$@"; do
+		if ! grep -q -e "$pat" "$file" 2>/dev/null; then
+			echo "planted: $what: NOT REPORTED (no '$pat' in $(basename "$file"))"
+			add 0 1 0; return
+		fi
+	done
+	echo "planted: $what: reported"
+	add 1 0 0
+}
+expect "lockdep, AB-BA inversion" "$con" \
+	"WARNING: possible circular locking dependency detected" \
+	"dk_planted_a" "dk_planted_b"
+expect "KASAN, out-of-bounds read" "$con" "BUG: KASAN: slab-out-of-bounds in dk_oob"
+expect "KFENCE, use-after-free" "$con" "BUG: KFENCE: use-after-free read in dk_kfence_uaf"
+expect "DEBUG_ATOMIC_SLEEP, might-sleep under a spinlock" "$con" \
+	"BUG: sleeping function called from invalid context" "dk_sleep_atomic"
+# kmemleak's report is read from debugfs by dk-kmemleak.sh, into the TAP
+# log: its backtrace names the function that dropped the pointer.
+expect "kmemleak, dropped allocation" "$tap" "^# unreferenced object" "dk_leak"
+finish

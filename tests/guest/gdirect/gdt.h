@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdt.h - helpers shared by gdirect's guest tests (t-30-gdirect-*)
+ *
+ * TAP output (the plan is printed last, by gdt_done()), module loading,
+ * GPU memory through the CUDA driver API subset, the emulator's
+ * counters and knobs, gdirect's own counters, and a fault probe.
+ */
+#ifndef GDT_H
+#define GDT_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+#include "gdirect_ioctl.h"
+
+#define GDT_KB64	(64ULL << 10)
+#define GDT_MB		(1ULL << 20)
+
+/* TAP */
+__attribute__((format(printf, 2, 3)))
+int gdt_ok(int cond, const char *fmt, ...);
+__attribute__((format(printf, 1, 2)))
+void gdt_diag(const char *fmt, ...);
+void gdt_skip(const char *what, const char *why);
+/* "errno" check: ret is 0 or -1 with errno; want 0 or an errno value */
+int gdt_errno_is(int ret, int want, const char *what);
+int gdt_done(void);
+
+/*
+ * Load nvp2p_emu (64 MiB BAR1, 8 MiB reserved), gdirect with PARAMS (may
+ * be NULL) and, if EDU, gdirect_edu; whatever was not loaded already.
+ * Returns 0, or prints why and returns -1 (the test should then exit 77
+ * after printing "1..0 # SKIP").
+ */
+int gdt_setup(const char *params, int edu);
+/* Unload what gdt_setup() loaded; returns 0 when every rmmod succeeded. */
+int gdt_teardown(void);
+
+/*
+ * Run a test: load the modules, run BODY in a child process (BODY makes
+ * its own CUDA context, with gdt_cuda_init(), if it needs one), then in the parent check that nothing is left
+ * pinned once the child is gone, and unload the modules (the emulator can
+ * go only after the child's CUDA file is closed).  Returns main's status.
+ */
+int gdt_main(const char *params, int edu, void (*body)(void));
+
+/* CUDA: one context for the process (call again after fork). */
+int gdt_cuda_init(void);
+CUdeviceptr gdt_alloc(size_t size);
+int gdt_free(CUdeviceptr p);
+/* Offset of @p in the GPU's memory (the host's backing file). */
+int gdt_mem_offset(CUdeviceptr p, uint64_t *off);
+/* Does the host see @len bytes of @data at @off of GPU memory? */
+int gdt_host_has(uint64_t off, const void *data, size_t len);
+
+/*
+ * Open /dev/gdirect and map its status area read-only, as TAP checks;
+ * returns the fd with *status set, or -1.
+ */
+int gdt_open_gdirect(volatile uint32_t **status);
+
+/* Bus address of the first page of our registration HANDLE; 0 if none. */
+uint64_t gdt_region_phys(uint64_t handle);
+
+/* Emulator counters and knobs (tests/include/emu_knob.h). */
+uint64_t gdt_emu(const char *name);
+void gdt_emu_knob(const char *name, const char *value);
+/* gdirect /proc/driver/gdirect/stats counter. */
+int64_t gdt_gd_stat(const char *name);
+/* Wait up to 10 s for no pins and no BAR1 use; 1 if clean. */
+int gdt_quiet(void);
+
+/* gdirect ioctls: 0 or -errno. */
+int gdt_pin(int fd, uint64_t addr, uint64_t size, uint32_t flags,
+	    struct gdirect_pin *out);
+int gdt_unpin(int fd, uint64_t handle);
+int gdt_region_info(int fd, uint64_t handle, struct gdirect_region_info *ri);
+
+/* 1 if reading (or writing, if WRITE) *p raises SIGBUS or SIGSEGV. */
+int gdt_faults(volatile void *p, int write);
+
+/* Pass an fd over a unix socket (SCM_RIGHTS): 0 or -1; the fd or -1. */
+int gdt_send_fd(int sock, int fd);
+int gdt_recv_fd(int sock);
+
+/* Deterministic random numbers. */
+uint64_t gdt_rand(void);
+void gdt_srand(uint64_t seed);
+
+#endif /* GDT_H */

@@ -1,0 +1,63 @@
+#!/bin/sh
+# build-initramfs.sh BUILD FLAVOUR OUT
+#
+# Environment: GUEST_TESTS (names or globs of the tests to run, default all),
+# GUEST_TIMEOUT (seconds per test), KMOD_DIR (modules, default BUILD/kmod/FLAVOUR).
+#
+# Packs the test guest's initramfs: busybox, our init, the kernel modules of
+# FLAVOUR (BUILD/kmod/FLAVOUR), every program built in a guest/ folder, the
+# guest shell tests, our shared libraries (libcuda.so.1 of the emulator
+# among them, in /usr/lib/gdirect) and the host libraries they need.
+set -eu
+build=$(cd "$1" && pwd); flavour=$2; out=$3
+top=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root/bin" "$root/sbin" "$root/etc" "$root/proc" "$root/sys" \
+	"$root/dev" "$root/tests" "$root/modules" "$root/usr/lib/gdirect"
+cp /bin/busybox "$root/bin/busybox"
+ln -s busybox "$root/bin/sh"
+cp "$top/tests/harness/init" "$root/init"
+cp "$top/tests/harness/lib.sh" "$top/tests/include/tap.sh" \
+	"$top/tests/harness/hostcheck" "$root/tests/"
+
+# KMOD_DIR overrides where the modules come from (a debug kernel's build).
+for ko in "${KMOD_DIR:-$build/kmod/$flavour}"/*/*.ko; do
+	[ -e "$ko" ] && cp "$ko" "$root/modules/"
+done
+
+# Programs built by meson in any guest/ folder, and shell tests in source.
+find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" \) -prune -o -path '*/guest/*' -type f \
+	-perm -u+x ! -path '*.p/*' -print | while read -r f; do
+	cp "$f" "$root/tests/"
+done
+find "$top" -path "$top/build*" -prune -o -path '*/guest/*.sh' -type f \
+	-print | while read -r f; do
+	cp "$f" "$root/tests/"
+done
+# Our shared libraries, found by LD_LIBRARY_PATH in the guest.
+find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" \) -prune -o \( -name 'lib*.so' -o \
+	-name 'lib*.so.*' \) -type f -print | while read -r f; do
+	cp "$f" "$root/usr/lib/gdirect/"
+done
+# Keep the SONAME links meson made (libcuda.so.1 -> libcuda.so.1.0.0 ...).
+find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" \) -prune -o -name 'lib*.so*' -type l \
+	-print | while read -r f; do
+	cp -P "$f" "$root/usr/lib/gdirect/"
+done
+
+# Host libraries of every ELF we ship, at the same paths.
+for f in "$root"/tests/* "$root"/usr/lib/gdirect/*; do
+	[ -f "$f" ] || continue
+	ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /^\t\//{print $1}' || true
+done | sort -u | while read -r lib; do
+	mkdir -p "$root$(dirname "$lib")"
+	cp -L "$lib" "$root$lib"
+done
+mkdir -p "$root/lib64"
+cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
+
+[ -n "${GUEST_TESTS:-}" ] && echo "$GUEST_TESTS" > "$root/etc/gdirect-tests"
+[ -n "${GUEST_TIMEOUT:-}" ] && echo "$GUEST_TIMEOUT" > "$root/etc/gdirect-timeout"
+(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out"

@@ -1,0 +1,198 @@
+#!/bin/sh
+# run-tests.sh BUILD - every test layer, one closing line for them all.
+#
+#   1. unit tests (meson suite 'unit') built with ASan + UBSan in BUILD-san
+#   2. concurrent unit tests (suite 'tsan') built with TSan in BUILD-tsan
+#   3. the guest suite on the emulated machine, once per page-table flavour:
+#      v2 (0x00020000) runs every guest test, v1 (0x00010002) the emulator,
+#      driver and gdirect-info tests ($GUEST_V1_TESTS); then the Tegra
+#      interface (guide 13.4) runs its own tests, tg-*; and the emulator
+#      built as NVIDIA's proprietary driver runs gdirect's suites on it
+#      ($GUEST_PROP_TESTS); and the kernel suites again on bookworm-
+#      backports' 6.12 kernel ($GUEST_BPO_TESTS)
+#
+#   4. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
+#      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1
+#
+# Skips are counted and shown, never folded into passes.  Whatever failed is
+# repeated just above the last line, so a log cut to its tail still names it.
+# The last line is "N passed, N failed, N skipped".
+set -u
+build=$1
+top=$(cd "$(dirname "$0")/../.." && pwd)
+results="$top/results"
+mkdir -p "$results"
+kver=$(ls -1 /lib/modules | grep -- '-amd64$' | sort -V | tail -n1)
+kernel=/boot/vmlinuz-$kver
+total_p=0 total_f=0 total_s=0
+failures="$results/failures.txt"
+: >"$failures"
+
+# note_failure TEXT: remember what failed, for the recap above the last line.
+note_failure() { printf '%s\n' "$*" >>"$failures"; }
+
+add() { # add PASSED FAILED SKIPPED
+	total_p=$((total_p + $1)); total_f=$((total_f + $2)); total_s=$((total_s + $3))
+}
+
+# meson's testlog.json has one line per test with its result.
+count_meson() { # count_meson BUILDDIR LABEL
+	log="$1/meson-logs/testlog.json"
+	if [ ! -s "$log" ] && grep -q -E 'No (suitable )?tests defined' "$results/$2.log" 2>/dev/null; then
+		echo "$2: no tests in this suite"; return
+	fi
+	if [ ! -s "$log" ]; then
+		echo "$2: no test results"; add 0 1 0; return
+	fi
+	p=$(grep -c '"result": "OK"' "$log")
+	f=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log")
+	s=$(grep -c '"result": "SKIP"' "$log")
+	echo "$2: $p passed, $f failed, $s skipped"
+	grep '"result": "SKIP"' "$log" | sed -n 's/.*"name": "\([^"]*\)".*/  skipped: \1 (see its log for why)/p'
+	# Each failed test with its first failed check and what that check
+	# printed (a few lines), so the recap alone says why.
+	python3 -c 'import json, sys
+label = sys.argv[2]
+for l in open(sys.argv[1]):
+    t = json.loads(l)
+    if t.get("result") not in ("FAIL", "TIMEOUT", "ERROR", "UNEXPECTEDPASS"):
+        continue
+    print("%s: %s: %s (results/%s.log)" % (label, t["name"], t["result"], label))
+    out = (t.get("stdout") or "").splitlines()
+    bad = [i for i, x in enumerate(out) if x.startswith("not ok")]
+    shown = out[-6:]
+    if bad:
+        shown = [out[bad[0]]]
+        for x in out[bad[0] + 1:bad[0] + 6]:
+            if not x.startswith("#"):
+                break
+            shown.append(x)
+    for x in shown:
+        print("    " + x[:200])' "$log" "$2" >>"$failures"
+	add "$p" "$f" "$s"
+}
+
+run_unit() { # run_unit DIR SANITIZE SUITE LABEL
+	dir=$1
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$top" -Db_sanitize="$2" -Db_lundef=false \
+			-Dbuildtype=debug >"$results/$4-setup.log" 2>&1 || {
+			echo "$4: meson setup failed (see results/$4-setup.log)"
+			note_failure "$4: meson setup failed (results/$4-setup.log)"
+			add 0 1 0; return; }
+	fi
+	if ! ninja -C "$dir" >"$results/$4-build.log" 2>&1; then
+		echo "$4: build failed (see results/$4-build.log)"; tail -20 "$results/$4-build.log"
+		note_failure "$4: build failed (results/$4-build.log)"
+		add 0 1 0; return
+	fi
+	rm -f "$dir/meson-logs/testlog.json"
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		meson test -C "$dir" --suite "$3" --print-errorlogs \
+			--num-processes 2 >"$results/$4.log" 2>&1
+	grep -E '^ *[0-9]+/[0-9]+ ' "$results/$4.log" | grep -v ' OK ' | sed 's/^/  /'
+	count_meson "$dir" "$4"
+}
+
+# note_guest_failures SUMMARY TAP...: each guest program with failures, a
+# hang, a timeout or a kernel report, with its first failed check.
+note_guest_failures() {
+	summary=$1; shift
+	grep -E ' [1-9][0-9]* failed|did not finish|timed out|stopped before|kernel log:|no test ran|did not start|NOT REPORTED|failed \(see|could not' \
+		"$summary" 2>/dev/null | grep -v -E '^[0-9]+ passed' |
+		while IFS= read -r l; do
+			note_failure "$l"
+			prog=$(echo "$l" | sed -n 's/^guest\[[^]]*\] \([^:]*\): .*/\1/p')
+			[ -n "$prog" ] || continue
+			cat "$@" 2>/dev/null | awk -v p="=== BEGIN $prog" '$0 == p { on = 1; next }
+				/^=== BEGIN / { on = 0 }
+				on && /^not ok/ { print "    " substr($0, 1, 200); exit }' >>"$failures"
+		done
+}
+
+# add_summary FILE: add FILE's closing "N passed, N failed, N skipped" to
+# the totals; a file without one counts as a failure.
+add_summary() {
+	set -- $(tail -n1 "$1" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; else add 0 1 0; fi
+}
+
+run_guest() { # run_guest FLAVOUR [TESTS]
+	initrd="$build/guest-$1.cpio.gz"
+	if ! GUEST_TESTS="${2:-}" "$top/tests/harness/build-initramfs.sh" "$build" "$1" "$initrd"; then
+		echo "guest[$1]: could not build the initramfs"
+		note_failure "guest[$1]: could not build the initramfs"
+		add 0 1 0; return
+	fi
+	python3 "$top/tests/harness/run.py" --initrd "$initrd" --kernel "${guest_kernel:-$kernel}" \
+		--name "$1" --results "$results" --timeout "${GUEST_TIMEOUT_S:-1500}" \
+		2>/dev/null | tee "$results/guest-$1.summary"
+	note_guest_failures "$results/guest-$1.summary" "$results/$1.tap"
+	add_summary "$results/guest-$1.summary"
+}
+
+echo "== unit tests (ASan + UBSan)"
+run_unit "$build-san" address,undefined unit unit-asan
+echo "== concurrent unit tests (TSan)"
+run_unit "$build-tsan" thread tsan unit-tsan
+echo "== guest suite, page table 0x00020000"
+run_guest v2
+# The emulator's CUDA transcript (t-15) against a real GPU's: the diff count,
+# and a failure for any difference not listed in tests/conformance/cuda_emu/.
+echo "== CUDA conformance, emulator vs. a real GPU (tests/conformance/cuda_emu/)"
+if python3 "$top/tests/conformance/cuda_emu/compare.py" --quiet --tap "$results/v2.tap" \
+	>"$results/conformance.txt" 2>&1; then add 1 0 0; else
+	add 0 1 0; note_failure "conformance: $(tail -n1 "$results/conformance.txt") (results/conformance.txt)"; fi
+tail -n1 "$results/conformance.txt"
+echo "== guest suite, page table 0x00010002"
+run_guest v1 "${GUEST_V1_TESTS:-t-1* t-3* t-70-tools-info.sh}"
+echo "== guest suite, Tegra interface (guide 13.4)"
+run_guest tegra "tg-*"
+echo "== guest suite, emulator as NVIDIA's proprietary driver (licence NVIDIA)"
+run_guest prop "${GUEST_PROP_TESTS:-t-31-gdirect-licence.sh t-30-gdirect-api t-30-gdirect-edu t-30-gdirect-race t-30-gdirect-teardown t-30-gdirect-fuzz}"
+
+# The newest kernel Debian 12 offers (bookworm-backports, 6.12): the
+# modules rebuilt against its headers (page table 2.0), and the suites that
+# exercise kernel code (emulator, gdirect, edu) booted on it.  User-space
+# suites (t-5*, t-7*) do not depend on the kernel and stay on 6.1 only.
+echo "== guest suite, kernel from bookworm-backports (docs/testing.md)"
+if ! bpo_rel=$("$top/scripts/deps.sh" kernel-bpo); then
+	echo "guest[bpo]: could not fetch the bookworm-backports kernel"
+	note_failure "guest[bpo]: could not fetch the bookworm-backports kernel (scripts/deps.sh kernel-bpo)"
+	add 0 1 0
+else
+	bpo=${BPO_ROOT:-/var/cache/gdirect-bpo}/root
+	echo "kernel $bpo_rel"
+	if ! "$top/scripts/build-modules.sh" "$bpo/usr/src/linux-headers-$bpo_rel" \
+		"$build/kmod/bpo-v2" v2 nvp2p_emu nvp2p_selftest gdirect gdirect_edu \
+		gdirect_kapitest >"$results/kmod-bpo.log" 2>&1; then
+		grep -v BTF "$results/kmod-bpo.log" | tail -20
+		echo "guest[$bpo_rel]: the modules do not build against $bpo_rel (results/kmod-bpo.log)"
+		note_failure "guest[$bpo_rel]: the modules do not build against $bpo_rel (results/kmod-bpo.log)"
+		add 0 1 0
+	else
+		export KMOD_DIR="$build/kmod/bpo-v2"
+		guest_kernel=$bpo/boot/vmlinuz-$bpo_rel
+		run_guest "$(echo "$bpo_rel" | cut -d. -f1,2)" "${GUEST_BPO_TESTS:-t-1* t-30-* t-31-*}"
+		unset KMOD_DIR guest_kernel
+	fi
+fi
+
+if [ "${DEBUG_KERNEL:-0}" = 1 ]; then
+	echo "== guest suite under the debug kernel (docs/debug-kernel.md)"
+	"$top/scripts/deps.sh" debug-kernel || add 0 1 0
+	RESULTS="$results" MODULES="${MODULES:-}" "$top/tests/debug-kernel/run.sh" "$build" | tee "$results/debug-kernel.summary"
+	note_guest_failures "$results/debug-kernel.summary" "$results/debug-v2.tap" \
+		"$results/debug-tegra.tap"
+	add_summary "$results/debug-kernel.summary"
+fi
+
+echo "results and logs: $results/"
+if [ -s "$failures" ]; then
+	echo "== what failed"
+	sed 's/^/  /' "$failures"
+fi
+echo "$total_p passed, $total_f failed, $total_s skipped"
+[ "$total_f" -eq 0 ]
