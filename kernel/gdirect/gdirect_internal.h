@@ -186,8 +186,18 @@ extern struct list_head gd_regs;
 extern struct mutex gd_ctxs_lock;
 extern struct list_head gd_ctxs;
 
+/* A pin request, from any entry point, for gd_reg_setup(). */
+struct gd_pin_req {
+	u64 addr, size;		/* any alignment */
+	u64 p2p_token;		/* legacy tokens, or 0 */
+	u32 va_space;
+	bool persistent;	/* the persistent API was asked for */
+	struct gd_owner owner;	/* whose memory it is */
+};
+
 /* pin.c */
-struct gd_reg *gd_reg_alloc(struct gd_ctx *ctx, gfp_t gfp);
+int gd_reg_setup(struct gd_ctx *ctx, const struct gd_pin_req *req,
+		 struct gd_reg **out);
 int gd_reg_pin(struct gd_reg *r);
 int gd_reg_dma_map(struct gd_reg *r);
 void gd_reg_unmap_peer(struct gd_reg *r);

@@ -78,68 +78,46 @@ static void gd_gdr_unreserve(struct gd_ctx *ctx, u64 handle, u64 len)
  * @flags: GDIRECT_PIN_*
  * @out: what was published; out->r only for gd_ctx_unpublish()
  *
- * The policy of both devices: tokens (when allowed) pin with a free
- * callback, token-less requests follow GDIRECT_PIN_PERSISTENT or the
- * use_persistent default.  The handle is a /dev/gdirect slot number, or a
- * gdrdrv handle whose mmap offset is handle << PAGE_SHIFT.
+ * For both devices; the checks of the request and the choice of the
+ * persistent API are gd_reg_setup()'s.  The handle is a /dev/gdirect
+ * handle, or a gdrdrv handle whose mmap offset is handle << PAGE_SHIFT.
  *
  * Return: 0, or a negative errno with nothing left behind.
  */
 int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
 	       u32 va_space, u32 flags, struct gd_pinned *out)
 {
+	struct gd_pin_req req = {
+		.addr		= addr,
+		.size		= size,
+		.p2p_token	= p2p_token,
+		.va_space	= va_space,
+		.persistent	= flags & GDIRECT_PIN_PERSISTENT,
+	};
 	struct gd_reg *r;
-	bool tokens, persistent;
-	u64 start, len, id;
 	u32 id32;
-	int ret, slot;
+	int ret;
+	u64 id;
 
 	if (flags & ~GDIRECT_PIN_FLAGS_ALL)
 		return -EINVAL;
-	ret = gd_range(addr, size, &start, &len);
+	gd_owner_current(&req.owner);
+	ret = gd_reg_setup(ctx, &req, &r);
 	if (ret)
 		return ret;
-	tokens = p2p_token || va_space;
-	if (tokens && !gd_allow_tokens)
-		return -EPERM;
-	persistent = flags & GDIRECT_PIN_PERSISTENT;
-	if (persistent && !GD_HAVE_PERSISTENT)
-		return -EOPNOTSUPP;
-	if (persistent && tokens)
-		return -EINVAL;		/* the persistent API has no tokens */
-	if (tokens)
-		pr_warn_once("gdirect: process %d pins with p2p tokens; tokens are deprecated since CUDA 6.0 (guide 11.6)\n",
-			     task_tgid_nr(current));
-	else if (gd_use_persistent)
-		persistent = true;
 
-	/* Per-pin memory is charged to the caller's memory cgroup. */
-	r = gd_reg_alloc(ctx, GFP_KERNEL_ACCOUNT);
-	if (!r)
-		return -ENOMEM;
-	ret = gd_reg_charge(r);
-	if (ret) {
-		gd_reg_put(r);
-		return ret;
+	ret = ida_alloc_max(&ctx->slots, GDIRECT_MAX_SLOTS - 1,
+			    GFP_KERNEL_ACCOUNT);
+	if (ret < 0) {
+		if (ret != -ENOSPC)
+			ret = -ENOMEM;
+		goto err_put;
 	}
-	r->addr = start;
-	r->size = len;
-	r->p2p_token = p2p_token;
-	r->va_space = va_space;
-	r->persistent = persistent;
-	r->flags = persistent ? GDIRECT_PIN_PERSISTENT : 0;
-
-	slot = ida_alloc_max(&ctx->slots, GDIRECT_MAX_SLOTS - 1,
-			     GFP_KERNEL_ACCOUNT);
-	if (slot < 0) {
-		gd_reg_put(r);
-		return slot == -ENOSPC ? -ENOSPC : -ENOMEM;
-	}
-	r->slot = slot;
+	r->slot = ret;
 
 	/* Reserve the handle first, so a callback's event carries it. */
 	if (ctx->gdrdrv) {
-		ret = gd_gdr_reserve(ctx, len, &id);
+		ret = gd_gdr_reserve(ctx, r->size, &id);
 		r->mmap_base = id << PAGE_SHIFT;
 	} else {
 		ret = xa_alloc_cyclic(&ctx->regs, &id32, NULL,
@@ -150,33 +128,34 @@ int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
 		id = id32;
 		r->mmap_base = id << GD_MMAP_REGION_SHIFT;
 	}
-	if (ret < 0) {
-		gd_reg_put(r);
-		return ret;
-	}
+	if (ret < 0)
+		goto err_put;
 	r->handle = id;
 
 	ret = gd_reg_pin(r);
-	if (ret) {
-		xa_release(&ctx->regs, id);
-		if (ctx->gdrdrv)
-			gd_gdr_unreserve(ctx, id, len);
-		gd_reg_put(r);
-		return ret;
-	}
+	if (ret)
+		goto err_unreserve;
 	/* UNPIN sees a reservation as no entry, so it cannot be erased. */
 	if (xa_is_err(xa_store(&ctx->regs, id, r, GFP_KERNEL_ACCOUNT))) {
-		xa_release(&ctx->regs, id);
-		gd_reg_release(r);
-		gd_reg_put(r);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto err_release;
 	}
 	out->r = r;
 	out->handle = id;
-	out->start = start;
-	out->len = len;
-	out->slot = slot;
+	out->start = r->addr;
+	out->len = r->size;
+	out->slot = r->slot;
 	return 0;
+
+err_release:
+	gd_reg_release(r);
+err_unreserve:
+	xa_release(&ctx->regs, id);
+	if (ctx->gdrdrv)
+		gd_gdr_unreserve(ctx, id, r->size);
+err_put:
+	gd_reg_put(r);	/* gives back the slot, and the caps' charge */
+	return ret;
 }
 
 /**

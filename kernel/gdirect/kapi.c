@@ -41,10 +41,8 @@ static struct gd_reg *to_reg(struct gdirect_region *region)
 int gdirect_pin(const struct gdirect_pin_params *params,
 		struct gdirect_region **region)
 {
-	struct gd_owner owner;
+	struct gd_pin_req req;
 	struct gd_reg *r;
-	bool tokens;
-	u64 start, len;
 	int ret;
 
 	if (!params || !region)
@@ -52,51 +50,40 @@ int gdirect_pin(const struct gdirect_pin_params *params,
 	*region = NULL;
 	if (params->flags & ~GDIRECT_KPIN_PERSISTENT)
 		return -EINVAL;
-	ret = gd_range(params->addr, params->size, &start, &len);
+	req = (struct gd_pin_req) {
+		.addr		= params->addr,
+		.size		= params->size,
+		.p2p_token	= params->p2p_token,
+		.va_space	= params->va_space,
+		.persistent	= params->flags & GDIRECT_KPIN_PERSISTENT,
+	};
+	if (params->owner)
+		gd_owner_of_pid(params->owner, &req.owner);
+	else
+		gd_owner_current(&req.owner);
+	ret = gd_reg_setup(NULL, &req, &r);
 	if (ret)
 		return ret;
-	tokens = params->p2p_token || params->va_space;
-	if (tokens && !gd_allow_tokens)
-		return -EPERM;
-	if (params->owner)
-		gd_owner_of_pid(params->owner, &owner);
-	else
-		gd_owner_current(&owner);
-	if (!tokens && !gd_is_owner(&owner))
-		return -EPERM;
-	if (params->flags & GDIRECT_KPIN_PERSISTENT) {
-		if (tokens)
-			return -EINVAL;
-		if (!GD_HAVE_PERSISTENT)
-			return -EOPNOTSUPP;
-	}
-
-	r = gd_reg_alloc(NULL, GFP_KERNEL);
-	if (!r)
-		return -ENOMEM;
-	r->owner = owner;
-	r->addr = start;
-	r->size = len;
-	r->p2p_token = params->p2p_token;
-	r->va_space = params->va_space;
-	r->persistent = params->flags & GDIRECT_KPIN_PERSISTENT;
-	r->flags = r->persistent ? GDIRECT_PIN_PERSISTENT : 0;
 	r->invalidate = params->invalidate;
 	r->inv_data = params->data;
 	r->peer = pci_dev_get(params->peer);
 
 	ret = gd_reg_pin(r);
-	if (!ret && r->peer) {
+	if (ret)
+		goto err_put;
+	if (r->peer) {
 		ret = gd_reg_dma_map(r);
 		if (ret)
-			gd_reg_release(r);
-	}
-	if (ret) {
-		gd_reg_put(r);
-		return ret;
+			goto err_release;
 	}
 	*region = (struct gdirect_region *)r;
 	return 0;
+
+err_release:
+	gd_reg_release(r);
+err_put:
+	gd_reg_put(r);
+	return ret;
 }
 GD_EXPORT(gdirect_pin);
 

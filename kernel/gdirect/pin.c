@@ -69,7 +69,7 @@ bool gd_is_owner(const struct gd_owner *owner)
 	return gd_owner_eq(&me, owner);
 }
 
-struct gd_reg *gd_reg_alloc(struct gd_ctx *ctx, gfp_t gfp)
+static struct gd_reg *gd_reg_alloc(struct gd_ctx *ctx, gfp_t gfp)
 {
 	struct gd_reg *r = kzalloc(sizeof(*r), gfp);
 
@@ -329,6 +329,72 @@ int gd_range(u64 addr, u64 size, u64 *start, u64 *len)
 	*len = round_up(end, GD_PAGE_SIZE) - *start;
 	if (*len > GD_MMAP_REGION_MASK + 1)
 		return -EINVAL;
+	return 0;
+}
+
+/**
+ * gd_reg_setup() - check a pin request and make its registration
+ * @ctx: the user context it is for, or NULL for a kernel caller
+ * @req: what to pin; the entry point has checked its own flags
+ * @out: the new registration, DEAD, holding its handle reference
+ *
+ * The checks every entry point shares (/dev/gdirect, /dev/gdrdrv and
+ * gdirect_pin()), in one order, so the same bad input gets the same errno
+ * everywhere.  Tokens (when allowed) pin with a free callback; token-less
+ * requests of a user context without the persistent flag follow the
+ * use_persistent default.  A user registration is charged to its context's
+ * memory cgroup and counted against the pin caps.
+ *
+ * Return: 0; -EINVAL for a zero, wrapping or over-1-TiB range, or tokens
+ * with the persistent API; -EPERM for tokens when allow_tokens is off, or
+ * another process's memory without tokens; -EOPNOTSUPP for the persistent
+ * API where the provider has none; -EDQUOT at a pin cap; -ENOMEM.
+ */
+int gd_reg_setup(struct gd_ctx *ctx, const struct gd_pin_req *req,
+		 struct gd_reg **out)
+{
+	bool tokens = req->p2p_token || req->va_space;
+	bool persistent = req->persistent;
+	struct gd_reg *r;
+	u64 start, len;
+	int ret;
+
+	ret = gd_range(req->addr, req->size, &start, &len);
+	if (ret)
+		return ret;
+	if (tokens && !gd_allow_tokens)
+		return -EPERM;
+	if (!tokens && !gd_is_owner(&req->owner))
+		return -EPERM;
+	if (persistent && tokens)
+		return -EINVAL;		/* the persistent API has no tokens */
+	if (persistent && !GD_HAVE_PERSISTENT)
+		return -EOPNOTSUPP;
+	if (tokens && ctx)
+		pr_warn_once("gdirect: process %d pins with p2p tokens; tokens are deprecated since CUDA 6.0 (guide 11.6)\n",
+			     task_tgid_nr(current));
+	else if (!tokens && ctx && gd_use_persistent)
+		persistent = true;
+
+	/* A user's per-pin memory is charged to its memory cgroup. */
+	r = gd_reg_alloc(ctx, ctx ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	if (ctx) {
+		ret = gd_reg_charge(r);
+		if (ret) {
+			gd_reg_put(r);
+			return ret;
+		}
+	}
+	r->owner = req->owner;
+	r->addr = start;
+	r->size = len;
+	r->p2p_token = req->p2p_token;
+	r->va_space = req->va_space;
+	r->persistent = persistent;
+	r->flags = persistent ? GDIRECT_PIN_PERSISTENT : 0;
+	*out = r;
 	return 0;
 }
 
