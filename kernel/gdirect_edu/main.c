@@ -216,34 +216,37 @@ static int gdedu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	INIT_LIST_HEAD(&edu->files);
 	edu->pdev = pdev;
 	ret = pcim_enable_device(pdev);
-	if (!ret)
-		ret = pcim_iomap_regions(pdev, BIT(0), "gdirect_edu");
-	if (!ret)
-		ret = dma_set_mask_and_coherent(&pdev->dev,
-						DMA_BIT_MASK(gdedu_dma_bits));
-	if (!ret) {
-		edu->mmio = pcim_iomap_table(pdev)[0];
-		pci_set_master(pdev);
-		ret = edu_engine_init(edu);
-	}
-	if (ret) {
-		kfree(edu);
-		return ret;
-	}
+	if (ret)
+		goto err_free;
+	ret = pcim_iomap_regions(pdev, BIT(0), "gdirect_edu");
+	if (ret)
+		goto err_free;
+	ret = dma_set_mask_and_coherent(&pdev->dev,
+					DMA_BIT_MASK(gdedu_dma_bits));
+	if (ret)
+		goto err_free;
+	edu->mmio = pcim_iomap_table(pdev)[0];
+	pci_set_master(pdev);
+	ret = edu_engine_init(edu);
+	if (ret)
+		goto err_free;
 
 	edu->misc.minor = MISC_DYNAMIC_MINOR;
 	edu->misc.name = "gdirect_edu";
 	edu->misc.fops = &gdedu_fops;
 	edu->misc.mode = 0660;
 	ret = misc_register(&edu->misc);
-	if (ret) {
-		edu_engine_exit(edu);
-		kfree(edu);
-		return ret;
-	}
+	if (ret)
+		goto err_engine;
 	pci_set_drvdata(pdev, edu);
 	gdedu_dev = edu;
 	return 0;
+
+err_engine:
+	edu_engine_exit(edu);
+err_free:
+	kfree(edu);	/* what pcim_*() took goes with the failed probe */
+	return ret;
 }
 
 static void gdedu_remove(struct pci_dev *pdev)
