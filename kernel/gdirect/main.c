@@ -89,11 +89,10 @@ int gd_reg_charge(struct gd_reg *r)
 	kuid_t uid = current_uid();
 	int ret = 0;
 
-	if (file_cap && atomic_inc_return(&r->ctx->nr_pins) > file_cap) {
-		atomic_dec(&r->ctx->nr_pins);
-		return -EDQUOT;
-	} else if (!file_cap) {
-		atomic_inc(&r->ctx->nr_pins);
+	/* Counted before the check, so racing pins cannot all pass it. */
+	if (atomic_inc_return(&r->ctx->nr_pins) > file_cap && file_cap) {
+		ret = -EDQUOT;
+		goto err_file;
 	}
 	for (;;) {
 		spin_lock(&gd_users_lock);
@@ -103,8 +102,8 @@ int gd_reg_charge(struct gd_reg *r)
 		spin_unlock(&gd_users_lock);
 		fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
 		if (!fresh) {
-			atomic_dec(&r->ctx->nr_pins);
-			return -ENOMEM;
+			ret = -ENOMEM;
+			goto err_file;
 		}
 		fresh->uid = uid;
 	}
@@ -124,13 +123,15 @@ int gd_reg_charge(struct gd_reg *r)
 	}
 	spin_unlock(&gd_users_lock);
 	kfree(fresh);
-	if (ret) {
-		atomic_dec(&r->ctx->nr_pins);
-		return ret;
-	}
+	if (ret)
+		goto err_file;
 	r->uid = uid;
 	r->charged = true;
 	return 0;
+
+err_file:
+	atomic_dec(&r->ctx->nr_pins);
+	return ret;
 }
 
 /* Give back what gd_reg_charge() took; from the last put of @r. */

@@ -149,10 +149,8 @@ int emu_alloc_create(struct emu_file *f, u64 va, u64 size,
 	if (!ret)
 		f->user->bytes += size;	/* seen by a racing allocation */
 	mutex_unlock(&emu->lock);
-	if (ret) {
-		kfree(a);
-		return ret;
-	}
+	if (ret)
+		goto err_free;
 
 	/*
 	 * A GPU hands out cleared memory: never another process's data.
@@ -166,9 +164,8 @@ int emu_alloc_create(struct emu_file *f, u64 va, u64 size,
 		/* Another thread of the process took the VA meanwhile. */
 		gen_pool_free(emu->pool, phys, size);
 		f->user->bytes -= size;
-		mutex_unlock(&emu->lock);
-		kfree(a);
-		return -EEXIST;
+		ret = -EEXIST;
+		goto err_unlock;
 	}
 	kref_init(&a->ref);
 	INIT_LIST_HEAD(&a->pins);
@@ -184,6 +181,12 @@ int emu_alloc_create(struct emu_file *f, u64 va, u64 size,
 	*out = a;
 	mutex_unlock(&emu->lock);
 	return 0;
+
+err_unlock:
+	mutex_unlock(&emu->lock);
+err_free:
+	kfree(a);
+	return ret;
 }
 
 /*
