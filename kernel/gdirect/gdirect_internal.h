@@ -20,7 +20,7 @@
  * before gd_reg.lock; gd_regs_lock before gd_reg.lock; gd_ctx.ev_lock,
  * xa_lock and gd_reg.lock are leaves.
  * None of them is held across a call into the nv-p2p provider; only
- * pin.c's gd_excl is, which the callback never waits for.  The rules
+ * gd_excl (pin.c) is, which the callback never waits for.  The rules
  * behind this ("no callback lock across provider calls", "fenced unmap",
  * ...) are stated once, in docs/driver.md, "Locking and teardown".
  */
@@ -128,7 +128,7 @@ struct gd_reg {
 	bool revoked;			/* the free callback ran (or runs) */
 	bool cb_done;			/* ... and has returned from its work */
 	bool nv_ref;			/* nv reference still held */
-	bool unmapping;			/* inside dma_unmap_pages(); see pin.c */
+	bool unmapping;			/* inside dma_unmap_pages(); see dma.c */
 	bool peer_gone;			/* gdirect_dma_unmap() was called */
 	int dma_users;			/* gdirect_dma_begin() holders */
 	wait_queue_head_t wait;		/* PINNING done, no DMA or unmap */
@@ -196,14 +196,11 @@ struct gd_pin_req {
 };
 
 /* pin.c */
+extern struct rw_semaphore gd_excl;
 int gd_reg_setup(struct gd_ctx *ctx, const struct gd_pin_req *req,
 		 struct gd_reg **out);
 int gd_reg_pin(struct gd_reg *r);
-int gd_reg_dma_map(struct gd_reg *r);
-void gd_reg_unmap_peer(struct gd_reg *r);
 void gd_reg_release(struct gd_reg *r);
-int gd_reg_dma_begin(struct gd_reg *r);
-void gd_reg_dma_end(struct gd_reg *r);
 int gd_range(u64 addr, u64 size, u64 *start, u64 *len);
 void gd_reg_get(struct gd_reg *r);
 void gd_reg_put(struct gd_reg *r);
@@ -211,6 +208,21 @@ void gd_owner_current(struct gd_owner *o);
 void gd_owner_of_pid(struct pid *pid, struct gd_owner *o);
 bool gd_owner_eq(const struct gd_owner *a, const struct gd_owner *b);
 bool gd_is_owner(const struct gd_owner *owner);
+
+/* The provider's kernel-internal 524 means nothing to user space. */
+static inline int gd_errno(int ret)
+{
+	return ret == -ENOTSUPP ? -EOPNOTSUPP : ret;
+}
+
+/* dma.c: a kernel registration's mapping for its peer, DMA brackets */
+int gd_reg_dma_map(struct gd_reg *r);
+void gd_reg_dma_unmap(struct gd_reg *r);
+void gd_reg_unmap_peer(struct gd_reg *r);
+int gd_reg_dma_begin(struct gd_reg *r);
+void gd_reg_dma_end(struct gd_reg *r);
+bool gd_reg_no_dma(struct gd_reg *r);
+void gd_reg_wait_unmap(struct gd_reg *r);
 
 /* main.c */
 extern unsigned short gd_dev_mode;
@@ -244,6 +256,8 @@ typedef int (*gd_mmap_claim_fn)(struct gd_reg *r, bool *wc);
 int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
 		   bool wc, gd_mmap_claim_fn claim);
 void gd_zap_cpu_mappings(struct gd_reg *r);
+
+/* wc.c */
 void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt);
 void gd_release_wc(struct gd_reg *r);
 

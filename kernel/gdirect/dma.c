@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DMA mappings of kernel registrations for their peer device
+ *
+ * gdirect_pin() with a peer maps the pinned pages for it with
+ * nvidia_p2p_dma_map_pages(); the mapping ends in the "fenced unmap"
+ * (docs/driver.md, "Locking and teardown"), from a release or from
+ * gdirect_dma_unmap(), unless the free callback revoked the pages first.
+ * DMA brackets (gdirect_dma_begin()/_end()) keep the addresses valid and
+ * are what a revocation and a release wait for.
+ */
+#include <linux/slab.h>
+
+#include "gdirect_internal.h"
+
+/* No DMA bracket is open on @r: what revocation and release wait for. */
+bool gd_reg_no_dma(struct gd_reg *r)
+{
+	bool ret;
+
+	spin_lock(&r->lock);
+	ret = r->dma_users == 0;
+	spin_unlock(&r->lock);
+	return ret;
+}
+
+static bool gd_reg_no_unmap(struct gd_reg *r)
+{
+	bool ret;
+
+	spin_lock(&r->lock);
+	ret = !r->unmapping;
+	spin_unlock(&r->lock);
+	return ret;
+}
+
+/* Wait for an unmap in flight by another thread; counted in unmap_waits. */
+void gd_reg_wait_unmap(struct gd_reg *r)
+{
+	if (gd_reg_no_unmap(r))
+		return;
+	atomic64_inc(&gd_stats.unmap_waits);
+	wait_event(r->wait, gd_reg_no_unmap(r));
+}
+
+/*
+ * Unmap r's DMA mapping for its peer, unless the callback got there first
+ * ("fenced unmap"); if another thread claimed it first, wait for that unmap, so
+ * that none is in flight on return.  Any process; sleeps; the caller has
+ * stopped new DMA and waited for what was in flight.
+ */
+void gd_reg_dma_unmap(struct gd_reg *r)
+{
+	struct nvidia_p2p_dma_mapping *dma;
+	struct nvidia_p2p_page_table *pt;
+	int ret;
+
+	/*
+	 * Claim the mapping: a second unmapper (a release racing
+	 * gdirect_dma_unmap()) then finds nothing, and only the claimant
+	 * ever sets or clears "unmapping".
+	 */
+	spin_lock(&r->lock);
+	dma = r->revoked ? NULL : r->dma;
+	pt = r->pt;
+	if (dma) {
+		r->dma = NULL;
+		r->unmapping = true;
+	}
+	spin_unlock(&r->lock);
+	if (!dma) {
+		gd_reg_wait_unmap(r);
+		return;
+	}
+
+	/* Our waker's wake_up_all() must not outlive a put by the waiter. */
+	gd_reg_get(r);
+	ret = gd_nv_dma_unmap(r->peer, pt, dma);
+	spin_lock(&r->lock);
+	if (ret) {
+		/*
+		 * Still the provider's: put_pages or the revocation frees it
+		 * (on Tegra through our callback's free_dma_mapping, so give
+		 * it back).
+		 */
+		r->dma = dma;
+	}
+	r->unmapping = false;
+	spin_unlock(&r->lock);
+	wake_up_all(&r->wait);
+	if (ret)
+		pr_warn_ratelimited("gdirect: dma_unmap_pages of %#llx+%#llx failed: %d\n",
+				    r->addr, r->size, ret);
+	gd_reg_put(r);
+}
+
+/**
+ * gd_reg_dma_map() - map a pinned registration for its peer device
+ * @r: a PINNED registration with r->peer set
+ *
+ * A revocation before the call or after it is seen here, and the mapping
+ * is then left for the provider to free.  One that completes while the
+ * provider maps cannot be fenced: NVIDIA's dma_map_pages reads the table
+ * before it takes the API lock the callback runs under, and the callback
+ * cannot wait for a call that may be waiting for that lock.  It takes a
+ * free of the memory by another thread of the owner while gdirect_pin()
+ * is still in it; docs/driver.md, "no get_pages beside put_pages".
+ *
+ * Return: 0, -ESTALE if revoked, -EPROTO (mapping version) or -EIO (not
+ * one bus address per 64 KiB page) with the mapping undone, or the
+ * provider's error.
+ */
+int gd_reg_dma_map(struct gd_reg *r)
+{
+	struct nvidia_p2p_dma_mapping *dma = NULL;
+	struct nvidia_p2p_page_table *pt;
+	u64 *bus;
+	int ret;
+
+	down_read(&gd_excl);
+	spin_lock(&r->lock);
+	pt = r->state == GD_PINNED ? r->pt : NULL;
+	spin_unlock(&r->lock);
+	ret = pt ? gd_nv_dma_map(r->peer, pt, &dma) : -ESTALE;
+	up_read(&gd_excl);
+	if (ret)
+		return gd_errno(ret);
+	if (!NVIDIA_P2P_DMA_MAPPING_VERSION_COMPATIBLE(dma)) {
+		atomic64_inc(&gd_stats.version_mismatch);
+		pr_err_ratelimited("gdirect: nv-p2p DMA mapping version %#x is incompatible with %#x; rebuild gdirect against the running NVIDIA driver\n",
+				   dma->version, NVIDIA_P2P_DMA_MAPPING_VERSION);
+		bus = ERR_PTR(-EPROTO);
+	} else {
+		/* Our in-kernel API hands out one address per 64 KiB page. */
+		bus = gd_nv_dma_pages(dma, r->size);
+		if (PTR_ERR_OR_ZERO(bus) == -EIO)
+			pr_err_ratelimited("gdirect: DMA mapping of %#llx+%#llx is not one address per 64 KiB page\n",
+					   r->addr, r->size);
+	}
+	/*
+	 * A mapping we cannot use is published all the same and unmapped by
+	 * the fenced path ("fenced unmap"), never behind a callback's back.
+	 * Revoked meanwhile: the provider frees it (on Tegra it may leak; "no
+	 * get_pages beside put_pages").
+	 */
+	spin_lock(&r->lock);
+	if (r->state == GD_PINNED) {
+		r->dma = dma;
+		if (!IS_ERR(bus)) {
+			r->bus = bus;
+			bus = NULL;
+		}
+	} else {
+		ret = -ESTALE;
+	}
+	spin_unlock(&r->lock);
+	if (IS_ERR(bus)) {
+		if (!ret)
+			gd_reg_dma_unmap(r);
+		return ret ?: PTR_ERR(bus);
+	}
+	kvfree(bus);
+	if (!ret)
+		atomic64_inc(&gd_stats.dma_maps);
+	return ret;
+}
+
+/* DMA brackets for kernel users; the callback waits for them. */
+int gd_reg_dma_begin(struct gd_reg *r)
+{
+	int ret = 0;
+
+	spin_lock(&r->lock);
+	if (r->state != GD_PINNED)
+		ret = -ESTALE;
+	else if (r->peer_gone)
+		ret = -ENODEV;
+	else
+		r->dma_users++;
+	spin_unlock(&r->lock);
+	return ret;
+}
+
+void gd_reg_dma_end(struct gd_reg *r)
+{
+	bool last;
+
+	spin_lock(&r->lock);
+	last = !--r->dma_users;
+	spin_unlock(&r->lock);
+	if (last)
+		wake_up_all(&r->wait);
+}
+
+/**
+ * gd_reg_unmap_peer() - the peer is going away: drop its DMA mapping now
+ * @r: a kernel registration
+ *
+ * Refuses new DMA brackets (-ENODEV), waits for those in flight and unmaps,
+ * keeping the pin itself until the handle is released.  Sleeps.
+ */
+void gd_reg_unmap_peer(struct gd_reg *r)
+{
+	/* A release racing us may drop the handle's reference meanwhile. */
+	gd_reg_get(r);
+	spin_lock(&r->lock);
+	r->peer_gone = true;
+	spin_unlock(&r->lock);
+	wait_event(r->wait, gd_reg_no_dma(r));
+	gd_reg_dma_unmap(r);	/* or waits for the release's */
+	gd_reg_put(r);
+}
