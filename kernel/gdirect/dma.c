@@ -9,6 +9,8 @@
  * DMA brackets (gdirect_dma_begin()/_end()) keep the addresses valid and
  * are what a revocation and a release wait for.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/slab.h>
 
 #include "gdirect_internal.h"
@@ -89,7 +91,7 @@ void gd_reg_dma_unmap(struct gd_reg *r)
 	spin_unlock(&r->lock);
 	wake_up_all(&r->wait);
 	if (ret)
-		pr_warn_ratelimited("gdirect: dma_unmap_pages of %#llx+%#llx failed: %d\n",
+		pr_warn_ratelimited("dma_unmap_pages of %#llx+%#llx failed: %d\n",
 				    r->addr, r->size, ret);
 	gd_reg_put(r);
 }
@@ -127,14 +129,14 @@ int gd_reg_dma_map(struct gd_reg *r)
 		return gd_errno(ret);
 	if (!NVIDIA_P2P_DMA_MAPPING_VERSION_COMPATIBLE(dma)) {
 		atomic64_inc(&gd_stats.version_mismatch);
-		pr_err_ratelimited("gdirect: nv-p2p DMA mapping version %#x is incompatible with %#x; rebuild gdirect against the running NVIDIA driver\n",
+		pr_err_ratelimited("nv-p2p DMA mapping version %#x is incompatible with %#x; rebuild gdirect against the running NVIDIA driver\n",
 				   dma->version, NVIDIA_P2P_DMA_MAPPING_VERSION);
 		bus = ERR_PTR(-EPROTO);
 	} else {
 		/* Our in-kernel API hands out one address per 64 KiB page. */
 		bus = gd_nv_dma_pages(dma, r->size);
 		if (PTR_ERR_OR_ZERO(bus) == -EIO)
-			pr_err_ratelimited("gdirect: DMA mapping of %#llx+%#llx is not one address per 64 KiB page\n",
+			pr_err_ratelimited("DMA mapping of %#llx+%#llx is not one address per 64 KiB page\n",
 					   r->addr, r->size);
 	}
 	/*

@@ -13,6 +13,8 @@
  * type bookkeeping.  Where gdrdrv and gdirect disagree on a rule, the
  * stricter one applies (docs/driver.md, "The /dev/gdrdrv personality").
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -326,7 +328,7 @@ int gd_gdrdrv_init(void)
 	gd_gdr_misc.mode = gd_dev_mode & 0666;
 	ret = misc_register(&gd_gdr_misc);
 	if (ret) {
-		pr_err("gdirect: cannot register /dev/gdrdrv (%d); load with gdrdrv=0 next to gdrcopy's gdrdrv.ko\n",
+		pr_err("cannot register /dev/gdrdrv (%d); load with gdrdrv=0 next to gdrcopy's gdrdrv.ko\n",
 		       ret);
 		return ret;
 	}

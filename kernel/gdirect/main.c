@@ -6,6 +6,8 @@
  * nvp2p_emu.ko, which provides the same ABI) for user space and for other
  * kernel drivers.  See docs/driver.md.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/hashtable.h>
@@ -336,7 +338,7 @@ static int __init gd_init(void)
 	int ret;
 
 	if (gd_use_persistent && !GD_HAVE_PERSISTENT) {
-		pr_info("gdirect: nv-p2p has no persistent API; use_persistent ignored, pinning with free callbacks\n");
+		pr_info("nv-p2p has no persistent API; use_persistent ignored, pinning with free callbacks\n");
 		gd_use_persistent = false;
 	}
 	gd_misc.mode = gd_dev_mode & 0666;
@@ -349,7 +351,7 @@ static int __init gd_init(void)
 		return ret;
 	}
 	gd_procfs_init();
-	pr_info("gdirect: ABI %u, %s provider, page table %#x, DMA mapping %#x, persistent API %s%s\n",
+	pr_info("ABI %u, %s provider, page table %#x, DMA mapping %#x, persistent API %s%s\n",
 		GDIRECT_ABI_VERSION,
 		gd_provider_name,
 		NVIDIA_P2P_PAGE_TABLE_VERSION, NVIDIA_P2P_DMA_MAPPING_VERSION,

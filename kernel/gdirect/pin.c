@@ -12,6 +12,8 @@
  * beside it: the peer's DMA mapping in dma.c, the write-combining
  * memtypes in wc.c, the CPU mappings in mmap.c.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -293,7 +295,7 @@ int gd_reg_setup(struct gd_ctx *ctx, const struct gd_pin_req *req,
 	if (persistent && !GD_HAVE_PERSISTENT)
 		return -EOPNOTSUPP;
 	if (tokens && ctx)
-		pr_warn_once("gdirect: process %d pins with p2p tokens; tokens are deprecated since CUDA 6.0 (guide 11.6)\n",
+		pr_warn_once("process %d pins with p2p tokens; tokens are deprecated since CUDA 6.0 (guide 11.6)\n",
 			     task_tgid_nr(current));
 	else if (!tokens && ctx && gd_use_persistent)
 		persistent = true;
@@ -325,17 +327,17 @@ static int gd_check_table(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
 {
 	if (!NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(pt)) {
 		atomic64_inc(&gd_stats.version_mismatch);
-		pr_err_ratelimited("gdirect: nv-p2p page table version %#x is incompatible with %#x, the version gdirect was built for; rebuild gdirect against the running NVIDIA driver\n",
+		pr_err_ratelimited("nv-p2p page table version %#x is incompatible with %#x, the version gdirect was built for; rebuild gdirect against the running NVIDIA driver\n",
 				   pt->version, NVIDIA_P2P_PAGE_TABLE_VERSION);
 		return -EPROTO;
 	}
 	if (!gd_nv_page_size_ok(pt)) {
-		pr_err_ratelimited("gdirect: unsupported GPU page size type %u\n",
+		pr_err_ratelimited("unsupported GPU page size type %u\n",
 				   pt->page_size);
 		return -EOPNOTSUPP;
 	}
 	if ((u64)pt->entries * gd_nv_page_bytes(pt) != r->size) {
-		pr_err_ratelimited("gdirect: page table has %u entries for %llu bytes\n",
+		pr_err_ratelimited("page table has %u entries for %llu bytes\n",
 				   pt->entries, r->size);
 		return -EIO;
 	}
@@ -465,7 +467,7 @@ void gd_reg_release(struct gd_reg *r)
 	if (!r->persistent && !r->p2p_token && !r->va_space &&
 	    !gd_is_owner(&r->owner)) {
 		atomic64_inc(&gd_stats.orphaned);
-		pr_debug("gdirect: release of %#llx+%#llx outside its process; left to revocation\n",
+		pr_debug("release of %#llx+%#llx outside its process; left to revocation\n",
 			 r->addr, r->size);
 		return;
 	}
@@ -486,7 +488,7 @@ void gd_reg_release(struct gd_reg *r)
 	if (ret) {
 		/* Still registered, maybe: keep the nv reference for it. */
 		atomic64_inc(&gd_stats.put_errors);
-		pr_warn_ratelimited("gdirect: put_pages of %#llx+%#llx failed: %d\n",
+		pr_warn_ratelimited("put_pages of %#llx+%#llx failed: %d\n",
 				    r->addr, r->size, ret);
 		return;
 	}

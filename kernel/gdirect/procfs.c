@@ -14,6 +14,8 @@
  * it to find the region in the GPU's backing memory).  Kernel-API regions
  * have handle 0.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 

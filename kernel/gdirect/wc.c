@@ -15,6 +15,8 @@
  * wc_conflict counted in the statistics if it is one WC cannot share (WB, or
  * several types over the run).
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/io.h>
 #include <linux/slab.h>
 
@@ -54,7 +56,7 @@ void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
 		 */
 		if (arch_io_reserve_memtype_wc(start, len)) {
 			atomic64_inc(&gd_stats.wc_conflicts);
-			pr_info_ratelimited("gdirect: BAR pages %#llx+%#llx already have a conflicting memory type; CPU mappings keep it\n",
+			pr_info_ratelimited("BAR pages %#llx+%#llx already have a conflicting memory type; CPU mappings keep it\n",
 					    start, len);
 			continue;
 		}

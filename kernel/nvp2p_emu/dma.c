@@ -11,6 +11,8 @@
  * unmapping takes only the mapping-list lock (emu->maps_lock), so it can
  * run while a free callback is in flight (see emu.h).
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/export.h>
@@ -149,14 +151,14 @@ int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer,
 		 * table here: a use-after-free in the caller's unmap path.
 		 */
 		emu->nr_stale_unmaps++;
-		pr_err_ratelimited("nvp2p_emu: dma_unmap_pages of a page table that is no longer live (a use-after-free with the NVIDIA driver)\n");
+		pr_err_ratelimited("dma_unmap_pages of a page table that is no longer live (a use-after-free with the NVIDIA driver)\n");
 		goto out;
 	}
 	list_for_each_entry(m, &pin->dma_maps, node) {
 		if (&m->map != dma_mapping)
 			continue;
 		if (m->map.pci_dev != peer) {
-			pr_err_ratelimited("nvp2p_emu: dma_unmap_pages: wrong peer\n");
+			pr_err_ratelimited("dma_unmap_pages: wrong peer\n");
 			ret = -EINVAL;
 			goto out;
 		}

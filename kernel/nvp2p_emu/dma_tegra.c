@@ -16,6 +16,8 @@
  * (emu->maps_lock), so the free callback, which runs under the API lock,
  * may call them.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/export.h>
@@ -185,7 +187,7 @@ static int emu_dma_unmap(struct nvidia_p2p_dma_mapping *map, const char *fn)
 	}
 	/* Already freed with its table: the L4T driver would use freed memory. */
 	emu->nr_stale_unmaps++;
-	pr_err_ratelimited("nvp2p_emu: %s of a mapping that is no longer live (a use-after-free with the NVIDIA driver)\n",
+	pr_err_ratelimited("%s of a mapping that is no longer live (a use-after-free with the NVIDIA driver)\n",
 			   fn);
 out:
 	mutex_unlock(&emu->maps_lock);

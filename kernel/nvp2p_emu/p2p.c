@@ -18,6 +18,8 @@
  *    runs while a callback is in flight and the callback may wait for it;
  *  - persistent pins never see a callback and keep the memory alive.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/delay.h>
 #include <linux/export.h>
 #include <linux/mm.h>
@@ -296,7 +298,7 @@ int nvidia_p2p_put_pages(uint64_t p2p_token, uint32_t va_space,
 		goto out;
 	}
 	if (!p2p_token && !va_space && pin->tgid != current->tgid) {
-		pr_warn_ratelimited("nvp2p_emu: put_pages from process %d, pinned by %d: ignored\n",
+		pr_warn_ratelimited("put_pages from process %d, pinned by %d: ignored\n",
 				    current->tgid, pin->tgid);
 		goto out;
 	}

@@ -18,6 +18,8 @@
  * pin, the range must lie in one allocation, freeing the memory or exiting
  * revokes its pins.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/delay.h>
 #include <linux/export.h>
 #include <linux/mm.h>
@@ -54,7 +56,7 @@ static void emu_pin_end(struct emu_pin *pin)
 	/* The driver should have freed them (free_dma_mapping): count it. */
 	if (!list_empty(&pin->dma_maps)) {
 		emu->nr_leftover_dma_maps++;
-		pr_err_ratelimited("nvp2p_emu: a free callback returned with DMA mappings of its table left (L4T would leak them)\n");
+		pr_err_ratelimited("a free callback returned with DMA mappings of its table left (L4T would leak them)\n");
 	}
 	emu_dma_unmap_all(pin);
 	list_del(&pin->node);
@@ -238,7 +240,7 @@ int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
 out:
 	mutex_unlock(&emu->maps_lock);
 	if (ret)
-		pr_err_ratelimited("nvp2p_emu: free_page_table of a table that is unknown or still pinned\n");
+		pr_err_ratelimited("free_page_table of a table that is unknown or still pinned\n");
 	return ret;
 }
 NVP2P_EXPORT(nvidia_p2p_free_page_table);

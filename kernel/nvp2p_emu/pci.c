@@ -11,6 +11,8 @@
  * Built with NVP2P_EMU_TEGRA, BAR2 also gets struct pages (ZONE_DEVICE),
  * since Tegra page tables are made of them (guide 13.4).
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
@@ -126,7 +128,7 @@ static void emu_dev_free(struct emu_dev *e)
 {
 	emu_free_revoked(e);
 	if (!list_empty(&e->pins))
-		pr_err("nvp2p_emu: %llu pins leaked by a third-party driver\n",
+		pr_err("%llu pins leaked by a third-party driver\n",
 		       e->nr_pins);
 	else
 		gen_pool_destroy(e->pool);

@@ -4,6 +4,8 @@
  * dma_tegra.c) share: checking a range, finding a live pin by its page
  * table, tearing down a pin's DMA mappings, and fault injection.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include "emu.h"
 
 /* Return the injected error for this call, if one is armed. */
@@ -45,7 +47,7 @@ struct emu_pin *emu_pin_find(struct nvidia_p2p_page_table *pt)
 int emu_pin_range(u64 va, u64 len, unsigned int shift, u64 *entries)
 {
 	if (!IS_ALIGNED(va | len, BIT_ULL(shift))) {
-		pr_err_ratelimited("nvp2p_emu: get_pages: address or length are not %llu KiB aligned\n",
+		pr_err_ratelimited("get_pages: address or length are not %llu KiB aligned\n",
 				   BIT_ULL(shift) >> 10);
 		return -EINVAL;
 	}

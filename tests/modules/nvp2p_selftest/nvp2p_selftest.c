@@ -11,6 +11,8 @@
  * across a call into the provider: no lock-order cycle with the provider's
  * own lock, which the callback runs under.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/io.h>
@@ -106,7 +108,7 @@ static long st_pin(struct st_pin *p)
 	if (p->ret)
 		return 0;
 	if (!NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(pt))
-		pr_err("nvp2p_selftest: incompatible page table version 0x%08x\n",
+		pr_err("incompatible page table version 0x%08x\n",
 		       pt->version);
 	spin_lock(&st.lock);
 	s->pt = pt;
@@ -210,7 +212,7 @@ static long st_dma_map(struct st_dma *d)
 	if (d->ret)
 		return 0;
 	if (!NVIDIA_P2P_DMA_MAPPING_VERSION_COMPATIBLE(map))
-		pr_err("nvp2p_selftest: incompatible DMA mapping version\n");
+		pr_err("incompatible DMA mapping version\n");
 	spin_lock(&st.lock);
 	if (s->pt == pt)
 		s->map = map;
