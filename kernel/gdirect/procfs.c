@@ -58,6 +58,7 @@ static bool gd_owner_seen(struct gd_reg *upto, const struct gd_owner *owner)
 {
 	struct gd_reg *r;
 
+	lockdep_assert_held(&gd_regs_lock);
 	list_for_each_entry(r, &gd_regs, node) {
 		if (r == upto)
 			return false;
@@ -74,6 +75,7 @@ static void gd_show_owner(struct seq_file *s, const struct gd_owner *owner)
 	struct gd_reg *r;
 	u64 phys;
 
+	lockdep_assert_held(&gd_regs_lock);
 	list_for_each_entry(r, &gd_regs, node) {
 		if (!gd_owner_eq(&r->owner, owner))
 			continue;

@@ -33,6 +33,7 @@ static u64 bar1_pages_needed(u64 first, u64 count)
 {
 	u64 i, n = 0;
 
+	lockdep_assert_held(&emu->lock);
 	for (i = 0; i < count; i++) {
 		if (emu->bar1_refs[first + i] == U32_MAX)
 			return U64_MAX;
@@ -46,6 +47,7 @@ static void bar1_map(u64 first, u64 count)
 {
 	u64 i;
 
+	lockdep_assert_held(&emu->lock);
 	for (i = 0; i < count; i++)
 		if (emu->bar1_refs[first + i]++ == 0)
 			emu->bar1_used += EMU_PAGE_SIZE;
@@ -55,6 +57,7 @@ static void bar1_unmap(u64 first, u64 count)
 {
 	u64 i;
 
+	lockdep_assert_held(&emu->lock);
 	for (i = 0; i < count; i++)
 		if (--emu->bar1_refs[first + i] == 0)
 			emu->bar1_used -= EMU_PAGE_SIZE;

@@ -71,6 +71,7 @@ void emu_dma_unmap_all(struct emu_pin *pin)
 {
 	struct emu_dma_map *m, *tmp;
 
+	lockdep_assert_held(&emu->maps_lock);
 	list_for_each_entry_safe(m, tmp, &pin->dma_maps, node)
 		emu_dma_map_remove(m);
 }

@@ -87,6 +87,7 @@ static int kt_unmap(u64 addr, u64 size)
 	u32 n;
 	int ret;
 
+	lockdep_assert_held(&kt_lock);
 	ret = kt_pin(addr, size, &r);
 	if (ret)
 		return ret;
@@ -115,6 +116,7 @@ static int kt_race_start(u64 addr, u64 size)
 	struct task_struct *t;
 	int ret;
 
+	lockdep_assert_held(&kt_lock);
 	if (kt_race.region)
 		return -EBUSY;
 	ret = kt_pin(addr, size, &kt_race.region);
@@ -136,6 +138,7 @@ static int kt_race_unpin(void)
 	ktime_t t0;
 	s64 unpin_ms;
 
+	lockdep_assert_held(&kt_lock);
 	if (!kt_race.region)
 		return -ENOENT;
 	t0 = ktime_get();
@@ -152,6 +155,7 @@ static void kt_overlap_unpin(void)
 {
 	unsigned int i;
 
+	lockdep_assert_held(&kt_lock);
 	for (i = 0; i < kt_overlap_n; i++) {
 		gdirect_unpin(kt_overlap[i]);
 		cond_resched();
@@ -166,6 +170,7 @@ static int kt_overlap_pin(u64 addr, u64 size)
 	struct gdirect_pin_params p = { 0 };
 	int ret = 0;
 
+	lockdep_assert_held(&kt_lock);
 	if (kt_overlap)
 		return -EBUSY;
 	kt_overlap = kvcalloc(KT_OVERLAP, sizeof(*kt_overlap), GFP_KERNEL);
@@ -249,11 +254,13 @@ static void __exit kt_exit(void)
 	 * A test that stopped between the two steps: not from the owner, so
 	 * the pin is left to revocation, but the thread must be done.
 	 */
+	mutex_lock(&kt_lock);
 	if (kt_race.region) {
 		wait_for_completion(&kt_race.done);
 		gdirect_unpin(kt_race.region);
 	}
 	kt_overlap_unpin();
+	mutex_unlock(&kt_lock);
 }
 
 module_init(kt_init);
