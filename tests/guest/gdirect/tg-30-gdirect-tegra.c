@@ -117,6 +117,14 @@ static void test_persistent(CUdeviceptr buf)
 	       -EOPNOTSUPP, "persistent pin: EOPNOTSUPP (no such API on Tegra)");
 	gdt_ok(gdt_pin(fd, buf, GDT_KB64, 0, &p) == 0 &&
 	       gdt_unpin(fd, p.handle) == 0, "a plain pin still works");
+	/* Malformed before unsupported, as from gdirect_pin() and on v2. */
+	memset(&p, 0, sizeof(p));
+	p.addr = buf;
+	p.size = GDT_KB64;
+	p.p2p_token = 1;
+	p.flags = GDIRECT_PIN_PERSISTENT;
+	gdt_errno_is(ioctl(fd, GDIRECT_IOC_PIN, &p), EINVAL,
+		     "persistent pin with tokens: EINVAL, not EOPNOTSUPP");
 }
 
 static int xfer(int efd, CUdeviceptr gpu, void *buf, size_t len,
