@@ -45,6 +45,7 @@ typedef enum cudaError_enum {
 	CUDA_ERROR_INVALID_DEVICE = 101,
 	CUDA_ERROR_INVALID_IMAGE = 200,
 	CUDA_ERROR_INVALID_CONTEXT = 201,
+	CUDA_ERROR_MAP_FAILED = 205,
 	CUDA_ERROR_CONTEXT_ALREADY_IN_USE = 216,
 	CUDA_ERROR_INVALID_HANDLE = 400,
 	CUDA_ERROR_NOT_FOUND = 500,
@@ -479,6 +480,23 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
 				     void *addr);
 CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
 						CUmemGenericAllocationHandle handle);
+
+/* Interprocess handles (NVIDIA's opaque 64-byte layout). */
+#define CU_IPC_HANDLE_SIZE 64
+typedef struct CUipcMemHandle_st {
+	char reserved[CU_IPC_HANDLE_SIZE];
+} CUipcMemHandle;
+typedef struct CUipcEventHandle_st {
+	char reserved[CU_IPC_HANDLE_SIZE];
+} CUipcEventHandle;
+#define CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS 0x1
+#define cuIpcOpenMemHandle cuIpcOpenMemHandle_v2
+CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr);
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle,
+			       unsigned int flags);
+CUresult cuIpcCloseMemHandle(CUdeviceptr dptr);
+CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event);
+CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle);
 
 /* No GPU code runs on the emulator: these are CUDA_ERROR_NOT_SUPPORTED. */
 CUresult cuModuleLoad(CUmodule *module, const char *fname);

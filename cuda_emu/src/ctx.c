@@ -82,7 +82,6 @@ static int emu_attr_override(int attrib, int *pi)
 	case 115:	/* MEMORY_POOLS_SUPPORTED: no stream-ordered allocator */
 	case 119:	/* MEMPOOL_SUPPORTED_HANDLE_TYPES */
 	case 124:	/* DMA_BUF_SUPPORTED: no dma-buf exporter yet */
-	case 125:	/* IPC_EVENT_SUPPORTED: no IPC yet */
 	case 128:	/* HANDLE_TYPE_FABRIC_SUPPORTED */
 	case 141:	/* HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED */
 	case 142:	/* HOST_NUMA_MEMORY_POOLS_SUPPORTED */

@@ -112,6 +112,7 @@ static const struct {
 	{ CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
 	{ CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid" },
 	{ CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
+	{ CUDA_ERROR_MAP_FAILED, "CUDA_ERROR_MAP_FAILED", "mapping of buffer object failed" },
 	{ CUDA_ERROR_CONTEXT_ALREADY_IN_USE, "CUDA_ERROR_CONTEXT_ALREADY_IN_USE", "context already in use" },
 	{ CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
 	{ CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
@@ -171,6 +172,7 @@ EMU_EXPORT CUresult cuGetErrorString(CUresult error, const char **str)
 #undef cuEventElapsedTime
 #undef cuDeviceGetUuid
 #undef cuGetProcAddress
+#undef cuIpcOpenMemHandle
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 			  cuuint64_t flags);
 CUresult cuCtxDestroy(CUcontext ctx);
@@ -179,6 +181,8 @@ CUresult cuCtxPopCurrent(CUcontext *pctx);
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
 CUresult cuStreamDestroy(CUstream s);
 CUresult cuEventDestroy(CUevent e);
+CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle h,
+			    unsigned int flags);
 CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end);
 extern __typeof__(cuDeviceGetUuid_v2) cuDeviceGetUuid;
 extern __typeof__(cuMemcpy) cuMemcpy_ptds;
@@ -309,6 +313,12 @@ static const struct {
 	P("cuMemGetAccess", 10020, cuMemGetAccess),
 	P("cuMemRetainAllocationHandle", 11000, cuMemRetainAllocationHandle),
 	P("cuMemGetAllocationPropertiesFromHandle", 10020, cuMemGetAllocationPropertiesFromHandle),
+	P("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle),
+	P("cuIpcOpenMemHandle", 4010, cuIpcOpenMemHandle),
+	P("cuIpcOpenMemHandle", 11000, cuIpcOpenMemHandle_v2),
+	P("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),
+	P("cuIpcGetEventHandle", 4010, cuIpcGetEventHandle),
+	P("cuIpcOpenEventHandle", 4010, cuIpcOpenEventHandle),
 	P("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
 	P("cuPointerGetAttributes", 7000, cuPointerGetAttributes),
 	P("cuPointerSetAttribute", 6000, cuPointerSetAttribute),

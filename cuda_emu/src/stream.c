@@ -299,6 +299,17 @@ EMU_EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
 	return CUDA_SUCCESS;
 }
 
+int emu_event_flags(CUevent e)
+{
+	int flags = -1;
+
+	pthread_mutex_lock(&emu.lock);
+	if (e && event_live(e))
+		flags = (int)e->flags;
+	pthread_mutex_unlock(&emu.lock);
+	return flags;
+}
+
 EMU_EXPORT CUresult cuEventDestroy_v2(CUevent e)
 {
 	CUresult r = emu_check_init();
