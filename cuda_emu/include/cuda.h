@@ -410,6 +410,58 @@ CUresult cuStreamWriteValue32_v2(CUstream s, CUdeviceptr addr, cuuint32_t value,
 				 unsigned int flags);
 CUresult cuStreamWriteValue64_v2(CUstream s, CUdeviceptr addr, cuuint64_t value,
 				 unsigned int flags);
+
+/* Batches of stream memory operations (CUDA 13.0's 48-byte union). */
+typedef enum CUstreamBatchMemOpType_enum {
+	CU_STREAM_MEM_OP_WAIT_VALUE_32 = 1,
+	CU_STREAM_MEM_OP_WRITE_VALUE_32 = 2,
+	CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3,
+	CU_STREAM_MEM_OP_WAIT_VALUE_64 = 4,
+	CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5,
+	CU_STREAM_MEM_OP_BARRIER = 6
+} CUstreamBatchMemOpType;
+typedef enum CUstreamMemoryBarrier_flags_enum {
+	CU_STREAM_MEMORY_BARRIER_TYPE_SYS = 0x0,
+	CU_STREAM_MEMORY_BARRIER_TYPE_GPU = 0x1
+} CUstreamMemoryBarrier_flags;
+typedef union CUstreamBatchMemOpParams_union {
+	CUstreamBatchMemOpType operation;
+	struct CUstreamMemOpWaitValueParams_st {
+		CUstreamBatchMemOpType operation;
+		CUdeviceptr address;
+		union {
+			cuuint32_t value;
+			cuuint64_t value64;
+		};
+		unsigned int flags;
+		CUdeviceptr alias;
+	} waitValue;
+	struct CUstreamMemOpWriteValueParams_st {
+		CUstreamBatchMemOpType operation;
+		CUdeviceptr address;
+		union {
+			cuuint32_t value;
+			cuuint64_t value64;
+		};
+		unsigned int flags;
+		CUdeviceptr alias;
+	} writeValue;
+	struct CUstreamMemOpFlushRemoteWritesParams_st {
+		CUstreamBatchMemOpType operation;
+		unsigned int flags;
+	} flushRemoteWrites;
+	struct CUstreamMemOpMemoryBarrierParams_st {
+		CUstreamBatchMemOpType operation;
+		unsigned int flags;
+	} memoryBarrier;
+	cuuint64_t pad[6];
+} CUstreamBatchMemOpParams_v1;
+typedef CUstreamBatchMemOpParams_v1 CUstreamBatchMemOpParams;
+#define cuStreamBatchMemOp cuStreamBatchMemOp_v2
+CUresult cuStreamBatchMemOp_v2(CUstream s, unsigned int count,
+			       CUstreamBatchMemOpParams *paramArray,
+			       unsigned int flags);
+
 CUresult cuEventRecord(CUevent e, CUstream s);
 CUresult cuEventQuery(CUevent e);
 CUresult cuEventSynchronize(CUevent e);

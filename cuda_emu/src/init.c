@@ -173,6 +173,7 @@ EMU_EXPORT CUresult cuGetErrorString(CUresult error, const char **str)
 #undef cuDeviceGetUuid
 #undef cuGetProcAddress
 #undef cuIpcOpenMemHandle
+#undef cuStreamBatchMemOp
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 			  cuuint64_t flags);
 CUresult cuCtxDestroy(CUcontext ctx);
@@ -183,6 +184,10 @@ CUresult cuStreamDestroy(CUstream s);
 CUresult cuEventDestroy(CUevent e);
 CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle h,
 			    unsigned int flags);
+CUresult cuStreamBatchMemOp(CUstream s, unsigned int count,
+			    CUstreamBatchMemOpParams *ops, unsigned int flags);
+extern __typeof__(cuStreamBatchMemOp) cuStreamBatchMemOp_ptsz;
+extern __typeof__(cuStreamBatchMemOp_v2) cuStreamBatchMemOp_v2_ptsz;
 CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end);
 extern __typeof__(cuDeviceGetUuid_v2) cuDeviceGetUuid;
 extern __typeof__(cuMemcpy) cuMemcpy_ptds;
@@ -290,6 +295,8 @@ static const struct {
 	PT("cuStreamWaitValue64", 11070, cuStreamWaitValue64_v2, cuStreamWaitValue64_v2_ptsz),
 	PT("cuStreamWriteValue32", 11070, cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz),
 	PT("cuStreamWriteValue64", 11070, cuStreamWriteValue64_v2, cuStreamWriteValue64_v2_ptsz),
+	PT("cuStreamBatchMemOp", 8000, cuStreamBatchMemOp, cuStreamBatchMemOp_ptsz),
+	PT("cuStreamBatchMemOp", 11070, cuStreamBatchMemOp_v2, cuStreamBatchMemOp_v2_ptsz),
 	P("cuEventCreate", 2000, cuEventCreate),
 	PT("cuEventRecord", 2000, cuEventRecord, cuEventRecord_ptsz),
 	P("cuEventQuery", 2000, cuEventQuery),
