@@ -36,10 +36,13 @@ struct nvp2p_emu_info {
 	__u32 pci_domain;
 	__u32 pci_bus;
 	__u32 pci_devfn;
-	__u32 reserved0;
+	__u32 caps;			/* NVP2P_EMU_CAP_* */
 	__u8  gpu_uuid[16];
 	__u64 reserved[4];
 };
+
+/* nvp2p_emu_info.caps */
+#define NVP2P_EMU_CAP_DMABUF	(1U << 0)	/* NVP2P_EMU_IOC_DMABUF works */
 
 /* Back [va, va + size) with GPU memory. */
 struct nvp2p_emu_alloc {
@@ -110,6 +113,20 @@ struct nvp2p_emu_import {
 	__u64 range_size;	/* out: the exported range's size */
 };
 
+/*
+ * A dma-buf of [va, va + size), a range of one of the caller's allocations
+ * (cuMemGetHandleForAddressRange): both 4 KiB-aligned.  The dma-buf keeps
+ * the memory until it is released; importers must do peer to peer.  Only
+ * the open licence flavours export (NVP2P_EMU_CAP_DMABUF); the others
+ * answer EOPNOTSUPP.
+ */
+struct nvp2p_emu_dmabuf {
+	__u64 va;		/* in */
+	__u64 size;		/* in */
+	__u32 flags;		/* in: 0 */
+	__s32 fd;		/* out: O_CLOEXEC */
+};
+
 /* Legacy p2p tokens of this file's VA space (deprecated, guide 11.6). */
 struct nvp2p_emu_tokens {
 	__u64 p2p_token;
@@ -127,5 +144,6 @@ struct nvp2p_emu_tokens {
 #define NVP2P_EMU_IOC_EXPORT	_IOWR(NVP2P_EMU_IOC_MAGIC, 6, struct nvp2p_emu_export)
 #define NVP2P_EMU_IOC_IMPORT	_IOWR(NVP2P_EMU_IOC_MAGIC, 7, struct nvp2p_emu_import)
 #define NVP2P_EMU_IOC_WITHDRAW	_IOW(NVP2P_EMU_IOC_MAGIC, 8, struct nvp2p_emu_withdraw)
+#define NVP2P_EMU_IOC_DMABUF	_IOWR(NVP2P_EMU_IOC_MAGIC, 9, struct nvp2p_emu_dmabuf)
 
 #endif /* _UAPI_NVP2P_EMU_H */

@@ -141,6 +141,28 @@ static long emu_ioc_export(struct emu_file *f, void __user *argp)
 	return copy_to_user(argp, &req, sizeof(req)) ? -EFAULT : 0;
 }
 
+static long emu_ioc_dmabuf(struct emu_file *f, void __user *argp)
+{
+	struct nvp2p_emu_dmabuf req;
+	int ret;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	if (req.flags)
+		return -EINVAL;
+#ifdef EMU_DMABUF
+	ret = emu_dmabuf_export(f, req.va, req.size, &req.fd);
+	if (ret)
+		return ret;
+	if (copy_to_user(argp, &req, sizeof(req)))
+		return -EFAULT;	/* the fd stays open; the process closes it */
+	return 0;
+#else
+	ret = -EOPNOTSUPP;	/* dma_buf_export() is GPL-only */
+	return ret;
+#endif
+}
+
 static long emu_ioc_withdraw(struct emu_file *f, void __user *argp)
 {
 	struct nvp2p_emu_withdraw req;
@@ -340,6 +362,9 @@ static long emu_ioc_info(void __user *argp)
 		.pci_domain = pci_domain_nr(emu->pdev->bus),
 		.pci_bus = emu->pdev->bus->number,
 		.pci_devfn = emu->pdev->devfn,
+#ifdef EMU_DMABUF
+		.caps = NVP2P_EMU_CAP_DMABUF,
+#endif
 	};
 
 	mutex_lock(&emu->lock);
@@ -370,6 +395,8 @@ static long emu_ioctl_active(struct emu_file *f, unsigned int cmd,
 		return emu_ioc_import(f, argp);
 	case NVP2P_EMU_IOC_WITHDRAW:
 		return emu_ioc_withdraw(f, argp);
+	case NVP2P_EMU_IOC_DMABUF:
+		return emu_ioc_dmabuf(f, argp);
 	case NVP2P_EMU_IOC_TOKENS: {
 		struct nvp2p_emu_tokens t = {
 			.p2p_token = f->p2p_token,

@@ -242,6 +242,15 @@ void emu_revoke_alloc_pins(struct emu_alloc *a);
 /* dma.c (dma_tegra.c): unmap and free a mapping taken off its list */
 void emu_dma_map_release(struct emu_dma_map *m);
 
+/*
+ * dmabuf.c, in the open licence flavours of the desktop interface only:
+ * dma_buf_export() is GPL-only (the Tegra flavour does not export either).
+ */
+#if !defined(NVP2P_EMU_PROPRIETARY) && !defined(NVP2P_EMU_TEGRA)
+#define EMU_DMABUF 1
+int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, int *fd);
+#endif
+
 /* ctl.c */
 int emu_ctl_register(void);
 void emu_ctl_unregister(void);
