@@ -533,6 +533,15 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
 CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
 						CUmemGenericAllocationHandle handle);
 
+/* A dma-buf of GPU memory. */
+typedef enum CUmemRangeHandleType_enum {
+	CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 0x1
+} CUmemRangeHandleType;
+#define CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE 0x1
+CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
+				       size_t size, CUmemRangeHandleType handleType,
+				       unsigned long long flags);
+
 /* Interprocess handles (NVIDIA's opaque 64-byte layout). */
 #define CU_IPC_HANDLE_SIZE 64
 typedef struct CUipcMemHandle_st {

@@ -95,6 +95,7 @@ struct emu_state {
 	struct CUctx_st *ctxs;
 	/* from NVP2P_EMU_IOC_INFO */
 	uint32_t pci_domain, pci_bus, pci_devfn;
+	uint32_t caps;			/* NVP2P_EMU_CAP_* */
 	uint64_t mem_size;
 	uint8_t uuid[16];
 };

@@ -80,6 +80,7 @@ EMU_EXPORT CUresult cuInit(unsigned int flags)
 	emu.pci_domain = info.pci_domain;
 	emu.pci_bus = info.pci_bus;
 	emu.pci_devfn = info.pci_devfn;
+	emu.caps = info.caps;
 	memcpy(emu.uuid, info.gpu_uuid, sizeof(emu.uuid));
 	emu.primary.dev = 0;
 	emu.primary.primary = true;
@@ -326,6 +327,7 @@ static const struct {
 	P("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),
 	P("cuIpcGetEventHandle", 4010, cuIpcGetEventHandle),
 	P("cuIpcOpenEventHandle", 4010, cuIpcOpenEventHandle),
+	P("cuMemGetHandleForAddressRange", 11070, cuMemGetHandleForAddressRange),
 	P("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
 	P("cuPointerGetAttributes", 7000, cuPointerGetAttributes),
 	P("cuPointerSetAttribute", 6000, cuPointerSetAttribute),
