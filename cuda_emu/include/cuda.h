@@ -45,6 +45,7 @@ typedef enum cudaError_enum {
 	CUDA_ERROR_INVALID_DEVICE = 101,
 	CUDA_ERROR_INVALID_IMAGE = 200,
 	CUDA_ERROR_INVALID_CONTEXT = 201,
+	CUDA_ERROR_MAP_FAILED = 205,
 	CUDA_ERROR_CONTEXT_ALREADY_IN_USE = 216,
 	CUDA_ERROR_INVALID_HANDLE = 400,
 	CUDA_ERROR_NOT_FOUND = 500,
@@ -409,6 +410,58 @@ CUresult cuStreamWriteValue32_v2(CUstream s, CUdeviceptr addr, cuuint32_t value,
 				 unsigned int flags);
 CUresult cuStreamWriteValue64_v2(CUstream s, CUdeviceptr addr, cuuint64_t value,
 				 unsigned int flags);
+
+/* Batches of stream memory operations (CUDA 13.0's 48-byte union). */
+typedef enum CUstreamBatchMemOpType_enum {
+	CU_STREAM_MEM_OP_WAIT_VALUE_32 = 1,
+	CU_STREAM_MEM_OP_WRITE_VALUE_32 = 2,
+	CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3,
+	CU_STREAM_MEM_OP_WAIT_VALUE_64 = 4,
+	CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5,
+	CU_STREAM_MEM_OP_BARRIER = 6
+} CUstreamBatchMemOpType;
+typedef enum CUstreamMemoryBarrier_flags_enum {
+	CU_STREAM_MEMORY_BARRIER_TYPE_SYS = 0x0,
+	CU_STREAM_MEMORY_BARRIER_TYPE_GPU = 0x1
+} CUstreamMemoryBarrier_flags;
+typedef union CUstreamBatchMemOpParams_union {
+	CUstreamBatchMemOpType operation;
+	struct CUstreamMemOpWaitValueParams_st {
+		CUstreamBatchMemOpType operation;
+		CUdeviceptr address;
+		union {
+			cuuint32_t value;
+			cuuint64_t value64;
+		};
+		unsigned int flags;
+		CUdeviceptr alias;
+	} waitValue;
+	struct CUstreamMemOpWriteValueParams_st {
+		CUstreamBatchMemOpType operation;
+		CUdeviceptr address;
+		union {
+			cuuint32_t value;
+			cuuint64_t value64;
+		};
+		unsigned int flags;
+		CUdeviceptr alias;
+	} writeValue;
+	struct CUstreamMemOpFlushRemoteWritesParams_st {
+		CUstreamBatchMemOpType operation;
+		unsigned int flags;
+	} flushRemoteWrites;
+	struct CUstreamMemOpMemoryBarrierParams_st {
+		CUstreamBatchMemOpType operation;
+		unsigned int flags;
+	} memoryBarrier;
+	cuuint64_t pad[6];
+} CUstreamBatchMemOpParams_v1;
+typedef CUstreamBatchMemOpParams_v1 CUstreamBatchMemOpParams;
+#define cuStreamBatchMemOp cuStreamBatchMemOp_v2
+CUresult cuStreamBatchMemOp_v2(CUstream s, unsigned int count,
+			       CUstreamBatchMemOpParams *paramArray,
+			       unsigned int flags);
+
 CUresult cuEventRecord(CUevent e, CUstream s);
 CUresult cuEventQuery(CUevent e);
 CUresult cuEventSynchronize(CUevent e);
@@ -479,6 +532,32 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
 				     void *addr);
 CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
 						CUmemGenericAllocationHandle handle);
+
+/* A dma-buf of GPU memory. */
+typedef enum CUmemRangeHandleType_enum {
+	CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 0x1
+} CUmemRangeHandleType;
+#define CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE 0x1
+CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
+				       size_t size, CUmemRangeHandleType handleType,
+				       unsigned long long flags);
+
+/* Interprocess handles (NVIDIA's opaque 64-byte layout). */
+#define CU_IPC_HANDLE_SIZE 64
+typedef struct CUipcMemHandle_st {
+	char reserved[CU_IPC_HANDLE_SIZE];
+} CUipcMemHandle;
+typedef struct CUipcEventHandle_st {
+	char reserved[CU_IPC_HANDLE_SIZE];
+} CUipcEventHandle;
+#define CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS 0x1
+#define cuIpcOpenMemHandle cuIpcOpenMemHandle_v2
+CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr);
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle,
+			       unsigned int flags);
+CUresult cuIpcCloseMemHandle(CUdeviceptr dptr);
+CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event);
+CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle);
 
 /* No GPU code runs on the emulator: these are CUDA_ERROR_NOT_SUPPORTED. */
 CUresult cuModuleLoad(CUmodule *module, const char *fname);

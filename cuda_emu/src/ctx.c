@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cuda_emu_internal.h"
+#include "nvp2p_emu.h"
 
 __thread struct CUctx_st *emu_current_ctx;
 
@@ -76,13 +77,14 @@ static const int h100_attrs[] = {
 static int emu_attr_override(int attrib, int *pi)
 {
 	switch (attrib) {
+	case 124:	/* DMA_BUF_SUPPORTED: the open licence flavours */
+		*pi = !!(emu.caps & NVP2P_EMU_CAP_DMABUF);
+		return 1;
 	case 83:	/* MANAGED_MEMORY: no managed memory */
 	case 89:	/* CONCURRENT_MANAGED_ACCESS */
 	case 103:	/* HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: no export */
 	case 115:	/* MEMORY_POOLS_SUPPORTED: no stream-ordered allocator */
 	case 119:	/* MEMPOOL_SUPPORTED_HANDLE_TYPES */
-	case 124:	/* DMA_BUF_SUPPORTED: no dma-buf exporter yet */
-	case 125:	/* IPC_EVENT_SUPPORTED: no IPC yet */
 	case 128:	/* HANDLE_TYPE_FABRIC_SUPPORTED */
 	case 141:	/* HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED */
 	case 142:	/* HOST_NUMA_MEMORY_POOLS_SUPPORTED */

@@ -44,6 +44,9 @@ struct alloc {
 	unsigned int sync_memops;
 	struct vmm_handle *vmm;		/* a cuMemMap mapping of this handle */
 	unsigned int access;		/* VMM: cuMemSetAccess flags */
+	unsigned int ipc_opens;		/* > 0: opened IPC memory (ipc.c) */
+	uint64_t ipc_handle;		/* nvp2p_emu's export handle: of the
+					 * opened memory, or ours exported */
 };
 
 /* A cuMemCreate allocation handle (vmm.c). */
@@ -92,6 +95,7 @@ struct emu_state {
 	struct CUctx_st *ctxs;
 	/* from NVP2P_EMU_IOC_INFO */
 	uint32_t pci_domain, pci_bus, pci_devfn;
+	uint32_t caps;			/* NVP2P_EMU_CAP_* */
 	uint64_t mem_size;
 	uint8_t uuid[16];
 };
@@ -124,8 +128,13 @@ void emu_alloc_release(struct alloc *a);
 /* vmm.c, with emu.lock held: a mapping of h went */
 void emu_vmm_unmapped(struct vmm_handle *h);
 
+/* ipc.c, with emu.lock held: @a is about to be freed */
+void emu_ipc_release(struct alloc *a);
+
 /* stream.c: CUDA_SUCCESS for the NULL stream or a live stream of ours */
 CUresult emu_check_stream(CUstream s);
+/* stream.c: the creation flags of a live event, or -1 */
+int emu_event_flags(CUevent e);
 
 /* Another exported name for the same entry point (the _ptds/_ptsz names:
  * every operation completes before it returns, so the per-thread default

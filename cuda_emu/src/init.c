@@ -80,6 +80,7 @@ EMU_EXPORT CUresult cuInit(unsigned int flags)
 	emu.pci_domain = info.pci_domain;
 	emu.pci_bus = info.pci_bus;
 	emu.pci_devfn = info.pci_devfn;
+	emu.caps = info.caps;
 	memcpy(emu.uuid, info.gpu_uuid, sizeof(emu.uuid));
 	emu.primary.dev = 0;
 	emu.primary.primary = true;
@@ -112,6 +113,7 @@ static const struct {
 	{ CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
 	{ CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid" },
 	{ CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
+	{ CUDA_ERROR_MAP_FAILED, "CUDA_ERROR_MAP_FAILED", "mapping of buffer object failed" },
 	{ CUDA_ERROR_CONTEXT_ALREADY_IN_USE, "CUDA_ERROR_CONTEXT_ALREADY_IN_USE", "context already in use" },
 	{ CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
 	{ CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
@@ -171,6 +173,8 @@ EMU_EXPORT CUresult cuGetErrorString(CUresult error, const char **str)
 #undef cuEventElapsedTime
 #undef cuDeviceGetUuid
 #undef cuGetProcAddress
+#undef cuIpcOpenMemHandle
+#undef cuStreamBatchMemOp
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 			  cuuint64_t flags);
 CUresult cuCtxDestroy(CUcontext ctx);
@@ -179,6 +183,12 @@ CUresult cuCtxPopCurrent(CUcontext *pctx);
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
 CUresult cuStreamDestroy(CUstream s);
 CUresult cuEventDestroy(CUevent e);
+CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle h,
+			    unsigned int flags);
+CUresult cuStreamBatchMemOp(CUstream s, unsigned int count,
+			    CUstreamBatchMemOpParams *ops, unsigned int flags);
+extern __typeof__(cuStreamBatchMemOp) cuStreamBatchMemOp_ptsz;
+extern __typeof__(cuStreamBatchMemOp_v2) cuStreamBatchMemOp_v2_ptsz;
 CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end);
 extern __typeof__(cuDeviceGetUuid_v2) cuDeviceGetUuid;
 extern __typeof__(cuMemcpy) cuMemcpy_ptds;
@@ -286,6 +296,8 @@ static const struct {
 	PT("cuStreamWaitValue64", 11070, cuStreamWaitValue64_v2, cuStreamWaitValue64_v2_ptsz),
 	PT("cuStreamWriteValue32", 11070, cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz),
 	PT("cuStreamWriteValue64", 11070, cuStreamWriteValue64_v2, cuStreamWriteValue64_v2_ptsz),
+	PT("cuStreamBatchMemOp", 8000, cuStreamBatchMemOp, cuStreamBatchMemOp_ptsz),
+	PT("cuStreamBatchMemOp", 11070, cuStreamBatchMemOp_v2, cuStreamBatchMemOp_v2_ptsz),
 	P("cuEventCreate", 2000, cuEventCreate),
 	PT("cuEventRecord", 2000, cuEventRecord, cuEventRecord_ptsz),
 	P("cuEventQuery", 2000, cuEventQuery),
@@ -309,6 +321,13 @@ static const struct {
 	P("cuMemGetAccess", 10020, cuMemGetAccess),
 	P("cuMemRetainAllocationHandle", 11000, cuMemRetainAllocationHandle),
 	P("cuMemGetAllocationPropertiesFromHandle", 10020, cuMemGetAllocationPropertiesFromHandle),
+	P("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle),
+	P("cuIpcOpenMemHandle", 4010, cuIpcOpenMemHandle),
+	P("cuIpcOpenMemHandle", 11000, cuIpcOpenMemHandle_v2),
+	P("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),
+	P("cuIpcGetEventHandle", 4010, cuIpcGetEventHandle),
+	P("cuIpcOpenEventHandle", 4010, cuIpcOpenEventHandle),
+	P("cuMemGetHandleForAddressRange", 11070, cuMemGetHandleForAddressRange),
 	P("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
 	P("cuPointerGetAttributes", 7000, cuPointerGetAttributes),
 	P("cuPointerSetAttribute", 6000, cuPointerSetAttribute),

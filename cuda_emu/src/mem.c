@@ -152,6 +152,7 @@ void emu_alloc_release(struct alloc *a)
 	for (pp = &emu.allocs; *pp != a; pp = &(*pp)->next)
 		;
 	*pp = a->next;
+	emu_ipc_release(a);
 	if (a->vmm) {		/* a mapping: its memory goes, the VA stays */
 		struct nvp2p_emu_free req = { .va = a->va };
 
@@ -247,7 +248,8 @@ EMU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 		return CUDA_SUCCESS;	/* as the driver: freeing 0 is a no-op */
 	pthread_mutex_lock(&emu.lock);
 	a = emu_find_alloc(dptr);
-	if (!a || a->va != dptr || a->vmm) {
+	/* VMM mappings go by cuMemUnmap, opened IPC memory by its close */
+	if (!a || a->va != dptr || a->vmm || a->ipc_opens) {
 		pthread_mutex_unlock(&emu.lock);
 		return CUDA_ERROR_INVALID_VALUE;
 	}

@@ -126,10 +126,11 @@ static CUresult get_attr(struct alloc *a, CUpointer_attribute attr,
 		*(unsigned int *)data = a ? 1 : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
-		*(unsigned int *)data = a && !a->vmm ? 1 : 0;
+		*(unsigned int *)data = a && !a->vmm && !a->ipc_opens ? 1 : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
-		*(unsigned int *)data = !a ? 0 : a->vmm ? a->vmm->rdma : 1;
+		/* the driver's answer for opened IPC memory is 0, too */
+		*(unsigned int *)data = !a || a->ipc_opens ? 0 : a->vmm ? a->vmm->rdma : 1;
 		break;
 	case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
 		*(unsigned long long *)data = 0;

@@ -299,6 +299,17 @@ EMU_EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
 	return CUDA_SUCCESS;
 }
 
+int emu_event_flags(CUevent e)
+{
+	int flags = -1;
+
+	pthread_mutex_lock(&emu.lock);
+	if (e && event_live(e))
+		flags = (int)e->flags;
+	pthread_mutex_unlock(&emu.lock);
+	return flags;
+}
+
 EMU_EXPORT CUresult cuEventDestroy_v2(CUevent e)
 {
 	CUresult r = emu_check_init();
@@ -424,15 +435,12 @@ static void *memop_worker(void *arg)
 	return NULL;
 }
 
-static CUresult memop(CUstream s, bool wait, unsigned int width, uint64_t addr,
-		      uint64_t value, unsigned int flags)
+/* The driver's checks of one wait or write, before anything is queued. */
+static CUresult memop_check(bool wait, unsigned int width, uint64_t addr,
+			    unsigned int flags)
 {
-	CUresult r = stream_lookup(s);
-	struct memop *o;
 	bool known;
 
-	if (r)
-		return r;
 	if (wait ? (flags & ~(WAIT_FLUSH | 3u)) : flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!addr || addr % width)
@@ -442,6 +450,16 @@ static CUresult memop(CUstream s, bool wait, unsigned int width, uint64_t addr,
 	pthread_mutex_unlock(&emu.lock);
 	if (!known && !emu_device_range(addr, width))
 		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+/* Run or queue one checked operation on a live stream (or the NULL one). */
+static CUresult memop_queue(CUstream s, bool wait, unsigned int width,
+			    uint64_t addr, uint64_t value, unsigned int flags)
+{
+	struct memop *o;
+	CUresult r;
+
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -488,6 +506,16 @@ static CUresult memop(CUstream s, bool wait, unsigned int width, uint64_t addr,
 	return CUDA_SUCCESS;
 }
 
+static CUresult memop(CUstream s, bool wait, unsigned int width, uint64_t addr,
+		      uint64_t value, unsigned int flags)
+{
+	CUresult r = stream_lookup(s);
+
+	if (!r)
+		r = memop_check(wait, width, addr, flags);
+	return r ? r : memop_queue(s, wait, width, addr, value, flags);
+}
+
 EMU_EXPORT CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr,
 					   cuuint32_t value, unsigned int flags)
 {
@@ -512,6 +540,103 @@ EMU_EXPORT CUresult cuStreamWriteValue64_v2(CUstream s, CUdeviceptr addr,
 	return memop(s, false, 8, addr, value, flags);
 }
 
+#define BATCH_MAX	255u	/* "count ... must be less than 256" */
+
+_Static_assert(sizeof(CUstreamBatchMemOpParams) == 48, "CUDA 13.0's layout");
+
+/*
+ * The operations of a batch are checked first, all of them, and queued in
+ * order only when every one passes, so a bad batch changes nothing.  A
+ * barrier orders nothing here (every operation runs in stream order); a
+ * flush of remote writes needs CAN_FLUSH_REMOTE_WRITES, which the H100
+ * answers 0: CUDA_ERROR_NOT_SUPPORTED.
+ */
+static CUresult batch_check(const CUstreamBatchMemOpParams *p)
+{
+	switch (p->operation) {
+	case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+		return memop_check(true, 4, p->waitValue.address, p->waitValue.flags);
+	case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+		return memop_check(true, 8, p->waitValue.address, p->waitValue.flags);
+	case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+		return memop_check(false, 4, p->writeValue.address, p->writeValue.flags);
+	case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+		return memop_check(false, 8, p->writeValue.address, p->writeValue.flags);
+	case CU_STREAM_MEM_OP_BARRIER:
+		return p->memoryBarrier.flags > CU_STREAM_MEMORY_BARRIER_TYPE_GPU ?
+		       CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+		return p->flushRemoteWrites.flags ? CUDA_ERROR_INVALID_VALUE :
+		       CUDA_ERROR_NOT_SUPPORTED;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+EMU_EXPORT CUresult cuStreamBatchMemOp_v2(CUstream s, unsigned int count,
+					  CUstreamBatchMemOpParams *ops,
+					  unsigned int flags)
+{
+	CUresult r = stream_lookup(s);
+
+	if (r)
+		return r;
+	if (flags || count > BATCH_MAX || (count && !ops))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned int i = 0; i < count; i++) {
+		r = batch_check(&ops[i]);
+		if (r)
+			return r;
+	}
+	for (unsigned int i = 0; i < count && !r; i++) {
+		const CUstreamBatchMemOpParams *p = &ops[i];
+
+		switch (p->operation) {
+		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+			r = memop_queue(s, true, 4, p->waitValue.address,
+					p->waitValue.value, p->waitValue.flags);
+			break;
+		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+			r = memop_queue(s, true, 8, p->waitValue.address,
+					p->waitValue.value64, p->waitValue.flags);
+			break;
+		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+			r = memop_queue(s, false, 4, p->writeValue.address,
+					p->writeValue.value, p->writeValue.flags);
+			break;
+		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+			r = memop_queue(s, false, 8, p->writeValue.address,
+					p->writeValue.value64, p->writeValue.flags);
+			break;
+		default:	/* a barrier */
+			break;
+		}
+	}
+	return r;
+}
+
+/*
+ * The CUDA 8 entry point needs the legacy stream memory operations
+ * (CAN_USE_STREAM_MEM_OPS_V1), which the H100 answers 0: as there,
+ * CUDA_ERROR_NOT_SUPPORTED.
+ */
+#undef cuStreamBatchMemOp
+CUresult cuStreamBatchMemOp(CUstream s, unsigned int count,
+			    CUstreamBatchMemOpParams *ops, unsigned int flags);
+EMU_EXPORT CUresult cuStreamBatchMemOp(CUstream s, unsigned int count,
+				       CUstreamBatchMemOpParams *ops,
+				       unsigned int flags)
+{
+	CUresult r = stream_lookup(s);
+
+	(void)count;
+	(void)ops;
+	(void)flags;
+	return r ? r : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+EMU_ALIAS(cuStreamBatchMemOp_v2_ptsz, cuStreamBatchMemOp_v2);
+EMU_ALIAS(cuStreamBatchMemOp_ptsz, cuStreamBatchMemOp);
 EMU_ALIAS(cuStreamWaitValue32_v2_ptsz, cuStreamWaitValue32_v2);
 EMU_ALIAS(cuStreamWaitValue64_v2_ptsz, cuStreamWaitValue64_v2);
 EMU_ALIAS(cuStreamWriteValue32_v2_ptsz, cuStreamWriteValue32_v2);

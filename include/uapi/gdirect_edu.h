@@ -63,11 +63,46 @@ struct gdedu_stats {
 	__u64 cached;		/* pins in the cache now */
 };
 
+/*
+ * dma-bufs (cuMemGetHandleForAddressRange's DMA_BUF_FD): ATTACH imports
+ * the exporter's fd for edu, peer to peer, pinned and mapped at once;
+ * XFER DMAs through its sg table; DETACH (or closing this file) unmaps and
+ * lets it go.  The fd itself may be closed once attached.  Not in the
+ * build for NVIDIA's proprietary driver (the dma-buf API is GPL-only):
+ * there, EOPNOTSUPP.
+ */
+#define GDEDU_MAX_DMABUFS	16	/* attached per open file */
+
+struct gdedu_dmabuf_attach {
+	__s32 fd;		/* in: a dma-buf */
+	__u32 id;		/* out: names it in XFER and DETACH */
+	__u64 size;		/* out: bytes */
+	__u64 dma0;		/* out: DMA address of its first byte */
+	__u32 nents;		/* out: entries of its sg table */
+	__u32 pad;
+};
+
+struct gdedu_dmabuf_xfer {
+	__u32 id;
+	__u32 dir;		/* GDEDU_TO_GPU or GDEDU_FROM_GPU */
+	__u64 offset;		/* into the dma-buf */
+	__u64 buf;		/* user buffer */
+	__u64 size;		/* bytes, 1 .. GDEDU_MAX_XFER */
+};
+
+struct gdedu_dmabuf_detach {
+	__u32 id;
+	__u32 pad;
+};
+
 #define GDEDU_IOC_MAGIC		'e'
 #define GDEDU_IOC_XFER		_IOW(GDEDU_IOC_MAGIC, 0, struct gdedu_xfer)
 #define GDEDU_IOC_PIN		_IOWR(GDEDU_IOC_MAGIC, 1, struct gdedu_pin)
 #define GDEDU_IOC_UNPIN		_IOW(GDEDU_IOC_MAGIC, 2, struct gdedu_unpin)
 #define GDEDU_IOC_FLUSH		_IO(GDEDU_IOC_MAGIC, 3)
 #define GDEDU_IOC_STATS		_IOR(GDEDU_IOC_MAGIC, 4, struct gdedu_stats)
+#define GDEDU_IOC_DMABUF_ATTACH	_IOWR(GDEDU_IOC_MAGIC, 5, struct gdedu_dmabuf_attach)
+#define GDEDU_IOC_DMABUF_XFER	_IOW(GDEDU_IOC_MAGIC, 6, struct gdedu_dmabuf_xfer)
+#define GDEDU_IOC_DMABUF_DETACH	_IOW(GDEDU_IOC_MAGIC, 7, struct gdedu_dmabuf_detach)
 
 #endif /* _UAPI_GDIRECT_EDU_H */

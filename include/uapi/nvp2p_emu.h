@@ -36,10 +36,13 @@ struct nvp2p_emu_info {
 	__u32 pci_domain;
 	__u32 pci_bus;
 	__u32 pci_devfn;
-	__u32 reserved0;
+	__u32 caps;			/* NVP2P_EMU_CAP_* */
 	__u8  gpu_uuid[16];
 	__u64 reserved[4];
 };
+
+/* nvp2p_emu_info.caps */
+#define NVP2P_EMU_CAP_DMABUF	(1U << 0)	/* NVP2P_EMU_IOC_DMABUF works */
 
 /* Back [va, va + size) with GPU memory. */
 struct nvp2p_emu_alloc {
@@ -74,6 +77,56 @@ struct nvp2p_emu_query {
 	__u64 mem_offset;	/* out: offset in BAR2 */
 };
 
+/*
+ * IPC (cuIpcGetMemHandle): EXPORT names a range of one of the caller's
+ * allocations (a cuMemAlloc allocation inside the pages it shares with
+ * others) with a handle, an unguessable number, the same while the range
+ * stays exported.  Any process with this device open may IMPORT it: the
+ * whole allocation is mapped at a VA of the importer's (reserved as for
+ * ALLOC), sharing the memory.  The memory lives while its owner has not
+ * freed it or an import of it is left; a handle can be imported while its
+ * owner has neither freed the allocation nor WITHDRAWn the range (its
+ * cuMemFree of a range that shares its pages), and while an import of it
+ * is left.  Imports are not charged to the importer, cannot be exported
+ * again, and the exporting process cannot import its own memory.
+ * Errors of IMPORT: ENOENT (nothing to import), ELOOP (the caller's own
+ * memory), EINVAL (size differs, bad VA), EEXIST (VA in use).
+ */
+struct nvp2p_emu_export {
+	__u64 va;		/* in: start of the range */
+	__u64 size;		/* in: its size; inside one allocation */
+	__u64 handle;		/* out */
+	__u64 base;		/* out: the allocation's start */
+	__u64 alloc_size;	/* out: the allocation's size */
+};
+
+struct nvp2p_emu_withdraw {
+	__u64 handle;		/* in: an export of the caller's */
+};
+
+struct nvp2p_emu_import {
+	__u64 handle;		/* in: from EXPORT */
+	__u64 va;		/* in: 64 KiB-aligned, in a PROT_NONE mapping */
+	__u64 size;		/* in: the exported allocation's size */
+	__u64 mem_offset;	/* out: offset of the memory in BAR2 */
+	__u64 offset;		/* out: of the exported range in it */
+	__u64 range_size;	/* out: the exported range's size */
+};
+
+/*
+ * A dma-buf of [va, va + size), a range of one of the caller's allocations
+ * (cuMemGetHandleForAddressRange): both 4 KiB-aligned.  The dma-buf keeps
+ * the memory until it is released; importers must do peer to peer.  Only
+ * the open licence flavours export (NVP2P_EMU_CAP_DMABUF); the others
+ * answer EOPNOTSUPP.
+ */
+struct nvp2p_emu_dmabuf {
+	__u64 va;		/* in */
+	__u64 size;		/* in */
+	__u32 flags;		/* in: 0 */
+	__s32 fd;		/* out: O_CLOEXEC */
+};
+
 /* Legacy p2p tokens of this file's VA space (deprecated, guide 11.6). */
 struct nvp2p_emu_tokens {
 	__u64 p2p_token;
@@ -88,5 +141,9 @@ struct nvp2p_emu_tokens {
 #define NVP2P_EMU_IOC_COPY	_IOW(NVP2P_EMU_IOC_MAGIC, 3, struct nvp2p_emu_copy)
 #define NVP2P_EMU_IOC_QUERY	_IOWR(NVP2P_EMU_IOC_MAGIC, 4, struct nvp2p_emu_query)
 #define NVP2P_EMU_IOC_TOKENS	_IOR(NVP2P_EMU_IOC_MAGIC, 5, struct nvp2p_emu_tokens)
+#define NVP2P_EMU_IOC_EXPORT	_IOWR(NVP2P_EMU_IOC_MAGIC, 6, struct nvp2p_emu_export)
+#define NVP2P_EMU_IOC_IMPORT	_IOWR(NVP2P_EMU_IOC_MAGIC, 7, struct nvp2p_emu_import)
+#define NVP2P_EMU_IOC_WITHDRAW	_IOW(NVP2P_EMU_IOC_MAGIC, 8, struct nvp2p_emu_withdraw)
+#define NVP2P_EMU_IOC_DMABUF	_IOWR(NVP2P_EMU_IOC_MAGIC, 9, struct nvp2p_emu_dmabuf)
 
 #endif /* _UAPI_NVP2P_EMU_H */

@@ -60,6 +60,19 @@ struct gdedu_file {
 	unsigned int cached;
 	struct gdedu_stats stats;
 	atomic64_t invalidations;
+	struct list_head dmabufs;	/* struct gdedu_dmabuf */
+	unsigned int nr_dmabufs;
+	u32 next_dmabuf_id;
+};
+
+/* An attached dma-buf (dmabuf.c), under its file's lock. */
+struct gdedu_dmabuf {
+	struct list_head node;		/* gdedu_file->dmabufs */
+	struct dma_buf_attachment *attach;
+	struct sg_table *sgt;		/* NULL once the device went */
+	u64 size;
+	u32 id;
+	bool moved;			/* move_notify came (never, pinned) */
 };
 
 extern unsigned int gdedu_max_pins;
@@ -78,5 +91,20 @@ void gdedu_drop(struct gdedu_file *f, struct gdedu_entry *e);
 void gdedu_flush(struct gdedu_file *f);
 void gdedu_unmap_all(struct gdedu_file *f);
 int gdedu_xfer(struct gdedu_file *f, const struct gdedu_xfer *x);
+
+/*
+ * dmabuf.c: not built for NVIDIA's proprietary driver, where no GPL-only
+ * symbol may be used (the dma-buf API is GPL-only)
+ */
+#ifndef GDIRECT_PROPRIETARY
+int gdedu_dmabuf_attach(struct gdedu_file *f, struct gdedu_dmabuf_attach *a);
+int gdedu_dmabuf_detach(struct gdedu_file *f, u32 id);
+int gdedu_dmabuf_xfer(struct gdedu_file *f, const struct gdedu_dmabuf_xfer *x);
+void gdedu_dmabuf_detach_all(struct gdedu_file *f);
+void gdedu_dmabuf_unmap_all(struct gdedu_file *f);
+#else
+static inline void gdedu_dmabuf_detach_all(struct gdedu_file *f) { }
+static inline void gdedu_dmabuf_unmap_all(struct gdedu_file *f) { }
+#endif
 
 #endif /* GDEDU_INTERNAL_H */

@@ -45,6 +45,7 @@ static int gdedu_open(struct inode *inode, struct file *filp)
 	f->owner_start = current->group_leader->start_time;
 	mutex_init(&f->lock);
 	INIT_LIST_HEAD(&f->cache);
+	INIT_LIST_HEAD(&f->dmabufs);
 	atomic64_set(&f->invalidations, 0);
 	filp->private_data = f;
 	mutex_lock(&edu->files_lock);
@@ -60,6 +61,7 @@ static int gdedu_release(struct inode *inode, struct file *filp)
 	/* Flush before unlinking, so a remove() meanwhile sees our pins. */
 	mutex_lock(&f->lock);
 	gdedu_flush(f);
+	gdedu_dmabuf_detach_all(f);
 	mutex_unlock(&f->lock);
 	mutex_lock(&f->edu->files_lock);
 	list_del(&f->node);
@@ -145,6 +147,44 @@ static int gdedu_ioc_xfer(struct gdedu_file *f, void __user *arg)
 	return gdedu_xfer(f, &x);
 }
 
+static int gdedu_ioc_dmabuf(struct gdedu_file *f, unsigned int cmd,
+			    void __user *arg)
+{
+#ifdef GDIRECT_PROPRIETARY
+	return -EOPNOTSUPP;	/* the dma-buf API is GPL-only */
+#else
+	struct gdedu_dmabuf_attach a;
+	struct gdedu_dmabuf_xfer x;
+	struct gdedu_dmabuf_detach d;
+	int ret;
+
+	switch (cmd) {
+	case GDEDU_IOC_DMABUF_ATTACH:
+		if (copy_from_user(&a, arg, sizeof(a)))
+			return -EFAULT;
+		if (a.pad)
+			return -EINVAL;
+		ret = gdedu_dmabuf_attach(f, &a);
+		if (!ret && copy_to_user(arg, &a, sizeof(a))) {
+			gdedu_dmabuf_detach(f, a.id);
+			ret = -EFAULT;
+		}
+		return ret;
+	case GDEDU_IOC_DMABUF_XFER:
+		if (copy_from_user(&x, arg, sizeof(x)))
+			return -EFAULT;
+		if ((x.dir != GDEDU_TO_GPU && x.dir != GDEDU_FROM_GPU) ||
+		    !x.size || x.size > GDEDU_MAX_XFER)
+			return -EINVAL;
+		return gdedu_dmabuf_xfer(f, &x);
+	default:	/* GDEDU_IOC_DMABUF_DETACH */
+		if (copy_from_user(&d, arg, sizeof(d)))
+			return -EFAULT;
+		return d.pad ? -EINVAL : gdedu_dmabuf_detach(f, d.id);
+	}
+#endif
+}
+
 static long gdedu_ioctl(struct file *filp, unsigned int cmd,
 			unsigned long arg)
 {
@@ -181,6 +221,11 @@ static long gdedu_ioctl(struct file *filp, unsigned int cmd,
 		f->stats.cached = f->cached;
 		ret = copy_to_user(uarg, &f->stats, sizeof(f->stats)) ?
 		      -EFAULT : 0;
+		break;
+	case GDEDU_IOC_DMABUF_ATTACH:
+	case GDEDU_IOC_DMABUF_XFER:
+	case GDEDU_IOC_DMABUF_DETACH:
+		ret = gdedu_ioc_dmabuf(f, cmd, uarg);
 		break;
 	default:
 		ret = -ENOTTY;
@@ -268,6 +313,7 @@ static void gdedu_remove(struct pci_dev *pdev)
 	list_for_each_entry(f, &edu->files, node) {
 		mutex_lock(&f->lock);
 		gdedu_unmap_all(f);
+		gdedu_dmabuf_unmap_all(f);
 		mutex_unlock(&f->lock);
 	}
 	mutex_unlock(&edu->files_lock);

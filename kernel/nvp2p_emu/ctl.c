@@ -127,6 +127,76 @@ static long emu_ioc_alloc(struct emu_file *f, void __user *argp)
 	return 0;
 }
 
+static long emu_ioc_export(struct emu_file *f, void __user *argp)
+{
+	struct nvp2p_emu_export req;
+	int ret;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	ret = emu_export_create(f, req.va, req.size, &req.handle, &req.base,
+				&req.alloc_size);
+	if (ret)
+		return ret;
+	return copy_to_user(argp, &req, sizeof(req)) ? -EFAULT : 0;
+}
+
+static long emu_ioc_dmabuf(struct emu_file *f, void __user *argp)
+{
+	struct nvp2p_emu_dmabuf req;
+	int ret;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	if (req.flags)
+		return -EINVAL;
+#ifdef EMU_DMABUF
+	ret = emu_dmabuf_export(f, req.va, req.size, &req.fd);
+	if (ret)
+		return ret;
+	if (copy_to_user(argp, &req, sizeof(req)))
+		return -EFAULT;	/* the fd stays open; the process closes it */
+	return 0;
+#else
+	ret = -EOPNOTSUPP;	/* dma_buf_export() is GPL-only */
+	return ret;
+#endif
+}
+
+static long emu_ioc_withdraw(struct emu_file *f, void __user *argp)
+{
+	struct nvp2p_emu_withdraw req;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	return emu_export_withdraw(f, req.handle);
+}
+
+static long emu_ioc_import(struct emu_file *f, void __user *argp)
+{
+	struct nvp2p_emu_import req;
+	struct emu_alloc *a;
+	int ret;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	if (!range_ok(req.va, req.size) ||
+	    !IS_ALIGNED(req.va, EMU_PAGE_SIZE) ||
+	    !IS_ALIGNED(req.size, EMU_PAGE_SIZE))
+		return -EINVAL;
+	ret = emu_check_reserved(req.va, req.size);
+	if (ret)
+		return ret;
+	ret = emu_import_create(f, req.handle, req.va, req.size, &a,
+				&req.offset, &req.range_size);
+	if (ret)
+		return ret;
+	req.mem_offset = a->mem_offset;
+	if (copy_to_user(argp, &req, sizeof(req)))
+		return -EFAULT;	/* the import stays; freed at close */
+	return 0;
+}
+
 static long emu_ioc_free(struct emu_file *f, void __user *argp)
 {
 	struct nvp2p_emu_free req;
@@ -292,6 +362,9 @@ static long emu_ioc_info(void __user *argp)
 		.pci_domain = pci_domain_nr(emu->pdev->bus),
 		.pci_bus = emu->pdev->bus->number,
 		.pci_devfn = emu->pdev->devfn,
+#ifdef EMU_DMABUF
+		.caps = NVP2P_EMU_CAP_DMABUF,
+#endif
 	};
 
 	mutex_lock(&emu->lock);
@@ -316,6 +389,14 @@ static long emu_ioctl_active(struct emu_file *f, unsigned int cmd,
 		return emu_ioc_copy(f, argp);
 	case NVP2P_EMU_IOC_QUERY:
 		return emu_ioc_query(f, argp);
+	case NVP2P_EMU_IOC_EXPORT:
+		return emu_ioc_export(f, argp);
+	case NVP2P_EMU_IOC_IMPORT:
+		return emu_ioc_import(f, argp);
+	case NVP2P_EMU_IOC_WITHDRAW:
+		return emu_ioc_withdraw(f, argp);
+	case NVP2P_EMU_IOC_DMABUF:
+		return emu_ioc_dmabuf(f, argp);
 	case NVP2P_EMU_IOC_TOKENS: {
 		struct nvp2p_emu_tokens t = {
 			.p2p_token = f->p2p_token,

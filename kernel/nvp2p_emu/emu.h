@@ -68,8 +68,26 @@ struct emu_alloc {
 	u64 va;
 	u64 size;
 	u64 mem_offset;			/* offset in BAR2 */
-	struct emu_user *user;		/* charged for size */
+	struct emu_user *user;		/* charged for size; NULL: import */
 	struct list_head pins;		/* non-persistent emu_pins */
+	struct emu_export *export;	/* an import: of this export */
+};
+
+/*
+ * A range of an allocation exported for IPC (cuIpcGetMemHandle names one
+ * cuMemAlloc allocation, which may share its pages with others).  It holds
+ * a reference of the allocation; it can be imported while its owner has
+ * neither freed the allocation nor withdrawn it, and while an import of it
+ * is left.  On emu->exports, under emu->lock.
+ */
+struct emu_export {
+	struct list_head node;
+	struct emu_alloc *alloc;
+	u64 handle;			/* unguessable, never 0 */
+	u64 offset;			/* of the range in the allocation */
+	u64 size;
+	unsigned int imports;		/* live imports */
+	bool withdrawn;			/* freed or withdrawn by its owner */
 };
 
 /* One nvidia_p2p_get_pages{,_persistent}() result. */
@@ -142,6 +160,7 @@ struct emu_dev {
 	struct list_head pins;
 	struct list_head files;
 	struct list_head users;		/* struct emu_user, under lock */
+	struct list_head exports;	/* struct emu_export, under lock */
 	u32 *bar1_refs;			/* per 64 KiB page: pins mapping it */
 	u64 bar1_size;
 	u64 bar1_reserved;
@@ -201,6 +220,11 @@ int emu_alloc_create(struct emu_file *f, u64 va, u64 size,
 		     struct emu_alloc **out);
 void emu_alloc_free(struct emu_alloc *a);
 void emu_alloc_put(struct emu_alloc *a);
+int emu_export_create(struct emu_file *f, u64 va, u64 size, u64 *handle,
+		      u64 *base, u64 *alloc_size);
+int emu_export_withdraw(struct emu_file *f, u64 handle);
+int emu_import_create(struct emu_file *f, u64 handle, u64 va, u64 size,
+		      struct emu_alloc **out, u64 *offset, u64 *range);
 struct emu_file *emu_file_by_token(u64 p2p_token, u32 va_space);
 struct emu_user *emu_user_get(kuid_t uid);
 void emu_user_put(struct emu_user *u);
@@ -217,6 +241,15 @@ void emu_revoke_alloc_pins(struct emu_alloc *a);
 
 /* dma.c (dma_tegra.c): unmap and free a mapping taken off its list */
 void emu_dma_map_release(struct emu_dma_map *m);
+
+/*
+ * dmabuf.c, in the open licence flavours of the desktop interface only:
+ * dma_buf_export() is GPL-only (the Tegra flavour does not export either).
+ */
+#if !defined(NVP2P_EMU_PROPRIETARY) && !defined(NVP2P_EMU_TEGRA)
+#define EMU_DMABUF 1
+int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, int *fd);
+#endif
 
 /* ctl.c */
 int emu_ctl_register(void);

@@ -7,18 +7,48 @@
  * each persistent pin, so memory pinned persistently outlives cuMemFree as
  * it does with the NVIDIA driver.  The VA is released at free time: the same
  * VA can be backed again at once, while the old memory is still pinned.
+ *
+ * An IPC import (cuIpcOpenMemHandle) is an allocation of the importing
+ * process at a VA of its own that shares an exported allocation's memory
+ * and, through its struct emu_export, holds a reference of it: the
+ * exporter's cuMemFree leaves the memory to the importers, as the NVIDIA
+ * driver does.  Pins follow the VA they were
+ * taken on: the importer's pins are revoked when it closes the handle (or
+ * exits), the exporter's when it frees, whatever the other side does.
  */
+#include <linux/random.h>
 #include <linux/slab.h>
 
 #include "emu.h"
+
+static void emu_export_put(struct emu_export *x)
+{
+	lockdep_assert_held(&emu->lock);
+	if (!x->withdrawn || x->imports)
+		return;
+	list_del(&x->node);
+	emu_alloc_put(x->alloc);
+	kfree(x);
+}
+
+static void emu_import_release(struct emu_export *x)
+{
+	x->imports--;
+	emu_export_put(x);
+}
 
 static void emu_alloc_release(struct kref *ref)
 {
 	struct emu_alloc *a = container_of(ref, struct emu_alloc, ref);
 
+	emu->nr_allocs--;
+	if (a->export) {
+		emu_import_release(a->export);
+		kfree(a);
+		return;
+	}
 	gen_pool_free(emu->pool, emu->mem_phys + a->mem_offset, a->size);
 	emu->mem_used -= a->size;
-	emu->nr_allocs--;
 	a->user->bytes -= a->size;
 	emu_user_put(a->user);
 	kfree(a);
@@ -197,8 +227,174 @@ err_free:
 void emu_alloc_free(struct emu_alloc *a)
 {
 	lockdep_assert_held(&emu->lock);
+	struct emu_export *x, *tmp;
+
+	lockdep_assert_held(&emu->lock);
 	list_del_init(&a->node);
 	a->owner = NULL;
 	emu_revoke_alloc_pins(a);
+	list_for_each_entry_safe(x, tmp, &emu->exports, node) {
+		if (x->alloc == a && !x->withdrawn) {
+			x->withdrawn = true;
+			emu_export_put(x);
+		}
+	}
 	emu_alloc_put(a);
+}
+
+
+/* The export named @handle while it can be imported, or NULL. */
+static struct emu_export *emu_export_find(u64 handle)
+{
+	struct emu_export *x;
+
+	lockdep_assert_held(&emu->lock);
+	list_for_each_entry(x, &emu->exports, node)
+		if (x->handle == handle)
+			return !x->withdrawn || x->imports ? x : NULL;
+	return NULL;
+}
+
+/**
+ * emu_export_create() - name a range of an allocation for other processes
+ * @f: the open file of the owner
+ * @va: start of the range, inside one of @f's allocations (not an import)
+ * @size: bytes of the range, inside that allocation
+ * @handle: out: the range's handle, the same while it stays exported
+ * @base: out: the allocation's start
+ * @alloc_size: out: the allocation's size
+ *
+ * Return: 0; -EINVAL if the range is in no allocation of @f or in an
+ * import; -ENOMEM.
+ */
+int emu_export_create(struct emu_file *f, u64 va, u64 size, u64 *handle,
+		      u64 *base, u64 *alloc_size)
+{
+	struct emu_export *x, *nx;
+	struct emu_alloc *a;
+	int ret = -EINVAL;
+	u64 h;
+
+	nx = kzalloc(sizeof(*nx), GFP_KERNEL_ACCOUNT);
+	if (!nx)
+		return -ENOMEM;
+	mutex_lock(&emu->lock);
+	list_for_each_entry(a, &f->allocs, node) {
+		if (!size || va < a->va || size > a->size ||
+		    va - a->va > a->size - size)
+			continue;
+		if (a->export)
+			break;
+		ret = 0;
+		list_for_each_entry(x, &emu->exports, node) {
+			if (x->alloc == a && !x->withdrawn &&
+			    x->offset == va - a->va && x->size == size)
+				goto found;
+		}
+		do {	/* handles are capabilities: unguessable, unique */
+			h = get_random_u64();
+		} while (!h || emu_export_find(h));
+		x = nx;
+		nx = NULL;
+		x->alloc = a;
+		x->handle = h;
+		x->offset = va - a->va;
+		x->size = size;
+		kref_get(&a->ref);
+		list_add_tail(&x->node, &emu->exports);
+found:
+		*handle = x->handle;
+		*base = a->va;
+		*alloc_size = a->size;
+		break;
+	}
+	mutex_unlock(&emu->lock);
+	kfree(nx);
+	return ret;
+}
+
+/**
+ * emu_export_withdraw() - the owner freed the exported range (cuMemFree of
+ * an allocation that shares its pages): it can no longer be imported,
+ * except while an import of it is left.
+ * @f: the owner's open file
+ * @handle: from emu_export_create()
+ *
+ * Return: 0; -EINVAL if @handle is not a live export of @f's.
+ */
+int emu_export_withdraw(struct emu_file *f, u64 handle)
+{
+	struct emu_export *x;
+	int ret = -EINVAL;
+
+	mutex_lock(&emu->lock);
+	list_for_each_entry(x, &emu->exports, node) {
+		if (x->handle == handle) {
+			if (!x->withdrawn && x->alloc->owner == f) {
+				x->withdrawn = true;
+				emu_export_put(x);
+				ret = 0;
+			}
+			break;
+		}
+	}
+	mutex_unlock(&emu->lock);
+	return ret;
+}
+
+/**
+ * emu_import_create() - share an exported allocation at a VA of @f
+ * @f: the importer's open file
+ * @handle: from emu_export_create()
+ * @va: GPU VA, 64 KiB-aligned, reserved by the caller, not yet backed
+ * @size: the exported allocation's size (the whole of it is mapped)
+ * @out: the import
+ * @offset: out: where the exported range starts in the allocation
+ * @range: out: the exported range's size
+ *
+ * Return: 0; -ENOENT if nothing can be imported as @handle; -ELOOP if the
+ * memory is the importing process's own; -EINVAL if @size differs;
+ * -EEXIST if the VA is backed already; -ENOMEM.
+ */
+int emu_import_create(struct emu_file *f, u64 handle, u64 va, u64 size,
+		      struct emu_alloc **out, u64 *offset, u64 *range)
+{
+	struct emu_export *x;
+	struct emu_alloc *a;
+	int ret = 0;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	if (!a)
+		return -ENOMEM;
+	mutex_lock(&emu->lock);
+	x = handle ? emu_export_find(handle) : NULL;
+	if (!x)
+		ret = -ENOENT;
+	else if (x->alloc->tgid == f->tgid)
+		ret = -ELOOP;
+	else if (x->alloc->size != size)
+		ret = -EINVAL;
+	else if (emu_va_taken(f, va, size))
+		ret = -EEXIST;
+	if (ret) {
+		mutex_unlock(&emu->lock);
+		kfree(a);
+		return ret;
+	}
+	kref_init(&a->ref);
+	INIT_LIST_HEAD(&a->pins);
+	x->imports++;
+	a->export = x;
+	a->owner = f;
+	a->tgid = f->tgid;
+	a->va = va;
+	a->size = size;
+	a->mem_offset = x->alloc->mem_offset;
+	list_add_tail(&a->node, &f->allocs);
+	emu->nr_allocs++;
+	*out = a;
+	*offset = x->offset;
+	*range = x->size;
+	mutex_unlock(&emu->lock);
+	return 0;
 }

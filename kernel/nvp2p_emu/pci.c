@@ -209,6 +209,7 @@ static int emu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	INIT_LIST_HEAD(&e->pins);
 	INIT_LIST_HEAD(&e->files);
 	INIT_LIST_HEAD(&e->users);
+	INIT_LIST_HEAD(&e->exports);
 
 	ret = pcim_enable_device(pdev);
 	if (ret)

@@ -151,7 +151,7 @@ run_guest v1 "${GUEST_V1_TESTS:-t-1* t-3* t-70-tools-info.sh}"
 echo "== guest suite, Tegra interface (guide 13.4)"
 run_guest tegra "tg-*"
 echo "== guest suite, emulator as NVIDIA's proprietary driver (licence NVIDIA)"
-run_guest prop "${GUEST_PROP_TESTS:-t-31-gdirect-licence.sh t-30-gdirect-api t-30-gdirect-edu t-30-gdirect-race t-30-gdirect-teardown t-30-gdirect-fuzz}"
+run_guest prop "${GUEST_PROP_TESTS:-t-31-gdirect-licence.sh t-19-cuda-dmabuf.sh t-30-gdirect-api t-30-gdirect-edu t-30-gdirect-race t-30-gdirect-teardown t-30-gdirect-fuzz}"
 
 # The newest kernel Debian 12 offers (bookworm-backports, 6.12): the
 # modules rebuilt against its headers (page table 2.0), and the suites that

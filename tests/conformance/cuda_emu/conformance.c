@@ -1124,6 +1124,297 @@ static void s_ipc(void)
 	out("child_end", "%s", WIFEXITED(st) ? "exit" : "signal");
 }
 
+/*
+ * IPC lifetimes and error cases: a handle opened twice, of an interior
+ * pointer, of a small allocation, of freed memory, with bad flags; the
+ * memory read after its exporter freed it; event handles in the child.
+ */
+static void ipc_wait(int fd)
+{
+	char c;
+
+	if (read(fd, &c, 1) != 1)
+		_exit(1);
+}
+
+static void ipc_post(int fd)
+{
+	if (write(fd, "x", 1) != 1)
+		_exit(1);
+}
+
+static void ipclife_child(int rd, int wr)
+{
+	CUipcHandle h[5], zero;
+	CUdeviceptr o = 0, o2 = 0, oi = 0, os = 0, of = 0, mine = 0;
+	CUevent ev = NULL, ev2 = NULL;
+	unsigned char buf[256];
+	size_t sz = 0;
+
+	if (read(rd, h, sizeof(h)) != (ssize_t)sizeof(h))
+		_exit(1);
+	section = "ipclife.child";
+	alarm(30);
+	if (setup())
+		_exit(1);
+	memset(&zero, 0, sizeof(zero));
+	C("open(flags 2)", "cuIpcOpenMemHandle_v2", f_ipcopen, &o, h[0], 2);
+	C("open(zero handle)", "cuIpcOpenMemHandle_v2", f_ipcopen, &o, zero, 1);
+	C("open(freed)", "cuIpcOpenMemHandle_v2", f_ipcopen, &of, h[3], 1);
+	if (!C("open(flags 0)", "cuIpcOpenMemHandle_v2", f_ipcopen, &o, h[0], 0) &&
+	    !C("open(again)", "cuIpcOpenMemHandle_v2", f_ipcopen, &o2, h[0], 1))
+		out("open(again).ptr", "%s", o2 == o ? "same" : "other");
+	C("open(unversioned)", "cuIpcOpenMemHandle", f_ipcopen, &o2, h[0], 1);
+	if (!C("open(interior handle)", "cuIpcOpenMemHandle_v2", f_ipcopen, &oi, h[1], 1)) {
+		out("open(interior handle).ptr", "%s", oi == o ? "same" : "other");
+		C(NULL, "cuMemcpyDtoH_v2", f_dtoh, buf, oi, 16);
+		out("open(interior handle).first", "%02x", buf[0]);
+		C("close(interior)", "cuIpcCloseMemHandle", f_dptr, oi);
+	}
+	if (!C("open(small)", "cuIpcOpenMemHandle_v2", f_ipcopen, &os, h[2], 1)) {
+		C(NULL, "cuMemcpyDtoH_v2", f_dtoh, buf, os, 16);
+		out("open(small).first", "%02x", buf[0]);
+		C("range(small)", "cuMemGetAddressRange_v2", f_range, NULL, &sz, os);
+		out("range(small).size", "%zu", sz);
+		C("close(small)", "cuIpcCloseMemHandle", f_dptr, os);
+	}
+	if (!C(NULL, "cuMemAlloc_v2", f_alloc, &mine, 4096))
+		C("close(not opened)", "cuIpcCloseMemHandle", f_dptr, mine);
+	C("close(interior ptr)", "cuIpcCloseMemHandle", f_dptr, o + 4096);
+	/* the exporter frees its memory now */
+	ipc_post(wr);
+	ipc_wait(rd);
+	if (o) {
+		memset(buf, 0, sizeof(buf));
+		C("read(after exporter freed)", "cuMemcpyDtoH_v2", f_dtoh, buf, o, sizeof(buf));
+		out("read(after exporter freed).data", "%s",
+		    check_bytes(buf, sizeof(buf), 0x42) ? "equal" : "differs");
+		C("close(1 of 3)", "cuIpcCloseMemHandle", f_dptr, o);
+		C("read(opened twice more)", "cuMemcpyDtoH_v2", f_dtoh, buf, o, 16);
+		C("close(2 of 3)", "cuIpcCloseMemHandle", f_dptr, o);
+		C("close(3 of 3)", "cuIpcCloseMemHandle", f_dptr, o);
+		C("read(closed)", "cuMemcpyDtoH_v2", f_dtoh, buf, o, 16);
+		C("close(4 of 3)", "cuIpcCloseMemHandle", f_dptr, o);
+	}
+	if (!C("open(after exporter freed)", "cuIpcOpenMemHandle_v2", f_ipcopen, &o, h[0], 1))
+		C(NULL, "cuIpcCloseMemHandle", f_dptr, o);
+	if (!C("cuIpcOpenEventHandle", "cuIpcOpenEventHandle", f_ipcevopen, &ev, h[4])) {
+		C("cuEventQuery(opened)", "cuEventQuery", f_event, ev);
+		C("cuEventSynchronize(opened)", "cuEventSynchronize", f_event, ev);
+		if (!C("cuIpcOpenEventHandle(again)", "cuIpcOpenEventHandle", f_ipcevopen, &ev2, h[4])) {
+			out("cuIpcOpenEventHandle(again).event", "%s", ev2 == ev ? "same" : "other");
+			C("cuEventDestroy_v2(second)", "cuEventDestroy_v2", f_event, ev2);
+		}
+		C("cuEventRecord(opened)", "cuEventRecord", f_eventrecord, ev, NULL);
+		C("cuEventDestroy_v2(opened)", "cuEventDestroy_v2", f_event, ev);
+	}
+	C("cuIpcOpenEventHandle(zero)", "cuIpcOpenEventHandle", f_ipcevopen, &ev, zero);
+	ipc_post(wr);
+	_exit(0);
+}
+
+static void s_ipclife(void)
+{
+	int to_child[2], to_parent[2], pid, st;
+	CUipcHandle h[5];
+	CUdeviceptr d = 0, s = 0, f = 0, o = 0;
+	CUevent e = NULL, e2 = NULL;
+
+	if (pipe(to_child) || pipe(to_parent))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		close(to_child[1]);
+		close(to_parent[0]);
+		ipclife_child(to_child[0], to_parent[1]);
+	}
+	close(to_child[0]);
+	close(to_parent[1]);
+	alarm(30);
+	memset(h, 0, sizeof(h));
+	if (!setup() && !C(NULL, "cuMemAlloc_v2", f_alloc, &d, 2 << 20) &&
+	    !C(NULL, "cuMemAlloc_v2", f_alloc, &s, 4096) &&
+	    !C(NULL, "cuMemAlloc_v2", f_alloc, &f, 2 << 20)) {
+		C(NULL, "cuMemsetD8_v2", f_memset8, d, 0x42, 2 << 20);
+		C(NULL, "cuMemsetD8_v2", f_memset8, d + 4096, 0x43, 4096);
+		C(NULL, "cuMemsetD8_v2", f_memset8, s, 0x44, 4096);
+		C("get", "cuIpcGetMemHandle", f_ipcget, &h[0], d);
+		C("get(interior)", "cuIpcGetMemHandle", f_ipcget, &h[1], d + 4096);
+		out("get(interior).handle", "%s", memcmp(&h[0], &h[1], sizeof(h[0])) ? "other" : "same");
+		C("get(small)", "cuIpcGetMemHandle", f_ipcget, &h[2], s);
+		C("get(to be freed)", "cuIpcGetMemHandle", f_ipcget, &h[3], f);
+		C(NULL, "cuMemFree_v2", f_dptr, f);
+		C("get(freed)", "cuIpcGetMemHandle", f_ipcget, &h[3], f);
+		C("open(own, unversioned)", "cuIpcOpenMemHandle", f_ipcopen, &o, h[0], 1);
+		C("close(own)", "cuIpcCloseMemHandle", f_dptr, d);
+		C("cuEventCreate(INTERPROCESS)", "cuEventCreate", f_eventcreate, &e2, 4);
+		if (!C("cuEventCreate(INTERPROCESS|DISABLE_TIMING)", "cuEventCreate", f_eventcreate, &e, 6)) {
+			C("cuIpcGetEventHandle", "cuIpcGetEventHandle", f_ipcevget, &h[4], e);
+			C("cuIpcGetEventHandle(NULL)", "cuIpcGetEventHandle", f_ipcevget, NULL, e);
+			C("cuIpcOpenEventHandle(own)", "cuIpcOpenEventHandle", f_ipcevopen, &e2, h[4]);
+			C("cuEventRecord", "cuEventRecord", f_eventrecord, e, NULL);
+		}
+	}
+	if (write(to_child[1], h, sizeof(h)) != (ssize_t)sizeof(h))
+		out("pipe", "failed");
+	ipc_wait(to_parent[0]);
+	if (d)
+		C("cuMemFree_v2(opened elsewhere)", "cuMemFree_v2", f_dptr, d);
+	ipc_post(to_child[1]);
+	ipc_wait(to_parent[0]);
+	if (e)
+		C("cuEventDestroy_v2", "cuEventDestroy_v2", f_event, e);
+	waitpid(pid, &st, 0);
+	out("child_end", "%s %d", WIFEXITED(st) ? "exit" : "signal",
+	    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
+/* CUDA 13.0's CUstreamBatchMemOpParams_v1 (48 bytes). */
+typedef union {
+	int operation;
+	struct {
+		int operation;
+		CUdeviceptr address;
+		union { unsigned int value; unsigned long long value64; };
+		unsigned int flags;
+		CUdeviceptr alias;
+	} value;	/* waitValue and writeValue */
+	struct { int operation; unsigned int flags; } flags;	/* flush, barrier */
+	unsigned long long pad[6];
+} BatchOp;
+typedef CUresult (*f_batch)(CUstream, unsigned int, BatchOp *, unsigned int);
+
+static BatchOp op_value(int op, CUdeviceptr a, unsigned long long v, unsigned int flags)
+{
+	BatchOp o;
+
+	memset(&o, 0, sizeof(o));
+	o.value.operation = op;
+	o.value.address = a;
+	if (op == 4 || op == 5)
+		o.value.value64 = v;
+	else
+		o.value.value = (unsigned int)v;
+	o.value.flags = flags;
+	return o;
+}
+
+static BatchOp op_flags(int op, unsigned int flags)
+{
+	BatchOp o;
+
+	memset(&o, 0, sizeof(o));
+	o.flags.operation = op;
+	o.flags.flags = flags;
+	return o;
+}
+
+static void s_batchmemop(void)
+{
+	CUstream s = NULL;
+	CUdeviceptr d = 0, hd = 0;
+	BatchOp ops[300];
+	unsigned int *m, v32 = 0;
+	unsigned long long v64 = 0;
+	pthread_t t;
+	int v = -1;
+
+	if (setup())
+		return;
+	alarm(30);
+	C(NULL, "cuDeviceGetAttribute", f_attr, &v, 98, dev);
+	out("CAN_FLUSH_REMOTE_WRITES", "%d", v);
+	out("sizeof", "%zu", sizeof(BatchOp));
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED || C(NULL, "cuMemAlloc_v2", f_alloc, &d, 4096) ||
+	    C(NULL, "cuStreamCreate", f_streamcreate, &s, 1))
+		return;
+	C(NULL, "cuMemsetD8_v2", f_memset8, d, 0, 4096);
+	ops[0] = op_value(2, d, 0x1234, 0);
+	ops[1] = op_value(5, d + 8, 0x1122334455667788ull, 0);
+	ops[2] = op_value(1, d, 0x1234, 1);
+	ops[3] = op_value(4, d + 8, 0x1122334455667788ull, 1);
+	ops[4] = op_flags(6, 0);
+	ops[5] = op_flags(6, 1);
+	C("batch(write32 write64 wait32 wait64 barrier barrier)", "cuStreamBatchMemOp_v2", f_batch, s, 6, ops, 0);
+	C(NULL, "cuStreamSynchronize", f_stream, s);
+	C(NULL, "cuMemcpyDtoH_v2", f_dtoh, &v32, d, 4);
+	C(NULL, "cuMemcpyDtoH_v2", f_dtoh, &v64, d + 8, 8);
+	out("written", "%x %llx", v32, v64);
+	C("batch(unversioned)", "cuStreamBatchMemOp", f_batch, s, 1, ops, 0);
+	C("batch(NULL stream)", "cuStreamBatchMemOp_v2", f_batch, NULL, 1, ops, 0);
+	C("batch(count 0)", "cuStreamBatchMemOp_v2", f_batch, s, 0, ops, 0);
+	C("batch(count 0, NULL)", "cuStreamBatchMemOp_v2", f_batch, s, 0, NULL, 0);
+	C("batch(flags 1)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 1);
+	for (int i = 0; i < 300; i++)
+		ops[i] = op_value(2, d + 16, (unsigned int)i, 0);
+	C("batch(count 255)", "cuStreamBatchMemOp_v2", f_batch, s, 255, ops, 0);
+	C("batch(count 256)", "cuStreamBatchMemOp_v2", f_batch, s, 256, ops, 0);
+	C("batch(count 257)", "cuStreamBatchMemOp_v2", f_batch, s, 257, ops, 0);
+	C(NULL, "cuStreamSynchronize", f_stream, s);
+	C(NULL, "cuMemcpyDtoH_v2", f_dtoh, &v32, d + 16, 4);
+	out("count.last", "%u", v32);
+	ops[0] = op_flags(0, 0);
+	C("batch(op 0)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_flags(7, 0);
+	C("batch(op 7)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_flags(99, 0);
+	C("batch(op 99)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_flags(3, 0);
+	C("batch(flush)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_flags(3, 1);
+	C("batch(flush flags 1)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_flags(6, 2);
+	C("batch(barrier flags 2)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_value(2, d, 1, 1);
+	C("batch(write32 NO_MEMORY_BARRIER)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_value(2, d, 1, 2);
+	C("batch(write32 flags 2)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_value(2, d + 2, 1, 0);
+	C("batch(write32 unaligned)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_value(5, d + 4, 1, 0);
+	C("batch(write64 unaligned)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_value(1, d, 0, 9);
+	C("batch(wait32 flags 9)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_value(1, d, 0, 3);
+	C("batch(wait32 NOR)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_value(1, d, 0, 1u << 30);
+	C("batch(wait32 FLUSH)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_value(1, d + 1, 0, 0);
+	C("batch(wait32 unaligned)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_value(2, 0, 1, 0);
+	C("batch(write32 address 0)", "cuStreamBatchMemOp_v2", f_batch, s, 1, ops, 0);
+	ops[0] = op_value(2, d, 7, 0);
+	ops[1] = op_value(2, d + 2, 1, 0);
+	C("batch(good then bad)", "cuStreamBatchMemOp_v2", f_batch, s, 2, ops, 0);
+	C(NULL, "cuStreamSynchronize", f_stream, s);
+	C(NULL, "cuMemcpyDtoH_v2", f_dtoh, &v32, d, 4);
+	out("good_then_bad.value", "%x", v32);
+	C("cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
+	if (C("cuMemHostRegister_v2(DEVICEMAP)", "cuMemHostRegister_v2", f_hostreg, m, 4096, 2) ||
+	    C(NULL, "cuMemHostGetDevicePointer_v2", f_hostdevptr, &hd, m, 0))
+		return;
+	release_word = m;
+	*m = 0;
+	ops[0] = op_value(1, hd, 5, 0);
+	ops[1] = op_value(2, d, 0xabcd, 0);
+	ops[2] = op_value(2, hd + 4, 9, 0);
+	C("batch(wait host word, write)", "cuStreamBatchMemOp_v2", f_batch, s, 3, ops, 0);
+	C("cuStreamQuery(waiting)", "cuStreamQuery", f_stream, s);
+	if (pthread_create(&t, NULL, release_later, NULL))
+		return;
+	C("cuStreamSynchronize(released)", "cuStreamSynchronize", f_stream, s);
+	pthread_join(t, NULL);
+	C(NULL, "cuMemcpyDtoH_v2", f_dtoh, &v32, d, 4);
+	out("after_release", "%x %u", v32, m[1]);
+	C(NULL, "cuMemHostUnregister", f_ptr, m);
+	C(NULL, "cuStreamDestroy_v2", f_stream, s);
+	C(NULL, "cuMemFree_v2", f_dptr, d);
+}
+
 static void s_dmabuf(void)
 {
 	CUdeviceptr d = 0;
@@ -1168,7 +1459,8 @@ static const struct { const char *name; void (*fn)(void); } sections[] = {
 	{ "device", s_device }, { "ctx", s_ctx }, { "alloc", s_alloc },
 	{ "pointer", s_pointer }, { "host", s_host }, { "copy", s_copy },
 	{ "stream", s_stream }, { "vmm", s_vmm }, { "memops", s_memops },
-	{ "ipc", s_ipc }, { "dmabuf", s_dmabuf }, { "compute", s_compute },
+	{ "ipc", s_ipc }, { "ipclife", s_ipclife },
+	{ "batchmemop", s_batchmemop }, { "dmabuf", s_dmabuf }, { "compute", s_compute },
 };
 
 /*
@@ -1274,6 +1566,14 @@ static void p_ctxgetdevice_null(void)
 	C("rc", "cuCtxGetDevice", f_pdev, NULL);
 }
 
+static void p_batch_null(void)
+{
+	CUstream s = NULL;
+
+	if (!C(NULL, "cuStreamCreate", f_streamcreate, &s, 1))
+		C("rc", "cuStreamBatchMemOp_v2", f_batch, s, 1, NULL, 0);
+}
+
 static const struct { const char *name; void (*fn)(void); } probes[] = {
 	{ "cuGetProcAddress_v2(NULL symbol)", p_proc_null_symbol },
 	{ "cuGetProcAddress_v2(NULL pfn)", p_proc_null_pfn },
@@ -1291,6 +1591,7 @@ static const struct { const char *name; void (*fn)(void); } probes[] = {
 	{ "cuDeviceGetAttribute(148)", p_attr_148 },
 	{ "cuMemGetInfo_v2(NULL, NULL)", p_meminfo_null },
 	{ "cuCtxGetDevice(NULL)", p_ctxgetdevice_null },
+	{ "cuStreamBatchMemOp_v2(NULL array)", p_batch_null },
 };
 
 static int run_probe(size_t i)

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dmabuf.c - cuMemGetHandleForAddressRange: a dma-buf of GPU memory
+ *
+ * nvp2p_emu exports the range (NVP2P_EMU_IOC_DMABUF) in its open licence
+ * flavours; DMA_BUF_SUPPORTED answers what the loaded module can do, and
+ * where it cannot, the call is CUDA_ERROR_NOT_SUPPORTED.  What the H100
+ * showed is reproduced: a range inside one allocation, at host-page (4 KiB)
+ * granularity, need not be the whole allocation nor 64 KiB-aligned; a range
+ * past the allocation's end, of freed memory, handle type 0, flags other
+ * than the PCIe mapping type, or a NULL handle are CUDA_ERROR_INVALID_VALUE.
+ */
+#include <errno.h>
+#include <sys/ioctl.h>
+
+#include "cuda_emu_internal.h"
+#include "nvp2p_emu.h"
+
+EMU_EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
+						  size_t size,
+						  CUmemRangeHandleType type,
+						  unsigned long long flags)
+{
+	struct nvp2p_emu_dmabuf req = { .va = dptr, .size = size };
+	CUresult r = emu_need_ctx();
+
+	if (r)
+		return r;
+	if (!handle || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD ||
+	    (flags & ~(unsigned long long)CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!size || (dptr | size) % 4096 || !emu_device_range(dptr, size))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!(emu.caps & NVP2P_EMU_CAP_DMABUF))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (ioctl(emu.fd, NVP2P_EMU_IOC_DMABUF, &req))
+		return errno == EOPNOTSUPP || errno == ENOTTY ? CUDA_ERROR_NOT_SUPPORTED :
+		       errno == EINVAL ? CUDA_ERROR_INVALID_VALUE :
+		       errno == ENOMEM || errno == EMFILE ? CUDA_ERROR_OUT_OF_MEMORY :
+		       CUDA_ERROR_UNKNOWN;
+	*(int *)handle = req.fd;
+	return CUDA_SUCCESS;
+}
