@@ -338,30 +338,49 @@ EMU_EXPORT CUresult cuEventDestroy_v2(CUevent e)
 #define WAIT_NOR	0x3u
 #define WAIT_FLUSH	(1u << 30)
 
-/* The word at @addr: GPU memory through the emulator, host memory directly. */
+/*
+ * The word at @addr: GPU memory through the emulator, host memory
+ * directly.  A queued operation can outlive its memory (freed, a primary
+ * context reset): host memory is touched only while emu.lock shows it
+ * still registered (its free unlinks it under that lock before unmapping
+ * it), and an address that is neither is an error, never dereferenced.
+ */
 static CUresult read_word(uint64_t addr, unsigned int width, uint64_t *v)
 {
-	uint64_t x = 0;
 	CUresult r = CUDA_SUCCESS;
+	uint64_t x = 0;
 
-	if (emu_device_range(addr, width))
+	pthread_mutex_lock(&emu.lock);
+	if (!emu_find_hostmem(addr)) {
+		pthread_mutex_unlock(&emu.lock);
+		if (!emu_device_range(addr, width))
+			return CUDA_ERROR_INVALID_VALUE;
 		r = emu_copy((uint64_t)(uintptr_t)&x, addr, width, NVP2P_EMU_DTOH);
-	else if (width == 4)
-		x = __atomic_load_n((uint32_t *)(uintptr_t)addr, __ATOMIC_ACQUIRE);
-	else
-		x = __atomic_load_n((uint64_t *)(uintptr_t)addr, __ATOMIC_ACQUIRE);
+	} else {
+		if (width == 4)
+			x = __atomic_load_n((uint32_t *)(uintptr_t)addr, __ATOMIC_ACQUIRE);
+		else
+			x = __atomic_load_n((uint64_t *)(uintptr_t)addr, __ATOMIC_ACQUIRE);
+		pthread_mutex_unlock(&emu.lock);
+	}
 	*v = x;
 	return r;
 }
 
 static CUresult write_word(uint64_t addr, unsigned int width, uint64_t v)
 {
-	if (emu_device_range(addr, width))
+	pthread_mutex_lock(&emu.lock);
+	if (!emu_find_hostmem(addr)) {
+		pthread_mutex_unlock(&emu.lock);
+		if (!emu_device_range(addr, width))
+			return CUDA_ERROR_INVALID_VALUE;
 		return emu_copy(addr, (uint64_t)(uintptr_t)&v, width, NVP2P_EMU_HTOD);
+	}
 	if (width == 4)
 		__atomic_store_n((uint32_t *)(uintptr_t)addr, (uint32_t)v, __ATOMIC_RELEASE);
 	else
 		__atomic_store_n((uint64_t *)(uintptr_t)addr, v, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&emu.lock);
 	return CUDA_SUCCESS;
 }
 
@@ -415,6 +434,13 @@ static void *memop_worker(void *arg)
 				continue;
 			}
 			s->tail = &s->head;
+			/*
+			 * Unlink s where it is now: while qlock was dropped a
+			 * stream may have been pushed at the list's head, so
+			 * *pp need not be s any more.
+			 */
+			for (pp = &busy; *pp != s; pp = &(*pp)->busy_next)
+				;
 			*pp = s->busy_next;
 			if (s->dead)
 				free(s);
