@@ -31,9 +31,13 @@ typedef struct CUfunc_st *CUfunction;
 typedef uint32_t cuuint32_t;
 typedef uint64_t cuuint64_t;
 
-typedef struct CUuuid_st {
+#ifndef CU_UUID_HAS_BEEN_DEFINED
+#define CU_UUID_HAS_BEEN_DEFINED
+struct CUuuid_st {
 	char bytes[16];
-} CUuuid;
+};
+#endif
+typedef struct CUuuid_st CUuuid;
 
 typedef enum cudaError_enum {
 	CUDA_SUCCESS = 0,
