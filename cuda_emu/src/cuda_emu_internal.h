@@ -126,6 +126,8 @@ void emu_vmm_unmapped(struct vmm_handle *h);
 
 /* stream.c: CUDA_SUCCESS for the NULL stream or a live stream of ours */
 CUresult emu_check_stream(CUstream s);
+/* stream.c: call fn(s, arg) in s's order, on the stream worker */
+CUresult emu_stream_host_fn(CUstream s, void (*fn)(CUstream, void *), void *arg);
 
 /* Another exported name for the same entry point (the _ptds/_ptsz names:
  * every operation completes before it returns, so the per-thread default
