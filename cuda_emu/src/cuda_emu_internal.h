@@ -109,6 +109,7 @@ CUresult emu_check_init(void);
 struct hostmem *emu_find_hostmem(uint64_t ptr);
 
 /* mem.c */
+CUresult emu_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);	/* cuMemAlloc_v2, unhooked */
 struct alloc *emu_find_alloc(uint64_t ptr);	/* with emu.lock held */
 void emu_free_ctx_allocs(struct CUctx_st *ctx);	/* with emu.lock held */
 /* [ptr, ptr + n) lies in one live allocation (takes emu.lock) */
