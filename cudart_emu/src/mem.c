@@ -201,44 +201,44 @@ RT_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a,
 static cudaError_t copy(void *dst, const void *src, size_t count,
 			enum cudaMemcpyKind kind, bool async, cudaStream_t stream)
 {
+	CUdeviceptr d = DPTR(dst), sp = DPTR(src);
 	CUstream s = rt_stream(stream);
-	CUresult r;
 
 	if ((unsigned int)kind > cudaMemcpyDefault)
 		return rt_ret(cudaErrorInvalidMemcpyDirection);
 	RT_CTX();
 	if (!count)
 		return cudaSuccess;
-	if (async) {
-		RT_NEED(cuMemcpyAsync);
-		RT_NEED(cuMemcpyHtoDAsync);
-		RT_NEED(cuMemcpyDtoHAsync);
-		RT_NEED(cuMemcpyDtoDAsync);
-	} else {
-		RT_NEED(cuMemcpy);
-		RT_NEED(cuMemcpyHtoD);
-		RT_NEED(cuMemcpyDtoH);
-		RT_NEED(cuMemcpyDtoD);
-	}
 	switch (kind) {
 	case cudaMemcpyHostToDevice:
-		r = async ? drv.cuMemcpyHtoDAsync(DPTR(dst), src, count, s) :
-			    drv.cuMemcpyHtoD(DPTR(dst), src, count);
-		break;
+		if (async) {
+			RT_NEED(cuMemcpyHtoDAsync);
+			return rt_ret_cu(drv.cuMemcpyHtoDAsync(d, src, count, s));
+		}
+		RT_NEED(cuMemcpyHtoD);
+		return rt_ret_cu(drv.cuMemcpyHtoD(d, src, count));
 	case cudaMemcpyDeviceToHost:
-		r = async ? drv.cuMemcpyDtoHAsync(dst, DPTR(src), count, s) :
-			    drv.cuMemcpyDtoH(dst, DPTR(src), count);
-		break;
+		if (async) {
+			RT_NEED(cuMemcpyDtoHAsync);
+			return rt_ret_cu(drv.cuMemcpyDtoHAsync(dst, sp, count, s));
+		}
+		RT_NEED(cuMemcpyDtoH);
+		return rt_ret_cu(drv.cuMemcpyDtoH(dst, sp, count));
 	case cudaMemcpyDeviceToDevice:
-		r = async ? drv.cuMemcpyDtoDAsync(DPTR(dst), DPTR(src), count, s) :
-			    drv.cuMemcpyDtoD(DPTR(dst), DPTR(src), count);
-		break;
+		if (async) {
+			RT_NEED(cuMemcpyDtoDAsync);
+			return rt_ret_cu(drv.cuMemcpyDtoDAsync(d, sp, count, s));
+		}
+		RT_NEED(cuMemcpyDtoD);
+		return rt_ret_cu(drv.cuMemcpyDtoD(d, sp, count));
 	default:		/* host to host, and by the pointers' kinds */
-		r = async ? drv.cuMemcpyAsync(DPTR(dst), DPTR(src), count, s) :
-			    drv.cuMemcpy(DPTR(dst), DPTR(src), count);
-		break;
+		if (async) {
+			RT_NEED(cuMemcpyAsync);
+			return rt_ret_cu(drv.cuMemcpyAsync(d, sp, count, s));
+		}
+		RT_NEED(cuMemcpy);
+		return rt_ret_cu(drv.cuMemcpy(d, sp, count));
 	}
-	return rt_ret_cu(r);
 }
 
 RT_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
