@@ -10,7 +10,7 @@
  */
 #include <stddef.h>
 
-#include "internal.h"
+#include "cudart_emu_internal.h"
 
 /* A handle to hand back: nothing is kept per fat binary. */
 static void *fatbin_handle;

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "hookable.h"
-#include "internal.h"
+#include "cudart_emu_internal.h"
 
 #define DPTR(p) ((CUdeviceptr)(uintptr_t)(p))
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "cudart_emu_internal.h"
 
 struct rt_driver drv;
 

@@ -5,7 +5,7 @@
  */
 #include <stdint.h>
 
-#include "internal.h"
+#include "cudart_emu_internal.h"
 
 RT_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream,
 						unsigned int flags)

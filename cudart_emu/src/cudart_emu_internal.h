@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * internal.h - state of the emulated CUDA runtime (not installed)
+ * cudart_emu_internal.h - state of the emulated CUDA runtime (not installed)
  *
  * As NVIDIA's runtime, this one links no driver: the first call that needs
  * it loads libcuda.so.1, resolves every driver entry point it uses through
