@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * t_cudart_args.c - the emulated runtime's own rules, over a fake driver
- * (fake_driver.c, loaded as libcuda.so.1): argument checks, the per-thread
+ * (fake_driver.c, SONAME libcuda.so.1, loaded by path from $FAKE_CUDA): argument checks, the per-thread
  * last error, error names, the primary context retained once, which
  * attribute fills which cudaDeviceProp field, the special streams, and
  * cudaErrorCallRequiresNewerDriver for entry points the driver lacks.
@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda.h"
@@ -45,11 +46,11 @@ int main(void)
 	pthread_t t;
 	char c[8];
 
-	drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) ?:
-	      dlopen("libcuda.so.1", RTLD_NOW);
+	/* Loaded first, the fake is the libcuda.so.1 the runtime finds. */
+	drv = getenv("FAKE_CUDA") ? dlopen(getenv("FAKE_CUDA"), RTLD_NOW | RTLD_GLOBAL) : NULL;
 	calls = drv ? dlsym(drv, "fake_calls") : NULL;
 	if (!calls) {
-		printf("1..0 # SKIP libcuda.so.1 is not the fake driver (LD_LIBRARY_PATH)\n");
+		printf("1..0 # SKIP FAKE_CUDA does not name the fake driver\n");
 		return 77;
 	}
 	tap_ok(cudaGetLastError() == cudaSuccess, "no last error at first");
