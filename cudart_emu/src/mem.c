@@ -60,10 +60,13 @@ EMU_HOOK_IMPL cudaError_t rt_cudaMallocManaged(void **devPtr, size_t size,
 	CUdeviceptr p;
 	CUresult r;
 
-	if (!devPtr || !size ||
-	    (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
+	if (!devPtr || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
 		return rt_ret(cudaErrorInvalidValue);
 	RT_CTX();
+	if (!size) {		/* no error, as on an H100 */
+		*devPtr = NULL;
+		return cudaSuccess;
+	}
 	RT_NEED(cuMemAllocManaged);
 	r = drv.cuMemAllocManaged(&p, size, flags);
 	if (r)
@@ -153,8 +156,8 @@ RT_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
 
 /*
  * Memory the driver does not know (plain malloc, stack) is
- * cudaMemoryTypeUnregistered with device -2 and no pointers, as in CUDA 11
- * and later, not an error.
+ * cudaMemoryTypeUnregistered with device -2, no device pointer and the
+ * pointer itself as host pointer, not an error (as an H100 answers).
  */
 RT_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a,
 					       const void *ptr)
@@ -190,6 +193,7 @@ RT_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a,
 	default:
 		a->type = cudaMemoryTypeUnregistered;
 		a->device = -2;
+		a->hostPointer = (void *)ptr;
 		return cudaSuccess;
 	}
 	a->device = ordinal;

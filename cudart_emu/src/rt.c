@@ -209,7 +209,7 @@ RT_EXPORT const char *cudaGetErrorString(cudaError_t error)
 {
 	int i = error_index((int)error);
 
-	return i < 0 || !errors[i].text ? "unrecognized error code" : errors[i].text;
+	return i < 0 ? "unrecognized error code" : errors[i].text;
 }
 
 RT_EXPORT cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
@@ -454,6 +454,8 @@ RT_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev)
 		return rt_ret_cu(r);
 	}
 	p->totalGlobalMem = total;
+	/* No attribute holds it; an H100 (sm_90) answers 1. */
+	p->unifiedFunctionPointers = p->major >= 9;
 	return cudaSuccess;
 }
 

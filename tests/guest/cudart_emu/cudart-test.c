@@ -97,8 +97,9 @@ int main(void)
 	       cudaErrorInvalidValue, "a copy past the allocation: cudaErrorInvalidValue");
 	tap_ok(OK(cudaPointerGetAttributes(&pa, d)) && pa.type == cudaMemoryTypeDevice &&
 	       pa.device == 0 && pa.devicePointer == d, "device memory's attributes");
-	tap_ok(OK(cudaPointerGetAttributes(&pa, host)) && pa.type == cudaMemoryTypeUnregistered,
-	       "stack memory: cudaMemoryTypeUnregistered (device %d)", pa.device);
+	tap_ok(OK(cudaPointerGetAttributes(&pa, host)) && pa.type == cudaMemoryTypeUnregistered &&
+	       pa.device == -2 && pa.hostPointer == host && !pa.devicePointer,
+	       "stack memory: cudaMemoryTypeUnregistered, device -2, host pointer itself");
 	/* Page-locked and registered host memory. */
 	tap_ok(OK(cudaMallocHost(&h, 4096)) && OK(cudaPointerGetAttributes(&pa, h)) &&
 	       pa.type == cudaMemoryTypeHost && pa.hostPointer == h, "cudaMallocHost: host memory");

@@ -93,6 +93,8 @@ int main(void)
 	       "cudaIpcGetMemHandle without cuIpcGetMemHandle: cudaErrorCallRequiresNewerDriver");
 	tap_ok(cudaMallocManaged(&p, 64, cudaMemAttachSingle) == cudaErrorInvalidValue,
 	       "cudaMallocManaged with cudaMemAttachSingle: cudaErrorInvalidValue");
+	tap_ok(cudaMallocManaged(&p, 0, cudaMemAttachGlobal) == cudaSuccess && !p,
+	       "cudaMallocManaged of 0 bytes: success, NULL");
 	tap_ok(cudaMallocManaged(&p, 64, cudaMemAttachGlobal) == cudaErrorCallRequiresNewerDriver,
 	       "cudaMallocManaged without cuMemAllocManaged: cudaErrorCallRequiresNewerDriver");
 	tap_ok(cudaStreamCreateWithFlags(NULL, 0) == cudaErrorInvalidValue &&
@@ -116,8 +118,8 @@ int main(void)
 	       v == cudaDevAttrWarpSize, "cudaDeviceGetAttribute");
 	tap_ok(cudaPointerGetAttributes(&pa, c) == cudaSuccess &&
 	       pa.type == cudaMemoryTypeUnregistered && pa.device == -2 &&
-	       !pa.devicePointer && !pa.hostPointer,
-	       "memory the driver does not know: unregistered, device -2");
+	       !pa.devicePointer && pa.hostPointer == c,
+	       "memory the driver does not know: unregistered, device -2, host pointer itself");
 	tap_ok(cudaPointerGetAttributes(NULL, c) == cudaErrorInvalidValue,
 	       "cudaPointerGetAttributes(NULL)");
 	tap_ok(cudaDriverGetVersion(&v) == cudaSuccess && v == 12345, "the driver's version");
