@@ -113,6 +113,7 @@ CUresult emu_check_init(void);
 struct hostmem *emu_find_hostmem(uint64_t ptr);
 
 /* mem.c */
+CUresult emu_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);	/* cuMemAlloc_v2, unhooked */
 struct alloc *emu_find_alloc(uint64_t ptr);	/* with emu.lock held */
 void emu_free_ctx_allocs(struct CUctx_st *ctx);	/* with emu.lock held */
 /* [ptr, ptr + n) lies in one live allocation (takes emu.lock) */
@@ -135,6 +136,8 @@ void emu_ipc_release(struct alloc *a);
 CUresult emu_check_stream(CUstream s);
 /* stream.c: the creation flags of a live event, or -1 */
 int emu_event_flags(CUevent e);
+/* stream.c: call fn(s, arg) in s's order, on the stream worker */
+CUresult emu_stream_host_fn(CUstream s, void (*fn)(CUstream, void *), void *arg);
 
 /* Another exported name for the same entry point (the _ptds/_ptsz names:
  * every operation completes before it returns, so the per-thread default

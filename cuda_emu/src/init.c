@@ -18,6 +18,10 @@ struct emu_state emu = {
 	.next_buffer_id = 1,
 };
 
+/* Marker that packaging/install.sh looks for: this libcuda is ours. */
+__attribute__((used)) static const char cuda_id[] =
+	"GDIRECT_EMU_LIB: libcuda.so.1 of gdirect's emulated GPU";
+
 /*
  * CUDA cannot be used in a child after fork: the GPU VA space belongs to the
  * parent (our control device refuses other processes, too).
@@ -211,6 +215,8 @@ extern __typeof__(cuStreamGetFlags) cuStreamGetFlags_ptsz;
 extern __typeof__(cuStreamGetCtx) cuStreamGetCtx_ptsz;
 extern __typeof__(cuStreamWaitEvent) cuStreamWaitEvent_ptsz;
 extern __typeof__(cuEventRecord) cuEventRecord_ptsz;
+extern __typeof__(cuLaunchHostFunc) cuLaunchHostFunc_ptsz;
+extern __typeof__(cuStreamAddCallback) cuStreamAddCallback_ptsz;
 extern __typeof__(cuLaunchKernel) cuLaunchKernel_ptsz;
 extern __typeof__(cuStreamWaitValue32_v2) cuStreamWaitValue32_v2_ptsz;
 extern __typeof__(cuStreamWaitValue64_v2) cuStreamWaitValue64_v2_ptsz;
@@ -298,6 +304,9 @@ static const struct {
 	PT("cuStreamWriteValue64", 11070, cuStreamWriteValue64_v2, cuStreamWriteValue64_v2_ptsz),
 	PT("cuStreamBatchMemOp", 8000, cuStreamBatchMemOp, cuStreamBatchMemOp_ptsz),
 	PT("cuStreamBatchMemOp", 11070, cuStreamBatchMemOp_v2, cuStreamBatchMemOp_v2_ptsz),
+	PT("cuLaunchHostFunc", 10000, cuLaunchHostFunc, cuLaunchHostFunc_ptsz),
+	PT("cuStreamAddCallback", 5000, cuStreamAddCallback, cuStreamAddCallback_ptsz),
+	P("cuMemAllocManaged", 6000, cuMemAllocManaged),
 	P("cuEventCreate", 2000, cuEventCreate),
 	PT("cuEventRecord", 2000, cuEventRecord, cuEventRecord_ptsz),
 	P("cuEventQuery", 2000, cuEventQuery),
