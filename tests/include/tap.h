@@ -1,22 +1,94 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tap.h - TAP output for guest test programs (header only)
+ * tap.h - the one C test helper: TAP on standard output, every failure
+ * counted, the test going on to its next check (header only).
  *
- *   tap_plan(n); tap_ok(cond, "what %d", x); tap_skip("what", "why");
- *   return tap_done();
+ * Lines:
+ *   tap_plan(n);                    "1..n" up front (or none: tap_done()
+ *                                   prints it at the end, done_testing)
+ *   tap_ok(cond, "what %d", x);     one line, "ok N - ..." or "not ok N - ..."
+ *   tap_skip("what", "why");        "ok N - what # SKIP why": never a pass
+ *   tap_diag("fmt", ...);           "# ..." (diagnostics)
+ *   tap_skip_all("why");            "1..0 # SKIP why", exit: the whole
+ *                                   program cannot run here
+ *   return tap_done();              the plan if none was given; 0 when
+ *                                   every check passed and the plan was
+ *                                   kept, 1 otherwise
+ *
+ * Checks, for tests of one behaviour each:
+ *   static void rounding(void) { CHECK(x); CHECK_EQ(a, b); CHECK_STR(s, t); }
+ *   tap_test("rounding", rounding);  one TAP line for the function
+ *
+ * Inside a test function a failed check ends the function (its later
+ * checks would only repeat the failure or crash on what failed): its line
+ * is "not ok" with the failed check, file:line and both values as
+ * diagnostics under it.  A check failing in another thread while a test
+ * function runs is counted and that thread goes on; the function's line
+ * is then "not ok".  A check outside any test function is a TAP line of
+ * its own.  TAP_SKIP("why") in a test function ends it as a skip.
+ *
+ * tap_context, if set, is called on a failure and its text added to the
+ * diagnostic (libgdirect's tests set gdirect_errmsg).
+ *
+ * Meson runs programs using this header with protocol : 'tap': it counts
+ * each line, reads "1..0 # SKIP" as a skipped test (exit status 0, as TAP
+ * wants), and any other non-zero exit status as a failure.  The state is
+ * one per program (weak symbols), so several files of one program may
+ * include it; calls are serialised by a mutex.
  */
-#ifndef GDIRECT_GUEST_TAP_H
-#define GDIRECT_GUEST_TAP_H
+#ifndef GDIRECT_TAP_H
+#define GDIRECT_TAP_H
 
+#include <pthread.h>
+#include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-static int tap_n, tap_failed;
+struct tap_state {
+	pthread_mutex_t lock;
+	int n;			/* lines printed */
+	int failed;		/* "not ok" lines */
+	int planned;		/* the plan, -1 until printed */
+	/* The test function running, if any. */
+	atomic_int in_test;
+	atomic_int test_failed;	/* checks failed in it */
+	char why[512];		/* the first failure, or the skip's reason */
+	int skipped;
+};
+
+__attribute__((weak)) struct tap_state tap_state = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.planned = -1,
+};
+/* The thread running the test function, where a failure may jump. */
+__attribute__((weak)) _Thread_local jmp_buf *tap_jump;
+__attribute__((weak)) const char *(*tap_context)(void);
 
 static inline void tap_plan(int n)
 {
+	pthread_mutex_lock(&tap_state.lock);
+	tap_state.planned = n;
 	printf("1..%d\n", n);
 	fflush(stdout);
+	pthread_mutex_unlock(&tap_state.lock);
+}
+
+static inline void tap_vline_(int cond, const char *directive,
+			      const char *fmt, va_list ap)
+{
+	pthread_mutex_lock(&tap_state.lock);
+	printf("%s %d - ", cond ? "ok" : "not ok", ++tap_state.n);
+	vprintf(fmt, ap);
+	if (directive)
+		printf(" # %s", directive);
+	printf("\n");
+	fflush(stdout);
+	if (!cond)
+		tap_state.failed++;
+	pthread_mutex_unlock(&tap_state.lock);
 }
 
 __attribute__((format(printf, 2, 3)))
@@ -24,39 +96,184 @@ static inline int tap_ok(int cond, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%s %d - ", cond ? "ok" : "not ok", ++tap_n);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	tap_vline_(cond, NULL, fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		tap_failed++;
 	return cond;
 }
 
 static inline void tap_skip(const char *what, const char *why)
 {
-	printf("ok %d - %s # SKIP %s\n", ++tap_n, what, why);
+	pthread_mutex_lock(&tap_state.lock);
+	printf("ok %d - %s # SKIP %s\n", ++tap_state.n, what, why);
 	fflush(stdout);
+	pthread_mutex_unlock(&tap_state.lock);
 }
 
+/* Diagnostics: each line of the text prefixed with "# ". */
 __attribute__((format(printf, 1, 2)))
 static inline void tap_diag(const char *fmt, ...)
 {
+	char buf[1024];
 	va_list ap;
+	const char *p, *e;
 
-	printf("# ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	printf("\n");
+	pthread_mutex_lock(&tap_state.lock);
+	for (p = buf; ; p = e + 1) {
+		e = strchr(p, '\n');
+		printf("# %.*s\n", e ? (int)(e - p) : (int)strlen(p), p);
+		if (!e || !e[1])
+			break;
+	}
 	fflush(stdout);
+	pthread_mutex_unlock(&tap_state.lock);
+}
+
+__attribute__((noreturn))
+static inline void tap_skip_all(const char *why)
+{
+	printf("1..0 # SKIP %s\n", why);
+	fflush(stdout);
+	exit(0);
 }
 
 static inline int tap_done(void)
 {
-	return tap_failed ? 1 : 0;
+	int bad;
+
+	pthread_mutex_lock(&tap_state.lock);
+	if (tap_state.planned < 0) {
+		printf("1..%d\n", tap_state.n);
+		tap_state.planned = tap_state.n;
+	} else if (tap_state.planned != tap_state.n) {
+		printf("# planned %d checks, ran %d\n", tap_state.planned,
+		       tap_state.n);
+	}
+	fflush(stdout);
+	bad = tap_state.failed || tap_state.planned != tap_state.n;
+	pthread_mutex_unlock(&tap_state.lock);
+	return bad ? 1 : 0;
 }
 
-#endif /* GDIRECT_GUEST_TAP_H */
+/* A check failed (checks below call this): see the header's comment. */
+__attribute__((format(printf, 3, 4)))
+static inline void tap_fail_(const char *file, int line, const char *fmt, ...)
+{
+	char msg[sizeof(tap_state.why) - 64];
+	const char *ctx = tap_context ? tap_context() : NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!atomic_load(&tap_state.in_test)) {
+		tap_ok(0, "%s:%d: %s", file, line, msg);
+		if (ctx && *ctx)
+			tap_diag("%s", ctx);
+		return;
+	}
+	/* Every failure goes to stderr; the first also under the line. */
+	fprintf(stderr, "%s:%d: %s%s%s\n", file, line, msg,
+		ctx && *ctx ? " -- " : "", ctx && *ctx ? ctx : "");
+	pthread_mutex_lock(&tap_state.lock);
+	if (atomic_fetch_add(&tap_state.test_failed, 1) == 0)
+		snprintf(tap_state.why, sizeof(tap_state.why), "%s:%d: %s%s%s",
+			 file, line, msg, ctx && *ctx ? "\n" : "",
+			 ctx && *ctx ? ctx : "");
+	pthread_mutex_unlock(&tap_state.lock);
+	if (tap_jump)
+		longjmp(*tap_jump, 1);
+}
+
+/* A passing check outside a test function is a line of its own. */
+__attribute__((format(printf, 3, 4)))
+static inline void tap_pass_(const char *file, int line, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (atomic_load(&tap_state.in_test))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	tap_ok(1, "%s:%d: %s", file, line, msg);
+}
+
+#define CHECK(cond) do {						\
+	if (cond)							\
+		tap_pass_(__FILE__, __LINE__, "%s", #cond);		\
+	else								\
+		tap_fail_(__FILE__, __LINE__, "check failed: %s", #cond); \
+} while (0)
+
+#define CHECK_EQ(a, b) do {						\
+	long long a_ = (long long)(a), b_ = (long long)(b);		\
+	if (a_ == b_)							\
+		tap_pass_(__FILE__, __LINE__, "%s == %s", #a, #b);	\
+	else								\
+		tap_fail_(__FILE__, __LINE__,				\
+			  "%s == %lld (%#llx), expected %s == %lld (%#llx)", \
+			  #a, a_, (unsigned long long)a_, #b, b_,	\
+			  (unsigned long long)b_);			\
+} while (0)
+
+#define CHECK_STR(a, b) do {						\
+	const char *a_ = (a), *b_ = (b);				\
+	if (a_ && b_ && !strcmp(a_, b_))				\
+		tap_pass_(__FILE__, __LINE__, "%s is \"%s\"", #a, b_);	\
+	else								\
+		tap_fail_(__FILE__, __LINE__, "%s is \"%s\", expected \"%s\"", \
+			  #a, a_ ? a_ : "(null)", b_ ? b_ : "(null)");	\
+} while (0)
+
+/* In a test function: end it as a skip, saying why. */
+#define TAP_SKIP(...) do {						\
+	snprintf(tap_state.why, sizeof(tap_state.why), __VA_ARGS__);	\
+	tap_state.skipped = 1;						\
+	if (!tap_jump)							\
+		tap_skip_all(tap_state.why);				\
+	longjmp(*tap_jump, 1);						\
+} while (0)
+
+/*
+ * Run FN as one test: one TAP line named WHAT, "not ok" if a check in it
+ * (or in a thread it started) failed.  Returns 1 when it passed or was
+ * skipped.
+ */
+static inline int tap_test(const char *what, void (*fn)(void))
+{
+	jmp_buf jb, *volatile outer = tap_jump;
+	int ok;
+
+	tap_state.why[0] = 0;
+	tap_state.skipped = 0;
+	atomic_store(&tap_state.test_failed, 0);
+	atomic_store(&tap_state.in_test, 1);
+	if (!setjmp(jb)) {
+		tap_jump = &jb;
+		fn();
+	}
+	tap_jump = outer;
+	atomic_store(&tap_state.in_test, 0);
+	if (tap_state.skipped && !atomic_load(&tap_state.test_failed)) {
+		tap_skip(what, tap_state.why);
+		return 1;
+	}
+	ok = atomic_load(&tap_state.test_failed) == 0;
+	tap_ok(ok, "%s", what);
+	if (!ok)
+		tap_diag("%s", tap_state.why);
+	if (atomic_load(&tap_state.test_failed) > 1)
+		tap_diag("and %d more failed checks (on standard error)",
+			 atomic_load(&tap_state.test_failed) - 1);
+	return ok;
+}
+
+/* tap_test(#fn, fn): the function's name is the line's. */
+#define TAP_TEST(fn) tap_test(#fn, fn)
+
+#endif /* GDIRECT_TAP_H */
