@@ -13,19 +13,24 @@
  *                                   program cannot run here
  *   return tap_done();              the plan if none was given; 0 when
  *                                   every check passed and the plan was
- *                                   kept, 1 otherwise
+ *                                   kept, 1 otherwise (a program that
+ *                                   returns without it gets the same at
+ *                                   exit)
  *
  * Checks, for tests of one behaviour each:
  *   static void rounding(void) { CHECK(x); CHECK_EQ(a, b); CHECK_STR(s, t); }
  *   tap_test("rounding", rounding);  one TAP line for the function
+ *   TAP_TEST(rounding);              the same, named after the function
+ *   TAP_FAIL("fmt", ...);            a failed check the macros cannot say
  *
  * Inside a test function a failed check ends the function (its later
  * checks would only repeat the failure or crash on what failed): its line
  * is "not ok" with the failed check, file:line and both values as
  * diagnostics under it.  A check failing in another thread while a test
  * function runs is counted and that thread goes on; the function's line
- * is then "not ok".  A check outside any test function is a TAP line of
- * its own.  TAP_SKIP("why") in a test function ends it as a skip.
+ * is then "not ok".  In a child process the test forked, a failed check
+ * exits the child with status 1, for the test to see.  A check outside
+ * any test function is a TAP line of its own.  TAP_SKIP("why") in a test function ends it as a skip.
  *
  * tap_context, if set, is called on a failure and its text added to the
  * diagnostic (libgdirect's tests set gdirect_errmsg).
@@ -46,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct tap_state {
 	pthread_mutex_t lock;
@@ -54,9 +60,12 @@ struct tap_state {
 	int planned;		/* the plan, -1 until printed */
 	/* The test function running, if any. */
 	atomic_int in_test;
+	pid_t pid;		/* the process running it */
 	atomic_int test_failed;	/* checks failed in it */
 	char why[512];		/* the first failure, or the skip's reason */
 	int skipped;
+	int done;		/* tap_done() or tap_skip_all() ran */
+	pid_t main_pid;		/* the process whose exit ends the TAP */
 };
 
 __attribute__((weak)) struct tap_state tap_state = {
@@ -79,9 +88,15 @@ static inline void tap_plan(int n)
 static inline void tap_vline_(int cond, const char *directive,
 			      const char *fmt, va_list ap)
 {
+	char what[512];
+
+	vsnprintf(what, sizeof(what), fmt, ap);
+	/* One line, whatever the description holds. */
+	for (char *p = what; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
 	pthread_mutex_lock(&tap_state.lock);
-	printf("%s %d - ", cond ? "ok" : "not ok", ++tap_state.n);
-	vprintf(fmt, ap);
+	printf("%s %d - %s", cond ? "ok" : "not ok", ++tap_state.n, what);
 	if (directive)
 		printf(" # %s", directive);
 	printf("\n");
@@ -135,6 +150,7 @@ static inline void tap_diag(const char *fmt, ...)
 __attribute__((noreturn))
 static inline void tap_skip_all(const char *why)
 {
+	tap_state.done = 1;
 	printf("1..0 # SKIP %s\n", why);
 	fflush(stdout);
 	exit(0);
@@ -145,6 +161,7 @@ static inline int tap_done(void)
 	int bad;
 
 	pthread_mutex_lock(&tap_state.lock);
+	tap_state.done = 1;
 	if (tap_state.planned < 0) {
 		printf("1..%d\n", tap_state.n);
 		tap_state.planned = tap_state.n;
@@ -156,6 +173,29 @@ static inline int tap_done(void)
 	bad = tap_state.failed || tap_state.planned != tap_state.n;
 	pthread_mutex_unlock(&tap_state.lock);
 	return bad ? 1 : 0;
+}
+
+/*
+ * A program that returns from main without tap_done() still ends its TAP
+ * with the plan, and fails on a failed check: the exit status is changed
+ * to 1 then.
+ */
+static inline void tap_atexit_(void)
+{
+	if (tap_state.done || getpid() != tap_state.main_pid || !tap_state.n)
+		return;
+	if (tap_done()) {
+		fflush(NULL);
+		_exit(1);
+	}
+}
+
+__attribute__((constructor)) static void tap_init_(void)
+{
+	if (tap_state.main_pid)
+		return;		/* another file of the program did it */
+	tap_state.main_pid = getpid();
+	atexit(tap_atexit_);
 }
 
 /* A check failed (checks below call this): see the header's comment. */
@@ -176,6 +216,12 @@ static inline void tap_fail_(const char *file, int line, const char *fmt, ...)
 		return;
 	}
 	/* Every failure goes to stderr; the first also under the line. */
+	if (getpid() != tap_state.pid) {
+		/* A child the test forked: its exit status tells the test. */
+		fprintf(stderr, "%s:%d: %s (in child %d)\n", file, line, msg,
+			(int)getpid());
+		_exit(1);
+	}
 	fprintf(stderr, "%s:%d: %s%s%s\n", file, line, msg,
 		ctx && *ctx ? " -- " : "", ctx && *ctx ? ctx : "");
 	pthread_mutex_lock(&tap_state.lock);
@@ -224,11 +270,14 @@ static inline void tap_pass_(const char *file, int line, const char *fmt, ...)
 #define CHECK_STR(a, b) do {						\
 	const char *a_ = (a), *b_ = (b);				\
 	if (a_ && b_ && !strcmp(a_, b_))				\
-		tap_pass_(__FILE__, __LINE__, "%s is \"%s\"", #a, b_);	\
+		tap_pass_(__FILE__, __LINE__, "%s == %s", #a, #b);	\
 	else								\
 		tap_fail_(__FILE__, __LINE__, "%s is \"%s\", expected \"%s\"", \
 			  #a, a_ ? a_ : "(null)", b_ ? b_ : "(null)");	\
 } while (0)
+
+/* A failure the checks above cannot express: printf-style, a check's fate. */
+#define TAP_FAIL(...) tap_fail_(__FILE__, __LINE__, __VA_ARGS__)
 
 /* In a test function: end it as a skip, saying why. */
 #define TAP_SKIP(...) do {						\
@@ -252,6 +301,7 @@ static inline int tap_test(const char *what, void (*fn)(void))
 	tap_state.why[0] = 0;
 	tap_state.skipped = 0;
 	atomic_store(&tap_state.test_failed, 0);
+	tap_state.pid = getpid();
 	atomic_store(&tap_state.in_test, 1);
 	if (!setjmp(jb)) {
 		tap_jump = &jb;

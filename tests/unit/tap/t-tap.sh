@@ -55,6 +55,10 @@ run plan
 check "C: fewer lines than planned exit non-zero" [ "$rc" = 1 ]
 check "C: ... and say so" has "# planned 3 checks, ran 2"
 
+run noend
+check "C: a failed check fails the program that forgot tap_done" [ "$rc" = 1 ]
+check "C: ... and its plan is printed" has "1..1"
+
 # The shell helper, in a subshell of its own each time.
 tap=$(dirname "$0")/../../include/tap.sh
 sh_run() { out=$(sh -c ". '$tap'; $1" 2>&1); rc=$?; }
