@@ -34,9 +34,9 @@ ok "PTX-only build (compute_90) links for JIT at load" sh -c "
 # The GPU-only programs: built here so that a GPU run finds no build error.
 ok "ABI probe (abi_probe.ptx) nvcc -dc" \
 	"$NVCC" $GENCODE -lineinfo -dc "$DEVICE_TESTS/gpu/abi_probe.ptx" -o "$T/abi_probe.o"
-ok "test_device.cu links with the library and the probe" \
+ok "the GPU tests (tests/device/gpu/*.cu) link with the library and the probe" \
 	"$NVCC" $GENCODE $inc -rdc=true -lineinfo -o "$T/test_device" \
-	"$DEVICE_TESTS/gpu/test_device.cu" "$DEVICE_DIR/jit/gdirect_jitlink.c" \
+	"$DEVICE_TESTS"/gpu/*.cu "$DEVICE_DIR/jit/gdirect_jitlink.c" \
 	"$T/abi_probe.o" -L"$T" -lgdirect_device -lcuda -lnvJitLink -L"$CUDA_ROOT/lib64/stubs"
 ok "bench/wait_lean.ptx nvcc -dc" \
 	"$NVCC" $GENCODE -dc "$DEVICE_DIR/bench/wait_lean.ptx" -o "$T/wait_lean.o"

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The nvcc driver: finds nvcc, writes the generated header and probes into
+ * a folder and compiles them to PTX in one run.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conf.h"
+
+const char *find_nvcc(char *buf, size_t n)
+{
+	const char *env = getenv("NVCC");
+
+	if (env && access(env, X_OK) == 0)
+		return env;
+	const char *path = getenv("PATH");
+
+	while (path && *path) {
+		size_t len = strcspn(path, ":");
+
+		snprintf(buf, n, "%.*s/nvcc", (int)len, path);
+		if (len && access(buf, X_OK) == 0)
+			return buf;
+		path += len + (path[len] == ':');
+	}
+	env = getenv("CUDA_HOME");
+	if (env) {
+		snprintf(buf, n, "%s/bin/nvcc", env);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	if (access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
+		return "/usr/local/cuda/bin/nvcc";
+	return NULL;
+}
+
+char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	struct str b = { 0 };
+	char chunk[65536];
+	size_t n;
+
+	if (!f)
+		return NULL;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		sadd(&b, "%.*s", (int)n, chunk);
+	fclose(f);
+	if (len)
+		*len = b.n;
+	return b.s ? b.s : calloc(1, 1);
+}
+
+static int write_file(const char *path, const struct str *s)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fwrite(s->s, 1, s->n, f);
+	return fclose(f);
+}
+
+int nvcc_compile(const char *nvcc, const char *keep, const struct str *hdr,
+		 const struct str *cu, struct probe *pr)
+{
+	char cmd[20000];
+
+	if (keep) {
+		snprintf(pr->dir, sizeof(pr->dir), "%s", keep);
+		mkdir(pr->dir, 0755);
+	} else {
+		const char *tmp = getenv("TMPDIR");
+
+		snprintf(pr->dir, sizeof(pr->dir), "%s/ptxabi-conf-XXXXXX",
+			 tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(pr->dir)) {
+			perror("mkdtemp");
+			return -1;
+		}
+	}
+	snprintf(pr->hpath, sizeof(pr->hpath), "%s/decls.h", pr->dir);
+	snprintf(pr->cpath, sizeof(pr->cpath), "%s/probe.cu", pr->dir);
+	snprintf(pr->ppath, sizeof(pr->ppath), "%s/probe.ptx", pr->dir);
+	snprintf(pr->epath, sizeof(pr->epath), "%s/nvcc.log", pr->dir);
+	if (write_file(pr->hpath, hdr) || write_file(pr->cpath, cu)) {
+		perror(pr->dir);
+		return -1;
+	}
+	snprintf(cmd, sizeof(cmd), "'%s' -ptx -rdc=true -arch=sm_80 "
+		 "-std=c++20 --diag-suppress=108,1160 -o '%s' '%s' > '%s' 2>&1", nvcc, pr->ppath, pr->cpath,
+		 pr->epath);
+	printf("running: %s\n", cmd);
+	if (system(cmd) != 0) {
+		char *log = read_all(pr->epath, NULL);
+
+		printf("FAIL: nvcc failed on the generated probes (kept in "
+		       "%s):\n%.4000s\n", pr->dir, log ? log : "");
+		free(log);
+		return -1;
+	}
+	return 0;
+}
+
+void probe_remove(const struct probe *pr)
+{
+	unlink(pr->hpath);
+	unlink(pr->cpath);
+	unlink(pr->ppath);
+	unlink(pr->epath);
+	rmdir(pr->dir);
+}
