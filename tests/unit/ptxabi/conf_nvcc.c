@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "tap.h"
 
 const char *find_nvcc(char *buf, size_t n)
 {
@@ -94,12 +95,12 @@ int nvcc_compile(const char *nvcc, const char *keep, const struct str *hdr,
 	snprintf(cmd, sizeof(cmd), "'%s' -ptx -rdc=true -arch=sm_80 "
 		 "-std=c++20 --diag-suppress=108,1160 -o '%s' '%s' > '%s' 2>&1", nvcc, pr->ppath, pr->cpath,
 		 pr->epath);
-	printf("running: %s\n", cmd);
+	tap_diag("running: %s", cmd);
 	if (system(cmd) != 0) {
 		char *log = read_all(pr->epath, NULL);
 
-		printf("FAIL: nvcc failed on the generated probes (kept in "
-		       "%s):\n%.4000s\n", pr->dir, log ? log : "");
+		tap_ok(0, "nvcc compiles the generated probes");
+		tap_diag("kept in %s:\n%.4000s", pr->dir, log ? log : "");
 		free(log);
 		return -1;
 	}

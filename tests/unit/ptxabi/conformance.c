@@ -17,7 +17,8 @@
  * conf_ptx.c reads the PTX.
  *
  * usage: ptxabi-conformance [SEED [COUNT [KEEP_DIR]]]
- * Exits 77 when no nvcc is found ($NVCC, PATH, $CUDA_HOME, /usr/local/cuda).
+ * A skip (1..0 # SKIP) when no nvcc is found ($NVCC, PATH, $CUDA_HOME,
+ * /usr/local/cuda).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 
 #include "conf.h"
 #include "ptxabi.h"
+#include "tap.h"
 
 static char *tool_text(ptxabi_ctx *ctx, unsigned what, const char *name)
 {
@@ -64,13 +66,14 @@ static void mismatch(const char *fmt, ...)
 {
 	va_list ap;
 
+	char what[1024];
+
 	if (++mismatches > 60)
 		return;
-	fputs("MISMATCH ", stdout);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	fputc('\n', stdout);
+	tap_diag("MISMATCH %s", what);
 }
 
 int main(int argc, char **argv)
@@ -83,11 +86,10 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!nvcc) {
-		printf("SKIP: nvcc not found ($NVCC, PATH, $CUDA_HOME/bin, "
-		       "/usr/local/cuda/bin): cannot compare with nvcc\n");
-		return 77;
+		tap_skip_all("nvcc not found ($NVCC, PATH, $CUDA_HOME/bin, "
+			     "/usr/local/cuda/bin): cannot compare with nvcc");
 	}
-	printf("seed 0x%llx, %d top-level records, nvcc %s\n",
+	tap_diag("seed 0x%llx, %d top-level records, nvcc %s",
 	       (unsigned long long)seed, ntop, nvcc);
 
 	/* Declarations: records, then functions f_i (defined in the .cu)
@@ -102,14 +104,14 @@ int main(int argc, char **argv)
 
 	/* Compile once. */
 	if (nvcc_compile(nvcc, keep, &hdr, &cu, &pr))
-		return 1;
+		return tap_done();
 
 	size_t ptxlen;
 	ptx = read_all(pr.ppath, &ptxlen);
 	ptx_copy = ptx ? strdup(ptx) : NULL;
 	if (!ptx_copy) {
-		printf("FAIL: cannot read %s\n", pr.ppath);
-		return 1;
+		tap_ok(0, "read nvcc's PTX %s", pr.ppath);
+		return tap_done();
 	}
 
 	read_globals(ptx_copy);
@@ -118,10 +120,10 @@ int main(int argc, char **argv)
 	ptxabi_ctx *ctx = ptxabi_new();
 
 	if (!ctx || ptxabi_parse(ctx, hdr.s, hdr.n, pr.hpath)) {
-		printf("FAIL: ptxabi cannot read the declarations: %s\n",
+		tap_ok(0, "ptxabi reads the declarations: %s",
 		       ctx ? ptxabi_error(ctx) : "out of memory");
 		ptxabi_free(ctx);
-		return 1;
+		return tap_done();
 	}
 	int nchecked = 0;
 
@@ -269,19 +271,17 @@ int main(int argc, char **argv)
 
 	for (int r = 0; r < nrecs; r++)
 		nanon += recs[r].anon;
-	printf("%d records (%d top-level, %d anonymous members), %d members "
-	       "by offsetof, %d bit-fields, %d functions x (definition, "
-	       "declaration, call sequence), ptxabi check: %d checks, %d "
-	       "mismatch(es)\n", nrecs, ntop, nanon, nmembers, nbits, ntop,
+	tap_diag("%d records (%d top-level, %d anonymous members), %d members "
+		 "by offsetof, %d bit-fields, %d functions x (definition, "
+		 "declaration, call sequence), ptxabi check: %d checks, %d "
+		 "mismatch(es)", nrecs, ntop, nanon, nmembers, nbits, ntop,
 	       nchecked, mismatches);
 	ptxabi_free(ctx);
-	if (mismatches) {
-		printf("FAIL: ptxabi disagrees with nvcc; inputs kept in %s\n",
-		       pr.dir);
-		return 1;
+	if (!tap_ok(!mismatches, "ptxabi agrees with nvcc on every layout and prototype")) {
+		tap_diag("inputs kept in %s", pr.dir);
+		return tap_done();
 	}
 	if (!keep)
 		probe_remove(&pr);
-	printf("PASS: ptxabi agrees with nvcc on every layout and prototype\n");
-	return 0;
+	return tap_done();
 }
