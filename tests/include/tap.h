@@ -129,12 +129,19 @@ static inline void tap_skip(const char *what, const char *why)
 __attribute__((format(printf, 1, 2)))
 static inline void tap_diag(const char *fmt, ...)
 {
-	char buf[1024];
-	va_list ap;
+	char small[1024], *buf = small;
+	va_list ap, aq;
 	const char *p, *e;
+	int len;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_copy(aq, ap);
+	len = vsnprintf(small, sizeof(small), fmt, ap);
+	if (len >= (int)sizeof(small) && (buf = malloc((size_t)len + 1)))
+		vsnprintf(buf, (size_t)len + 1, fmt, aq);
+	else
+		buf = small;
+	va_end(aq);
 	va_end(ap);
 	pthread_mutex_lock(&tap_state.lock);
 	for (p = buf; ; p = e + 1) {
@@ -145,6 +152,8 @@ static inline void tap_diag(const char *fmt, ...)
 	}
 	fflush(stdout);
 	pthread_mutex_unlock(&tap_state.lock);
+	if (buf != small)
+		free(buf);
 }
 
 __attribute__((noreturn))
