@@ -1,14 +1,13 @@
 # Shared by the device CI tests (sourced; POSIX sh).  Finds nvcc the way the
-# build does ($NVCC, then PATH, $CUDA_HOME, /usr/local/cuda), makes a
-# scratch directory, and counts TAP results.
+# build does ($NVCC, then PATH, $CUDA_HOME, /usr/local/cuda) and makes a
+# scratch directory; TAP comes from tests/include/tap.sh.
 #
-#   . common.sh; need_nvcc; ok "what" cmd...; ...; finish
+#   . common.sh; need_nvcc; check_quiet "what" cmd...; ...; tap_done
 
 DEVICE_DIR=${DEVICE_DIR:-$(cd "$(dirname "$0")/../../../device" && pwd)}
 # The device tests themselves (tests/device: gpu/, callers/, ci/).
 DEVICE_TESTS=${DEVICE_TESTS:-$(cd "$(dirname "$0")/.." && pwd)}
-n=0
-failed=0
+. "$DEVICE_TESTS/../include/tap.sh"
 
 find_nvcc() {
 	if [ -n "${NVCC:-}" ] && [ -x "$NVCC" ]; then
@@ -25,12 +24,11 @@ find_nvcc() {
 
 need_nvcc() {
 	if ! find_nvcc; then
-		echo "SKIP: nvcc not found (\$NVCC, PATH, \$CUDA_HOME, /usr/local/cuda)"
-		exit 77
+		skip_all "nvcc not found (\$NVCC, PATH, \$CUDA_HOME, /usr/local/cuda)"
 	fi
 	CUDA_ROOT=$(cuda_root)
 	PTXAS=$CUDA_ROOT/bin/ptxas
-	echo "# nvcc: $NVCC (toolkit: $CUDA_ROOT)"
+	diag "nvcc: $NVCC (toolkit: $CUDA_ROOT)"
 }
 
 # cuda_root: the toolkit nvcc belongs to.  nvcc may be a symbolic link or a
@@ -49,43 +47,6 @@ cuda_root() {
 scratch() {
 	T=$(mktemp -d "${TMPDIR:-/tmp}/gdirect-device.XXXXXX")
 	trap 'rm -rf "$T"' EXIT
-}
-
-# ok WHAT CMD...: runs CMD, output to the log; one TAP line.
-ok() {
-	what=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$T/out" 2>&1; then
-		echo "ok $n - $what"
-	else
-		echo "not ok $n - $what"
-		sed 's/^/# /' "$T/out"
-		failed=$((failed + 1))
-	fi
-}
-
-# fails WHAT PATTERN CMD...: CMD must fail and say PATTERN (grep -F).
-fails() {
-	what=$1
-	pattern=$2
-	shift 2
-	n=$((n + 1))
-	if "$@" >"$T/out" 2>&1; then
-		echo "not ok $n - $what (it succeeded)"
-		failed=$((failed + 1))
-	elif grep -qF -- "$pattern" "$T/out"; then
-		echo "ok $n - $what"
-	else
-		echo "not ok $n - $what (failed, but without: $pattern)"
-		sed 's/^/# /' "$T/out"
-		failed=$((failed + 1))
-	fi
-}
-
-finish() {
-	echo "1..$n"
-	[ "$failed" -eq 0 ]
 }
 
 PTX_LIB="flag seq_cst ring"

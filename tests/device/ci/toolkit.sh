@@ -8,7 +8,7 @@ need_nvcc
 scratch
 real=$CUDA_ROOT
 
-ok "the toolkit holds ptxas and libcudart" sh -c "
+check_quiet "the toolkit holds ptxas and libcudart" sh -c "
 	[ -x '$real/bin/ptxas' ] && ls '$real'/lib64/libcudart.so* >/dev/null"
 
 mkdir "$T/wrap" "$T/link"
@@ -18,11 +18,11 @@ ln -s "$real/bin/nvcc" "$T/link/nvcc"
 for how in wrap link; do
 	NVCC=$T/$how/nvcc
 	got=$(cuda_root)
-	ok "nvcc through a $how: toolkit $got" [ "$got" = "$real" ]
+	check_quiet "nvcc through a $how: toolkit $got" [ "$got" = "$real" ]
 done
 NVCC=$T/wrap/nvcc
 echo 'int main(void) { return 0; }' >"$T/stub.c"
-ok "through the wrapper, the host compiler finds -lcudart" sh -c "
+check_quiet "through the wrapper, the host compiler finds -lcudart" sh -c "
 	${CC:-cc} -c '$T/stub.c' -o '$T/stub.o' &&
 	g++ '$T/stub.o' -L'$(cuda_root)/lib64' -lcudart -o '$T/prog'"
-finish
+tap_done
