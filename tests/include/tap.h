@@ -39,7 +39,7 @@
  * each line, reads "1..0 # SKIP" as a skipped test (exit status 0, as TAP
  * wants), and any other non-zero exit status as a failure.  The state is
  * one per program (weak symbols), so several files of one program may
- * include it; calls are serialised by a mutex.
+ * include it; calls are serialised by a mutex.  C11 or C++ (the GPU tests).
  */
 #ifndef GDIRECT_TAP_H
 #define GDIRECT_TAP_H
@@ -47,7 +47,6 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,22 +57,23 @@ struct tap_state {
 	int n;			/* lines printed */
 	int failed;		/* "not ok" lines */
 	int planned;		/* the plan, -1 until printed */
-	/* The test function running, if any. */
-	atomic_int in_test;
+	/* The test function running, if any (read and written atomically). */
+	int in_test;
 	pid_t pid;		/* the process running it */
-	atomic_int test_failed;	/* checks failed in it */
+	int test_failed;	/* checks failed in it */
 	char why[512];		/* the first failure, or the skip's reason */
 	int skipped;
 	int done;		/* tap_done() or tap_skip_all() ran */
 	pid_t main_pid;		/* the process whose exit ends the TAP */
+	int skips;		/* "# SKIP" lines */
 };
 
+/* Every member, in order: C and C++ alike (no designated initialisers). */
 __attribute__((weak)) struct tap_state tap_state = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.planned = -1,
+	PTHREAD_MUTEX_INITIALIZER, 0, 0, -1, 0, 0, 0, "", 0, 0, 0, 0
 };
 /* The thread running the test function, where a failure may jump. */
-__attribute__((weak)) _Thread_local jmp_buf *tap_jump;
+__attribute__((weak)) __thread jmp_buf *tap_jump;
 __attribute__((weak)) const char *(*tap_context)(void);
 
 static inline void tap_plan(int n)
@@ -121,6 +121,7 @@ static inline void tap_skip(const char *what, const char *why)
 {
 	pthread_mutex_lock(&tap_state.lock);
 	printf("ok %d - %s # SKIP %s\n", ++tap_state.n, what, why);
+	tap_state.skips++;
 	fflush(stdout);
 	pthread_mutex_unlock(&tap_state.lock);
 }
@@ -137,7 +138,7 @@ static inline void tap_diag(const char *fmt, ...)
 	va_start(ap, fmt);
 	va_copy(aq, ap);
 	len = vsnprintf(small, sizeof(small), fmt, ap);
-	if (len >= (int)sizeof(small) && (buf = malloc((size_t)len + 1)))
+	if (len >= (int)sizeof(small) && (buf = (char *)malloc((size_t)len + 1)))
 		vsnprintf(buf, (size_t)len + 1, fmt, aq);
 	else
 		buf = small;
@@ -218,7 +219,7 @@ static inline void tap_fail_(const char *file, int line, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (!atomic_load(&tap_state.in_test)) {
+	if (!__atomic_load_n(&tap_state.in_test, __ATOMIC_SEQ_CST)) {
 		tap_ok(0, "%s:%d: %s", file, line, msg);
 		if (ctx && *ctx)
 			tap_diag("%s", ctx);
@@ -234,7 +235,7 @@ static inline void tap_fail_(const char *file, int line, const char *fmt, ...)
 	fprintf(stderr, "%s:%d: %s%s%s\n", file, line, msg,
 		ctx && *ctx ? " -- " : "", ctx && *ctx ? ctx : "");
 	pthread_mutex_lock(&tap_state.lock);
-	if (atomic_fetch_add(&tap_state.test_failed, 1) == 0)
+	if (__atomic_fetch_add(&tap_state.test_failed, 1, __ATOMIC_SEQ_CST) == 0)
 		snprintf(tap_state.why, sizeof(tap_state.why), "%s:%d: %s%s%s",
 			 file, line, msg, ctx && *ctx ? "\n" : "",
 			 ctx && *ctx ? ctx : "");
@@ -250,7 +251,7 @@ static inline void tap_pass_(const char *file, int line, const char *fmt, ...)
 	char msg[256];
 	va_list ap;
 
-	if (atomic_load(&tap_state.in_test))
+	if (__atomic_load_n(&tap_state.in_test, __ATOMIC_SEQ_CST))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -309,26 +310,26 @@ static inline int tap_test(const char *what, void (*fn)(void))
 
 	tap_state.why[0] = 0;
 	tap_state.skipped = 0;
-	atomic_store(&tap_state.test_failed, 0);
+	__atomic_store_n(&tap_state.test_failed, 0, __ATOMIC_SEQ_CST);
 	tap_state.pid = getpid();
-	atomic_store(&tap_state.in_test, 1);
+	__atomic_store_n(&tap_state.in_test, 1, __ATOMIC_SEQ_CST);
 	if (!setjmp(jb)) {
 		tap_jump = &jb;
 		fn();
 	}
 	tap_jump = outer;
-	atomic_store(&tap_state.in_test, 0);
-	if (tap_state.skipped && !atomic_load(&tap_state.test_failed)) {
+	__atomic_store_n(&tap_state.in_test, 0, __ATOMIC_SEQ_CST);
+	if (tap_state.skipped && !__atomic_load_n(&tap_state.test_failed, __ATOMIC_SEQ_CST)) {
 		tap_skip(what, tap_state.why);
 		return 1;
 	}
-	ok = atomic_load(&tap_state.test_failed) == 0;
+	ok = __atomic_load_n(&tap_state.test_failed, __ATOMIC_SEQ_CST) == 0;
 	tap_ok(ok, "%s", what);
 	if (!ok)
 		tap_diag("%s", tap_state.why);
-	if (atomic_load(&tap_state.test_failed) > 1)
+	if (__atomic_load_n(&tap_state.test_failed, __ATOMIC_SEQ_CST) > 1)
 		tap_diag("and %d more failed checks (on standard error)",
-			 atomic_load(&tap_state.test_failed) - 1);
+			 __atomic_load_n(&tap_state.test_failed, __ATOMIC_SEQ_CST) - 1);
 	return ok;
 }
 
