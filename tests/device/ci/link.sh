@@ -9,7 +9,7 @@
 need_nvcc
 scratch
 
-inc="-I$DEVICE_DIR/include -I$DEVICE_DIR/jit -I$DEVICE_TESTS/gpu"
+inc="-I$DEVICE_DIR/include -I$DEVICE_DIR/jit -I$DEVICE_TESTS/gpu -I$DEVICE_TESTS/../include"
 check_quiet "nvcc -dc + nvcc -lib: libgdirect_device.a" build_lib "$T"
 echo 'int main(void) { return 0; }' >"$T/stub.c"
 check_quiet "host stub compiles" ${CC:-cc} -c "$T/stub.c" -o "$T/stub.o"

@@ -4,39 +4,32 @@
 #include <chrono>
 #include <cstdarg>
 
-int passed, failed, skipped;
-static int test_no;
-
 void check(bool ok, const char *fmt, ...)
 {
+	char what[1024];
 	va_list ap;
 
-	printf("%s %d - ", ok ? "ok" : "not ok", ++test_no);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (ok)
-		passed++;
-	else
-		failed++;
+	tap_ok(ok, "%s", what);
 }
 
 void skip(const char *what, const char *why)
 {
-	printf("ok %d - %s # SKIP %s\n", ++test_no, what, why);
-	fflush(stdout);
-	skipped++;
+	tap_skip(what, why);
 }
 
-void summary(void)
+int summary(void)
 {
-	printf("1..%d\n", test_no);
-	if (skipped)
-		printf("# %d skipped (not counted as passed)\n", skipped);
-	printf("%d passed, %d failed\n", passed, failed);
+	int rc = tap_done();
+
+	if (tap_state.skips)
+		printf("# %d skipped (not counted as passed)\n", tap_state.skips);
+	printf("%d passed, %d failed\n",
+	       tap_state.n - tap_state.failed - tap_state.skips, tap_state.failed);
 	fflush(stdout);
+	return rc;
 }
 
 double now_s(void)

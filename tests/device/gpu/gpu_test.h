@@ -21,12 +21,14 @@
 #include <cstring>
 #include <string>
 
-// common.cu: TAP.  check() counts and goes on; summary() prints the plan
-// and "N passed, N failed".
-extern int passed, failed, skipped;
+#include "tap.h"
+
+// common.cu: TAP through tests/include/tap.h.  check() is a line and goes
+// on; summary() prints the plan and "N passed, N failed", and returns the
+// exit status.
 void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void skip(const char *what, const char *why);
-void summary(void);
+int summary(void);
 
 // Prints each line of TEXT as a TAP comment.
 void show(const std::string &text);

@@ -43,6 +43,5 @@ int main(int argc, char **argv)
 	test_seq_cst();
 	test_ring();
 	test_jit(argv[1], argv[2]);
-	summary();
-	return failed ? 1 : 0;
+	return summary();
 }
