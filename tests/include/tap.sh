@@ -7,6 +7,7 @@
 #   skip WHAT WHY                "ok N - WHAT # SKIP WHY": never a pass
 #   diag TEXT                    "# TEXT"
 #   check WHAT CMD...            ok when CMD succeeds
+#   check_rc STATUS WHAT         ok when STATUS is 0 (cmd; check_rc $? WHAT)
 #   check_quiet WHAT CMD...      the same, CMD's output kept and shown as
 #                                diagnostics only when it fails
 #   check_fails WHAT PATTERN CMD...  ok when CMD fails and its output
@@ -24,6 +25,7 @@ not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 diag() { printf '%s\n' "$*" | sed 's/^/# /'; }
 check() { tap_d=$1; shift; if "$@"; then ok "$tap_d"; else not_ok "$tap_d"; fi; }
+check_rc() { if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi; }
 check_quiet() {
 	tap_d=$1; shift
 	if tap_out=$("$@" 2>&1); then ok "$tap_d"

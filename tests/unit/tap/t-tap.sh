@@ -79,6 +79,9 @@ check "sh: check_fails passes on the expected failure" has "ok 1 - refused"
 check "sh: ... fails on another message" has "not ok 2 - refused (failed, but without: xyz)"
 check "sh: ... fails on success" has "not ok 3 - refused (it succeeded)"
 check "sh: ... exits non-zero" [ "$rc" = 1 ]
+sh_run 'false; check_rc $? "rc"; true; check_rc $? "rc"; tap_done'
+check "sh: check_rc fails on a non-zero status" has "not ok 1 - rc"
+check "sh: ... passes on 0" has "ok 2 - rc"
 sh_run 'plan 3; ok a; tap_done'
 check "sh: fewer lines than planned exit non-zero" [ "$rc" = 1 ]
 sh_run 'skip_all "no widget"; echo reached'
