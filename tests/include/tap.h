@@ -30,14 +30,15 @@
  * function runs is counted and that thread goes on; the function's line
  * is then "not ok".  In a child process the test forked, a failed check
  * exits the child with status 1, for the test to see.  A check outside
- * any test function is a TAP line of its own.  TAP_SKIP("why") in a test function ends it as a skip.
+ * any test function is a TAP line of its own.  TAP_SKIP("why") in a test
+ * function ends it as a skip.
  *
  * tap_context, if set, is called on a failure and its text added to the
  * diagnostic (libgdirect's tests set gdirect_errmsg).
  *
  * Meson runs programs using this header with protocol : 'tap': it counts
  * each line, reads "1..0 # SKIP" as a skipped test (exit status 0, as TAP
- * wants), and any other non-zero exit status as a failure.  The state is
+ * wants), and a non-zero exit status as a failure.  The state is
  * one per program (weak symbols), so several files of one program may
  * include it; calls are serialised by a mutex.  C11 or C++ (the GPU tests).
  */
