@@ -1,6 +1,7 @@
 # gdirect - top-level entry points.
 #
 #   make            build user space (meson, build/) and the kernel modules
+#   make deps       install the Debian packages the build targets need
 #   make test       unit tests + the emulated machine's guest suite
 #   make demo       the product walked end to end: the emulated machine, or the
 #                   real path with an NVIDIA driver (scripts/demo-gpu.sh)
@@ -32,19 +33,22 @@ PREFIX    ?= /usr/local
 
 all: userspace modules
 
+# The packages every build target needs (make, make bench); only this,
+# make test and make demo install anything.  Build steps check and say.
 deps:
 	@scripts/deps.sh build
+	@scripts/deps.sh bench
 
 # Configured again whenever an optional dependency (UCX, CUDA) came or went.
 userspace:
-	@scripts/deps.sh userspace
+	@scripts/deps.sh --check userspace
 	@scripts/meson-setup.sh $(BUILD)
 	ninja -C $(BUILD) -j$(JOBS)
 
 # One Kbuild tree per flavour: sources are copied so the two flavours never
 # share object files, and the source tree stays clean.
 modules:
-	@scripts/deps.sh modules
+	@scripts/deps.sh --check modules
 	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR)"; exit 1; }
 	@for fl in $(FLAVOURS); do \
 	  mods="$(MODULES)"; [ $$fl = tegra ] && mods="$(TEGRA_MODULES)"; \
@@ -79,7 +83,7 @@ install: userspace
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" DKMS="$(DKMS)" packaging/install.sh "$(BUILD)"
 
 bench:
-	@scripts/deps.sh bench
+	@scripts/deps.sh --check bench
 	@$(MAKE) --no-print-directory userspace
 	@bench/run.sh "$(BUILD)"
 
