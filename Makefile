@@ -11,6 +11,7 @@
 #   make bench      registration-cache benchmarks against UCX's, in one run
 #   make test-debug-kernel  the guest suite under a KASAN/lockdep/kmemleak/KFENCE kernel
 #   make test-gpu   device-library tests on a machine with an NVIDIA GPU
+#   make bench-gpu  the device library's round-trip benchmark, on such a machine
 #
 # User space is built with meson/ninja; the modules with Kbuild against the
 # Debian kernel the guest boots (linux-headers-amd64), one copy per flavour
@@ -93,12 +94,18 @@ test-debug-kernel:
 	@$(MAKE) --no-print-directory all
 	@MODULES="$(MODULES)" tests/debug-kernel/run.sh "$(BUILD)"
 
-# Need an NVIDIA GPU and the CUDA toolkit; not part of make test.
-test-gpu:
-	$(MAKE) -C device test-gpu
+# Need an NVIDIA GPU and the CUDA toolkit; not part of make test.  meson
+# builds the GPU programs with user space wherever it finds nvcc
+# (scripts/find-cuda.sh; meson option cuda-home).
+test-gpu: userspace
+	@test -x "$(BUILD)/tests/device/test_device" || { \
+	  echo "test-gpu: no GPU tests in $(BUILD): meson found no CUDA toolkit (scripts/find-cuda.sh says why)"; exit 1; }
+	@meson test -C "$(BUILD)" --no-rebuild --suite gpu --verbose
 
-bench-gpu:
-	$(MAKE) -C device bench
+bench-gpu: userspace
+	@test -x "$(BUILD)/device/roundtrip" || { \
+	  echo "bench-gpu: no benchmark in $(BUILD): meson found no CUDA toolkit (scripts/find-cuda.sh says why)"; exit 1; }
+	timeout 300 "$(BUILD)/device/roundtrip" $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan results

@@ -17,7 +17,7 @@
  * conf_ptx.c reads the PTX.
  *
  * usage: ptxabi-conformance [SEED [COUNT [KEEP_DIR]]]
- * Exits 77 when no nvcc is found ($NVCC, PATH, $CUDA_HOME, /usr/local/cuda).
+ * Exits 77 when the build found no nvcc (scripts/find-cuda.sh).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -78,13 +78,12 @@ int main(int argc, char **argv)
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x5eed2026;
 	int ntop = argc > 2 ? atoi(argv[2]) : 320;
 	const char *keep = argc > 3 ? argv[3] : NULL;
-	char nvbuf[4096];
-	const char *nvcc = find_nvcc(nvbuf, sizeof(nvbuf));
+	const char *nvcc = find_nvcc();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!nvcc) {
-		printf("SKIP: nvcc not found ($NVCC, PATH, $CUDA_HOME/bin, "
-		       "/usr/local/cuda/bin): cannot compare with nvcc\n");
+		printf("SKIP: the build found no nvcc (scripts/find-cuda.sh, "
+		       "meson option cuda-home): cannot compare with nvcc\n");
 		return 77;
 	}
 	printf("seed 0x%llx, %d top-level records, nvcc %s\n",
