@@ -43,6 +43,19 @@ check "the udev rule gives /dev/gdirect group gdirect, mode 0660" \
 extra=$(cd "$d" && find . -type f | grep -v -e "^.$prefix/" -e '^./usr/src/' -e '^./usr/lib/udev/')
 check "nothing else installed${extra:+: $extra}" [ -z "$extra" ]
 
+# Nothing installed leads back to the trees it was built in: no source or
+# build path in the command or the library (a script run from there, a
+# path in debug information), no script named by the command.
+text() { if command -v strings >/dev/null; then strings -a "$1"; else LC_ALL=C tr -c '[:print:]' '\n' <"$1"; fi; }
+for f in "$p/bin/gdirect" ${lib:+"$lib"}; do
+	for t in "$(cd "$top" && pwd -P)" "$(cd "$build" && pwd -P)"; do
+		hits=$(text "$f" | grep -F "$t" | head -n2 | tr '\n' ' ')
+		[ -z "$hits" ] || fail "${f#$d} embeds $t: $hits"
+	done
+done
+hits=$(text "$p/bin/gdirect" | grep -E 'scripts/|\.sh\b' | head -n2 | tr '\n' ' ')
+[ -z "$hits" ] || fail "gdirect names a script: $hits"
+
 # The installed command runs with the installed library.
 if [ -n "$lib" ]; then
 	out=$(LD_LIBRARY_PATH=$(dirname "$lib") "$p/bin/gdirect" version 2>&1)

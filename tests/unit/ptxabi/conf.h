@@ -95,8 +95,8 @@ void gen_free(void);
 
 /* ---- nvcc (conf_nvcc.c) ---- */
 
-/* nvcc: $NVCC, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin; or NULL. */
-const char *find_nvcc(char *buf, size_t n);
+/* The nvcc meson found (scripts/find-cuda.sh), or NULL: none. */
+const char *find_nvcc(void);
 char *read_all(const char *path, size_t *len);
 
 struct probe {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The nvcc driver: finds nvcc, writes the generated header and probes into
- * a folder and compiles them to PTX in one run.
+ * The nvcc driver: writes the generated header and probes into a folder
+ * and compiles them to PTX in one run, with the nvcc the build found
+ * (meson, through scripts/find-cuda.sh, compiles it in as CONF_NVCC).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,31 +13,13 @@
 #include "conf.h"
 #include "tap.h"
 
-const char *find_nvcc(char *buf, size_t n)
+const char *find_nvcc(void)
 {
-	const char *env = getenv("NVCC");
-
-	if (env && access(env, X_OK) == 0)
-		return env;
-	const char *path = getenv("PATH");
-
-	while (path && *path) {
-		size_t len = strcspn(path, ":");
-
-		snprintf(buf, n, "%.*s/nvcc", (int)len, path);
-		if (len && access(buf, X_OK) == 0)
-			return buf;
-		path += len + (path[len] == ':');
-	}
-	env = getenv("CUDA_HOME");
-	if (env) {
-		snprintf(buf, n, "%s/bin/nvcc", env);
-		if (access(buf, X_OK) == 0)
-			return buf;
-	}
-	if (access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
-		return "/usr/local/cuda/bin/nvcc";
+#ifdef CONF_NVCC
+	return CONF_NVCC;
+#else
 	return NULL;
+#endif
 }
 
 char *read_all(const char *path, size_t *len)

@@ -17,8 +17,7 @@
  * conf_ptx.c reads the PTX.
  *
  * usage: ptxabi-conformance [SEED [COUNT [KEEP_DIR]]]
- * A skip (1..0 # SKIP) when no nvcc is found ($NVCC, PATH, $CUDA_HOME,
- * /usr/local/cuda).
+ * A skip (1..0 # SKIP) when the build found no nvcc (scripts/find-cuda.sh).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -81,13 +80,12 @@ int main(int argc, char **argv)
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x5eed2026;
 	int ntop = argc > 2 ? atoi(argv[2]) : 320;
 	const char *keep = argc > 3 ? argv[3] : NULL;
-	char nvbuf[4096];
-	const char *nvcc = find_nvcc(nvbuf, sizeof(nvbuf));
+	const char *nvcc = find_nvcc();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!nvcc) {
-		tap_skip_all("nvcc not found ($NVCC, PATH, $CUDA_HOME/bin, "
-			     "/usr/local/cuda/bin): cannot compare with nvcc");
+		tap_skip_all("the build found no nvcc (scripts/find-cuda.sh, "
+			     "meson option cuda-home): cannot compare with nvcc");
 	}
 	tap_diag("seed 0x%llx, %d top-level records, nvcc %s",
 	       (unsigned long long)seed, ntop, nvcc);

@@ -44,12 +44,12 @@ static void expect(const char *report, const char *what)
 
 static void assemble(const char *dir, const char *ptx)
 {
-	const char *home = getenv("CUDA_HOME");
+	/* The toolkit meson found (scripts/find-cuda.sh), or none. */
+	const char *root = CHECK_CUDA_ROOT;
 	char ptxas[4096], cmd[9000];
 
-	snprintf(ptxas, sizeof(ptxas), "%s/bin/ptxas",
-		 home ? home : "/usr/local/cuda");
-	if (access(ptxas, X_OK)) {
+	snprintf(ptxas, sizeof(ptxas), "%s/bin/ptxas", root);
+	if (!*root || access(ptxas, X_OK)) {
 		tap_skip(ptx, "no ptxas to assemble it");
 		return;
 	}
