@@ -1,6 +1,7 @@
 # gdirect - top-level entry points.
 #
 #   make            build user space (meson, build/) and the kernel modules
+#   make deps       install the Debian packages the build targets need
 #   make test       unit tests + the emulated machine's guest suite
 #   make demo       the product walked end to end: the emulated machine, or the
 #                   real path with an NVIDIA driver (scripts/demo-gpu.sh)
@@ -10,6 +11,7 @@
 #   make bench      registration-cache benchmarks against UCX's, in one run
 #   make test-debug-kernel  the guest suite under a KASAN/lockdep/kmemleak/KFENCE kernel
 #   make test-gpu   device-library tests on a machine with an NVIDIA GPU
+#   make bench-gpu  the device library's round-trip benchmark, on such a machine
 #
 # User space is built with meson/ninja; the modules with Kbuild against the
 # Debian kernel the guest boots (linux-headers-amd64), one copy per flavour
@@ -32,19 +34,22 @@ PREFIX    ?= /usr/local
 
 all: userspace modules
 
+# The packages every build target needs (make, make bench); only this,
+# make test and make demo install anything.  Build steps check and say.
 deps:
 	@scripts/deps.sh build
+	@scripts/deps.sh bench
 
 # Configured again whenever an optional dependency (UCX, CUDA) came or went.
 userspace:
-	@scripts/deps.sh userspace
+	@scripts/deps.sh --check userspace
 	@scripts/meson-setup.sh $(BUILD)
 	ninja -C $(BUILD) -j$(JOBS)
 
 # One Kbuild tree per flavour: sources are copied so the two flavours never
 # share object files, and the source tree stays clean.
 modules:
-	@scripts/deps.sh modules
+	@scripts/deps.sh --check modules
 	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR)"; exit 1; }
 	@for fl in $(FLAVOURS); do \
 	  mods="$(MODULES)"; [ $$fl = tegra ] && mods="$(TEGRA_MODULES)"; \
@@ -79,7 +84,7 @@ install: userspace
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" DKMS="$(DKMS)" packaging/install.sh "$(BUILD)"
 
 bench:
-	@scripts/deps.sh bench
+	@scripts/deps.sh --check bench
 	@$(MAKE) --no-print-directory userspace
 	@bench/run.sh "$(BUILD)"
 
@@ -89,12 +94,18 @@ test-debug-kernel:
 	@$(MAKE) --no-print-directory all
 	@MODULES="$(MODULES)" tests/debug-kernel/run.sh "$(BUILD)"
 
-# Need an NVIDIA GPU and the CUDA toolkit; not part of make test.
-test-gpu:
-	$(MAKE) -C device test-gpu
+# Need an NVIDIA GPU and the CUDA toolkit; not part of make test.  meson
+# builds the GPU programs with user space wherever it finds nvcc
+# (scripts/find-cuda.sh; meson option cuda-home).
+test-gpu: userspace
+	@test -x "$(BUILD)/tests/device/test_device" || { \
+	  echo "test-gpu: no GPU tests in $(BUILD): meson found no CUDA toolkit (scripts/find-cuda.sh says why)"; exit 1; }
+	@meson test -C "$(BUILD)" --no-rebuild --suite gpu --verbose
 
-bench-gpu:
-	$(MAKE) -C device bench
+bench-gpu: userspace
+	@test -x "$(BUILD)/device/roundtrip" || { \
+	  echo "bench-gpu: no benchmark in $(BUILD): meson found no CUDA toolkit (scripts/find-cuda.sh says why)"; exit 1; }
+	timeout 300 "$(BUILD)/device/roundtrip" $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan results

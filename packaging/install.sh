@@ -4,7 +4,7 @@
 #   PREFIX (default: the build's meson prefix, /usr/local unless set up
 #   otherwise)  libgdirect, its header and pkg-config file, the gdirect
 #               command, man pages, libgdrapi.so.2 with gdrapi.h and
-#               gdrapi.pc: meson install
+#               gdrapi.pc: meson install, stripped
 #   /usr/src/gdirect-VERSION       the modules' source and dkms.conf
 #                                  (DKMS only looks in /usr/src)
 #   UDEVRULESDIR (default /usr/lib/udev/rules.d)  60-gdirect.rules
@@ -124,11 +124,12 @@ if [ "${CUDA_EMU:-0}" = 1 ]; then
 	done
 fi
 
-# 1. user space, through meson (DESTDIR as meson's --destdir).
+# 1. user space, through meson (DESTDIR as meson's --destdir), stripped:
+# debug information names the build tree, which an installed file must not.
 if [ -n "$destdir" ]; then
-	meson install -C "$build" --no-rebuild --quiet --destdir "$destdir"
+	meson install -C "$build" --no-rebuild --quiet --strip --destdir "$destdir"
 else
-	meson install -C "$build" --no-rebuild --quiet
+	meson install -C "$build" --no-rebuild --quiet --strip
 fi
 
 # 1b. the emulated GPU's libraries and headers (CUDA_EMU=1, checked above).

@@ -1,8 +1,14 @@
 #!/bin/sh
 # deps.sh - install, or name, what a target needs.
 #
-# usage: scripts/deps.sh userspace|modules|build|test|demo|bench|debug-kernel|kernel-bpo
+# usage: scripts/deps.sh [--check] userspace|modules|build|test|demo|bench|debug-kernel
+#        scripts/deps.sh kernel-bpo    fetches the backports kernel (below)
 #        scripts/deps.sh demo-mode     prints "gpu" or "emulated" (see below)
+#
+# Only `make deps`, `make test`, `make demo` (and the debug-kernel lane of
+# `make test`) install.  Build steps (`make`, `make install`, `make bench`)
+# run it with --check: it then installs nothing, and names what is missing,
+# the packages, and the command that installs them.
 #
 # Each need is checked by what it provides (a command on PATH, a header
 # directory, a pkg-config module), not by asking dpkg, so tools installed
@@ -17,6 +23,11 @@
 # real path.
 set -eu
 
+check_only=0
+if [ "${1:-}" = --check ]; then
+	check_only=1
+	shift
+fi
 want=${1:-build}
 
 # kernel-bpo: the newest kernel Debian 12 offers (bookworm-backports'
@@ -170,6 +181,12 @@ esac
 pip_hint=""
 case " $missing " in *" meson "*|*" ninja "*) pip_hint="python3 -m pip install meson ninja" ;; esac
 
+if [ "$check_only" = 1 ]; then
+	echo "deps.sh: a build step installs nothing: run 'make deps' (as root), or:" >&2
+	echo "deps.sh:   ${cmd:-install the equivalents of:$pkgs}" >&2
+	[ -n "$pip_hint" ] && echo "deps.sh: meson and ninja also come from pip: $pip_hint" >&2
+	exit 1
+fi
 if [ -z "$cmd" ]; then
 	echo "deps.sh: not Debian or Ubuntu ($distro): install the equivalents of:$pkgs" >&2
 	[ -n "$pip_hint" ] && echo "deps.sh: meson and ninja also come from pip: $pip_hint" >&2

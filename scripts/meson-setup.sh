@@ -3,7 +3,8 @@
 # again when an optional dependency came or went since it was configured.
 #
 # meson looks for optional dependencies (UCX for the benchmark, the CUDA
-# toolkit for bench/gpu) only when it configures; a build directory made
+# toolkit, scripts/find-cuda.sh, for the device library) only when it
+# configures; a build directory made
 # before `make bench` installed libucx-dev would never gain the benchmark's
 # targets.  The state of each optional dependency is kept in
 # BUILD/gdirect-optdeps; when it differs, meson is run with --reconfigure.
@@ -15,7 +16,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # One line per optional dependency the meson.build files look for.
 optdeps() {
 	echo "ucx-ucs $(pkg-config --modversion ucx-ucs 2>/dev/null || echo absent)"
-	if [ -f /usr/local/cuda/include/cuda.h ]; then echo "cuda present"; else echo "cuda absent"; fi
+	echo "cuda $("$top/scripts/find-cuda.sh" root 2>/dev/null || echo absent)"
 }
 
 state=$(optdeps)

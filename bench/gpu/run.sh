@@ -1,12 +1,12 @@
 #!/bin/sh
 # bench/gpu/run.sh [OUTDIR] - build and run classify_gpu on a machine with an
-# NVIDIA GPU and the CUDA toolkit (CUDA_HOME, default /usr/local/cuda).
+# NVIDIA GPU and the CUDA toolkit (found by scripts/find-cuda.sh).
 # Built with the C compiler alone (no meson, no UCX needed there):
 # libgdirect's sources, the benchmark's emulated pinning device, the program.
 # The log (GPU, driver, figures) goes to stdout and OUTDIR/classify_gpu.log.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
-cuda=${CUDA_HOME:-/usr/local/cuda}
+cuda=$("$root/scripts/find-cuda.sh" root)
 out=${1:-.}
 [ $# -gt 0 ] && shift
 obj=$(mktemp -d)

@@ -18,32 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tap.h"
+
 static const char *const lib_files[] = { "flag.ptx", "seq_cst.ptx", "ring.ptx" };
 #define NLIB (sizeof(lib_files) / sizeof(lib_files[0]))
 
-static int test_no;
-static int failures;
-
 static void check(int ok, const char *what, const char *arg)
 {
-	test_no++;
-	printf("%s %d - %s%s%s\n", ok ? "ok" : "not ok", test_no, what,
-	       arg ? " " : "", arg ? arg : "");
-	if (!ok)
-		failures++;
+	tap_ok(ok, "%s%s%s", what, arg ? " " : "", arg ? arg : "");
 }
 
 static void show_log(const char *log)
 {
-	const char *p = log;
-
-	while (p && *p) {
-		const char *nl = strchr(p, '\n');
-		int len = nl ? (int)(nl - p) : (int)strlen(p);
-
-		printf("# %.*s\n", len, p);
-		p = nl ? nl + 1 : NULL;
-	}
+	if (log && *log)
+		tap_diag("%s", log);
 }
 
 struct inputs {
@@ -71,7 +59,7 @@ static int load(struct inputs *s, const char *dir, const char *caller)
 			break;
 		s->bufs[i] = gdirect_jit_slurp(path, &size);
 		if (!s->bufs[i]) {
-			printf("# cannot read %s\n", path);
+			tap_diag("cannot read %s", path);
 			return -1;
 		}
 		s->in[i].name = path;
@@ -118,9 +106,8 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
-		printf("SKIP: needs the caller's PTX, built with nvcc, which "
-		       "was not found at configure time\n");
-		return 77;
+		tap_skip_all("needs the caller's PTX, built with nvcc, which "
+			     "was not found at configure time");
 	}
 	if (load(&s, argv[1], argv[2]) < 0)
 		return 1;
@@ -193,6 +180,5 @@ int main(int argc, char **argv)
 	}
 
 	unload(&s);
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }

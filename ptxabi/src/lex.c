@@ -19,20 +19,6 @@ static const char *const puncts[] = {
 	"=", ".", "<", ">", "!", "~", "+", "-", "/", "%", "^", "|", "?", "#",
 };
 
-void tokvec_push(ptxabi_ctx *ctx, struct tokvec *tv, const struct token *t)
-{
-	tv->v = vec_grow(ctx, tv->v, &tv->cap, tv->n + 1, sizeof(*t));
-	tv->v[tv->n++] = *t;
-}
-
-bool tok_is(const struct token *t, const char *s)
-{
-	size_t n = strlen(s);
-
-	return (t->kind == TK_PUNCT || t->kind == TK_IDENT) && t->len == n &&
-	       memcmp(t->s, s, n) == 0;
-}
-
 struct lexer {
 	ptxabi_ctx *ctx;
 	const char *p, *end;

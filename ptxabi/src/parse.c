@@ -5,359 +5,13 @@
  * definitions, bit-fields, alignment attributes, function declarations.
  * Anything outside that subset is an error with its line and column, never
  * a silent guess: a wrong layout is worse than no layout.
+ *
+ * This file: declaration specifiers, declarators and the top level;
+ * records and enums are in record.c, constant expressions in expr.c.
  */
-#include <ctype.h>
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "ptxabi_internal.h"
-
-struct parser {
-	ptxabi_ctx *ctx;
-	struct token *t;
-	size_t n, i;
-	bool pp;		/* #if: identifiers are 0, no sizeof */
-};
-
-struct declspec {
-	struct type *type;
-	const char *tdname;	/* the typedef name used, if any */
-	bool is_typedef, is_static, has_body_ok;
-	size_t req_align;
-	struct loc loc;
-};
-
-static struct token *peek(struct parser *p)
-{
-	return &p->t[p->i < p->n ? p->i : p->n - 1];
-}
-
-static struct token *peek2(struct parser *p)
-{
-	return &p->t[p->i + 1 < p->n ? p->i + 1 : p->n - 1];
-}
-
-static struct token *next(struct parser *p)
-{
-	struct token *t = peek(p);
-
-	if (p->i < p->n - 1)
-		p->i++;
-	return t;
-}
-
-static bool accept(struct parser *p, const char *s)
-{
-	if (peek(p)->kind != TK_STR && peek(p)->kind != TK_CHAR &&
-	    tok_is(peek(p), s)) {
-		next(p);
-		return true;
-	}
-	return false;
-}
-
-static const char *tokdesc(ptxabi_ctx *ctx, const struct token *t)
-{
-	if (t->kind == TK_EOF)
-		return "end of input";
-	return ar_printf(ctx, "'%.*s'", (int)t->len, t->s);
-}
-
-static void expect(struct parser *p, const char *s)
-{
-	if (!accept(p, s))
-		fail(p->ctx, peek(p)->loc, "expected '%s', found %s", s,
-		     tokdesc(p->ctx, peek(p)));
-}
-
-static char *tokstr(struct parser *p, const struct token *t)
-{
-	return ar_strndup(p->ctx, t->s, t->len);
-}
-
-/* Skips a balanced (...), [...] or {...} group starting at the opener. */
-static void skip_group(struct parser *p)
-{
-	int depth = 0;
-	struct loc at = peek(p)->loc;
-
-	do {
-		struct token *t = next(p);
-
-		if (t->kind == TK_EOF)
-			fail(p->ctx, at, "unbalanced brackets");
-		if (t->kind != TK_PUNCT)
-			continue;
-		if (tok_is(t, "(") || tok_is(t, "[") || tok_is(t, "{"))
-			depth++;
-		else if (tok_is(t, ")") || tok_is(t, "]") || tok_is(t, "}"))
-			depth--;
-	} while (depth > 0);
-}
-
-/* ---- constant expressions ---- */
-
-static long long cexpr(struct parser *p);
-static bool is_type_start(struct parser *p, const struct token *t);
-static struct type *type_name(struct parser *p);
-
-static long long parse_number(struct parser *p, const struct token *t)
-{
-	char buf[64];
-	size_t n = 0;
-
-	for (size_t i = 0; i < t->len && n + 1 < sizeof(buf); i++)
-		if (t->s[i] != '\'')
-			buf[n++] = t->s[i];
-	buf[n] = 0;
-	if (strpbrk(buf, ".") ||
-	    (!(buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X')) &&
-	     strpbrk(buf, "eE")))
-		fail(p->ctx, t->loc, "floating constant in integer expression");
-	while (n > 0 && strchr("uUlLzZ", buf[n - 1]))
-		buf[--n] = 0;
-	char *end;
-	int base = 10;
-	const char *s = buf;
-
-	if (buf[0] == '0' && (buf[1] == 'b' || buf[1] == 'B')) {
-		base = 2;
-		s = buf + 2;
-	} else if (buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X')) {
-		base = 16;
-		s = buf + 2;
-	} else if (buf[0] == '0') {
-		base = 8;
-	}
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, base);
-
-	if (*end || errno || !*s)
-		fail(p->ctx, t->loc, "bad integer constant '%.*s'",
-		     (int)t->len, t->s);
-	return (long long)v;
-}
-
-static long long char_value(struct parser *p, const struct token *t)
-{
-	const char *s = t->s + 1;
-
-	if (t->len == 3)
-		return (unsigned char)s[0];
-	if (t->len == 4 && s[0] == '\\') {
-		switch (s[1]) {
-		case 'n': return '\n';
-		case 't': return '\t';
-		case 'r': return '\r';
-		case '0': return 0;
-		case '\\': return '\\';
-		case '\'': return '\'';
-		default: break;
-		}
-	}
-	fail(p->ctx, t->loc, "unsupported character constant %.*s",
-	     (int)t->len, t->s);
-}
-
-static long long enum_value(ptxabi_ctx *ctx, const struct token *t, bool *found)
-{
-	for (size_t i = ctx->nenumconsts; i-- > 0;)
-		if (strlen(ctx->enumconsts[i].name) == t->len &&
-		    memcmp(ctx->enumconsts[i].name, t->s, t->len) == 0) {
-			*found = true;
-			return ctx->enumvals[i];
-		}
-	*found = false;
-	return 0;
-}
-
-static long long c_primary(struct parser *p)
-{
-	struct token *t = peek(p);
-
-	if (t->kind == TK_NUM) {
-		next(p);
-		return parse_number(p, t);
-	}
-	if (t->kind == TK_CHAR) {
-		next(p);
-		return char_value(p, t);
-	}
-	if (tok_is(t, "(")) {
-		next(p);
-		long long v = cexpr(p);
-
-		expect(p, ")");
-		return v;
-	}
-	if (t->kind == TK_IDENT) {
-		bool found;
-		long long v;
-
-		next(p);
-		if (tok_is(t, "true"))
-			return 1;
-		if (tok_is(t, "false"))
-			return 0;
-		if (p->pp)
-			return 0;	/* undefined macro names are 0 in #if */
-		v = enum_value(p->ctx, t, &found);
-		if (found)
-			return v;
-		fail(p->ctx, t->loc, "'%.*s' is not an integer constant",
-		     (int)t->len, t->s);
-	}
-	fail(p->ctx, t->loc, "expected a constant expression, found %s",
-	     tokdesc(p->ctx, t));
-}
-
-static long long c_unary(struct parser *p)
-{
-	struct token *t = peek(p);
-
-	if (t->kind == TK_PUNCT) {
-		if (accept(p, "-"))
-			return -c_unary(p);
-		if (accept(p, "+"))
-			return c_unary(p);
-		if (accept(p, "!"))
-			return !c_unary(p);
-		if (accept(p, "~"))
-			return ~c_unary(p);
-		if (tok_is(t, "(") && !p->pp && is_type_start(p, peek2(p))) {
-			/* A cast: the value is kept, C types here are wide
-			 * enough for sizes and widths. */
-			next(p);
-			type_name(p);
-			expect(p, ")");
-			return c_unary(p);
-		}
-	}
-	if (t->kind == TK_IDENT && !p->pp &&
-	    (tok_is(t, "sizeof") || tok_is(t, "alignof") ||
-	     tok_is(t, "_Alignof") || tok_is(t, "__alignof__") ||
-	     tok_is(t, "__alignof"))) {
-		bool is_size = tok_is(t, "sizeof");
-
-		next(p);
-		if (!tok_is(peek(p), "(") || !is_type_start(p, peek2(p)))
-			fail(p->ctx, peek(p)->loc,
-			     "only sizeof/alignof of a parenthesized type "
-			     "name is supported");
-		next(p);
-		struct type *ty = type_name(p);
-
-		expect(p, ")");
-		if (!ty->complete)
-			fail(p->ctx, t->loc, "%s of incomplete type '%s'",
-			     is_size ? "sizeof" : "alignof",
-			     type_str(p->ctx, ty));
-		return (long long)(is_size ? ty->size : ty->align);
-	}
-	return c_primary(p);
-}
-
-static int binprec(const struct token *t)
-{
-	static const struct { const char *op; int prec; } ops[] = {
-		{ "*", 10 }, { "/", 10 }, { "%", 10 }, { "+", 9 }, { "-", 9 },
-		{ "<<", 8 }, { ">>", 8 }, { "<", 7 }, { ">", 7 }, { "<=", 7 },
-		{ ">=", 7 }, { "==", 6 }, { "!=", 6 }, { "&", 5 }, { "^", 4 },
-		{ "|", 3 }, { "&&", 2 }, { "||", 1 },
-	};
-
-	if (t->kind != TK_PUNCT)
-		return 0;
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (tok_is(t, ops[i].op))
-			return ops[i].prec;
-	return 0;
-}
-
-static long long c_binary(struct parser *p, int minprec)
-{
-	long long l = c_unary(p);
-
-	for (;;) {
-		struct token *op = peek(p);
-		int prec = binprec(op);
-
-		if (prec == 0 || prec < minprec)
-			return l;
-		next(p);
-		long long r = c_binary(p, prec + 1);
-
-		if ((tok_is(op, "/") || tok_is(op, "%")) && r == 0)
-			fail(p->ctx, op->loc, "division by zero");
-		if ((tok_is(op, "<<") || tok_is(op, ">>")) && (r < 0 || r > 63))
-			fail(p->ctx, op->loc, "shift count out of range");
-		unsigned long long ul = (unsigned long long)l;
-		unsigned long long ur = (unsigned long long)r;
-
-		switch (op->s[0]) {
-		case '*': l = (long long)(ul * ur); break;
-		case '/': l = l / r; break;
-		case '%': l = l % r; break;
-		case '+': l = (long long)(ul + ur); break;
-		case '-': l = (long long)(ul - ur); break;
-		case '<':
-			if (op->len == 2 && op->s[1] == '<')
-				l = (long long)(ul << r);
-			else
-				l = op->len == 2 ? l <= r : l < r;
-			break;
-		case '>':
-			if (op->len == 2 && op->s[1] == '>')
-				l = l >> r;
-			else
-				l = op->len == 2 ? l >= r : l > r;
-			break;
-		case '=': l = l == r; break;
-		case '!': l = l != r; break;
-		case '&': l = op->len == 2 ? (l && r) : (l & r); break;
-		case '^': l = l ^ r; break;
-		case '|': l = op->len == 2 ? (l || r) : (l | r); break;
-		default: break;
-		}
-	}
-}
-
-static long long cexpr(struct parser *p)
-{
-	long long c = c_binary(p, 1);
-
-	if (accept(p, "?")) {
-		long long a = cexpr(p);
-
-		expect(p, ":");
-		long long b = cexpr(p);
-
-		return c ? a : b;
-	}
-	return c;
-}
-
-long long eval_pp_expr(ptxabi_ctx *ctx, struct token *toks, size_t n,
-		       struct loc where)
-{
-	struct tokvec tv = { 0 };
-	struct token eof = { .kind = TK_EOF, .s = "", .loc = where };
-
-	for (size_t i = 0; i < n; i++)
-		tokvec_push(ctx, &tv, &toks[i]);
-	tokvec_push(ctx, &tv, &eof);
-	struct parser p = { ctx, tv.v, tv.n, 0, true };
-
-	if (n == 0)
-		fail(ctx, where, "#if with no expression");
-	long long v = cexpr(&p);
-
-	if (peek(&p)->kind != TK_EOF)
-		fail(ctx, peek(&p)->loc, "unexpected %s in #if",
-		     tokdesc(ctx, peek(&p)));
-	return v;
-}
+#include "parser.h"
 
 /* ---- declaration specifiers ---- */
 
@@ -380,7 +34,7 @@ static bool word_in(const struct token *t, const char *const *v, size_t n)
 	return false;
 }
 
-static bool is_ignored(const struct token *t)
+bool is_ignored(const struct token *t)
 {
 	return word_in(t, ignored_words,
 		       sizeof(ignored_words) / sizeof(ignored_words[0]));
@@ -392,7 +46,7 @@ static const char *const base_words[] = {
 	"__signed__", "__signed", "__half",
 };
 
-static bool is_type_start(struct parser *p, const struct token *t)
+bool is_type_start(struct parser *p, const struct token *t)
 {
 	if (t->kind != TK_IDENT)
 		return false;
@@ -461,7 +115,7 @@ static void parse_gnu_attribute(struct parser *p, size_t *req_align)
 
 /* Alignment and attribute words that may appear among specifiers, after a
  * struct keyword, or after a declarator.  Returns true if one was eaten. */
-static bool parse_align_word(struct parser *p, size_t *req_align)
+bool parse_align_word(struct parser *p, size_t *req_align)
 {
 	struct token *t = peek(p);
 
@@ -504,10 +158,7 @@ static bool parse_align_word(struct parser *p, size_t *req_align)
 	return false;
 }
 
-static struct type *parse_record(struct parser *p);
-static struct type *parse_enum(struct parser *p);
-
-static void parse_declspec(struct parser *p, struct declspec *ds)
+void parse_declspec(struct parser *p, struct declspec *ds)
 {
 	int nvoid = 0, nbool = 0, nchar = 0, nshort = 0, nint = 0, nlong = 0;
 	int nsigned = 0, nunsigned = 0, nfloat = 0, ndouble = 0, nint128 = 0;
@@ -647,15 +298,6 @@ static void skip_qualifiers(struct parser *p)
 		next(p);
 }
 
-struct decl {
-	const char *name;
-	struct loc loc;
-	size_t req_align;
-};
-
-static struct type *declarator(struct parser *p, struct type *base,
-			       struct decl *d, bool abstract);
-
 static struct type *param_list(struct parser *p, struct type *ret,
 			       struct loc at)
 {
@@ -747,8 +389,8 @@ static struct type *suffixes(struct parser *p, struct type *base)
 	return base;
 }
 
-static struct type *declarator(struct parser *p, struct type *base,
-			       struct decl *d, bool abstract)
+struct type *declarator(struct parser *p, struct type *base, struct decl *d,
+			bool abstract)
 {
 	while (tok_is(peek(p), "*") || tok_is(peek(p), "&")) {
 		bool ref = tok_is(peek(p), "&");
@@ -799,7 +441,7 @@ static struct type *declarator(struct parser *p, struct type *base,
 	return res;
 }
 
-static struct type *type_name(struct parser *p)
+struct type *type_name(struct parser *p)
 {
 	struct declspec ds;
 	struct decl d = { 0 };
@@ -813,264 +455,15 @@ static struct type *type_name(struct parser *p)
 	return t;
 }
 
-/* ---- records and enums ---- */
+static const struct typenames decl_typenames = {
+	.is_type_start = is_type_start,
+	.type_name = type_name,
+};
 
-static void add_member(ptxabi_ctx *ctx, struct type *rec, size_t *cap,
-		       const struct member *m)
+void parser_init(struct parser *p, ptxabi_ctx *ctx, struct token *toks,
+		 size_t n)
 {
-	rec->mem = vec_grow(ctx, rec->mem, cap, rec->nmem + 1, sizeof(*m));
-	rec->mem[rec->nmem++] = *m;
-}
-
-static void parse_members(struct parser *p, struct type *rec)
-{
-	ptxabi_ctx *ctx = p->ctx;
-	size_t cap = 0;
-
-	while (!accept(p, "}")) {
-		struct token *t = peek(p);
-
-		if (t->kind == TK_EOF)
-			fail(ctx, rec->loc, "unterminated %s definition",
-			     rec->kind == TY_UNION ? "union" : "struct");
-		if (accept(p, ";"))
-			continue;
-		if ((tok_is(t, "public") || tok_is(t, "private") ||
-		     tok_is(t, "protected")) && tok_is(peek2(p), ":")) {
-			next(p);
-			next(p);
-			continue;
-		}
-		if (tok_is(t, "static_assert") || tok_is(t, "_Static_assert")) {
-			fail(ctx, t->loc, "static_assert inside a record is "
-			     "not supported");
-		}
-		struct declspec ds;
-
-		parse_declspec(p, &ds);
-		if (ds.is_typedef || ds.is_static)
-			fail(ctx, ds.loc, "%s members are not supported",
-			     ds.is_typedef ? "typedef" : "static");
-		if (accept(p, ";")) {
-			/* C11 anonymous struct/union member */
-			if (type_is_record(ds.type) && !ds.type->tag) {
-				struct member m = { .type = ds.type, .bits = -1,
-						    .req_align = ds.req_align,
-						    .loc = ds.loc };
-
-				add_member(ctx, rec, &cap, &m);
-				continue;
-			}
-			if (type_is_record(ds.type) || ds.type->kind == TY_ENUM)
-				continue;	/* nested tag declaration */
-			fail(ctx, ds.loc, "declaration declares nothing");
-		}
-		for (;;) {
-			struct member m = { .bits = -1 };
-			struct decl d = { 0 };
-
-			m.loc = peek(p)->loc;
-			if (tok_is(peek(p), ":")) {
-				m.type = ds.type;	/* unnamed bit-field */
-			} else {
-				m.type = declarator(p, ds.type, &d, false);
-				m.name = d.name;
-				m.loc = d.loc;
-			}
-			m.req_align = ds.req_align > d.req_align ?
-				      ds.req_align : d.req_align;
-			if (m.type == ds.type)
-				m.tyname = ds.tdname;
-			if (tok_is(peek(p), "(") || m.type->kind == TY_FUNC)
-				fail(ctx, m.loc, "member functions are not "
-				     "supported");
-			if (accept(p, ":")) {
-				struct loc wl = peek(p)->loc;
-				long long w = cexpr(p);
-
-				if (!type_is_integer(m.type) &&
-				    m.type->kind != TY_ENUM)
-					fail(ctx, m.loc, "bit-field '%s' has "
-					     "non-integer type '%s'",
-					     m.name ? m.name : "<unnamed>",
-					     type_str(ctx, m.type));
-				if (w < 0)
-					fail(ctx, wl, "negative bit-field "
-					     "width %lld", w);
-				if ((size_t)w > m.type->size * 8)
-					fail(ctx, wl, "bit-field width %lld "
-					     "exceeds its type '%s' (%zu bits)",
-					     w, type_str(ctx, m.type),
-					     m.type->size * 8);
-				if (w == 0 && m.name)
-					fail(ctx, m.loc, "named bit-field '%s' "
-					     "has zero width", m.name);
-				if (m.type->kind == TY_BOOL && w > 1)
-					fail(ctx, wl, "_Bool bit-field wider "
-					     "than 1 bit is not supported");
-				m.bits = (int)w;
-				while (parse_align_word(p, &m.req_align))
-					;
-				if (m.req_align && m.bits >= 0)
-					fail(ctx, m.loc, "alignment on a "
-					     "bit-field is not supported");
-			}
-			if (!m.type->complete)
-				fail(ctx, m.loc, "member '%s' has incomplete "
-				     "type '%s'", m.name ? m.name : "",
-				     type_str(ctx, m.type));
-			if (accept(p, "="))
-				fail(ctx, m.loc, "default member initializers "
-				     "are not supported");
-			add_member(ctx, rec, &cap, &m);
-			if (accept(p, ";"))
-				break;
-			expect(p, ",");
-		}
-	}
-}
-
-static struct type *parse_record(struct parser *p)
-{
-	ptxabi_ctx *ctx = p->ctx;
-	struct token *kw = next(p);
-	enum tykind k = tok_is(kw, "union") ? TY_UNION : TY_STRUCT;
-	size_t req = 0;
-	struct token *tag = NULL;
-
-	while (parse_align_word(p, &req) || tok_is(peek(p), "__device_builtin__"))
-		if (tok_is(peek(p), "__device_builtin__"))
-			next(p);
-	if (peek(p)->kind == TK_IDENT && !is_ignored(peek(p)))
-		tag = next(p);
-	while (parse_align_word(p, &req))
-		;
-	if (tok_is(peek(p), ":"))
-		fail(ctx, peek(p)->loc, "base classes are not supported");
-	struct type *t = NULL;
-
-	if (tag) {
-		t = lookup_tag(ctx, tag->s, tag->len);
-		if (t && t->kind != k)
-			fail(ctx, tag->loc, "'%.*s' was declared as a %s",
-			     (int)tag->len, tag->s,
-			     t->kind == TY_UNION ? "union" :
-			     t->kind == TY_ENUM ? "enum" : "struct");
-	}
-	if (!tok_is(peek(p), "{")) {
-		if (!tag)
-			fail(ctx, peek(p)->loc, "expected a tag or '{' after "
-			     "'%.*s'", (int)kw->len, kw->s);
-		if (!t) {	/* forward declaration */
-			t = type_new(ctx, k);
-			t->tag = tokstr(p, tag);
-			t->name = ar_printf(ctx, "%s %s", k == TY_UNION ?
-					    "union" : "struct", t->tag);
-			t->loc = tag->loc;
-			add_tag(ctx, t->tag, t);
-		}
-		if (req)
-			fail(ctx, kw->loc, "alignment on a reference to a "
-			     "record is not supported");
-		return t;
-	}
-	if (t && t->complete)
-		fail(ctx, tag->loc, "redefinition of '%s'", t->name);
-	if (!t) {
-		t = type_new(ctx, k);
-		if (tag) {
-			t->tag = tokstr(p, tag);
-			t->name = ar_printf(ctx, "%s %s", k == TY_UNION ?
-					    "union" : "struct", t->tag);
-			add_tag(ctx, t->tag, t);
-		}
-	}
-	t->loc = tag ? tag->loc : kw->loc;
-	next(p);		/* '{' */
-	parse_members(p, t);
-	while (parse_align_word(p, &req))
-		;
-	t->req_align = req;
-	layout_record(ctx, t);
-	ctx->records = vec_grow(ctx, ctx->records, &ctx->caprecords,
-				ctx->nrecords + 1, sizeof(*ctx->records));
-	ctx->records[ctx->nrecords++] = t;
-	return t;
-}
-
-static struct type *parse_enum(struct parser *p)
-{
-	ptxabi_ctx *ctx = p->ctx;
-	struct token *kw = next(p);
-	struct token *tag = NULL;
-	struct type *t;
-
-	if (tok_is(peek(p), "class") || tok_is(peek(p), "struct"))
-		next(p);
-	if (peek(p)->kind == TK_IDENT)
-		tag = next(p);
-	if (tag) {
-		t = lookup_tag(ctx, tag->s, tag->len);
-		if (t && t->kind != TY_ENUM)
-			fail(ctx, tag->loc, "'%.*s' was not declared as an enum",
-			     (int)tag->len, tag->s);
-		if (t && !tok_is(peek(p), "{") && !tok_is(peek(p), ":"))
-			return t;
-	}
-	t = type_new(ctx, TY_ENUM);
-	t->size = t->align = 4;
-	t->is_signed = true;
-	t->complete = true;
-	if (tag) {
-		t->tag = tokstr(p, tag);
-		t->name = ar_printf(ctx, "enum %s", t->tag);
-		add_tag(ctx, t->tag, t);
-	} else {
-		t->name = "enum <anonymous>";
-	}
-	t->loc = kw->loc;
-	if (accept(p, ":")) {
-		struct type *u = type_name(p);
-
-		if (!type_is_integer(u))
-			fail(ctx, kw->loc, "enum base must be an integer type");
-		t->size = u->size;
-		t->align = u->align;
-		t->is_signed = u->is_signed;
-	}
-	if (!accept(p, "{")) {
-		if (!tag)
-			fail(ctx, peek(p)->loc, "expected '{' after 'enum'");
-		return t;
-	}
-	long long v = 0;
-
-	while (!accept(p, "}")) {
-		struct token *n = next(p);
-
-		if (n->kind != TK_IDENT)
-			fail(ctx, n->loc, "expected an enumerator name, found "
-			     "%s", tokdesc(ctx, n));
-		if (accept(p, "="))
-			v = cexpr(p);
-		ctx->enumconsts = vec_grow(ctx, ctx->enumconsts,
-					   &ctx->capenumconsts,
-					   ctx->nenumconsts + 1,
-					   sizeof(*ctx->enumconsts));
-		size_t cap2 = ctx->nenumconsts;
-		long long *nv = ar_alloc(ctx, (cap2 + 1) * sizeof(*nv));
-
-		if (ctx->enumvals)
-			memcpy(nv, ctx->enumvals, cap2 * sizeof(*nv));
-		ctx->enumvals = nv;
-		ctx->enumconsts[ctx->nenumconsts] =
-			(struct named){ tokstr(p, n), t };
-		ctx->enumvals[ctx->nenumconsts++] = v;
-		v++;
-		if (!tok_is(peek(p), "}"))
-			expect(p, ",");
-	}
-	return t;
+	*p = (struct parser){ ctx, toks, n, 0, &decl_typenames };
 }
 
 /* ---- top level ---- */
@@ -1190,9 +583,10 @@ static void declaration(struct parser *p)
 
 void parse_tokens(ptxabi_ctx *ctx, struct token *toks, size_t n)
 {
-	struct parser p = { ctx, toks, n, 0, false };
+	struct parser p;
 	unsigned linkage_depth = 0;
 
+	parser_init(&p, ctx, toks, n);
 	while (peek(&p)->kind != TK_EOF) {
 		struct token *t = peek(&p);
 
@@ -1229,7 +623,9 @@ struct type *parse_type_string(ptxabi_ctx *ctx, const char *s)
 	struct tokvec tv = { 0 };
 
 	lex_preprocess(ctx, s, strlen(s), "<type>", &tv);
-	struct parser p = { ctx, tv.v, tv.n, 0, false };
+	struct parser p;
+
+	parser_init(&p, ctx, tv.v, tv.n);
 	struct type *t = type_name(&p);
 
 	if (peek(&p)->kind != TK_EOF)

@@ -127,19 +127,23 @@ void *vec_grow(ptxabi_ctx *ctx, void *v, size_t *cap, size_t need, size_t elt);
 _Noreturn void fail(ptxabi_ctx *ctx, struct loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* token.c */
+void tokvec_push(ptxabi_ctx *ctx, struct tokvec *tv, const struct token *t);
+bool tok_is(const struct token *t, const char *s);
+
 /* lex.c: tokenizes and preprocesses a buffer. */
 void lex_preprocess(ptxabi_ctx *ctx, const char *text, size_t len,
 		    const char *file, struct tokvec *out);
-void tokvec_push(ptxabi_ctx *ctx, struct tokvec *tv, const struct token *t);
-bool tok_is(const struct token *t, const char *s);
 void macro_define(ptxabi_ctx *ctx, const char *name, const char *value);
 void macro_undef(ptxabi_ctx *ctx, const char *name);
 
-/* parse.c */
-void parse_tokens(ptxabi_ctx *ctx, struct token *toks, size_t n);
-struct type *parse_type_string(ptxabi_ctx *ctx, const char *s);
+/* expr.c: the value of an #if condition, macros already expanded. */
 long long eval_pp_expr(ptxabi_ctx *ctx, struct token *toks, size_t n,
 		       struct loc where);
+
+/* parse.c (with record.c and expr.c; their shared pieces are parser.h) */
+void parse_tokens(ptxabi_ctx *ctx, struct token *toks, size_t n);
+struct type *parse_type_string(ptxabi_ctx *ctx, const char *s);
 
 /* types.c: built-in types and lookups. */
 struct type *type_new(ptxabi_ctx *ctx, enum tykind k);

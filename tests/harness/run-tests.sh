@@ -48,6 +48,25 @@ count_meson() { # count_meson BUILDDIR LABEL
 	f=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log")
 	s=$(grep -c '"result": "SKIP"' "$log")
 	echo "$2: $p passed, $f failed, $s skipped"
+	# The totals count meson tests; a TAP test holds many checks, counted
+	# here beside them.
+	python3 -c 'import json, re, sys
+t = c = ok = bad = sk = 0
+for l in open(sys.argv[1]):
+    out = (json.loads(l).get("stdout") or "").splitlines()
+    lines = [x for x in out if re.match(r"(not )?ok [0-9]", x)]
+    if not lines:
+        continue
+    t += 1
+    for x in lines:
+        c += 1
+        if x.startswith("not ok"):
+            bad += 1
+        elif re.search(r"#\s*SKIP", x, re.I):
+            sk += 1
+        else:
+            ok += 1
+print("%s: %d TAP checks in %d of those tests: %d ok, %d not ok, %d skipped" % (sys.argv[2], c, t, ok, bad, sk))' "$log" "$2"
 	grep '"result": "SKIP"' "$log" | sed -n 's/.*"name": "\([^"]*\)".*/  skipped: \1 (see its log for why)/p'
 	# Each failed test with its first failed check and what that check
 	# printed (a few lines), so the recap alone says why.

@@ -26,3 +26,4 @@ if [ -s /tmp/kmemleak.txt ]; then
 else
 	ok "kmemleak found no leaks"
 fi
+tap_done

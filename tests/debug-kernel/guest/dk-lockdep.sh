@@ -14,3 +14,4 @@ if [ ! -r "$f" ]; then
 fi
 grep -E 'debug_locks|lock-classes|direct dependencies|dependency chains' "$f" | sed 's/^/# /'
 check "lockdep still on after the suite" grep -q -E 'debug_locks:[[:space:]]+1$' "$f"
+tap_done

@@ -1,91 +1,33 @@
-# Shared by the device CI tests (sourced; POSIX sh).  Finds nvcc the way the
-# build does ($NVCC, then PATH, $CUDA_HOME, /usr/local/cuda), makes a
-# scratch directory, and counts TAP results.
+# Shared by the device CI tests (sourced; POSIX sh).  Takes the toolkit
+# meson found (meson test sets NVCC and CUDA_ROOT), else asks
+# scripts/find-cuda.sh, the one place nvcc is looked for, and makes a
+# scratch directory; TAP comes from tests/include/tap.sh.
 #
-#   . common.sh; need_nvcc; ok "what" cmd...; ...; finish
+#   . common.sh; need_nvcc; check_quiet "what" cmd...; ...; tap_done
 
 DEVICE_DIR=${DEVICE_DIR:-$(cd "$(dirname "$0")/../../../device" && pwd)}
 # The device tests themselves (tests/device: gpu/, callers/, ci/).
 DEVICE_TESTS=${DEVICE_TESTS:-$(cd "$(dirname "$0")/.." && pwd)}
-n=0
-failed=0
-
-find_nvcc() {
-	if [ -n "${NVCC:-}" ] && [ -x "$NVCC" ]; then
-		return 0
-	fi
-	NVCC=$(command -v nvcc 2>/dev/null || true)
-	for d in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda; do
-		if [ -z "$NVCC" ] && [ -n "$d" ] && [ -x "$d/bin/nvcc" ]; then
-			NVCC=$d/bin/nvcc
-		fi
-	done
-	[ -n "$NVCC" ]
-}
+FIND_CUDA=$(cd "$DEVICE_DIR/.." && pwd)/scripts/find-cuda.sh
+. "$DEVICE_TESTS/../include/tap.sh"
 
 need_nvcc() {
-	if ! find_nvcc; then
-		echo "SKIP: nvcc not found (\$NVCC, PATH, \$CUDA_HOME, /usr/local/cuda)"
-		exit 77
+	if [ -z "${NVCC:-}" ] || [ -z "${CUDA_ROOT:-}" ]; then
+		rc=0
+		NVCC=$(sh "$FIND_CUDA" nvcc) || rc=$?
+		if [ "$rc" -eq 1 ]; then
+			skip_all "no nvcc (scripts/find-cuda.sh: CUDA_HOME, PATH, /usr/local/cuda)"
+		fi
+		[ "$rc" -eq 0 ] || exit 1
+		CUDA_ROOT=$(sh "$FIND_CUDA" root) || exit 1
 	fi
-	CUDA_ROOT=$(cuda_root)
 	PTXAS=$CUDA_ROOT/bin/ptxas
-	echo "# nvcc: $NVCC (toolkit: $CUDA_ROOT)"
-}
-
-# cuda_root: the toolkit nvcc belongs to.  nvcc may be a symbolic link or a
-# wrapper script (/usr/local/bin/nvcc running /usr/local/cuda-13.0/bin/nvcc),
-# so its own directory's parent need not hold lib64; nvcc's dry run names
-# the real one once links are resolved.
-cuda_root() {
-	top=$("$(readlink -f "$NVCC")" --dryrun -c -x cu /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$ TOP=//p')
-	if [ -n "$top" ] && [ -d "$top" ]; then
-		(cd "$top" && pwd -P)
-	else
-		dirname "$(dirname "$NVCC")"
-	fi
+	diag "nvcc: $NVCC (toolkit: $CUDA_ROOT)"
 }
 
 scratch() {
 	T=$(mktemp -d "${TMPDIR:-/tmp}/gdirect-device.XXXXXX")
 	trap 'rm -rf "$T"' EXIT
-}
-
-# ok WHAT CMD...: runs CMD, output to the log; one TAP line.
-ok() {
-	what=$1
-	shift
-	n=$((n + 1))
-	if "$@" >"$T/out" 2>&1; then
-		echo "ok $n - $what"
-	else
-		echo "not ok $n - $what"
-		sed 's/^/# /' "$T/out"
-		failed=$((failed + 1))
-	fi
-}
-
-# fails WHAT PATTERN CMD...: CMD must fail and say PATTERN (grep -F).
-fails() {
-	what=$1
-	pattern=$2
-	shift 2
-	n=$((n + 1))
-	if "$@" >"$T/out" 2>&1; then
-		echo "not ok $n - $what (it succeeded)"
-		failed=$((failed + 1))
-	elif grep -qF -- "$pattern" "$T/out"; then
-		echo "ok $n - $what"
-	else
-		echo "not ok $n - $what (failed, but without: $pattern)"
-		sed 's/^/# /' "$T/out"
-		failed=$((failed + 1))
-	fi
-}
-
-finish() {
-	echo "1..$n"
-	[ "$failed" -eq 0 ]
 }
 
 PTX_LIB="flag seq_cst ring"

@@ -7,16 +7,16 @@ scratch
 
 h=$DEVICE_DIR/include/gdirect_device.h
 echo '#include <gdirect_device.h>' >"$T/h.c"
-ok "header compiles as C11 -Wall -Wextra -Werror -pedantic" \
+check_quiet "header compiles as C11 -Wall -Wextra -Werror -pedantic" \
 	${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic -I"$DEVICE_DIR/include" -c "$T/h.c" -o "$T/h.o"
 
 sed -n 's/^GDIRECT_DEVICE_FN .*[ *]\(gdirect_[a-z0-9_]*\)(.*);$/\1/p' "$h" | sort >"$T/declared"
 sed -n 's/^\.visible \.func.*[ )]\(gdirect_[a-z0-9_]*\)(.*$/\1/p' "$DEVICE_DIR"/ptx/*.ptx | sort >"$T/defined"
-ok "every declaration is one line and matches a PTX definition" \
+check_quiet "every declaration is one line and matches a PTX definition" \
 	sh -c "[ -s '$T/declared' ] && diff -u '$T/defined' '$T/declared' &&
 	       [ \$(grep -c '^GDIRECT_DEVICE_FN' '$h') -eq \$(wc -l <'$T/declared') ]"
-ok "all_calls.cu calls every declared function" sh -c "
+check_quiet "all_calls.cu calls every declared function" sh -c "
 	for f in \$(cat '$T/declared'); do
 		grep -q \"\$f(\" '$DEVICE_TESTS/callers/all_calls.cu' || { echo \"not called: \$f\"; exit 1; }
 	done"
-finish
+tap_done

@@ -9,22 +9,22 @@
 need_nvcc
 scratch
 
-inc="-I$DEVICE_DIR/include -I$DEVICE_DIR/jit -I$DEVICE_TESTS/gpu"
-ok "nvcc -dc + nvcc -lib: libgdirect_device.a" build_lib "$T"
+inc="-I$DEVICE_DIR/include -I$DEVICE_DIR/jit -I$DEVICE_TESTS/gpu -I$DEVICE_TESTS/../include"
+check_quiet "nvcc -dc + nvcc -lib: libgdirect_device.a" build_lib "$T"
 echo 'int main(void) { return 0; }' >"$T/stub.c"
-ok "host stub compiles" ${CC:-cc} -c "$T/stub.c" -o "$T/stub.o"
-ok "caller (all_calls.cu) nvcc -dc" \
+check_quiet "host stub compiles" ${CC:-cc} -c "$T/stub.c" -o "$T/stub.o"
+check_quiet "caller (all_calls.cu) nvcc -dc" \
 	"$NVCC" $GENCODE $inc -dc "$DEVICE_TESTS/callers/all_calls.cu" -o "$T/all_calls.o"
-ok "nvcc -dlink caller + library (objects)" \
+check_quiet "nvcc -dlink caller + library (objects)" \
 	"$NVCC" $GENCODE -dlink "$T/all_calls.o" "$T/flag.o" "$T/seq_cst.o" "$T/ring.o" -o "$T/dlink1.o"
-ok "nvcc -dlink caller + libgdirect_device.a" \
+check_quiet "nvcc -dlink caller + libgdirect_device.a" \
 	"$NVCC" $GENCODE -dlink "$T/all_calls.o" -L"$T" -lgdirect_device -o "$T/dlink.o"
-ok "host compiler links the result (-lcudart)" \
+check_quiet "host compiler links the result (-lcudart)" \
 	g++ "$T/stub.o" "$T/all_calls.o" "$T/dlink.o" -L"$T" -lgdirect_device \
 	-L"$CUDA_ROOT/lib64" -lcudart -o "$T/prog"
-ok "nvcc alone links caller + libgdirect_device.a" \
+check_quiet "nvcc alone links caller + libgdirect_device.a" \
 	"$NVCC" $GENCODE "$T/stub.o" "$T/all_calls.o" -L"$T" -lgdirect_device -o "$T/prog2"
-ok "PTX-only build (compute_90) links for JIT at load" sh -c "
+check_quiet "PTX-only build (compute_90) links for JIT at load" sh -c "
 	'$NVCC' -gencode arch=compute_90,code=compute_90 -dc '$DEVICE_DIR/ptx/flag.ptx' -o '$T/jf.o' &&
 	'$NVCC' -gencode arch=compute_90,code=compute_90 -dc '$DEVICE_DIR/ptx/seq_cst.ptx' -o '$T/js.o' &&
 	'$NVCC' -gencode arch=compute_90,code=compute_90 -dc '$DEVICE_DIR/ptx/ring.ptx' -o '$T/jr.o' &&
@@ -32,16 +32,16 @@ ok "PTX-only build (compute_90) links for JIT at load" sh -c "
 	'$NVCC' -gencode arch=compute_90,code=compute_90 '$T/stub.o' '$T/ja.o' '$T/jf.o' '$T/js.o' '$T/jr.o' -o '$T/prog3'"
 
 # The GPU-only programs: built here so that a GPU run finds no build error.
-ok "ABI probe (abi_probe.ptx) nvcc -dc" \
+check_quiet "ABI probe (abi_probe.ptx) nvcc -dc" \
 	"$NVCC" $GENCODE -lineinfo -dc "$DEVICE_TESTS/gpu/abi_probe.ptx" -o "$T/abi_probe.o"
-ok "test_device.cu links with the library and the probe" \
+check_quiet "the GPU tests (tests/device/gpu/*.cu) link with the library and the probe" \
 	"$NVCC" $GENCODE $inc -rdc=true -lineinfo -o "$T/test_device" \
-	"$DEVICE_TESTS/gpu/test_device.cu" "$DEVICE_DIR/jit/gdirect_jitlink.c" \
+	"$DEVICE_TESTS"/gpu/*.cu "$DEVICE_DIR/jit/gdirect_jitlink.c" \
 	"$T/abi_probe.o" -L"$T" -lgdirect_device -lcuda -lnvJitLink -L"$CUDA_ROOT/lib64/stubs"
-ok "bench/wait_lean.ptx nvcc -dc" \
+check_quiet "bench/wait_lean.ptx nvcc -dc" \
 	"$NVCC" $GENCODE -dc "$DEVICE_DIR/bench/wait_lean.ptx" -o "$T/wait_lean.o"
-ok "bench/roundtrip.cu links with the library" \
+check_quiet "bench/roundtrip.cu links with the library" \
 	"$NVCC" $GENCODE $inc -rdc=true -O2 -o "$T/roundtrip" \
 	"$DEVICE_DIR/bench/roundtrip.cu" "$T/wait_lean.o" -L"$T" -lgdirect_device \
 	-lcuda -L"$CUDA_ROOT/lib64/stubs"
-finish
+tap_done

@@ -7,8 +7,8 @@ scratch
 
 for f in "$DEVICE_DIR"/ptx/*.ptx "$DEVICE_TESTS"/gpu/*.ptx "$DEVICE_DIR"/bench/*.ptx; do
 	name=${f#"$DEVICE_DIR"/}; name=${name#"$DEVICE_TESTS"/}
-	ok "$name: .loc and @line numbers current" \
+	check_quiet "$name: .loc and @line numbers current" \
 		sh -c "grep -q '^[[:space:]]*\.loc[[:space:]]' '$f' &&
 		       awk -f '$DEVICE_DIR/tools/loc-renumber.awk' '$f' | diff -u '$f' -"
 done
-finish
+tap_done

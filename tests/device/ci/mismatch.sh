@@ -8,19 +8,19 @@
 need_nvcc
 scratch
 
-ok "library builds" build_lib "$T"
+check_quiet "library builds" build_lib "$T"
 for case in 1:gdirect_wait_u32 2:gdirect_signal_u64 3:gdirect_signal_u32 \
 	    4:gdirect_ring_consume 5:gdirect_ring_consume 6:gdirect_load_sc_u32; do
 	m=${case%%:*}
 	fn=${case#*:}
 	# One architecture is enough to compare prototypes, and halves the time.
-	ok "mismatch $m compiles (nvcc -dc)" \
+	check_quiet "mismatch $m compiles (nvcc -dc)" \
 		"$NVCC" -arch=sm_90 -DMISMATCH="$m" -dc "$DEVICE_TESTS/callers/mismatch.cu" -o "$T/m$m.o"
-	fails "mismatch $m ($fn) refused by nvlink, archive" \
+	check_fails "mismatch $m ($fn) refused by nvlink, archive" \
 		"Prototype doesn't match for '$fn'" \
 		"$NVCC" -arch=sm_90 -dlink "$T/m$m.o" -L"$T" -lgdirect_device -o "$T/x.o"
-	fails "mismatch $m ($fn) refused by nvlink, objects" \
+	check_fails "mismatch $m ($fn) refused by nvlink, objects" \
 		"Prototype doesn't match for '$fn'" \
 		"$NVCC" -arch=sm_90 -dlink "$T/m$m.o" "$T/flag.o" "$T/seq_cst.o" "$T/ring.o" -o "$T/x.o"
 done
-finish
+tap_done

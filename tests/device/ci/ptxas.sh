@@ -7,26 +7,26 @@ scratch
 
 for f in $PTX_LIB; do
 	for a in $ARCHES; do
-		ok "ptxas -arch=$a $f.ptx" \
+		check_quiet "ptxas -arch=$a $f.ptx" \
 			"$PTXAS" -arch="$a" -c -lineinfo "$DEVICE_DIR/ptx/$f.ptx" -o "$T/$f.$a.cubin"
 	done
 done
 for a in $ARCHES; do
-	ok "ptxas -arch=$a tests/gpu/abi_probe.ptx" \
+	check_quiet "ptxas -arch=$a tests/gpu/abi_probe.ptx" \
 		"$PTXAS" -arch="$a" -c -lineinfo "$DEVICE_TESTS/gpu/abi_probe.ptx" -o "$T/probe.$a.cubin"
 done
 
 for a in $ARCHES; do
-	ok "ptxas -arch=$a bench/wait_lean.ptx" \
+	check_quiet "ptxas -arch=$a bench/wait_lean.ptx" \
 		"$PTXAS" -arch="$a" -c "$DEVICE_DIR/bench/wait_lean.ptx" -o "$T/lean.$a.cubin"
 done
 
 if command -v readelf >/dev/null 2>&1; then
 	for f in $PTX_LIB; do
-		ok "$f.ptx: .loc gives .debug_line" \
+		check_quiet "$f.ptx: .loc gives .debug_line" \
 			sh -c "readelf -S '$T/$f.sm_90.cubin' 2>/dev/null | grep -q '\.debug_line'"
 	done
 else
 	echo "# readelf not found: .debug_line not checked"
 fi
-finish
+tap_done

@@ -19,7 +19,7 @@ ops() {
 }
 
 expect() {
-	ok "$1: $2" sh -c "[ \"\$(echo \$1)\" = \"$2\" ] || { echo \"found: \$1\"; exit 1; }" sh "$(ops "$1")"
+	check_quiet "$1: $2" sh -c "[ \"\$(echo \$1)\" = \"$2\" ] || { echo \"found: \$1\"; exit 1; }" sh "$(ops "$1")"
 }
 
 expect gdirect_fence_sc "fence.sc.sys"
@@ -30,4 +30,4 @@ for b in 32 64; do
 	expect gdirect_exchange_sc_u$b "fence.sc.sys atom.acq_rel.sys.exch.b$b"
 	expect gdirect_cas_sc_u$b "fence.sc.sys atom.acq_rel.sys.cas.b$b"
 done
-finish
+tap_done

@@ -21,48 +21,34 @@
 #include <time.h>
 #include <unistd.h>
 #include "gpumem.h"
+#include "tap.h"
 
-
-static int tap_n, tap_failed;
-static pthread_mutex_t tap_lock = PTHREAD_MUTEX_INITIALIZER;
-
+/* TAP: tests/include/tap.h's, under the names the tests use. */
 int gdt_ok(int cond, const char *fmt, ...)
 {
+	char buf[1024];
 	va_list ap;
 
-	pthread_mutex_lock(&tap_lock);
-	printf("%s %d - ", cond ? "ok" : "not ok", ++tap_n);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		tap_failed++;
-	pthread_mutex_unlock(&tap_lock);
-	return cond;
+	return tap_ok(cond, "%s", buf);
 }
 
 void gdt_diag(const char *fmt, ...)
 {
+	char buf[1024];
 	va_list ap;
 
-	pthread_mutex_lock(&tap_lock);
-	printf("# ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	pthread_mutex_unlock(&tap_lock);
+	tap_diag("%s", buf);
 }
 
 void gdt_skip(const char *what, const char *why)
 {
-	pthread_mutex_lock(&tap_lock);
-	printf("ok %d - %s # SKIP %s\n", ++tap_n, what, why);
-	fflush(stdout);
-	pthread_mutex_unlock(&tap_lock);
+	tap_skip(what, why);
 }
 
 int gdt_errno_is(int ret, int want, const char *what)
@@ -78,9 +64,7 @@ int gdt_errno_is(int ret, int want, const char *what)
 
 int gdt_done(void)
 {
-	printf("1..%d\n", tap_n);
-	fflush(stdout);
-	return tap_failed ? 1 : 0;
+	return tap_done();
 }
 
 /* Modules */
@@ -111,7 +95,7 @@ int gdt_setup(const char *params, int edu)
 
 	if (!module_loaded("nvp2p_emu")) {
 		if (access("/modules/nvp2p_emu.ko", R_OK)) {
-			printf("# no /modules/nvp2p_emu.ko\n");
+			gdt_diag("no /modules/nvp2p_emu.ko");
 			return -1;
 		}
 		if (run("insmod /modules/nvp2p_emu.ko bar1_size_mb=64 bar1_reserve_mb=8"))
@@ -171,8 +155,8 @@ int gdt_main(const char *params, int edu, void (*body)(void))
 	if (pid == 0) {
 		close(pfd[0]);
 		body();
-		counts[0] = tap_n;
-		counts[1] = tap_failed;
+		counts[0] = tap_state.n;
+		counts[1] = tap_state.failed;
 		if (write(pfd[1], counts, sizeof(counts)) != sizeof(counts))
 			_exit(2);
 		fflush(stdout);
@@ -183,8 +167,8 @@ int gdt_main(const char *params, int edu, void (*body)(void))
 		counts[0] = counts[1] = 0;
 	close(pfd[0]);
 	waitpid(pid, &status, 0);
-	tap_n = counts[0];
-	tap_failed = counts[1];
+	tap_state.n = counts[0];
+	tap_state.failed = counts[1];
 	gdt_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	       "test process ended normally (status %#x)", status);
 	gdt_ok(gdt_quiet(), "nothing pinned after the test process exited");

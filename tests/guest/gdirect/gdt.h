@@ -33,8 +33,7 @@ int gdt_done(void);
 /*
  * Load nvp2p_emu (64 MiB BAR1, 8 MiB reserved), gdirect with PARAMS (may
  * be NULL) and, if EDU, gdirect_edu; whatever was not loaded already.
- * Returns 0, or prints why and returns -1 (the test should then exit 77
- * after printing "1..0 # SKIP").
+ * Returns 0, or prints why and returns -1 (gdt_main then reports a skip).
  */
 int gdt_setup(const char *params, int edu);
 /* Unload what gdt_setup() loaded; returns 0 when every rmmod succeeded. */

@@ -36,3 +36,4 @@ no_refusal() { ! echo "$new" | grep -q -i -E 'GPL-only symbols|Unknown symbol'; 
 check "no GPL-only symbol refusal in the kernel log" no_refusal
 for m in gdirect_edu gdirect nvp2p_emu; do unload_module $m; done
 check "modules unload" test ! -e /sys/module/nvp2p_emu
+tap_done

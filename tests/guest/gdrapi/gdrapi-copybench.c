@@ -21,6 +21,8 @@
 #include <cuda.h>
 #include <gdrapi.h>
 
+#include "tap.h"
+
 #define KB64 (64UL << 10)
 #define SPAN (4UL << 20)
 #define MAXREP 64
@@ -94,7 +96,7 @@ static int load(const char *mod, const char *cmd)
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 64, 1024, 4096, 65536, 1UL << 20 };
-	int reps = argc > 1 ? atoi(argv[1]) : 15, tests = 0, bad = 0;
+	int reps = argc > 1 ? atoi(argv[1]) : 15, bad = 0;
 	CUdeviceptr base, d;
 	CUcontext ctx;
 	CUdevice dev;
@@ -112,26 +114,26 @@ int main(int argc, char **argv)
 	    cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
 	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS ||
 	    cuMemAlloc(&base, SPAN + KB64) != CUDA_SUCCESS) {
-		printf("ok 1 - copybench # SKIP no emulated GPU\n1..1\n");
-		return 0;
+		tap_skip("copybench", "no emulated GPU");
+		return tap_done();
 	}
 	d = (base + KB64 - 1) & ~(CUdeviceptr)(KB64 - 1);
 	host = malloc(SPAN);
 	g = gdr_open();
 	if (!host || !g || gdr_pin_buffer(g, d, SPAN, 0, 0, &mh) ||
 	    gdr_map(g, mh, &va, SPAN)) {
-		printf("not ok 1 - open, pin and map 4 MiB\n1..1\n");
-		return 1;
+		tap_ok(0, "open, pin and map 4 MiB");
+		return tap_done();
 	}
 	map = va;
 	for (size_t i = 0; i < SPAN; i++)
 		host[i] = (char)(i * 31 + 7);
 	/* Which copy libgdirect picks follows the CPU's features. */
 	if (system("grep -m1 -o -w -e avx512f -e avx2 -e sse4_1 -e movdir64b /proc/cpuinfo | sort -u | tr '\\n' ' ' | sed 's/^/# cpu has: /; s/$/\\n/'") != 0)
-		printf("# cpu features unknown\n");
-	printf("# ns per copy, median of %d repeats; ratio = gdr_copy / memcpy (below 1: gdr_copy faster)\n",
-	       reps);
-	printf("# %8s %12s %12s %6s %12s %12s %6s\n", "bytes", "gdr_to", "memcpy_to",
+		tap_diag("cpu features unknown");
+	tap_diag("ns per copy, median of %d repeats; ratio = gdr_copy / memcpy (below 1: gdr_copy faster)",
+		 reps);
+	tap_diag("%8s %12s %12s %6s %12s %12s %6s", "bytes", "gdr_to", "memcpy_to",
 	       "ratio", "gdr_from", "memcpy_from", "ratio");
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		size_t n = sizes[s];
@@ -148,7 +150,7 @@ int main(int argc, char **argv)
 			}
 		for (int m = 0; m < METHODS; m++)
 			med[m] = median(t[m], reps);
-		printf("# %8zu %12.1f %12.1f %6.3f %12.1f %12.1f %6.3f\n", n,
+		tap_diag("%8zu %12.1f %12.1f %6.3f %12.1f %12.1f %6.3f", n,
 		       med[GDR_TO], med[MEMCPY_TO], med[GDR_TO] / med[MEMCPY_TO],
 		       med[GDR_FROM], med[MEMCPY_FROM], med[GDR_FROM] / med[MEMCPY_FROM]);
 	}
@@ -162,11 +164,10 @@ int main(int argc, char **argv)
 	gdr_copy_from_mapping(mh, host + 5, map + 5, SPAN - 10);
 	for (size_t i = 5; i < SPAN - 5 && !bad; i++)
 		bad = host[i] != (char)(i * 31 + 7);
-	printf("%s %d - the copies moved the right bytes\n", bad ? "not ok" : "ok", ++tests);
+	tap_ok(!bad, "the copies moved the right bytes");
 	gdr_unmap(g, mh, va, SPAN);
 	gdr_unpin_buffer(g, mh);
 	gdr_close(g);
 	cuMemFree(base);
-	printf("1..%d\n", tests);
-	return bad;
+	return tap_done();
 }

@@ -31,6 +31,8 @@
 #include <cuda.h>
 #include <gdrapi.h>
 
+#include "tap.h"
+
 #include "emu_knob.h"
 #include "gpumem.h"
 
@@ -40,31 +42,11 @@
 
 #define KB64 (64UL << 10)
 
-/* ---- TAP ------------------------------------------------------------ */
-
-static int tap_n, tap_failed;
-static pthread_mutex_t tap_lock = PTHREAD_MUTEX_INITIALIZER;
-
-__attribute__((format(printf, 2, 3)))
-static int ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	pthread_mutex_lock(&tap_lock);
-	printf("%s %d - ", cond ? "ok" : "not ok", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	tap_failed += !cond;
-	pthread_mutex_unlock(&tap_lock);
-	return cond;
-}
+/* ---- TAP (tests/include/tap.h) -------------------------------------- */
 
 static int is(int got, int want, const char *what)
 {
-	return ok(got == want, "%s: %s (want %s)", what,
+	return tap_ok(got == want, "%s: %s (want %s)", what,
 		  got ? strerror(got) : "0", want ? strerror(want) : "0");
 }
 
@@ -86,7 +68,7 @@ static int sh(const char *cmd)
 	int rc = system(cmd);
 
 	if (rc)
-		printf("# '%s' failed: %d\n", cmd, rc);
+		tap_diag("'%s' failed: %d", cmd, rc);
 	return rc;
 }
 
@@ -113,7 +95,7 @@ static int quiet(void)
 			return 1;
 		usleep(10000);
 	}
-	printf("# pins %llu bar1_used %llu\n", (unsigned long long)emu("pins"),
+	tap_diag("pins %llu bar1_used %llu", (unsigned long long)emu("pins"),
 	       (unsigned long long)emu("bar1_used"));
 	return 0;
 }
@@ -217,19 +199,19 @@ static void versions(gdr_t g)
 	int major = -1, minor = -1, v = -1, rc;
 
 	gdr_runtime_get_version(&major, &minor);
-	ok(major == 2 && minor == 6, "gdr_runtime_get_version %d.%d", major, minor);
+	tap_ok(major == 2 && minor == 6, "gdr_runtime_get_version %d.%d", major, minor);
 	major = minor = -1;
 	rc = gdr_driver_get_version(g, &major, &minor);
-	ok(rc == 0 && major == 2 && minor >= 1,
+	tap_ok(rc == 0 && major == 2 && minor >= 1,
 	   "gdr_driver_get_version %d.%d (NCCL wants >= 2.1)", major, minor);
 	rc = gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v);
-	ok(rc == 0 && v == 0, "attribute USE_PERSISTENT_MAPPING: %d (gdirect's default)", v);
+	tap_ok(rc == 0 && v == 0, "attribute USE_PERSISTENT_MAPPING: %d (gdirect's default)", v);
 	v = -1;
 	rc = gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &v);
-	ok(rc == 0 && v == 0, "attribute USING_DMA_BUF_MMAP: %d", v);
+	tap_ok(rc == 0 && v == 0, "attribute USING_DMA_BUF_MMAP: %d", v);
 	v = -1;
 	rc = gdr_get_attribute(g, GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, &v);
-	ok(rc == 0 && (v == 0 || v == 1), "attribute SUPPORT_PIN_FLAG_FORCE_PCIE: %d", v);
+	tap_ok(rc == 0 && (v == 0 || v == 1), "attribute SUPPORT_PIN_FLAG_FORCE_PCIE: %d", v);
 	is(gdr_get_attribute(g, (gdr_attr_t)99, &v), EINVAL, "attribute 99");
 }
 
@@ -255,10 +237,10 @@ static void fork_child(gdr_t g, gdr_mh_t mh, CUdeviceptr d, void *map)
 		_exit(bits);
 	}
 	waitpid(pid, &status, 0);
-	ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 1), "forked child: gdr_pin_buffer fails");
-	ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 2),
+	tap_ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 1), "forked child: gdr_pin_buffer fails");
+	tap_ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 2),
 	   "forked child: gdr_get_callback_flag fails, without a crash");
-	ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 4),
+	tap_ok(WIFEXITED(status) && !(WEXITSTATUS(status) & 4),
 	   "forked child: the parent's mapping is not there");
 }
 
@@ -280,16 +262,16 @@ static void copies(gdr_t g)
 	uint64_t off;
 	int flag = -1;
 
-	if (!ok(d && src && dst && img, "allocate 256 KiB of GPU memory"))
+	if (!tap_ok(d && src && dst && img, "allocate 256 KiB of GPU memory"))
 		return;
 	if (!is(gdr_pin_buffer(g, d, size, 0, 0, &mh), 0, "gdr_pin_buffer 256 KiB"))
 		return;
 	memset(&info, 0xff, sizeof(info));
-	ok(gdr_get_info(g, mh, &info) == 0 && info.va == d &&
+	tap_ok(gdr_get_info(g, mh, &info) == 0 && info.va == d &&
 	   info.mapped_size == size && info.page_size == KB64 && !info.mapped &&
 	   info.mapping_type == GDR_MAPPING_TYPE_NONE,
 	   "gdr_get_info: va, size, 64 KiB pages, not mapped");
-	ok(gdr_get_callback_flag(g, mh, &flag) == 0 && flag == 0,
+	tap_ok(gdr_get_callback_flag(g, mh, &flag) == 0 && flag == 0,
 	   "gdr_get_callback_flag: 0");
 	is(gdr_map(g, mh, &map, size + KB64), EINVAL, "gdr_map beyond the pin");
 	is(gdr_map_v2(g, mh, &map, size, 7), EINVAL, "gdr_map_v2 flags 7");
@@ -297,13 +279,13 @@ static void copies(gdr_t g)
 	   "gdr_map_v2 asking for a device mapping (none on x86)");
 	is(gdr_map_v2(g, mh, &map, size, GDR_MAP_FLAG_REQ_CACHE_MAPPING), EINVAL,
 	   "gdr_map_v2 asking for a cached mapping of write-combined memory");
-	ok(gdr_get_info(g, mh, &info) == 0 && !info.mapped, "still not mapped");
+	tap_ok(gdr_get_info(g, mh, &info) == 0 && !info.mapped, "still not mapped");
 	if (!is(gdr_map(g, mh, &map, size), 0, "gdr_map"))
 		goto unpin;
 	is(gdr_map(g, mh, &map, size), EAGAIN, "gdr_map again");
-	ok(gdr_get_info(g, mh, &info) == 0 && info.mapped && info.wc_mapping &&
+	tap_ok(gdr_get_info(g, mh, &info) == 0 && info.mapped && info.wc_mapping &&
 	   info.mapping_type == GDR_MAPPING_TYPE_WC, "gdr_get_info: mapped, WC");
-	ok(gdr_get_mapping_type_string(info.mapping_type, &name) == 0 &&
+	tap_ok(gdr_get_mapping_type_string(info.mapping_type, &name) == 0 &&
 	   !strcmp(name, "Write Combining"), "mapping type string '%s'", name);
 
 	memset(img, 0, size);
@@ -313,18 +295,18 @@ static void copies(gdr_t g)
 
 		fill(src, n, (unsigned int)i + 1);
 		memset(dst, 0, n);
-		ok(gdr_copy_to_mapping(mh, (char *)map + o, src, n) == 0 &&
+		tap_ok(gdr_copy_to_mapping(mh, (char *)map + o, src, n) == 0 &&
 		   gdr_copy_from_mapping(mh, dst, (char *)map + o, n) == 0 &&
 		   !memcmp(src, dst, n), "copy %zu bytes at offset %zu there and back", n, o);
 		memcpy(img + o, src, n);
 	}
 	memset(dst, 0, size);
-	ok(gdr_copy_from_mapping(mh, dst, map, size) == 0 && !memcmp(dst, img, size),
+	tap_ok(gdr_copy_from_mapping(mh, dst, map, size) == 0 && !memcmp(dst, img, size),
 	   "the whole buffer reads back as written");
-	ok(mem_offset(info.va, d, &off) == 0 && guest_host_has(off, img, size),
+	tap_ok(mem_offset(info.va, d, &off) == 0 && guest_host_has(off, img, size),
 	   "the host's backing file holds the same 256 KiB");
 	fork_child(g, mh, d, map);
-	ok(gdr_copy_from_mapping(mh, dst, map, size) == 0 && !memcmp(dst, img, size),
+	tap_ok(gdr_copy_from_mapping(mh, dst, map, size) == 0 && !memcmp(dst, img, size),
 	   "after the child: the parent's pin and mapping still work");
 	is(gdr_copy_to_mapping(mh, (char *)map + size - 1, src, 2), EINVAL,
 	   "copy_to_mapping past the mapping's end");
@@ -352,23 +334,23 @@ static void small_and_unaligned(gdr_t g)
 	void *ma = NULL, *mb = NULL;
 	unsigned char w[100], r[100];
 
-	if (!ok(d != 0, "allocate one 64 KiB page"))
+	if (!tap_ok(d != 0, "allocate one 64 KiB page"))
 		return;
-	if (!ok(gdr_pin_buffer(g, d + 0x1234, 100, 0, 0, &a) == 0 &&
+	if (!tap_ok(gdr_pin_buffer(g, d + 0x1234, 100, 0, 0, &a) == 0 &&
 		gdr_pin_buffer_v2(g, d + 0x8000, 4096, GDR_PIN_FLAG_DEFAULT, &b) == 0,
 		"pin 100 bytes at +0x1234 and 4 KiB at +0x8000 of one page"))
 		goto out;
-	ok(a.h != b.h, "two handles");
-	ok(gdr_get_info(g, a, &ia) == 0 && gdr_get_info(g, b, &ib) == 0 &&
+	tap_ok(a.h != b.h, "two handles");
+	tap_ok(gdr_get_info(g, a, &ia) == 0 && gdr_get_info(g, b, &ib) == 0 &&
 	   ia.va == d && ib.va == d && ia.mapped_size == KB64 && ib.mapped_size == KB64,
 	   "both pins cover the whole page, va rounded down");
-	if (ok(gdr_map(g, a, &ma, KB64) == 0 &&
+	if (tap_ok(gdr_map(g, a, &ma, KB64) == 0 &&
 	       gdr_map_v2(g, b, &mb, KB64, GDR_MAP_FLAG_REQ_WC_MAPPING) == 0 &&
 	       gdr_get_info(g, b, &ib) == 0 && ib.mapping_type == GDR_MAPPING_TYPE_WC,
 	       "map both, the second with gdr_map_v2 asking for WC")) {
 		fill(w, sizeof(w), 77);
 		memset(r, 0, sizeof(r));
-		ok(gdr_copy_to_mapping(a, (char *)ma + (d + 0x1234 - ia.va), w, sizeof(w)) == 0 &&
+		tap_ok(gdr_copy_to_mapping(a, (char *)ma + (d + 0x1234 - ia.va), w, sizeof(w)) == 0 &&
 		   gdr_copy_from_mapping(b, r, (char *)mb + 0x1234, sizeof(r)) == 0 &&
 		   !memcmp(w, r, sizeof(w)),
 		   "written through one pin's mapping at the unaligned address, read through the other's");
@@ -390,23 +372,23 @@ static void revocation(gdr_t g)
 	unsigned char w[64];
 	int flag = -1;
 
-	if (!ok(d != 0, "allocate 128 KiB") ||
+	if (!tap_ok(d != 0, "allocate 128 KiB") ||
 	    !is(gdr_pin_buffer(g, d, 2 * KB64, 0, 0, &mh), 0, "pin it"))
 		return;
 	if (!is(gdr_map(g, mh, &map, 2 * KB64), 0, "map it"))
 		goto unpin;
 	fill(w, sizeof(w), 5);
-	ok(gdr_copy_to_mapping(mh, map, w, sizeof(w)) == 0 && !faults(map, 0),
+	tap_ok(gdr_copy_to_mapping(mh, map, w, sizeof(w)) == 0 && !faults(map, 0),
 	   "mapped and usable");
-	ok(cuMemFree(base) == CUDA_SUCCESS, "cuMemFree of the pinned buffer");
+	tap_ok(cuMemFree(base) == CUDA_SUCCESS, "cuMemFree of the pinned buffer");
 	for (int i = 0; i < 100 && flag != 1; i++) {
 		if (gdr_get_callback_flag(g, mh, &flag))
 			break;
 		if (flag != 1)
 			usleep(10000);
 	}
-	ok(flag == 1, "gdr_get_callback_flag: 1 after cuMemFree");
-	ok(faults(map, 0) && faults((char *)map + KB64 + 8, 1),
+	tap_ok(flag == 1, "gdr_get_callback_flag: 1 after cuMemFree");
+	tap_ok(faults(map, 0) && faults((char *)map + KB64 + 8, 1),
 	   "the mapping faults on read and write");
 	is(gdr_unmap(g, mh, map, 2 * KB64), 0, "gdr_unmap of the revoked pin");
 	is(gdr_map(g, mh, &map, 2 * KB64), EINVAL, "gdr_map of a revoked pin");
@@ -443,7 +425,7 @@ static void threads(gdr_t g)
 	pthread_t t[THREADS];
 	int bad = 0;
 
-	if (!ok(d != 0, "allocate %d pages", THREADS * ROUNDS))
+	if (!tap_ok(d != 0, "allocate %d pages", THREADS * ROUNDS))
 		return;
 	for (int i = 0; i < THREADS; i++) {
 		w[i] = (struct worker){ g, d + (CUdeviceptr)i * ROUNDS * KB64, 0 };
@@ -453,7 +435,7 @@ static void threads(gdr_t g)
 		pthread_join(t[i], NULL);
 		bad += w[i].bad;
 	}
-	ok(bad == 0, "%d threads x %d pins and unpins on one gdr_t: %d failures",
+	tap_ok(bad == 0, "%d threads x %d pins and unpins on one gdr_t: %d failures",
 	   THREADS, ROUNDS, bad);
 	cuMemFree(base);
 }
@@ -464,7 +446,7 @@ static void errors(gdr_t g)
 	int v;
 
 	is(gdr_pin_buffer(g, 0x1000, 0, 0, 0, &mh), EINVAL, "pin 0 bytes");
-	ok(gdr_pin_buffer(g, (unsigned long)&v, 4, 0, 0, &mh) != 0,
+	tap_ok(gdr_pin_buffer(g, (unsigned long)&v, 4, 0, 0, &mh) != 0,
 	   "pin of host memory fails");
 	is(gdr_pin_buffer_v2(g, 0x10000, KB64, 2, &mh), EINVAL, "pin flag 2");
 	is(gdr_unpin_buffer(g, junk), EINVAL, "unpin a null handle");
@@ -477,10 +459,10 @@ static void body(void)
 	gdr_mh_t left;
 	gdr_t g;
 
-	if (!ok(cuda_init() == 0, "CUDA context"))
+	if (!tap_ok(cuda_init() == 0, "CUDA context"))
 		return;
 	g = gdr_open();
-	if (!ok(g != NULL, "gdr_open over /dev/%s", BACKEND))
+	if (!tap_ok(g != NULL, "gdr_open over /dev/%s", BACKEND))
 		return;
 	versions(g);
 	copies(g);
@@ -490,7 +472,7 @@ static void body(void)
 	errors(g);
 	/* gdr_close unpins what is left, as gdrcopy's does. */
 	d = gpu_alloc(KB64, &base);
-	ok(d && gdr_pin_buffer(g, d, KB64, 0, 0, &left) == 0, "a pin left for gdr_close");
+	tap_ok(d && gdr_pin_buffer(g, d, KB64, 0, 0, &left) == 0, "a pin left for gdr_close");
 	is(gdr_close(g), 0, "gdr_close");
 	if (d)
 		cuMemFree(base);
@@ -514,9 +496,8 @@ int main(void)
 		loaded_gd = 1;
 	}
 	if (access("/dev/" BACKEND, F_OK)) {
-		printf("ok 1 - libgdrapi over /dev/%s # SKIP no /dev/%s: this gdirect.ko has no %s personality\n",
-		       BACKEND, BACKEND, BACKEND);
-		tap_n = 1;
+		tap_skip("libgdrapi over /dev/" BACKEND,
+			 "no /dev/" BACKEND ": this gdirect.ko has no " BACKEND " personality");
 		goto out;
 	}
 	if (pipe(pfd))
@@ -525,8 +506,8 @@ int main(void)
 	if (pid == 0) {
 		close(pfd[0]);
 		body();
-		counts[0] = tap_n;
-		counts[1] = tap_failed;
+		counts[0] = tap_state.n;
+		counts[1] = tap_state.failed;
 		if (write(pfd[1], counts, sizeof(counts)) != sizeof(counts))
 			_exit(2);
 		_exit(0);
@@ -536,24 +517,22 @@ int main(void)
 		counts[0] = counts[1] = 0;
 	close(pfd[0]);
 	waitpid(pid, &status, 0);
-	tap_n = counts[0];
-	tap_failed = counts[1];
-	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	tap_state.n = counts[0];
+	tap_state.failed = counts[1];
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	   "test process ended normally (status %#x)", status);
-	ok(quiet(), "0 pins and 0 BAR1 bytes used afterwards");
+	tap_ok(quiet(), "0 pins and 0 BAR1 bytes used afterwards");
 out:
 	if (loaded_gd)
-		ok(sh("rmmod gdirect") == 0, "gdirect unloads");
+		tap_ok(sh("rmmod gdirect") == 0, "gdirect unloads");
 	if (loaded_emu)
-		ok(sh("rmmod nvp2p_emu") == 0, "nvp2p_emu unloads");
-	printf("1..%d\n", tap_n);
-	return tap_failed ? 1 : 0;
+		tap_ok(sh("rmmod nvp2p_emu") == 0, "nvp2p_emu unloads");
+	return tap_done();
 skip:
 	if (loaded_gd)
 		sh("rmmod gdirect");
 	if (loaded_emu)
 		sh("rmmod nvp2p_emu");
-	printf("ok 1 - libgdrapi over /dev/%s # SKIP modules could not be loaded\n1..1\n",
-	       BACKEND);
-	return 0;
+	tap_skip("libgdrapi over /dev/" BACKEND, "modules could not be loaded");
+	return tap_done();
 }

@@ -20,3 +20,4 @@ check "GDIRECT_INVALIDATION=kernel,hooks registers" sh -c \
 	"GDIRECT_INVALIDATION=kernel,hooks lib-hold 65536 1 </dev/null | grep -q '^registered '"
 unload_module gdirect
 unload_module nvp2p_emu
+tap_done

@@ -14,3 +14,4 @@ check "mem_total is the BAR2 size (256 MiB)" test "$(emu_stat mem_total)" = $((2
 check "module unloads" unload_module nvp2p_emu
 check "an absurd reserve is refused at probe" sh -c \
 	'insmod /modules/nvp2p_emu.ko bar1_size_mb=16 bar1_reserve_mb=16; r=$?; rmmod nvp2p_emu 2>/dev/null; test ! -e /dev/nvp2p_emu'
+tap_done

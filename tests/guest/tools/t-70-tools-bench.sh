@@ -35,3 +35,4 @@ check "stat: gdirect.ko counted $npins pins and as many unpins" sh -c \
 check "stat: no live regions" grep -q '^  live_regions  *0$' "$out"
 unload_module gdirect
 check "modules unload" unload_module nvp2p_emu
+tap_done

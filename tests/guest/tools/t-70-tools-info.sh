@@ -48,3 +48,4 @@ gdirect info --json --peer "$edu" > $out
 check "path GPU -> edu ($edu) goes through the host bridge" grep -q '"class": "host_bridge"' "$out"
 gdirect info --peer "$edu" | sed 's/^/# /'
 check "nvp2p_emu unloads" unload_module nvp2p_emu
+tap_done

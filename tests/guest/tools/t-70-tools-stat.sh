@@ -68,3 +68,4 @@ check "its file goes with its context" sh -c \
 	"! test -e $sdir/gdirect-stats.$lpid.1 && ! grep -q 'process $lpid context' /tmp/stat.txt"
 unload_module gdirect
 unload_module nvp2p_emu
+tap_done

@@ -6,21 +6,17 @@
 set -u
 src=${1:?usage: t-plot.sh SRCDIR}
 plot=$src/bench/plot.sh
+. "$src/tests/include/tap.sh"
 
 if ! command -v gnuplot >/dev/null 2>&1; then
-	echo "1..0 # SKIP gnuplot not installed (Debian: gnuplot-nox)"
-	exit 0
+	skip_all "gnuplot not installed (Debian: gnuplot-nox)"
 fi
 if ! command -v python3 >/dev/null 2>&1; then
-	echo "1..0 # SKIP python3 (to parse the SVG) not installed"
-	exit 0
+	skip_all "python3 (to parse the SVG) not installed"
 fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0 fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
 
 # svg FILE TEXT... : FILE is well-formed SVG whose text holds every TEXT.
 svg() {
@@ -59,25 +55,25 @@ for c in gdirect ucx; do
 done
 
 if sh "$plot" "$d" "$o" 2>"$tmp/err"; then ok "plot.sh DATA OUT succeeds"
-else notok "plot.sh DATA OUT succeeds: $(cat "$tmp/err")"; fi
+else not_ok "plot.sh DATA OUT succeeds: $(cat "$tmp/err")"; fi
 for t in random locality; do
 	if svg "$o/hits-$t.svg" "$t trace" "registered regions (64 KiB each)" \
 		"ns per hit per thread" "libgdirect, 1 thread" "libgdirect, 2 threads" \
 		"UCX ucs_rcache, 1 thread" "UCX ucs_rcache, 2 threads" "test machine"
 	then ok "hits-$t.svg is an SVG with title, axes and legend"
-	else notok "hits-$t.svg is an SVG with title, axes and legend"; fi
+	else not_ok "hits-$t.svg is an SVG with title, axes and legend"; fi
 done
 if svg "$o/contended.svg" "while another thread registers" "latency of one get + put (log scale)" \
 	"fraction of hits" "libgdirect, during a pin" "UCX ucs_rcache, alone"
 then ok "contended.svg is an SVG with title, axes and legend"
-else notok "contended.svg is an SVG with title, axes and legend"; fi
+else not_ok "contended.svg is an SVG with title, axes and legend"; fi
 
 # A missing data file: that plot is left out and said, the others drawn.
 rm "$d/hits-locality-2.dat" && rm -rf "$o"
 if sh "$plot" "$d" "$o" 2>"$tmp/err" && [ ! -e "$o/hits-locality.svg" ] &&
 	[ -e "$o/hits-random.svg" ] && grep -q 'hits-locality-2.dat missing' "$tmp/err"
 then ok "a plot with missing data is left out and said"
-else notok "a plot with missing data is left out and said"; fi
+else not_ok "a plot with missing data is left out and said"; fi
 
 # The GPU round-trip log form.
 cat >"$tmp/rt.log" <<-'LOG'
@@ -90,15 +86,14 @@ if sh "$plot" --roundtrip "$tmp/rt.log" "$o" 2>"$tmp/err" &&
 	svg "$o/roundtrip.svg" "Test GPU (sm_90)" "round trip, median of one repeat (us)" \
 		"ptx" "libcu++" "memops"
 then ok "roundtrip.svg from a roundtrip log"
-else notok "roundtrip.svg from a roundtrip log: $(cat "$tmp/err")"; fi
+else not_ok "roundtrip.svg from a roundtrip log: $(cat "$tmp/err")"; fi
 
 echo "nothing" >"$tmp/bad.log"
 sh "$plot" --roundtrip "$tmp/bad.log" "$o" 2>/dev/null
 if [ $? -eq 2 ]; then ok "a file that is not a roundtrip log is refused"
-else notok "a file that is not a roundtrip log is refused"; fi
+else not_ok "a file that is not a roundtrip log is refused"; fi
 sh "$plot" "$tmp/nonexistent" "$o" 2>/dev/null
 if [ $? -eq 2 ]; then ok "a missing data directory is refused"
-else notok "a missing data directory is refused"; fi
+else not_ok "a missing data directory is refused"; fi
 
-echo "1..$n"
-[ $fails -eq 0 ]
+tap_done

@@ -4,21 +4,23 @@
 # and its SONAME is libgdrapi.so.2.
 set -u
 list=$1 lib=$2
+. "$(dirname "$0")/../../include/tap.sh"
 want=$(grep -v '^#' "$list" | sort)
 got=$(nm -D --defined-only "$lib" | awk '{ print $3 }' | sort)
-echo "1..5"
+plan 5
 missing=$(for s in $want; do printf '%s\n' "$got" | grep -qx "$s" || echo "$s"; done)
-[ -z "$missing" ] && echo "ok 1 - every gdrcopy 2.6 symbol is exported" ||
-	echo "not ok 1 - missing: $(echo $missing)"
+if [ -z "$missing" ]; then ok "every gdrcopy 2.6 symbol is exported"
+else not_ok "missing: $(echo $missing)"; fi
 extra=$(for s in $got; do printf '%s\n' "$want" | grep -qx "$s" || echo "$s"; done)
-[ -z "$extra" ] && echo "ok 2 - nothing else is exported" ||
-	echo "not ok 2 - extra: $(echo $extra)"
+if [ -z "$extra" ]; then ok "nothing else is exported"
+else not_ok "extra: $(echo $extra)"; fi
 types=$(nm -D --defined-only "$lib" | awk '$2 != "T" { print $3 }')
-[ -z "$types" ] && echo "ok 3 - all are functions" ||
-	echo "not ok 3 - not functions: $(echo $types)"
+if [ -z "$types" ]; then ok "all are functions"
+else not_ok "not functions: $(echo $types)"; fi
 vers=$(nm -D --defined-only --with-symbol-versions "$lib" | grep '@' || true)
-[ -z "$vers" ] && echo "ok 4 - no symbol versions (gdrcopy has none)" ||
-	echo "not ok 4 - versioned: $(echo $vers)"
+if [ -z "$vers" ]; then ok "no symbol versions (gdrcopy has none)"
+else not_ok "versioned: $(echo $vers)"; fi
 soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-[ "$soname" = libgdrapi.so.2 ] && echo "ok 5 - SONAME libgdrapi.so.2" ||
-	echo "not ok 5 - SONAME '$soname'"
+if [ "$soname" = libgdrapi.so.2 ]; then ok "SONAME libgdrapi.so.2"
+else not_ok "SONAME '$soname'"; fi
+tap_done

@@ -14,21 +14,14 @@
 
 #include <gdrapi.h>
 
-static int n, failed;
-
-static void ok(int cond, const char *what)
-{
-	printf("%s %d - %s\n", cond ? "ok" : "not ok", ++n, what);
-	if (!cond)
-		failed++;
-}
+#include "tap.h"
 
 static void is(long got, long want, const char *what)
 {
 	char buf[160];
 
 	snprintf(buf, sizeof(buf), "%s: %ld (want %ld)", what, got, want);
-	ok(got == want, buf);
+	tap_ok(got == want, "%s", buf);
 }
 
 /* gdrcopy 2.0-2.2's gdr_info, as NCCL still declares it. */
@@ -71,7 +64,7 @@ static void layout(void)
 	is(GPU_PAGE_SHIFT, 16, "GPU_PAGE_SHIFT");
 	is((long)GPU_PAGE_SIZE, 65536, "GPU_PAGE_SIZE");
 	is((long)GPU_PAGE_OFFSET, 65535, "GPU_PAGE_OFFSET");
-	ok(GPU_PAGE_MASK == ~0xffffUL, "GPU_PAGE_MASK");
+	tap_ok(GPU_PAGE_MASK == ~0xffffUL, "GPU_PAGE_MASK");
 	is(MAJOR_VERSION_SHIFT, 16, "MAJOR_VERSION_SHIFT");
 	is(MINOR_VERSION_MASK, 0xffff, "MINOR_VERSION_MASK");
 	is(GDR_API_VERSION, (2 << 16) | 6, "GDR_API_VERSION");
@@ -87,13 +80,13 @@ static void versions_and_strings(void)
 	int major = -1, minor = -1;
 
 	gdr_runtime_get_version(&major, &minor);
-	ok(major == 2 && minor == 6, "gdr_runtime_get_version: 2.6");
+	tap_ok(major == 2 && minor == 6, "gdr_runtime_get_version: 2.6");
 	/* NVSHMEM: same major, minor at least the one it was built with. */
-	ok(major == GDR_API_MAJOR_VERSION && minor >= GDR_API_MINOR_VERSION,
+	tap_ok(major == GDR_API_MAJOR_VERSION && minor >= GDR_API_MINOR_VERSION,
 	   "the runtime version satisfies NVSHMEM's and NCCL's checks");
 	for (int t = 0; t < 4; t++) {
 		s = NULL;
-		ok(gdr_get_mapping_type_string((gdr_mapping_type_t)t, &s) == 0 &&
+		tap_ok(gdr_get_mapping_type_string((gdr_mapping_type_t)t, &s) == 0 &&
 		   s && !strcmp(s, want[t]), want[t]);
 	}
 	is(gdr_get_mapping_type_string((gdr_mapping_type_t)4, &s), EINVAL,
@@ -141,22 +134,22 @@ static void open_errors(void)
 	setenv("GDIRECT_GDRAPI_BACKEND", "gdirrect", 1);
 	errno = 0;
 	g = gdr_open();
-	ok(!g && errno == EINVAL, "GDIRECT_GDRAPI_BACKEND=gdirrect (a typo): gdr_open fails, EINVAL");
+	tap_ok(!g && errno == EINVAL, "GDIRECT_GDRAPI_BACKEND=gdirrect (a typo): gdr_open fails, EINVAL");
 	if (g)
 		gdr_close(g);
 	setenv("GDIRECT_GDRAPI_BACKEND", "GDRDRV", 1);
 	errno = 0;
 	g = gdr_open();
-	ok(!g && errno == EINVAL, "GDIRECT_GDRAPI_BACKEND=GDRDRV (case matters): EINVAL");
+	tap_ok(!g && errno == EINVAL, "GDIRECT_GDRAPI_BACKEND=GDRDRV (case matters): EINVAL");
 	if (g)
 		gdr_close(g);
 	setenv("GDIRECT_GDRAPI_BACKEND", "gdrdrv", 1);
 	if (access("/dev/gdrdrv", F_OK) == 0) {
-		printf("ok %d - # SKIP /dev/gdrdrv exists here\n", ++n);
+		tap_skip("no /dev/gdrdrv: gdr_open returns NULL, ENOENT", "/dev/gdrdrv exists here");
 	} else {
 		errno = 0;
 		g = gdr_open();
-		ok(!g && errno == ENOENT, "no /dev/gdrdrv: gdr_open returns NULL, ENOENT");
+		tap_ok(!g && errno == ENOENT, "no /dev/gdrdrv: gdr_open returns NULL, ENOENT");
 		if (g)
 			gdr_close(g);
 	}
@@ -169,6 +162,5 @@ int main(void)
 	versions_and_strings();
 	bad_arguments();
 	open_errors();
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return tap_done();
 }

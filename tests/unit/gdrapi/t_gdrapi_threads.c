@@ -16,19 +16,13 @@
 #include <unistd.h>
 
 #include "gdrapi_internal.h"
+#include "tap.h"
 
 #define THREADS 8
 #define ROUNDS 200
 #define KB64 (64UL << 10)
 
 static atomic_long pinned, unpinned, next_handle = 1;
-static int n, failed;
-
-static void ok(int cond, const char *what)
-{
-	printf("%s %d - %s\n", cond ? "ok" : "not ok", ++n, what);
-	failed += !cond;
-}
 
 static int f_pin(struct gdr *g, struct gdr_memh *m, unsigned long addr,
 		 size_t size, uint64_t token, uint32_t va_space, uint32_t flags)
@@ -145,8 +139,8 @@ int main(void)
 	g->ops = &fake_ops;
 	g->fd = memfd_create("gdrapi-test", MFD_CLOEXEC);
 	if (g->fd < 0 || ftruncate(g->fd, KB64)) {
-		printf("1..0 # SKIP memfd: %s\n", strerror(errno));
-		return 77;
+		tap_diag("memfd: %s", strerror(errno));
+		tap_skip_all("no memfd here");
 	}
 	for (int i = 0; i < THREADS; i++) {
 		w[i] = (struct worker){ g, i, 0 };
@@ -156,13 +150,12 @@ int main(void)
 		pthread_join(t[i], NULL);
 		bad += w[i].bad;
 	}
-	printf("# %d threads x %d rounds: %d failures\n", THREADS, ROUNDS, bad);
-	ok(bad == 0, "pin, info, flag, map, copies, unmap, unpin from 8 threads on one gdr_t");
-	ok(atomic_load(&pinned) == THREADS * ROUNDS && atomic_load(&unpinned) == THREADS * ROUNDS,
+	tap_diag("%d threads x %d rounds: %d failures", THREADS, ROUNDS, bad);
+	tap_ok(bad == 0, "pin, info, flag, map, copies, unmap, unpin from 8 threads on one gdr_t");
+	tap_ok(atomic_load(&pinned) == THREADS * ROUNDS && atomic_load(&unpinned) == THREADS * ROUNDS,
 	   "every pin reached the backend once, every unpin once");
-	ok(g->pins.next == &g->pins && g->pins.prev == &g->pins, "the list of pins is empty");
-	ok(gdr_pin_buffer(g, 0x200000000UL, 1, 0, 0, &left) == 0 && gdr_close(g) == 0 &&
+	tap_ok(g->pins.next == &g->pins && g->pins.prev == &g->pins, "the list of pins is empty");
+	tap_ok(gdr_pin_buffer(g, 0x200000000UL, 1, 0, 0, &left) == 0 && gdr_close(g) == 0 &&
 	   atomic_load(&unpinned) == THREADS * ROUNDS + 1, "gdr_close unpins what is left");
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return tap_done();
 }

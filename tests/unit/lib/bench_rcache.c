@@ -42,11 +42,11 @@ static void *hitter(void *p)
 	return NULL;
 }
 
-int main(int argc, char **argv)
-{
-	int threads = argc > 1 ? atoi(argv[1]) : 2;
+static int threads = 2;
 
-	need_fake_cuda();
+/* One TAP line: the registrations the numbers rest on all succeeded. */
+static void bench(void)
+{
 	for (int n = 16; n <= 4096; n *= 4) {
 		struct gdirect_params p;
 		struct gdirect_ptr_info in;
@@ -94,5 +94,13 @@ int main(int argc, char **argv)
 		fake_cuda_reset();
 		free(bufs);
 	}
-	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		threads = atoi(argv[1]);
+	need_fake_cuda();
+	TAP_TEST(bench);
+	return tap_done();
 }

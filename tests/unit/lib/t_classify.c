@@ -74,7 +74,7 @@ static void kinds(unsigned inv)
 
 	for (int i = 0; i < n; i++)
 		gdirect_classify(c, P(d + (i & 1023)), &in);
-	printf("classify (cached, %s): %.1f ns\n",
+	tap_diag("classify (cached, %s): %.1f ns",
 	       inv & GDIRECT_INV_HOOKS ? "hooks" : "tag-checked",
 	       (now_ns() - t0) / n);
 	gdirect_ctx_destroy(c);
@@ -108,12 +108,21 @@ static void bounded(void)
 	fake_cuda_reset();
 }
 
+static void kinds_hooks(void)
+{
+	kinds(GDIRECT_INV_HOOKS);
+}
+
+static void kinds_kernel(void)
+{
+	kinds(GDIRECT_INV_KERNEL);
+}
+
 int main(void)
 {
 	need_fake_cuda();
-	bounded();
-	kinds(GDIRECT_INV_HOOKS);
-	kinds(GDIRECT_INV_KERNEL);
-	printf("ok\n");
-	return 0;
+	TAP_TEST(bounded);
+	TAP_TEST(kinds_hooks);
+	TAP_TEST(kinds_kernel);
+	return tap_done();
 }

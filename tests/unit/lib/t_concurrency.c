@@ -77,7 +77,7 @@ static void hit_during_pin(void)
 	/* The hits ran while the pin was still going on... */
 	CHECK_EQ(fake_backend_pins_in_flight(b), 1);
 	/* ...and none of them waited for it. */
-	printf("2000 hits during a %u ms pin: %.3f ms total, worst %.3f ms\n",
+	tap_diag("2000 hits during a %u ms pin: %.3f ms total, worst %.3f ms",
 	       delay_us / 1000, total, worst);
 	CHECK(worst < delay_us / 1000.0 / 4);
 	pthread_join(t, NULL);
@@ -125,7 +125,7 @@ static void misses_pin_once(void)
 		pthread_join(t[i], NULL);
 	fake_backend_stats(b, &fs);
 	gdirect_stats(c, &st);
-	printf("%d concurrent misses: %lu pin(s), %llu waited\n", N, fs.pins,
+	tap_diag("%d concurrent misses: %lu pin(s), %llu waited", N, fs.pins,
 	       (unsigned long long)st.pin_waits);
 	CHECK_EQ(fs.pins, 1);
 	CHECK_EQ(fake_cuda_sync_count(x), 1);
@@ -175,8 +175,8 @@ static void pin_waits_for_release(void)
 	pthread_join(t, NULL);
 	gdirect_stats(c, &st);
 	fake_backend_stats(b, &fs);
-	printf("pin during another thread's release: %llu release wait(s), "
-	       "%lu ENOMEM\n", (unsigned long long)st.release_waits, fs.enomem);
+	tap_diag("pin during another thread's release: %llu release wait(s), "
+		 "%lu ENOMEM", (unsigned long long)st.release_waits, fs.enomem);
 	CHECK(fs.enomem >= 1);
 	CHECK(st.release_waits >= 1);
 	CHECK_EQ(st.pin_failures, 0);
@@ -283,8 +283,8 @@ static void stress_all(unsigned inv)
 	for (int i = 0; i < N; i++)
 		pthread_join(t[i], NULL);
 	gdirect_stats(c, &st);
-	printf("stress inv %u: %llu hits %llu misses %llu evictions %llu/%llu BAR "
-	       "evictions, %llu waits\n", inv, (unsigned long long)st.hits,
+	tap_diag("stress inv %u: %llu hits %llu misses %llu evictions %llu/%llu BAR "
+		 "evictions, %llu waits", inv, (unsigned long long)st.hits,
 	       (unsigned long long)st.misses, (unsigned long long)st.evictions,
 	       (unsigned long long)st.evictions_bar,
 	       (unsigned long long)st.pin_failures,
@@ -346,15 +346,24 @@ static void hit_counts_exact(void)
 	fake_cuda_reset();
 }
 
+static void stress_hooks(void)
+{
+	stress_all(GDIRECT_INV_HOOKS);
+}
+
+static void stress_kernel(void)
+{
+	stress_all(GDIRECT_INV_KERNEL);
+}
+
 int main(void)
 {
 	need_fake_cuda();
-	hit_during_pin();
-	misses_pin_once();
-	pin_waits_for_release();
-	hit_counts_exact();
-	stress_all(GDIRECT_INV_HOOKS);
-	stress_all(GDIRECT_INV_KERNEL);
-	printf("ok\n");
-	return 0;
+	TAP_TEST(hit_during_pin);
+	TAP_TEST(misses_pin_once);
+	TAP_TEST(pin_waits_for_release);
+	TAP_TEST(hit_counts_exact);
+	TAP_TEST(stress_hooks);
+	TAP_TEST(stress_kernel);
+	return tap_done();
 }

@@ -13,9 +13,8 @@
 #include <gdirect.h>
 
 #include "copy.h"
+#include "tap.h"
 
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: %s\n", __FILE__, \
-	__LINE__, #c); exit(1); } } while (0)
 
 #define GUARD 128
 #define MAXSZ (16u << 20)
@@ -36,7 +35,7 @@ static void one(void (*fn)(void *, const void *, size_t), size_t n,
 		CHECK(dst[i] == g);
 }
 
-int main(void)
+static void every_size_and_alignment(void)
 {
 	static const size_t offs[] = { 0, 1, 3, 7, 15, 16, 31, 33, 63 };
 	size_t sizes[128], ns = 0;
@@ -62,7 +61,7 @@ int main(void)
 		const struct gd_copy_impl *im = gd_copy_impls[k];
 
 		if (!im->supported()) {
-			printf("%-10s not supported by this CPU: skipped\n", im->name);
+			tap_diag("%-10s not supported by this CPU: skipped", im->name);
 			continue;
 		}
 		for (size_t i = 0; i < ns; i++)
@@ -74,7 +73,7 @@ int main(void)
 					one(im->to_map, sizes[i], offs[a], offs[b]);
 					one(im->from_map, sizes[i], offs[a], offs[b]);
 				}
-		printf("%-10s ok (%zu sizes, 1 B .. %u B)\n", im->name, ns, MAXSZ);
+		tap_diag("%-10s ok (%zu sizes, 1 B .. %u B)", im->name, ns, MAXSZ);
 		tested++;
 	}
 	/* The public entry points go through the selected implementation. */
@@ -86,6 +85,10 @@ int main(void)
 	CHECK(tested >= 2);
 	free(src);
 	free(dst);
-	printf("ok\n");
-	return 0;
+}
+
+int main(void)
+{
+	TAP_TEST(every_size_and_alignment);
+	return tap_done();
 }

@@ -13,13 +13,7 @@
 
 #include <gdirect.h>
 
-static int fails, n;
-
-static void ok(int cond, const char *what)
-{
-	printf("%sok %d - %s\n", cond ? "" : "not ", ++n, what);
-	fails += !cond;
-}
+#include "tap.h"
 
 static int count(const char *s, const char *what)
 {
@@ -70,16 +64,16 @@ int main(void)
 	char err[1024];
 	int rc;
 
-	printf("1..5\n");
+	tap_plan(5);
 	rc = run("avx9000", err, sizeof(err));
-	ok(rc == 0, "a misspelt GDIRECT_COPY: the copy still happens");
-	ok(strstr(err, "libgdirect: GDIRECT_COPY: ") != NULL &&
-	   strstr(err, "avx9000") != NULL, "and stderr names the variable and the value");
-	ok(count(err, "libgdirect:") == 1, "said once, for two copies");
-	if (fails)
-		printf("# stderr: %s", err);
+	tap_ok(rc == 0, "a misspelt GDIRECT_COPY: the copy still happens");
+	tap_ok(strstr(err, "libgdirect: GDIRECT_COPY: ") != NULL &&
+	       strstr(err, "avx9000") != NULL, "and stderr names the variable and the value");
+	tap_ok(count(err, "libgdirect:") == 1, "said once, for two copies");
+	if (tap_state.failed)
+		tap_diag("stderr: %s", err);
 	rc = run("generic", err, sizeof(err));
-	ok(rc == 0, "GDIRECT_COPY=generic: the copy happens");
-	ok(err[0] == 0, "and nothing is said");
-	return fails ? 1 : 0;
+	tap_ok(rc == 0, "GDIRECT_COPY=generic: the copy happens");
+	tap_ok(err[0] == 0, "and nothing is said");
+	return tap_done();
 }

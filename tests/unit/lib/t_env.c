@@ -31,11 +31,10 @@ static void refused(const char *name, const char *value)
 	int rc = create_with(name, value);
 
 	if (rc != -EINVAL || !strstr(gdirect_errmsg(), name)) {
-		fprintf(stderr, "%s=\"%s\": got %d (%s), expected -EINVAL naming it\n",
-			name, value, rc, gdirect_errmsg());
-		exit(1);
+		TAP_FAIL("%s=\"%s\": got %d (%s), expected -EINVAL naming it",
+			 name, value, rc, gdirect_errmsg());
 	}
-	printf("  %s=\"%s\": %s\n", name, value, gdirect_errmsg());
+	tap_diag("  %s=\"%s\": %s", name, value, gdirect_errmsg());
 }
 
 static void accepted(const char *name, const char *value)
@@ -43,9 +42,8 @@ static void accepted(const char *name, const char *value)
 	int rc = create_with(name, value);
 
 	if (rc) {
-		fprintf(stderr, "%s=\"%s\": refused (%s)\n", name, value,
-			gdirect_errmsg());
-		exit(1);
+		TAP_FAIL("%s=\"%s\": refused (%s)", name, value,
+			 gdirect_errmsg());
 	}
 }
 
@@ -98,7 +96,7 @@ static void api_modes(void)
 	p.invalidation = 0;
 	CHECK_EQ(gdirect_ctx_create(&p, &c), -EINVAL);
 	CHECK(strstr(gdirect_errmsg(), "stale"));
-	printf("  invalidation 0: %s\n", gdirect_errmsg());
+	tap_diag("  invalidation 0: %s", gdirect_errmsg());
 	p.flags |= GDIRECT_CTX_NO_INVALIDATION;
 	CHECK_EQ(gdirect_ctx_create(&p, &c), 0);
 	gdirect_ctx_destroy(c);
@@ -174,18 +172,23 @@ static void others(void)
 	accepted("GDIRECT_PUBLISH_INTERVAL_MS", "100");
 }
 
+static void hooks_accepted(void)
+{
+	accepted("GDIRECT_INVALIDATION", "hooks");
+}
+
 int main(void)
 {
 	need_fake_cuda();
 	/* No pinning device: the context is created without one. */
 	setenv("GDIRECT_DEVICE", "/nonexistent/gdirect", 1);
-	accepted("GDIRECT_INVALIDATION", "hooks");
-	modes();
-	api_modes();
-	sizes();
-	counts();
+	TAP_TEST(hooks_accepted);
+	TAP_TEST(modes);
+	TAP_TEST(api_modes);
+	TAP_TEST(sizes);
+	TAP_TEST(counts);
 	setenv("GDIRECT_DEVICE", "/nonexistent/gdirect", 1);
-	others();
-	printf("ok: %d settings checked\n", ncases);
-	return 0;
+	TAP_TEST(others);
+	tap_diag("%d settings checked", ncases);
+	return tap_done();
 }

@@ -160,9 +160,8 @@ static void bar_exhaustion(void)
 int main(void)
 {
 	need_fake_cuda();
-	by_count();
-	by_bytes();
-	bar_exhaustion();
-	printf("ok\n");
-	return 0;
+	TAP_TEST(by_count);
+	TAP_TEST(by_bytes);
+	TAP_TEST(bar_exhaustion);
+	return tap_done();
 }

@@ -126,10 +126,9 @@ static void inherited_regions(void)
 	pthread_join(th, NULL);
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "inherited regions: child %s %d\n",
-			WIFEXITED(status) ? "exited" : "killed by signal",
-			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-		exit(1);
+		TAP_FAIL("inherited regions: child %s %d",
+			 WIFEXITED(status) ? "exited" : "killed by signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 	}
 	/* The parent's mapping and pins are untouched by the child. */
 	CHECK_EQ(m[0], 1);
@@ -143,10 +142,10 @@ static void inherited_regions(void)
 	gdirect_ctx_destroy(c);
 	pthread_barrier_destroy(&held);
 	pthread_barrier_destroy(&release);
-	printf("inherited registrations: the child's put and map touch nothing\n");
+	tap_diag("inherited registrations: the child's put and map touch nothing");
 }
 
-int main(void)
+static void child_context_refused(void)
 {
 	struct gdirect_params p;
 	struct gd_backend *b;
@@ -155,7 +154,6 @@ int main(void)
 	struct gdirect_stats st;
 	int status;
 
-	need_fake_cuda();
 	params(&p, GDIRECT_INV_HOOKS | GDIRECT_INV_KERNEL);
 	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
 	uint64_t x = fake_cuda_alloc(64 * KiB);
@@ -180,8 +178,13 @@ int main(void)
 	CHECK_EQ(fs.unpins, 0);
 	gdirect_ctx_destroy(c);
 	fake_cuda_reset();
-	inherited_regions();
+}
+
+int main(void)
+{
+	need_fake_cuda();
+	TAP_TEST(child_context_refused);
+	TAP_TEST(inherited_regions);
 	fake_cuda_reset();
-	printf("ok\n");
-	return 0;
+	return tap_done();
 }

@@ -88,7 +88,7 @@ static void variants(struct gdirect_ctx *c)
 		CHECK_EQ(fake_cuda_ptsz_frees(), p0 + (unsigned long)v);
 		gdirect_process_events(c);
 	}
-	printf("%-34s each variant its own target\n", "cuGetProcAddress(_ptsz)");
+	tap_diag("%-34s each variant its own target", "cuGetProcAddress(_ptsz)");
 }
 
 /*
@@ -138,20 +138,15 @@ static void teardown(struct gdirect_ctx *c, struct gd_backend *b)
 		gdirect_reg_put(r);
 		CHECK_EQ(cuMemFree_v2(x), 0);
 		gdirect_process_events(c);
-		printf("%-34s invalidates\n", tn[how]);
+		tap_diag("%-34s invalidates", tn[how]);
 	}
 }
 
-int main(void)
-{
-	struct gdirect_params p;
-	struct gd_backend *b;
-	struct gdirect_reg *r;
-	struct gdirect_reg_info ri;
-	struct gdirect_stats st;
-	struct fake_stats fs;
+static struct gdirect_ctx *ctx;
+static struct gd_backend *backend;
 
-	need_fake_cuda();
+static void wrapped(void)
+{
 	/* The wrapper, not the driver's own function. */
 	void *drv = dlopen(getenv("GDIRECT_LIBCUDA"), RTLD_LAZY | RTLD_NOLOAD);
 
@@ -159,8 +154,16 @@ int main(void)
 	CHECK(dlsym(drv, "cuMemFree_v2"));
 	CHECK(gpa("cuMemFree") != dlsym(drv, "cuMemFree_v2"));
 	dlclose(drv);
-	params(&p, GDIRECT_INV_HOOKS);
-	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
+}
+
+static void each_free_invalidates(void)
+{
+	struct gdirect_ctx *c = ctx;
+	struct gd_backend *b = backend;
+	struct gdirect_reg *r;
+	struct gdirect_reg_info ri;
+	struct gdirect_stats st;
+	struct fake_stats fs;
 
 	for (int how = FREE_V2; how <= GPA_UNMAP; how++) {
 		uint64_t size = 192 * KiB, x = fake_cuda_alloc(size);
@@ -188,11 +191,31 @@ int main(void)
 		gdirect_reg_put(r);
 		CHECK_EQ(cuMemFree_v2(x), 0);	/* intercepted too */
 		gdirect_process_events(c);
-		printf("%-34s invalidates\n", names[how]);
+		tap_diag("%-34s invalidates", names[how]);
 	}
-	variants(c);
-	teardown(c, b);
-	gdirect_ctx_destroy(c);
-	printf("ok\n");
-	return 0;
+}
+
+static void each_variant(void)
+{
+	variants(ctx);
+}
+
+static void teardown_invalidates(void)
+{
+	teardown(ctx, backend);
+}
+
+int main(void)
+{
+	struct gdirect_params p;
+
+	need_fake_cuda();
+	TAP_TEST(wrapped);
+	params(&p, GDIRECT_INV_HOOKS);
+	ctx = mkctx(&p, &(struct fake_cfg){ 0 }, &backend);
+	TAP_TEST(each_free_invalidates);
+	TAP_TEST(each_variant);
+	TAP_TEST(teardown_invalidates);
+	gdirect_ctx_destroy(ctx);
+	return tap_done();
 }

@@ -11,9 +11,8 @@
 #include <string.h>
 
 #include "hpmem.h"
+#include "tap.h"
 
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: %s\n", __FILE__, \
-	__LINE__, #c); exit(1); } } while (0)
 
 #define N 30000	/* several chunks of 64 + 192 byte objects */
 #define HOT 64
@@ -41,7 +40,7 @@ static void *freer(void *arg)
 	return NULL;
 }
 
-int main(void)
+static void alloc_free_reuse(void)
 {
 	gd_hpmem_init(&m, HOT, COLD);
 	for (int i = 0; i < N; i++) {
@@ -91,6 +90,10 @@ int main(void)
 		memset(p, 0xa5, 32768);
 	}
 	gd_hpmem_destroy(&m);
-	printf("ok\n");
-	return 0;
+}
+
+int main(void)
+{
+	TAP_TEST(alloc_free_reuse);
+	return tap_done();
 }

@@ -75,7 +75,7 @@ static bool realloc_case(enum how how, size_t size)
 		CHECK_EQ(fs.pins - fs.unpins, 2);
 	gdirect_ctx_destroy(c);
 	fake_cuda_reset();
-	printf("%-9s size %7zu: %s\n", names[how], size, fresh ? "fresh" : "STALE");
+	tap_diag("%-9s size %7zu: %s", names[how], size, fresh ? "fresh" : "STALE");
 	return fresh;
 }
 
@@ -192,7 +192,7 @@ static void persistent_pins(void)
 	params(&p, GDIRECT_INV_KERNEL);
 	CHECK_EQ(gd_ctx_create_backend(&p, b, &c), -EINVAL);
 	CHECK(strstr(gdirect_errmsg(), "use_persistent=Y"));
-	printf("kernel alone, persistent pins: %s\n", gdirect_errmsg());
+	tap_diag("kernel alone, persistent pins: %s", gdirect_errmsg());
 	b->ops->destroy(b);
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		params(&p, ok[i]);
@@ -259,26 +259,55 @@ static void free_during_pin(void)
 	CHECK_EQ(fs.unpins, 1);		/* the raced pin, given back */
 	gdirect_ctx_destroy(c);
 	CHECK_EQ(cuMemFree_v2(rc.y), CUDA_SUCCESS);
-	printf("free during a pin: the raced pin was not cached\n");
+	tap_diag("free during a pin: the raced pin was not cached");
+}
+
+/* The case tap_test() runs next: a mode and a size. */
+static enum how cur_how;
+static size_t cur_size;
+
+static void realloc_fresh(void)
+{
+	CHECK(realloc_case(cur_how, cur_size));
+}
+
+static void realloc_stale_without_a_mode(void)
+{
+	CHECK(!realloc_case(cur_how, cur_size));
+}
+
+static void in_use_case(void)
+{
+	in_use(cur_how);
 }
 
 int main(void)
 {
 	static const size_t sizes[] = { 4 * KiB, 100 * KiB, 1 * MiB };
+	char what[80];
 
 	need_fake_cuda();
 	for (int how = VIA_KERNEL; how <= VIA_TAGS; how++)
-		for (size_t i = 0; i < 3; i++)
-			CHECK(realloc_case(how, sizes[i]));
+		for (size_t i = 0; i < 3; i++) {
+			cur_how = how;
+			cur_size = sizes[i];
+			snprintf(what, sizeof(what), "%s, %zu B: re-allocated memory gets a fresh registration",
+				 names[how], sizes[i]);
+			tap_test(what, realloc_fresh);
+		}
 	/* Control: with no mode the stale registration is handed out, and
 	 * the oracle above sees it. */
-	CHECK(!realloc_case(VIA_NONE, 1 * MiB));
-	for (int how = VIA_KERNEL; how <= VIA_TAGS; how++)
-		in_use(how);
-	deferred();
-	kernel_events();
-	persistent_pins();
-	free_during_pin();
-	printf("ok\n");
-	return 0;
+	cur_how = VIA_NONE;
+	cur_size = 1 * MiB;
+	tap_test("control, no mode: the stale registration is seen", realloc_stale_without_a_mode);
+	for (int how = VIA_KERNEL; how <= VIA_TAGS; how++) {
+		cur_how = how;
+		snprintf(what, sizeof(what), "%s: a registration in use when freed", names[how]);
+		tap_test(what, in_use_case);
+	}
+	TAP_TEST(deferred);
+	TAP_TEST(kernel_events);
+	TAP_TEST(persistent_pins);
+	TAP_TEST(free_during_pin);
+	return tap_done();
 }

@@ -210,13 +210,12 @@ static void run(unsigned inv, bool exact, bool wide, uint64_t seed, int steps)
 			CHECK(ri.valid);
 			CHECK(ri.addr <= a && e <= ri.addr + ri.size);
 			if (!fake_backend_pin_fresh(b, ri.kernel_handle, a)) {
-				fprintf(stderr, "inv %u exact %d seed %llu step %d: "
-					"stale registration [%#llx,+%#llx) for %#llx\n",
-					inv, exact, (unsigned long long)seed, step,
-					(unsigned long long)ri.addr,
-					(unsigned long long)ri.size,
-					(unsigned long long)a);
-				exit(1);
+				TAP_FAIL("inv %u exact %d seed %llu step %d: "
+					 "stale registration [%#llx,+%#llx) for %#llx",
+					 inv, exact, (unsigned long long)seed, step,
+					 (unsigned long long)ri.addr,
+					 (unsigned long long)ri.size,
+					 (unsigned long long)a);
 			}
 			gdirect_stats(c, &st);
 			if (exact) {
@@ -272,8 +271,8 @@ static void run(unsigned inv, bool exact, bool wide, uint64_t seed, int steps)
 	for (int h = 0; h < MAXH; h++)
 		gdirect_reg_put(held[h]);
 	gdirect_stats(c, &st);
-	printf("inv %u %s seed %llu: %llu hits, %llu misses, %llu evictions, "
-	       "%llu BAR evictions, %llu invalidations\n", inv,
+	tap_diag("inv %u %s seed %llu: %llu hits, %llu misses, %llu evictions, "
+		 "%llu BAR evictions, %llu invalidations", inv,
 	       exact ? (wide ? "wide" : "exact") : "pressure", (unsigned long long)seed,
 	       (unsigned long long)st.hits, (unsigned long long)st.misses,
 	       (unsigned long long)st.evictions,
@@ -283,18 +282,46 @@ static void run(unsigned inv, bool exact, bool wide, uint64_t seed, int steps)
 	fake_cuda_reset();
 }
 
+/* The run tap_test() does next: a mode and a seed. */
+static unsigned cur_inv;
+static uint64_t cur_seed;
+
+static void model_exact(void)
+{
+	run(cur_inv, true, false, cur_seed * 7919, 3000);
+}
+
+static void model_pressure(void)
+{
+	run(cur_inv, false, false, cur_seed * 104729, 3000);
+}
+
+static void model_wide(void)
+{
+	run(cur_inv, true, true, cur_seed * 15485863, 3000);
+}
+
 int main(void)
 {
 	static const unsigned modes[] = { GDIRECT_INV_KERNEL, GDIRECT_INV_HOOKS,
 					  GDIRECT_INV_BUFFER_ID };
+	static const char *const names[] = { "kernel", "hooks", "buffer_id" };
+	char what[96];
 
 	need_fake_cuda();
 	for (int m = 0; m < 3; m++)
 		for (uint64_t seed = 1; seed <= 4; seed++) {
-			run(modes[m], true, false, seed * 7919, 3000);
-			run(modes[m], false, false, seed * 104729, 3000);
-			run(modes[m], true, true, seed * 15485863, 3000);
+			cur_inv = modes[m];
+			cur_seed = seed;
+			snprintf(what, sizeof(what), "%s, seed %llu: the model agrees, exact",
+				 names[m], (unsigned long long)seed);
+			tap_test(what, model_exact);
+			snprintf(what, sizeof(what), "%s, seed %llu: the model agrees, under pressure",
+				 names[m], (unsigned long long)seed);
+			tap_test(what, model_pressure);
+			snprintf(what, sizeof(what), "%s, seed %llu: the model agrees, wide",
+				 names[m], (unsigned long long)seed);
+			tap_test(what, model_wide);
 		}
-	printf("ok\n");
-	return 0;
+	return tap_done();
 }

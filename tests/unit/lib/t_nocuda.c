@@ -6,11 +6,10 @@
 #include <string.h>
 
 #include <gdirect.h>
+#include "tap.h"
 
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: %s (%s)\n", \
-	__FILE__, __LINE__, #c, gdirect_errmsg()); exit(1); } } while (0)
 
-int main(void)
+static void cpu_path_only(void)
 {
 	struct gdirect_ctx *c;
 	struct gdirect_ptr_info in;
@@ -29,6 +28,11 @@ int main(void)
 	CHECK(gdirect_process_events(c) == 0);
 	CHECK(gdirect_flush(c) == 0);
 	gdirect_ctx_destroy(c);
-	printf("ok\n");
-	return 0;
+}
+
+int main(void)
+{
+	tap_context = gdirect_errmsg;
+	TAP_TEST(cpu_path_only);
+	return tap_done();
 }

@@ -8,9 +8,8 @@
 #include <stdlib.h>
 
 #include "pgtab.h"
+#include "tap.h"
 
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: %s\n", __FILE__, \
-	__LINE__, #c); exit(1); } } while (0)
 
 #define NPAGES 512
 
@@ -46,7 +45,7 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int main(void)
+static void against_a_model(void)
 {
 	const uint64_t top = (1ULL << 48) - 1;
 	struct gd_pgtab t;
@@ -129,6 +128,10 @@ int main(void)
 	for (uint64_t p = 4095; p <= 3 * 4096 + 5; p++)
 		CHECK(gd_pgtab_get(&t, p) == &tags[0]);
 	gd_pgtab_destroy(&t);
-	printf("ok\n");
-	return 0;
+}
+
+int main(void)
+{
+	TAP_TEST(against_a_model);
+	return tap_done();
 }

@@ -8,17 +8,13 @@
 
 #include "tutil.h"
 
-int main(void)
+static void free_invalidates(void)
 {
 	struct gdirect_params p;
 	struct gd_backend *b;
 	struct gdirect_reg *r;
 	struct gdirect_stats st;
-	const char *pre = getenv("LD_PRELOAD");
 
-	need_fake_cuda();
-	if (!pre || !strstr(pre, "gdirect_interpose"))
-		SKIP("libgdirect_interpose.so is not preloaded");
 	params(&p, GDIRECT_INV_HOOKS);
 	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
 	uint64_t x = fake_cuda_alloc(64 * KiB);
@@ -29,6 +25,15 @@ int main(void)
 	gdirect_stats(c, &st);
 	CHECK_EQ(st.inv_hooks, 1);
 	gdirect_ctx_destroy(c);
-	printf("ok\n");
-	return 0;
+}
+
+int main(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+
+	need_fake_cuda();
+	if (!pre || !strstr(pre, "gdirect_interpose"))
+		tap_skip_all("libgdirect_interpose.so is not preloaded");
+	TAP_TEST(free_invalidates);
+	return tap_done();
 }

@@ -128,7 +128,7 @@ static void publishes_and_cleans_up(void)
 	gdirect_ctx_destroy(c);
 	CHECK_EQ(files_in_dir(1), 0);	/* no temporary left either */
 	fake_cuda_reset();
-	printf("published %d hits, file removed at destroy\n", hits);
+	tap_diag("published %d hits, file removed at destroy", hits);
 }
 
 static void bad_directory_fails(void)
@@ -143,13 +143,13 @@ static void bad_directory_fails(void)
 	CHECK_EQ(gd_ctx_create_backend(&p, b, &c), -2);	/* -ENOENT */
 	CHECK(c == NULL);
 	CHECK(strstr(gdirect_errmsg(), "cannot publish statistics: /nonexistent"));
-	printf("unwritable directory: %s\n", gdirect_errmsg());
+	tap_diag("unwritable directory: %s", gdirect_errmsg());
 	/* A directory others can write is not used. */
 	CHECK_EQ(chmod(dir, 0777), 0);
 	setenv("GDIRECT_STATS_DIR", dir, 1);
 	CHECK_EQ(gd_ctx_create_backend(&p, b, &c), -EPERM);
 	CHECK(strstr(gdirect_errmsg(), "writable by others"));
-	printf("shared directory: %s\n", gdirect_errmsg());
+	tap_diag("shared directory: %s", gdirect_errmsg());
 	CHECK_EQ(chmod(dir, 0700), 0);
 	b->ops->destroy(b);
 	setenv("GDIRECT_STATS_DIR", dir, 1);
@@ -197,7 +197,7 @@ static void taken_names_skipped(void)
 		CHECK_EQ(field(file, "pid"), -1);	/* still empty */
 		unlink(file);
 	}
-	printf("10 taken names skipped: published as %s\n", mine);
+	tap_diag("10 taken names skipped: published as %s", mine);
 }
 
 static void off_by_default(void)
@@ -304,7 +304,7 @@ static void per_user_directory(bool other_uid)
 	CHECK_EQ(published_in(own), 0);		/* nothing written through */
 	gdirect_ctx_destroy(c);
 	CHECK(lstat(fresh, &st) && errno == ENOENT);	/* removed with it */
-	printf("name taken by %s: published in %s instead\n",
+	tap_diag("name taken by %s: published in %s instead",
 	       other_uid ? "another uid's directory" : "a link", fresh);
 	if (other_uid)
 		CHECK_EQ(rmdir(own), 0);
@@ -315,28 +315,36 @@ static void per_user_directory(bool other_uid)
 	setenv("GDIRECT_STATS_DIR", dir, 1);
 }
 
+static void links_directory(void)
+{
+	per_user_directory(false);
+}
+
+static void other_uids_directory(void)
+{
+	per_user_directory(true);
+}
+
 int main(int argc, char **argv)
 {
 	need_fake_cuda();
 	if (argc > 1 && !strcmp(argv[1], "--other-uid")) {
 		/* A directory of another user's: root makes it. */
 		if (geteuid() != 0)
-			SKIP("making another user's directory needs root");
+			tap_skip_all("making another user's directory needs root");
 		setenv("GDIRECT_PUBLISH_INTERVAL_MS", "20", 1);
-		per_user_directory(true);
-		printf("ok\n");
-		return 0;
+		TAP_TEST(other_uids_directory);
+		return tap_done();
 	}
 	snprintf(dir, sizeof(dir), "/tmp/gdirect-publish.XXXXXX");
 	CHECK(mkdtemp(dir));
 	setenv("GDIRECT_STATS_DIR", dir, 1);
 	setenv("GDIRECT_PUBLISH_INTERVAL_MS", "20", 1);
-	publishes_and_cleans_up();
-	bad_directory_fails();
-	taken_names_skipped();
-	off_by_default();
-	per_user_directory(false);
+	TAP_TEST(publishes_and_cleans_up);
+	TAP_TEST(bad_directory_fails);
+	TAP_TEST(taken_names_skipped);
+	TAP_TEST(off_by_default);
+	TAP_TEST(links_directory);
 	rmdir(dir);
-	printf("ok\n");
-	return 0;
+	return tap_done();
 }

@@ -7,57 +7,103 @@
  */
 #include "tutil.h"
 
-static void rounding_and_refcount(void)
+/*
+ * One registration followed through its life, one behaviour a test: each
+ * goes on from where the one before left the context (rr).
+ */
+static struct {
+	struct gdirect_ctx *c;
+	struct gd_backend *b;
+	uint64_t buf;
+	struct gdirect_reg *r1;
+} rr;
+
+static void rounds_to_64k(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
-	struct gdirect_reg *r1, *r2;
 	struct gdirect_reg_info ri;
-	struct fake_stats fs;
-	struct gdirect_stats st;
 
 	params(&p, GDIRECT_INV_HOOKS);
 	p.whole_alloc_max = 0;
-	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
-	uint64_t buf = fake_cuda_alloc(1 * MiB);
+	rr.c = mkctx(&p, &(struct fake_cfg){ 0 }, &rr.b);
+	rr.buf = fake_cuda_alloc(1 * MiB);
 
-	CHECK(buf);
-	CHECK_EQ(gdirect_reg_get(c, P(buf + 100), 10, 0, &r1), 0);
-	CHECK_EQ(gdirect_reg_info(r1, &ri), 0);
-	CHECK_EQ(ri.addr, buf);			/* rounded down to 64 KiB */
+	CHECK(rr.buf);
+	CHECK_EQ(gdirect_reg_get(rr.c, P(rr.buf + 100), 10, 0, &rr.r1), 0);
+	CHECK_EQ(gdirect_reg_info(rr.r1, &ri), 0);
+	CHECK_EQ(ri.addr, rr.buf);		/* rounded down to 64 KiB */
 	CHECK_EQ(ri.size, 64 * KiB);		/* and up */
 	CHECK(ri.valid);
-	/* Another request inside the same 64 KiB page: the same region. */
+}
+
+/* Another request inside the same 64 KiB page: the same region. */
+static void same_page_hit_without_cuda(void)
+{
+	struct gdirect_reg *r2;
+
+	CHECK(rr.r1);
 	unsigned long q0 = fake_cuda_queries();
 
-	CHECK_EQ(gdirect_reg_get(c, P(buf + 60 * KiB), 4 * KiB, 0, &r2), 0);
-	CHECK(r1 == r2);
+	CHECK_EQ(gdirect_reg_get(rr.c, P(rr.buf + 60 * KiB), 4 * KiB, 0, &r2), 0);
+	CHECK(rr.r1 == r2);
 	CHECK_EQ(fake_cuda_queries(), q0);	/* a hit costs no CUDA call */
-	gdirect_reg_put(r1);
+	gdirect_reg_put(rr.r1);
 	gdirect_reg_put(r2);
-	/* Lazy unpinning: still pinned after the last put. */
-	fake_backend_stats(b, &fs);
+}
+
+/* Lazy unpinning: still pinned after the last put. */
+static void unpins_lazily(void)
+{
+	struct fake_stats fs;
+
+	CHECK(rr.c);
+	fake_backend_stats(rr.b, &fs);
 	CHECK_EQ(fs.pins, 1);
 	CHECK_EQ(fs.unpins, 0);
-	CHECK_EQ(gdirect_reg_get(c, P(buf), 1, 0, &r1), 0);
+}
+
+static void counts_hits_and_misses(void)
+{
+	struct gdirect_reg *r1;
+	struct gdirect_stats st;
+
+	CHECK(rr.c);
+	CHECK_EQ(gdirect_reg_get(rr.c, P(rr.buf), 1, 0, &r1), 0);
 	gdirect_reg_put(r1);
-	gdirect_stats(c, &st);
+	gdirect_stats(rr.c, &st);
 	CHECK_EQ(st.misses, 1);
 	CHECK_EQ(st.hits, 2);
 	CHECK_EQ(st.regions, 1);
 	CHECK_EQ(st.bytes_pinned, 64 * KiB);
-	/* SYNC_MEMOPS was set exactly once, before the pin. */
-	CHECK_EQ(fake_cuda_sync_count(buf), 1);
+}
+
+/* SYNC_MEMOPS was set exactly once, before the pin. */
+static void sync_memops_once(void)
+{
+	struct gdirect_stats st;
+
+	CHECK(rr.c);
+	gdirect_stats(rr.c, &st);
+	CHECK_EQ(fake_cuda_sync_count(rr.buf), 1);
 	CHECK_EQ(st.sync_memops, 1);
-	/* A different page of the same allocation: a second pin, no second
-	 * SYNC_MEMOPS. */
-	CHECK_EQ(gdirect_reg_get(c, P(buf + 512 * KiB), 8, 0, &r1), 0);
+}
+
+/* A different page of the same allocation: a second pin, no second
+ * SYNC_MEMOPS. */
+static void second_page_second_pin(void)
+{
+	struct gdirect_reg *r1;
+	struct fake_stats fs;
+
+	CHECK(rr.c);
+	CHECK_EQ(gdirect_reg_get(rr.c, P(rr.buf + 512 * KiB), 8, 0, &r1), 0);
 	gdirect_reg_put(r1);
-	CHECK_EQ(fake_cuda_sync_count(buf), 1);
-	CHECK_EQ(gdirect_flush(c), 2);
-	fake_backend_stats(b, &fs);
+	CHECK_EQ(fake_cuda_sync_count(rr.buf), 1);
+	CHECK_EQ(gdirect_flush(rr.c), 2);
+	fake_backend_stats(rr.b, &fs);
 	CHECK_EQ(fs.unpins, 2);
-	gdirect_ctx_destroy(c);
+	gdirect_ctx_destroy(rr.c);
+	rr.c = NULL;
 	fake_cuda_reset();
 }
 
@@ -184,11 +230,15 @@ static void bar_mapping(void)
 int main(void)
 {
 	need_fake_cuda();
-	rounding_and_refcount();
-	whole_alloc();
-	growing_and_overlapping();
-	refused();
-	bar_mapping();
-	printf("ok\n");
-	return 0;
+	TAP_TEST(rounds_to_64k);
+	TAP_TEST(same_page_hit_without_cuda);
+	TAP_TEST(unpins_lazily);
+	TAP_TEST(counts_hits_and_misses);
+	TAP_TEST(sync_memops_once);
+	TAP_TEST(second_page_second_pin);
+	TAP_TEST(whole_alloc);
+	TAP_TEST(growing_and_overlapping);
+	TAP_TEST(refused);
+	TAP_TEST(bar_mapping);
+	return tap_done();
 }

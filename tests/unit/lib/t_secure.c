@@ -18,6 +18,8 @@
 
 #include <gdirect.h>
 
+#include "tap.h"
+
 static bool at_secure;
 
 char *secure_getenv(const char *name)
@@ -61,24 +63,15 @@ int main(void)
 	const char *lib = getenv("GDIRECT_LIBCUDA");
 	int loaded;
 
-	if (!lib || !*lib) {
-		printf("SKIP: GDIRECT_LIBCUDA is not set (run through meson test)\n");
-		return 77;
-	}
+	if (!lib || !*lib)
+		tap_skip_all("GDIRECT_LIBCUDA is not set (run through meson test)");
 	setenv("GDIRECT_DEVICE", "/nonexistent/gdirect", 1);
 	setenv("GDIRECT_INVALIDATION", "hooks", 1);
 	loaded = in_child(false);
-	if (loaded != 1) {
-		fprintf(stderr, "control: GDIRECT_LIBCUDA=%s not loaded (%d)\n",
-			lib, loaded);
-		return 1;
-	}
+	if (!tap_ok(loaded == 1, "control: GDIRECT_LIBCUDA loaded normally"))
+		tap_diag("GDIRECT_LIBCUDA=%s not loaded (%d)", lib, loaded);
 	loaded = in_child(true);
-	if (loaded != 0) {
-		fprintf(stderr, "secure execution: GDIRECT_LIBCUDA=%s loaded (%d)\n",
-			lib, loaded);
-		return 1;
-	}
-	printf("ok: GDIRECT_LIBCUDA loaded normally, ignored under AT_SECURE\n");
-	return 0;
+	if (!tap_ok(loaded == 0, "secure execution: GDIRECT_LIBCUDA ignored"))
+		tap_diag("GDIRECT_LIBCUDA=%s loaded (%d)", lib, loaded);
+	return tap_done();
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* tutil.h - tiny helpers shared by libgdirect's unit tests. */
+/*
+ * tutil.h - what libgdirect's unit tests share: contexts over the fake
+ * backend, and tap.h's checks with gdirect_errmsg() in their diagnostics.
+ */
 #ifndef TUTIL_H
 #define TUTIL_H
 
@@ -12,32 +15,13 @@
 
 #include "fake_backend.h"
 #include "fakecuda.h"
+#include "tap.h"
 
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: check failed: %s (%s)\n", \
-				__FILE__, __LINE__, #cond, gdirect_errmsg()); \
-			exit(1);					\
-		}							\
-	} while (0)
-
-#define CHECK_EQ(a, b)							\
-	do {								\
-		long long _a = (long long)(a), _b = (long long)(b);	\
-		if (_a != _b) {						\
-			fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld (%s)\n", \
-				__FILE__, __LINE__, #a, _a, #b, _b,	\
-				gdirect_errmsg());			\
-			exit(1);					\
-		}							\
-	} while (0)
-
-#define SKIP(why)							\
-	do {								\
-		printf("SKIP: %s\n", why);				\
-		exit(77);						\
-	} while (0)
+/* A failed check also says what the library said last. */
+__attribute__((constructor)) static void tutil_context(void)
+{
+	tap_context = gdirect_errmsg;
+}
 
 #define KiB (1024ULL)
 #define MiB (1024ULL * 1024)
@@ -73,7 +57,7 @@ static inline void need_fake_cuda(void)
 	const char *v = getenv("GDIRECT_LIBCUDA");
 
 	if (!v || !*v)
-		SKIP("GDIRECT_LIBCUDA is not set (run through meson test)");
+		tap_skip_all("GDIRECT_LIBCUDA is not set (run through meson test)");
 }
 
 #endif

@@ -6,8 +6,8 @@
 set -u
 top=$1
 if ! rel=$("$top/scripts/deps.sh" kernel-bpo); then
-	echo "SKIP: the bookworm-backports kernel headers could not be fetched (scripts/deps.sh kernel-bpo)"
-	exit 77
+	echo "1..0 # SKIP the bookworm-backports kernel headers could not be fetched (scripts/deps.sh kernel-bpo)"
+	exit 0
 fi
 KVER=$rel KDIR=${BPO_ROOT:-/var/cache/gdirect-bpo}/root/usr/src/linux-headers-$rel \
 	exec "$top/tests/unit/packaging/t-dkms.sh" "$@"

@@ -6,10 +6,9 @@
 # then keeps gdrcopy's beside ours; GDRAPI_OVERWRITE is parsed strictly.
 set -u
 top=$1 build=$2
+. "$top/tests/include/tap.sh"
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
 opt() { meson introspect --buildoptions "$build" | python3 -c \
 	'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == sys.argv[1]))' "$1"; }
 prefix=$(opt prefix) libdir=$(opt libdir)
@@ -20,21 +19,21 @@ inst() { # inst DESTDIR [VAR=VALUE...]: install.sh's status; log in DESTDIR.log
 }
 
 # 1. a clean install
-inst "$d/a"; ok $? "install into an empty DESTDIR"
+inst "$d/a"; check_rc $? "install into an empty DESTDIR"
 L=$d/a$libdir
 [ -f "$L/libgdrapi.so.2" ] && [ -L "$L/libgdrapi.so" ] && [ -f "$d/a$prefix/include/gdrapi.h" ] &&
 	[ -f "$L/pkgconfig/gdrapi.pc" ]
-ok $? "libgdrapi.so.2, libgdrapi.so, gdrapi.h and gdrapi.pc installed"
+check_rc $? "libgdrapi.so.2, libgdrapi.so, gdrapi.h and gdrapi.pc installed"
 ver=$(PKG_CONFIG_PATH=$L/pkgconfig pkg-config --define-variable=prefix="$d/a$prefix" --modversion gdrapi 2>&1)
-[ "$ver" = 2.6 ]; ok $? "pkg-config gdrapi: version '$ver'"
+[ "$ver" = 2.6 ]; check_rc $? "pkg-config gdrapi: version '$ver'"
 printf '#include <gdrapi.h>\n#include <stdio.h>\nint main(void) { int a, b; gdr_runtime_get_version(&a, &b); printf("%%d.%%d\\n", a, b); return 0; }\n' > "$d/t.c"
 flags=$(PKG_CONFIG_PATH=$L/pkgconfig pkg-config --define-variable=prefix="$d/a$prefix" --cflags --libs gdrapi)
 # A sanitizer build's library needs the same runtime in the program.
 san=$(meson introspect --buildoptions "$build" | python3 -c \
 	'import json,sys; v=next(o["value"] for o in json.load(sys.stdin) if o["name"] == "b_sanitize"); print("" if v == "none" else "-fsanitize=" + v)')
 out=$(cc $san -o "$d/t" "$d/t.c" $flags 2>&1 && LD_LIBRARY_PATH=$L "$d/t" 2>&1)
-[ "$out" = 2.6 ]; ok $? "a program built through pkg-config runs on it: '$out'"
-inst "$d/a"; ok $? "installing again over our own library needs no option"
+[ "$out" = 2.6 ]; check_rc $? "a program built through pkg-config runs on it: '$out'"
+inst "$d/a"; check_rc $? "installing again over our own library needs no option"
 
 # 2. over gdrcopy's library and header
 mk_gdrcopy() {
@@ -48,20 +47,19 @@ mk_gdrcopy() {
 mk_gdrcopy "$d/b"
 inst "$d/b"; st=$?
 [ $st != 0 ] && grep -q 'GDRAPI_OVERWRITE=1' "$d/b.log"
-ok $? "refused over gdrcopy's libgdrapi, naming GDRAPI_OVERWRITE=1 (status $st)"
+check_rc $? "refused over gdrcopy's libgdrapi, naming GDRAPI_OVERWRITE=1 (status $st)"
 [ "$(readlink "$d/b$libdir/libgdrapi.so.2")" = libgdrapi.so.2.6 ] &&
 	! grep -q GDIRECT_LIBGDRAPI "$d/b$libdir/libgdrapi.so.2" &&
 	grep -q gdrcopy "$d/b$prefix/include/gdrapi.h" && [ ! -e "$d/b$libdir/libgdirect.so.0" ]
-ok $? "gdrcopy's files untouched, nothing installed"
+check_rc $? "gdrcopy's files untouched, nothing installed"
 inst "$d/b" GDRAPI_OVERWRITE=yes; st=$?
 [ $st != 0 ] && grep -q 'GDRAPI_OVERWRITE=yes: want 0 or 1' "$d/b.log"
-ok $? "GDRAPI_OVERWRITE=yes is an error (status $st)"
-inst "$d/b" GDRAPI_OVERWRITE=1; ok $? "GDRAPI_OVERWRITE=1 installs"
+check_rc $? "GDRAPI_OVERWRITE=yes is an error (status $st)"
+inst "$d/b" GDRAPI_OVERWRITE=1; check_rc $? "GDRAPI_OVERWRITE=1 installs"
 grep -q GDIRECT_LIBGDRAPI "$d/b$libdir/libgdrapi.so.2" && grep -q "gdirect's libgdrapi" "$d/b$prefix/include/gdrapi.h"
-ok $? "libgdrapi.so.2 and gdrapi.h are now ours"
+check_rc $? "libgdrapi.so.2 and gdrapi.h are now ours"
 [ -f "$d/b$libdir/gdrcopy-saved.libgdrapi.so.2.6" ] && [ -L "$d/b$libdir/gdrcopy-saved.libgdrapi.so.2" ] &&
 	[ -f "$d/b$prefix/include/gdrcopy-saved.gdrapi.h" ]
-ok $? "gdrcopy's kept as gdrcopy-saved.*"
+check_rc $? "gdrcopy's kept as gdrcopy-saved.*"
 rm -f "$d"/*.log
-echo "1..$n"
-[ $failed = 0 ]
+tap_done

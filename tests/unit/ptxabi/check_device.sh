@@ -5,10 +5,16 @@
 # usage: check_device.sh PTXABI DEVICE_DIR
 exe=$1
 dev=$2
+. "$(dirname "$0")/../../include/tap.sh"
 hdr=$dev/include/gdirect_device.h
 set -- "$dev"/ptx/*.ptx
 if [ ! -f "$hdr" ] || [ ! -f "$1" ]; then
-	echo "SKIP: no device library to check ($hdr, $dev/ptx/*.ptx)"
-	exit 77
+	skip_all "no device library to check ($hdr, $dev/ptx/*.ptx)"
 fi
-"$exe" check "$hdr" "$@"
+if out=$("$exe" check "$hdr" "$@" 2>&1); then
+	ok "gdirect_device.h matches the .func prototypes of its PTX"
+else
+	not_ok "gdirect_device.h disagrees with its PTX"
+fi
+diag "$out"
+tap_done

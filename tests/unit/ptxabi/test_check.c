@@ -12,8 +12,7 @@
 #include <unistd.h>
 
 #include "ptxabi.h"
-
-static int failures;
+#include "tap.h"
 
 static char *run_check(const char *dir, const char *ptx, int *errors)
 {
@@ -27,9 +26,8 @@ static char *run_check(const char *dir, const char *ptx, int *errors)
 	snprintf(hdr, sizeof(hdr), "%s/dev.h", dir);
 	snprintf(path, sizeof(path), "%s/%s", dir, ptx);
 	if (!f || !ctx || ptxabi_parse_file(ctx, hdr)) {
-		printf("FAIL: cannot read %s: %s\n", hdr,
-		       ctx ? ptxabi_error(ctx) : "");
-		exit(1);
+		tap_ok(0, "read %s: %s", hdr, ctx ? ptxabi_error(ctx) : "");
+		exit(tap_done());
 	}
 	*errors = ptxabi_check_ptx(ctx, paths, 1, f);
 	if (*errors < 0)
@@ -41,29 +39,23 @@ static char *run_check(const char *dir, const char *ptx, int *errors)
 
 static void expect(const char *report, const char *what)
 {
-	if (!strstr(report, what)) {
-		printf("FAIL: report lacks '%s'\n", what);
-		failures++;
-	}
+	tap_ok(strstr(report, what) != NULL, "the report says '%s'", what);
 }
 
 static void assemble(const char *dir, const char *ptx)
 {
-	const char *home = getenv("CUDA_HOME");
+	/* The toolkit meson found (scripts/find-cuda.sh), or none. */
+	const char *root = CHECK_CUDA_ROOT;
 	char ptxas[4096], cmd[9000];
 
-	snprintf(ptxas, sizeof(ptxas), "%s/bin/ptxas",
-		 home ? home : "/usr/local/cuda");
-	if (access(ptxas, X_OK)) {
-		printf("# no %s: fixture %s not assembled\n", ptxas, ptx);
+	snprintf(ptxas, sizeof(ptxas), "%s/bin/ptxas", root);
+	if (!*root || access(ptxas, X_OK)) {
+		tap_skip(ptx, "no ptxas to assemble it");
 		return;
 	}
 	snprintf(cmd, sizeof(cmd), "'%s' -arch=sm_80 -c -o /dev/null '%s/%s'",
 		 ptxas, dir, ptx);
-	if (system(cmd) != 0) {
-		printf("FAIL: ptxas rejects fixture %s\n", ptx);
-		failures++;
-	}
+	tap_ok(system(cmd) == 0, "ptxas assembles fixture %s", ptx);
 }
 
 int main(int argc, char **argv)
@@ -76,11 +68,8 @@ int main(int argc, char **argv)
 	}
 	char *good = run_check(argv[1], "good.ptx", &errors);
 
-	printf("--- good.ptx\n%s", good);
-	if (errors != 0) {
-		printf("FAIL: good.ptx: %d error(s), expected none\n", errors);
-		failures++;
-	}
+	tap_diag("--- good.ptx\n%s", good);
+	tap_ok(errors == 0, "good.ptx: %d error(s), expected none", errors);
 	expect(good, "ok dev_wait ");
 	expect(good, "ok dev_consume ");
 	expect(good, "ok dev_center ");
@@ -93,11 +82,8 @@ int main(int argc, char **argv)
 
 	char *bad = run_check(argv[1], "bad.ptx", &errors);
 
-	printf("--- bad.ptx\n%s", bad);
-	if (errors != 8) {
-		printf("FAIL: bad.ptx: %d error(s), expected 8\n", errors);
-		failures++;
-	}
+	tap_diag("--- bad.ptx\n%s", bad);
+	tap_ok(errors == 8, "bad.ptx: %d error(s), expected 8", errors);
 	expect(bad, "bad.ptx:7: error: dev_wait: parameter 2 '.param .b32 "
 	       "dev_wait_param_2' has 32 bits, expected 64");
 	expect(bad, "error: dev_signal: 1 parameter(s) in PTX, 2 expected");
@@ -116,15 +102,13 @@ int main(int argc, char **argv)
 	/* A file cut inside a declaration is an error, not a crash. */
 	char *cut = run_check(argv[1], "truncated.ptx", &errors);
 
-	if (errors != -1 || !strstr(cut, "truncated.ptx:2:1: cannot read the "
-				    "parameters of .func dev_wait")) {
-		printf("FAIL: truncated.ptx: %d, '%s'\n", errors, cut);
-		failures++;
-	}
+	if (!tap_ok(errors == -1 && strstr(cut, "truncated.ptx:2:1: cannot read the "
+					  "parameters of .func dev_wait"),
+		    "truncated.ptx: an error, not a crash"))
+		tap_diag("%d, '%s'", errors, cut);
 	free(cut);
 
 	assemble(argv[1], "good.ptx");
 	assemble(argv[1], "bad.ptx");
-	printf("%d failure(s)\n", failures);
-	return failures != 0;
+	return tap_done();
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ptxabi.h"
+#include "tap.h"
 
 struct bad {
 	const char *src;
@@ -55,7 +56,6 @@ static const struct bad cases[] = {
 
 int main(void)
 {
-	int failures = 0;
 	size_t n = sizeof(cases) / sizeof(cases[0]);
 
 	for (size_t i = 0; i < n; i++) {
@@ -63,21 +63,18 @@ int main(void)
 		char where[64];
 
 		if (!ctx) {
-			puts("FAIL: ptxabi_new");
-			return 1;
+			tap_ok(0, "ptxabi_new");
+			return tap_done();
 		}
 		snprintf(where, sizeof(where), "bad.h:%s: ", cases[i].where);
 		int rc = ptxabi_parse(ctx, cases[i].src, strlen(cases[i].src),
 				      "bad.h");
 		const char *err = ptxabi_error(ctx);
 
-		if (rc != -1 || strncmp(err, where, strlen(where)) ||
-		    !strstr(err, cases[i].what)) {
-			printf("FAIL: case %zu: %s\n  rc %d, error '%s'\n"
-			       "  expected '%s...%s'\n", i, cases[i].src, rc,
-			       err, where, cases[i].what);
-			failures++;
-		}
+		if (!tap_ok(rc == -1 && !strncmp(err, where, strlen(where)) &&
+			    strstr(err, cases[i].what), "case %zu: %s: %s...%s",
+			    i, cases[i].src, where, cases[i].what))
+			tap_diag("rc %d, error '%s'", rc, err);
 		ptxabi_free(ctx);
 	}
 
@@ -88,31 +85,21 @@ int main(void)
 	struct ptxabi_layout l;
 	const char *ok = "struct S { int a[2]; int b : 3; };";
 
-	if (ptxabi_parse(ctx, ok, strlen(ok), "ok.h")) {
-		printf("FAIL: %s\n", ptxabi_error(ctx));
-		failures++;
-	}
-	if (ptxabi_member(ctx, "struct S", "a[2]", &m) != -1 ||
-	    !strstr(ptxabi_error(ctx), "<path>:1:2: index 2 out of range")) {
-		printf("FAIL: out-of-range index: '%s'\n", ptxabi_error(ctx));
-		failures++;
-	}
-	if (ptxabi_member(ctx, "struct S", "c", &m) != -1 ||
-	    !strstr(ptxabi_error(ctx), "no member 'c'")) {
-		printf("FAIL: missing member: '%s'\n", ptxabi_error(ctx));
-		failures++;
-	}
-	if (ptxabi_type_layout(ctx, "struct Nope", &l) != -1 ||
-	    !strstr(ptxabi_error(ctx), "incomplete")) {
-		printf("FAIL: unknown type: '%s'\n", ptxabi_error(ctx));
-		failures++;
-	}
-	if (ptxabi_type_layout(ctx, "struct S", &l) || l.size != 12) {
-		printf("FAIL: context unusable after errors: %s\n",
-		       ptxabi_error(ctx));
-		failures++;
-	}
+	if (!tap_ok(!ptxabi_parse(ctx, ok, strlen(ok), "ok.h"), "a good declaration parses"))
+		tap_diag("%s", ptxabi_error(ctx));
+	if (!tap_ok(ptxabi_member(ctx, "struct S", "a[2]", &m) == -1 &&
+		    strstr(ptxabi_error(ctx), "<path>:1:2: index 2 out of range"),
+		    "out-of-range index"))
+		tap_diag("'%s'", ptxabi_error(ctx));
+	if (!tap_ok(ptxabi_member(ctx, "struct S", "c", &m) == -1 &&
+		    strstr(ptxabi_error(ctx), "no member 'c'"), "missing member"))
+		tap_diag("'%s'", ptxabi_error(ctx));
+	if (!tap_ok(ptxabi_type_layout(ctx, "struct Nope", &l) == -1 &&
+		    strstr(ptxabi_error(ctx), "incomplete"), "unknown type"))
+		tap_diag("'%s'", ptxabi_error(ctx));
+	if (!tap_ok(!ptxabi_type_layout(ctx, "struct S", &l) && l.size == 12,
+		    "the context is usable after errors"))
+		tap_diag("%s", ptxabi_error(ctx));
 	ptxabi_free(ctx);
-	printf("%zu error cases + 4 API cases, %d failed\n", n, failures);
-	return failures != 0;
+	return tap_done();
 }

@@ -11,25 +11,21 @@
 #include <string.h>
 
 #include "ptxabi.h"
+#include "tap.h"
 
-static int failures, checks;
-
+/* One TAP line per check, described by what it compares. */
 static void check(int ok, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 static void check(int ok, const char *fmt, ...)
 {
+	char what[1024];
 	va_list ap;
 
-	checks++;
-	if (ok)
-		return;
-	failures++;
-	fputs("FAIL: ", stdout);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	fputc('\n', stdout);
+	tap_ok(ok, "%s", what);
 }
 
 static ptxabi_ctx *ctx;
@@ -408,8 +404,8 @@ int main(void)
 {
 	ctx = ptxabi_new();
 	if (!ctx) {
-		puts("FAIL: ptxabi_new");
-		return 1;
+		tap_ok(0, "ptxabi_new");
+		return tap_done();
 	}
 	fundamentals();
 	vectors();
@@ -424,6 +420,5 @@ int main(void)
 	     "       1.0     :4  y                        int : 4\n"
 	     "       2.0    :12  z                        short : 12\n");
 	ptxabi_free(ctx);
-	printf("%d checks, %d failed\n", checks, failures);
-	return failures != 0;
+	return tap_done();
 }

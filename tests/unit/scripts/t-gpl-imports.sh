@@ -7,18 +7,16 @@
 # the installed headers, pass it.  Skipped, saying why, without headers.
 set -u
 top=$1
+. "$top/tests/include/tap.sh"
 kver=${KVER:-$(ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -n1)}
 kdir=/lib/modules/$kver/build
 if [ -z "$kver" ] || [ ! -r "$kdir/Module.symvers" ]; then
-	echo "SKIP: no kernel headers with Module.symvers (/lib/modules/${kver:-?}/build; Debian: linux-headers-amd64)"
-	exit 77
+	skip_all "no kernel headers with Module.symvers (/lib/modules/${kver:-?}/build; Debian: linux-headers-amd64)"
 fi
-command -v nm >/dev/null || { echo "SKIP: no nm (binutils)"; exit 77; }
+command -v nm >/dev/null || skip_all "no nm (binutils)"
 check=$top/scripts/check-gpl-imports.sh
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # Two one-file modules: planted uses a GPL-only symbol, clean does not.
 mkdir -p "$d/planted" "$d/clean"
@@ -48,36 +46,37 @@ echo "obj-m := planted.o" >"$d/planted/Kbuild"
 echo "obj-m := clean.o" >"$d/clean/Kbuild"
 for m in planted clean; do
 	if ! make -s -C "$kdir" M="$d/$m" modules >"$d/$m.log" 2>&1; then
-		cat "$d/$m.log"; echo "FAIL: building the $m module"; exit 1
+		not_ok "the $m module builds"; diag "$(cat "$d/$m.log")"; tap_done; exit 1
 	fi
+	ok "the $m module builds"
 done
 
 "$check" "$kdir/Module.symvers" -- "$d/planted/planted.ko" >"$d/out" 2>&1
 rc=$?
-cat "$d/out"
-[ $rc -eq 1 ] || fail "planted put_pid(): exit $rc, not 1"
-grep -q '^planted: GPL-only import put_pid ' "$d/out" ||
-	fail "planted put_pid(): the symbol is not named"
+diag "$(cat "$d/out")"
+check "planted put_pid(): exit $rc, want 1" [ $rc -eq 1 ]
+check "planted put_pid(): the symbol is named" grep -q '^planted: GPL-only import put_pid ' "$d/out"
 
 "$check" -v "$kdir/Module.symvers" -- "$d/clean/clean.ko" >"$d/out" 2>&1
 rc=$?
-cat "$d/out"
-[ $rc -eq 0 ] || fail "clean module: exit $rc, not 0"
-grep -q '^clean: _printk (EXPORT_SYMBOL from vmlinux)' "$d/out" ||
-	fail "clean module: -v does not list its import of _printk"
+diag "$(cat "$d/out")"
+check "clean module: exit $rc, want 0" [ $rc -eq 0 ]
+check "clean module: -v lists its import of _printk" \
+	grep -q '^clean: _printk (EXPORT_SYMBOL from vmlinux)' "$d/out"
 
 "$check" "$kdir/Module.symvers" -- "$d/nonexistent.ko" >/dev/null 2>&1
 rc=$?
-[ $rc -eq 2 ] || fail "a missing module: exit $rc, not 2"
+check "a missing module: exit $rc, want 2" [ $rc -eq 2 ]
 
 # The real modules of the proprietary flavour; build-modules.sh runs the
 # check itself, so it fails the build on a GPL-only import.
 if ! "$top/scripts/build-modules.sh" "$kdir" "$d/kmod" prop nvp2p_emu gdirect \
 	gdirect_edu >"$d/build.log" 2>&1; then
-	grep -v BTF "$d/build.log" | tail -20
-	fail "the proprietary flavour's modules do not build or import GPL-only symbols"
+	not_ok "the proprietary flavour's modules build, importing no GPL-only symbol"
+	diag "$(grep -v BTF "$d/build.log" | tail -20)"
 else
-	"$check" "$kdir/Module.symvers" "$d"/kmod/*/Module.symvers -- \
-		"$d"/kmod/*/*.ko || fail "the proprietary flavour's modules import GPL-only symbols"
+	ok "the proprietary flavour's modules build, importing no GPL-only symbol"
+	check_quiet "check-gpl-imports.sh passes them" "$check" "$kdir/Module.symvers" \
+		"$d"/kmod/*/Module.symvers -- "$d"/kmod/*/*.ko
 fi
-[ $fails -eq 0 ] && echo "PASS: check-gpl-imports.sh" || exit 1
+tap_done

@@ -3,7 +3,7 @@
 # fixture trees: what info and stat print, as JSON and as text.
 set -u
 gd=$1 fx=$2 nvml=$3
-fails=0
+. "$(dirname "$0")/../../include/tap.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # No library statistics unless a check puts some there.
@@ -16,19 +16,16 @@ run() { # run TREE [PROC] -- ARGS...: output in $tmp/out, status in $rc
 	rc=$?
 }
 has() { # has TEXT: the last output contains the line fragment TEXT
-	if ! grep -qF -- "$1" "$tmp/out"; then
-		echo "FAIL: missing '$1' in:"; cat "$tmp/out"; fails=$((fails + 1))
-	fi
+	if grep -qF -- "$1" "$tmp/out"; then ok "has '$1'"
+	else not_ok "missing '$1' in:"; diag "$(cat "$tmp/out")"; fi
 }
 hasnt() {
-	if grep -qF -- "$1" "$tmp/out"; then
-		echo "FAIL: unexpected '$1'"; fails=$((fails + 1))
-	fi
+	if grep -qF -- "$1" "$tmp/out"; then not_ok "unexpected '$1'"
+	else ok "no '$1'"; fi
 }
 status() {
-	if [ "$rc" != "$1" ]; then
-		echo "FAIL: exit status $rc, want $1"; cat "$tmp/err"; fails=$((fails + 1))
-	fi
+	if [ "$rc" = "$1" ]; then ok "exit status $1"
+	else not_ok "exit status $rc, want $1"; diag "$(cat "$tmp/err")"; fi
 }
 
 # PCIe switches only, no IOMMU; BAR1 from (the stand-in) NVML.
@@ -143,13 +140,17 @@ printf "$hdr\nctx 1\ninterval_ms 500\nhits 1\n" >"$tmp/shm/gdirect-stats.$$.12"
 run switch proc -- stat --json
 status 0
 for c in 4 5 6 7 8 10 11 12; do hasnt "\"ctx\": $c,"; done
-if ! python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$tmp/out"; then
-	echo "FAIL: stat --json is not valid UTF-8 JSON"; fails=$((fails + 1))
+if python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$tmp/out"; then
+	ok "stat --json is valid UTF-8 JSON"
+else
+	not_ok "stat --json is not valid UTF-8 JSON"
 fi
 run switch proc -- stat
 has "(11 malformed or foreign files ignored)"	# and the 3 above
 if LC_ALL=C grep -q "$(printf '[\033\007]')" "$tmp/out"; then
-	echo "FAIL: ESC or BEL reached the terminal"; fails=$((fails + 1))
+	not_ok "ESC or BEL reached the terminal"
+else
+	ok "no ESC or BEL reaches the terminal"
 fi
 rm -f "$tmp/shm/gdirect-stats.$$.4" "$tmp/shm/gdirect-stats.$$.5" "$tmp/shm/gdirect-stats.$$.6" \
 	"$tmp/shm/gdirect-stats.$$.7" "$tmp/shm/gdirect-stats.$$.8" "$tmp/shm/gdirect-stats.$$.10" \
@@ -199,9 +200,10 @@ for bad in "--iters 0" "--iters 5x" "--iters 99999999999999999999" \
 	run switch proc -- bench $bad
 	status 2
 	opt=${bad%% *}
-	if ! grep -qF -- "gdirect bench: $opt:" "$tmp/err"; then
-		echo "FAIL: bench $bad: no message naming $opt"; cat "$tmp/err"
-		fails=$((fails + 1))
+	if grep -qF -- "gdirect bench: $opt:" "$tmp/err"; then
+		ok "bench $bad: the message names $opt"
+	else
+		not_ok "bench $bad: no message naming $opt"; diag "$(cat "$tmp/err")"
 	fi
 done
 # Good values pass the parser (and then skip: no device).
@@ -217,15 +219,17 @@ status 2
 long=$(printf '/x%.0s' $(seq 1 3000))
 run switch proc -- --sysfs "$long" info
 status 2
-if ! grep -qF -- "gdirect: --sysfs is 6000 bytes long" "$tmp/err"; then
-	echo "FAIL: a too long --sysfs: no message"; cat "$tmp/err"; fails=$((fails + 1))
+if grep -qF -- "gdirect: --sysfs is 6000 bytes long" "$tmp/err"; then
+	ok "a too long --sysfs: said"
+else
+	not_ok "a too long --sysfs: no message"; diag "$(cat "$tmp/err")"
 fi
 GDIRECT_PROC_ROOT=$long "$gd" info >"$tmp/out" 2>"$tmp/err"
 rc=$?
 status 2
-if ! grep -qF -- "gdirect: GDIRECT_PROC_ROOT is 6000 bytes long" "$tmp/err"; then
-	echo "FAIL: a too long GDIRECT_PROC_ROOT: no message"; cat "$tmp/err"; fails=$((fails + 1))
+if grep -qF -- "gdirect: GDIRECT_PROC_ROOT is 6000 bytes long" "$tmp/err"; then
+	ok "a too long GDIRECT_PROC_ROOT: said"
+else
+	not_ok "a too long GDIRECT_PROC_ROOT: no message"; diag "$(cat "$tmp/err")"
 fi
-
-if [ $fails -ne 0 ]; then echo "$fails checks failed"; exit 1; fi
-echo "all checks passed"
+tap_done

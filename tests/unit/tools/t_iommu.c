@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "tap.h"
 #include "iommu.h"
 
 static const char *fixtures;
@@ -25,7 +25,7 @@ int main(void)
 
 	fixtures = getenv("FIXTURES");
 	if (!fixtures) {
-		printf("FIXTURES not set\n");
+		tap_diag("FIXTURES not set");
 		return 1;
 	}
 	/* No units, no groups: off, no warning. */
@@ -75,5 +75,5 @@ int main(void)
 	roots(&r, "sockets", "proc");
 	gd_iommu_probe(&r, "0000:99:00.0", &io);
 	CHECK(io.mode == GD_IOMMU_OFF);
-	CHECK_DONE();
+	return tap_done();
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "tap.h"
 #include "json.h"
 
 int main(void)
@@ -68,5 +68,5 @@ int main(void)
 		  "\\ufffd\\ufffd\\ufffd\\ufffd|\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|"
 		  "\\u001b]0;x\\u0007\\u007f|\\ufffd\"\n");
 	free(buf);
-	CHECK_DONE();
+	return tap_done();
 }

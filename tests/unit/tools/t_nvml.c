@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "tap.h"
 #include "tool_cuda.h"
 #include "tool_nvml.h"
 
@@ -33,7 +33,7 @@ int main(void)
 	int rc;
 
 	if (!fake) {
-		printf("FAKE_NVML not set\n");
+		tap_diag("FAKE_NVML not set");
 		return 1;
 	}
 	setenv("GDIRECT_LIBNVML", fake, 1);
@@ -63,5 +63,5 @@ int main(void)
 	setenv("GDIRECT_LIBNVML", "/nonexistent/libnvidia-ml.so.1", 1);
 	CHECK(gd_nvml_bar1("0000:03:00.0", &b, err, sizeof(err)) == -ENOENT);
 	CHECK(strstr(err, "not found") != NULL);
-	CHECK_DONE();
+	return tap_done();
 }

@@ -7,13 +7,13 @@
 # two users: needs root.
 set -u
 gd=$1
-fails=0
+. "$(dirname "$0")/../../include/tap.sh"
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
-	echo "SKIP: needs root and setpriv (to act as two users)"; exit 77
+	skip_all "needs root and setpriv (to act as two users)"
 fi
 other=65534
 if ! setpriv --reuid=$other --regid=$other --clear-groups "$gd" version >/dev/null 2>&1; then
-	echo "SKIP: uid $other cannot run $gd (its directories are not open to it)"; exit 77
+	skip_all "uid $other cannot run $gd (its directories are not open to it)"
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -39,21 +39,17 @@ run() { # run [USER]: gdirect stat --json (as USER), output in $tmp/out
 	fi
 }
 has() {
-	if ! grep -qF -- "$1" "$tmp/out"; then
-		echo "FAIL: missing '$1' in:"; head -40 "$tmp/out"; cat "$tmp/err"
-		fails=$((fails + 1))
-	fi
+	if grep -qF -- "$1" "$tmp/out"; then ok "has '$1'"
+	else not_ok "missing '$1' in:"; diag "$(head -40 "$tmp/out"; cat "$tmp/err")"; fi
 }
 hasnt() {
-	if grep -qF -- "$1" "$tmp/out"; then
-		echo "FAIL: unexpected '$1'"; fails=$((fails + 1))
-	fi
+	if grep -qF -- "$1" "$tmp/out"; then not_ok "unexpected '$1'"
+	else ok "no '$1'"; fi
 }
 count() { # count TEXT N: TEXT occurs N times in the output
-	n=$(grep -cF -- "$1" "$tmp/out")
-	if [ "$n" != "$2" ]; then
-		echo "FAIL: '$1' $n times, want $2"; fails=$((fails + 1))
-	fi
+	c=$(grep -cF -- "$1" "$tmp/out")
+	if [ "$c" = "$2" ]; then ok "'$1' $2 times"
+	else not_ok "'$1' $c times, want $2"; fi
 }
 
 # root's directory: its own file, and one of another owner's put there.
@@ -95,5 +91,4 @@ hasnt '"ctx": 1,'
 count '"uid": 65534,' 64
 count '"uid": 0,' 0
 
-if [ $fails -ne 0 ]; then echo "$fails checks failed"; exit 1; fi
-echo "all checks passed"
+tap_done

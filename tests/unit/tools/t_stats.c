@@ -2,7 +2,7 @@
 /* t_stats.c - latency summaries: nearest-rank percentiles, min, max, mean */
 #include <stdio.h>
 
-#include "check.h"
+#include "tap.h"
 #include "stats.h"
 
 int main(void)
@@ -29,5 +29,5 @@ int main(void)
 	CHECK(gd_percentile(v, 200, 0) == 1);
 	CHECK(gd_percentile(v, 200, 100) == 200);
 	CHECK(gd_now_ns() > 0);
-	CHECK_DONE();
+	return tap_done();
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "tap.h"
 #include "topology.h"
 
 static const char *fixtures;
@@ -29,8 +29,8 @@ static void expect(const char *tree, const char *a, const char *b,
 	roots(&r, tree);
 	CHECK(gd_topology(&r, a, b, &p) == 0);
 	if (p.cls != cls)
-		fprintf(stderr, "%s: %s -> %s: got %s (%s), want %s\n", tree, a, b,
-			gd_path_class_id(p.cls), p.basis, gd_path_class_id(cls));
+		tap_diag("%s: %s -> %s: got %s (%s), want %s", tree, a, b,
+			 gd_path_class_id(p.cls), p.basis, gd_path_class_id(cls));
 	CHECK(p.cls == cls);
 	CHECK_STR(p.common, common);
 	CHECK((p.warning == NULL) == (cls == GD_PATH_SWITCH));
@@ -56,7 +56,7 @@ int main(void)
 
 	fixtures = getenv("FIXTURES");
 	if (!fixtures) {
-		printf("FIXTURES not set\n");
+		tap_diag("FIXTURES not set");
 		return 1;
 	}
 
@@ -133,5 +133,5 @@ int main(void)
 	roots(&r, "sockets");
 	CHECK(gd_find_gpus(&r, gpus, 4) == 1);
 	CHECK(gpus[0].pci.numa_node == 0);
-	CHECK_DONE();
+	return tap_done();
 }

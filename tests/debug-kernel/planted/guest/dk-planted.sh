@@ -44,3 +44,4 @@ check "DEBUG_ATOMIC_SLEEP reports the might-sleep under a spinlock" \
 # kmemleak reports only objects older than 5 s, on its second scan:
 # dk-kmemleak.sh, run next, does that and must find this one.
 check "leak planted" sh -c "echo leak > $trig"
+tap_done
