@@ -11,7 +11,8 @@ fi
 echo "# node $node, $me, peer $peer"
 check "network and Soft-RoCE modules load, eth0 $me, rxe0 on eth0" cluster_up
 barrier net-up || true
-check "ping the peer $peer over e1000" retry 5 ping -q -c 2 -W 3 "$peer" >/dev/null
+ping_peer() { ping -q -c 2 -W 3 "$peer" >/dev/null; }
+check "ping the peer $peer over e1000" retry 5 ping_peer
 check "rxe0 port 1 is active" sh -c 'ibv_devinfo -d rxe0 | grep -q PORT_ACTIVE'
 gid=$(rxe_gid_index) || gid=""
 check "rxe0 has a GID for $me (index ${gid:-none})" test -n "$gid"

@@ -1,5 +1,5 @@
 # cluster-lib.sh - helpers for the two-node cluster tests (source it after
-# lib.sh).  The harness (guest/cluster.py) boots node N with gdirect.node=N
+# lib.sh).  The harness (tests/harness/cluster.py) boots node N with gdirect.node=N
 # on the kernel command line; node N has address 10.0.0.(N+1) on eth0 and
 # the Soft-RoCE device rxe0 on top of it.
 PATH=$PATH:/usr/bin:/usr/sbin
