@@ -5,7 +5,7 @@
 . /tests/cluster-lib.sh
 plan 6
 if ! in_cluster; then
-	for i in 1 2 3 4 5 6; do skip "cluster check $i" "not booted by guest/cluster.py"; done
+	for i in 1 2 3 4 5 6; do skip "cluster check $i" "not booted by tests/harness/cluster.py"; done
 	exit 0
 fi
 echo "# node $node, $me, peer $peer"

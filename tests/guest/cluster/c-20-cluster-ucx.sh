@@ -17,7 +17,7 @@ per=$((3 * nsizes + 2))
 wires="rc_verbs tcp"
 plan $((2 * per + 1))
 if ! in_cluster; then
-	k=0; while [ $k -lt $((2 * per + 1)) ]; do k=$((k + 1)); skip "cluster UCX check $k" "not booted by guest/cluster.py"; done
+	k=0; while [ $k -lt $((2 * per + 1)) ]; do k=$((k + 1)); skip "cluster UCX check $k" "not booted by tests/harness/cluster.py"; done
 	exit 0
 fi
 if ! command -v ucx-xfer >/dev/null; then
