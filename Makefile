@@ -8,6 +8,8 @@
 #   make install    libgdirect, the gdirect tool, module sources for DKMS, udev rule
 #                   (PREFIX=/usr/local, DESTDIR=, DKMS=1 to build with dkms)
 #   make bench      registration-cache benchmarks against UCX's, in one run
+#   make ucx        Debian's UCX built GPU-aware against our CUDA libraries and
+#                   libgdrapi, into build/ucx/prefix (docs/cluster.md)
 #   make test-debug-kernel  the guest suite under a KASAN/lockdep/kmemleak/KFENCE kernel
 #   make test-gpu   device-library tests on a machine with an NVIDIA GPU
 #
@@ -28,7 +30,7 @@ PROP_MODULES := nvp2p_emu gdirect gdirect_edu
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local
 
-.PHONY: all deps userspace modules test unit-test guest-test demo demo-nvp2p bench install test-debug-kernel test-gpu bench-gpu clean
+.PHONY: all deps userspace modules test unit-test guest-test demo demo-nvp2p bench ucx install test-debug-kernel test-gpu bench-gpu clean
 
 all: userspace modules
 
@@ -82,6 +84,13 @@ bench:
 	@scripts/deps.sh bench
 	@$(MAKE) --no-print-directory userspace
 	@bench/run.sh "$(BUILD)"
+
+# Debian's ucx source package, GPU-aware, over our libraries; a no-op when
+# build/ucx/prefix holds a build from the same version and inputs.
+ucx:
+	@scripts/deps.sh ucx
+	@$(MAKE) --no-print-directory userspace
+	@JOBS=$(JOBS) scripts/ucx-build.sh "$(BUILD)"
 
 # The guest suite under a KASAN/lockdep/kmemleak/KFENCE kernel (docs/debug-kernel.md).
 test-debug-kernel:

@@ -1,7 +1,7 @@
 #!/bin/sh
 # deps.sh - install, or name, what a target needs.
 #
-# usage: scripts/deps.sh userspace|modules|build|test|demo|bench|debug-kernel|kernel-bpo
+# usage: scripts/deps.sh userspace|modules|build|test|demo|bench|debug-kernel|ucx|kernel-bpo
 #        scripts/deps.sh demo-mode     prints "gpu" or "emulated" (see below)
 #
 # Each need is checked by what it provides (a command on PATH, a header
@@ -100,6 +100,12 @@ have() {
 	guest-kernel) [ -n "$guest_kver" ] && [ -f "/boot/vmlinuz-$guest_kver" ] ;;
 	guest-headers) [ -n "$guest_kver" ] && [ -d "/lib/modules/$guest_kver/build" ] ;;
 	ucx)         pkg-config --exists ucx-ucs 2>/dev/null ;;
+	autoconf|automake|patch) command -v "$1" >/dev/null 2>&1 ;;
+	libtool)     command -v libtoolize >/dev/null 2>&1 ;;
+	c++)         command -v c++ >/dev/null 2>&1 ;;
+	dpkg-dev)    command -v dpkg-source >/dev/null 2>&1 ;;
+	ibverbs-dev) [ -f /usr/include/infiniband/verbs.h ] ;;
+	rdmacm-dev)  [ -f /usr/include/rdma/rdma_cma.h ] ;;
 	libelf)      pkg-config --exists libelf 2>/dev/null ;;
 	openssl)     pkg-config --exists openssl 2>/dev/null ;;
 	linux-source) ls /usr/src/linux-source-6.1.tar.* >/dev/null 2>&1 ;;
@@ -119,6 +125,9 @@ pkg() {
 	xz)           echo xz-utils ;;
 	pahole)       echo dwarves ;;
 	ucx)          echo libucx-dev ;;
+	c++)          echo g++ ;;
+	ibverbs-dev)  echo libibverbs-dev ;;
+	rdmacm-dev)   echo librdmacm-dev ;;
 	libelf)       echo libelf-dev ;;
 	openssl)      echo libssl-dev ;;
 	linux-source) echo linux-source-6.1 ;;
@@ -148,6 +157,11 @@ demo)
 		needs="$userspace $modules $guest"
 	fi ;;
 bench)        needs="$userspace pkg-config ucx gnuplot" ;;
+# ucx: building Debian's ucx source package GPU-aware (scripts/ucx-build.sh):
+# its Build-Depends less what is replaced or left out (debhelper: autoreconf
+# is run directly; NUMA, FUSE, Java, doxygen: configured off), plus
+# dpkg-source to unpack it.
+ucx)          needs="$userspace autoconf automake libtool c++ patch dpkg-dev ibverbs-dev rdmacm-dev" ;;
 debug-kernel) needs="$userspace $modules $guest linux-source bc bison flex libelf openssl pahole rsync xz" ;;
 *) echo "deps.sh: unknown target '$want'" >&2; exit 2 ;;
 esac

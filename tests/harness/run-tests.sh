@@ -3,7 +3,10 @@
 #
 #   1. unit tests (meson suite 'unit') built with ASan + UBSan in BUILD-san
 #   2. concurrent unit tests (suite 'tsan') built with TSan in BUILD-tsan
-#   3. the guest suite on the emulated machine, once per page-table flavour:
+#   3. UCX from Debian's source package, GPU-aware over our libraries
+#      (scripts/ucx-build.sh; a no-op when built already), for the guest
+#      tests that use it (t-60-ucx*), which skip, saying so, without it
+#   4. the guest suite on the emulated machine, once per page-table flavour:
 #      v2 (0x00020000) runs every guest test, v1 (0x00010002) the emulator,
 #      driver and gdirect-info tests ($GUEST_V1_TESTS); then the Tegra
 #      interface (guide 13.4) runs its own tests, tg-*; and the emulator
@@ -11,7 +14,7 @@
 #      ($GUEST_PROP_TESTS); and the kernel suites again on bookworm-
 #      backports' 6.12 kernel ($GUEST_BPO_TESTS)
 #
-#   4. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
+#   5. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
 #      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1
 #
 # Skips are counted and shown, never folded into passes.  Whatever failed is
@@ -137,6 +140,20 @@ echo "== unit tests (ASan + UBSan)"
 run_unit "$build-san" address,undefined unit unit-asan
 echo "== concurrent unit tests (TSan)"
 run_unit "$build-tsan" thread tsan unit-tsan
+# CI starts from a clean clone: UCX is built here, and a failed build is a
+# failure of its own, not only the guest tests' skips.
+echo "== UCX build (make ucx: scripts/ucx-build.sh, docs/cluster.md)"
+ucx_t0=$(date +%s)
+if "$top/scripts/deps.sh" ucx >"$results/ucx-build.log" 2>&1 &&
+   JOBS=${JOBS:-2} "$top/scripts/ucx-build.sh" "$build" >>"$results/ucx-build.log" 2>&1; then
+	echo "ucx-build: $(tail -n1 "$results/ucx-build.log" | sed 's/^ucx-build: //') ($(( $(date +%s) - ucx_t0 )) s)"
+	add 1 0 0
+else
+	tail -n 15 "$results/ucx-build.log" | sed 's/^/  /'
+	echo "ucx-build: FAILED ($(( $(date +%s) - ucx_t0 )) s): the guest's UCX tests will SKIP"
+	note_failure "ucx-build: the UCX build failed (results/ucx-build.log)"
+	add 0 1 0
+fi
 echo "== guest suite, page table 0x00020000"
 run_guest v2
 # The emulator's CUDA transcript (t-15) against a real GPU's: the diff count,
