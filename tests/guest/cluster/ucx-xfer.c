@@ -11,7 +11,13 @@
  * on the server's address; RDMA-CM for verbs transports, a socket for
  * tcp), which needs no auxiliary transport: UCX_TLS and UCX_NET_DEVICES
  * choose what carries the data.  Environment: XFER_SIZES (comma list of
- * bytes, default 1,64,4096,65536,1048576,4194304).
+ * bytes, default 1,64,4096,65536,1048576,4194304), XFER_MEM (host, the
+ * default, or cuda: every buffer on both nodes is GPU memory from
+ * cuMemAlloc, filled with cuMemcpyHtoD, and each received one is checked
+ * twice, read back with cuMemcpyDtoH and read through the BAR with
+ * gdrapi's pin and mapping on gdirect.ko; UCX must also report the
+ * registered buffer as CUDA memory, else it treated GPU pointers as host
+ * memory).
  *
  * For each size, in this order:
  *   tag  the client sends N messages; the server checks every one against
@@ -22,13 +28,18 @@
  *        (cleared first), flushes and says so; the server checks it;
  *   get  the server fills its buffer; the client reads it N times into a
  *        cleared buffer and checks it; the latency is one get + flush.
- * Both print TAP (a plan of 3 per size on each side); the client prints
+ * Both print TAP (a plan of 3 per size on each side, one more with GPU
+ * memory: UCX's memory type of the registered buffer); the client prints
  * "# FIGURE op size MB/s latency-us" lines; both print UCX's configuration
  * of the endpoint once it is wired up (its lanes, "tag(rc_verbs/rxe0:1)"
  * say, and the size thresholds that pick eager or rendezvous protocols)
  * as TAP comments.
  */
 #include <ucp/api/ucp.h>
+#ifdef XFER_CUDA
+#include <cuda.h>
+#include <gdrapi.h>
+#endif
 
 #include <arpa/inet.h>
 #include <stdarg.h>
@@ -95,6 +106,155 @@ static long check(const unsigned char *b, size_t n, uint64_t seed)
 		if (b[i] != pat(seed, i))
 			return (long)i;
 	return -1;
+}
+
+/* ---- memory: host, or GPU memory checked through cuMemcpy and the BAR -- */
+
+static int use_cuda;
+static unsigned char *stage;	/* host staging for fills and checks */
+
+#ifdef XFER_CUDA
+static gdr_t gdr;
+struct bar_pin {
+	void *dev;
+	gdr_mh_t mh;
+	void *map;
+	size_t map_len;
+	uint64_t base;
+	int pinned, mapped;
+};
+static struct bar_pin pins[2];
+
+static int cu_ok(CUresult r, const char *what)
+{
+	const char *s = NULL;
+
+	if (r == CUDA_SUCCESS)
+		return 1;
+	cuGetErrorName(r, &s);
+	fprintf(stderr, "ucx-xfer: %s: %s\n", what, s ? s : "?");
+	return 0;
+}
+
+/* Pin and map @dev (@len bytes) through gdirect for the BAR checks. */
+static int bar_pin(struct bar_pin *p, void *dev, size_t len)
+{
+	gdr_info_t info;
+
+	p->dev = dev;
+	if (gdr_pin_buffer(gdr, (unsigned long)(uintptr_t)dev, len, 0, 0, &p->mh)) {
+		fprintf(stderr, "ucx-xfer: gdr_pin_buffer failed\n");
+		return 0;
+	}
+	p->pinned = 1;
+	if (gdr_get_info(gdr, p->mh, &info) ||
+	    gdr_map(gdr, p->mh, &p->map, info.mapped_size)) {
+		fprintf(stderr, "ucx-xfer: gdr_map failed\n");
+		return 0;
+	}
+	p->mapped = 1;
+	p->map_len = info.mapped_size;
+	p->base = info.va;
+	return 1;
+}
+
+static void bar_unpin(struct bar_pin *p)
+{
+	if (p->mapped)
+		gdr_unmap(gdr, p->mh, p->map, p->map_len);
+	if (p->pinned)
+		gdr_unpin_buffer(gdr, p->mh);
+	p->mapped = p->pinned = 0;
+}
+
+static struct bar_pin *bar_of(const void *dev)
+{
+	for (int i = 0; i < 2; i++)
+		if (pins[i].pinned && pins[i].dev == dev)
+			return &pins[i];
+	return NULL;
+}
+#endif
+
+static void *mem_alloc(size_t n)
+{
+#ifdef XFER_CUDA
+	if (use_cuda) {
+		CUdeviceptr d;
+
+		return cu_ok(cuMemAlloc(&d, n), "cuMemAlloc") ? (void *)(uintptr_t)d : NULL;
+	}
+#endif
+	return malloc(n);
+}
+
+static void mem_free(void *p)
+{
+#ifdef XFER_CUDA
+	if (use_cuda) {
+		if (p)
+			cu_ok(cuMemFree((CUdeviceptr)(uintptr_t)p), "cuMemFree");
+		return;
+	}
+#endif
+	free(p);
+}
+
+static int mem_fill(void *b, size_t n, uint64_t seed)
+{
+#ifdef XFER_CUDA
+	if (use_cuda) {
+		fill(stage, n, seed);
+		return cu_ok(cuMemcpyHtoD((CUdeviceptr)(uintptr_t)b, stage, n), "cuMemcpyHtoD");
+	}
+#endif
+	fill(b, n, seed);
+	return 1;
+}
+
+static int mem_clear(void *b, size_t n)
+{
+#ifdef XFER_CUDA
+	if (use_cuda)
+		return cu_ok(cuMemsetD8((CUdeviceptr)(uintptr_t)b, 0, n), "cuMemsetD8");
+#endif
+	memset(b, 0, n);
+	return 1;
+}
+
+/*
+ * Check @b against the pattern: the offset of the first wrong byte, or -1.
+ * GPU memory is read back twice, with cuMemcpyDtoH and through the BAR
+ * mapping; -2 when a read fails.
+ */
+static long mem_check(const void *b, size_t n, uint64_t seed)
+{
+#ifdef XFER_CUDA
+	if (use_cuda) {
+		struct bar_pin *p = bar_of(b);
+		long bad;
+
+		memset(stage, 0, n);
+		if (!cu_ok(cuMemcpyDtoH(stage, (CUdeviceptr)(uintptr_t)b, n), "cuMemcpyDtoH"))
+			return -2;
+		bad = check(stage, n, seed);
+		if (bad >= 0) {
+			printf("# cuMemcpyDtoH read differs at byte %ld\n", bad);
+			return bad;
+		}
+		if (p == NULL)
+			return -2;
+		memset(stage, 0, n);
+		if (gdr_copy_from_mapping(p->mh, stage, (char *)p->map +
+					  ((uintptr_t)b - p->base), n))
+			return -2;
+		bad = check(stage, n, seed);
+		if (bad >= 0)
+			printf("# BAR read differs at byte %ld\n", bad);
+		return bad;
+	}
+#endif
+	return check(b, n, seed);
 }
 
 /* Progress until @req completes; its status (UCS_OK for an inline op). */
@@ -228,6 +388,51 @@ static void print_ep_info(void)
 	free(text);
 }
 
+/*
+ * With GPU memory: UCX must see @p as CUDA memory.  A UCX without a working
+ * CUDA module (or one whose memory-type detection fails) reports host, and
+ * would then read and write GPU pointers as host memory.
+ */
+static int check_mem_type(void *p, size_t n)
+{
+	ucp_mem_map_params_t mp = {
+		.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+			      UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+		.address = p, .length = n,
+	};
+	ucp_mem_attr_t attr = { .field_mask = UCP_MEM_ATTR_FIELD_MEM_TYPE };
+	ucp_mem_h memh;
+	int ok;
+
+	if (!use_cuda)
+		return 0;
+	if (ucp_mem_map(ctx, &mp, &memh) != UCS_OK) {
+		tap(0, "UCX registers this node's GPU buffer");
+		return 1;
+	}
+	ok = ucp_mem_query(memh, &attr) == UCS_OK &&
+	     attr.mem_type == UCS_MEMORY_TYPE_CUDA;
+	tap(ok, "UCX sees this node's GPU buffer as CUDA memory (memory type %d, want %d)",
+	    (int)attr.mem_type, (int)UCS_MEMORY_TYPE_CUDA);
+	ucp_mem_unmap(ctx, memh);
+	return !ok;
+}
+
+/*
+ * UCX would move GPU buffers it takes for host memory with host loads and
+ * stores, or system calls that fault on them: the transfers are not run,
+ * each reported as failed.  The other node sees the same UCX and stops too.
+ */
+static int stopped;
+
+static int not_run(int nsizes)
+{
+	stopped = 1;
+	for (int i = 0; i < 3 * nsizes; i++)
+		tap(0, "not run: UCX does not see GPU memory");
+	return 1;
+}
+
 static int server(size_t *sizes, int nsizes, size_t max, unsigned char *buf,
 		  unsigned char *rbuf)
 {
@@ -247,15 +452,22 @@ static int server(size_t *sizes, int nsizes, size_t max, unsigned char *buf,
 		fprintf(stderr, "ucx-xfer: cannot register %zu bytes\n", max);
 		return 1;
 	}
+	if (check_mem_type(rbuf, max)) {
+		ucp_mem_unmap(ctx, memh);
+		return not_run(nsizes);
+	}
 	hdr[0] = (uintptr_t)rbuf;
 	hdr[1] = rkey_len;
 	if (send_tag(hdr, sizeof(hdr), T_RKEY) != UCS_OK ||
-	    send_tag(rkey_buf, rkey_len, T_RKEY) != UCS_OK)
-		fails++;
+	    send_tag(rkey_buf, rkey_len, T_RKEY) != UCS_OK) {
+		ucp_rkey_buffer_release(rkey_buf);
+		ucp_mem_unmap(ctx, memh);
+		return fails + 1;
+	}
 	ucp_rkey_buffer_release(rkey_buf);
 	print_ep_info();
 
-	for (i = 0; i < nsizes && !fails; i++) {
+	for (i = 0; i < nsizes; i++) {
 		size_t s = sizes[i];
 		unsigned n = iters_for(s), ln = lat_iters_for(s), k;
 		long bad = -1, bad_k = -1;
@@ -264,40 +476,41 @@ static int server(size_t *sizes, int nsizes, size_t max, unsigned char *buf,
 
 		/* tag: every message checked; then echo the ping-pong. */
 		for (k = 0; k < n && ok; k++) {
-			memset(buf, 0, s);
-			ok = recv_tag(buf, s, T_DATA) == UCS_OK;
-			if (ok && (bad = check(buf, s, k)) >= 0) {
+			ok = mem_clear(buf, s) && recv_tag(buf, s, T_DATA) == UCS_OK;
+			if (ok && (bad = mem_check(buf, s, k)) != -1) {
 				bad_k = k;
 				break;
 			}
 		}
-		ok = ok && bad < 0;
+		ok = ok && bad == -1;
 		send_word(ok, T_ACK);
 		for (k = 0; k < ln && ok; k++)
 			ok = recv_tag(buf, s, T_PING) == UCS_OK &&
 			     send_tag(buf, s, T_PONG) == UCS_OK;
-		tap(ok, "tag %zu B: %u messages received, each verified on this node%s",
-		    s, n, bad < 0 ? "" : " (MISMATCH)");
+		tap(ok, "tag %zu B: %u messages received, each verified on this node%s%s",
+		    s, n, use_cuda ? " (cuMemcpyDtoH and BAR)" : "",
+		    bad == -1 ? "" : " (MISMATCH)");
 		if (bad >= 0)
 			printf("# message %ld differs at byte %ld\n", bad_k, bad);
 		fails += !ok;
 
 		/* put: clear, let the client write, check. */
-		memset(rbuf, 0, s);
+		mem_clear(rbuf, s);
 		if (send_word(s, T_CTL) != UCS_OK || recv_word(&w, T_CTL) != UCS_OK) {
 			tap(0, "put %zu B: the client did not report", s);
 			fails++;
 			break;
 		}
-		bad = check(rbuf, s, 1000 + i);
-		tap(w == s && bad < 0, "put %zu B: the written buffer verified on this node", s);
+		bad = mem_check(rbuf, s, 1000 + i);
+		tap(w == s && bad == -1, "put %zu B: the written buffer verified on this node%s",
+		    s, use_cuda ? " (cuMemcpyDtoH and BAR)" : "");
 		if (bad >= 0)
 			printf("# differs at byte %ld\n", bad);
-		fails += !(w == s && bad < 0);
-		send_word(bad < 0, T_ACK);
+		fails += !(w == s && bad == -1);
+		send_word(bad == -1, T_ACK);
 
 		/* get: fill, let the client read. */
-		fill(rbuf, s, 2000 + i);
+		mem_fill(rbuf, s, 2000 + i);
 		if (send_word(s, T_CTL) != UCS_OK || recv_word(&w, T_CTL) != UCS_OK) {
 			tap(0, "get %zu B: the client did not report", s);
 			fails++;
@@ -318,6 +531,8 @@ static int client(size_t *sizes, int nsizes, size_t max, unsigned char *buf)
 	ucp_request_param_t p = { 0 };
 	int i, fails = 0;
 
+	if (check_mem_type(buf, max))
+		return not_run(nsizes);
 	if (recv_tag(hdr, sizeof(hdr), T_RKEY) != UCS_OK || hdr[1] > 65536)
 		return 1;
 	rkey_buf = malloc(hdr[1]);
@@ -328,7 +543,6 @@ static int client(size_t *sizes, int nsizes, size_t max, unsigned char *buf)
 		return 1;
 	}
 	free(rkey_buf);
-	(void)max;
 	print_ep_info();
 
 	for (i = 0; i < nsizes; i++) {
@@ -340,27 +554,24 @@ static int client(size_t *sizes, int nsizes, size_t max, unsigned char *buf)
 
 		/* tag */
 		t = now();
-		for (k = 0; k < n && ok; k++) {
-			fill(buf, s, k);
-			ok = send_tag(buf, s, T_DATA) == UCS_OK;
-		}
+		for (k = 0; k < n && ok; k++)
+			ok = mem_fill(buf, s, k) && send_tag(buf, s, T_DATA) == UCS_OK;
 		ok = ok && recv_word(&w, T_ACK) == UCS_OK && w == 1;
 		bw[0] = (double)s * n / (now() - t) / 1e6;
-		fill(buf, s, 77);
+		ok = ok && mem_fill(buf, s, 77);
 		t = now();
 		for (k = 0; k < ln && ok; k++) {
 			ok = send_tag(buf, s, T_PING) == UCS_OK &&
 			     recv_tag(buf, s, T_PONG) == UCS_OK;
 		}
 		lat[0] = (now() - t) / ln / 2 * 1e6;
-		ok = ok && (bad = check(buf, s, 77)) < 0;
-		tap(ok, "tag %zu B: %u sends acknowledged by the server, %u echoes verified",
-		    s, n, ln);
+		ok = ok && mem_check(buf, s, 77) == -1;
+		tap(ok, "tag %zu B: %u sends acknowledged by the server, %u echoes verified%s",
+		    s, n, ln, use_cuda ? " (cuMemcpyDtoH and BAR)" : "");
 		fails += !ok;
 
 		/* put */
-		ok = recv_word(&w, T_CTL) == UCS_OK && w == s;
-		fill(buf, s, 1000 + i);
+		ok = recv_word(&w, T_CTL) == UCS_OK && w == s && mem_fill(buf, s, 1000 + i);
 		t = now();
 		for (k = 0; k < n && ok; k++)
 			ok = wait_req(ucp_put_nbx(ep, buf, s, hdr[0], rkey, &p), "put") == UCS_OK;
@@ -377,24 +588,24 @@ static int client(size_t *sizes, int nsizes, size_t max, unsigned char *buf)
 		fails += !ok;
 
 		/* get */
-		ok = recv_word(&w, T_CTL) == UCS_OK && w == s;
-		memset(buf, 0, s);
+		ok = recv_word(&w, T_CTL) == UCS_OK && w == s && mem_clear(buf, s);
 		t = now();
 		for (k = 0; k < n && ok; k++)
 			ok = wait_req(ucp_get_nbx(ep, buf, s, hdr[0], rkey, &p), "get") == UCS_OK;
 		ok = ok && flush_ep() == UCS_OK;
 		bw[2] = (double)s * n / (now() - t) / 1e6;
-		bad = ok ? check(buf, s, 2000 + i) : 0;
-		memset(buf, 0, s);
+		bad = ok ? mem_check(buf, s, 2000 + i) : -2;
+		ok = ok && mem_clear(buf, s);
 		t = now();
 		for (k = 0; k < ln && ok; k++)
 			ok = wait_req(ucp_get_nbx(ep, buf, s, hdr[0], rkey, &p), "get") == UCS_OK &&
 			     flush_ep() == UCS_OK;
 		lat[2] = (now() - t) / ln * 1e6;
-		ok = ok && bad < 0 && check(buf, s, 2000 + i) < 0;
+		ok = ok && bad == -1 && mem_check(buf, s, 2000 + i) == -1;
 		send_word(ok, T_CTL);
-		tap(ok, "get %zu B: %u gets into a cleared buffer, verified on this node", s, n);
-		if (bad > 0)
+		tap(ok, "get %zu B: %u gets into a cleared buffer, verified on this node%s",
+		    s, n, use_cuda ? " (cuMemcpyDtoH and BAR)" : "");
+		if (bad >= 0)
 			printf("# differs at byte %ld\n", bad);
 		fails += !ok;
 
@@ -425,7 +636,12 @@ int main(int argc, char **argv)
 	unsigned char *buf = NULL, *rbuf = NULL;
 	int is_server, nsizes, i, fails = 1;
 	char *end;
+	const char *mem;
 	unsigned long port;
+#ifdef XFER_CUDA
+	CUdevice cu_dev = 0;
+	CUcontext cu_ctx = NULL;
+#endif
 	double deadline;
 
 	if (argc < 3 || (strcmp(argv[1], "server") == 0 ? argc != 3 :
@@ -444,16 +660,46 @@ int main(int argc, char **argv)
 	nsizes = parse_sizes(sizes);
 	if (nsizes < 0)
 		return 2;
+	mem = getenv("XFER_MEM");
+	if (mem == NULL || *mem == '\0' || strcmp(mem, "host") == 0) {
+		use_cuda = 0;
+	} else if (strcmp(mem, "cuda") == 0) {
+#ifdef XFER_CUDA
+		use_cuda = 1;
+#else
+		fprintf(stderr, "ucx-xfer: XFER_MEM=cuda: built without CUDA\n");
+		return 2;
+#endif
+	} else {
+		fprintf(stderr, "ucx-xfer: XFER_MEM='%s': expected host or cuda\n", mem);
+		return 2;
+	}
 	for (i = 0; i < nsizes; i++)
 		max = sizes[i] > max ? sizes[i] : max;
-	buf = malloc(max);
-	rbuf = malloc(max);
-	if (buf == NULL || rbuf == NULL) {
-		fprintf(stderr, "ucx-xfer: out of memory\n");
+	printf("1..%d\n", 3 * nsizes + use_cuda);
+	fflush(stdout);
+	stage = malloc(max);
+#ifdef XFER_CUDA
+	if (use_cuda && !(cu_ok(cuInit(0), "cuInit") &&
+			  cu_ok(cuDeviceGet(&cu_dev, 0), "cuDeviceGet") &&
+			  cu_ok(cuDevicePrimaryCtxRetain(&cu_ctx, cu_dev), "cuDevicePrimaryCtxRetain") &&
+			  cu_ok(cuCtxSetCurrent(cu_ctx), "cuCtxSetCurrent")))
+		goto out_free;
+	if (use_cuda && (gdr = gdr_open()) == NULL) {
+		fprintf(stderr, "ucx-xfer: gdr_open failed (gdirect.ko loaded?)\n");
 		goto out_free;
 	}
-	printf("1..%d\n", 3 * nsizes);
-	fflush(stdout);
+#endif
+	buf = mem_alloc(max);
+	rbuf = mem_alloc(max);
+	if (buf == NULL || rbuf == NULL || stage == NULL) {
+		fprintf(stderr, "ucx-xfer: cannot allocate %zu bytes\n", max);
+		goto out_free;
+	}
+#ifdef XFER_CUDA
+	if (use_cuda && !(bar_pin(&pins[0], buf, max) && bar_pin(&pins[1], rbuf, max)))
+		goto out_free;
+#endif
 
 	if (ucp_init(&cp, NULL, &ctx) != UCS_OK) {
 		fprintf(stderr, "ucx-xfer: ucp_init failed\n");
@@ -503,9 +749,9 @@ int main(int argc, char **argv)
 	fails = is_server ? server(sizes, nsizes, max, buf, rbuf) :
 			    client(sizes, nsizes, max, buf);
 	/* The last word: both sides done before either closes. */
-	if (is_server)
+	if (!stopped && is_server)
 		send_word(0, T_CTL + 1);
-	else
+	else if (!stopped)
 		recv_word(&(uint64_t){ 0 }, T_CTL + 1);
 	wait_req(ucp_ep_close_nbx(ep, &cl), "close");
 out_listener:
@@ -516,7 +762,20 @@ out_worker:
 out_ctx:
 	ucp_cleanup(ctx);
 out_free:
-	free(buf);
-	free(rbuf);
+#ifdef XFER_CUDA
+	if (use_cuda) {
+		bar_unpin(&pins[0]);
+		bar_unpin(&pins[1]);
+		if (gdr)
+			gdr_close(gdr);
+	}
+#endif
+	mem_free(buf);
+	mem_free(rbuf);
+#ifdef XFER_CUDA
+	if (cu_ctx)
+		cuDevicePrimaryCtxRelease(cu_dev);
+#endif
+	free(stage);
 	return fails ? 1 : 0;
 }
