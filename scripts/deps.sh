@@ -1,7 +1,7 @@
 #!/bin/sh
 # deps.sh - install, or name, what a target needs.
 #
-# usage: scripts/deps.sh userspace|modules|build|test|demo|bench|debug-kernel|ucx|kernel-bpo
+# usage: scripts/deps.sh userspace|modules|build|test|demo|demo-cluster|bench|debug-kernel|ucx|kernel-bpo
 #        scripts/deps.sh demo-mode     prints "gpu" or "emulated" (see below)
 #
 # Each need is checked by what it provides (a command on PATH, a header
@@ -106,6 +106,11 @@ have() {
 	dpkg-dev)    command -v dpkg-source >/dev/null 2>&1 ;;
 	ibverbs-dev) [ -f /usr/include/infiniband/verbs.h ] ;;
 	rdmacm-dev)  [ -f /usr/include/rdma/rdma_cma.h ] ;;
+	rdma)        [ -x /usr/bin/rdma ] ;;
+	ibverbs-utils) [ -x /usr/bin/ibv_rc_pingpong ] ;;
+	rxe-provider) [ -f /etc/libibverbs.d/rxe.driver ] ;;
+	librdmacm)   ls /usr/lib/*/librdmacm.so.1 >/dev/null 2>&1 ;;
+	ucx-utils)   [ -x /usr/bin/ucx_perftest ] ;;
 	libelf)      pkg-config --exists libelf 2>/dev/null ;;
 	openssl)     pkg-config --exists openssl 2>/dev/null ;;
 	linux-source) ls /usr/src/linux-source-6.1.tar.* >/dev/null 2>&1 ;;
@@ -128,6 +133,9 @@ pkg() {
 	c++)          echo g++ ;;
 	ibverbs-dev)  echo libibverbs-dev ;;
 	rdmacm-dev)   echo librdmacm-dev ;;
+	rdma)         echo iproute2 ;;
+	rxe-provider) echo ibverbs-providers ;;
+	librdmacm)    echo librdmacm1 ;;
 	libelf)       echo libelf-dev ;;
 	openssl)      echo libssl-dev ;;
 	linux-source) echo linux-source-6.1 ;;
@@ -141,13 +149,18 @@ pkg() {
 
 userspace="cc make python3 meson ninja"
 guest="kmod cpio busybox qemu-system-x86_64 guest-kernel"
+# The two-node cluster (docs/cluster.md): Debian's verbs user space with the
+# Soft-RoCE provider, RDMA-CM, iproute2's rdma, and UCX with its tools,
+# copied into the guests; UCX's headers for ucx-xfer.
+cluster="rdma ibverbs-utils rxe-provider librdmacm ucx ucx-utils"
 modules="cc make guest-headers"
 case "$want" in
 demo-mode)    demo_mode; exit $? ;;
 userspace)    needs="$userspace" ;;
 modules)      needs="$modules" ;;
 build)        needs="$userspace $modules" ;;
-test)         needs="$userspace $modules $guest sparse dkms pkg-config ucx gnuplot" ;;
+test)         needs="$userspace $modules $guest sparse dkms pkg-config ucx gnuplot $cluster" ;;
+demo-cluster) needs="$userspace $modules $guest pkg-config $cluster" ;;
 demo)
 	mode=$(demo_mode) || exit 2
 	if [ "$mode" = gpu ]; then

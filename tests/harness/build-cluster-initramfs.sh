@@ -2,6 +2,7 @@
 # build-cluster-initramfs.sh BUILD OUT - the initramfs of a cluster node.
 #
 # Environment: GUEST_TESTS (default "c-*", the cluster tests), GUEST_TIMEOUT,
+# KVER (the guest kernel release, default the newest -amd64 one),
 # UCX_PREFIX (a UCX installation to ship instead of Debian's libucx0 and
 # ucx-utils, e.g. the GPU-aware build of `make ucx`).
 #
@@ -13,8 +14,8 @@
 # RDMA user space (libibverbs with the rxe provider and its driver file,
 # librdmacm, iproute2's `rdma`, ibv_devinfo, ibv_rc_pingpong) and UCX
 # (its libraries, its transport modules, ucx_info, ucx_perftest), each with
-# the host libraries it needs.  Prints what is missing and fails if any of
-# it is absent: the caller turns that into a loud skip.
+# the host libraries it needs.  Exits 77 naming what is missing when any of
+# it is absent (the caller reports a skip, loudly), 1 on any other failure.
 set -eu
 build=$1; out=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -52,7 +53,7 @@ for m in e1000 crc32_generic ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe; do
 done
 if [ -n "$missing" ]; then
 	echo "build-cluster-initramfs.sh: missing:$missing" >&2
-	exit 1
+	exit 77
 fi
 
 GUEST_TESTS=${GUEST_TESTS:-c-*} "$top/tests/harness/build-initramfs.sh" "$build" v2 "$out.base"

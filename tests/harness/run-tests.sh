@@ -13,8 +13,12 @@
 #      built as NVIDIA's proprietary driver runs gdirect's suites on it
 #      ($GUEST_PROP_TESTS); and the kernel suites again on bookworm-
 #      backports' 6.12 kernel ($GUEST_BPO_TESTS)
+#   5. the two-node cluster (tests/harness/cluster.py, docs/cluster.md): two
+#      guests linked by e1000 + Soft-RoCE run the c-* tests, UCX between
+#      them over rc_verbs and tcp; a loud SKIP when the RDMA user space, the
+#      rxe module or UCX is missing
 #
-#   5. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
+#   6. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
 #      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1
 #
 # Skips are counted and shown, never folded into passes.  Whatever failed is
@@ -196,6 +200,37 @@ else
 		unset KMOD_DIR guest_kernel
 	fi
 fi
+
+# Two guests and a network: the c-* tests (tests/guest/cluster/).  The
+# GPU-aware UCX of make ucx where it built, else Debian's (host memory).
+echo "== two-node cluster: Soft-RoCE and UCX between two guests (docs/cluster.md)"
+cl_t0=$(date +%s)
+if [ -x "$build/ucx/prefix/bin/ucx_perftest" ]; then
+	UCX_PREFIX=$(cd "$build/ucx/prefix" && pwd); export UCX_PREFIX
+fi
+why=$("$top/tests/harness/build-cluster-initramfs.sh" "$build" \
+	"$build/guest-cluster.cpio.gz" 2>&1 >/dev/null)
+case $? in
+0) cl_rc=0 ;;
+77)
+	echo "guest[cluster]: SKIPPED, the cluster cannot run here: $why"
+	echo "guest[cluster]: SKIPPED ($why)" >"$results/guest-cluster.summary"
+	add 0 0 1; cl_rc=77 ;;
+*)
+	echo "guest[cluster]: could not build the initramfs: $why"
+	note_failure "guest[cluster]: could not build the initramfs"
+	add 0 1 0; cl_rc=1 ;;
+esac
+if [ "$cl_rc" = 0 ]; then
+	python3 "$top/tests/harness/cluster.py" --initrd "$build/guest-cluster.cpio.gz" \
+		--kernel "$kernel" --results "$results" --timeout "${GUEST_TIMEOUT_S:-1500}" \
+		2>/dev/null | tee "$results/guest-cluster.summary"
+	note_guest_failures "$results/guest-cluster.summary" "$results/cluster-node0.tap" \
+		"$results/cluster-node1.tap"
+	add_summary "$results/guest-cluster.summary"
+fi
+unset UCX_PREFIX
+echo "cluster: $(( $(date +%s) - cl_t0 )) s"
 
 if [ "${DEBUG_KERNEL:-0}" = 1 ]; then
 	echo "== guest suite under the debug kernel (docs/debug-kernel.md)"
