@@ -74,14 +74,18 @@ for run in $runs; do
 		continue
 	fi
 	case $wire in
-	rc_verbs) env="UCX_TLS=rc_verbs,self UCX_NET_DEVICES=rxe0:1" want="rc_verbs/rxe0:1" ;;
-	tcp)      env="UCX_TLS=tcp,self UCX_NET_DEVICES=eth0" want="tcp/eth0" ;;
+	rc_verbs) tls=rc_verbs,self dev=rxe0:1 want="rc_verbs/rxe0:1" ;;
+	tcp)      tls=tcp,self dev=eth0 want="tcp/eth0" ;;
 	esac
-	if [ "$mem" = cuda ]; then
-		# GPU buffers: the emulated GPU and gdirect.ko (gdr_copy, and the
-		# BAR reads of ucx-xfer's checks); the GPU transports allowed.
-		env="$env,cuda_copy,gdr_copy XFER_MEM=cuda"
-	fi
+	# GPU buffers: the GPU transports allowed too (gdr_copy over
+	# gdirect.ko, which also serves ucx-xfer's BAR reads).
+	[ "$mem" = cuda ] && tls=$tls,cuda_copy,gdr_copy
+	# GPU buffers: UCX 1.13's newer protocol layer (UCX_PROTO_ENABLE=y).
+	# The default one moves put and get through the CPU, which faults on
+	# a GPU source or target (signal 11 in put); the newer one stages GPU
+	# memory for them as for tagged messages (docs/cluster.md).
+	env="UCX_TLS=$tls UCX_NET_DEVICES=$dev XFER_MEM=$mem"
+	[ "$mem" = cuda ] && env="$env UCX_PROTO_ENABLE=y"
 	port=$((port + 1))
 	log=/tmp/xfer-$wire-$mem.log
 	echo "# $label: $env"

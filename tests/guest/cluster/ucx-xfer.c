@@ -31,9 +31,11 @@
  * Both print TAP (a plan of 3 per size on each side, one more with GPU
  * memory: UCX's memory type of the registered buffer); the client prints
  * "# FIGURE op size MB/s latency-us" lines; both print UCX's configuration
- * of the endpoint once it is wired up (its lanes, "tag(rc_verbs/rxe0:1)"
- * say, and the size thresholds that pick eager or rendezvous protocols)
- * as TAP comments.
+ * of the endpoint once it is wired up (its lanes, "rc_verbs/rxe0:1" say,
+ * and the size thresholds that pick eager or rendezvous protocols), and
+ * the client again after the run (with UCX_PROTO_ENABLE=y that lists the
+ * protocol and transport selected per memory type and size range), as
+ * TAP comments.
  */
 #include <ucp/api/ucp.h>
 #ifdef XFER_CUDA
@@ -429,7 +431,7 @@ static int not_run(int nsizes)
 {
 	stopped = 1;
 	for (int i = 0; i < 3 * nsizes; i++)
-		tap(0, "not run: UCX does not see GPU memory");
+		tap(0, "not run: UCX cannot register the GPU buffer or takes it for host memory");
 	return 1;
 }
 
@@ -614,6 +616,9 @@ static int client(size_t *sizes, int nsizes, size_t max, unsigned char *buf)
 		printf("# FIGURE get %zu %.3f %.1f\n", s, bw[2], lat[2]);
 		fflush(stdout);
 	}
+	/* Now with every protocol UCX selected for this run's sizes. */
+	printf("# the endpoint after the run:\n");
+	print_ep_info();
 	ucp_rkey_destroy(rkey);
 	return fails;
 }
