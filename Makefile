@@ -6,9 +6,13 @@
 #   make demo       the product walked end to end: the emulated machine, or the
 #                   real path with an NVIDIA driver (scripts/demo-gpu.sh)
 #   make demo-nvp2p the raw nv-p2p walk on the emulated machine, for driver authors
+#   make demo-cluster two emulated GPU nodes, Soft-RoCE between them, UCX across
+#                   (docs/cluster.md)
 #   make install    libgdirect, the gdirect tool, module sources for DKMS, udev rule
 #                   (PREFIX=/usr/local, DESTDIR=, DKMS=1 to build with dkms)
 #   make bench      registration-cache benchmarks against UCX's, in one run
+#   make ucx        Debian's UCX built GPU-aware against our CUDA libraries and
+#                   libgdrapi, into build/ucx/prefix (docs/cluster.md)
 #   make test-debug-kernel  the guest suite under a KASAN/lockdep/kmemleak/KFENCE kernel
 #   make test-gpu   device-library tests on a machine with an NVIDIA GPU
 #   make bench-gpu  the device library's round-trip benchmark, on such a machine
@@ -30,7 +34,7 @@ PROP_MODULES := nvp2p_emu gdirect gdirect_edu
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local
 
-.PHONY: all deps userspace modules test unit-test guest-test demo demo-nvp2p bench install test-debug-kernel test-gpu bench-gpu clean
+.PHONY: all deps userspace modules test unit-test guest-test demo demo-nvp2p demo-cluster bench ucx install test-debug-kernel test-gpu bench-gpu clean
 
 all: userspace modules
 
@@ -80,6 +84,14 @@ demo-nvp2p:
 	@$(MAKE) --no-print-directory modules FLAVOURS=v2
 	@scripts/demo.sh "$(BUILD)" nvp2p
 
+# Two emulated GPU nodes linked by e1000 + Soft-RoCE, UCX between them;
+# the GPU-aware UCX of make ucx where it is built, else Debian's.
+demo-cluster:
+	@scripts/deps.sh demo-cluster
+	@$(MAKE) --no-print-directory userspace
+	@$(MAKE) --no-print-directory modules FLAVOURS=v2
+	@scripts/demo-cluster.sh "$(BUILD)"
+
 install: userspace
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" DKMS="$(DKMS)" packaging/install.sh "$(BUILD)"
 
@@ -87,6 +99,13 @@ bench:
 	@scripts/deps.sh --check bench
 	@$(MAKE) --no-print-directory userspace
 	@bench/run.sh "$(BUILD)"
+
+# Debian's ucx source package, GPU-aware, over our libraries; a no-op when
+# build/ucx/prefix holds a build from the same version and inputs.
+ucx:
+	@scripts/deps.sh ucx
+	@$(MAKE) --no-print-directory userspace
+	@JOBS=$(JOBS) scripts/ucx-build.sh "$(BUILD)"
 
 # The guest suite under a KASAN/lockdep/kmemleak/KFENCE kernel (docs/debug-kernel.md).
 test-debug-kernel:

@@ -1,7 +1,7 @@
 #!/bin/sh
 # deps.sh - install, or name, what a target needs.
 #
-# usage: scripts/deps.sh [--check] userspace|modules|build|test|demo|bench|debug-kernel
+# usage: scripts/deps.sh [--check] userspace|modules|build|test|demo|demo-cluster|bench|debug-kernel|ucx
 #        scripts/deps.sh kernel-bpo    fetches the backports kernel (below)
 #        scripts/deps.sh demo-mode     prints "gpu" or "emulated" (see below)
 #
@@ -111,6 +111,17 @@ have() {
 	guest-kernel) [ -n "$guest_kver" ] && [ -f "/boot/vmlinuz-$guest_kver" ] ;;
 	guest-headers) [ -n "$guest_kver" ] && [ -d "/lib/modules/$guest_kver/build" ] ;;
 	ucx)         pkg-config --exists ucx-ucs 2>/dev/null ;;
+	autoconf|automake|patch) command -v "$1" >/dev/null 2>&1 ;;
+	libtool)     command -v libtoolize >/dev/null 2>&1 ;;
+	c++)         command -v c++ >/dev/null 2>&1 ;;
+	dpkg-dev)    command -v dpkg-source >/dev/null 2>&1 ;;
+	ibverbs-dev) [ -f /usr/include/infiniband/verbs.h ] ;;
+	rdmacm-dev)  [ -f /usr/include/rdma/rdma_cma.h ] ;;
+	rdma)        [ -x /usr/bin/rdma ] ;;
+	ibverbs-utils) [ -x /usr/bin/ibv_rc_pingpong ] ;;
+	rxe-provider) [ -f /etc/libibverbs.d/rxe.driver ] ;;
+	librdmacm)   ls /usr/lib/*/librdmacm.so.1 >/dev/null 2>&1 ;;
+	ucx-utils)   [ -x /usr/bin/ucx_perftest ] ;;
 	libelf)      pkg-config --exists libelf 2>/dev/null ;;
 	openssl)     pkg-config --exists openssl 2>/dev/null ;;
 	linux-source) ls /usr/src/linux-source-6.1.tar.* >/dev/null 2>&1 ;;
@@ -130,6 +141,12 @@ pkg() {
 	xz)           echo xz-utils ;;
 	pahole)       echo dwarves ;;
 	ucx)          echo libucx-dev ;;
+	c++)          echo g++ ;;
+	ibverbs-dev)  echo libibverbs-dev ;;
+	rdmacm-dev)   echo librdmacm-dev ;;
+	rdma)         echo iproute2 ;;
+	rxe-provider) echo ibverbs-providers ;;
+	librdmacm)    echo librdmacm1 ;;
 	libelf)       echo libelf-dev ;;
 	openssl)      echo libssl-dev ;;
 	linux-source) echo linux-source-6.1 ;;
@@ -143,13 +160,18 @@ pkg() {
 
 userspace="cc make python3 meson ninja"
 guest="kmod cpio busybox qemu-system-x86_64 guest-kernel"
+# The two-node cluster (docs/cluster.md): Debian's verbs user space with the
+# Soft-RoCE provider, RDMA-CM, iproute2's rdma, and UCX with its tools,
+# copied into the guests; UCX's headers for ucx-xfer.
+cluster="rdma ibverbs-utils rxe-provider librdmacm ucx ucx-utils"
 modules="cc make guest-headers"
 case "$want" in
 demo-mode)    demo_mode; exit $? ;;
 userspace)    needs="$userspace" ;;
 modules)      needs="$modules" ;;
 build)        needs="$userspace $modules" ;;
-test)         needs="$userspace $modules $guest sparse dkms pkg-config ucx gnuplot" ;;
+test)         needs="$userspace $modules $guest sparse dkms pkg-config ucx gnuplot $cluster" ;;
+demo-cluster) needs="$userspace $modules $guest pkg-config $cluster" ;;
 demo)
 	mode=$(demo_mode) || exit 2
 	if [ "$mode" = gpu ]; then
@@ -159,6 +181,11 @@ demo)
 		needs="$userspace $modules $guest"
 	fi ;;
 bench)        needs="$userspace pkg-config ucx gnuplot" ;;
+# ucx: building Debian's ucx source package GPU-aware (scripts/ucx-build.sh):
+# its Build-Depends less what is replaced or left out (debhelper: autoreconf
+# is run directly; NUMA, FUSE, Java, doxygen: configured off), plus
+# dpkg-source to unpack it.
+ucx)          needs="$userspace autoconf automake libtool c++ patch dpkg-dev ibverbs-dev rdmacm-dev" ;;
 debug-kernel) needs="$userspace $modules $guest linux-source bc bison flex libelf openssl pahole rsync xz" ;;
 *) echo "deps.sh: unknown target '$want'" >&2; exit 2 ;;
 esac

@@ -3,15 +3,22 @@
 #
 #   1. unit tests (meson suite 'unit') built with ASan + UBSan in BUILD-san
 #   2. concurrent unit tests (suite 'tsan') built with TSan in BUILD-tsan
-#   3. the guest suite on the emulated machine, once per page-table flavour:
+#   3. UCX from Debian's source package, GPU-aware over our libraries
+#      (scripts/ucx-build.sh; a no-op when built already), for the guest
+#      tests that use it (t-60-ucx*), which skip, saying so, without it
+#   4. the guest suite on the emulated machine, once per page-table flavour:
 #      v2 (0x00020000) runs every guest test, v1 (0x00010002) the emulator,
 #      driver and gdirect-info tests ($GUEST_V1_TESTS); then the Tegra
 #      interface (guide 13.4) runs its own tests, tg-*; and the emulator
 #      built as NVIDIA's proprietary driver runs gdirect's suites on it
 #      ($GUEST_PROP_TESTS); and the kernel suites again on bookworm-
 #      backports' 6.12 kernel ($GUEST_BPO_TESTS)
+#   5. the two-node cluster (tests/harness/cluster.py, docs/cluster.md): two
+#      guests linked by e1000 + Soft-RoCE run the c-* tests, UCX between
+#      them over rc_verbs and tcp; a loud SKIP when the RDMA user space, the
+#      rxe module or UCX is missing
 #
-#   4. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
+#   6. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
 #      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1
 #
 # Skips are counted and shown, never folded into passes.  Whatever failed is
@@ -156,6 +163,20 @@ echo "== unit tests (ASan + UBSan)"
 run_unit "$build-san" address,undefined unit unit-asan
 echo "== concurrent unit tests (TSan)"
 run_unit "$build-tsan" thread tsan unit-tsan
+# CI starts from a clean clone: UCX is built here, and a failed build is a
+# failure of its own, not only the guest tests' skips.
+echo "== UCX build (make ucx: scripts/ucx-build.sh, docs/cluster.md)"
+ucx_t0=$(date +%s)
+if "$top/scripts/deps.sh" ucx >"$results/ucx-build.log" 2>&1 &&
+   JOBS=${JOBS:-2} "$top/scripts/ucx-build.sh" "$build" >>"$results/ucx-build.log" 2>&1; then
+	echo "ucx-build: $(tail -n1 "$results/ucx-build.log" | sed 's/^ucx-build: //') ($(( $(date +%s) - ucx_t0 )) s)"
+	add 1 0 0
+else
+	tail -n 15 "$results/ucx-build.log" | sed 's/^/  /'
+	echo "ucx-build: FAILED ($(( $(date +%s) - ucx_t0 )) s): the guest's UCX tests will SKIP"
+	note_failure "ucx-build: the UCX build failed (results/ucx-build.log)"
+	add 0 1 0
+fi
 echo "== guest suite, page table 0x00020000"
 run_guest v2
 # The emulator's CUDA transcript (t-15) against a real GPU's: the diff count,
@@ -206,6 +227,37 @@ else
 		unset KMOD_DIR guest_kernel
 	fi
 fi
+
+# Two guests and a network: the c-* tests (tests/guest/cluster/).  The
+# GPU-aware UCX of make ucx where it built, else Debian's (host memory).
+echo "== two-node cluster: Soft-RoCE and UCX between two guests (docs/cluster.md)"
+cl_t0=$(date +%s)
+if [ -x "$build/ucx/prefix/bin/ucx_perftest" ]; then
+	UCX_PREFIX=$(cd "$build/ucx/prefix" && pwd); export UCX_PREFIX
+fi
+why=$("$top/tests/harness/build-cluster-initramfs.sh" "$build" \
+	"$build/guest-cluster.cpio.gz" 2>&1 >/dev/null)
+case $? in
+0) cl_rc=0 ;;
+77)
+	echo "guest[cluster]: SKIPPED, the cluster cannot run here: $why"
+	echo "guest[cluster]: SKIPPED ($why)" >"$results/guest-cluster.summary"
+	add 0 0 1; cl_rc=77 ;;
+*)
+	echo "guest[cluster]: could not build the initramfs: $why"
+	note_failure "guest[cluster]: could not build the initramfs"
+	add 0 1 0; cl_rc=1 ;;
+esac
+if [ "$cl_rc" = 0 ]; then
+	python3 "$top/tests/harness/cluster.py" --initrd "$build/guest-cluster.cpio.gz" \
+		--kernel "$kernel" --results "$results" --timeout "${GUEST_TIMEOUT_S:-1500}" \
+		2>/dev/null | tee "$results/guest-cluster.summary"
+	note_guest_failures "$results/guest-cluster.summary" "$results/cluster-node0.tap" \
+		"$results/cluster-node1.tap"
+	add_summary "$results/guest-cluster.summary"
+fi
+unset UCX_PREFIX
+echo "cluster: $(( $(date +%s) - cl_t0 )) s"
 
 if [ "${DEBUG_KERNEL:-0}" = 1 ]; then
 	echo "== guest suite under the debug kernel (docs/debug-kernel.md)"

@@ -94,6 +94,154 @@ def hostcheck(backing, args):
     return "OK" if got == want else f"FAIL sha256 {got}"
 
 
+class Guest:
+    """One emulated machine: its qemu process, its TAP stream, its results.
+
+    The caller reads the TAP socket (`conn`) and hands each chunk to
+    feed(); a request line the guest sends (HOSTCHECK, or one of
+    `requests`, a dict from word to handler(guest, args) returning the
+    reply or None to answer later through reply()) is answered here.
+    """
+
+    def __init__(self, name, kernel, initrd, results, tmp, mem_mb=1024,
+                 gpu_mb=256, append="", smp=2, extra=(), show=False,
+                 requests=None, label=""):
+        self.name = name
+        self.show = show
+        self.label = label
+        self.requests = requests or {}
+        self.backing = os.path.join(tmp, name + "-gpu-mem.bin")
+        with open(self.backing, "wb") as f:
+            f.truncate(gpu_mb << 20)
+        self.sock_path = os.path.join(tmp, name + "-tap.sock")
+        self.console_path = os.path.join(results, name + ".console.log")
+        self.tap_path = os.path.join(results, name + ".tap")
+        self.cmd = [
+            "qemu-system-x86_64", "-accel", "tcg,thread=multi", "-smp", str(smp),
+            "-m", str(mem_mb), "-nodefaults", "-display", "none",
+            "-no-reboot", "-cpu", "max",
+            "-kernel", kernel, "-initrd", initrd,
+            "-append", "console=ttyS0 panic=-1 loglevel=6 " + append,
+            "-serial", "file:" + self.console_path,
+            "-chardev", f"socket,id=tap,path={self.sock_path},server=on,wait=on",
+            "-serial", "chardev:tap",
+            "-object", f"memory-backend-file,id=gpumem,share=on,"
+                       f"mem-path={self.backing},size={gpu_mb}M",
+            "-device", "ivshmem-plain,memdev=gpumem",
+            "-device", "edu,dma_mask=0xffffffffffffffff",
+        ] + list(extra)
+        self.qemu = None
+        self.conn = None
+        self.tap = None
+        self.results, self.cur, self.done, self.buf = [], None, False, b""
+
+    def start(self):
+        """Start qemu and connect to its TAP port; False if it did not start."""
+        self.qemu = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL)
+        for _ in range(200):
+            try:
+                self.conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.conn.connect(self.sock_path)
+                break
+            except OSError:
+                self.conn.close()
+                self.conn = None
+                if self.qemu.poll() is not None:
+                    break
+                time.sleep(0.05)
+        if self.conn is None:
+            return False
+        self.tap = open(self.tap_path, "w")
+        return True
+
+    def reply(self, text):
+        self.conn.sendall((text + "\n").encode())
+
+    def feed(self, chunk):
+        """Take bytes from the TAP port; False when the port closed."""
+        if not chunk:
+            return False
+        self.buf += chunk
+        while b"\n" in self.buf:
+            raw, self.buf = self.buf.split(b"\n", 1)
+            self.line(raw.decode("utf-8", "replace").rstrip("\r"))
+        return True
+
+    def line(self, line):
+        self.tap.write(line + "\n")
+        self.tap.flush()
+        word = line.split(" ", 1)[0]
+        if self.show and not line.startswith(("HOSTCHECK ", "=== ")) \
+                and word not in self.requests:
+            print(self.label + line, flush=True)
+        if line.startswith("HOSTCHECK "):
+            self.reply(hostcheck(self.backing, line.split()[1:]))
+        elif word in self.requests:
+            answer = self.requests[word](self, line.split()[1:])
+            if answer is not None:
+                self.reply(answer)
+        elif line.startswith("=== BEGIN "):
+            self.cur = TestResult(line[10:].strip())
+        elif line.startswith("=== END ") and self.cur:
+            self.cur.finish(int(line.split()[-1]))
+            self.results.append(self.cur)
+            r = self.cur
+            print(f"guest[{self.name}] {r.name}: {r.passed} passed, "
+                  f"{r.failed} failed, {r.skipped} skipped"
+                  + ("" if not r.failures else
+                     "  <- " + "; ".join(r.failures[:5])), flush=True)
+            self.cur = None
+        elif line == "=== DONE":
+            self.done = True
+        elif self.cur:
+            self.cur.feed(line)
+
+    def stop(self, wait_s=30):
+        """Let qemu end (it powers off after the suite), else kill it."""
+        if self.tap:
+            self.tap.close()
+            self.tap = None
+        if self.qemu is None:
+            return
+        try:
+            self.qemu.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            self.qemu.kill()
+            self.qemu.wait()
+
+    def verdict(self, timed_out, elapsed):
+        """Print the closing lines; returns (passed, failed, skipped)."""
+        passed = sum(r.passed for r in self.results)
+        failed = sum(r.failed for r in self.results)
+        skipped = sum(r.skipped for r in self.results)
+        if self.cur is not None:
+            failed += 1
+            print(f"guest[{self.name}] {self.cur.name}: did not finish "
+                  "(guest hung or died)")
+        if timed_out:
+            failed += 1
+            print(f"guest[{self.name}]: timed out after {timed_out} s")
+        elif not self.done:
+            failed += 1
+            print(f"guest[{self.name}]: guest stopped before the suite finished")
+        with open(self.console_path, errors="replace") as f:
+            problems = [l.rstrip() for l in f if KERNEL_PROBLEMS.search(l)]
+        for p in problems[:20]:
+            print(f"guest[{self.name}] kernel log: {p}")
+        failed += len(problems)
+        if not self.results:
+            failed += 1
+            print(f"guest[{self.name}]: no test ran")
+        print(f"guest[{self.name}]: {len(self.results)} programs in "
+              f"{elapsed:.0f} s; console: {self.console_path}")
+        return passed, failed, skipped
+
+    def cleanup(self):
+        for p in (self.backing, self.sock_path):
+            if os.path.exists(p):
+                os.unlink(p)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--initrd", required=True)
@@ -110,120 +258,37 @@ def main():
 
     os.makedirs(a.results, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="gdirect-guest-")
-    backing = os.path.join(tmp, "gpu-mem.bin")
-    with open(backing, "wb") as f:
-        f.truncate(a.gpu_mb << 20)
-    sock_path = os.path.join(tmp, "tap.sock")
-    console_path = os.path.join(a.results, a.name + ".console.log")
-    tap_path = os.path.join(a.results, a.name + ".tap")
-
-    cmd = [
-        "qemu-system-x86_64", "-accel", "tcg,thread=multi", "-smp", "2",
-        "-m", str(a.mem_mb), "-nodefaults", "-display", "none",
-        "-no-reboot", "-cpu", "max",
-        "-kernel", a.kernel, "-initrd", a.initrd,
-        "-append", "console=ttyS0 panic=-1 loglevel=6 " + a.append,
-        "-serial", "file:" + console_path,
-        "-chardev", f"socket,id=tap,path={sock_path},server=on,wait=on",
-        "-serial", "chardev:tap",
-        "-object", f"memory-backend-file,id=gpumem,share=on,"
-                   f"mem-path={backing},size={a.gpu_mb}M",
-        "-device", "ivshmem-plain,memdev=gpumem",
-        "-device", "edu,dma_mask=0xffffffffffffffff",
-    ]
-    qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
-    conn = None
-    for _ in range(200):
-        try:
-            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            conn.connect(sock_path)
-            break
-        except OSError:
-            conn.close()
-            conn = None
-            if qemu.poll() is not None:
-                break
-            time.sleep(0.05)
-    if conn is None:
-        print(f"guest[{a.name}]: qemu did not start (exit {qemu.poll()})")
-        print("0 passed, 1 failed, 0 skipped")
-        return 1
-
-    results, cur, done, buf = [], None, False, b""
-    start = time.monotonic()
-    sel = selectors.DefaultSelector()
-    sel.register(conn, selectors.EVENT_READ)
-    tap = open(tap_path, "w")
-    timed_out = False
-    while not done:
-        if time.monotonic() - start > a.timeout:
-            timed_out = True
-            break
-        if not sel.select(timeout=1.0):
-            if qemu.poll() is not None:
-                break
-            continue
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        buf += chunk
-        while b"\n" in buf:
-            raw, buf = buf.split(b"\n", 1)
-            line = raw.decode("utf-8", "replace").rstrip("\r")
-            tap.write(line + "\n")
-            tap.flush()
-            if a.show and not line.startswith(("HOSTCHECK ", "=== ")):
-                print(line, flush=True)
-            if line.startswith("HOSTCHECK "):
-                conn.sendall((hostcheck(backing, line.split()[1:]) + "\n").encode())
-            elif line.startswith("=== BEGIN "):
-                cur = TestResult(line[10:].strip())
-            elif line.startswith("=== END ") and cur:
-                cur.finish(int(line.split()[-1]))
-                results.append(cur)
-                r = cur
-                print(f"guest[{a.name}] {r.name}: {r.passed} passed, "
-                      f"{r.failed} failed, {r.skipped} skipped"
-                      + ("" if not r.failures else
-                         "  <- " + "; ".join(r.failures[:5])), flush=True)
-                cur = None
-            elif line == "=== DONE":
-                done = True
-            elif cur:
-                cur.feed(line)
-    tap.close()
+    g = Guest(a.name, a.kernel, a.initrd, a.results, tmp, mem_mb=a.mem_mb,
+              gpu_mb=a.gpu_mb, append=a.append, show=a.show)
     try:
-        qemu.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        qemu.kill()
-        qemu.wait()
-
-    passed = sum(r.passed for r in results)
-    failed = sum(r.failed for r in results)
-    skipped = sum(r.skipped for r in results)
-    if cur is not None:
-        failed += 1
-        print(f"guest[{a.name}] {cur.name}: did not finish (guest hung or died)")
-    if timed_out:
-        failed += 1
-        print(f"guest[{a.name}]: timed out after {a.timeout} s")
-    elif not done:
-        failed += 1
-        print(f"guest[{a.name}]: guest stopped before the suite finished")
-    with open(console_path, errors="replace") as f:
-        problems = [l.rstrip() for l in f if KERNEL_PROBLEMS.search(l)]
-    for p in problems[:20]:
-        print(f"guest[{a.name}] kernel log: {p}")
-    failed += len(problems)
-    if not results:
-        print(f"guest[{a.name}]: no test ran")
-    os.unlink(backing)
-    os.unlink(sock_path) if os.path.exists(sock_path) else None
-    os.rmdir(tmp)
-    print(f"guest[{a.name}]: {len(results)} programs in "
-          f"{time.monotonic() - start:.0f} s; console: {console_path}")
+        if not g.start():
+            print(f"guest[{a.name}]: qemu did not start (exit {g.qemu.poll()})")
+            print("0 passed, 1 failed, 0 skipped")
+            return 1
+        start = time.monotonic()
+        sel = selectors.DefaultSelector()
+        sel.register(g.conn, selectors.EVENT_READ)
+        timed_out = 0
+        while not g.done:
+            if time.monotonic() - start > a.timeout:
+                timed_out = a.timeout
+                break
+            if not sel.select(timeout=1.0):
+                if g.qemu.poll() is not None:
+                    break
+                continue
+            if not g.feed(g.conn.recv(65536)):
+                break
+        g.stop()
+        passed, failed, skipped = g.verdict(timed_out, time.monotonic() - start)
+    finally:
+        if g.qemu and g.qemu.poll() is None:
+            g.qemu.kill()
+            g.qemu.wait()
+        g.cleanup()
+        os.rmdir(tmp)
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
-    return 1 if failed or not results else 0
+    return 1 if failed or not g.results else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,225 @@
+#!/bin/sh
+# ucx-build.sh BUILD - a GPU-aware UCX from Debian 12's ucx source package,
+# built against gdirect's CUDA driver, runtime and NVML libraries and
+# libgdrapi (never NVIDIA's), installed into BUILD/ucx/prefix.
+#
+# Environment: UCX_CACHE (where the source package is kept, default
+# /var/cache/gdirect-ucx), JOBS (make jobs, default 2), UCX_FORCE=1
+# (rebuild even when the stamp matches).
+#
+# Steps: stage our headers and libraries as a CUDA tree (BUILD/ucx/cuda)
+# and a gdrcopy tree (BUILD/ucx/gdrcopy); fetch the source package with
+# `apt-get source` through a private apt configuration (a deb-src entry for
+# bookworm under UCX_CACHE; the system's apt sources are never read or
+# changed); unpack, apply ucx/patches/*.patch, configure --with-cuda
+# --with-gdrcopy --with-verbs --with-rdmacm, build and install src/ and the
+# ucx_info and ucx_perftest tools.  Nothing is done when BUILD/ucx/prefix
+# holds a build of the same version from the same inputs (our headers, the
+# patches, this script: their sha256 is in the stamp).
+#
+# The source package is cached under UCX_CACHE, outside BUILD: it is the
+# same for every checkout and survives `make clean`; the build depends on
+# this checkout's headers and lives in BUILD.
+set -eu
+
+[ $# -eq 1 ] || { echo "usage: $0 BUILD" >&2; exit 2; }
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$1" 2>/dev/null && pwd) || { echo "ucx-build: no build directory '$1' (run make userspace first)" >&2; exit 1; }
+jobs=${JOBS:-2}
+case "$jobs" in ''|*[!0-9]*) echo "ucx-build: JOBS='$jobs': expected a number" >&2; exit 2 ;; esac
+case "${UCX_FORCE:-}" in ''|0|1) ;; *) echo "ucx-build: UCX_FORCE='$UCX_FORCE': expected 0 or 1" >&2; exit 2 ;; esac
+
+# Debian 12's source package; the patches in ucx/patches are made for it.
+ucx_pkg=ucx
+ucx_ver=1.13.1-1
+ucx_upstream=${ucx_ver%-*}
+
+cache=${UCX_CACHE:-/var/cache/gdirect-ucx}
+out=$build/ucx
+prefix=$out/prefix
+stamp=$prefix/.gdirect-ucx-stamp
+
+say() { echo "ucx-build: $*"; }
+die() { echo "ucx-build: $*" >&2; exit 1; }
+
+# --- 1. our CUDA tree and gdrcopy tree -------------------------------------
+
+missing=""
+# find_lib VAR NAME WHAT: VAR=the file or link NAME that meson built in
+# BUILD, or NAME is added to $missing.
+find_lib() {
+	found=$(find "$build" \( -path "$out" -o -path "$build/kmod" -o -path "$build/kmod-debug" \
+		-o -path "$build/debug-kernel" \) -prune -o -name "$2" -print | head -n1)
+	[ -n "$found" ] || missing="$missing
+  $2 in $build: $3"
+	eval "$1=\$found"
+}
+# find_hdr VAR NAME WHAT DIRS...: VAR=the first DIR of this checkout
+# holding NAME, or NAME is added to $missing.
+find_hdr() {
+	v=$1 n=$2 w=$3; shift 3
+	eval "$v="
+	for d in "$@"; do
+		if [ -f "$top/$d/$n" ]; then eval "$v=\$top/\$d"; return 0; fi
+	done
+	missing="$missing
+  $n in $*: $w"
+}
+
+find_hdr cuda_inc cuda.h "the emulated driver's header" cuda_emu/include
+find_hdr rt_inc cuda_runtime.h "the emulated CUDA runtime's header" cudart_emu/include
+find_hdr nvml_inc nvml.h "the emulated NVML's header" nvml_emu/include
+find_lib libcuda libcuda.so.1 "the emulated driver library (make userspace)"
+find_lib libcudart libcudart.so.13 "the emulated CUDA runtime (make userspace)"
+find_lib libnvml libnvidia-ml.so.1 "the emulated NVML (make userspace)"
+cuda_missing=$missing
+find_hdr gdr_inc gdrapi.h "our gdrcopy header" gdrapi/include
+find_lib libgdrapi libgdrapi.so.2 "our libgdrapi (make userspace)"
+[ "$missing" = "$cuda_missing" ] || die "missing:$missing"
+
+stage=$out/cuda.new
+rm -rf "$stage" "$out/gdrcopy.new"
+mkdir -p "$stage/include" "$stage/lib64" "$out/gdrcopy.new/include" "$out/gdrcopy.new/lib64"
+if [ -z "$cuda_missing" ]; then
+	gpu=gpu
+	# Every header of the directories the three come from: cuda_runtime.h
+	# may include others of its own.
+	for d in "$cuda_inc" "$rt_inc" "$nvml_inc"; do
+		case "$d" in "$top"/?*) ;; *) die "internal: header directory '$d'" ;; esac
+		cp -R "$d"/. "$stage/include/"
+	done
+	ln -s "$libcuda" "$stage/lib64/libcuda.so"
+	ln -s "$libcudart" "$stage/lib64/libcudart.so"
+	ln -s "$libnvml" "$stage/lib64/libnvidia-ml.so"
+	cuda_opts="--with-cuda=$out/cuda --with-gdrcopy=$out/gdrcopy"
+else
+	# Without our CUDA runtime and NVML, UCX can only be built for host
+	# memory: said loudly, and the guest tests of GPU transports fail.
+	gpu=host-only
+	echo "ucx-build: WARNING: our CUDA pieces are missing:$cuda_missing" >&2
+	echo "ucx-build: WARNING: building a HOST-MEMORY-ONLY UCX (no cuda_copy, cuda_ipc, gdr_copy)" >&2
+	cuda_opts="--without-cuda --without-gdrcopy"
+fi
+cp "$gdr_inc/gdrapi.h" "$out/gdrcopy.new/include/"
+ln -s "$libgdrapi" "$out/gdrcopy.new/lib64/libgdrapi.so"
+
+# The inputs the build depends on: headers, patches, this script.
+patches=$(ls "$top"/ucx/patches/*.patch 2>/dev/null || true)
+self=$top/scripts/ucx-build.sh
+hash=$( { (cd "$stage/include" && find . -type f | LC_ALL=C sort | xargs -r cat);
+	cat "$out/gdrcopy.new/include/gdrapi.h" "$self";
+	[ -z "$patches" ] || cat $patches; } | sha256sum | cut -d' ' -f1)
+want="$ucx_pkg $ucx_ver $gpu $hash"
+
+# Our guest tests that use UCX (tests/guest/ucx/*.c), built against the
+# prefix, into BUILD/ucx/guest (packed into the guest's /tests); they find
+# UCX in the guest's /opt/ucx/lib.
+build_tests() {
+	mkdir -p "$out/guest"
+	[ $gpu = gpu ] || { say "no GPU-aware UCX: the UCP test program is not built"; return 0; }
+	for c in "$top"/tests/guest/ucx/*.c; do
+		[ -f "$c" ] || continue
+		t=$out/guest/$(basename "$c" .c)
+		say "building $(basename "$t")"
+		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$t" "$c" \
+			-I"$prefix/include" -I"$cuda_inc" -I"$gdr_inc" -I"$top/tests/include" \
+			-L"$prefix/lib" -Wl,-rpath,/opt/ucx/lib -lucp -lucs -lucm \
+			"$libcuda" "$libgdrapi" || die "building $c failed"
+	done
+}
+
+if [ "${UCX_FORCE:-0}" != 1 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
+   [ -x "$prefix/bin/ucx_info" ]; then
+	rm -rf "$stage" "$out/gdrcopy.new"
+	build_tests
+	say "UCX $ucx_ver ($gpu) in $prefix is up to date (inputs ${hash%"${hash#????????????}"})"
+	exit 0
+fi
+rm -rf "$out/cuda" "$out/gdrcopy"
+mv "$stage" "$out/cuda"
+mv "$out/gdrcopy.new" "$out/gdrcopy"
+
+# --- 2. the source package, through a private apt configuration ------------
+
+srcdir=$cache/$ucx_ver
+if [ ! -f "$srcdir/.done" ]; then
+	mkdir -p "$cache/etc" "$cache/lists/partial" "$cache/archives/partial" ||
+		die "cannot create $cache (set UCX_CACHE, or run as root)"
+	command -v dpkg-source >/dev/null 2>&1 || die "dpkg-source missing (scripts/deps.sh ucx installs dpkg-dev)"
+	cat >"$cache/etc/bookworm-src.sources" <<-EOF
+	Types: deb-src
+	URIs: http://deb.debian.org/debian
+	Suites: bookworm
+	Components: main
+	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	EOF
+	set -- -o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$cache/etc" \
+		-o Dir::State::lists="$cache/lists" -o Dir::Cache::archives="$cache/archives" \
+		-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= -o APT::Sandbox::User=root
+	say "fetching Debian's $ucx_pkg $ucx_ver source package into $srcdir"
+	apt-get "$@" update -qq || die "apt-get update of bookworm's deb-src failed (network?)"
+	rm -rf "$srcdir.tmp" && mkdir -p "$srcdir.tmp"
+	(cd "$srcdir.tmp" && apt-get "$@" source --download-only -qq "$ucx_pkg=$ucx_ver") ||
+		die "apt-get source $ucx_pkg=$ucx_ver failed (is it still in bookworm?)"
+	rm -rf "$srcdir" && mv "$srcdir.tmp" "$srcdir" && touch "$srcdir/.done"
+fi
+
+# --- 3. unpack, patch, configure, build, install ---------------------------
+
+for t in autoreconf libtoolize make cc c++; do
+	command -v $t >/dev/null 2>&1 || die "$t missing (scripts/deps.sh ucx installs the build dependencies)"
+done
+for h in infiniband/verbs.h rdma/rdma_cma.h; do
+	[ -f "/usr/include/$h" ] || die "/usr/include/$h missing (scripts/deps.sh ucx: libibverbs-dev, librdmacm-dev)"
+done
+
+src=$out/src
+rm -rf "$src" "$out/obj" "$prefix"
+say "unpacking $ucx_pkg $ucx_ver (with Debian's patches)"
+dpkg-source --no-check -x "$srcdir/${ucx_pkg}_$ucx_ver.dsc" "$src" >/dev/null ||
+	die "dpkg-source could not unpack $srcdir/${ucx_pkg}_$ucx_ver.dsc"
+for p in $patches; do
+	say "applying ucx/patches/$(basename "$p")"
+	patch -d "$src" -p1 --quiet --forward <"$p" || die "ucx/patches/$(basename "$p") does not apply to $ucx_ver"
+done
+
+log=$out/build.log
+: >"$log"
+# run WHAT CMD...: a step, its output in build.log, its tail on failure.
+run() {
+	what=$1; shift
+	say "$what"
+	if ! "$@" >>"$log" 2>&1; then
+		tail -n 30 "$log" >&2
+		die "$what failed (whole log: $log)"
+	fi
+}
+run "autogen (autoreconf)" sh -c "cd '$src' && ./autogen.sh"
+mkdir -p "$out/obj"
+# Release build as Debian's (mt, cma), logging kept so that
+# UCX_LOG_LEVEL=debug names the transports; NUMA, FUSE, Java, Go off: the
+# guest carries only what it needs.
+run "configure $cuda_opts --with-verbs --with-rdmacm" sh -c "cd '$out/obj' && '$src/configure' \
+	--prefix='$prefix' --disable-static --enable-mt --enable-cma \
+	--disable-numa --disable-doxygen-doc --without-java --without-go --without-fuse3 \
+	--disable-backtrace-detail --without-knem --without-xpmem --without-ugni --without-rocm \
+	$cuda_opts --with-verbs --with-rdmacm"
+# configure turns a piece it cannot find into a missing module, silently.
+if [ $gpu = gpu ]; then
+	grep -q 'UCT modules:.*< cuda ib rdmacm' "$log" && grep -q 'CUDA modules:.*< gdrcopy' "$log" &&
+		grep -q 'UCM modules:.*< cuda' "$log" && grep -q 'Perf modules:.*< cuda' "$log"
+else
+	grep -q 'UCT modules:.*< ib rdmacm' "$log"
+fi || { grep 'modules:' "$log" >&2; die "configure left out cuda, gdrcopy, ib or rdmacm (see $out/obj/config.log)"; }
+for d in src/ucm src/ucs src/uct src/ucp src/tools/info src/tools/perf; do
+	run "make -j$jobs $d" make -C "$out/obj/$d" -j"$jobs"
+	run "install $d" make -C "$out/obj/$d" install
+done
+mods="libuct_ib.so libuct_rdmacm.so"
+[ $gpu = host-only ] || mods="$mods libuct_cuda.so libuct_cuda_gdrcopy.so libucm_cuda.so"
+for m in $mods; do
+	[ -e "$prefix/lib/ucx/$m" ] || die "$m was not built (see $log)"
+done
+echo "$want" >"$stamp"
+build_tests
+say "UCX $ucx_ver ($gpu) installed in $prefix"
