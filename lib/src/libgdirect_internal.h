@@ -88,15 +88,18 @@ static inline struct gd_reg_cold *gd_reg_cold(const struct gdirect_reg *r)
 }
 #define RC(r) gd_reg_cold(r)
 
-/* A classified allocation (the classification cache). */
+/* A classified allocation (the classification cache).  A hit reads the
+ * first line only: the range and the answer, ready to copy. */
 struct gd_alloc {
 	uint64_t base, size;
+	struct gdirect_ptr_info info;	/* what gdirect_classify() answers */
 	int type, device;
 	uint64_t buffer_id;
-	_Atomic int sync_done;
+	/* second line */
+	_Atomic int sync_done __attribute__((aligned(64)));
 	struct gd_alloc *prev, *next;	/* ctx->alloc_list, under ctx->lock */
 	struct gdirect_ctx *ctx;
-};
+} __attribute__((aligned(64)));
 
 /*
  * A 64 KiB page shared by several cached allocations (small allocations
