@@ -69,6 +69,8 @@ struct summary {
 	bool hits, contended, bar;
 	size_t nreg[3];
 	double hit_ratio[3], hit_ratio_cpu[3];	/* gdirect/UCX, 1 thread */
+	double hit_ratio2[3], hit_ratio2_cpu[3];	/* the same, 2 threads */
+	double reuse_get[3][2];			/* ns per get alone, reuse trace */
 	double scaling[3][2];			/* [size][cache], 2.0 = linear */
 	double scaling_cpu[3][2];		/* the same from thread CPU time */
 	double in_pin_median, in_pin_mean;	/* gdirect during/alone */

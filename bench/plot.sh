@@ -5,9 +5,9 @@
 # Draws the benchmark plots as SVG with gnuplot (Debian: gnuplot-nox).
 #
 # First form: from the files rcache_bench --data DATA wrote, into OUT:
-#   hits-random.svg, hits-locality.svg  hit cost against region count,
+#   hits-{random,locality,reuse}.svg  hit cost against region count,
 #       libgdirect and UCX's ucs_rcache, one and two threads
-#       (from hits-{random,locality}-{1,2}.dat)
+#       (from hits-{random,locality,reuse}-{1,2}.dat)
 #   contended.svg  distribution of hit latencies alone and while another
 #       thread's pin is in flight, both caches (from contended-*.dat)
 # A plot whose data files are not all there is left out and said so.
@@ -17,11 +17,16 @@
 # Second form: from a saved log of device/bench's roundtrip program, the
 # per-repeat median round trip of each method, into OUT/roundtrip.svg.
 #
+# Third form: from saved logs of bench/gpu/run.sh (classify_gpu), the
+# median ns per call of each gdirect_classify row and the CUDA calls it
+# stands in for, one bar per log, into OUT/classify.svg (log scale).
+#
 # Exits 2 on bad usage or when gnuplot is missing, 1 when gnuplot fails.
 set -eu
 
 usage() {
-	echo "usage: bench/plot.sh DATA OUT | bench/plot.sh --roundtrip LOG OUT" >&2
+	echo "usage: bench/plot.sh DATA OUT | bench/plot.sh --roundtrip LOG OUT |" \
+	     "bench/plot.sh --classify OUT LOG..." >&2
 	exit 2
 }
 
@@ -66,6 +71,52 @@ if [ "${1:-}" = --roundtrip ]; then
 	exit 0
 fi
 
+if [ "${1:-}" = --classify ]; then
+	[ $# -ge 3 ] || usage
+	out=$2
+	shift 2
+	mkdir -p "$out"
+	tmp=$(mktemp)
+	trap 'rm -f "$tmp"' EXIT
+	# name|ns of log 1|ns of log 2...: the classification and CUDA rows.
+	for log in "$@"; do
+		[ -r "$log" ] || { echo "plot: $log: cannot read" >&2; exit 2; }
+	done
+	awk -F'  +' '
+		FNR == 1 { f++ }
+		/^(gdirect_classify|cuPointerGetAttribute\(MEMORY_TYPE\)|cuPointerGetAttributes)/ {
+			v = $2; sub(/ ns.*/, "", v)
+			if (!($1 in row)) { order[++n] = $1 }
+			row[$1] = row[$1] "|" v
+		}
+		END { for (i = 1; i <= n; i++) print i - 1 "|" order[i] row[order[i]] }' \
+		"$@" >"$tmp"
+	[ -s "$tmp" ] || { echo "plot: no classify_gpu rows in $*" >&2; exit 2; }
+	head=$(sed -n 's/^nvidia-smi: //p' "$1" | head -n1)
+	when=$(sed -n 's/^date: //p' "$1" | head -n1)
+	nr=$(wc -l <"$tmp")
+	gnuplot <<-EOF || { echo "plot: gnuplot failed on classify" >&2; exit 1; }
+		set terminal svg size 900,$((160 + nr * 26)) dynamic noenhanced font 'sans,12' background '#ffffff'
+		$style
+		set output '$out/classify.svg'
+		set title "Pointer classification, median ns per call (log scale), one bar per run\n$head, $when"
+		set datafile separator '|'
+		set logscale x 10
+		set xrange [1:3000]
+		set xlabel 'ns per call'
+		set ytics nomirror
+		set yrange [-0.6:$nr - 0.4] reverse
+		set key bottom right box opaque
+		set style fill solid 0.8
+		set arrow from 10, graph 0 to 10, graph 1 nohead dt 2 lc rgb '#444444'
+		set label 'goal: 10 ns' at 10.5, graph 0.97 font 'sans,10'
+		plot '$tmp' using (\$3):1:(1):(\$3):(\$1-0.2):(\$1):ytic(2) with boxxyerror lc rgb '#1f77b4' title 'run A', \
+		     '$tmp' using (\$4):1:(1):(\$4):(\$1):(\$1+0.2) with boxxyerror lc rgb '#ff7f0e' title 'run B'
+	EOF
+	echo "plot: $out/classify.svg" >&2
+	exit 0
+fi
+
 [ $# -eq 2 ] || usage
 data=$1 out=$2
 [ -d "$data" ] || { echo "plot: $data: no such directory" >&2; exit 2; }
@@ -83,10 +134,11 @@ have() {
 	done
 }
 
-for tr in random locality; do
+for tr in random locality reuse; do
 	have "hits-$tr-1.dat" "hits-$tr-2.dat" || continue
 	case $tr in
 	random) what='each request at a random region' ;;
+	reuse) what="every request in the thread's own region" ;;
 	*) what="90% of requests in the thread's previous region, the rest random" ;;
 	esac
 	gnuplot <<-EOF || { echo "plot: gnuplot failed on hits-$tr" >&2; exit 1; }

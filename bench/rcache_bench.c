@@ -11,7 +11,7 @@
  * it): libgdirect's miss path classifies the pointer through "CUDA".
  * Progress goes to stderr, tables to stdout, the report to FILE, and the
  * figures the plots are drawn from (bench/plot.sh) into DIR, which must
- * exist: hits-{random,locality}-{1,2}.dat and contended-{gdirect,ucx}.dat.
+ * exist: hits-{random,locality,reuse}-{1,2}.dat and contended-{gdirect,ucx}.dat.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,19 +28,30 @@ static void targets(FILE *f)
 
 	fprintf(f, "\n### Targets, from this run\n\n");
 	if (s->hits) {
-		for (int i = 1; i < 3; i++) {
-			double r = s->hit_ratio[i];
+		for (int i = 0; i < 3; i++)
+			for (int t = 0; t < 2; t++) {
+				double r = t ? s->hit_ratio2[i] : s->hit_ratio[i];
+				double rc = t ? s->hit_ratio2_cpu[i] :
+						s->hit_ratio_cpu[i];
 
-			fprintf(f, "- Hit path at least 2x faster than ucs_rcache at "
-				"%zu regions (gdirect/UCX time at most 0.50): %.2f, "
-				"%s (thread CPU time: %.2f).\n", s->nreg[i], r,
-				r <= 0.5 ? "met" : "missed", s->hit_ratio_cpu[i]);
-			if (r > 0.5)
-				fprintf(f, "  Missed by a factor of %.1f: gdirect "
-					"is %s.\n", r / 0.5, r > 1 ?
-					"slower than UCX, not faster" :
-					"faster, but by less than 2x");
-		}
+				fprintf(f, "- Random hits at least 3x faster than "
+					"ucs_rcache at %zu regions, %d thread%s "
+					"(gdirect/UCX time at most 0.33): %.2f, "
+					"%s (thread CPU time: %.2f, %s).\n",
+					s->nreg[i], t + 1, t ? "s" : "", r,
+					r <= 1.0 / 3 ? "met" : "missed", rc,
+					rc <= 1.0 / 3 ? "met" : "missed");
+			}
+		fprintf(f, "- A thread's own reuse answered in at most 5 ns "
+			"(get alone, reuse trace, 1 thread): gdirect %.1f / %.1f "
+			"/ %.1f ns at %zu / %zu / %zu regions (%s; UCX %.1f / "
+			"%.1f / %.1f ns).\n", s->reuse_get[0][0],
+			s->reuse_get[1][0], s->reuse_get[2][0], s->nreg[0],
+			s->nreg[1], s->nreg[2],
+			s->reuse_get[0][0] <= 5 && s->reuse_get[1][0] <= 5 &&
+			s->reuse_get[2][0] <= 5 ? "met" : "missed",
+			s->reuse_get[0][1], s->reuse_get[1][1],
+			s->reuse_get[2][1]);
 		fprintf(f, "- Near-linear scaling from 1 to 2 threads (2.00 = "
 			"linear): gdirect %.2f / %.2f / %.2f at %zu / %zu / %zu "
 			"regions by wall clock, %.2f / %.2f / %.2f from thread "

@@ -79,11 +79,12 @@ end='<!-- rcache-bench: end -->'
 		echo "Plots from this run (drawn by bench/plot.sh with gnuplot" \
 		     "from BUILD/bench-results/):"
 		echo
-		for f in hits-random hits-locality contended; do
+		for f in hits-random hits-locality hits-reuse contended; do
 			[ -e "$root/docs/plots/$f.svg" ] || continue
 			case $f in
 			hits-random) t="hit cost against region count, random trace" ;;
 			hits-locality) t="hit cost against region count, locality trace" ;;
+			hits-reuse) t="hit cost against region count, reuse trace" ;;
 			contended) t="distribution of hit latency alone and during a pin" ;;
 			esac
 			echo "![$t](plots/$f.svg)"

@@ -5,11 +5,13 @@
  *
  * Both caches get the same 64 KiB buffers (64 KiB apart), registered whole
  * once; then every thread replays its own pre-computed trace of 4 KiB
- * requests (same traces for both caches), of two kinds: random (every
- * request at a random buffer and offset) and locality (90% of requests in
+ * requests (same traces for both caches), of three kinds: random (every
+ * request at a random buffer and offset), locality (90% of requests in
  * the buffer of the thread's previous request, at a random offset; the
  * rest at a random buffer), as a communication library reusing its send
- * buffer and receive ring would ask.
+ * buffer and receive ring would ask, and reuse (every request in the
+ * thread's own buffer, at a random offset: a thread's own reuse, what
+ * libgdirect's per-thread hit path answers).
  * Regions are registered with a free pin: only hits are timed here, and
  * 65536 pins at 1.3 ms would take 85 s per cache.
  */
@@ -53,8 +55,40 @@ static void *hit_loop(void *p)
 	return NULL;
 }
 
-enum { RANDOM, LOCALITY, NTRACE };
-static const char *const trace_name[NTRACE] = { "random", "locality" };
+/*
+ * The get alone, timed 64 at a time (the references are put between
+ * batches, untimed): what the caller waits for before it can use the
+ * registration.  ns per get, the median over batches (a batch the
+ * scheduler interrupted is an outlier, not a mean's bias).
+ */
+static double get_only(struct inst *in, const uint64_t *trace, size_t ops)
+{
+	const struct cache_ops *o = in->ops;
+	size_t nb = 0;
+	double *v = malloc((ops / 64 + 1) * sizeof(*v)), m;
+	void *refs[64];
+
+	if (!v)
+		abort();
+	for (size_t i = 0; i + 64 <= ops; i += 64) {
+		uint64_t t0 = tb_now_ns();
+		size_t k = 0;
+
+		for (; k < 64; k++)
+			if (o->get(in->c, trace[i + k], 4 * KiB, &refs[k]))
+				break;
+		if (k == 64)
+			v[nb++] = (double)(tb_now_ns() - t0) / 64;
+		while (k)
+			o->put(in->c, refs[--k]);
+	}
+	m = nb ? median(v, (int)nb) : 0;
+	free(v);
+	return m;
+}
+
+enum { RANDOM, LOCALITY, REUSE, NTRACE };
+static const char *const trace_name[NTRACE] = { "random", "locality", "reuse" };
 
 /* A trace of 4 KiB requests inside buffers of bufs[0..n): random ones, or
  * with locality, 90% in the previous request's buffer. */
@@ -68,7 +102,8 @@ static uint64_t *make_trace(const uint64_t *bufs, size_t n, size_t len,
 		abort();
 	for (size_t i = 0; i < len; i++) {
 		uint64_t r = rnd(&s);
-		bool stay = kind == LOCALITY && i > 0 && rnd(&s) % 10 != 0;
+		bool stay = i > 0 && (kind == REUSE ||
+				      (kind == LOCALITY && rnd(&s) % 10 != 0));
 
 		if (!stay)
 			last = (size_t)(r % n);
@@ -122,6 +157,7 @@ void scenario_hits(const struct opts *o)
 	const struct tb_cfg free_pins = { 0, 0, 0, false };
 	/* [trace][size][threads-1][cache] */
 	double wall[NTRACE][3][2][2], cpu[NTRACE][3][2][2], ins[3][2];
+	double getns[3][2];
 	size_t nreg[3];
 
 	for (int si = 0; si < 3; si++) {
@@ -181,6 +217,15 @@ void scenario_hits(const struct opts *o)
 				 n, nt, wall[tr][si][nt - 1][0], cpu[tr][si][nt - 1][0],
 				 wall[tr][si][nt - 1][1], cpu[tr][si][nt - 1][1]);
 		}
+		for (int k = 0; k < 2; k++) {
+			double v[64];
+
+			for (int r = 0; r < o->repeats; r++)
+				v[r] = get_only(&in[k], trace[REUSE][0], ops);
+			getns[si][k] = median(v, o->repeats);
+		}
+		progress("hits: reuse, %zu regions, get alone: gdirect %.1f ns, "
+			 "ucx %.1f ns", n, getns[si][0], getns[si][1]);
 		/* Not timed. */
 		for (int k = 0; k < 2; k++)
 			inst_close(&in[k]);
@@ -196,6 +241,10 @@ void scenario_hits(const struct opts *o)
 	       "threads", "gdirect", "ucx", "gd/ucx", "gd cpu", "ucx cpu",
 	       "gd/ucx");
 	hit_rows(stdout, false, nreg, wall, cpu);
+	printf("Get alone, reuse trace, 1 thread, ns (gdirect, ucx):");
+	for (int si = 0; si < 3; si++)
+		printf(" %zu regions %.1f, %.1f%s", nreg[si], getns[si][0],
+		       getns[si][1], si < 2 ? ";" : "\n");
 
 	/* For the plots: one file per trace and thread count. */
 	for (int tr = 0; tr < NTRACE; tr++)
@@ -224,6 +273,10 @@ void scenario_hits(const struct opts *o)
 		summary.nreg[si] = nreg[si];
 		summary.hit_ratio[si] = w[0][0] / w[0][1];
 		summary.hit_ratio_cpu[si] = c[0][0] / c[0][1];
+		summary.hit_ratio2[si] = w[1][0] / w[1][1];
+		summary.hit_ratio2_cpu[si] = c[1][0] / c[1][1];
+		for (int k = 0; k < 2; k++)
+			summary.reuse_get[si][k] = getns[si][k];
 		for (int k = 0; k < 2; k++) {
 			summary.scaling[si][k] = 2 * w[0][k] / w[1][k];
 			summary.scaling_cpu[si][k] = 2 * c[0][k] / c[1][k];
@@ -237,7 +290,9 @@ void scenario_hits(const struct opts *o)
 		"caches; with 2 threads, each its own): *random*, every request "
 		"at a region chosen at random; *locality*, 90%% of requests in "
 		"the region of the thread's previous request (at a random "
-		"offset), the rest at a random region.  "
+		"offset), the rest at a random region; *reuse*, every request "
+		"in the thread's own region (chosen at random), at a random "
+		"offset.  "
 		"%zu operations per thread per repeat; ns per operation per "
 		"thread, median of %d repeats.  Wall clock, and the thread's "
 		"CPU time (what the operation costs when the scheduler takes "
@@ -265,6 +320,13 @@ void scenario_hits(const struct opts *o)
 				si < 2 ? ";" : ".");
 		fprintf(o->md, "\n");
 	}
+	fprintf(o->md, "\nThe get alone (timed 64 at a time, the references "
+		"put untimed between batches; median over batches, then over "
+		"%d repeats), reuse trace, one thread:", o->repeats);
+	for (int si = 0; si < 3; si++)
+		fprintf(o->md, " %zu regions: gdirect %.1f ns, UCX %.1f ns%s",
+			nreg[si], getns[si][0], getns[si][1], si < 2 ? ";" : ".");
+	fprintf(o->md, "\n");
 	fprintf(o->md, "\nRegistration with a free pin (the cache's own "
 		"insertion cost, mean over the N registrations, one thread):");
 	for (int si = 0; si < 3; si++)

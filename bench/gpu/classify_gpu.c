@@ -14,6 +14,7 @@
  * Exits 77 when there is no GPU.
  */
 #include <cuda.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,20 +72,37 @@ static void measure(struct m *m, size_t iters)
 {
 	double v[64];
 
+	/* The scattered order (i * 7919) % nptr, stepped without a division
+	 * in the timed loop (a 64-bit division costs as much as a hit). */
+	size_t step = 7919 % m->nptr;
+
 	for (size_t i = 0; i < iters / 10; i++)	/* warm */
 		m->errors += m->fn(m, m->ptrs[i % m->nptr]) != 0;
 	m->errors = 0;
 	for (int r = 0; r < repeats; r++) {
 		double t0 = now_ns();
+		size_t j = 0;
 
-		for (size_t i = 0; i < iters; i++)
-			m->errors += m->fn(m, m->ptrs[(i * 7919) % m->nptr]) != 0;
+		for (size_t i = 0; i < iters; i++) {
+			m->errors += m->fn(m, m->ptrs[j]) != 0;
+			j += step;
+			if (j >= m->nptr)
+				j -= m->nptr;
+		}
 		v[r] = (now_ns() - t0) / (double)iters;
 	}
 	qsort(v, (size_t)repeats, sizeof(v[0]), cmp_d);
 	printf("%-58s %9.1f ns  (min %.1f, max %.1f; %zu pointers%s)\n",
 	       m->name, v[repeats / 2], v[0], v[repeats - 1], m->nptr,
 	       m->errors ? ", calls returned errors" : "");
+}
+
+/* The harness alone: the loop and an indirect call to a function that
+ * does nothing, included in every figure. */
+static int nothing(struct m *m, uint64_t p)
+{
+	__asm__ volatile("" : : "r"(m), "r"(p) : "memory");
+	return 0;
 }
 
 /* ---- the CUDA calls --------------------------------------------------- */
@@ -159,6 +177,57 @@ static int gd_hit(struct m *m, uint64_t p)
 	return rc;
 }
 
+/*
+ * Freed, then re-allocated: every pointer of the old allocations is freed
+ * (told to libgdirect first, as the free hooks would, when hooks is set)
+ * and the range re-allocated in allocations of another size.  Each new
+ * allocation's classification, at its start and at an offset, must be the
+ * new allocation's (base, size, BUFFER_ID as CUDA says).  Returns how many
+ * answers were wrong; fills newp with one pointer per new allocation.
+ */
+static long realloc_check(struct gdirect_ctx *c, uint64_t *oldp, int n,
+			  bool hooks, uint64_t *newp, int *nnew)
+{
+	long wrong = 0;
+	int k = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct gdirect_ptr_info in;
+
+		gdirect_classify(c, (void *)(uintptr_t)oldp[i], &in);	/* cached */
+		if (hooks)
+			gdirect_notify_free((void *)(uintptr_t)oldp[i], 0);
+		ck(cuMemFree(oldp[i]), "cuMemFree");
+	}
+	for (int i = 0; i < n / 2; i++) {
+		CUdeviceptr d;
+
+		ck(cuMemAlloc(&d, 2 * SZ), "cuMemAlloc");
+		newp[k++] = d;
+	}
+	for (int i = 0; i < k; i++) {
+		CUdeviceptr base;
+		size_t size;
+		unsigned long long id;
+
+		ck(cuMemGetAddressRange(&base, &size, newp[i]), "range");
+		ck(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+					 newp[i]), "buffer id");
+		for (uint64_t off = 0; off < 2 * SZ; off += SZ + 4096) {
+			struct gdirect_ptr_info in;
+
+			if (gdirect_classify(c, (void *)(uintptr_t)(newp[i] + off),
+					     &in) ||
+			    in.type != GDIRECT_MEM_DEVICE ||
+			    in.alloc_base != base || in.alloc_size != size ||
+			    in.buffer_id != id)
+				wrong++;
+		}
+	}
+	*nnew = k;
+	return wrong;
+}
+
 static struct gdirect_ctx *mkctx(struct tb *dev, unsigned inv, unsigned flags)
 {
 	struct gdirect_params p;
@@ -228,6 +297,10 @@ int main(int argc, char **argv)
 	struct gdirect_ctx *c_tag = mkctx(devb, GDIRECT_INV_BUFFER_ID, 0);
 	const size_t N = 1000000, NC = 200000;
 
+	struct m nm = { "harness: the loop and an empty indirect call", nothing, dptr, NALLOC, NULL, 0 };
+
+	puts("");
+	measure(&nm, N);
 	puts("\n-- CUDA driver calls --");
 	struct m cm[] = {
 		{ "cuPointerGetAttribute(MEMORY_TYPE), device pointer", cu_memtype, dptr, NALLOC, NULL, 0 },
@@ -248,18 +321,65 @@ int main(int argc, char **argv)
 		{ "gdirect_classify, host pointer (not cached: default)", gd_classify, hptr, NALLOC, c_def, 0 },
 		{ "gdirect_classify, host pointer, GDIRECT_CTX_CACHE_HOST", gd_classify, hptr, NALLOC, c_host, 0 },
 		{ "gdirect_classify, device pointer, hooks off (BUFFER_ID)", gd_classify, dptr, NALLOC, c_tag, 0 },
+		{ "gdirect_classify, pinned host pointer (not cached: default)", gd_classify, pinned, 16, c_def, 0 },
+		{ "gdirect_classify, pinned host pointer, GDIRECT_CTX_CACHE_HOST", gd_classify, pinned, 16, c_host, 0 },
 	};
 	for (size_t i = 0; i < sizeof(gm) / sizeof(gm[0]); i++)
-		measure(&gm[i], gm[i].ctx == c_def && gm[i].ptrs == hptr ? NC : N);
+		measure(&gm[i], gm[i].ctx == c_def && gm[i].ptrs != dptr ? NC : N);
 
 	puts("\n-- registration hit (get + put), 4096 registered allocations --");
 	struct m hm[] = {
 		{ "reg hit, invalidation kernel+hooks (default)", gd_hit, dptr, NALLOC, c_def, 0 },
 		{ "reg hit, invalidation hooks only", gd_hit, dptr, NALLOC, c_hooks, 0 },
 		{ "reg hit, invalidation buffer_id (tag check per hit)", gd_hit, dptr, NALLOC, c_tag, 0 },
+		{ "reg hit, default, the thread's last region again", gd_hit, dptr, 1, c_def, 0 },
 	};
 	for (size_t i = 0; i < sizeof(hm) / sizeof(hm[0]); i++)
 		measure(&hm[i], hm[i].ctx == c_tag ? NC : N);
+
+	/* Freed, then re-allocated: the last 512 of the 4096 allocations,
+	 * classified in both contexts, freed (hooks told in c_def only) and
+	 * re-allocated as 256 of twice the size. */
+	puts("\n-- freed, then re-allocated (256 allocations of 128 KiB over 512 freed of 64 KiB) --");
+	uint64_t re[NALLOC / 2];
+	int nre = 0;
+	const int NR = 512;
+
+	for (int i = NALLOC - NR; i < NALLOC; i++) {
+		struct gdirect_ptr_info in;
+
+		gdirect_classify(c_tag, (void *)(uintptr_t)dptr[i], &in);
+	}
+	long wrong = realloc_check(c_def, dptr + NALLOC - NR, NR, true, re, &nre);
+	long wrong_tag = 0;
+
+	for (int i = 0; i < nre; i++) {
+		CUdeviceptr base;
+		size_t size;
+		unsigned long long id;
+		struct gdirect_ptr_info in;
+
+		ck(cuMemGetAddressRange(&base, &size, re[i]), "range");
+		ck(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+					 re[i]), "buffer id");
+		if (gdirect_classify(c_tag, (void *)(uintptr_t)re[i], &in) ||
+		    in.alloc_base != base || in.alloc_size != size ||
+		    in.buffer_id != id)
+			wrong_tag++;
+	}
+	printf("%-58s %9ld of %d\n", "wrong answers after free + re-allocation, hooks",
+	       wrong, 2 * nre);
+	printf("%-58s %9ld of %d\n", "wrong answers after free + re-allocation, BUFFER_ID",
+	       wrong_tag, nre);
+	struct m rm[] = {
+		{ "gdirect_classify, re-allocated device pointer (hooks)", gd_classify, re, (size_t)nre, c_def, 0 },
+		{ "cuPointerGetAttribute(MEMORY_TYPE), re-allocated pointer", cu_memtype, re, (size_t)nre, NULL, 0 },
+	};
+	measure(&rm[0], N);
+	measure(&rm[1], NC);
+	for (int i = NALLOC - NR; i < NALLOC; i++)
+		dptr[i] = 0;	/* freed above */
+
 
 	/* Interception: what a hooked free adds (gdirect_notify_free before
 	 * the real cuMemFree), on allocations that are classified and
@@ -298,9 +418,14 @@ int main(int argc, char **argv)
 	gdirect_ctx_destroy(c_tag);
 	tb_free(devb);
 	for (int i = 0; i < NALLOC; i++)
-		cuMemFree(dptr[i]);
+		if (dptr[i])
+			cuMemFree(dptr[i]);
+	for (int i = 0; i < nre; i++)
+		cuMemFree(re[i]);
 	for (int i = 0; i < 16; i++)
 		cuMemFreeHost((void *)(uintptr_t)pinned[i]);
 	cuDevicePrimaryCtxRelease(dev);
-	return 0;
+	if (wrong || wrong_tag)
+		printf("FAILED: classification answered a freed allocation\n");
+	return wrong || wrong_tag;
 }

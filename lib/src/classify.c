@@ -208,6 +208,16 @@ int gd_allocs_init(struct gdirect_ctx *c)
 	return gd_pgtab_init(&c->allocs);
 }
 
+static void fill(struct gdirect_ptr_info *info, int type, int device,
+		 uint64_t base, uint64_t size, uint64_t id)
+{
+	info->type = type;
+	info->device = type == GDIRECT_MEM_CPU ? -1 : device;
+	info->alloc_base = type == GDIRECT_MEM_CPU ? 0 : base;
+	info->alloc_size = type == GDIRECT_MEM_CPU ? 0 : size;
+	info->buffer_id = type == GDIRECT_MEM_CPU ? 0 : id;
+}
+
 /* The cache entry for q (under ctx->lock), made if needed. */
 struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *qv)
 {
@@ -238,6 +248,7 @@ struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *qv)
 	al->size = e - s;
 	al->type = q->type;
 	al->device = q->device;
+	fill(&al->info, q->type, q->device, s, e - s, q->buffer_id);
 	al->buffer_id = q->buffer_id;
 	if (alloc_index(c, al) < 0) {
 		gd_hpmem_free(&c->allocmem, al);
@@ -272,15 +283,6 @@ void gd_allocs_free_all(struct gdirect_ctx *c)
 	gd_pgtab_destroy(&c->allocs);
 }
 
-static void fill(struct gdirect_ptr_info *info, int type, int device,
-		 uint64_t base, uint64_t size, uint64_t id)
-{
-	info->type = type;
-	info->device = type == GDIRECT_MEM_CPU ? -1 : device;
-	info->alloc_base = type == GDIRECT_MEM_CPU ? 0 : base;
-	info->alloc_size = type == GDIRECT_MEM_CPU ? 0 : size;
-	info->buffer_id = type == GDIRECT_MEM_CPU ? 0 : id;
-}
 
 GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 			       struct gdirect_ptr_info *info)
@@ -299,8 +301,7 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 	s = gd_epoch_enter();
 	al = gd_alloc_find(c, a);
 	if (al) {
-		fill(info, al->type, al->device, al->base, al->size,
-		     al->buffer_id);
+		*info = al->info;
 		hit = true;
 	}
 	gd_epoch_exit(s);

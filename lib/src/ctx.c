@@ -81,6 +81,7 @@ static void atfork_child(void)
 {
 	atomic_fetch_add(&gd_fork_gen, 1);
 	gd_epoch_atfork_child();
+	gd_tc_atfork_child();
 	pthread_mutex_init(&ctx_list_lock, NULL);
 }
 
@@ -287,9 +288,11 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 	}
 	gd_hpmem_init(&c->regmem, sizeof(struct gdirect_reg),
 		      sizeof(struct gd_reg_cold));
-	if (gd_pgtab_init(&c->index) || gd_allocs_init(c)) {
+	if (gd_pgtab_init(&c->index) || gd_allocs_init(c) ||
+	    gd_regions_init(c)) {
 		gd_pgtab_destroy(&c->index);
 		gd_pgtab_destroy(&c->allocs);
+		gd_hpmem_destroy(&c->regmem);
 		free(c);
 		return gd_err(-ENOMEM, "out of memory");
 	}
@@ -298,7 +301,6 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->pin_done, NULL);
 	pthread_cond_init(&c->released, NULL);
-	c->regions.next = c->regions.prev = &c->regions;
 	gd_cuda_available();	/* load the driver now, not on a hot path */
 	gd_ctx_list_add(c);
 	rc = gd_publish_start(c);
@@ -357,8 +359,8 @@ static void destroy_in_child(struct gdirect_ctx *c)
 
 GD_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 {
-	struct gdirect_reg *release = NULL;
-	bool leaked = false;
+	struct gdirect_reg *killed = NULL;
+	bool leaked;
 
 	if (!c)
 		return;
@@ -370,26 +372,19 @@ GD_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 	gd_ctx_list_del(c);
 	gd_drain(c);
 	pthread_mutex_lock(&c->lock);
-	while (c->regions.next != &c->regions) {
-		struct gdirect_reg *r = c->regions.next;
+	while (RC(c->live)->next != c->live) {
+		struct gdirect_reg *r = RC(c->live)->next;
 
-		gd_kill_locked(c, &r, 1, GD_CAUSE_FLUSH, &release);
-		if (c->regions.next == r) {
-			/* Still referenced: the caller broke the contract.
-			 * Force it dead so the loop ends; it leaks. */
-			uint32_t v = atomic_load(&r->refs);
-
-			atomic_store(&r->refs, GD_DEAD | GD_REFS(v));
-			r->prev->next = r->next;
-			r->next->prev = r->prev;
-			leaked = true;
-		}
+		gd_kill_locked(c, &r, 1, GD_CAUSE_FLUSH, &killed);
 	}
 	pthread_mutex_unlock(&c->lock);
-	gd_release_list(release);
+	gd_release_try(c, killed);
 	gd_drain(c);
+	/* Still on the dying list: still referenced, the caller broke the
+	 * contract.  Its holder may still read it: keep the memory. */
+	leaked = RC(c->dying)->next != c->dying;
 	gd_epoch_barrier();
-	if (!leaked)	/* else its holder may still read it: keep it */
+	if (!leaked)
 		gd_hpmem_destroy(&c->regmem);
 	gd_pgtab_destroy(&c->index);
 	gd_allocs_free_all(c);

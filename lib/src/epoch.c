@@ -167,23 +167,30 @@ void gd_epoch_retire(void *obj, void (*fn)(void *))
 	pthread_mutex_unlock(&retire_lock);
 }
 
+bool gd_epoch_sync_readers(void)
+{
+	pthread_once(&mb_once, mb_register);
+	atomic_thread_fence(memory_order_seq_cst);
+	/* The expedited command needs this process's registration (a child
+	 * made by a raw clone() has none); the global one needs none and
+	 * only takes longer (an RCU grace period).  If neither works, say
+	 * so: the caller decides nothing rather than guess. */
+	if (atomic_load_explicit(&gd_epoch_light, memory_order_relaxed) &&
+	    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
+	    membarrier(MEMBARRIER_CMD_GLOBAL) != 0)
+		return false;
+	atomic_thread_fence(memory_order_seq_cst);
+	return true;
+}
+
 /* UINT64_MAX when no reader can hold anything; 0 (free nothing) if the
  * readers' barrier could not be forced. */
 static uint64_t min_active(void)
 {
 	uint64_t min = UINT64_MAX;
 
-	pthread_once(&mb_once, mb_register);
-	atomic_thread_fence(memory_order_seq_cst);
-	/* The expedited command needs this process's registration (a child
-	 * made by a raw clone() has none); the global one needs none and
-	 * only takes longer (an RCU grace period).  If neither works, free
-	 * nothing rather than guess. */
-	if (atomic_load_explicit(&gd_epoch_light, memory_order_relaxed) &&
-	    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
-	    membarrier(MEMBARRIER_CMD_GLOBAL) != 0)
+	if (!gd_epoch_sync_readers())
 		return 0;
-	atomic_thread_fence(memory_order_seq_cst);
 
 	for (int i = 0; i < GD_EPOCH_SLOTS; i++) {
 		uint64_t e = atomic_load(&slots[i].epoch);

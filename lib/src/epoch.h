@@ -13,6 +13,7 @@
 #define GD_EPOCH_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +59,26 @@ static inline void gd_epoch_exit(struct gd_epoch_slot *s)
 		gd_epoch_exit_overflow();
 	else
 		atomic_store_explicit(&s->epoch, 0, memory_order_release);
+}
+
+/*
+ * The writer's half of the light reader fence, for other protocols of the
+ * same shape (tcache.h): after it returns, every store a reader made before
+ * its compiler barrier is visible to the caller, and every load a reader
+ * makes after it sees what the caller stored before the call.  False if
+ * that could not be forced (then decide nothing).
+ */
+bool gd_epoch_sync_readers(void);
+
+/* The reader's half: a compiler barrier when gd_epoch_sync_readers() uses
+ * membarrier, else a full fence. */
+static inline void gd_epoch_reader_fence(void)
+{
+	if (__builtin_expect(atomic_load_explicit(&gd_epoch_light,
+						  memory_order_relaxed), 1))
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
 }
 
 /* Free obj with fn(obj) once every reader that might see it has left. */

@@ -15,6 +15,7 @@
 #include "hpmem.h"
 #include "pgtab.h"
 #include "statsdir.h"
+#include "tcache.h"
 
 #define GD_PAGE_SHIFT 16
 #define GD_PAGE_SIZE (1ULL << GD_PAGE_SHIFT)
@@ -24,12 +25,22 @@
 #define GD_EXPORT __attribute__((visibility("default")))
 
 /*
- * refs: number of references, plus GD_DEAD once the region has left the
- * index (invalidated, evicted or superseded).  A dead region takes no new
- * references; whoever sees it reach GD_DEAD|0 and wins 'released' unpins.
+ * refs: GD_REF_BIAS + the references counted here (the index's, and those
+ * taken with a compare-and-swap or under ctx->lock), which may go below
+ * zero when a reference counted in a thread's block (tcache.h) is put
+ * through this word; the true count adds the blocks' counts.  GD_DEAD once
+ * the region has left the index (invalidated, evicted or superseded); a
+ * dead region takes no new references.  GD_HOLD while an eviction checks
+ * that nobody uses it (refused like dead, then cleared or made dead).
+ * GD_RELEASED: the one thread that found the true count of a dead region
+ * at zero unpins it.
  */
-#define GD_DEAD 0x80000000u
-#define GD_REFS(v) ((v) & ~GD_DEAD)
+#define GD_DEAD (1ULL << 63)
+#define GD_HOLD (1ULL << 62)
+#define GD_RELEASED (1ULL << 61)
+#define GD_REF_BIAS (1ULL << 40)
+#define GD_REF_FLAGS (GD_DEAD | GD_HOLD | GD_RELEASED)
+#define GD_REFS(v) ((int64_t)(((v) & ~GD_REF_FLAGS) - GD_REF_BIAS))
 
 enum gd_cause {
 	GD_CAUSE_EVICT,		/* threshold */
@@ -49,12 +60,11 @@ enum gd_cause {
  */
 struct gdirect_reg {
 	uint64_t start, end;		/* pinned range */
-	_Atomic uint32_t refs;
-	atomic_flag released;
-	_Atomic uint64_t stamp;		/* LRU: time of the last put */
+	_Atomic uint64_t refs;
+	uint64_t id;			/* unique in the process: tcache tags */
+	_Atomic uint64_t stamp;		/* LRU: time of the last put here */
 	const uint32_t *status;		/* the pin's status word, or NULL */
 	struct gdirect_ctx *ctx;
-	struct gdirect_reg *prev, *next; /* ctx->regions, while live */
 } __attribute__((aligned(64)));
 
 struct gd_reg_cold {
@@ -63,7 +73,10 @@ struct gd_reg_cold {
 	int device;
 	_Atomic(void *) map;		/* CPU mapping of [start, end) */
 	pthread_mutex_t map_lock;
-	struct gdirect_reg *gc_next;	/* ctx->gc, deferred release */
+	/* On ctx->live while indexed, then on ctx->dying until released;
+	 * under ctx->lock. */
+	struct gdirect_reg *prev, *next;
+	struct gdirect_reg *rel_next;	/* a caller's list of killed regions */
 };
 
 _Static_assert(sizeof(struct gdirect_reg) == 64, "a region is one line");
@@ -75,15 +88,18 @@ static inline struct gd_reg_cold *gd_reg_cold(const struct gdirect_reg *r)
 }
 #define RC(r) gd_reg_cold(r)
 
-/* A classified allocation (the classification cache). */
+/* A classified allocation (the classification cache).  A hit reads the
+ * first line only: the range and the answer, ready to copy. */
 struct gd_alloc {
 	uint64_t base, size;
+	struct gdirect_ptr_info info;	/* what gdirect_classify() answers */
 	int type, device;
 	uint64_t buffer_id;
-	_Atomic int sync_done;
+	/* second line */
+	_Atomic int sync_done __attribute__((aligned(64)));
 	struct gd_alloc *prev, *next;	/* ctx->alloc_list, under ctx->lock */
 	struct gdirect_ctx *ctx;
-};
+} __attribute__((aligned(64)));
 
 /*
  * A 64 KiB page shared by several cached allocations (small allocations
@@ -168,6 +184,10 @@ static inline void gd_shard_inc(_Atomic uint64_t *ctr, unsigned shard)
 struct gdirect_ctx {
 	struct gdirect_params p;
 	struct gd_backend *backend;	/* NULL: no pinning device */
+	/* Kill generation, a process-wide unique value replaced whenever a
+	 * region of this context is killed or held: a thread's entry saw its
+	 * region live at kgen, so if kgen is unchanged it still is. */
+	_Atomic uint64_t kgen;
 	uint64_t fork_gen;		/* gd_fork_gen when created */
 	_Atomic uint64_t lru_era;	/* LRU clock: advanced by each miss */
 
@@ -188,10 +208,11 @@ struct gdirect_ctx {
 	atomic_uint releasing;
 	atomic_uint release_waiters;
 	uint64_t release_gen;		/* under lock: bumped by each release */
-	pthread_cond_t released;	/* with lock: release_gen or gc moved */
-	struct gdirect_reg regions;	/* list head of live regions */
+	pthread_cond_t released;	/* with lock: release_gen or drain moved */
+	struct gdirect_reg *live;	/* list heads (dummy regions from regmem) */
+	struct gdirect_reg *dying;	/* dead, not yet released */
+	bool drain_due;			/* dying gained regions a drain may release */
 	struct gd_pending *pending;
-	struct gdirect_reg *gc;		/* dead, unused, release deferred */
 	uint64_t nregions, nbytes;	/* live, under lock */
 	struct gd_alloc alloc_list;	/* list head of cached allocations */
 	uint64_t nallocs;
@@ -270,10 +291,10 @@ static inline struct gd_alloc *gd_alloc_find(const struct gdirect_ctx *c,
 int gd_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* rcache.c */
-void gd_region_put_internal(struct gdirect_reg *r);
+int gd_regions_init(struct gdirect_ctx *c);
 void gd_kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v, size_t n,
-		    enum gd_cause cause, struct gdirect_reg **release);
-void gd_release_list(struct gdirect_reg *list);
+		    enum gd_cause cause, struct gdirect_reg **killed);
+size_t gd_release_try(struct gdirect_ctx *c, struct gdirect_reg *killed);
 void gd_release_wake(struct gdirect_ctx *c);
 
 /* publish.c: statistics for `gdirect stat`, when the context opts in. */

@@ -5,8 +5,9 @@
  * Called from inside CUDA free hooks, before the real free: it must be
  * quick and must not call back into CUDA or unpin (an ioctl that may wait
  * on the driver the hook is running inside).  So it only takes regions out
- * of the index; their unpinning is queued on ctx->gc and done by the next
- * library call on that context.
+ * of the index; they wait on ctx->dying, and the next library call on that
+ * context that drains (a miss, gdirect_process_events(), a flush) unpins
+ * those nobody holds.
  */
 #include <errno.h>
 
@@ -21,7 +22,7 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 {
 	const struct range *rg = arg;
 	uint64_t s = rg->start, e = rg->end;
-	struct gdirect_reg *release = NULL;
+	struct gdirect_reg *killed = NULL;
 	size_t n;
 
 	if (!(c->p.invalidation & GDIRECT_INV_HOOKS))
@@ -39,7 +40,7 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 		struct gdirect_reg *v[64];
 
 		n = gd_regions_overlapping(c, s, e, v, 64);
-		gd_kill_locked(c, v, n < 64 ? n : 64, GD_CAUSE_HOOKS, &release);
+		gd_kill_locked(c, v, n < 64 ? n : 64, GD_CAUSE_HOOKS, &killed);
 	} while (n > 64);
 	gd_allocs_drop_locked(c, s, e);
 	/* A pin in progress over the range may have pinned what is being
@@ -47,17 +48,13 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 	for (struct gd_pending *p = c->pending; p; p = p->next)
 		if (p->start < e && s < p->end)
 			p->freed = true;
-	/* Deferred: unpinned by the next call on this context. */
-	while (release) {
-		struct gdirect_reg *r = release;
-
-		release = RC(r)->gc_next;
-		RC(r)->gc_next = c->gc;
-		c->gc = r;
+	/* Deferred: the killed regions stay on ctx->dying for a drain; a
+	 * miss waiting for BAR space drains them (rcache.c). */
+	if (killed) {
+		c->drain_due = true;
+		if (atomic_load(&c->release_waiters))
+			pthread_cond_broadcast(&c->released);
 	}
-	/* A miss waiting for BAR space drains them (rcache.c). */
-	if (c->gc && atomic_load(&c->release_waiters))
-		pthread_cond_broadcast(&c->released);
 	pthread_mutex_unlock(&c->lock);
 }
 

@@ -12,8 +12,13 @@ static struct gd_pgnode *node_new(struct gd_pgtab *t)
 	return gd_hpmem_alloc(&t->mem);
 }
 
+__thread struct gd_pg_hint gd_pg_hint[2]
+	__attribute__((tls_model("initial-exec")));
+static _Atomic uint64_t serials = 1;
+
 int gd_pgtab_init(struct gd_pgtab *t)
 {
+	t->serial = atomic_fetch_add(&serials, 1);
 	gd_hpmem_init(&t->mem, sizeof(struct gd_pgnode), 0);
 	t->root = node_new(t);
 	return t->root ? 0 : -ENOMEM;

@@ -6,7 +6,8 @@
  * Four levels of 4096 slots (12 bits each) cover every 48-bit page number,
  * that is every 64-bit address.  A lookup is four dependent loads, the upper
  * three almost always in L1 (a process's GPU memory sits in a few
- * gigabyte-sized ranges), and writes nothing.  Slots are atomic pointers:
+ * gigabyte-sized ranges; a thread's hint skips them, below), and writes
+ * nothing shared.  Slots are atomic pointers:
  * writers (serialized by their owner's lock) store with release, readers
  * load with acquire, so a reader that finds an object also sees it
  * initialized.  Interior nodes are never freed before the table itself, so
@@ -34,8 +35,24 @@ struct gd_pgnode {
 
 struct gd_pgtab {
 	struct gd_pgnode *root;	/* allocated by gd_pgtab_init */
+	uint64_t serial;	/* unique in the process, never 0 */
 	struct gd_hpmem mem;	/* the nodes, in huge pages */
 };
+
+/*
+ * Each thread remembers the leaf of its last lookup, for two tables (by
+ * the serial's low bit: a context's two tables are made one after the
+ * other).  Interior nodes never change or go away while their table
+ * lives, and a table's serial is never reused, so a remembered leaf is
+ * right for as long as the serial matches: a lookup in the same 256 MiB
+ * as the thread's previous one is one load, not four dependent ones.
+ */
+struct gd_pg_hint {
+	uint64_t serial, prefix;
+	const struct gd_pgnode *leaf;
+};
+extern __thread struct gd_pg_hint gd_pg_hint[2]
+	__attribute__((tls_model("initial-exec")));
 
 static inline unsigned gd_pg_idx(uint64_t page, int level)
 {
@@ -43,16 +60,26 @@ static inline unsigned gd_pg_idx(uint64_t page, int level)
 	       (GD_PG_FAN - 1);
 }
 
-/* What page 'page' maps to, or NULL.  Lock-free; writes nothing. */
+/* What page 'page' maps to, or NULL.  Lock-free; writes nothing shared. */
 static inline void *gd_pgtab_get(const struct gd_pgtab *t, uint64_t page)
 {
-	const struct gd_pgnode *n = t->root;
+	struct gd_pg_hint *h = &gd_pg_hint[t->serial & 1];
+	uint64_t prefix = page >> GD_PG_BITS;
+	const struct gd_pgnode *n;
 
-	for (int l = 0; l < GD_PG_LEVELS - 1; l++) {
-		n = atomic_load_explicit(&n->s[gd_pg_idx(page, l)],
-					 memory_order_acquire);
-		if (!n)
-			return NULL;
+	if (__builtin_expect(h->serial == t->serial && h->prefix == prefix, 1)) {
+		n = h->leaf;
+	} else {
+		n = t->root;
+		for (int l = 0; l < GD_PG_LEVELS - 1; l++) {
+			n = atomic_load_explicit(&n->s[gd_pg_idx(page, l)],
+						 memory_order_acquire);
+			if (!n)
+				return NULL;
+		}
+		h->serial = t->serial;
+		h->prefix = prefix;
+		h->leaf = n;
 	}
 	return atomic_load_explicit(&n->s[gd_pg_idx(page, GD_PG_LEVELS - 1)],
 				    memory_order_acquire);

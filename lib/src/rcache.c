@@ -2,18 +2,30 @@
 /*
  * rcache.c - the registration cache.
  *
- * Hit path (no lock, no system call): epoch section, one lookup in the
- * page table of live regions (pgtab.h: a slot per 64 KiB page), a
- * compare-and-swap on the region's refcount, then the validity check of the
- * selected invalidation modes (an acquire load of the region's status word;
- * a BUFFER_ID query in tag mode).  The put is a store of the LRU stamp and
- * one atomic decrement.
+ * Hit paths (no lock, no system call, no locked instruction, no shared
+ * line written; tcache.h has the protocol):
+ *  - recent: the request lies in the region this thread used last, and
+ *    nothing of the context was killed since (ctx->kgen unchanged): count
+ *    the reference in the thread's entry, check the status word.  No
+ *    lookup, no read of the region.
+ *  - lookup: epoch section, one lookup in the page table of live regions
+ *    (pgtab.h: a slot per 64 KiB page), count the reference in the thread's
+ *    entry for that region (a compare-and-swap on r->refs when the entry is
+ *    taken by another region still counted), then the validity check of
+ *    the selected invalidation modes.
+ * A put takes the count off the thread's entry (or off r->refs) and
+ * stores the LRU stamp there.
  *
  * Miss path: classify afresh, SYNC_MEMOPS once per allocation, announce a
  * pending pin under ctx->lock, drop the lock, pin (evicting unused regions
  * in LRU order and retrying while the pin fails for BAR space), retake the
  * lock and point the new region's pages at it.  Misses on a range that is
  * being pinned wait for that pin; hits never wait for anything.
+ *
+ * Death and release: a killed region leaves the index and waits on
+ * ctx->dying until a scan of every thread's counts finds nobody holding
+ * it; the put that drops the last reference does that scan, and so does
+ * every drain (misses, gdirect_process_events, flush).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,6 +36,44 @@
 #include "libgdirect_internal.h"
 
 #define GD_MAX_OVERLAP 64
+
+static _Atomic uint64_t kgen_next = 1;	/* kill generations, process-wide */
+static _Atomic uint64_t region_ids = 1;
+
+#define NEXT(r) (RC(r)->next)
+#define PREV(r) (RC(r)->prev)
+
+static void list_del(struct gdirect_reg *r)
+{
+	NEXT(PREV(r)) = NEXT(r);
+	PREV(NEXT(r)) = PREV(r);
+}
+
+static void list_add_tail(struct gdirect_reg *head, struct gdirect_reg *r)
+{
+	NEXT(r) = head;
+	PREV(r) = PREV(head);
+	NEXT(PREV(head)) = r;
+	PREV(head) = r;
+}
+
+/* Under ctx->lock (or before c is shared), after setting DEAD or HOLD. */
+static void kgen_bump(struct gdirect_ctx *c)
+{
+	atomic_store(&c->kgen, atomic_fetch_add(&kgen_next, 1) + 1);
+}
+
+int gd_regions_init(struct gdirect_ctx *c)
+{
+	c->live = gd_hpmem_alloc(&c->regmem);
+	c->dying = gd_hpmem_alloc(&c->regmem);
+	if (!c->live || !c->dying)
+		return -ENOMEM;
+	NEXT(c->live) = PREV(c->live) = c->live;
+	NEXT(c->dying) = PREV(c->dying) = c->dying;
+	kgen_bump(c);
+	return 0;
+}
 
 /* ---- release ----------------------------------------------------------- */
 
@@ -36,7 +86,8 @@ static void region_free(void *p)
 	gd_hpmem_free(&r->ctx->regmem, r);
 }
 
-/* Unmap and unpin a dead, unreferenced region; free it after a grace period. */
+/* Unmap and unpin a claimed region, already off ctx->dying; free it after
+ * a grace period. */
 static void region_release(struct gdirect_reg *r)
 {
 	struct gdirect_ctx *c = r->ctx;
@@ -49,6 +100,7 @@ static void region_release(struct gdirect_reg *r)
 	ST_INC(c, unpins);
 	ST_SUB(c, regions, 1);
 	ST_SUB(c, bytes_pinned, RC(r)->pin.size);
+	gd_tc_gone(r, r->id);
 	gd_epoch_retire(r, region_free);
 	/* Its BAR space is back: wake misses that found nothing to evict.
 	 * (Decrement before reading the waiters, as they count themselves
@@ -66,37 +118,122 @@ void gd_release_wake(struct gdirect_ctx *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
-void gd_release_list(struct gdirect_reg *list)
+/*
+ * In an epoch section, after gd_epoch_sync_readers(): true if r is dead,
+ * no reference to it is counted anywhere, and this thread won its release.
+ * A dead region gains no reference (tcache.h), so a total of zero stays.
+ */
+static bool release_claim(struct gdirect_reg *r)
 {
-	while (list) {
-		struct gdirect_reg *next = RC(list)->gc_next;
+	uint64_t v = atomic_load(&r->refs);
 
-		region_release(list);
-		list = next;
-	}
-}
-
-/* Drop one reference; true if the caller now owns the release. */
-static bool ref_drop(struct gdirect_reg *r)
-{
-	uint32_t v = atomic_fetch_sub(&r->refs, 1);
-
-	if (v != (GD_DEAD | 1) || atomic_flag_test_and_set(&r->released))
+	if (!(v & GD_DEAD) || (v & GD_RELEASED) ||
+	    GD_REFS(v) + gd_tc_count(r, r->id, NULL) != 0)
+		return false;
+	if (atomic_fetch_or(&r->refs, GD_RELEASED) & GD_RELEASED)
 		return false;
 	atomic_fetch_add(&r->ctx->releasing, 1);
 	return true;
 }
 
+/* Release claimed regions v[0..n) (outside any epoch section). */
+static void release_claimed(struct gdirect_ctx *c, struct gdirect_reg **v,
+			    size_t n)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < n; i++)
+		list_del(v[i]);
+	pthread_mutex_unlock(&c->lock);
+	for (size_t i = 0; i < n; i++)
+		region_release(v[i]);
+}
+
 /*
- * Put a reference.  No epoch section is needed: references are only taken
- * from a region that is not dead (lookup_ref's compare-and-swap, or under
- * ctx->lock while it is indexed), so once dead its count only falls and
- * exactly one thread sees it go from GD_DEAD|1 to GD_DEAD|0; every other
- * thread leaves r alone after its decrement.
+ * Release every dead region nobody holds any more; returns how many.  One
+ * readers' fence for all of them.
+ */
+static size_t release_dying(struct gdirect_ctx *c)
+{
+	struct gdirect_reg *few[64], **v = few, *r;
+	struct gd_epoch_slot *s;
+	size_t n = 0, k = 0, max = 64;
+
+	pthread_mutex_lock(&c->lock);
+	c->drain_due = false;
+	if (NEXT(c->dying) == c->dying) {
+		pthread_mutex_unlock(&c->lock);
+		return 0;
+	}
+	for (r = NEXT(c->dying); r != c->dying; r = NEXT(r))
+		n++;
+	if (n > max) {
+		struct gdirect_reg **big = malloc(n * sizeof(*big));
+
+		if (big) {
+			v = big;
+			max = n;
+		}
+	}
+	n = 0;
+	for (r = NEXT(c->dying); r != c->dying && n < max; r = NEXT(r))
+		v[n++] = r;
+	/* Entered before the lock is dropped: whoever releases one of these
+	 * meanwhile cannot free it under us. */
+	s = gd_epoch_enter();
+	pthread_mutex_unlock(&c->lock);
+	if (gd_epoch_sync_readers())
+		for (size_t i = 0; i < n; i++)
+			if (release_claim(v[i]))
+				v[k++] = v[i];
+	gd_epoch_exit(s);
+	release_claimed(c, v, k);
+	if (v != few)
+		free(v);
+	return k;
+}
+
+size_t gd_release_try(struct gdirect_ctx *c, struct gdirect_reg *killed)
+{
+	(void)killed;
+	return release_dying(c);
+}
+
+/* The put of a reference to a dead region: take it off, then see, with
+ * every thread's counts, whether it was the last one anywhere. */
+static void put_dead(struct gdirect_reg *r, struct gd_tc_ent *x)
+{
+	struct gdirect_ctx *c = r->ctx;
+	struct gd_epoch_slot *s = gd_epoch_enter();	/* r stays readable */
+	bool claim;
+
+	if (x)
+		atomic_store_explicit(&x->n, atomic_load_explicit(&x->n,
+				      memory_order_relaxed) - 1,
+				      memory_order_release);
+	else
+		atomic_fetch_sub(&r->refs, 1);
+	claim = gd_epoch_sync_readers() && release_claim(r);
+	gd_epoch_exit(s);
+	if (claim)
+		release_claimed(c, &r, 1);
+}
+
+/*
+ * Put a reference: off this thread's entry for r when it counts one (no
+ * shared line written), else off r->refs.  A region killed between the
+ * dead-bit check and the decrement below was scanned with this reference
+ * still counted: it waits on ctx->dying for the next drain.
  */
 static void put_ref(struct gdirect_reg *r)
 {
-	if (__builtin_expect(gd_inherited(r->ctx), 0)) {
+	struct gdirect_ctx *c = r->ctx;
+	struct gd_tc_block *b = gd_tc_mine;
+	struct gd_tc_ent *x = NULL;
+	uint64_t v = atomic_load_explicit(&r->refs, memory_order_relaxed);
+
+	if (__builtin_expect(gd_inherited(c), 0)) {
 		/* A fork child's copy of the parent's region: its mapping
 		 * is not the child's (the address may be the child's own
 		 * memory now), its pin and locks are the parent's.  Only
@@ -104,10 +241,26 @@ static void put_ref(struct gdirect_reg *r)
 		atomic_fetch_sub(&r->refs, 1);
 		return;
 	}
-	atomic_store_explicit(&r->stamp, gd_lru_stamp(r->ctx),
-			      memory_order_relaxed);
-	if (ref_drop(r))
-		region_release(r);
+	if (b) {
+		x = &b->e[gd_tc_way(r)];
+		if (atomic_load_explicit(&x->n, memory_order_relaxed) <= 0 ||
+		    atomic_load_explicit(&x->tag, memory_order_relaxed) != r->id)
+			x = NULL;
+	}
+	if (__builtin_expect(v & GD_DEAD, 0)) {
+		put_dead(r, x);
+		return;
+	}
+	if (x) {
+		atomic_store_explicit(&x->stamp, gd_lru_stamp(c),
+				      memory_order_relaxed);
+		atomic_store_explicit(&x->n, atomic_load_explicit(&x->n,
+				      memory_order_relaxed) - 1,
+				      memory_order_release);
+		return;
+	}
+	atomic_store_explicit(&r->stamp, gd_lru_stamp(c), memory_order_relaxed);
+	atomic_fetch_sub(&r->refs, 1);	/* r is not ours to read after this */
 }
 
 /* ---- killing (removal from the index), under ctx->lock ----------------- */
@@ -182,89 +335,144 @@ size_t gd_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 	return w.n;
 }
 
+/* Take a region marked dead out of the index and the live list onto
+ * ctx->dying, and drop the index's reference. */
+static void unlink_dead(struct gdirect_ctx *c, struct gdirect_reg *r,
+			enum gd_cause cause)
+{
+	index_del(c, r);
+	list_del(r);
+	list_add_tail(c->dying, r);
+	c->nregions--;
+	c->nbytes -= RC(r)->pin.size;
+	count_cause(c, cause);
+	atomic_fetch_sub(&r->refs, 1);
+}
+
 /*
- * Kill regions v[0..n): mark them dead, take them out of the index and the
- * live list, drop the index's reference.  Those left unreferenced are
- * pushed on *release for the caller to release (outside the lock) or defer.
- * With cause GD_CAUSE_EVICT*, only unused regions are killed.  add, if not
- * NULL, takes over the pages (reserved by the caller) once the killed
- * regions are dead.  Returns how many were killed.
+ * Kill regions v[0..n), whoever holds them: mark them dead and move them
+ * from the index and the live list to ctx->dying.  add, if not NULL, takes
+ * over the pages (reserved by the caller) once the killed regions are
+ * dead.  The caller releases what nobody holds (gd_release_try) after
+ * dropping the lock, or leaves that to the next drain.  Returns how many
+ * were killed.
  */
 static size_t kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v,
-			  size_t n, enum gd_cause cause, struct gdirect_reg *add,
-			  struct gdirect_reg **release)
+			  size_t n, enum gd_cause cause, struct gdirect_reg *add)
 {
-	bool evict = cause == GD_CAUSE_EVICT || cause == GD_CAUSE_EVICT_BAR ||
-		     cause == GD_CAUSE_FLUSH;
 	size_t k = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		struct gdirect_reg *r = v[i];
-
-		if (evict) {
-			uint32_t one = 1;
-
-			if (!atomic_compare_exchange_strong(&r->refs, &one,
-							    GD_DEAD | 1))
-				continue;
-		} else if (atomic_fetch_or(&r->refs, GD_DEAD) & GD_DEAD) {
-			continue;
-		}
-		v[k++] = r;
-	}
+	for (size_t i = 0; i < n; i++)
+		if (!(atomic_fetch_or(&v[i]->refs, GD_DEAD) & GD_DEAD))
+			v[k++] = v[i];
+	/* Before any release can scan: entries that saw these live are
+	 * stale now. */
+	if (k)
+		kgen_bump(c);
 	/* A reader that still finds a killed region in a page (it is freed
 	 * only after the epoch grace period) sees it dead: a miss. */
 	if (add)
 		index_add(c, add);
-	for (size_t i = 0; i < k; i++) {
-		struct gdirect_reg *r = v[i];
-
-		index_del(c, r);
-		r->prev->next = r->next;
-		r->next->prev = r->prev;
-		c->nregions--;
-		c->nbytes -= RC(r)->pin.size;
-		count_cause(c, cause);
-		if (ref_drop(r)) {
-			RC(r)->gc_next = *release;
-			*release = r;
-		}
-	}
+	for (size_t i = 0; i < k; i++)
+		unlink_dead(c, v[i], cause);
 	return k;
 }
 
 void gd_kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v, size_t n,
-		    enum gd_cause cause, struct gdirect_reg **release)
+		    enum gd_cause cause, struct gdirect_reg **killed)
 {
-	kill_locked(c, v, n, cause, NULL, release);
+	if (kill_locked(c, v, n, cause, NULL) && killed)
+		*killed = v[0];
 }
 
-/* ---- eviction ---------------------------------------------------------- */
+/* ---- eviction, under ctx->lock ----------------------------------------- */
+
+struct cand {
+	struct gdirect_reg *r;
+	uint64_t stamp;
+};
 
 static int by_stamp(const void *a, const void *b)
 {
-	uint64_t x = atomic_load_explicit(&(*(struct gdirect_reg *const *)a)->stamp,
-					  memory_order_relaxed);
-	uint64_t y = atomic_load_explicit(&(*(struct gdirect_reg *const *)b)->stamp,
-					  memory_order_relaxed);
+	uint64_t x = ((const struct cand *)a)->stamp;
+	uint64_t y = ((const struct cand *)b)->stamp;
 
 	return x < y ? -1 : x > y;
 }
 
-/* Unused live regions, least recently used first. */
-static size_t lru_candidates(struct gdirect_ctx *c, struct gdirect_reg ***out)
+/* Live regions nobody seems to use (to be confirmed by evict_locked),
+ * least recently used first: the newest stamp of r and its entries. */
+static size_t lru_candidates(struct gdirect_ctx *c, struct cand **out)
 {
 	size_t n = 0;
-	struct gdirect_reg **v = malloc((c->nregions + 1) * sizeof(*v));
+	struct cand *v = malloc((c->nregions + 1) * sizeof(*v));
 
 	*out = v;
 	if (!v)
 		return 0;
-	for (struct gdirect_reg *r = c->regions.next; r != &c->regions; r = r->next)
-		if (atomic_load_explicit(&r->refs, memory_order_relaxed) == 1)
-			v[n++] = r;
+	for (struct gdirect_reg *r = NEXT(c->live); r != c->live; r = NEXT(r)) {
+		uint64_t x = atomic_load_explicit(&r->refs, memory_order_relaxed);
+		uint64_t st, own;
+
+		if (x & GD_REF_FLAGS ||
+		    GD_REFS(x) + gd_tc_count(r, r->id, &st) != 1)
+			continue;
+		own = atomic_load_explicit(&r->stamp, memory_order_relaxed);
+		v[n++] = (struct cand){ r, st > own ? st : own };
+	}
 	qsort(v, n, sizeof(*v), by_stamp);
 	return n;
+}
+
+/*
+ * Evict up to want of the candidates v[*i..n), in order, advancing *i past
+ * those looked at; returns how many were evicted.  A candidate is held
+ * (GD_HOLD: new references refused) while every thread's counts are read
+ * after the readers' fence; it is evicted only if the index's reference
+ * is all there is, else let go.  The evicted go to ctx->dying, unheld: the
+ * caller's gd_release_try() unpins them.
+ */
+static size_t evict_locked(struct gdirect_ctx *c, struct cand *v, size_t n,
+			   size_t *i, size_t want, enum gd_cause cause)
+{
+	size_t done = 0;
+
+	while (done < want && *i < n) {
+		struct gdirect_reg *h[64];
+		size_t k = 0;
+		bool ok;
+
+		while (*i < n && k < want - done && k < 64) {
+			struct gdirect_reg *r = v[(*i)++].r;
+			uint64_t x = atomic_load(&r->refs);
+
+			do {
+				if (x & GD_REF_FLAGS)
+					break;
+			} while (!atomic_compare_exchange_weak(&r->refs, &x,
+							       x | GD_HOLD));
+			if (!(x & GD_REF_FLAGS))
+				h[k++] = r;
+		}
+		if (!k)
+			break;
+		kgen_bump(c);
+		ok = gd_epoch_sync_readers();
+		for (size_t j = 0; j < k; j++) {
+			struct gdirect_reg *r = h[j];
+			uint64_t x = atomic_load(&r->refs);
+
+			if (ok && GD_REFS(x) + gd_tc_count(r, r->id, NULL) == 1) {
+				atomic_fetch_or(&r->refs, GD_DEAD);
+				atomic_fetch_and(&r->refs, ~GD_HOLD);
+				unlink_dead(c, r, cause);
+				done++;
+			} else {
+				atomic_fetch_and(&r->refs, ~GD_HOLD);
+			}
+		}
+	}
+	return done;
 }
 
 static bool over_threshold(struct gdirect_ctx *c)
@@ -273,34 +481,31 @@ static bool over_threshold(struct gdirect_ctx *c)
 	       (c->p.max_bytes && c->nbytes > c->p.max_bytes);
 }
 
-static void evict_thresholds_locked(struct gdirect_ctx *c,
-				    struct gdirect_reg **release)
+static void evict_thresholds_locked(struct gdirect_ctx *c)
 {
-	struct gdirect_reg **v;
-	size_t n;
+	struct cand *v;
+	size_t n, i = 0;
 
 	if (!over_threshold(c))
 		return;
 	n = lru_candidates(c, &v);
-	for (size_t i = 0; i < n && over_threshold(c); i++)
-		kill_locked(c, &v[i], 1, GD_CAUSE_EVICT, NULL, release);
+	while (i < n && over_threshold(c))
+		evict_locked(c, v, n, &i, 1, GD_CAUSE_EVICT);
 	free(v);
 }
 
 /* Evict the least recently used unused region; false if there is none. */
 static bool evict_one_for_bar(struct gdirect_ctx *c)
 {
-	struct gdirect_reg **v, *release = NULL;
-	size_t n, killed = 0;
+	struct cand *v;
+	size_t n, i = 0, killed;
 
 	pthread_mutex_lock(&c->lock);
 	n = lru_candidates(c, &v);
-	for (size_t i = 0; i < n && !killed; i++)
-		killed = kill_locked(c, &v[i], 1, GD_CAUSE_EVICT_BAR, NULL,
-				     &release);
+	killed = evict_locked(c, v, n, &i, 1, GD_CAUSE_EVICT_BAR);
 	pthread_mutex_unlock(&c->lock);
 	free(v);
-	gd_release_list(release);
+	release_dying(c);
 	return killed != 0;
 }
 
@@ -334,45 +539,124 @@ static int validate(struct gdirect_ctx *c, struct gdirect_reg *r, uint64_t a,
 static void invalidate(struct gdirect_ctx *c, struct gdirect_reg *r,
 		       enum gd_cause cause)
 {
-	struct gdirect_reg *release = NULL;
-
 	pthread_mutex_lock(&c->lock);
-	kill_locked(c, &r, 1, cause, NULL, &release);
+	kill_locked(c, &r, 1, cause, NULL);
 	if (cause == GD_CAUSE_KERNEL)
 		gd_allocs_drop_locked(c, r->start, r->end);
 	pthread_mutex_unlock(&c->lock);
-	gd_release_list(release);
+	/* The caller still holds r: its put releases it. */
 }
 
-/* ---- hit path ---------------------------------------------------------- */
+/* ---- hit paths --------------------------------------------------------- */
 
 /*
- * Find the region and take a reference, unless it is dead (killed after
- * the page was read: a miss).  The epoch section keeps r's memory alive
- * between the lookup and the compare-and-swap; a reference is never taken
- * on a dead region, which is what lets put_ref run outside any section.
+ * The recent path: this thread's last entry, if it covers [a, e) and
+ * nothing of c was killed since it saw its region live.  Counts the
+ * reference there and checks the status word; reads no region, writes
+ * nothing shared.
+ */
+static inline struct gdirect_reg *tc_recent(struct gdirect_ctx *c, uint64_t a,
+					    uint64_t e)
+{
+	struct gd_tc_ent *x = gd_tc_last;
+	int64_t n;
+
+	if (!x || a < x->start || e > x->end)
+		return NULL;
+	n = atomic_load_explicit(&x->n, memory_order_relaxed);
+	atomic_store_explicit(&x->n, n + 1, memory_order_release);
+	gd_epoch_reader_fence();
+	if (__builtin_expect(atomic_load_explicit(&c->kgen, memory_order_acquire)
+			     != x->kgen || (x->status &&
+			     __atomic_load_n(x->status, __ATOMIC_ACQUIRE) !=
+			     GD_STATUS_PINNED), 0)) {
+		atomic_store_explicit(&x->n, n, memory_order_release);
+		return NULL;
+	}
+	return x->r;
+}
+
+/*
+ * Count a reference to r (found live in the index, in an epoch section;
+ * kgen read before it was found) in this thread's entry for it, taking
+ * the entry over if it counts nothing.  False if the entry is another
+ * region's, or r died meanwhile.
+ */
+static inline bool tc_take(struct gdirect_ctx *c, struct gdirect_reg *r,
+			   uint64_t kgen)
+{
+	struct gd_tc_block *b = gd_tc_block();
+	struct gd_tc_ent *x;
+	unsigned w = gd_tc_way(r);
+	uint64_t t;
+	int64_t n;
+
+	if (!b)
+		return false;
+	x = &b->e[w];
+	t = atomic_load_explicit(&x->tag, memory_order_relaxed);
+	n = atomic_load_explicit(&x->n, memory_order_relaxed);
+	if (t == r->id) {
+		atomic_store_explicit(&x->n, n + 1, memory_order_release);
+	} else if (n == 0 || (t & GD_TC_GONE)) {
+		/* A scan that reads the old tag, then this count, reads
+		 * the old tag no more (tcache.c). */
+		atomic_store_explicit(&x->tag, 0, memory_order_relaxed);
+		n = 0;
+		atomic_store_explicit(&x->n, 1, memory_order_release);
+		x->r = r;
+		x->start = r->start;
+		/* Tag mode checks every hit with a CUDA call: no recent path
+		 * (an empty range), only the count here. */
+		x->end = c->p.invalidation & GDIRECT_INV_BUFFER_ID ? 0 : r->end;
+		x->status = c->p.invalidation & GDIRECT_INV_KERNEL ?
+			    r->status : NULL;
+		x->kgen = 0;
+		atomic_store_explicit(&x->tag, r->id, memory_order_release);
+	} else {
+		return false;
+	}
+	gd_epoch_reader_fence();
+	if (__builtin_expect(atomic_load_explicit(&r->refs, memory_order_relaxed)
+			     & (GD_DEAD | GD_HOLD), 0)) {
+		atomic_store_explicit(&x->n, n, memory_order_release);
+		return false;
+	}
+	x->kgen = kgen;
+	gd_tc_last = x;
+	return true;
+}
+
+/*
+ * Find the region and take a reference, unless it is dead or held (a
+ * miss).  The epoch section keeps r's memory alive between the lookup and
+ * the count.
  */
 static struct gdirect_reg *lookup_ref(struct gdirect_ctx *c, uint64_t a,
 				      uint64_t e)
 {
 	struct gd_epoch_slot *s = gd_epoch_enter();
+	uint64_t kgen = atomic_load_explicit(&c->kgen, memory_order_acquire);
 	struct gdirect_reg *r = gd_region_find(c, a, e);
 
 	if (r) {
-		uint32_t v = atomic_load_explicit(&r->refs, memory_order_relaxed);
+		uint64_t v = atomic_load_explicit(&r->refs, memory_order_relaxed);
 
 		/* The validity check reads the status word next: start that
-		 * (likely) cache miss now, not after the locked instruction. */
+		 * (likely) cache miss now. */
 		if (r->status)
 			__builtin_prefetch(r->status);
-
-		do {
-			if (v & GD_DEAD) {
-				r = NULL;
-				break;
-			}
-		} while (!atomic_compare_exchange_weak_explicit(&r->refs, &v,
-				v + 1, memory_order_acquire, memory_order_relaxed));
+		if (v & (GD_DEAD | GD_HOLD))
+			r = NULL;
+		else if (!tc_take(c, r, kgen))
+			do {	/* the entry is another region's: the word */
+				if (v & (GD_DEAD | GD_HOLD)) {
+					r = NULL;
+					break;
+				}
+			} while (!atomic_compare_exchange_weak_explicit(&r->refs,
+					&v, v + 1, memory_order_acquire,
+					memory_order_relaxed));
 	}
 	gd_epoch_exit(s);
 	return r;
@@ -454,9 +738,9 @@ static bool wait_for_releases(struct gdirect_ctx *c)
 	pthread_mutex_lock(&c->lock);
 	atomic_fetch_add(&c->release_waiters, 1);
 	gen = c->release_gen;
-	bool any = c->gc || atomic_load(&c->releasing);
+	bool any = c->drain_due || atomic_load(&c->releasing);
 
-	while (any && !c->gc && c->release_gen == gen &&
+	while (any && !c->drain_due && c->release_gen == gen &&
 	       atomic_load(&c->releasing))
 		pthread_cond_wait(&c->released, &c->lock);
 	atomic_fetch_sub(&c->release_waiters, 1);
@@ -481,90 +765,97 @@ static int pin_evicting(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 	}
 }
 
-static int miss(struct gdirect_ctx *c, uint64_t a, uint64_t e,
-		struct gdirect_reg **out)
+/* What [a, e) is, and whether it can be registered at all. */
+static int miss_check(struct gdirect_ctx *c, uint64_t a, uint64_t e,
+		      struct gd_cuquery *q)
 {
-	struct gd_cuquery q;
-	struct gdirect_reg *release = NULL, *r;
-	uint64_t ps, pe, ab, ae;
-	int rc, tries = 0;
-
-	gd_drain(c);
-restart:
-	gd_cuda_query(a, &q);
-	if (q.type == GDIRECT_MEM_CPU)
+	gd_cuda_query(a, q);
+	if (q->type == GDIRECT_MEM_CPU)
 		return gd_err(-EINVAL, "%#llx is not GPU memory: use the CPU path",
 			      (unsigned long long)a);
-	if (q.type == GDIRECT_MEM_MANAGED)
+	if (q->type == GDIRECT_MEM_MANAGED)
 		return gd_err(-EOPNOTSUPP, "%#llx is managed (Unified) memory, "
 			      "which GPUDirect RDMA does not support",
 			      (unsigned long long)a);
-	if (e > q.base + q.size)
+	if (e > q->base + q->size)
 		return gd_err(-EINVAL, "[%#llx, %#llx) runs past its allocation "
 			      "[%#llx, %#llx)", (unsigned long long)a,
-			      (unsigned long long)e, (unsigned long long)q.base,
-			      (unsigned long long)(q.base + q.size));
-
+			      (unsigned long long)e, (unsigned long long)q->base,
+			      (unsigned long long)(q->base + q->size));
 	if (!c->backend)
 		return gd_err(-ENODEV, "no pinning device (is gdirect.ko loaded?)");
+	return 0;
+}
 
-	ab = GD_ALIGN_DOWN(q.base);
-	ae = GD_ALIGN_UP(q.base + q.size);
-	if (c->p.whole_alloc_max && q.size <= c->p.whole_alloc_max) {
-		ps = ab;
-		pe = ae;
+/* The range to pin for [a, e) of allocation q: [*ps, *pe). */
+static void miss_range(const struct gdirect_ctx *c, const struct gd_cuquery *q,
+		       uint64_t a, uint64_t e, uint64_t *ps, uint64_t *pe)
+{
+	if (c->p.whole_alloc_max && q->size <= c->p.whole_alloc_max) {
+		*ps = GD_ALIGN_DOWN(q->base);
+		*pe = GD_ALIGN_UP(q->base + q->size);
 	} else {
-		ps = GD_ALIGN_DOWN(a);
-		pe = GD_ALIGN_UP(e);
+		*ps = GD_ALIGN_DOWN(a);
+		*pe = GD_ALIGN_UP(e);
 	}
+}
 
-	pthread_mutex_lock(&c->lock);
-	rc = sync_memops_locked(c, &q);
-	if (rc) {
-		pthread_mutex_unlock(&c->lock);
-		if (rc == -EAGAIN && ++tries < 8)
-			goto restart;
-		return gd_err(rc, "cannot set SYNC_MEMOPS on %#llx",
-			      (unsigned long long)q.base);
-	}
+#define GD_MISS_PIN 1	/* nothing to hit and no pin to wait for */
+#define GD_MISS_AGAIN 2	/* the region was invalid: start over */
+
+/*
+ * Under ctx->lock: a region that another thread published meanwhile (a
+ * reference in *out, lock dropped, 0), or a pin in progress over [ps, pe)
+ * to wait for, until neither: GD_MISS_PIN with the lock held.  With the
+ * lock dropped: GD_MISS_AGAIN after invalidating what was found.
+ */
+static int miss_find_locked(struct gdirect_ctx *c, uint64_t a, uint64_t e,
+			    uint64_t ps, uint64_t pe, struct gdirect_reg **out)
+{
 	for (;;) {
-		r = gd_region_find(c, a, e);
-		if (r) {
-			/* In the index under the lock: not dead. */
-			atomic_fetch_add(&r->refs, 1);
-			pthread_mutex_unlock(&c->lock);
-			rc = validate(c, r, a, e);
-			if (rc == GD_ASK_SLOW) {
-				/* q says the request's allocation is live;
-				 * check the allocation the region was pinned
-				 * for. */
-				uint64_t id;
+		struct gdirect_reg *r = gd_region_find(c, a, e);
+		int rc;
 
-				rc = gd_cuda_buffer_id(RC(r)->tag_base, &id) == 0 &&
-				     id == RC(r)->tag_id ? GD_VALID : GD_CAUSE_BUFFER_ID;
-			}
-			if (rc == GD_VALID) {
-				SHARD_INC(c, hits);
-				*out = r;
-				return 0;
-			}
-			invalidate(c, r, rc);
-			put_ref(r);
-			if (++tries >= 8)
-				return gd_err(-EAGAIN, "registration keeps being invalidated");
-			goto restart;
+		if (!r) {
+			if (!pending_overlaps(c, ps, pe))
+				return GD_MISS_PIN;
+			ST_INC(c, pin_waits);
+			pthread_cond_wait(&c->pin_done, &c->lock);
+			continue;
 		}
-		if (!pending_overlaps(c, ps, pe))
-			break;
-		ST_INC(c, pin_waits);
-		pthread_cond_wait(&c->pin_done, &c->lock);
-	}
+		/* In the index under the lock: neither dead nor held. */
+		atomic_fetch_add(&r->refs, 1);
+		pthread_mutex_unlock(&c->lock);
+		rc = validate(c, r, a, e);
+		if (rc == GD_ASK_SLOW) {
+			/* The caller's query says the request's allocation is
+			 * live; check the allocation the region was pinned
+			 * for. */
+			uint64_t id;
 
-	/* Grow over overlapping regions of the same allocation, so that two
-	 * overlapping requests end up sharing one region. */
+			rc = gd_cuda_buffer_id(RC(r)->tag_base, &id) == 0 &&
+			     id == RC(r)->tag_id ? GD_VALID : GD_CAUSE_BUFFER_ID;
+		}
+		if (rc == GD_VALID) {
+			SHARD_INC(c, hits);
+			*out = r;
+			return 0;
+		}
+		invalidate(c, r, rc);
+		put_ref(r);
+		return GD_MISS_AGAIN;
+	}
+}
+
+/* Under ctx->lock: grow [*ps, *pe) over overlapping regions of the same
+ * allocation [ab, ae), so that two overlapping requests end up sharing
+ * one region. */
+static void miss_grow_locked(struct gdirect_ctx *c, uint64_t ab, uint64_t ae,
+			     uint64_t *ps, uint64_t *pe)
+{
 	for (bool grew = true; grew;) {
 		struct gdirect_reg *ov[GD_MAX_OVERLAP];
-		size_t n = overlapping_regions(c, ps, pe, ov);
+		size_t n = overlapping_regions(c, *ps, *pe, ov);
 
 		grew = false;
 		for (size_t i = 0; i < n && i < GD_MAX_OVERLAP; i++) {
@@ -572,25 +863,36 @@ restart:
 
 			if (o->start < ab || o->end > ae)
 				continue;
-			if (o->start < ps) {
-				ps = o->start;
+			if (o->start < *ps) {
+				*ps = o->start;
 				grew = true;
 			}
-			if (o->end > pe) {
-				pe = o->end;
+			if (o->end > *pe) {
+				*pe = o->end;
 				grew = true;
 			}
 		}
 	}
+}
 
+/*
+ * Called and returns with ctx->lock held: announce [ps, pe) as pending,
+ * pin it with the lock dropped, and hand back a fresh region (*out, not
+ * yet indexed) and its pin.  0, GD_MISS_AGAIN if a free of part of the
+ * range was reported meanwhile (the pin is given back), or an error.
+ */
+static int miss_pin_locked(struct gdirect_ctx *c, uint64_t ps, uint64_t pe,
+			   struct gdirect_reg **out, struct gd_pin *pin)
+{
 	struct gd_pending pend = { .start = ps, .end = pe, .next = c->pending };
-	struct gd_pin pin;
+	struct gdirect_reg *r;
+	int rc;
 
 	c->pending = &pend;
 	r = gd_hpmem_alloc(&c->regmem);	/* zeroed; allocator under the lock */
 	pthread_mutex_unlock(&c->lock);
 
-	rc = r ? pin_evicting(c, ps, pe, &pin) : -ENOMEM;
+	rc = r ? pin_evicting(c, ps, pe, pin) : -ENOMEM;
 
 	pthread_mutex_lock(&c->lock);
 	pending_del(c, &pend);
@@ -601,17 +903,14 @@ restart:
 		 * published.  Give it back and look again. */
 		gd_hpmem_free(&c->regmem, r);
 		pthread_mutex_unlock(&c->lock);
-		c->backend->ops->unpin(c->backend, pin.handle);
+		c->backend->ops->unpin(c->backend, pin->handle);
 		ST_INC(c, inv_hooks);
-		if (++tries >= 8)
-			return gd_err(-EAGAIN, "the memory keeps being freed "
-				      "while it is pinned");
-		goto restart;
+		pthread_mutex_lock(&c->lock);
+		return GD_MISS_AGAIN;
 	}
 	if (rc) {
 		if (r)
 			gd_hpmem_free(&c->regmem, r);
-		pthread_mutex_unlock(&c->lock);
 		ST_INC(c, pin_failures);
 		if (rc == -ENOMEM)
 			return gd_err(rc, "no BAR space for %llu bytes, even after "
@@ -621,58 +920,110 @@ restart:
 			      (unsigned long long)ps, (unsigned long long)pe,
 			      strerror(-rc));
 	}
+	*out = r;
+	return 0;
+}
 
-	r->start = pin.addr;
-	r->end = pin.addr + pin.size;
-	atomic_init(&r->refs, 2);	/* the index's and the caller's */
-	atomic_flag_clear(&r->released);
-	RC(r)->pin = pin;
-	RC(r)->tag_base = q.base;
-	RC(r)->tag_size = q.size;
-	RC(r)->tag_id = q.buffer_id;
-	RC(r)->device = q.device;
+/* Under ctx->lock: fill a freshly pinned region in (the index's reference
+ * and the caller's), replace what it overlaps, index it, apply the
+ * thresholds. */
+static void miss_publish_locked(struct gdirect_ctx *c, struct gdirect_reg *r,
+				const struct gd_pin *pin,
+				const struct gd_cuquery *q)
+{
+	struct gdirect_reg *old[GD_MAX_OVERLAP];
+	bool indexed;
+	size_t n;
+
+	r->start = pin->addr;
+	r->end = pin->addr + pin->size;
+	atomic_init(&r->refs, GD_REF_BIAS + 2);
+	r->id = atomic_fetch_add(&region_ids, 1);
+	RC(r)->pin = *pin;
+	RC(r)->tag_base = q->base;
+	RC(r)->tag_size = q->size;
+	RC(r)->tag_id = q->buffer_id;
+	RC(r)->device = q->device;
 	r->ctx = c;
 	pthread_mutex_init(&RC(r)->map_lock, NULL);
 	atomic_init(&r->stamp, gd_lru_stamp(c));
-	if (c->backend->status && pin.slot < c->backend->nslots)
-		r->status = &c->backend->status[pin.slot];
+	if (c->backend->status && pin->slot < c->backend->nslots)
+		r->status = &c->backend->status[pin->slot];
 	ST_INC(c, pins);
 	ST_INC(c, regions);
-	ST_ADD(c, bytes_pinned, pin.size);
+	ST_ADD(c, bytes_pinned, pin->size);
 
-	/* Replace whatever the new region overlaps. */
-	struct gdirect_reg *old[GD_MAX_OVERLAP];
-	size_t n;
-	bool indexed = index_reserve(c, r->start, r->end) == 0;
-
+	indexed = index_reserve(c, r->start, r->end) == 0;
 	for (;;) {
 		n = overlapping_regions(c, r->start, r->end, old);
 		if (n <= GD_MAX_OVERLAP)
 			break;
-		kill_locked(c, old, GD_MAX_OVERLAP, GD_CAUSE_SUPERSEDED, NULL,
-			    &release);
+		kill_locked(c, old, GD_MAX_OVERLAP, GD_CAUSE_SUPERSEDED, NULL);
 	}
-	kill_locked(c, old, n, GD_CAUSE_SUPERSEDED, indexed ? r : NULL,
-		    &release);
+	kill_locked(c, old, n, GD_CAUSE_SUPERSEDED, indexed ? r : NULL);
 	if (!indexed) {
-		/* Could not publish (out of memory): hand it out uncached. */
+		/* Could not publish (out of memory): hand it out uncached,
+		 * dead from the start; the caller's put releases it. */
 		atomic_fetch_or(&r->refs, GD_DEAD);
 		atomic_fetch_sub(&r->refs, 1);
-		r->prev = r->next = r;
+		list_add_tail(c->dying, r);
 	} else {
-		r->next = &c->regions;
-		r->prev = c->regions.prev;
-		r->prev->next = r;
-		c->regions.prev = r;
+		list_add_tail(c->live, r);
 		c->nregions++;
 		c->nbytes += RC(r)->pin.size;
-		evict_thresholds_locked(c, &release);
+		evict_thresholds_locked(c);
 	}
 	ST_INC(c, misses);
 	/* Puts from now on are younger than everything evicted so far. */
 	atomic_fetch_add_explicit(&c->lru_era, 1, memory_order_relaxed);
+}
+
+static int miss(struct gdirect_ctx *c, uint64_t a, uint64_t e,
+		struct gdirect_reg **out)
+{
+	struct gd_cuquery q;
+	struct gdirect_reg *r = NULL;
+	struct gd_pin pin;
+	uint64_t ps, pe;
+	int rc, tries = 0;
+
+	gd_drain(c);
+restart:
+	if (tries++ == 8)
+		return gd_err(-EAGAIN, "the registration keeps being "
+			      "invalidated, or its memory freed while pinned");
+	rc = miss_check(c, a, e, &q);
+	if (rc)
+		return rc;
+	miss_range(c, &q, a, e, &ps, &pe);
+
+	pthread_mutex_lock(&c->lock);
+	rc = sync_memops_locked(c, &q);
+	if (rc) {
+		pthread_mutex_unlock(&c->lock);
+		if (rc == -EAGAIN)
+			goto restart;
+		return gd_err(rc, "cannot set SYNC_MEMOPS on %#llx",
+			      (unsigned long long)q.base);
+	}
+	rc = miss_find_locked(c, a, e, ps, pe, out);
+	if (rc == 0)
+		return 0;
+	if (rc == GD_MISS_AGAIN)
+		goto restart;
+
+	miss_grow_locked(c, GD_ALIGN_DOWN(q.base), GD_ALIGN_UP(q.base + q.size),
+			 &ps, &pe);
+	rc = miss_pin_locked(c, ps, pe, &r, &pin);
+	if (rc) {
+		pthread_mutex_unlock(&c->lock);
+		if (rc == GD_MISS_AGAIN)
+			goto restart;
+		return rc;
+	}
+	miss_publish_locked(c, r, &pin, &q);
 	pthread_mutex_unlock(&c->lock);
-	gd_release_list(release);
+	release_dying(c);	/* what it superseded or evicted */
 	*out = r;
 	return 0;
 }
@@ -688,6 +1039,14 @@ GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 
 	if (!c || !out || !len || flags || e < a)
 		return gd_err(-EINVAL, "invalid argument");
+	/* Before the fork check: a fork child starts with empty entries,
+	 * and only lookup_ref, after that check, fills them. */
+	r = tc_recent(c, a, e);
+	if (r) {
+		SHARD_INC(c, hits);
+		*out = r;
+		return 0;
+	}
 	if (gd_inherited(c))
 		return gd_err(-EPERM, "context inherited across fork");
 	r = lookup_ref(c, a, e);
@@ -760,26 +1119,30 @@ GD_EXPORT void *gdirect_reg_map(struct gdirect_reg *r, const void *gpu_ptr)
 	return (char *)m + (a - RC(r)->pin.addr);
 }
 
-/* Deferred work: revocation events, releases queued by hooks, reclaim. */
+/*
+ * Deferred work: releases of dead regions nobody holds (killed by hooks,
+ * or whose last put raced a stale lookup), revocation events, reclaim.
+ * Returns how many regions it invalidated or unpinned.
+ */
 int gd_drain(struct gdirect_ctx *c)
 {
-	struct gdirect_reg *release = NULL, *gc;
 	struct gd_revocation ev[64];
-	int done = 0, n;
+	int done, killed = 0, n;
 
 	if (!c->backend)
 		return 0;
+	done = (int)release_dying(c);
 	while ((n = c->backend->ops->read_events(c->backend, ev, 64)) > 0) {
 		if (!(c->p.invalidation & GDIRECT_INV_KERNEL))
 			continue;	/* read only to keep the queue short */
 		pthread_mutex_lock(&c->lock);
 		for (int i = 0; i < n; i++) {
-			for (struct gdirect_reg *r = c->regions.next;
-			     r != &c->regions; r = r->next)
+			for (struct gdirect_reg *r = NEXT(c->live); r != c->live;
+			     r = NEXT(r))
 				if (RC(r)->pin.handle == ev[i].handle) {
-					done += kill_locked(c, &r, 1,
-							    GD_CAUSE_KERNEL,
-							    NULL, &release);
+					killed += kill_locked(c, &r, 1,
+							      GD_CAUSE_KERNEL,
+							      NULL);
 					break;
 				}
 			gd_allocs_drop_locked(c, ev[i].addr,
@@ -789,16 +1152,10 @@ int gd_drain(struct gdirect_ctx *c)
 		if (n < 64)
 			break;
 	}
-	pthread_mutex_lock(&c->lock);
-	gc = c->gc;
-	c->gc = NULL;
-	pthread_mutex_unlock(&c->lock);
-	for (struct gdirect_reg *r = gc; r; r = RC(r)->gc_next)
-		done++;
-	gd_release_list(gc);
-	gd_release_list(release);
+	if (killed)
+		release_dying(c);	/* counted as invalidated */
 	gd_epoch_reclaim();
-	return done;
+	return done + killed;
 }
 
 GD_EXPORT int gdirect_process_events(struct gdirect_ctx *c)
@@ -812,8 +1169,8 @@ GD_EXPORT int gdirect_process_events(struct gdirect_ctx *c)
 
 GD_EXPORT int gdirect_flush(struct gdirect_ctx *c)
 {
-	struct gdirect_reg **v, *release = NULL;
-	size_t n, k = 0;
+	struct cand *v;
+	size_t n, i = 0, k;
 
 	if (!c)
 		return gd_err(-EINVAL, "invalid argument");
@@ -822,11 +1179,10 @@ GD_EXPORT int gdirect_flush(struct gdirect_ctx *c)
 	gd_drain(c);
 	pthread_mutex_lock(&c->lock);
 	n = lru_candidates(c, &v);
-	for (size_t i = 0; i < n; i++)
-		k += kill_locked(c, &v[i], 1, GD_CAUSE_FLUSH, NULL, &release);
+	k = evict_locked(c, v, n, &i, n, GD_CAUSE_FLUSH);
 	pthread_mutex_unlock(&c->lock);
 	free(v);
-	gd_release_list(release);
+	release_dying(c);
 	gd_epoch_reclaim();
 	return (int)k;
 }

@@ -44,7 +44,7 @@ svg() {
 d=$tmp/data o=$tmp/out
 mkdir -p "$d"
 echo "test machine, 2026-01-01" >"$d/note.txt"
-for t in random locality; do
+for t in random locality reuse; do
 	printf '# x\n16 18.1 27.3\n4096 22.9 55.3\n65536 95.7 267.7\n' >"$d/hits-$t-1.dat"
 	printf '# x\n16 19.0 40.2\n4096 25.0 80.1\n65536 120.3 301.0\n' >"$d/hits-$t-2.dat"
 done
@@ -56,7 +56,7 @@ done
 
 if sh "$plot" "$d" "$o" 2>"$tmp/err"; then ok "plot.sh DATA OUT succeeds"
 else not_ok "plot.sh DATA OUT succeeds: $(cat "$tmp/err")"; fi
-for t in random locality; do
+for t in random locality reuse; do
 	if svg "$o/hits-$t.svg" "$t trace" "registered regions (64 KiB each)" \
 		"ns per hit per thread" "libgdirect, 1 thread" "libgdirect, 2 threads" \
 		"UCX ucs_rcache, 1 thread" "UCX ucs_rcache, 2 threads" "test machine"
@@ -88,7 +88,27 @@ if sh "$plot" --roundtrip "$tmp/rt.log" "$o" 2>"$tmp/err" &&
 then ok "roundtrip.svg from a roundtrip log"
 else not_ok "roundtrip.svg from a roundtrip log: $(cat "$tmp/err")"; fi
 
+# The GPU classification log form (bench/gpu/run.sh), two runs.
+for r in a b; do
+	cat >"$tmp/cl-$r.log" <<-'LOG'
+		date: 2026-01-01 00:00 UTC
+		nvidia-smi: Test GPU, 580.00
+		cuPointerGetAttribute(MEMORY_TYPE), device pointer             104.5 ns  (min 73.1, max 234.9; 4096 pointers)
+		cuPointerGetAttributes(4 attributes), device pointer           186.8 ns  (min 177.5, max 220.2; 4096 pointers)
+		gdirect_classify, device pointer, 16 allocations                 7.0 ns  (min 6.7, max 12.2; 16 pointers)
+		gdirect_classify, device pointer, 4096 allocations               9.0 ns  (min 8.5, max 12.0; 4096 pointers)
+	LOG
+done
+if sh "$plot" --classify "$o" "$tmp/cl-a.log" "$tmp/cl-b.log" 2>"$tmp/err" &&
+	svg "$o/classify.svg" "Test GPU, 580.00" "ns per call" "goal: 10 ns" \
+		"gdirect_classify, device pointer, 4096 allocations" "run A" "run B"
+then ok "classify.svg from two classify_gpu logs"
+else not_ok "classify.svg from two classify_gpu logs: $(cat "$tmp/err")"; fi
+
 echo "nothing" >"$tmp/bad.log"
+sh "$plot" --classify "$o" "$tmp/bad.log" 2>/dev/null
+if [ $? -eq 2 ]; then ok "a file that is not a classify_gpu log is refused"
+else not_ok "a file that is not a classify_gpu log is refused"; fi
 sh "$plot" --roundtrip "$tmp/bad.log" "$o" 2>/dev/null
 if [ $? -eq 2 ]; then ok "a file that is not a roundtrip log is refused"
 else not_ok "a file that is not a roundtrip log is refused"; fi

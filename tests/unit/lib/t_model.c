@@ -15,7 +15,12 @@
  * leaf, while allocations of a few KiB share pages.
  * In every configuration, classifications of random addresses (in live,
  * freed and reused allocations) are checked against the model.
+ * The per-thread hit path (tcache.h) is driven too: a quarter of the gets
+ * repeat the previous request (answered from the thread's entry unless
+ * something was killed since), and one in 32 runs on a short-lived
+ * thread whose reference outlives it and is put by the main thread.
  */
+#include <pthread.h>
 #include <stdbool.h>
 
 #include <cuda.h>
@@ -32,6 +37,36 @@ struct mreg { uint64_t s, e; bool stale; bool live; };
 static struct malloc_ al[MAXA];
 static struct mreg mr[MAXR];
 static struct gdirect_reg *held[MAXH];
+
+struct oneget {
+	struct gdirect_ctx *c;
+	uint64_t a, len;
+	struct gdirect_reg *r;
+	int rc;
+};
+
+static void *get_on_thread(void *arg)
+{
+	struct oneget *g = arg;
+
+	g->rc = gdirect_reg_get(g->c, P(g->a), g->len, 0, &g->r);
+	return NULL;
+}
+
+/* gdirect_reg_get, on this thread or on one that exits before we return. */
+static int get(struct gdirect_ctx *c, uint64_t a, uint64_t len, bool thread,
+	       struct gdirect_reg **r)
+{
+	struct oneget g = { c, a, len, NULL, -1 };
+	pthread_t t;
+
+	if (!thread)
+		return gdirect_reg_get(c, P(a), len, 0, r);
+	CHECK_EQ(pthread_create(&t, NULL, get_on_thread, &g), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	*r = g.r;
+	return g.rc;
+}
 
 static uint64_t rnd(uint64_t *st)
 {
@@ -112,7 +147,8 @@ static void run(unsigned inv, bool exact, bool wide, uint64_t seed, int steps)
 	struct gd_backend *b;
 	struct gdirect_stats st;
 	struct fake_stats fs;
-	uint64_t rs = seed, hits = 0, misses = 0;
+	uint64_t rs = seed, hits = 0, misses = 0, last_a = 0, last_len = 0;
+	int last_k = -1;
 	/* Tag checks validate one allocation per region: keep allocations
 	 * from sharing 64 KiB pages there (see docs/libgdirect.md). */
 	uint64_t minsz = inv == GDIRECT_INV_BUFFER_ID ? 64 * KiB : 1;
@@ -181,6 +217,19 @@ static void run(unsigned inv, bool exact, bool wide, uint64_t seed, int steps)
 			uint64_t off = rnd(&rs) % al[k].size;
 			uint64_t len = 1 + rnd(&rs) % (al[k].size - off);
 			uint64_t a = al[k].base + off, e = a + len;
+			bool on_thread = rnd(&rs) % 32 == 0;
+
+			if (rnd(&rs) % 4 == 0 && last_k >= 0 && al[last_k].live &&
+			    al[last_k].base <= last_a &&
+			    last_a + last_len <= al[last_k].base + al[last_k].size) {
+				k = last_k;	/* the previous request again */
+				a = last_a;
+				len = last_len;
+				e = a + len;
+			}
+			last_k = k;
+			last_a = a;
+			last_len = len;
 			struct gdirect_reg *r;
 			struct gdirect_reg_info ri;
 			/* Under pressure hold at most two regions (<= 2.2
@@ -205,7 +254,7 @@ static void run(unsigned inv, bool exact, bool wide, uint64_t seed, int steps)
 					model_miss(k, a, e, p.whole_alloc_max,
 						   &ps, &pe);
 			}
-			CHECK_EQ(gdirect_reg_get(c, P(a), len, 0, &r), 0);
+			CHECK_EQ(get(c, a, len, on_thread, &r), 0);
 			CHECK_EQ(gdirect_reg_info(r, &ri), 0);
 			CHECK(ri.valid);
 			CHECK(ri.addr <= a && e <= ri.addr + ri.size);

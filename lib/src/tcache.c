@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcache.c - the blocks of per-thread reference counts (tcache.h).
+ */
+#include "tcache.h"
+
+#include <pthread.h>
+
+#include "epoch.h"
+
+static struct gd_tc_block blocks[GD_TC_BLOCKS];
+static _Atomic unsigned blocks_used;	/* high-water mark of claimed blocks */
+struct gd_tc_block gd_tc_none;
+__thread struct gd_tc_block *gd_tc_mine
+	__attribute__((tls_model("initial-exec")));
+__thread struct gd_tc_ent *gd_tc_last
+	__attribute__((tls_model("initial-exec")));
+
+static pthread_key_t tc_key;
+static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
+
+/* At thread exit the block keeps its counts (references may outlive the
+ * thread); a new thread claims it once none is left. */
+static void tc_release(void *p)
+{
+	struct gd_tc_block *b = p;
+
+	atomic_store(&b->owned, 0);
+}
+
+static void tc_key_make(void)
+{
+	pthread_key_create(&tc_key, tc_release);
+}
+
+/* Nothing in b counts a reference any more. */
+static bool block_clean(struct gd_tc_block *b)
+{
+	for (int i = 0; i < GD_TC_WAYS; i++) {
+		uint64_t t = atomic_load(&b->e[i].tag);
+
+		if (t && !(t & GD_TC_GONE) && atomic_load(&b->e[i].n))
+			return false;
+	}
+	return true;
+}
+
+static void block_reset(struct gd_tc_block *b)
+{
+	for (int i = 0; i < GD_TC_WAYS; i++) {
+		atomic_store(&b->e[i].tag, 0);
+		atomic_store(&b->e[i].n, 0);
+		atomic_store(&b->e[i].stamp, 0);
+		b->e[i].r = NULL;
+		b->e[i].start = b->e[i].end = 0;
+		b->e[i].kgen = 0;
+		b->e[i].status = NULL;
+	}
+}
+
+struct gd_tc_block *gd_tc_claim(void)
+{
+	/* Readers' fence chosen before this thread's first acquisition. */
+	gd_epoch_init();
+	pthread_once(&tc_once, tc_key_make);
+	for (unsigned i = 0; i < GD_TC_BLOCKS; i++) {
+		struct gd_tc_block *b = &blocks[i];
+		int zero = 0;
+
+		if (atomic_load_explicit(&b->owned, memory_order_relaxed) ||
+		    !atomic_compare_exchange_strong(&b->owned, &zero, 1))
+			continue;
+		if (!block_clean(b) || pthread_setspecific(tc_key, b)) {
+			atomic_store(&b->owned, 0);
+			continue;
+		}
+		block_reset(b);
+		unsigned hw = atomic_load(&blocks_used);
+
+		while (hw < i + 1 &&
+		       !atomic_compare_exchange_weak(&blocks_used, &hw, i + 1))
+			;
+		return gd_tc_mine = b;
+	}
+	return gd_tc_mine = &gd_tc_none;
+}
+
+int64_t gd_tc_count(const struct gdirect_reg *r, uint64_t id, uint64_t *stamp)
+{
+	unsigned hw = atomic_load(&blocks_used), w = gd_tc_way(r);
+	uint64_t newest = 0;
+	int64_t sum = 0;
+
+	for (unsigned i = 0; i < hw; i++) {
+		struct gd_tc_ent *e = &blocks[i].e[w];
+
+		if (atomic_load_explicit(&e->tag, memory_order_acquire) != id)
+			continue;
+		/* The owner writes a new tag after the count of a new
+		 * region: seeing id again after the count means the count
+		 * was id's. */
+		int64_t n = atomic_load_explicit(&e->n, memory_order_acquire);
+		uint64_t s = atomic_load_explicit(&e->stamp, memory_order_relaxed);
+
+		if (atomic_load_explicit(&e->tag, memory_order_acquire) != id)
+			continue;
+		sum += n;
+		if (s > newest)
+			newest = s;
+	}
+	if (stamp)
+		*stamp = newest;
+	return sum;
+}
+
+void gd_tc_gone(const struct gdirect_reg *r, uint64_t id)
+{
+	unsigned hw = atomic_load(&blocks_used), w = gd_tc_way(r);
+
+	for (unsigned i = 0; i < hw; i++) {
+		uint64_t t = id;
+
+		atomic_compare_exchange_strong(&blocks[i].e[w].tag, &t,
+					       id | GD_TC_GONE);
+	}
+}
+
+void gd_tc_atfork_child(void)
+{
+	unsigned hw = atomic_load(&blocks_used);
+
+	for (unsigned i = 0; i < hw; i++) {
+		block_reset(&blocks[i]);
+		gd_tc_last = NULL;
+		if (&blocks[i] != gd_tc_mine)
+			atomic_store(&blocks[i].owned, 0);
+	}
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcache.h - per-thread reference counts: hits that write no shared line.
+ *
+ * A region's reference count is split: the shared word r->refs (the
+ * index's reference, the dead and hold bits, and references taken with a
+ * compare-and-swap) plus one count per thread, in that thread's block of
+ * entries, which only the owner writes.  The true count of r is
+ *
+ *	GD_REFS(r->refs) + sum over all blocks of n of the entries tagged r->id
+ *
+ * and every get and put moves one of the terms by one, so it does not
+ * matter which term a put takes from (a reference handed to another thread
+ * and put there comes off r->refs, or off that thread's entry).
+ *
+ * Acquiring through an entry is a Dekker pattern against whoever kills:
+ *
+ *	getter: E.n++ ; reader fence ; load the kill signal (r->refs bits, or
+ *	        ctx->kgen for the recent path) ; back off (E.n--) if set
+ *	killer: set DEAD or HOLD ; bump ctx->kgen ; gd_epoch_sync_readers() ;
+ *	        scan every block for entries tagged r->id
+ *
+ * Either the getter sees the signal, or its increment is visible to the
+ * scan (epoch.c explains the fence pair).  So a killed region gains no
+ * reference the scan cannot see, and a held one (an eviction in progress)
+ * is evicted only if the scan found none.  Once a region is dead its terms
+ * only fall (puts), apart from a backing-off getter's +1 that it takes
+ * back, so a scan that reads a total of zero may release it.
+ *
+ * Entries are direct-mapped by region address; a thread finds the entry of
+ * a region it has just used again through its hint without touching the
+ * region or any page table (gd_tc_recent, rcache.c).  An entry is reused
+ * for another region only when its count is zero or its region was
+ * released (tag marked GD_TC_GONE by the releaser).  Blocks of exited
+ * threads keep their counts (a reference may outlive its thread) and are
+ * scanned until a new thread claims them, which it does only when every
+ * count in them is zero or gone.
+ */
+#ifndef GD_TCACHE_H
+#define GD_TCACHE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GD_TC_WAYS 64
+#define GD_TC_BLOCKS 256
+#define GD_TC_GONE (1ULL << 63)
+
+struct gdirect_reg;
+
+struct gd_tc_ent {
+	_Atomic uint64_t tag;	/* region id; |GD_TC_GONE once released; 0 free */
+	_Atomic int64_t n;	/* references counted here (>= 0) */
+	_Atomic uint64_t stamp;	/* LRU stamp of the last put through here */
+	/* Owner only: */
+	struct gdirect_reg *r;
+	uint64_t start, end;	/* r's range, so the recent path needs no r */
+	uint64_t kgen;		/* ctx->kgen at which r was last seen live */
+	const uint32_t *status;	/* r->status */
+} __attribute__((aligned(64)));
+
+struct gd_tc_block {
+	struct gd_tc_ent e[GD_TC_WAYS];
+	_Atomic int owned;
+};
+
+/* NULL until the thread's first hit; &gd_tc_none when no block was free. */
+extern __thread struct gd_tc_block *gd_tc_mine
+	__attribute__((tls_model("initial-exec")));
+/* The entry of this thread's last acquisition through an entry (the
+ * recent path's one guess), or NULL. */
+extern __thread struct gd_tc_ent *gd_tc_last
+	__attribute__((tls_model("initial-exec")));
+extern struct gd_tc_block gd_tc_none;
+
+struct gd_tc_block *gd_tc_claim(void);
+
+static inline struct gd_tc_block *gd_tc_block(void)
+{
+	struct gd_tc_block *b = gd_tc_mine;
+
+	if (__builtin_expect(b == NULL, 0))
+		b = gd_tc_claim();
+	return b == &gd_tc_none ? NULL : b;
+}
+
+static inline unsigned gd_tc_way(const struct gdirect_reg *r)
+{
+	return (unsigned)((uintptr_t)r >> 6) & (GD_TC_WAYS - 1);
+}
+
+/*
+ * The references every block counts for region r (id r->id, passed so
+ * that r is not read) and, if stamp is not NULL, the newest stamp among
+ * those entries.  An entry for r can only sit in r's way, so this reads
+ * one entry per block.  Counts are consistent per entry (tag read before
+ * and after the count); the caller forces the readers' fence first when it
+ * needs the Dekker guarantee.
+ */
+int64_t gd_tc_count(const struct gdirect_reg *r, uint64_t id, uint64_t *stamp);
+
+/* r (id) was released: free the entries that name it for their owners. */
+void gd_tc_gone(const struct gdirect_reg *r, uint64_t id);
+
+/* In a fork child: only the calling thread exists, and the parent's
+ * regions are not the child's to count. */
+void gd_tc_atfork_child(void);
+
+#endif
