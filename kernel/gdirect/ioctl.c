@@ -118,6 +118,8 @@ int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
 	/* Reserve the handle first, so a callback's event carries it. */
 	if (ctx->gdrdrv) {
 		ret = gd_gdr_reserve(ctx, r->size, &id);
+		if (ret < 0)
+			goto err_put;
 		r->mmap_base = id << PAGE_SHIFT;
 	} else {
 		ret = xa_alloc_cyclic(&ctx->regs, &id32, NULL,
@@ -125,11 +127,11 @@ int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
 				      &ctx->next_handle, GFP_KERNEL_ACCOUNT);
 		if (ret == -EBUSY)
 			ret = -ENOSPC;
+		if (ret < 0)
+			goto err_put;
 		id = id32;
 		r->mmap_base = id << GD_MMAP_REGION_SHIFT;
 	}
-	if (ret < 0)
-		goto err_put;
 	r->handle = id;
 
 	ret = gd_reg_pin(r);
