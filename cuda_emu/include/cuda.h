@@ -33,9 +33,13 @@ typedef struct CUfunc_st *CUfunction;
 typedef uint32_t cuuint32_t;
 typedef uint64_t cuuint64_t;
 
-typedef struct CUuuid_st {
+#ifndef CU_UUID_HAS_BEEN_DEFINED
+#define CU_UUID_HAS_BEEN_DEFINED
+struct CUuuid_st {
 	char bytes[16];
-} CUuuid;
+};
+#endif
+typedef struct CUuuid_st CUuuid;
 
 typedef enum cudaError_enum {
 	CUDA_SUCCESS = 0,
@@ -412,6 +416,21 @@ CUresult cuStreamWriteValue32_v2(CUstream s, CUdeviceptr addr, cuuint32_t value,
 				 unsigned int flags);
 CUresult cuStreamWriteValue64_v2(CUstream s, CUdeviceptr addr, cuuint64_t value,
 				 unsigned int flags);
+/* Host functions, called in stream order on a thread of the driver. */
+typedef void (*CUhostFn)(void *userData);
+typedef void (*CUstreamCallback)(CUstream hStream, CUresult status,
+				 void *userData);
+CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *userData);
+CUresult cuStreamAddCallback(CUstream s, CUstreamCallback callback,
+			     void *userData, unsigned int flags);
+
+/* Managed memory: the emulated GPU has none (CUDA_ERROR_NOT_SUPPORTED). */
+#define CU_MEM_ATTACH_GLOBAL 0x1
+#define CU_MEM_ATTACH_HOST 0x2
+#define CU_MEM_ATTACH_SINGLE 0x4
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
+			   unsigned int flags);
+
 CUresult cuEventRecord(CUevent e, CUstream s);
 CUresult cuEventQuery(CUevent e);
 CUresult cuEventSynchronize(CUevent e);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cuda_emu_internal.h"
+#include "hookable.h"
 #include "nvp2p_emu.h"
 
 static bool is_device(uint64_t p)
@@ -142,9 +143,9 @@ EMU_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int ui, size_t n,
  * Rows padded to 512 bytes, as the driver pads them on this GPU
  * (TEXTURE_ALIGNMENT); element sizes 4, 8 and 16 only.
  */
-EMU_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch,
-				       size_t width, size_t height,
-				       unsigned int elem)
+EMU_HOOK_IMPL CUresult emu_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch,
+					      size_t width, size_t height,
+					      unsigned int elem)
 {
 	size_t p;
 	CUresult r;
@@ -155,11 +156,12 @@ EMU_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch,
 	p = (width + 511) & ~(size_t)511;
 	if (p < width || height > SIZE_MAX / p)
 		return CUDA_ERROR_INVALID_VALUE;
-	r = cuMemAlloc_v2(dptr, p * height);
+	r = emu_cuMemAlloc_v2(dptr, p * height);
 	if (!r)
 		*pitch = p;
 	return r;
 }
+EMU_HOOKABLE(cuMemAllocPitch_v2, emu_cuMemAllocPitch_v2);
 
 /* The per-thread-default-stream names of the same calls. */
 EMU_ALIAS(cuMemcpy_ptds, cuMemcpy);

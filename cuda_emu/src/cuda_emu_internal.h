@@ -109,6 +109,7 @@ CUresult emu_check_init(void);
 struct hostmem *emu_find_hostmem(uint64_t ptr);
 
 /* mem.c */
+CUresult emu_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);	/* cuMemAlloc_v2, unhooked */
 struct alloc *emu_find_alloc(uint64_t ptr);	/* with emu.lock held */
 void emu_free_ctx_allocs(struct CUctx_st *ctx);	/* with emu.lock held */
 /* [ptr, ptr + n) lies in one live allocation (takes emu.lock) */
@@ -126,6 +127,8 @@ void emu_vmm_unmapped(struct vmm_handle *h);
 
 /* stream.c: CUDA_SUCCESS for the NULL stream or a live stream of ours */
 CUresult emu_check_stream(CUstream s);
+/* stream.c: call fn(s, arg) in s's order, on the stream worker */
+CUresult emu_stream_host_fn(CUstream s, void (*fn)(CUstream, void *), void *arg);
 
 /* Another exported name for the same entry point (the _ptds/_ptsz names:
  * every operation completes before it returns, so the per-thread default

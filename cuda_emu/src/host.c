@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 
 #include "cuda_emu_internal.h"
+#include "hookable.h"
 
 #define HOST_ALIGN	(2u << 20)
 #define HOST_ALLOC_FLAGS	0x7u	/* PORTABLE, DEVICEMAP, WRITECOMBINED */
@@ -96,7 +97,7 @@ static void hostmem_unlink(struct hostmem *h)
 	*pp = h->next;
 }
 
-EMU_EXPORT CUresult cuMemFreeHost(void *p)
+EMU_HOOK_IMPL CUresult emu_cuMemFreeHost(void *p)
 {
 	CUresult r = emu_check_init();
 	struct hostmem *h;
@@ -115,6 +116,7 @@ EMU_EXPORT CUresult cuMemFreeHost(void *p)
 	free(h);
 	return CUDA_SUCCESS;
 }
+EMU_HOOKABLE(cuMemFreeHost, emu_cuMemFreeHost);
 
 EMU_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags)
 {

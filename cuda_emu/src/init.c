@@ -201,6 +201,8 @@ extern __typeof__(cuStreamGetFlags) cuStreamGetFlags_ptsz;
 extern __typeof__(cuStreamGetCtx) cuStreamGetCtx_ptsz;
 extern __typeof__(cuStreamWaitEvent) cuStreamWaitEvent_ptsz;
 extern __typeof__(cuEventRecord) cuEventRecord_ptsz;
+extern __typeof__(cuLaunchHostFunc) cuLaunchHostFunc_ptsz;
+extern __typeof__(cuStreamAddCallback) cuStreamAddCallback_ptsz;
 extern __typeof__(cuLaunchKernel) cuLaunchKernel_ptsz;
 extern __typeof__(cuStreamWaitValue32_v2) cuStreamWaitValue32_v2_ptsz;
 extern __typeof__(cuStreamWaitValue64_v2) cuStreamWaitValue64_v2_ptsz;
@@ -286,6 +288,9 @@ static const struct {
 	PT("cuStreamWaitValue64", 11070, cuStreamWaitValue64_v2, cuStreamWaitValue64_v2_ptsz),
 	PT("cuStreamWriteValue32", 11070, cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz),
 	PT("cuStreamWriteValue64", 11070, cuStreamWriteValue64_v2, cuStreamWriteValue64_v2_ptsz),
+	PT("cuLaunchHostFunc", 10000, cuLaunchHostFunc, cuLaunchHostFunc_ptsz),
+	PT("cuStreamAddCallback", 5000, cuStreamAddCallback, cuStreamAddCallback_ptsz),
+	P("cuMemAllocManaged", 6000, cuMemAllocManaged),
 	P("cuEventCreate", 2000, cuEventCreate),
 	PT("cuEventRecord", 2000, cuEventRecord, cuEventRecord_ptsz),
 	P("cuEventQuery", 2000, cuEventQuery),

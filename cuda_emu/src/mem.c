@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 
 #include "cuda_emu_internal.h"
+#include "hookable.h"
 #include "nvp2p_emu.h"
 
 static uint64_t round_up(uint64_t v, uint64_t a)
@@ -178,7 +179,7 @@ void emu_free_ctx_allocs(struct CUctx_st *ctx)
 	}
 }
 
-EMU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+EMU_HOOK_IMPL CUresult emu_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	CUresult r = emu_need_ctx();
 	struct alloc *a;
@@ -218,6 +219,7 @@ EMU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	*dptr = va;
 	return CUDA_SUCCESS;
 }
+EMU_HOOKABLE(cuMemAlloc_v2, emu_cuMemAlloc_v2);
 
 /* Free and total GPU memory; either pointer may be NULL. */
 EMU_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
@@ -236,7 +238,7 @@ EMU_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 	return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+EMU_HOOK_IMPL CUresult emu_cuMemFree_v2(CUdeviceptr dptr)
 {
 	CUresult r = emu_check_init();
 	struct alloc *a;
@@ -255,6 +257,7 @@ EMU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 	pthread_mutex_unlock(&emu.lock);
 	return CUDA_SUCCESS;
 }
+EMU_HOOKABLE(cuMemFree_v2, emu_cuMemFree_v2);
 
 EMU_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize,
 					    CUdeviceptr dptr)

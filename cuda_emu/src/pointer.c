@@ -71,10 +71,14 @@ static CUresult host_attr(struct hostmem *h, CUpointer_attribute attr,
 static CUresult get_attr(struct alloc *a, CUpointer_attribute attr,
 			 void *data, CUdeviceptr ptr, bool lenient)
 {
-	if (!a && !lenient) {
+	if (!a) {
 		struct hostmem *h = emu_check_init() ? NULL : emu_find_hostmem(ptr);
 
-		return h ? host_attr(h, attr, data, ptr) : CUDA_ERROR_INVALID_VALUE;
+		/* page-locked host memory is known to both calls */
+		if (h)
+			return host_attr(h, attr, data, ptr);
+		if (!lenient)
+			return CUDA_ERROR_INVALID_VALUE;
 	}
 	switch (attr) {
 	case CU_POINTER_ATTRIBUTE_CONTEXT:

@@ -20,13 +20,15 @@
 #include "cuda_emu_internal.h"
 #include "nvp2p_emu.h"
 
-/* A queued stream memory operation. */
+/* A queued stream memory operation, or host function (fn). */
 struct memop {
 	struct memop *next;
 	bool wait;			/* wait for, else write */
 	unsigned int width;		/* 4 or 8 bytes */
 	uint64_t addr, value;
 	unsigned int flags;
+	void (*fn)(CUstream s, void *arg);	/* a host function to call */
+	void *arg;
 };
 
 struct CUstream_st {
@@ -388,9 +390,11 @@ static void *memop_worker(void *arg)
 
 			pthread_mutex_unlock(&qlock);
 			emu_current_ctx = s->ctx;
-			bool go = !o->wait || satisfied(o);
+			bool go = o->fn || !o->wait || satisfied(o);
 
-			if (go && !o->wait)
+			if (o->fn)
+				o->fn(s, o->arg);
+			else if (go && !o->wait)
 				write_word(o->addr, o->width, o->value);
 			pthread_mutex_lock(&qlock);
 			if (!go) {
@@ -462,6 +466,56 @@ static CUresult memop(CUstream s, bool wait, unsigned int width, uint64_t addr,
 		free(o);
 		return CUDA_SUCCESS;
 	}
+	if (!worker_running) {
+		pthread_t t;
+		pthread_attr_t a;
+
+		pthread_attr_init(&a);
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &a, memop_worker, NULL)) {
+			pthread_attr_destroy(&a);
+			pthread_mutex_unlock(&qlock);
+			free(o);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		pthread_attr_destroy(&a);
+		worker_running = true;
+	}
+	if (!s->head) {
+		s->busy_next = busy;
+		busy = s;
+	}
+	*s->tail = o;
+	s->tail = &o->next;
+	pthread_cond_broadcast(&qcond);
+	pthread_mutex_unlock(&qlock);
+	return CUDA_SUCCESS;
+}
+
+/*
+ * A host function on stream s: called by the stream worker once the
+ * stream's earlier work is done, never by the caller (it may hold locks
+ * the function takes, as with the driver's own thread); later work on the
+ * stream waits for it.  On the NULL stream, where all earlier work is
+ * done, it is called before this returns.
+ */
+CUresult emu_stream_host_fn(CUstream s, void (*fn)(CUstream, void *), void *arg)
+{
+	CUresult r = stream_lookup(s);
+	struct memop *o;
+
+	if (r)
+		return r;
+	if (!s) {
+		fn(s, arg);
+		return CUDA_SUCCESS;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	o->fn = fn;
+	o->arg = arg;
+	pthread_mutex_lock(&qlock);
 	if (!worker_running) {
 		pthread_t t;
 		pthread_attr_t a;

@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 
 #include "cuda_emu_internal.h"
+#include "hookable.h"
 #include "nvp2p_emu.h"
 
 #define VMM_GRANULE	(2ull << 20)
@@ -192,9 +193,9 @@ static bool mapped_overlap(uint64_t va, uint64_t size)
 	return false;
 }
 
-EMU_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
-			     CUmemGenericAllocationHandle handle,
-			     unsigned long long flags)
+EMU_HOOK_IMPL CUresult emu_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+				    CUmemGenericAllocationHandle handle,
+				    unsigned long long flags)
 {
 	struct nvp2p_emu_alloc req = { .va = ptr, .size = size };
 	CUresult r = emu_check_init();
@@ -235,9 +236,10 @@ EMU_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 	pthread_mutex_unlock(&emu.lock);
 	return CUDA_SUCCESS;
 }
+EMU_HOOKABLE(cuMemMap, emu_cuMemMap);
 
 /* A whole mapping; a range with no mapping in it is a no-op, as on the driver. */
-EMU_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+EMU_HOOK_IMPL CUresult emu_cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
 	CUresult r = emu_check_init();
 	struct alloc *a;
@@ -256,6 +258,7 @@ EMU_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 	pthread_mutex_unlock(&emu.lock);
 	return r;
 }
+EMU_HOOKABLE(cuMemUnmap, emu_cuMemUnmap);
 
 /* Device 0, read-write or none, over mappings that cover the range. */
 EMU_EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,

@@ -14,7 +14,7 @@
 
 #include "iommu.h"
 #include "json.h"
-#include "nvml.h"
+#include "tool_nvml.h"
 #include "pci.h"
 #include "provider.h"
 #include "tool.h"

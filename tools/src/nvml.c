@@ -6,7 +6,7 @@
  * 6.0): nvmlReturn_t is an int (0 = NVML_SUCCESS), nvmlDevice_t an opaque
  * pointer, nvmlBAR1Memory_t three unsigned long longs in bytes.
  */
-#include "nvml.h"
+#include "tool_nvml.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "tool_cuda.h"
-#include "nvml.h"
+#include "tool_nvml.h"
 
 /*
  * The libraries named by GDIRECT_LIBNVML and GDIRECT_LIBCUDA are read with

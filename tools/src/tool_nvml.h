@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * nvml.h - BAR1 usage of a real GPU through NVML, loaded at run time
+ * tool_nvml.h - BAR1 usage of a real GPU through NVML, loaded at run time
  *
  * libnvidia-ml.so.1 (or the file named by GDIRECT_LIBNVML) is dlopen'ed:
  * the tool neither links against nor needs NVML headers, and runs where no

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+/*
+ * callback.c - host functions on streams (cuLaunchHostFunc,
+ * cuStreamAddCallback) and managed memory (cuMemAllocManaged)
+ *
+ * Host functions run in stream order on the stream worker (stream.c);
+ * the emulated GPU has no managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
+ * is 0), so cuMemAllocManaged checks its arguments as the driver does and
+ * then fails with CUDA_ERROR_NOT_SUPPORTED.
+ */
+#include <stdlib.h>
+
+#include "hookable.h"
+#include "cuda_emu_internal.h"
+
+struct host_call {
+	CUhostFn fn;
+	CUstreamCallback cb;
+	void *user;
+};
+
+static void run_host_call(CUstream s, void *arg)
+{
+	struct host_call *c = arg;
+
+	if (c->cb)
+		c->cb(s, CUDA_SUCCESS, c->user);
+	else
+		c->fn(c->user);
+	free(c);
+}
+
+static CUresult queue_host_call(CUstream s, CUhostFn fn, CUstreamCallback cb,
+				void *user)
+{
+	struct host_call *c;
+	CUresult r;
+
+	c = malloc(sizeof(*c));
+	if (!c)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*c = (struct host_call){ .fn = fn, .cb = cb, .user = user };
+	r = emu_stream_host_fn(s, run_host_call, c);
+	if (r)
+		free(c);
+	return r;
+}
+
+EMU_EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *userData)
+{
+	CUresult r = emu_need_ctx();
+
+	if (r)
+		return r;
+	if (!fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	return queue_host_call(s, fn, NULL, userData);
+}
+EMU_ALIAS(cuLaunchHostFunc_ptsz, cuLaunchHostFunc);
+
+/* flags is reserved: it must be 0. */
+EMU_EXPORT CUresult cuStreamAddCallback(CUstream s, CUstreamCallback cb,
+					void *userData, unsigned int flags)
+{
+	CUresult r = emu_need_ctx();
+
+	if (r)
+		return r;
+	if (!cb || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	return queue_host_call(s, NULL, cb, userData);
+}
+EMU_ALIAS(cuStreamAddCallback_ptsz, cuStreamAddCallback);
+
+EMU_HOOK_IMPL CUresult emu_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
+					     unsigned int flags)
+{
+	CUresult r = emu_need_ctx();
+
+	if (r)
+		return r;
+	if (!dptr || !bytesize ||
+	    (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+EMU_HOOKABLE(cuMemAllocManaged, emu_cuMemAllocManaged);
