@@ -40,7 +40,8 @@ prefix=$out/prefix
 stamp=$prefix/.gdirect-ucx-stamp
 
 say() { echo "ucx-build: $*"; }
-die() { echo "ucx-build: $*" >&2; exit 1; }
+# A failure leaves no stamp: the guest packs no half-made or stale UCX.
+die() { rm -f "$stamp"; echo "ucx-build: $*" >&2; exit 1; }
 
 # --- 1. our CUDA tree and gdrcopy tree -------------------------------------
 
