@@ -17,6 +17,13 @@
 # It will not replace gdrcopy's libgdrapi.so.2 or gdrapi.h found where ours
 # go, unless GDRAPI_OVERWRITE=1: then gdrcopy's files are kept beside them
 # as gdrcopy-saved.NAME.
+#
+# The emulated GPU's libraries (libcuda.so.1, libcudart.so.13,
+# libnvidia-ml.so.1 and their headers cuda.h, cuda_runtime.h,
+# cuda_runtime_api.h, nvml.h) bear NVIDIA's names, so they are installed
+# only with CUDA_EMU=1, into PREFIX's libdir and includedir, and never over
+# NVIDIA's files there unless CUDA_EMU_OVERWRITE=1: then NVIDIA's are kept
+# beside them as nvidia-saved.NAME.
 set -eu
 build=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -75,11 +82,68 @@ if [ -n "$foreign" ]; then
 	rm -f "$libdir/libgdrapi.so"
 fi
 
+# 0b. the emulated GPU's libraries: asked for, and not over NVIDIA's.
+for v in CUDA_EMU CUDA_EMU_OVERWRITE; do
+	eval "val=\${$v:-0}"
+	case "$val" in
+	0|1) ;;
+	*) echo "install: $v=$val: want 0 or 1" >&2; exit 1 ;;
+	esac
+done
+emu_libs="cuda_emu/libcuda.so.1.0.0:libcuda.so.1:libcuda.so
+cudart_emu/libcudart.so.13.0.0:libcudart.so.13:libcudart.so
+nvml_emu/libnvidia-ml.so.1.0.0:libnvidia-ml.so.1:libnvidia-ml.so"
+emu_headers="cuda_emu/include/cuda.h cudart_emu/include/cuda_runtime.h
+cudart_emu/include/cuda_runtime_api.h nvml_emu/include/nvml.h"
+if [ "${CUDA_EMU:-0}" = 1 ]; then
+	foreign=""
+	for l in $emu_libs; do
+		file=${l%%:*} rest=${l#*:}
+		for name in "$(basename "$file")" "${rest%%:*}" "${rest#*:}"; do
+			f=$libdir/$name
+			if [ -e "$f" ] && ! grep -q GDIRECT_EMU_LIB "$f"; then
+				foreign="$foreign $f"
+			fi
+		done
+	done
+	for h in $emu_headers; do
+		f=$incdir/$(basename "$h")
+		if [ -e "$f" ] && ! grep -q "gdirect" "$f"; then
+			foreign="$foreign $f"
+		fi
+	done
+	if [ -n "$foreign" ] && [ "${CUDA_EMU_OVERWRITE:-0}" != 1 ]; then
+		echo "install: NVIDIA's files are installed here:$foreign" >&2
+		echo "install: not replacing them; CUDA_EMU_OVERWRITE=1 installs ours and keeps NVIDIA's as nvidia-saved.*," >&2
+		echo "install: or install ours elsewhere (PREFIX=...) and point LD_LIBRARY_PATH at it" >&2
+		exit 1
+	fi
+	for f in $foreign; do
+		mv "$f" "$(dirname "$f")/nvidia-saved.$(basename "$f")"
+		echo "install: NVIDIA's $(basename "$f") kept as $(dirname "$f")/nvidia-saved.$(basename "$f")"
+	done
+fi
+
 # 1. user space, through meson (DESTDIR as meson's --destdir).
 if [ -n "$destdir" ]; then
 	meson install -C "$build" --no-rebuild --quiet --destdir "$destdir"
 else
 	meson install -C "$build" --no-rebuild --quiet
+fi
+
+# 1b. the emulated GPU's libraries and headers (CUDA_EMU=1, checked above).
+if [ "${CUDA_EMU:-0}" = 1 ]; then
+	mkdir -p "$libdir" "$incdir"
+	for l in $emu_libs; do
+		file=${l%%:*} rest=${l#*:}
+		install -m 755 "$build/$file" "$libdir/$(basename "$file")"
+		ln -sf "$(basename "$file")" "$libdir/${rest%%:*}"
+		ln -sf "${rest%%:*}" "$libdir/${rest#*:}"
+	done
+	for h in $emu_headers; do
+		install -m 644 "$top/$h" "$incdir/$(basename "$h")"
+	done
+	echo "installed the emulated GPU's libcuda.so.1, libcudart.so.13, libnvidia-ml.so.1 in $libdir"
 fi
 
 # 2. the DKMS source tree.

@@ -18,6 +18,10 @@ struct emu_state emu = {
 	.next_buffer_id = 1,
 };
 
+/* Marker that packaging/install.sh looks for: this libcuda is ours. */
+__attribute__((used)) static const char cuda_id[] =
+	"GDIRECT_EMU_LIB: libcuda.so.1 of gdirect's emulated GPU";
+
 /*
  * CUDA cannot be used in a child after fork: the GPU VA space belongs to the
  * parent (our control device refuses other processes, too).

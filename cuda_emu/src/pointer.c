@@ -74,11 +74,16 @@ static CUresult get_attr(struct alloc *a, CUpointer_attribute attr,
 	if (!a) {
 		struct hostmem *h = emu_check_init() ? NULL : emu_find_hostmem(ptr);
 
-		/* page-locked host memory is known to both calls */
-		if (h)
-			return host_attr(h, attr, data, ptr);
-		if (!lenient)
+		/* page-locked host memory is known to both calls; an attribute
+		 * it has not gets the plural call's default below */
+		if (h) {
+			CUresult r = host_attr(h, attr, data, ptr);
+
+			if (r == CUDA_SUCCESS || !lenient)
+				return r;
+		} else if (!lenient) {
 			return CUDA_ERROR_INVALID_VALUE;
+		}
 	}
 	switch (attr) {
 	case CU_POINTER_ATTRIBUTE_CONTEXT:

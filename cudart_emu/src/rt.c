@@ -12,6 +12,10 @@
 
 struct rt_driver drv;
 
+/* Marker that packaging/install.sh looks for: this libcudart is ours. */
+__attribute__((used)) static const char cudart_id[] =
+	"GDIRECT_EMU_LIB: libcudart.so.13 of gdirect's emulated GPU";
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static cudaError_t init_result;
 static int device_count;

@@ -38,6 +38,10 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int init_count;
 static unsigned int device_count;
 
+/* Marker that packaging/install.sh looks for: this libnvidia-ml is ours. */
+__attribute__((used)) static const char nvml_id[] =
+	"GDIRECT_EMU_LIB: libnvidia-ml.so.1 of gdirect's emulated GPU";
+
 static nvmlReturn_t read_info(struct nvp2p_emu_info *info)
 {
 	int fd = open(NVP2P_EMU_DEVICE, O_RDWR | O_CLOEXEC);

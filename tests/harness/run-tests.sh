@@ -163,6 +163,14 @@ if python3 "$top/tests/conformance/cuda_emu/compare.py" --quiet --tap "$results/
 	>"$results/conformance.txt" 2>&1; then add 1 0 0; else
 	add 0 1 0; note_failure "conformance: $(tail -n1 "$results/conformance.txt") (results/conformance.txt)"; fi
 tail -n1 "$results/conformance.txt"
+# The emulated runtime's probe (t-18-cudart-probe) against an H100's runtime.
+if python3 "$top/tests/conformance/cuda_emu/compare.py" --quiet --tap "$results/v2.tap" \
+	--test t-18-cudart-probe.sh --tag rtprobe --what runtime \
+	--gpu "$top/tests/conformance/cuda_emu/gpu/h100-580.rt-nvml.transcript" \
+	--differences "$top/tests/conformance/cuda_emu/rt-differences.txt" \
+	>"$results/conformance-runtime.txt" 2>&1; then add 1 0 0; else
+	add 0 1 0; note_failure "runtime conformance: $(tail -n1 "$results/conformance-runtime.txt") (results/conformance-runtime.txt)"; fi
+tail -n1 "$results/conformance-runtime.txt"
 echo "== guest suite, page table 0x00010002"
 run_guest v1 "${GUEST_V1_TESTS:-t-1* t-3* t-70-tools-info.sh}"
 echo "== guest suite, Tegra interface (guide 13.4)"

@@ -3,9 +3,13 @@
 """compare.py - diff the emulator's conformance transcript against a GPU's.
 
     compare.py [--tap FILE | --emu FILE] [--gpu FILE] [--differences FILE]
+               [--test NAME --tag TAG --what WHAT]
 
 The emulator's transcript comes from a guest TAP log (the "# conf: " lines
-of t-15-cuda-conformance.sh) or from a plain file.  Transcripts are
+of t-15-cuda-conformance.sh, or the "# TAG: " lines of test NAME) or from a
+plain file.  The runtime and NVML probe is compared with
+    --test t-18-cudart-probe.sh --tag rtprobe --what runtime
+    --gpu gpu/h100-580.rt-nvml.transcript --differences rt-differences.txt  Transcripts are
 "key = value" lines (cuda-conformance's output); keys are compared one by
 one.  A key whose value differs, or that only one side has, is a
 difference.  A difference whose key matches a pattern in the differences
@@ -41,21 +45,21 @@ def parse(lines, what):
     return out
 
 
-def from_tap(path):
+def from_tap(path, test=TEST, tag="conf"):
     lines, on, seen = [], False, False
     with open(path, errors="replace") as f:
         for line in f:
             line = line.rstrip("\r\n")
-            if line == "=== BEGIN " + TEST:
+            if line == "=== BEGIN " + test:
                 on, seen = True, True
                 continue
             if line.startswith("=== "):
                 on = False
                 continue
-            if on and line.startswith("# conf: "):
-                lines.append(line[len("# conf: "):])
+            if on and line.startswith("# %s: " % tag):
+                lines.append(line[len("# %s: " % tag):])
     if not seen:
-        raise SystemExit("%s: %s did not run" % (path, TEST))
+        raise SystemExit("%s: %s did not run" % (path, test))
     return lines
 
 
@@ -81,17 +85,20 @@ def main():
     ap.add_argument("--gpu", default=os.path.join(HERE, "gpu", "h100-580.transcript"))
     ap.add_argument("--differences", default=os.path.join(HERE, "differences.txt"))
     ap.add_argument("--quiet", action="store_true", help="only the unlisted ones and the count")
+    ap.add_argument("--test", default=TEST)
+    ap.add_argument("--tag", default="conf")
+    ap.add_argument("--what", default="conformance")
     a = ap.parse_args()
 
     with open(a.gpu) as f:
         gpu = parse(f, a.gpu)
     if a.tap:
-        emu = parse(from_tap(a.tap), a.tap)
+        emu = parse(from_tap(a.tap, a.test, a.tag), a.tap)
     else:
         with open(a.emu) as f:
             emu = parse(f, a.emu)
     if not emu:
-        print("conformance: the emulator's transcript is empty")
+        print("%s: the emulator's transcript is empty" % a.what)
         return 1
     pats = load_differences(a.differences)
     used = set()
@@ -112,8 +119,8 @@ def main():
     for p, _ in pats:
         if p not in used and not a.quiet:
             print("  note: %s is listed but matches no difference" % p)
-    print("conformance: %d differences from the GPU (%d listed, %d unlisted)"
-          % (listed + unlisted, listed, unlisted))
+    print("%s: %d differences from the GPU (%d listed, %d unlisted)"
+          % (a.what, listed + unlisted, listed, unlisted))
     return 1 if unlisted else 0
 
 

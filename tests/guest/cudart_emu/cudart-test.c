@@ -49,7 +49,7 @@ int main(void)
 	pthread_t t;
 	CUdevice cudev;
 
-	tap_plan(50);
+	tap_plan(52);
 	for (size_t i = 0; i < sizeof(host); i++)
 		host[i] = (unsigned char)(i * 7 + 3);
 	tap_ok(OK(cudaGetDeviceCount(&n)) && n == 1, "one device (%d)", n);
@@ -136,6 +136,21 @@ int main(void)
 	       "a destroyed event: cudaErrorInvalidResourceHandle");
 	tap_ok(OK(cudaStreamDestroy(s)) && OK(cudaEventDestroy(e0)) && OK(cudaDeviceSynchronize()),
 	       "destroy, cudaDeviceSynchronize");
+	{
+		/* IPC goes to the driver's cuIpc* calls where it has them. */
+		CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SUCCESS;
+		cudaIpcMemHandle_t ipc;
+		void *fn = NULL;
+		cudaError_t want;
+
+		cuGetProcAddress("cuIpcGetMemHandle", &fn, 13000, 0, &st);
+		want = fn ? cudaSuccess : cudaErrorCallRequiresNewerDriver;
+		tap_ok(cudaIpcGetMemHandle(&ipc, d) == want,
+		       "cudaIpcGetMemHandle: %s (the driver %s cuIpcGetMemHandle)",
+		       cudaGetErrorName(want), fn ? "has" : "lacks");
+		tap_ok(cudaIpcGetMemHandle(NULL, d) == cudaErrorInvalidValue,
+		       "cudaIpcGetMemHandle(NULL): cudaErrorInvalidValue");
+	}
 	cudaGetLastError();
 	/* Errors. */
 	tap_ok(cudaFree((void *)0x1000) == cudaErrorInvalidValue, "cudaFree of a foreign pointer");
