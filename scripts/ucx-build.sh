@@ -40,7 +40,8 @@ prefix=$out/prefix
 stamp=$prefix/.gdirect-ucx-stamp
 
 say() { echo "ucx-build: $*"; }
-die() { echo "ucx-build: $*" >&2; exit 1; }
+# A failure leaves no stamp: the guest packs no half-made or stale UCX.
+die() { rm -f "$stamp"; echo "ucx-build: $*" >&2; exit 1; }
 
 # --- 1. our CUDA tree and gdrcopy tree -------------------------------------
 
@@ -88,6 +89,21 @@ if [ -z "$cuda_missing" ]; then
 		case "$d" in "$top"/?*) ;; *) die "internal: header directory '$d'" ;; esac
 		cp -R "$d"/. "$stage/include/"
 	done
+	# What UCX 1.13's CUDA modules name from the driver's header: a
+	# missing one is named here rather than as a compiler error.
+	lacks=""
+	for n in CUDA_CB CUDA_ERROR_ALREADY_MAPPED CUipcMemHandle cuCtxGetCurrent \
+		cuCtxGetDevice cuDeviceGet cuDeviceGetAttribute cuDeviceGetCount \
+		cuDeviceGetName cuDeviceGetUuid cuDeviceTotalMem cuEventCreate \
+		cuEventQuery cuEventRecord cuGetErrorString cuInit cuIpcCloseMemHandle \
+		cuIpcGetMemHandle cuIpcOpenMemHandle cuLaunchHostFunc cuMemAlloc \
+		cuMemAllocManaged cuMemAllocPitch cuMemFree cuMemFreeHost \
+		cuMemGetAddressRange cuMemcpyAsync cuMemcpyDtoDAsync \
+		cuPointerGetAttribute cuPointerGetAttributes cuPointerSetAttribute \
+		cuStreamAddCallback cuStreamCreate cuStreamDestroy; do
+		grep -q "\b$n\b" "$stage/include/cuda.h" || lacks="$lacks $n"
+	done
+	[ -z "$lacks" ] || die "cuda_emu/include/cuda.h lacks what UCX's CUDA modules use:$lacks"
 	ln -s "$libcuda" "$stage/lib64/libcuda.so"
 	ln -s "$libcudart" "$stage/lib64/libcudart.so"
 	ln -s "$libnvml" "$stage/lib64/libnvidia-ml.so"
@@ -111,9 +127,9 @@ hash=$( { (cd "$stage/include" && find . -type f | LC_ALL=C sort | xargs -r cat)
 	[ -z "$patches" ] || cat $patches; } | sha256sum | cut -d' ' -f1)
 want="$ucx_pkg $ucx_ver $gpu $hash"
 
-# Our guest tests that use UCX (tests/guest/ucx/*.c), built against the
-# prefix, into BUILD/ucx/guest (packed into the guest's /tests); they find
-# UCX in the guest's /opt/ucx/lib.
+# Our guest programs that use UCX (tests/guest/ucx/*.c), built against the
+# prefix, into BUILD/ucx/guest (packed into the guest's /tests); their
+# t-NN scripts find UCX in /opt/ucx/lib.
 build_tests() {
 	mkdir -p "$out/guest"
 	[ $gpu = gpu ] || { say "no GPU-aware UCX: the UCP test program is not built"; return 0; }
@@ -123,7 +139,7 @@ build_tests() {
 		say "building $(basename "$t")"
 		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$t" "$c" \
 			-I"$prefix/include" -I"$cuda_inc" -I"$gdr_inc" -I"$top/tests/include" \
-			-L"$prefix/lib" -Wl,-rpath,/opt/ucx/lib -lucp -lucs -lucm \
+			-L"$prefix/lib" -lucp -lucs -lucm \
 			"$libcuda" "$libgdrapi" || die "building $c failed"
 	done
 }

@@ -20,6 +20,8 @@ extern "C" {
 
 #define CUDA_VERSION 13000
 #define CUDAAPI
+/* Calling convention of callbacks (empty outside Windows), as NVIDIA's. */
+#define CUDA_CB
 
 typedef unsigned long long CUdeviceptr;
 typedef int CUdevice;
@@ -50,6 +52,7 @@ typedef enum cudaError_enum {
 	CUDA_ERROR_INVALID_IMAGE = 200,
 	CUDA_ERROR_INVALID_CONTEXT = 201,
 	CUDA_ERROR_MAP_FAILED = 205,
+	CUDA_ERROR_ALREADY_MAPPED = 208,
 	CUDA_ERROR_CONTEXT_ALREADY_IN_USE = 216,
 	CUDA_ERROR_INVALID_HANDLE = 400,
 	CUDA_ERROR_NOT_FOUND = 500,

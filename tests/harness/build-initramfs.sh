@@ -28,7 +28,7 @@ for ko in "${KMOD_DIR:-$build/kmod/$flavour}"/*/*.ko; do
 done
 
 # Programs built by meson in any guest/ folder, and shell tests in source.
-find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" \) -prune -o -path '*/guest/*' -type f \
+find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" \) -prune -o -path '*/guest/*' -type f \
 	-perm -u+x ! -path '*.p/*' -print | while read -r f; do
 	cp "$f" "$root/tests/"
 done
@@ -37,21 +37,41 @@ find "$top" -path "$top/build*" -prune -o -path '*/guest/*.sh' -type f \
 	cp "$f" "$root/tests/"
 done
 # Our shared libraries, found by LD_LIBRARY_PATH in the guest.
-find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" \) -prune -o \( -name 'lib*.so' -o \
+find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" \) -prune -o \( -name 'lib*.so' -o \
 	-name 'lib*.so.*' \) -type f -print | while read -r f; do
 	cp "$f" "$root/usr/lib/gdirect/"
 done
 # Keep the SONAME links meson made (libcuda.so.1 -> libcuda.so.1.0.0 ...).
-find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" \) -prune -o -name 'lib*.so*' -type l \
+find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" \) -prune -o -name 'lib*.so*' -type l \
 	-print | while read -r f; do
 	cp -P "$f" "$root/usr/lib/gdirect/"
 done
 
-# Host libraries of every ELF we ship, at the same paths.
-for f in "$root"/tests/* "$root"/usr/lib/gdirect/*; do
+# UCX built by `make ucx` (scripts/ucx-build.sh) as /opt/ucx: the libraries
+# (UCX loads its modules from lib/ucx, next to libucs), ucx_info and
+# ucx_perftest, debug info stripped; our programs that use it in /tests.
+ucx=$build/ucx/prefix
+if [ -f "$ucx/.gdirect-ucx-stamp" ]; then
+	mkdir -p "$root/opt/ucx/bin" "$root/opt/ucx/lib/ucx"
+	cp "$ucx/bin/ucx_info" "$ucx/bin/ucx_perftest" "$root/opt/ucx/bin/"
+	cp -P "$ucx"/lib/lib*.so* "$root/opt/ucx/lib/"
+	cp -P "$ucx"/lib/ucx/lib*.so* "$root/opt/ucx/lib/ucx/"
+	find "$root/opt/ucx" -type f -exec strip --strip-debug {} +
+	for t in "$build"/ucx/guest/*; do
+		[ -f "$t" ] && cp "$t" "$root/tests/"
+	done
+else
+	echo "build-initramfs: no UCX in $build/ucx (make ucx): the UCX guest tests will SKIP" >&2
+fi
+
+# Host libraries of every ELF we ship, at the same paths (ours, found in
+# the tree being packed, are not copied again).
+for f in "$root"/tests/* "$root"/usr/lib/gdirect/* "$root"/opt/ucx/bin/* \
+	"$root"/opt/ucx/lib/* "$root"/opt/ucx/lib/ucx/*; do
 	[ -f "$f" ] || continue
-	ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /^\t\//{print $1}' || true
-done | sort -u | while read -r lib; do
+	LD_LIBRARY_PATH="$root/opt/ucx/lib:$root/usr/lib/gdirect" ldd "$f" 2>/dev/null |
+		awk '/=> \//{print $3} /^\t\//{print $1}' || true
+done | grep -v "^$root/" | sort -u | while read -r lib; do
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib"
 done
