@@ -144,6 +144,9 @@ static long emu_ioc_export(struct emu_file *f, void __user *argp)
 static long emu_ioc_dmabuf(struct emu_file *f, void __user *argp)
 {
 	struct nvp2p_emu_dmabuf req;
+#ifdef EMU_DMABUF
+	struct dma_buf *buf;
+#endif
 	int ret;
 
 	if (copy_from_user(&req, argp, sizeof(req)))
@@ -151,11 +154,14 @@ static long emu_ioc_dmabuf(struct emu_file *f, void __user *argp)
 	if (req.flags)
 		return -EINVAL;
 #ifdef EMU_DMABUF
-	ret = emu_dmabuf_export(f, req.va, req.size, &req.fd);
+	ret = emu_dmabuf_export(f, req.va, req.size, &buf, &req.fd);
 	if (ret)
 		return ret;
-	if (copy_to_user(argp, &req, sizeof(req)))
-		return -EFAULT;	/* the fd stays open; the process closes it */
+	if (copy_to_user(argp, &req, sizeof(req))) {
+		emu_dmabuf_abort(buf, req.fd);
+		return -EFAULT;
+	}
+	emu_dmabuf_install(buf, req.fd);
 	return 0;
 #else
 	ret = -EOPNOTSUPP;	/* dma_buf_export() is GPL-only */

@@ -20,6 +20,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/fcntl.h>
+#include <linux/file.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -72,8 +73,7 @@ static struct sg_table *emu_dmabuf_map(struct dma_buf_attachment *attach,
 				       enum dma_data_direction dir)
 {
 	struct emu_dmabuf *b = attach->dmabuf->priv;
-	u64 phys = emu->mem_phys + b->alloc->mem_offset + b->offset;
-	u64 end = phys + b->size, at, len;
+	u64 phys, end, at, len;
 	struct scatterlist *sg;
 	struct sg_table *sgt;
 	unsigned int n, i = 0;
@@ -81,6 +81,11 @@ static struct sg_table *emu_dmabuf_map(struct dma_buf_attachment *attach,
 	int ret;
 
 	dma_resv_assert_held(attach->dmabuf->resv);
+	/* Unbound: its BAR is no longer ours to hand out. */
+	if (READ_ONCE(emu->gone))
+		return ERR_PTR(-ENODEV);
+	phys = emu->mem_phys + b->alloc->mem_offset + b->offset;
+	end = phys + b->size;
 	n = (ALIGN(end, EMU_PAGE_SIZE) - ALIGN_DOWN(phys, EMU_PAGE_SIZE)) >>
 	    EMU_PAGE_SHIFT;
 	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
@@ -115,13 +120,18 @@ static void emu_dmabuf_unmap(struct dma_buf_attachment *attach,
 	emu_dmabuf_unmap_sgt(attach, sgt, sgt->orig_nents, dir);
 }
 
-/* The last reference went: the fd is closed and no importer is left. */
+/*
+ * The last reference went: the fd is closed and no importer is left.  emu
+ * is still this dma-buf's device: a live dma-buf keeps an unbound device in
+ * place (emu_dev_busy()).
+ */
 static void emu_dmabuf_release(struct dma_buf *buf)
 {
 	struct emu_dmabuf *b = buf->priv;
 
 	mutex_lock(&emu->lock);
 	emu_alloc_put(b->alloc);
+	emu->nr_dmabufs--;
 	mutex_unlock(&emu->lock);
 	kfree(b);
 }
@@ -136,20 +146,25 @@ static const struct dma_buf_ops emu_dmabuf_ops = {
 };
 
 /**
- * emu_dmabuf_export() - a dma-buf fd for a range of the caller's memory
+ * emu_dmabuf_export() - a dma-buf for a range of the caller's memory
  * @f: the caller's open file
  * @va: start of the range, 4 KiB-aligned
  * @size: bytes, 4 KiB-aligned, > 0, inside the allocation holding @va
- * @fd: out: the new file descriptor (O_CLOEXEC, read-write)
+ * @buf: out: the dma-buf
+ * @fd: out: a file descriptor reserved for it, not yet installed
+ *
+ * The caller tells user space the fd, then installs it with
+ * emu_dmabuf_install(), or gives both back with emu_dmabuf_abort(): an fd
+ * installed before user space could learn its number would leak.
  *
  * Return: 0; -EINVAL for a range outside the caller's allocations or not
  * aligned; -ENOMEM; the error of dma_buf_export() or of getting an fd.
  */
-int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, int *fd)
+int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size,
+		      struct dma_buf **buf, int *fd)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(info);
 	struct emu_alloc *a, *found = NULL;
-	struct dma_buf *buf;
 	struct emu_dmabuf *b;
 	int ret;
 
@@ -162,6 +177,7 @@ int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, int *fd)
 	list_for_each_entry(a, &f->allocs, node) {
 		if (va >= a->va && size <= a->size && va - a->va <= a->size - size) {
 			kref_get(&a->ref);
+			emu->nr_dmabufs++;
 			found = a;
 			break;
 		}
@@ -179,14 +195,14 @@ int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, int *fd)
 	info.size = size;
 	info.flags = O_RDWR | O_CLOEXEC;
 	info.priv = b;
-	buf = dma_buf_export(&info);
-	if (IS_ERR(buf)) {
-		ret = PTR_ERR(buf);
+	*buf = dma_buf_export(&info);
+	if (IS_ERR(*buf)) {
+		ret = PTR_ERR(*buf);
 		goto err_put;
 	}
-	ret = dma_buf_fd(buf, O_CLOEXEC);
+	ret = get_unused_fd_flags(O_CLOEXEC);
 	if (ret < 0) {
-		dma_buf_put(buf);	/* releases b and its reference */
+		dma_buf_put(*buf);	/* releases b and its reference */
 		return ret;
 	}
 	*fd = ret;
@@ -195,7 +211,21 @@ int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, int *fd)
 err_put:
 	mutex_lock(&emu->lock);
 	emu_alloc_put(found);
+	emu->nr_dmabufs--;
 	mutex_unlock(&emu->lock);
 	kfree(b);
 	return ret;
+}
+
+/* Publish the fd emu_dmabuf_export() reserved: it owns the dma-buf now. */
+void emu_dmabuf_install(struct dma_buf *buf, int fd)
+{
+	fd_install(fd, buf->file);
+}
+
+/* Give back what emu_dmabuf_export() returned, when user space was not told. */
+void emu_dmabuf_abort(struct dma_buf *buf, int fd)
+{
+	put_unused_fd(fd);
+	dma_buf_put(buf);
 }

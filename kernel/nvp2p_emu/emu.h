@@ -80,6 +80,10 @@ struct emu_alloc {
  * neither freed the allocation nor withdrawn it, and while an import of it
  * is left.  On emu->exports, under emu->lock.
  */
+/* Distinct ranges of one allocation exported at once (cuda_emu exports
+ * whole allocations: one). */
+#define EMU_MAX_EXPORTS_PER_ALLOC	16
+
 struct emu_export {
 	struct list_head node;
 	struct emu_alloc *alloc;
@@ -171,6 +175,7 @@ struct emu_dev {
 	/* counters, read through debugfs */
 	u64 nr_allocs;
 	u64 nr_pins;
+	unsigned int nr_dmabufs;		/* exported, under lock */
 	u64 nr_dma_maps;
 	u64 nr_callbacks;
 	atomic_t unmaps_in_flight;	/* inside dma_unmap_pages() */
@@ -248,7 +253,11 @@ void emu_dma_map_release(struct emu_dma_map *m);
  */
 #if !defined(NVP2P_EMU_PROPRIETARY) && !defined(NVP2P_EMU_TEGRA)
 #define EMU_DMABUF 1
-int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, int *fd);
+struct dma_buf;
+int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size,
+		      struct dma_buf **buf, int *fd);
+void emu_dmabuf_install(struct dma_buf *buf, int fd);
+void emu_dmabuf_abort(struct dma_buf *buf, int fd);
 #endif
 
 /* ctl.c */

@@ -137,8 +137,8 @@ static void emu_dev_free(struct emu_dev *e)
 }
 
 /*
- * Open files, pins, or (Tegra) revoked tables a third party has yet to
- * free: what still reaches the device through emu.
+ * Open files, pins, dma-bufs, or (Tegra) revoked tables a third party has
+ * yet to free: what still reaches the device through emu.
  */
 static bool emu_dev_busy(struct emu_dev *e)
 {
@@ -146,7 +146,8 @@ static bool emu_dev_busy(struct emu_dev *e)
 
 	lockdep_assert_held(&e->lock);
 	mutex_lock(&e->maps_lock);
-	used = !list_empty(&e->files) || !list_empty(&e->pins);
+	used = !list_empty(&e->files) || !list_empty(&e->pins) ||
+	       e->nr_dmabufs;
 #ifdef NVP2P_EMU_TEGRA
 	used = used || !list_empty(&e->revoked);
 #endif
