@@ -226,7 +226,6 @@ err_free:
  */
 void emu_alloc_free(struct emu_alloc *a)
 {
-	lockdep_assert_held(&emu->lock);
 	struct emu_export *x, *tmp;
 
 	lockdep_assert_held(&emu->lock);
@@ -241,7 +240,6 @@ void emu_alloc_free(struct emu_alloc *a)
 	}
 	emu_alloc_put(a);
 }
-
 
 /* The export named @handle while it can be imported, or NULL. */
 static struct emu_export *emu_export_find(u64 handle)
@@ -265,13 +263,15 @@ static struct emu_export *emu_export_find(u64 handle)
  * @alloc_size: out: the allocation's size
  *
  * Return: 0; -EINVAL if the range is in no allocation of @f or in an
- * import; -ENOMEM.
+ * import; -ENOSPC if EMU_MAX_EXPORTS_PER_ALLOC other ranges of that
+ * allocation are exported; -ENOMEM.
  */
 int emu_export_create(struct emu_file *f, u64 va, u64 size, u64 *handle,
 		      u64 *base, u64 *alloc_size)
 {
 	struct emu_export *x, *nx;
 	struct emu_alloc *a;
+	unsigned int n;
 	int ret = -EINVAL;
 	u64 h;
 
@@ -286,10 +286,18 @@ int emu_export_create(struct emu_file *f, u64 va, u64 size, u64 *handle,
 		if (a->export)
 			break;
 		ret = 0;
+		n = 0;
 		list_for_each_entry(x, &emu->exports, node) {
-			if (x->alloc == a && !x->withdrawn &&
-			    x->offset == va - a->va && x->size == size)
+			if (x->alloc != a || x->withdrawn)
+				continue;
+			if (x->offset == va - a->va && x->size == size)
 				goto found;
+			n++;
+		}
+		/* Bounded, as the list is walked under emu->lock. */
+		if (n >= EMU_MAX_EXPORTS_PER_ALLOC) {
+			ret = -ENOSPC;
+			break;
 		}
 		do {	/* handles are capabilities: unguessable, unique */
 			h = get_random_u64();
