@@ -39,8 +39,9 @@ typedef cudaIpcEventHandle_t rt_ipc_event_handle;
 	X(cuDevicePrimaryCtxReset, CUresult (*)(CUdevice))		\
 	X(cuCtxGetCurrent, CUresult (*)(CUcontext *))			\
 	X(cuCtxSetCurrent, CUresult (*)(CUcontext))			\
-	X(cuCtxGetDevice, CUresult (*)(CUdevice *))			\
-	X(cuCtxSynchronize, CUresult (*)(void))				\
+	/* CUDA 13 (resolved at 13000): the _v2 forms, with a context */	\
+	X(cuCtxGetDevice, CUresult (*)(CUdevice *, CUcontext))		\
+	X(cuCtxSynchronize, CUresult (*)(CUcontext))			\
 	X(cuMemGetInfo, CUresult (*)(size_t *, size_t *))		\
 	X(cuMemAlloc, CUresult (*)(CUdeviceptr *, size_t))		\
 	X(cuMemAllocPitch, CUresult (*)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int)) \

@@ -269,7 +269,7 @@ RT_EXPORT cudaError_t cudaGetDevice(int *device)
 		return rt_ret(e);
 	if (drv.cuCtxGetCurrent && drv.cuCtxGetDevice &&
 	    drv.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx &&
-	    drv.cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
+	    drv.cuCtxGetDevice(&dev, NULL) == CUDA_SUCCESS) {
 		*device = dev;
 		return cudaSuccess;
 	}
@@ -500,7 +500,7 @@ RT_EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
 	RT_CTX();
 	RT_NEED(cuCtxSynchronize);
-	return rt_ret_cu(drv.cuCtxSynchronize());
+	return rt_ret_cu(drv.cuCtxSynchronize(NULL));
 }
 
 /*
