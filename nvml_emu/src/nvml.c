@@ -9,6 +9,7 @@
  * (bar1_reserved) as well as what peers have mapped (bar1_used), as the
  * NVIDIA driver's own BAR1 mappings count in NVML's.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -204,24 +205,46 @@ static nvmlReturn_t device_info(nvmlDevice_t device, struct nvp2p_emu_info *info
 	return read_info(info) == NVML_SUCCESS ? NVML_SUCCESS : NVML_ERROR_GPU_IS_LOST;
 }
 
+/* One hex field of at most @digits digits, ended by @end; *p moves past
+ * the terminator.  No sign, space or 0x: the whole field is digits. */
+static bool hex_field(const char **p, unsigned int digits, char end,
+		      unsigned int *v)
+{
+	const char *s = *p;
+	unsigned int n = 0;
+
+	*v = 0;
+	while (isxdigit((unsigned char)s[n]) && n < digits) {
+		*v = *v * 16 + (unsigned int)(isdigit((unsigned char)s[n]) ?
+			s[n] - '0' : (tolower((unsigned char)s[n]) - 'a' + 10));
+		n++;
+	}
+	if (!n || s[n] != end)
+		return false;
+	*p = s + n + (end ? 1 : 0);
+	return true;
+}
+
 /* domain:bus:device.function, domain:bus:device or bus:device.function,
- * in hex, as NVML accepts them; the whole string must parse. */
+ * in hex, as NVML accepts them; the whole string must parse, each field
+ * within its range (domain 32 bits, bus 8, device 5, function 3). */
 static bool parse_bdf(const char *s, unsigned int *dom, unsigned int *bus,
 		      unsigned int *dev, unsigned int *fn)
 {
-	int n = -1;
+	const char *p = s;
 
-	*fn = 0;
-	if (s[strspn(s, "0123456789abcdefABCDEF:.")])
-		return false;	/* no signs, spaces or 0x prefixes */
-	if (sscanf(s, "%x:%x:%x.%x%n", dom, bus, dev, fn, &n) == 4 && s[n] == 0)
-		return true;
-	n = -1;
-	if (sscanf(s, "%x:%x:%x%n", dom, bus, dev, &n) == 3 && s[n] == 0)
-		return true;
-	n = -1;
 	*dom = 0;
-	return sscanf(s, "%x:%x.%x%n", bus, dev, fn, &n) == 3 && s[n] == 0;
+	*fn = 0;
+	if (strchr(s, ':') != strrchr(s, ':')) {	/* with a domain */
+		if (!hex_field(&p, 8, ':', dom) || !hex_field(&p, 2, ':', bus))
+			return false;
+		if (!strchr(p, '.'))
+			return hex_field(&p, 2, 0, dev) && *dev <= 0x1f;
+	} else if (!hex_field(&p, 2, ':', bus)) {
+		return false;
+	}
+	return hex_field(&p, 2, '.', dev) && *dev <= 0x1f &&
+	       hex_field(&p, 1, 0, fn) && *fn <= 7;
 }
 
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId,

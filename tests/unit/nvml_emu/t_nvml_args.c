@@ -58,6 +58,15 @@ int main(void)
 	       "handle of an unparseable bus id: INVALID_ARGUMENT");
 	tap_ok(nvmlDeviceGetHandleByPciBusId_v2("0000:03:00.0x", &dev) == NVML_ERROR_INVALID_ARGUMENT,
 	       "handle of a bus id with trailing junk: INVALID_ARGUMENT");
+	tap_ok(nvmlDeviceGetHandleByPciBusId_v2("100000000:03:00.0", &dev) == NVML_ERROR_INVALID_ARGUMENT,
+	       "a domain wider than 32 bits: INVALID_ARGUMENT, not truncated");
+	tap_ok(nvmlDeviceGetHandleByPciBusId_v2("0000:03:20.0", &dev) == NVML_ERROR_INVALID_ARGUMENT &&
+	       nvmlDeviceGetHandleByPciBusId_v2("0000:03:00.8", &dev) == NVML_ERROR_INVALID_ARGUMENT &&
+	       nvmlDeviceGetHandleByPciBusId_v2("0000:103:00.0", &dev) == NVML_ERROR_INVALID_ARGUMENT,
+	       "device > 0x1f, function > 7, bus > 0xff: INVALID_ARGUMENT");
+	tap_ok(nvmlDeviceGetHandleByPciBusId_v2("03:00.0", &dev) == NVML_ERROR_NOT_FOUND &&
+	       nvmlDeviceGetHandleByPciBusId_v2("00000000:03:00", &dev) == NVML_ERROR_NOT_FOUND,
+	       "bus:device.function and domain:bus:device parse (absent: NOT_FOUND)");
 	tap_ok(nvmlDeviceGetHandleByPciBusId_v2(NULL, &dev) == NVML_ERROR_INVALID_ARGUMENT,
 	       "handle of a NULL bus id: INVALID_ARGUMENT");
 	tap_ok(nvmlDeviceGetBAR1MemoryInfo(NULL, &bar1) == NVML_ERROR_INVALID_ARGUMENT,
