@@ -89,7 +89,9 @@ int main(void)
 	}
 	if (v == 0) {
 		/* the proprietary licence flavour: dma_buf_export is GPL-only */
-		tap_plan(3);
+		tap_plan(4);
+		tap_ok(access("/proc/driver/nvp2p_emu", F_OK) == 0,
+		       "DMA_BUF_SUPPORTED is 0 only in the proprietary flavour (/proc/driver/nvp2p_emu)");
 		tap_ok(edu_fd >= 0, "gdirect_edu bound to edu");
 		tap_ok(cuMemAlloc(&d, 2 * MB) == 0 &&
 		       cuMemGetHandleForAddressRange(&fd, d, 2 * MB, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0) ==
@@ -98,7 +100,9 @@ int main(void)
 		tap_ok(attach(0, &a) == -EOPNOTSUPP, "gdirect_edu built for it imports no dma-buf: -EOPNOTSUPP");
 		return tap_done();
 	}
-	tap_plan(27);
+	tap_plan(28);
+	tap_ok(access("/proc/driver/nvp2p_emu", F_OK) != 0,
+	       "DMA_BUF_SUPPORTED is 1 in the open flavour (no /proc/driver/nvp2p_emu)");
 	tap_ok(edu_fd >= 0, "gdirect_edu bound to edu");
 	tap_ok(v == 1, "DMA_BUF_SUPPORTED is 1 (open licence flavour)");
 	used0 = stat_u64("mem_used");
