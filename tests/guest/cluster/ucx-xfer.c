@@ -53,6 +53,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "tap.h"
+
 enum { T_DATA = 1, T_ACK, T_RKEY, T_PING, T_PONG, T_CTL };
 
 #define WAIT_S		120
@@ -62,23 +64,6 @@ static ucp_context_h ctx;
 static ucp_worker_h worker;
 static ucp_ep_h ep;
 static ucp_conn_request_h pending_conn;
-static int tap_n;
-
-static void tap(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void tap(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
 static double now(void)
 {
 	struct timespec ts;
@@ -409,12 +394,12 @@ static int check_mem_type(void *p, size_t n)
 	if (!use_cuda)
 		return 0;
 	if (ucp_mem_map(ctx, &mp, &memh) != UCS_OK) {
-		tap(0, "UCX registers this node's GPU buffer");
+		tap_ok(0, "UCX registers this node's GPU buffer");
 		return 1;
 	}
 	ok = ucp_mem_query(memh, &attr) == UCS_OK &&
 	     attr.mem_type == UCS_MEMORY_TYPE_CUDA;
-	tap(ok, "UCX sees this node's GPU buffer as CUDA memory (memory type %d, want %d)",
+	tap_ok(ok, "UCX sees this node's GPU buffer as CUDA memory (memory type %d, want %d)",
 	    (int)attr.mem_type, (int)UCS_MEMORY_TYPE_CUDA);
 	ucp_mem_unmap(ctx, memh);
 	return !ok;
@@ -431,7 +416,7 @@ static int not_run(int nsizes)
 {
 	stopped = 1;
 	for (int i = 0; i < 3 * nsizes; i++)
-		tap(0, "not run: UCX cannot register the GPU buffer or takes it for host memory");
+		tap_ok(0, "not run: UCX cannot register the GPU buffer or takes it for host memory");
 	return 1;
 }
 
@@ -489,7 +474,7 @@ static int server(size_t *sizes, int nsizes, size_t max, unsigned char *buf,
 		for (k = 0; k < ln && ok; k++)
 			ok = recv_tag(buf, s, T_PING) == UCS_OK &&
 			     send_tag(buf, s, T_PONG) == UCS_OK;
-		tap(ok, "tag %zu B: %u messages received, each verified on this node%s%s",
+		tap_ok(ok, "tag %zu B: %u messages received, each verified on this node%s%s",
 		    s, n, use_cuda ? " (cuMemcpyDtoH and BAR)" : "",
 		    bad == -1 ? "" : " (MISMATCH)");
 		if (bad >= 0)
@@ -499,12 +484,12 @@ static int server(size_t *sizes, int nsizes, size_t max, unsigned char *buf,
 		/* put: clear, let the client write, check. */
 		mem_clear(rbuf, s);
 		if (send_word(s, T_CTL) != UCS_OK || recv_word(&w, T_CTL) != UCS_OK) {
-			tap(0, "put %zu B: the client did not report", s);
+			tap_ok(0, "put %zu B: the client did not report", s);
 			fails++;
 			break;
 		}
 		bad = mem_check(rbuf, s, 1000 + i);
-		tap(w == s && bad == -1, "put %zu B: the written buffer verified on this node%s",
+		tap_ok(w == s && bad == -1, "put %zu B: the written buffer verified on this node%s",
 		    s, use_cuda ? " (cuMemcpyDtoH and BAR)" : "");
 		if (bad >= 0)
 			printf("# differs at byte %ld\n", bad);
@@ -514,11 +499,11 @@ static int server(size_t *sizes, int nsizes, size_t max, unsigned char *buf,
 		/* get: fill, let the client read. */
 		mem_fill(rbuf, s, 2000 + i);
 		if (send_word(s, T_CTL) != UCS_OK || recv_word(&w, T_CTL) != UCS_OK) {
-			tap(0, "get %zu B: the client did not report", s);
+			tap_ok(0, "get %zu B: the client did not report", s);
 			fails++;
 			break;
 		}
-		tap(w == 1, "get %zu B: the client read this node's buffer and verified it", s);
+		tap_ok(w == 1, "get %zu B: the client read this node's buffer and verified it", s);
 		fails += w != 1;
 	}
 	ucp_mem_unmap(ctx, memh);
@@ -568,7 +553,7 @@ static int client(size_t *sizes, int nsizes, size_t max, unsigned char *buf)
 		}
 		lat[0] = (now() - t) / ln / 2 * 1e6;
 		ok = ok && mem_check(buf, s, 77) == -1;
-		tap(ok, "tag %zu B: %u sends acknowledged by the server, %u echoes verified%s",
+		tap_ok(ok, "tag %zu B: %u sends acknowledged by the server, %u echoes verified%s",
 		    s, n, ln, use_cuda ? " (cuMemcpyDtoH and BAR)" : "");
 		fails += !ok;
 
@@ -586,7 +571,7 @@ static int client(size_t *sizes, int nsizes, size_t max, unsigned char *buf)
 		lat[1] = (now() - t) / ln * 1e6;
 		send_word(ok ? s : 0, T_CTL);
 		ok = recv_word(&w, T_ACK) == UCS_OK && w == 1 && ok;
-		tap(ok, "put %zu B: %u puts, the server verified its buffer", s, n);
+		tap_ok(ok, "put %zu B: %u puts, the server verified its buffer", s, n);
 		fails += !ok;
 
 		/* get */
@@ -605,7 +590,7 @@ static int client(size_t *sizes, int nsizes, size_t max, unsigned char *buf)
 		lat[2] = (now() - t) / ln * 1e6;
 		ok = ok && bad == -1 && mem_check(buf, s, 2000 + i) == -1;
 		send_word(ok, T_CTL);
-		tap(ok, "get %zu B: %u gets into a cleared buffer, verified on this node%s",
+		tap_ok(ok, "get %zu B: %u gets into a cleared buffer, verified on this node%s",
 		    s, n, use_cuda ? " (cuMemcpyDtoH and BAR)" : "");
 		if (bad >= 0)
 			printf("# differs at byte %ld\n", bad);
@@ -681,7 +666,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < nsizes; i++)
 		max = sizes[i] > max ? sizes[i] : max;
-	printf("1..%d\n", 3 * nsizes + use_cuda);
+	tap_plan(3 * nsizes + use_cuda);
 	fflush(stdout);
 	stage = malloc(max);
 #ifdef XFER_CUDA
@@ -782,5 +767,5 @@ out_free:
 		cuDevicePrimaryCtxRelease(cu_dev);
 #endif
 	free(stage);
-	return fails ? 1 : 0;
+	return tap_done() || fails ? 1 : 0;
 }

@@ -331,8 +331,8 @@ int main(void)
 	if (pid == 0) {
 		close(pfd[0]);
 		body();
-		counts[0] = tap_n;
-		counts[1] = tap_failed;
+		counts[0] = tap_state.n;
+		counts[1] = tap_state.failed;
 		if (write(pfd[1], counts, sizeof(counts)) != sizeof(counts))
 			_exit(2);
 		_exit(0);
@@ -342,8 +342,8 @@ int main(void)
 		counts[0] = counts[1] = 0;
 	close(pfd[0]);
 	waitpid(pid, &status, 0);
-	tap_n = counts[0];
-	tap_failed = counts[1];
+	tap_state.n = counts[0];
+	tap_state.failed = counts[1];
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	   "test process ended normally (status %#x)", status);
 	tap_ok(quiet(),
@@ -353,13 +353,12 @@ int main(void)
 		tap_ok(sh("rmmod gdirect") == 0, "gdirect unloads");
 	if (emu_ours)
 		tap_ok(sh("rmmod nvp2p_emu") == 0, "nvp2p_emu unloads");
-	printf("1..%d\n", tap_n);
-	return tap_failed ? 1 : 0;
+	return tap_done();
 skip:
 	if (gd_ours)
 		sh("rmmod gdirect");
 	if (emu_ours)
 		sh("rmmod nvp2p_emu");
-	printf("ok 1 - UCP with GPU buffers # SKIP modules could not be loaded\n1..1\n");
-	return 0;
+	tap_skip("UCP with GPU buffers", "modules could not be loaded");
+	return tap_done();
 }
