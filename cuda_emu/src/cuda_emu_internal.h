@@ -33,6 +33,10 @@ struct emu_placement {
 	uint64_t granule;		/* of a small allocation */
 	uint64_t small_max;		/* larger sizes get chunks of their own */
 	uint64_t align;			/* of a chunk's VA and size */
+	bool subs;			/* tell nvp2p_emu of each small allocation
+					 * (NVP2P_EMU_IOC_SUB_ADD): pins are
+					 * checked against it and revoked when it
+					 * is freed */
 	bool regions;			/* H100 layout: first small page at the
 					 * bottom, the rest and mid sizes from
 					 * 128 MiB up, 16 MiB and more from the

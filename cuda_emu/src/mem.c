@@ -34,7 +34,8 @@ static const struct emu_placement placements[] = {
 	{ .name = "64k", .small_chunk = 64u << 10, .granule = 256,
 	  .small_max = 32u << 10, .align = CHUNK_PAGE },
 	{ .name = "h100", .small_chunk = 2u << 20, .granule = 512,
-	  .small_max = (2u << 20) - 1, .align = 2u << 20, .regions = true },
+	  .small_max = (2u << 20) - 1, .align = 2u << 20, .subs = true,
+	  .regions = true },
 };
 
 #define MID_BASE	(128u << 20)	/* H100: where pages past the first go */
@@ -238,8 +239,14 @@ void emu_alloc_release(struct alloc *a)
 		free(a);
 		return;
 	}
-	if (a->chunk->small)
+	if (a->chunk->small) {
+		struct nvp2p_emu_sub req = { .va = a->va };
+
+		/* revokes the pins covering it, even where the page stays */
+		if (emu.place->subs)
+			ioctl(emu.fd, NVP2P_EMU_IOC_SUB_DEL, &req);
 		small_mark(a->chunk, a->va, a->size, false);
+	}
 	chunk_put(a->chunk);
 	free(a);
 }
@@ -274,6 +281,16 @@ EMU_HOOK_IMPL CUresult emu_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	pthread_mutex_lock(&emu.lock);
 	if (bytesize <= emu.place->small_max) {
 		r = small_place(bytesize, &c, &va);
+		if (!r && emu.place->subs) {
+			struct nvp2p_emu_sub req = { .va = va, .size = bytesize };
+
+			if (ioctl(emu.fd, NVP2P_EMU_IOC_SUB_ADD, &req)) {
+				r = errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_UNKNOWN;
+				small_mark(c, va, bytesize, false);
+				c->users++;	/* chunk_put: the page goes if empty */
+				chunk_put(c);
+			}
+		}
 	} else {
 		r = chunk_new(round_up(bytesize, emu.place->align), false, &c);
 		va = r ? 0 : c->va;
