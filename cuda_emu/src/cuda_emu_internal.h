@@ -6,10 +6,10 @@
  * GPU virtual addresses inside one PROT_NONE reservation of ours, as the CUDA
  * driver reserves its UVA range.  Small allocations share chunks, in
  * granules, each with its own BUFFER_ID; larger ones get a chunk each.  How
- * (struct emu_placement, mem.c) is CUDA_EMU_PLACEMENT's choice: "64k"
- * (default: up to 32 KiB in 256-byte granules of 64 KiB chunks) or "h100"
- * (below 2 MiB in 512-byte granules of 2 MiB chunks, as the H100 places
- * them).  All state is under one mutex.
+ * (struct emu_placement, mem.c) is CUDA_EMU_PLACEMENT's choice: "h100"
+ * (default: below 2 MiB in 512-byte granules of 2 MiB chunks, as the H100
+ * places them) or "64k" (up to 32 KiB in 256-byte granules of 64 KiB
+ * chunks).  All state is under one mutex.
  */
 #ifndef CUDA_EMU_INTERNAL_H
 #define CUDA_EMU_INTERNAL_H

@@ -31,11 +31,11 @@ static uint64_t round_up(uint64_t v, uint64_t a)
  * more from the top of the range down.
  */
 static const struct emu_placement placements[] = {
-	{ .name = "64k", .small_chunk = 64u << 10, .granule = 256,
-	  .small_max = 32u << 10, .align = CHUNK_PAGE },
 	{ .name = "h100", .small_chunk = 2u << 20, .granule = 512,
 	  .small_max = (2u << 20) - 1, .align = 2u << 20, .subs = true,
-	  .regions = true },
+	  .regions = true },	/* the default */
+	{ .name = "64k", .small_chunk = 64u << 10, .granule = 256,
+	  .small_max = 32u << 10, .align = CHUNK_PAGE },
 };
 
 #define MID_BASE	(128u << 20)	/* H100: where pages past the first go */

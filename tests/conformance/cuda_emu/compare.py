@@ -15,7 +15,7 @@ one.  A key whose value differs, or that only one side has, is a
 difference.  A difference whose key matches a pattern in the differences
 file (one "PATTERN<TAB>REASON" per line, fnmatch patterns) is intended; any
 other fails; --differences may be given more than once (the default
-placement's own differences are in differences-64k.txt).  The last line is
+CUDA_EMU_PLACEMENT=64k's own differences are in differences-64k.txt).  The last line is
     conformance: N differences from the GPU (L listed, U unlisted)
 and the exit status is 1 when U > 0 or a transcript is unusable.
 """

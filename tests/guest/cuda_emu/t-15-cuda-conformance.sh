@@ -2,14 +2,14 @@
 # The differential conformance suite on the emulator: its transcript, one
 # "# conf: " line per observation, is compared on the host with the real
 # GPU's (tests/conformance/cuda_emu/compare.py, run by tests/harness/run-tests.sh).
-# It runs again with CUDA_EMU_PLACEMENT=h100 ("# confh100: " lines), the
-# placement that reproduces the H100's classes, compared the same way.
+# It runs again with CUDA_EMU_PLACEMENT=64k ("# conf64k: " lines), the
+# other placement, compared the same way.
 . /tests/lib.sh
 plan 5
 if ! load_module nvp2p_emu; then
 	not_ok "nvp2p_emu loads"
 	skip "transcript" "no module"
-	skip "transcript, CUDA_EMU_PLACEMENT=h100" "no module"
+	skip "transcript, CUDA_EMU_PLACEMENT=64k" "no module"
 	skip "CUDA_EMU_PLACEMENT typo" "no module"
 	skip "module unloads" "no module"
 	exit 1
@@ -27,15 +27,15 @@ if [ "$rc" = 0 ] && [ "$ends" = "$sections" ]; then
 else
 	not_ok "transcript: $ends of $sections sections ended normally (rc $rc)"
 fi
-CUDA_EMU_PLACEMENT=h100 /tests/cuda-conformance all >/tmp/conf.txt 2>/tmp/conf.err
+CUDA_EMU_PLACEMENT=64k /tests/cuda-conformance all >/tmp/conf.txt 2>/tmp/conf.err
 rc=$?
-sed 's/^/# confh100: /' /tmp/conf.txt
+sed 's/^/# conf64k: /' /tmp/conf.txt
 sed 's/^/# stderr: /' /tmp/conf.err
 ends=$(grep -c '\.end = exit 0$' /tmp/conf.txt)
 if [ "$rc" = 0 ] && [ "$ends" = "$sections" ]; then
-	ok "transcript, CUDA_EMU_PLACEMENT=h100: $sections sections ran to their end"
+	ok "transcript, CUDA_EMU_PLACEMENT=64k: $sections sections ran to their end"
 else
-	not_ok "transcript, CUDA_EMU_PLACEMENT=h100: $ends of $sections sections ended normally (rc $rc)"
+	not_ok "transcript, CUDA_EMU_PLACEMENT=64k: $ends of $sections sections ended normally (rc $rc)"
 fi
 # A value the library does not know fails cuInit, never a silent default.
 CUDA_EMU_PLACEMENT=h10 /tests/cuda-conformance init >/tmp/conf.txt 2>/tmp/conf.err
