@@ -4,10 +4,12 @@
  *
  * GPU memory comes from nvp2p_emu.ko in "chunks" of whole 64 KiB pages at
  * GPU virtual addresses inside one PROT_NONE reservation of ours, as the CUDA
- * driver reserves its UVA range.  Allocations of at least one page get a
- * chunk each; smaller ones share 64 KiB chunks, 256-byte granules apiece, as
- * a real driver packs them (4 KiB allocations land at consecutive 4 KiB
- * addresses, each with its own BUFFER_ID).  All state is under one mutex.
+ * driver reserves its UVA range.  Small allocations share chunks, in
+ * granules, each with its own BUFFER_ID; larger ones get a chunk each.  How
+ * (struct emu_placement, mem.c) is CUDA_EMU_PLACEMENT's choice: "h100"
+ * (default: below 2 MiB in 512-byte granules of 2 MiB chunks, as the H100
+ * places them) or "64k" (up to 32 KiB in 256-byte granules of 64 KiB
+ * chunks).  All state is under one mutex.
  */
 #ifndef CUDA_EMU_INTERNAL_H
 #define CUDA_EMU_INTERNAL_H
@@ -22,9 +24,24 @@
 
 #define CHUNK_PAGE	(64u << 10)
 #define VA_ALIGN	(2u << 20)	/* of our UVA reservation */
-#define SMALL_GRANULE	256u
-#define SMALL_SLOTS	(CHUNK_PAGE / SMALL_GRANULE)
-#define SMALL_MAX	(CHUNK_PAGE / 2)	/* larger sizes get own chunks */
+#define SMALL_SLOTS_MAX	4096u		/* granules of a small chunk, at most */
+
+/* How cuMemAlloc places allocations (CUDA_EMU_PLACEMENT, mem.c). */
+struct emu_placement {
+	const char *name;
+	uint64_t small_chunk;		/* bytes of a chunk of small allocations */
+	uint64_t granule;		/* of a small allocation */
+	uint64_t small_max;		/* larger sizes get chunks of their own */
+	uint64_t align;			/* of a chunk's VA and size */
+	bool subs;			/* tell nvp2p_emu of each small allocation
+					 * (NVP2P_EMU_IOC_SUB_ADD): pins are
+					 * checked against it and revoked when it
+					 * is freed */
+	bool regions;			/* H100 layout: first small page at the
+					 * bottom, the rest and mid sizes from
+					 * 128 MiB up, 16 MiB and more from the
+					 * top down */
+};
 
 struct chunk {
 	struct chunk *next;		/* sorted by va */
@@ -32,7 +49,7 @@ struct chunk {
 	unsigned int users;		/* allocations inside */
 	bool small;			/* a shared chunk of small allocations */
 	bool resv;			/* a cuMemAddressReserve range: no memory */
-	uint64_t used[SMALL_SLOTS / 64];	/* granule bitmap (small) */
+	uint64_t used[SMALL_SLOTS_MAX / 64];	/* granule bitmap (small) */
 };
 
 struct alloc {
@@ -85,6 +102,7 @@ struct emu_state {
 	bool forked;			/* a child of an initialized process */
 	int fd;				/* /dev/nvp2p_emu */
 	uint64_t va_base, va_size;	/* our UVA reservation */
+	const struct emu_placement *place;	/* CUDA_EMU_PLACEMENT */
 	struct chunk *chunks;
 	struct alloc *allocs;
 	uint64_t next_buffer_id;
@@ -113,6 +131,8 @@ CUresult emu_check_init(void);
 struct hostmem *emu_find_hostmem(uint64_t ptr);
 
 /* mem.c */
+/* CUDA_EMU_PLACEMENT's value (NULL: the default); NULL if unknown */
+const struct emu_placement *emu_placement_parse(const char *value);
 CUresult emu_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);	/* cuMemAlloc_v2, unhooked */
 struct alloc *emu_find_alloc(uint64_t ptr);	/* with emu.lock held */
 void emu_free_ctx_allocs(struct CUctx_st *ctx);	/* with emu.lock held */

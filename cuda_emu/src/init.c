@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -53,6 +55,14 @@ EMU_EXPORT CUresult cuInit(unsigned int flags)
 	pthread_mutex_lock(&emu.lock);
 	if (emu.initialized)
 		goto out;
+	/* a value we do not know is an error, never a silent default */
+	emu.place = emu_placement_parse(getenv("CUDA_EMU_PLACEMENT"));
+	if (!emu.place) {
+		fprintf(stderr, "cuda_emu: CUDA_EMU_PLACEMENT=%s: not \"64k\" or \"h100\"\n",
+			getenv("CUDA_EMU_PLACEMENT"));
+		ret = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
 	emu.fd = open(NVP2P_EMU_DEVICE, O_RDWR | O_CLOEXEC);
 	if (emu.fd < 0) {
 		ret = CUDA_ERROR_NO_DEVICE;

@@ -2,9 +2,9 @@
 /*
  * mem.c - cuMemAlloc, cuMemFree, copies, and the allocation table
  *
- * Chunks are placed first-fit at the lowest free VA of our reservation, so a
- * freed VA is handed out again at once, with a new BUFFER_ID, as the CUDA
- * driver does.  Freeing the last allocation in a chunk frees the chunk in
+ * Chunks are placed first-fit at the lowest free VA of their region of our
+ * reservation (struct emu_placement), so a freed VA is handed out again at
+ * once, with a new BUFFER_ID, as the CUDA driver does.  Freeing the last allocation in a chunk frees the chunk in
  * the kernel, which revokes any third-party pin of it.
  */
 #include <errno.h>
@@ -21,10 +21,40 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 	return (v + a - 1) & ~(a - 1);
 }
 
-/* Lowest @align-aligned gap of @size bytes in the VA reservation; 0 if none. */
-uint64_t emu_va_find(uint64_t size, uint64_t align)
+/*
+ * The placements CUDA_EMU_PLACEMENT chooses from.  "h100" reproduces the
+ * classes measured on an H100 with driver 580 (tests/conformance/cuda_emu/
+ * gpu/h100-580.transcript, alloc.*): allocations below 2 MiB packed first
+ * fit in 512-byte granules of 2 MiB pages, the first such page at the
+ * bottom of the range and the others more than 64 MiB above it, sizes
+ * from 2 MiB to 16 MiB rounded to 2 MiB upwards from there, 16 MiB and
+ * more from the top of the range down.
+ */
+static const struct emu_placement placements[] = {
+	{ .name = "h100", .small_chunk = 2u << 20, .granule = 512,
+	  .small_max = (2u << 20) - 1, .align = 2u << 20, .subs = true,
+	  .regions = true },	/* the default */
+	{ .name = "64k", .small_chunk = 64u << 10, .granule = 256,
+	  .small_max = 32u << 10, .align = CHUNK_PAGE },
+};
+
+#define MID_BASE	(128u << 20)	/* H100: where pages past the first go */
+#define BIG_MIN		(16u << 20)	/* H100: placed from the top down */
+
+const struct emu_placement *emu_placement_parse(const char *value)
 {
-	uint64_t at = round_up(emu.va_base, align);
+	if (!value)
+		return &placements[0];
+	for (size_t i = 0; i < sizeof(placements) / sizeof(placements[0]); i++)
+		if (!strcmp(value, placements[i].name))
+			return &placements[i];
+	return NULL;
+}
+
+/* Lowest @align-aligned gap of @size bytes at or above @from; 0 if none. */
+static uint64_t va_find_from(uint64_t from, uint64_t size, uint64_t align)
+{
+	uint64_t at = round_up(from, align);
 
 	for (struct chunk *c = emu.chunks; c; c = c->next) {
 		if (c->va + c->size <= at)
@@ -34,6 +64,49 @@ uint64_t emu_va_find(uint64_t size, uint64_t align)
 		at = round_up(c->va + c->size, align);
 	}
 	return at + size <= emu.va_base + emu.va_size ? at : 0;
+}
+
+/* Lowest @align-aligned gap of @size bytes in the VA reservation; 0 if none. */
+uint64_t emu_va_find(uint64_t size, uint64_t align)
+{
+	return va_find_from(emu.va_base, size, align);
+}
+
+/* Highest @align-aligned gap of @size bytes; 0 if none. */
+static uint64_t va_find_top(uint64_t size, uint64_t align)
+{
+	uint64_t lo = emu.va_base, best = 0, at;
+
+	for (struct chunk *c = emu.chunks;; c = c->next) {
+		uint64_t hi = c ? c->va : emu.va_base + emu.va_size;
+
+		if (hi >= lo + size) {
+			at = (hi - size) & ~(align - 1);
+			if (at >= lo)
+				best = at;
+		}
+		if (!c)
+			return best;
+		if (c->va + c->size > lo)
+			lo = c->va + c->size;
+	}
+}
+
+/* Where a chunk of @size bytes goes (@small: one of small allocations). */
+static uint64_t chunk_va(uint64_t size, bool small)
+{
+	const struct emu_placement *pl = emu.place;
+	uint64_t va;
+
+	if (!pl->regions)
+		return emu_va_find(size, pl->align);
+	if (small && va_find_from(emu.va_base, size, pl->align) == emu.va_base)
+		return emu.va_base;	/* the first page */
+	if (!small && size >= BIG_MIN && (va = va_find_top(size, pl->align)))
+		return va;
+	if (emu.va_size > MID_BASE && (va = va_find_from(emu.va_base + MID_BASE, size, pl->align)))
+		return va;
+	return emu_va_find(size, pl->align);
 }
 
 void emu_chunk_link(struct chunk *c)
@@ -51,7 +124,7 @@ static CUresult chunk_new(uint64_t size, bool small, struct chunk **out)
 	struct nvp2p_emu_alloc req = { .size = size };
 	struct chunk *c;
 
-	req.va = emu_va_find(size, CHUNK_PAGE);
+	req.va = chunk_va(size, small);
 	if (!req.va)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	c = calloc(1, sizeof(*c));
@@ -86,9 +159,10 @@ static void chunk_put(struct chunk *c)
 /* First fit of @granules consecutive free granules in a small chunk. */
 static int small_fit(struct chunk *c, unsigned int granules)
 {
+	unsigned int slots = (unsigned int)(c->size / emu.place->granule);
 	unsigned int run = 0;
 
-	for (unsigned int i = 0; i < SMALL_SLOTS; i++) {
+	for (unsigned int i = 0; i < slots; i++) {
 		if (c->used[i / 64] & (1ULL << (i % 64)))
 			run = 0;
 		else if (++run == granules)
@@ -99,8 +173,9 @@ static int small_fit(struct chunk *c, unsigned int granules)
 
 static void small_mark(struct chunk *c, uint64_t va, uint64_t size, bool used)
 {
-	unsigned int first = (unsigned int)((va - c->va) / SMALL_GRANULE);
-	unsigned int n = (unsigned int)(round_up(size, SMALL_GRANULE) / SMALL_GRANULE);
+	uint64_t g = emu.place->granule;
+	unsigned int first = (unsigned int)((va - c->va) / g);
+	unsigned int n = (unsigned int)(round_up(size, g) / g);
 
 	for (unsigned int i = first; i < first + n; i++) {
 		if (used)
@@ -112,7 +187,8 @@ static void small_mark(struct chunk *c, uint64_t va, uint64_t size, bool used)
 
 static CUresult small_place(uint64_t size, struct chunk **out, uint64_t *va)
 {
-	unsigned int granules = (unsigned int)(round_up(size, SMALL_GRANULE) / SMALL_GRANULE);
+	const struct emu_placement *pl = emu.place;
+	unsigned int granules = (unsigned int)(round_up(size, pl->granule) / pl->granule);
 	struct chunk *c;
 	CUresult r;
 	int slot;
@@ -121,13 +197,13 @@ static CUresult small_place(uint64_t size, struct chunk **out, uint64_t *va)
 		if (c->small && (slot = small_fit(c, granules)) >= 0)
 			goto found;
 	}
-	r = chunk_new(CHUNK_PAGE, true, &c);
+	r = chunk_new(pl->small_chunk, true, &c);
 	if (r)
 		return r;
 	slot = 0;
 found:
 	*out = c;
-	*va = c->va + (uint64_t)slot * SMALL_GRANULE;
+	*va = c->va + (uint64_t)slot * pl->granule;
 	small_mark(c, *va, size, true);
 	return CUDA_SUCCESS;
 }
@@ -163,8 +239,14 @@ void emu_alloc_release(struct alloc *a)
 		free(a);
 		return;
 	}
-	if (a->chunk->small)
+	if (a->chunk->small) {
+		struct nvp2p_emu_sub req = { .va = a->va };
+
+		/* revokes the pins covering it, even where the page stays */
+		if (emu.place->subs)
+			ioctl(emu.fd, NVP2P_EMU_IOC_SUB_DEL, &req);
 		small_mark(a->chunk, a->va, a->size, false);
+	}
 	chunk_put(a->chunk);
 	free(a);
 }
@@ -197,10 +279,20 @@ EMU_HOOK_IMPL CUresult emu_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	if (!a)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	pthread_mutex_lock(&emu.lock);
-	if (bytesize <= SMALL_MAX) {
+	if (bytesize <= emu.place->small_max) {
 		r = small_place(bytesize, &c, &va);
+		if (!r && emu.place->subs) {
+			struct nvp2p_emu_sub req = { .va = va, .size = bytesize };
+
+			if (ioctl(emu.fd, NVP2P_EMU_IOC_SUB_ADD, &req)) {
+				r = errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_UNKNOWN;
+				small_mark(c, va, bytesize, false);
+				c->users++;	/* chunk_put: the page goes if empty */
+				chunk_put(c);
+			}
+		}
 	} else {
-		r = chunk_new(round_up(bytesize, CHUNK_PAGE), false, &c);
+		r = chunk_new(round_up(bytesize, emu.place->align), false, &c);
 		va = r ? 0 : c->va;
 	}
 	if (r) {

@@ -55,6 +55,18 @@ struct nvp2p_emu_free {
 	__u64 va;		/* in: start of an allocation */
 };
 
+/*
+ * A CUDA allocation inside an allocation of ours that several share (a
+ * page of packed small allocations).  Once one is added, get_pages on
+ * that allocation must lie within the 64 KiB pages of one of them, and
+ * NVP2P_EMU_IOC_SUB_DEL revokes the non-persistent pins that cover the
+ * removed one's bytes, as a free does.
+ */
+struct nvp2p_emu_sub {
+	__u64 va;		/* in: start, inside an allocation */
+	__u64 size;		/* in: bytes, > 0, inside it (SUB_ADD only) */
+};
+
 /* Directions of nvp2p_emu_copy */
 #define NVP2P_EMU_HTOD	1	/* user buffer -> GPU */
 #define NVP2P_EMU_DTOH	2	/* GPU -> user buffer */
@@ -145,5 +157,7 @@ struct nvp2p_emu_tokens {
 #define NVP2P_EMU_IOC_IMPORT	_IOWR(NVP2P_EMU_IOC_MAGIC, 7, struct nvp2p_emu_import)
 #define NVP2P_EMU_IOC_WITHDRAW	_IOW(NVP2P_EMU_IOC_MAGIC, 8, struct nvp2p_emu_withdraw)
 #define NVP2P_EMU_IOC_DMABUF	_IOWR(NVP2P_EMU_IOC_MAGIC, 9, struct nvp2p_emu_dmabuf)
+#define NVP2P_EMU_IOC_SUB_ADD	_IOW(NVP2P_EMU_IOC_MAGIC, 10, struct nvp2p_emu_sub)
+#define NVP2P_EMU_IOC_SUB_DEL	_IOW(NVP2P_EMU_IOC_MAGIC, 11, struct nvp2p_emu_sub)
 
 #endif /* _UAPI_NVP2P_EMU_H */

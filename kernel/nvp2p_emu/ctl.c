@@ -403,6 +403,15 @@ static long emu_ioctl_active(struct emu_file *f, unsigned int cmd,
 		return emu_ioc_withdraw(f, argp);
 	case NVP2P_EMU_IOC_DMABUF:
 		return emu_ioc_dmabuf(f, argp);
+	case NVP2P_EMU_IOC_SUB_ADD:
+	case NVP2P_EMU_IOC_SUB_DEL: {
+		struct nvp2p_emu_sub req;
+
+		if (copy_from_user(&req, argp, sizeof(req)))
+			return -EFAULT;
+		return cmd == NVP2P_EMU_IOC_SUB_ADD ?
+		       emu_sub_add(f, req.va, req.size) : emu_sub_del(f, req.va);
+	}
 	case NVP2P_EMU_IOC_TOKENS: {
 		struct nvp2p_emu_tokens t = {
 			.p2p_token = f->p2p_token,

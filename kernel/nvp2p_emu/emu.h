@@ -70,7 +70,15 @@ struct emu_alloc {
 	u64 mem_offset;			/* offset in BAR2 */
 	struct emu_user *user;		/* charged for size; NULL: import */
 	struct list_head pins;		/* non-persistent emu_pins */
+	struct list_head subs;		/* struct emu_sub, if shared */
 	struct emu_export *export;	/* an import: of this export */
+};
+
+/* A CUDA allocation inside a shared emu_alloc (NVP2P_EMU_IOC_SUB_ADD). */
+struct emu_sub {
+	struct list_head node;		/* emu_alloc->subs, under emu->lock */
+	u64 va;
+	u64 size;
 };
 
 /*
@@ -221,6 +229,8 @@ extern unsigned int emu_dma_max_run_kb;
 
 /* mem.c */
 struct emu_alloc *emu_alloc_find(pid_t tgid, u64 va, u64 len);
+int emu_sub_add(struct emu_file *f, u64 va, u64 size);
+int emu_sub_del(struct emu_file *f, u64 va);
 int emu_alloc_create(struct emu_file *f, u64 va, u64 size,
 		     struct emu_alloc **out);
 void emu_alloc_free(struct emu_alloc *a);
@@ -242,7 +252,7 @@ void emu_dma_unmap_all(struct emu_pin *pin);
 int emu_fault_inject(struct emu_fault *f);
 
 /* p2p.c (p2p_tegra.c) */
-void emu_revoke_alloc_pins(struct emu_alloc *a);
+void emu_revoke_pins(struct emu_alloc *a, u64 va, u64 size);
 
 /* dma.c (dma_tegra.c): unmap and free a mapping taken off its list */
 void emu_dma_map_release(struct emu_dma_map *m);

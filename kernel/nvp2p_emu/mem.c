@@ -40,7 +40,10 @@ static void emu_import_release(struct emu_export *x)
 static void emu_alloc_release(struct kref *ref)
 {
 	struct emu_alloc *a = container_of(ref, struct emu_alloc, ref);
+	struct emu_sub *s, *tmp;
 
+	list_for_each_entry_safe(s, tmp, &a->subs, node)
+		kfree(s);
 	emu->nr_allocs--;
 	if (a->export) {
 		emu_import_release(a->export);
@@ -67,9 +70,32 @@ static bool range_inside(u64 va, u64 len, u64 start, u64 size)
 }
 
 /*
+ * In an allocation that CUDA allocations share (its subs), a pin must lie
+ * within the 64 KiB pages of one of them: it may cover a neighbour's bytes
+ * in those pages, not span two allocations.
+ */
+static bool emu_sub_covers(struct emu_alloc *a, u64 va, u64 len)
+{
+	struct emu_sub *s;
+	u64 start, end;
+
+	lockdep_assert_held(&emu->lock);
+	if (list_empty(&a->subs))
+		return true;
+	list_for_each_entry(s, &a->subs, node) {
+		start = round_down(s->va, EMU_PAGE_SIZE);
+		end = round_up(s->va + s->size, EMU_PAGE_SIZE);
+		if (range_inside(va, len, start, end - start))
+			return true;
+	}
+	return false;
+}
+
+/*
  * Find the live allocation of process @tgid that wholly contains
  * [va, va + len).  A range that straddles two allocations is not found:
- * get_pages requires one allocation (kernel_p2p.md 2.2).
+ * get_pages requires one allocation (kernel_p2p.md 2.2), and so is one
+ * that spans two CUDA allocations sharing a page.
  */
 struct emu_alloc *emu_alloc_find(pid_t tgid, u64 va, u64 len)
 {
@@ -82,9 +108,79 @@ struct emu_alloc *emu_alloc_find(pid_t tgid, u64 va, u64 len)
 			continue;
 		list_for_each_entry(a, &f->allocs, node)
 			if (range_inside(va, len, a->va, a->size))
-				return a;
+				return emu_sub_covers(a, va, len) ? a : NULL;
 	}
 	return NULL;
+}
+
+/**
+ * emu_sub_add() - record a CUDA allocation inside one of @f's allocations
+ * @f: the open file
+ * @va: its start
+ * @size: its bytes
+ *
+ * Return: 0; -EINVAL if [va, va + size) is not inside one allocation of
+ * @f, or overlaps one recorded already; -ENOMEM.
+ */
+int emu_sub_add(struct emu_file *f, u64 va, u64 size)
+{
+	struct emu_sub *s, *n;
+	struct emu_alloc *a;
+	int ret = -EINVAL;
+
+	n = kzalloc(sizeof(*n), GFP_KERNEL_ACCOUNT);
+	if (!n)
+		return -ENOMEM;
+	n->va = va;
+	n->size = size;
+	mutex_lock(&emu->lock);
+	list_for_each_entry(a, &f->allocs, node) {
+		if (!size || a->export || !range_inside(va, size, a->va, a->size))
+			continue;
+		list_for_each_entry(s, &a->subs, node)
+			if (va < s->va + s->size && s->va < va + size)
+				goto out;
+		list_add_tail(&n->node, &a->subs);
+		n = NULL;
+		ret = 0;
+		break;
+	}
+out:
+	mutex_unlock(&emu->lock);
+	kfree(n);
+	return ret;
+}
+
+/**
+ * emu_sub_del() - a CUDA allocation inside a shared one is freed
+ * @f: the open file
+ * @va: its start, as given to emu_sub_add()
+ *
+ * Every non-persistent pin covering its bytes is revoked through its free
+ * callback, as a free of a whole allocation does; the memory stays with
+ * the allocation it lies in.
+ *
+ * Return: 0, or -EINVAL if no such CUDA allocation is recorded.
+ */
+int emu_sub_del(struct emu_file *f, u64 va)
+{
+	struct emu_sub *s;
+	struct emu_alloc *a;
+
+	mutex_lock(&emu->lock);
+	list_for_each_entry(a, &f->allocs, node) {
+		list_for_each_entry(s, &a->subs, node) {
+			if (s->va != va)
+				continue;
+			list_del(&s->node);
+			emu_revoke_pins(a, s->va, s->size);
+			mutex_unlock(&emu->lock);
+			kfree(s);
+			return 0;
+		}
+	}
+	mutex_unlock(&emu->lock);
+	return -EINVAL;
 }
 
 struct emu_file *emu_file_by_token(u64 p2p_token, u32 va_space)
@@ -199,6 +295,7 @@ int emu_alloc_create(struct emu_file *f, u64 va, u64 size,
 	}
 	kref_init(&a->ref);
 	INIT_LIST_HEAD(&a->pins);
+	INIT_LIST_HEAD(&a->subs);
 	a->owner = f;
 	a->user = f->user;
 	a->tgid = f->tgid;
@@ -231,7 +328,7 @@ void emu_alloc_free(struct emu_alloc *a)
 	lockdep_assert_held(&emu->lock);
 	list_del_init(&a->node);
 	a->owner = NULL;
-	emu_revoke_alloc_pins(a);
+	emu_revoke_pins(a, a->va, a->size);
 	list_for_each_entry_safe(x, tmp, &emu->exports, node) {
 		if (x->alloc == a && !x->withdrawn) {
 			x->withdrawn = true;
@@ -391,6 +488,7 @@ int emu_import_create(struct emu_file *f, u64 handle, u64 va, u64 size,
 	}
 	kref_init(&a->ref);
 	INIT_LIST_HEAD(&a->pins);
+	INIT_LIST_HEAD(&a->subs);
 	x->imports++;
 	a->export = x;
 	a->owner = f;

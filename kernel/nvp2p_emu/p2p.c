@@ -87,15 +87,18 @@ static void emu_pin_destroy(struct emu_pin *pin)
 }
 
 /*
- * Revoke every non-persistent pin of @a: the user freed the memory, or the
- * process that owns it went away.
+ * Revoke every non-persistent pin of @a that covers a byte of [va, va +
+ * size): the user freed the memory (or one allocation in a shared page),
+ * or the process that owns it went away.
  */
-void emu_revoke_alloc_pins(struct emu_alloc *a)
+void emu_revoke_pins(struct emu_alloc *a, u64 va, u64 size)
 {
 	struct emu_pin *pin, *tmp;
 
 	lockdep_assert_held(&emu->lock);
 	list_for_each_entry_safe(pin, tmp, &a->pins, alloc_node) {
+		if (pin->va >= va + size || va >= pin->va + pin->len)
+			continue;
 		/* A delay here widens the window third parties must handle. */
 		if (emu_callback_delay_ms)
 			msleep(emu_callback_delay_ms);

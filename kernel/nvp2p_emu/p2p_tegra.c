@@ -72,14 +72,18 @@ static void emu_pin_end(struct emu_pin *pin)
 	mutex_unlock(&emu->maps_lock);
 }
 
-/* The user freed the memory, or the process that owns it went away. */
-void emu_revoke_alloc_pins(struct emu_alloc *a)
+/*
+ * The user freed the memory (or one allocation in a shared page, covering
+ * [va, va + size)), or the process that owns it went away.
+ */
+void emu_revoke_pins(struct emu_alloc *a, u64 va, u64 size)
 {
 	struct emu_pin *pin, *tmp;
 
 	lockdep_assert_held(&emu->lock);
 	list_for_each_entry_safe(pin, tmp, &a->pins, alloc_node)
-		emu_pin_end(pin);
+		if (pin->va < va + size && va < pin->va + pin->len)
+			emu_pin_end(pin);
 }
 
 /**

@@ -182,10 +182,19 @@ run_guest v2
 # The emulator's CUDA transcript (t-15) against a real GPU's: the diff count,
 # and a failure for any difference not listed in tests/conformance/cuda_emu/.
 echo "== CUDA conformance, emulator vs. a real GPU (tests/conformance/cuda_emu/)"
-if python3 "$top/tests/conformance/cuda_emu/compare.py" --quiet --tap "$results/v2.tap" \
+conf="$top/tests/conformance/cuda_emu"
+if python3 "$conf/compare.py" --quiet --tap "$results/v2.tap" \
+	--differences "$conf/differences.txt" \
 	>"$results/conformance.txt" 2>&1; then add 1 0 0; else
 	add 0 1 0; note_failure "conformance: $(tail -n1 "$results/conformance.txt") (results/conformance.txt)"; fi
 tail -n1 "$results/conformance.txt"
+# The same with CUDA_EMU_PLACEMENT=64k, whose placement differs on top.
+if python3 "$conf/compare.py" --quiet --tap "$results/v2.tap" --tag conf64k \
+	--what "conformance (CUDA_EMU_PLACEMENT=64k)" \
+	--differences "$conf/differences.txt" --differences "$conf/differences-64k.txt" \
+	>"$results/conformance-64k.txt" 2>&1; then add 1 0 0; else
+	add 0 1 0; note_failure "conformance 64k: $(tail -n1 "$results/conformance-64k.txt") (results/conformance-64k.txt)"; fi
+tail -n1 "$results/conformance-64k.txt"
 # The emulated runtime's probe (t-18-cudart-probe) against an H100's runtime.
 if python3 "$top/tests/conformance/cuda_emu/compare.py" --quiet --tap "$results/v2.tap" \
 	--test t-18-cudart-probe.sh --tag rtprobe --what runtime \

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """compare.py - diff the emulator's conformance transcript against a GPU's.
 
-    compare.py [--tap FILE | --emu FILE] [--gpu FILE] [--differences FILE]
+    compare.py [--tap FILE | --emu FILE] [--gpu FILE] [--differences FILE]...
                [--test NAME --tag TAG --what WHAT]
 
 The emulator's transcript comes from a guest TAP log (the "# conf: " lines
@@ -14,7 +14,8 @@ plain file.  The runtime and NVML probe is compared with
 one.  A key whose value differs, or that only one side has, is a
 difference.  A difference whose key matches a pattern in the differences
 file (one "PATTERN<TAB>REASON" per line, fnmatch patterns) is intended; any
-other fails.  The last line is
+other fails; --differences may be given more than once (the default
+CUDA_EMU_PLACEMENT=64k's own differences are in differences-64k.txt).  The last line is
     conformance: N differences from the GPU (L listed, U unlisted)
 and the exit status is 1 when U > 0 or a transcript is unusable.
 """
@@ -83,7 +84,8 @@ def main():
     src.add_argument("--tap")
     src.add_argument("--emu")
     ap.add_argument("--gpu", default=os.path.join(HERE, "gpu", "h100-580.transcript"))
-    ap.add_argument("--differences", default=os.path.join(HERE, "differences.txt"))
+    ap.add_argument("--differences", action="append",
+                    help="a file of intended differences (repeatable; default differences.txt)")
     ap.add_argument("--quiet", action="store_true", help="only the unlisted ones and the count")
     ap.add_argument("--test", default=TEST)
     ap.add_argument("--tag", default="conf")
@@ -100,7 +102,9 @@ def main():
     if not emu:
         print("%s: the emulator's transcript is empty" % a.what)
         return 1
-    pats = load_differences(a.differences)
+    pats = []
+    for path in a.differences or [os.path.join(HERE, "differences.txt")]:
+        pats += load_differences(path)
     used = set()
     listed = unlisted = 0
     for key in sorted(set(gpu) | set(emu)):

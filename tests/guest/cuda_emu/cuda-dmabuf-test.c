@@ -76,6 +76,7 @@ int main(void)
 	CUdevice dev;
 	CUcontext ctx;
 	CUdeviceptr d, d2, s;
+	size_t s_page = 0;
 	uint8_t pat[LEN], back[LEN];
 	uint64_t used0, off;
 	int fd = -1, fd2 = -1, v = -1, pipefd[2];
@@ -100,7 +101,7 @@ int main(void)
 		tap_ok(attach(0, &a) == -EOPNOTSUPP, "gdirect_edu built for it imports no dma-buf: -EOPNOTSUPP");
 		return tap_done();
 	}
-	tap_plan(28);
+	tap_plan(29);
 	tap_ok(access("/proc/driver/nvp2p_emu", F_OK) != 0,
 	       "DMA_BUF_SUPPORTED is 1 in the open flavour (no /proc/driver/nvp2p_emu)");
 	tap_ok(edu_fd >= 0, "gdirect_edu bound to edu");
@@ -164,11 +165,14 @@ int main(void)
 	tap_ok(cuMemAlloc(&d2, 4 * MB) == 0 && cuMemAlloc(&s, 4096) == 0 &&
 	       guest_host_has(off + 4096, pat, LEN),
 	       "new (zeroed) allocations do not get the exported memory: edu's data is intact");
+	/* the small one's page: 64 KiB, or 2 MiB with CUDA_EMU_PLACEMENT=h100 */
+	tap_ok(cuPointerGetAttribute(&s_page, CU_POINTER_ATTRIBUTE_MAPPING_SIZE, s) == 0 &&
+	       (s_page == 65536 || s_page == 2 * MB), "the 4 KiB allocation lies in a page of %zu bytes", s_page);
 	tap_ok(detach(a.id) == 0 && detach(a.id) == -ENOENT, "detach; again: -ENOENT");
-	tap_ok(stat_u64("mem_used") == used0 + 4 * MB + 4 * MB + 65536,
+	tap_ok(stat_u64("mem_used") == used0 + 4 * MB + 4 * MB + s_page,
 	       "still held by the other dma-buf's fd (1 MiB of it)");
 	close(fd2);
-	tap_ok(stat_u64("mem_used") == used0 + 4 * MB + 65536, "its fd closed, the freed memory is back");
+	tap_ok(stat_u64("mem_used") == used0 + 4 * MB + s_page, "its fd closed, the freed memory is back");
 	tap_ok(cuMemFree(d2) == 0 && cuMemFree(s) == 0 && stat_u64("mem_used") == used0, "all GPU memory is back");
 	close(edu_fd);
 	return tap_done();

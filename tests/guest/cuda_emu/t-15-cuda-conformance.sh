@@ -2,11 +2,15 @@
 # The differential conformance suite on the emulator: its transcript, one
 # "# conf: " line per observation, is compared on the host with the real
 # GPU's (tests/conformance/cuda_emu/compare.py, run by tests/harness/run-tests.sh).
+# It runs again with CUDA_EMU_PLACEMENT=64k ("# conf64k: " lines), the
+# other placement, compared the same way.
 . /tests/lib.sh
-plan 3
+plan 5
 if ! load_module nvp2p_emu; then
 	not_ok "nvp2p_emu loads"
 	skip "transcript" "no module"
+	skip "transcript, CUDA_EMU_PLACEMENT=64k" "no module"
+	skip "CUDA_EMU_PLACEMENT typo" "no module"
 	skip "module unloads" "no module"
 	exit 1
 fi
@@ -22,6 +26,25 @@ if [ "$rc" = 0 ] && [ "$ends" = "$sections" ]; then
 	ok "transcript: $sections sections ran to their end"
 else
 	not_ok "transcript: $ends of $sections sections ended normally (rc $rc)"
+fi
+CUDA_EMU_PLACEMENT=64k /tests/cuda-conformance all >/tmp/conf.txt 2>/tmp/conf.err
+rc=$?
+sed 's/^/# conf64k: /' /tmp/conf.txt
+sed 's/^/# stderr: /' /tmp/conf.err
+ends=$(grep -c '\.end = exit 0$' /tmp/conf.txt)
+if [ "$rc" = 0 ] && [ "$ends" = "$sections" ]; then
+	ok "transcript, CUDA_EMU_PLACEMENT=64k: $sections sections ran to their end"
+else
+	not_ok "transcript, CUDA_EMU_PLACEMENT=64k: $ends of $sections sections ended normally (rc $rc)"
+fi
+# A value the library does not know fails cuInit, never a silent default.
+CUDA_EMU_PLACEMENT=h10 /tests/cuda-conformance init >/tmp/conf.txt 2>/tmp/conf.err
+if grep -qx 'init.cuInit(0) = INVALID_VALUE' /tmp/conf.txt &&
+	grep -q 'CUDA_EMU_PLACEMENT=h10' /tmp/conf.err; then
+	ok "CUDA_EMU_PLACEMENT typo: cuInit fails with INVALID_VALUE and says why"
+else
+	not_ok "CUDA_EMU_PLACEMENT typo: cuInit fails with INVALID_VALUE and says why"
+	sed 's/^/# /' /tmp/conf.txt /tmp/conf.err
 fi
 check "nvp2p_emu unloads (nothing left pinned or allocated)" rmmod nvp2p_emu
 tap_done
