@@ -560,23 +560,40 @@ static void invalidate(struct gdirect_ctx *c, struct gdirect_reg *r,
 /* ---- hit paths --------------------------------------------------------- */
 
 /*
- * The recent path: the entry this thread's hint for a's page names, if it
- * covers [a, e) and nothing of c was killed since it saw its region live.
+ * Whether entry x's range holds [a, e), a < e < 2^63, in one branch
+ * rather than two: on random requests "a below the last entry's start"
+ * is a coin toss for the predictor.  Entries' ranges are user addresses,
+ * below 2^63, so each difference's sign is its comparison's answer (an
+ * empty entry, 0 to 0, holds nothing: e > 0).
+ */
+static inline bool tc_covers(const struct gd_tc_ent *x, uint64_t a,
+			     uint64_t e)
+{
+	return (int64_t)((a - x->start) | (x->end - e)) >= 0;
+}
+
+/*
+ * The recent path: the entry of this thread's last acquisition through an
+ * entry, else the one its hint for a's page names, if it covers [a, e) and nothing of c was killed since it saw its region live.
  * Counts the reference there and checks the status word; reads no region
  * and no page table, writes nothing shared.
  */
 static inline struct gdirect_reg *tc_recent(struct gdirect_ctx *c, uint64_t a,
 					    uint64_t e)
 {
-	struct gd_tc_block *b = gd_tc_mine;
-	struct gd_tc_ent *x;
+	struct gd_tc_ent *x = gd_tc_last;
 	int64_t n;
 
-	if (__builtin_expect(!b, 0))
-		return NULL;
-	x = *gd_tc_hint(b, a);	/* gd_tc_none's hints are all NULL */
-	if (!x || a < x->start || e > x->end)
-		return NULL;
+	if (!x || !tc_covers(x, a, e)) {
+		struct gd_tc_block *b = gd_tc_mine;
+
+		if (!b)
+			return NULL;
+		x = *gd_tc_hint(b, a);	/* gd_tc_none's are all NULL */
+		if (!x || !tc_covers(x, a, e))
+			return NULL;
+		gd_tc_last = x;
+	}
 	n = atomic_load_explicit(&x->n, memory_order_relaxed);
 	atomic_store_explicit(&x->n, n + 1, memory_order_release);
 	gd_epoch_reader_fence();
@@ -638,6 +655,7 @@ static inline bool tc_take(struct gdirect_ctx *c, struct gdirect_reg *r,
 	}
 	x->kgen = kgen;
 	*gd_tc_hint(b, a) = x;
+	gd_tc_last = x;
 	return true;
 }
 
@@ -1051,7 +1069,8 @@ GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 	uint64_t a = (uintptr_t)ptr, e = a + len;
 	struct gdirect_reg *r;
 
-	if (!c || !out || !len || flags || e < a)
+	/* No user address reaches 2^63; tc_covers() relies on it. */
+	if (!c || !out || !len || flags || e < a || e >> 63)
 		return gd_err(-EINVAL, "invalid argument");
 	/* Before the fork check: a fork child starts with empty entries,
 	 * and only lookup_ref, after that check, fills them. */

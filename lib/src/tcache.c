@@ -13,6 +13,8 @@ static _Atomic unsigned blocks_used;	/* high-water mark of claimed blocks */
 struct gd_tc_block gd_tc_none;
 __thread struct gd_tc_block *gd_tc_mine
 	__attribute__((tls_model("initial-exec")));
+__thread struct gd_tc_ent *gd_tc_last
+	__attribute__((tls_model("initial-exec")));
 
 static pthread_key_t tc_key;
 static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
@@ -131,6 +133,7 @@ void gd_tc_atfork_child(void)
 
 	for (unsigned i = 0; i < hw; i++) {
 		block_reset(&blocks[i]);
+		gd_tc_last = NULL;
 		if (&blocks[i] != gd_tc_mine)
 			atomic_store(&blocks[i].owned, 0);
 	}

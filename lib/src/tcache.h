@@ -82,6 +82,10 @@ struct gd_tc_block {
 /* NULL until the thread's first hit; &gd_tc_none when no block was free. */
 extern __thread struct gd_tc_block *gd_tc_mine
 	__attribute__((tls_model("initial-exec")));
+/* The entry of this thread's last acquisition through an entry (the
+ * recent path's first guess, before the per-page hints), or NULL. */
+extern __thread struct gd_tc_ent *gd_tc_last
+	__attribute__((tls_model("initial-exec")));
 extern struct gd_tc_block gd_tc_none;
 
 struct gd_tc_block *gd_tc_claim(void);
