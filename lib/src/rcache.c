@@ -4,10 +4,11 @@
  *
  * Hit paths (no lock, no system call, no locked instruction, no shared
  * line written; tcache.h has the protocol):
- *  - recent: the request lies in the region this thread used last, and
- *    nothing of the context was killed since (ctx->kgen unchanged): count
- *    the reference in the thread's entry, check the status word.  No
- *    lookup, no read of the region.
+ *  - recent: the request lies in the region this thread last took through
+ *    an entry in the request's page (the thread's per-page hints,
+ *    tcache.h), and nothing of the context was killed since (ctx->kgen
+ *    unchanged): count the reference in that entry, check the status
+ *    word.  No lookup, no read of the region.
  *  - lookup: epoch section, one lookup in the page table of live regions
  *    (pgtab.h: a slot per 64 KiB page), count the reference in the thread's
  *    entry for that region (a compare-and-swap on r->refs when the entry is
@@ -514,25 +515,34 @@ static bool evict_one_for_bar(struct gdirect_ctx *c)
 #define GD_VALID 0
 #define GD_ASK_SLOW (-1)
 
+/* The BUFFER_ID tag check: a CUDA call, out of the hit path's line. */
+static __attribute__((noinline)) int validate_tag(struct gdirect_reg *r,
+						  uint64_t a, uint64_t e)
+{
+	const struct gd_reg_cold *x = RC(r);
+	uint64_t id;
+
+	if (a < x->tag_base || e > x->tag_base + x->tag_size)
+		return GD_ASK_SLOW;
+	if (gd_cuda_buffer_id(a, &id) < 0 || id != x->tag_id)
+		return GD_CAUSE_BUFFER_ID;
+	return GD_VALID;
+}
+
 /* GD_VALID, a cause of invalidity, or GD_ASK_SLOW when the tag check needs
- * the miss path (the request is in another allocation than the tag's). */
-static int validate(struct gdirect_ctx *c, struct gdirect_reg *r, uint64_t a,
-		    uint64_t e)
+ * the miss path (the request is in another allocation than the tag's).
+ * Inline: on a hit it is a flag test and the status word. */
+static inline int validate(struct gdirect_ctx *c, struct gdirect_reg *r,
+			   uint64_t a, uint64_t e)
 {
 	uint32_t inv = c->p.invalidation;
 
 	if ((inv & GDIRECT_INV_KERNEL) && r->status &&
-	    __atomic_load_n(r->status, __ATOMIC_ACQUIRE) != GD_STATUS_PINNED)
+	    __builtin_expect(__atomic_load_n(r->status, __ATOMIC_ACQUIRE) !=
+			     GD_STATUS_PINNED, 0))
 		return GD_CAUSE_KERNEL;
-	if (inv & GDIRECT_INV_BUFFER_ID) {
-		const struct gd_reg_cold *x = RC(r);
-		uint64_t id;
-
-		if (a < x->tag_base || e > x->tag_base + x->tag_size)
-			return GD_ASK_SLOW;
-		if (gd_cuda_buffer_id(a, &id) < 0 || id != x->tag_id)
-			return GD_CAUSE_BUFFER_ID;
-	}
+	if (__builtin_expect(inv & GDIRECT_INV_BUFFER_ID, 0))
+		return validate_tag(r, a, e);
 	return GD_VALID;
 }
 
@@ -550,10 +560,23 @@ static void invalidate(struct gdirect_ctx *c, struct gdirect_reg *r,
 /* ---- hit paths --------------------------------------------------------- */
 
 /*
- * The recent path: this thread's last entry, if it covers [a, e) and
- * nothing of c was killed since it saw its region live.  Counts the
- * reference there and checks the status word; reads no region, writes
- * nothing shared.
+ * Whether entry x's range holds [a, e), a < e < 2^63, in one branch
+ * rather than two: on random requests "a below the last entry's start"
+ * is a coin toss for the predictor.  Entries' ranges are user addresses,
+ * below 2^63, so each difference's sign is its comparison's answer (an
+ * empty entry, 0 to 0, holds nothing: e > 0).
+ */
+static inline bool tc_covers(const struct gd_tc_ent *x, uint64_t a,
+			     uint64_t e)
+{
+	return (int64_t)((a - x->start) | (x->end - e)) >= 0;
+}
+
+/*
+ * The recent path: the entry of this thread's last acquisition through an
+ * entry, else the one its hint for a's page names, if it covers [a, e) and nothing of c was killed since it saw its region live.
+ * Counts the reference there and checks the status word; reads no region
+ * and no page table, writes nothing shared.
  */
 static inline struct gdirect_reg *tc_recent(struct gdirect_ctx *c, uint64_t a,
 					    uint64_t e)
@@ -561,8 +584,16 @@ static inline struct gdirect_reg *tc_recent(struct gdirect_ctx *c, uint64_t a,
 	struct gd_tc_ent *x = gd_tc_last;
 	int64_t n;
 
-	if (!x || a < x->start || e > x->end)
-		return NULL;
+	if (!x || !tc_covers(x, a, e)) {
+		struct gd_tc_block *b = gd_tc_mine;
+
+		if (!b)
+			return NULL;
+		x = *gd_tc_hint(b, a);	/* gd_tc_none's are all NULL */
+		if (!x || !tc_covers(x, a, e))
+			return NULL;
+		gd_tc_last = x;
+	}
 	n = atomic_load_explicit(&x->n, memory_order_relaxed);
 	atomic_store_explicit(&x->n, n + 1, memory_order_release);
 	gd_epoch_reader_fence();
@@ -583,7 +614,7 @@ static inline struct gdirect_reg *tc_recent(struct gdirect_ctx *c, uint64_t a,
  * region's, or r died meanwhile.
  */
 static inline bool tc_take(struct gdirect_ctx *c, struct gdirect_reg *r,
-			   uint64_t kgen)
+			   uint64_t kgen, uint64_t a)
 {
 	struct gd_tc_block *b = gd_tc_block();
 	struct gd_tc_ent *x;
@@ -623,6 +654,7 @@ static inline bool tc_take(struct gdirect_ctx *c, struct gdirect_reg *r,
 		return false;
 	}
 	x->kgen = kgen;
+	*gd_tc_hint(b, a) = x;
 	gd_tc_last = x;
 	return true;
 }
@@ -648,7 +680,7 @@ static struct gdirect_reg *lookup_ref(struct gdirect_ctx *c, uint64_t a,
 			__builtin_prefetch(r->status);
 		if (v & (GD_DEAD | GD_HOLD))
 			r = NULL;
-		else if (!tc_take(c, r, kgen))
+		else if (!tc_take(c, r, kgen, a))
 			do {	/* the entry is another region's: the word */
 				if (v & (GD_DEAD | GD_HOLD)) {
 					r = NULL;
@@ -1037,7 +1069,8 @@ GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 	uint64_t a = (uintptr_t)ptr, e = a + len;
 	struct gdirect_reg *r;
 
-	if (!c || !out || !len || flags || e < a)
+	/* No user address reaches 2^63; tc_covers() relies on it. */
+	if (!c || !out || !len || flags || e < a || e >> 63)
 		return gd_err(-EINVAL, "invalid argument");
 	/* Before the fork check: a fork child starts with empty entries,
 	 * and only lookup_ref, after that check, fills them. */
@@ -1053,7 +1086,7 @@ GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 	if (r) {
 		int v = validate(c, r, a, e);
 
-		if (v == GD_VALID) {
+		if (__builtin_expect(v == GD_VALID, 1)) {
 			SHARD_INC(c, hits);
 			*out = r;
 			return 0;

@@ -56,6 +56,8 @@ static void block_reset(struct gd_tc_block *b)
 		b->e[i].kgen = 0;
 		b->e[i].status = NULL;
 	}
+	for (int i = 0; i < GD_TC_HINTS; i++)
+		b->hint[i] = NULL;
 }
 
 struct gd_tc_block *gd_tc_claim(void)

@@ -28,9 +28,11 @@
  * back, so a scan that reads a total of zero may release it.
  *
  * Entries are direct-mapped by region address; a thread finds the entry of
- * a region it has just used again through its hint without touching the
- * region or any page table (gd_tc_recent, rcache.c).  An entry is reused
- * for another region only when its count is zero or its region was
+ * a region it used recently again through its hints (one per 64 KiB page
+ * of the request, modulo GD_TC_HINTS) without touching the region or any
+ * page table (tc_recent, rcache.c): a thread cycling among up to
+ * GD_TC_HINTS single-page regions hits that way every time.  An entry is
+ * reused for another region only when its count is zero or its region was
  * released (tag marked GD_TC_GONE by the releaser).  Blocks of exited
  * threads keep their counts (a reference may outlive its thread) and are
  * scanned until a new thread claims them, which it does only when every
@@ -61,16 +63,27 @@ struct gd_tc_ent {
 	const uint32_t *status;	/* r->status */
 } __attribute__((aligned(64)));
 
+/* Hints: one per 64 KiB page number modulo GD_TC_HINTS. */
+#define GD_TC_HINTS 64
+#define GD_TC_HINT_SHIFT 16
+
 struct gd_tc_block {
 	struct gd_tc_ent e[GD_TC_WAYS];
-	_Atomic int owned;
+	/* Owner only: the entry of the thread's last acquisition through an
+	 * entry in each page (by request address), or NULL: the recent
+	 * path's guesses.  A guess is only a guess: the recent path checks
+	 * the entry's own range, kill generation and status word, so an
+	 * entry since taken over by another region answers for that region
+	 * or not at all. */
+	struct gd_tc_ent *hint[GD_TC_HINTS] __attribute__((aligned(64)));
+	_Atomic int owned __attribute__((aligned(64)));
 };
 
 /* NULL until the thread's first hit; &gd_tc_none when no block was free. */
 extern __thread struct gd_tc_block *gd_tc_mine
 	__attribute__((tls_model("initial-exec")));
 /* The entry of this thread's last acquisition through an entry (the
- * recent path's one guess), or NULL. */
+ * recent path's first guess, before the per-page hints), or NULL. */
 extern __thread struct gd_tc_ent *gd_tc_last
 	__attribute__((tls_model("initial-exec")));
 extern struct gd_tc_block gd_tc_none;
@@ -84,6 +97,12 @@ static inline struct gd_tc_block *gd_tc_block(void)
 	if (__builtin_expect(b == NULL, 0))
 		b = gd_tc_claim();
 	return b == &gd_tc_none ? NULL : b;
+}
+
+/* The hint slot of the page holding address a. */
+static inline struct gd_tc_ent **gd_tc_hint(struct gd_tc_block *b, uint64_t a)
+{
+	return &b->hint[(a >> GD_TC_HINT_SHIFT) & (GD_TC_HINTS - 1)];
 }
 
 static inline unsigned gd_tc_way(const struct gdirect_reg *r)

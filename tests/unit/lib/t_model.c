@@ -16,8 +16,10 @@
  * In every configuration, classifications of random addresses (in live,
  * freed and reused allocations) are checked against the model.
  * The per-thread hit path (tcache.h) is driven too: a quarter of the gets
- * repeat the previous request (answered from the thread's entry unless
- * something was killed since), and one in 32 runs on a short-lived
+ * repeat the previous request (answered from the thread's last entry
+ * unless something was killed since), another quarter one of the three
+ * before it (answered through the thread's per-page hints, which may name
+ * entries taken over since), and one in 32 runs on a short-lived
  * thread whose reference outlives it and is put by the main thread.
  */
 #include <pthread.h>
@@ -147,8 +149,12 @@ static void run(unsigned inv, bool exact, bool wide, uint64_t seed, int steps)
 	struct gd_backend *b;
 	struct gdirect_stats st;
 	struct fake_stats fs;
-	uint64_t rs = seed, hits = 0, misses = 0, last_a = 0, last_len = 0;
-	int last_k = -1;
+	uint64_t rs = seed, hits = 0, misses = 0;
+	/* The last NREC gets (index 0 the latest): repeating one of them
+	 * drives the thread's per-page hints, not only its last entry. */
+	enum { NREC = 4 };
+	uint64_t rec_a[NREC] = { 0 }, rec_len[NREC] = { 0 };
+	int rec_k[NREC] = { -1, -1, -1, -1 };
 	/* Tag checks validate one allocation per region: keep allocations
 	 * from sharing 64 KiB pages there (see docs/libgdirect.md). */
 	uint64_t minsz = inv == GDIRECT_INV_BUFFER_ID ? 64 * KiB : 1;
@@ -219,17 +225,31 @@ static void run(unsigned inv, bool exact, bool wide, uint64_t seed, int steps)
 			uint64_t a = al[k].base + off, e = a + len;
 			bool on_thread = rnd(&rs) % 32 == 0;
 
-			if (rnd(&rs) % 4 == 0 && last_k >= 0 && al[last_k].live &&
-			    al[last_k].base <= last_a &&
-			    last_a + last_len <= al[last_k].base + al[last_k].size) {
-				k = last_k;	/* the previous request again */
-				a = last_a;
-				len = last_len;
-				e = a + len;
+			uint64_t pick = rnd(&rs) % 8;
+			/* 1/4: the previous request; 1/4: one of the three
+			 * before it */
+			int j = pick < 2 ? 0 : pick < 4 ? 1 + (int)(pick % 3) : -1;
+
+			if (j >= 0) {
+				int lk = rec_k[j];
+
+				if (lk >= 0 && al[lk].live && al[lk].base <= rec_a[j] &&
+				    rec_a[j] + rec_len[j] <=
+				    al[lk].base + al[lk].size) {
+					k = lk;	/* a recent request again */
+					a = rec_a[j];
+					len = rec_len[j];
+					e = a + len;
+				}
 			}
-			last_k = k;
-			last_a = a;
-			last_len = len;
+			for (int q = NREC - 1; q > 0; q--) {
+				rec_k[q] = rec_k[q - 1];
+				rec_a[q] = rec_a[q - 1];
+				rec_len[q] = rec_len[q - 1];
+			}
+			rec_k[0] = k;
+			rec_a[0] = a;
+			rec_len[0] = len;
 			struct gdirect_reg *r;
 			struct gdirect_reg_info ri;
 			/* Under pressure hold at most two regions (<= 2.2

@@ -195,6 +195,9 @@ static void refused(void)
 	CHECK(strstr(gdirect_errmsg(), "not GPU memory"));
 	CHECK_EQ(gdirect_reg_get(c, P(d), 0, 0, &r), -EINVAL);
 	CHECK_EQ(gdirect_reg_get(c, P(d), 1, 1, &r), -EINVAL);
+	/* A range reaching 2^63 holds no device memory (and would defeat
+	 * the recent path's one-branch range test). */
+	CHECK_EQ(gdirect_reg_get(c, P(d), (size_t)1 << 63, 0, &r), -EINVAL);
 	/* Past the end of its allocation. */
 	CHECK_EQ(gdirect_reg_get(c, P(d + 90 * KiB), 20 * KiB, 0, &r), -EINVAL);
 	CHECK(strstr(gdirect_errmsg(), "past its allocation"));

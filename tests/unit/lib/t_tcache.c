@@ -262,6 +262,132 @@ static void dead_put_elsewhere_releases(void)
 	fake_cuda_reset();
 }
 
+/* A thread cycling among several regions (each in its own hint slot)
+ * gets each one right every time, counted in its own entries: the
+ * shared words keep the index's reference and the first miss's. */
+static void hints_answer_interleaved_regions(void)
+{
+	enum { N = 8 };
+	struct gdirect_params p;
+	struct gdirect_reg *r[N], *r2;
+	struct gdirect_stats st;
+	uint64_t x[N];
+
+	params(&p, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+
+	for (int i = 0; i < N; i++) {
+		x[i] = fake_cuda_alloc(64 * KiB);
+		CHECK_EQ(gdirect_reg_get(c, P(x[i]), 1, 0, &r[i]), 0);
+		gdirect_reg_put(r[i]);
+	}
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < N; i++) {
+			CHECK_EQ(gdirect_reg_get(c, P(x[i] + 4 * KiB), 8, 0, &r2), 0);
+			CHECK(r2 == r[i]);
+			CHECK_EQ(word_refs(r[i]), 1);	/* counted per thread */
+			gdirect_reg_put(r2);
+		}
+	gdirect_stats(c, &st);
+	CHECK_EQ(st.hits, 3 * N);
+	CHECK_EQ(st.misses, N);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+/* Two regions whose pages share a hint slot (page numbers equal modulo
+ * GD_TC_HINTS): the slot names whichever was taken last, and a get in the
+ * other one must not be answered from it. */
+static void hint_slot_shared_not_trusted(void)
+{
+	enum { MAXB = 2 * GD_TC_HINTS + 2 };
+	struct gdirect_params p;
+	struct gdirect_reg *ra, *rb, *r2;
+	struct gdirect_stats st;
+	uint64_t xs[MAXB], xa = 0, xb = 0;
+
+	params(&p, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+
+	for (int i = 0; i < MAXB && !xb; i++) {
+		xs[i] = fake_cuda_alloc(64 * KiB);
+		for (int k = 0; k < i && !xb; k++)
+			if (((xs[k] ^ xs[i]) >> GD_TC_HINT_SHIFT) %
+			    GD_TC_HINTS == 0) {
+				xa = xs[k];
+				xb = xs[i];
+			}
+	}
+	if (!xb) {
+		CHECK(!"no two allocations share a hint slot");
+		goto out;
+	}
+	CHECK_EQ(gdirect_reg_get(c, P(xa), 1, 0, &ra), 0);
+	gdirect_reg_put(ra);
+	CHECK_EQ(gdirect_reg_get(c, P(xb), 1, 0, &rb), 0);
+	gdirect_reg_put(rb);
+	CHECK(ra != rb);
+	for (int i = 0; i < 4; i++) {	/* the slot alternates a, b, a, b */
+		uint64_t x = i % 2 ? xb : xa;
+
+		CHECK_EQ(gdirect_reg_get(c, P(x + 100), 8, 0, &r2), 0);
+		CHECK(r2 == (i % 2 ? rb : ra));
+		CHECK_EQ(word_refs(r2), 1);
+		gdirect_reg_put(r2);
+	}
+	gdirect_stats(c, &st);
+	CHECK_EQ(st.misses, 2);
+	CHECK_EQ(st.hits, 4);
+out:
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+/* One of several hinted regions freed: it is pinned afresh, the others
+ * are still hits (through the index until their hints are renewed). */
+static void hinted_region_freed_others_hit(void)
+{
+	enum { N = 4 };
+	struct gdirect_params p;
+	struct gd_backend *be;
+	struct gdirect_reg *r[N], *r2;
+	struct gdirect_stats st;
+	uint64_t x[N];
+
+	params(&p, GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, &be);
+
+	for (int i = 0; i < N; i++) {
+		x[i] = fake_cuda_alloc(64 * KiB);
+		for (int k = 0; k < 2; k++) {
+			CHECK_EQ(gdirect_reg_get(c, P(x[i]), 1, 0, &r[i]), 0);
+			gdirect_reg_put(r[i]);
+		}
+	}
+	gdirect_notify_free(P(x[1]), 64 * KiB);
+	CHECK_EQ(cuMemFree_v2(x[1]), CUDA_SUCCESS);
+	uint64_t y = fake_cuda_alloc(64 * KiB);
+
+	CHECK_EQ(y, x[1]);
+	for (int i = 0; i < N; i++) {
+		CHECK_EQ(gdirect_reg_get(c, P(x[i]), 1, 0, &r2), 0);
+		if (i != 1) {
+			CHECK(r2 == r[i]);
+		} else {
+			struct gdirect_reg_info ri;
+
+			CHECK_EQ(gdirect_reg_info(r2, &ri), 0);
+			CHECK(fake_backend_pin_fresh(be, ri.kernel_handle, y));
+		}
+		gdirect_reg_put(r2);
+	}
+	gdirect_stats(c, &st);
+	CHECK_EQ(st.misses, N + 1);
+	CHECK_EQ(st.hits, 2 * N - 1);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
 int main(void)
 {
 	need_fake_cuda();
@@ -273,5 +399,8 @@ int main(void)
 	TAP_TEST(last_put_of_dead_releases);
 	TAP_TEST(put_elsewhere_after_exit);
 	TAP_TEST(dead_put_elsewhere_releases);
+	TAP_TEST(hints_answer_interleaved_regions);
+	TAP_TEST(hint_slot_shared_not_trusted);
+	TAP_TEST(hinted_region_freed_others_hit);
 	return tap_done();
 }
