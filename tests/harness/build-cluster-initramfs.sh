@@ -69,11 +69,14 @@ cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
 cp "$multiarch/libibverbs/librxe-rdmav34.so" "$root$multiarch/libibverbs/"
 for b in rdma ibv_devinfo ibv_rc_pingpong; do cp "/usr/bin/$b" "$root/usr/bin/"; done
 if [ -n "$ucx" ]; then
-	mkdir -p "$root$ucx"
-	cp -a "$ucx/bin" "$ucx/lib" "$root$ucx/"
-	rm -f "$root$ucx"/lib/*.a "$root$ucx"/lib/*.la "$root$ucx"/lib/ucx/*.a "$root$ucx"/lib/ucx/*.la
-	for b in ucx_info ucx_perftest; do ln -s "$ucx/bin/$b" "$root/usr/bin/$b"; done
-	echo "$ucx/lib" >"$root/etc/cluster-ucx-lib"
+	# At a fixed place in the guest, not at the build's path: that may be
+	# under /tmp, which the guest's init mounts a tmpfs over.
+	mkdir -p "$root/opt/ucx"
+	cp -a "$ucx/bin" "$ucx/lib" "$root/opt/ucx/"
+	rm -f "$root"/opt/ucx/lib/*.a "$root"/opt/ucx/lib/*.la \
+		"$root"/opt/ucx/lib/ucx/*.a "$root"/opt/ucx/lib/ucx/*.la
+	for b in ucx_info ucx_perftest; do ln -s "/opt/ucx/bin/$b" "$root/usr/bin/$b"; done
+	echo /opt/ucx/lib >"$root/etc/cluster-ucx-lib"
 else
 	mkdir -p "$root$multiarch/ucx"
 	cp -P "$multiarch"/ucx/*.so.0* "$root$multiarch/ucx/"
