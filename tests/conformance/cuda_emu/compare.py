@@ -14,10 +14,13 @@ plain file.  The runtime and NVML probe is compared with
 one.  A key whose value differs, or that only one side has, is a
 difference.  A difference whose key matches a pattern in the differences
 file (one "PATTERN<TAB>REASON" per line, fnmatch patterns) is intended; any
-other fails; --differences may be given more than once (the default
-CUDA_EMU_PLACEMENT=64k's own differences are in differences-64k.txt).  The last line is
-    conformance: N differences from the GPU (L listed, U unlisted)
-and the exit status is 1 when U > 0 or a transcript is unusable.
+other fails.  A pattern that matches no difference fails too: the
+difference it explained is gone, and a list that keeps it would excuse
+the next one with that key.  --differences may be given more than once (the
+CUDA_EMU_PLACEMENT=64k placement's own differences are in differences-64k.txt).
+The last line is
+    conformance: N differences from the GPU (L listed, U unlisted, S stale)
+and the exit status is 1 when U > 0 or S > 0 or a transcript is unusable.
 """
 import argparse
 import fnmatch
@@ -120,12 +123,14 @@ def main():
         else:
             unlisted += 1
             print("  UNLISTED %s: gpu %r, emulator %r" % (key, g, e))
-    for p, _ in pats:
-        if p not in used and not a.quiet:
-            print("  note: %s is listed but matches no difference" % p)
-    print("%s: %d differences from the GPU (%d listed, %d unlisted)"
-          % (a.what, listed + unlisted, listed, unlisted))
-    return 1 if unlisted else 0
+    stale = 0
+    for p, why in pats:
+        if p not in used:
+            stale += 1
+            print("  STALE    %s is listed (%s) but matches no difference" % (p, why))
+    print("%s: %d differences from the GPU (%d listed, %d unlisted, %d stale)"
+          % (a.what, listed + unlisted, listed, unlisted, stale))
+    return 1 if unlisted or stale else 0
 
 
 if __name__ == "__main__":
