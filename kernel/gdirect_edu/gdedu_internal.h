@@ -94,9 +94,12 @@ int gdedu_xfer(struct gdedu_file *f, const struct gdedu_xfer *x);
 
 /*
  * dmabuf.c: not built for NVIDIA's proprietary driver, where no GPL-only
- * symbol may be used (the dma-buf API is GPL-only)
+ * symbol may be used (the dma-buf API is GPL-only), nor for a kernel
+ * without the dma-buf core (CONFIG_DMA_SHARED_BUFFER, which only drivers
+ * select): the import ioctls then answer EOPNOTSUPP.
  */
-#ifndef GDIRECT_PROPRIETARY
+#if !defined(GDIRECT_PROPRIETARY) && IS_ENABLED(CONFIG_DMA_SHARED_BUFFER)
+#define GDEDU_DMABUF 1
 int gdedu_dmabuf_attach(struct gdedu_file *f, struct gdedu_dmabuf_attach *a);
 int gdedu_dmabuf_detach(struct gdedu_file *f, u32 id);
 int gdedu_dmabuf_xfer(struct gdedu_file *f, const struct gdedu_dmabuf_xfer *x);

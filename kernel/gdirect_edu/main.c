@@ -150,8 +150,8 @@ static int gdedu_ioc_xfer(struct gdedu_file *f, void __user *arg)
 static int gdedu_ioc_dmabuf(struct gdedu_file *f, unsigned int cmd,
 			    void __user *arg)
 {
-#ifdef GDIRECT_PROPRIETARY
-	return -EOPNOTSUPP;	/* the dma-buf API is GPL-only */
+#ifndef GDEDU_DMABUF
+	return -EOPNOTSUPP;	/* GPL-only API, or no dma-buf core */
 #else
 	struct gdedu_dmabuf_attach a;
 	struct gdedu_dmabuf_xfer x;

@@ -259,9 +259,12 @@ void emu_dma_map_release(struct emu_dma_map *m);
 
 /*
  * dmabuf.c, in the open licence flavours of the desktop interface only:
- * dma_buf_export() is GPL-only (the Tegra flavour does not export either).
+ * dma_buf_export() is GPL-only (the Tegra flavour does not export either);
+ * and only on a kernel with the dma-buf core (CONFIG_DMA_SHARED_BUFFER):
+ * without it the emulated GPU answers as the proprietary flavour does.
  */
-#if !defined(NVP2P_EMU_PROPRIETARY) && !defined(NVP2P_EMU_TEGRA)
+#if !defined(NVP2P_EMU_PROPRIETARY) && !defined(NVP2P_EMU_TEGRA) && \
+	IS_ENABLED(CONFIG_DMA_SHARED_BUFFER)
 #define EMU_DMABUF 1
 struct dma_buf;
 int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size,

@@ -4,7 +4,9 @@
 #   1. build (or reuse) the debug kernel: tests/debug-kernel/build.sh BUILD/debug-kernel
 #   2. build our modules against it into BUILD/kmod-debug/v2, the Tegra
 #      flavour's into BUILD/kmod-debug/tegra, and the planted module
-#      (tests/debug-kernel/planted) into BUILD/kmod-debug/planted
+#      (tests/debug-kernel/planted) into BUILD/kmod-debug/planted; and the
+#      modules once more against the same kernel configured without the
+#      dma-buf core, where they must reference no dma-buf symbol
 #   3. boot "debug-v2": the whole guest suite (every t-*, or $GUEST_TESTS),
 #      then dk-kmemleak.sh and dk-lockdep.sh; any lockdep, KASAN, KFENCE or
 #      kmemleak report in the kernel log fails it (tests/harness/run.py's scan), and
@@ -65,6 +67,44 @@ if ! "$top/scripts/build-modules.sh" "$kdir" "$build/kmod-debug/v2" v2 $MODULES 
 	tail -20 "$results/debug-modules.log"
 	add 0 1 0; finish
 fi
+# The same kernel without the dma-buf core (nothing selects
+# CONFIG_DMA_SHARED_BUFFER once CONFIG_SYNC_FILE is off): the modules must
+# build there and reference no dma-buf symbol, since a module that did
+# could not be loaded.  Only headers are prepared (modules_prepare), so
+# modpost knows no kernel symbol and only warns; the check is on the
+# modules' undefined symbols.
+echo "== modules against the debug kernel without the dma-buf core"
+nodb=$kout/no-dmabuf
+mkdir -p "$nodb"
+sed -e 's/^CONFIG_SYNC_FILE=y$/# CONFIG_SYNC_FILE is not set/' \
+	-e 's/^CONFIG_DMA_SHARED_BUFFER=y$/# CONFIG_DMA_SHARED_BUFFER is not set/' \
+	"$kdir/.config" >"$nodb/config.want"
+if ! cmp -s "$nodb/config.want" "$nodb/config.used" 2>/dev/null; then
+	cp "$nodb/config.want" "$nodb/.config"
+	rm -f "$nodb/config.used"
+	make -s -C "$kout/src" O="$nodb" olddefconfig modules_prepare \
+		>"$results/debug-nodmabuf.log" 2>&1 && cp "$nodb/config.want" "$nodb/config.used"
+fi
+# shellcheck disable=SC2086
+if [ -f "$nodb/config.used" ] && ! grep -q '^CONFIG_DMA_SHARED_BUFFER=y' "$nodb/.config" &&
+   KBUILD_MODPOST_WARN=1 "$top/scripts/build-modules.sh" "$nodb" "$build/kmod-debug/no-dmabuf" v2 \
+	$MODULES >>"$results/debug-nodmabuf.log" 2>&1; then
+	refs=$(for ko in "$build"/kmod-debug/no-dmabuf/*/*.ko; do
+		nm -u "$ko" | sed -n "s|.* \(dma_buf_[a-z_]*\)$|$(basename "$ko"): \1|p"; done)
+	if [ -z "$refs" ]; then
+		echo "debug-kernel: the modules build without the dma-buf core and use none of it"
+		add 1 0 0
+	else
+		echo "debug-kernel: without the dma-buf core the modules still reference it:"
+		echo "$refs"
+		add 0 1 0
+	fi
+else
+	echo "debug-kernel: no module build without the dma-buf core (see results/debug-nodmabuf.log)"
+	tail -20 "$results/debug-nodmabuf.log"
+	add 0 1 0
+fi
+
 planted=$build/kmod-debug/planted/dk_planted
 mkdir -p "$planted"
 cp -up "$top/tests/debug-kernel/planted/Kbuild" "$top/tests/debug-kernel/planted/dk_planted.c" "$planted/"
