@@ -87,7 +87,7 @@ static void versions_and_strings(void)
 	for (int t = 0; t < 4; t++) {
 		s = NULL;
 		tap_ok(gdr_get_mapping_type_string((gdr_mapping_type_t)t, &s) == 0 &&
-		   s && !strcmp(s, want[t]), want[t]);
+		   s && !strcmp(s, want[t]), "%s", want[t]);
 	}
 	is(gdr_get_mapping_type_string((gdr_mapping_type_t)4, &s), EINVAL,
 	   "mapping type 4 has no string");
