@@ -295,26 +295,14 @@ static int read_file(const char *path, char *buf, size_t len)
 
 uint64_t gdt_emu(const char *name)
 {
-	char path[128], buf[64];
-
-	emu_knob_path(path, sizeof(path), name);
-	if (read_file(path, buf, sizeof(buf)))
-		return UINT64_MAX;
-	return strtoull(buf, NULL, 0);
+	return emu_stat_u64(name);
 }
 
 void gdt_emu_knob(const char *name, const char *value)
 {
-	char path[128];
-	int fd;
-
-	emu_knob_path(path, sizeof(path), name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return;
-	if (write(fd, value, strlen(value)) < 0)
-		gdt_diag("write %s to %s: %s", value, path, strerror(errno));
-	close(fd);
+	/* No such knob (no emulator loaded): nothing to set. */
+	if (emu_knob_set(name, value) && errno != ENOENT)
+		gdt_diag("write %s to knob %s: %s", value, name, strerror(errno));
 }
 
 int64_t gdt_gd_stat(const char *name)
@@ -330,18 +318,16 @@ int64_t gdt_gd_stat(const char *name)
 	return -1;
 }
 
+static int no_live_regions(void)
+{
+	return gdt_gd_stat("live_regions") == 0;
+}
+
 int gdt_quiet(void)
 {
-	for (int i = 0; i < 1000; i++) {
-		if (gdt_emu("pins") == 0 && gdt_emu("bar1_used") == 0 &&
-		    gdt_gd_stat("live_regions") == 0)
-			return 1;
-		usleep(10000);
-	}
-	gdt_diag("not quiet: pins %llu bar1_used %llu live_regions %lld",
-		 (unsigned long long)gdt_emu("pins"),
-		 (unsigned long long)gdt_emu("bar1_used"),
-		 (long long)gdt_gd_stat("live_regions"));
+	if (emu_wait_quiet(10000, no_live_regions))
+		return 1;
+	gdt_diag("live_regions %lld", (long long)gdt_gd_stat("live_regions"));
 	return 0;
 }
 

@@ -72,34 +72,6 @@ static int sh(const char *cmd)
 	return rc;
 }
 
-static uint64_t emu(const char *name)
-{
-	char p[128];
-	unsigned long long v;
-	FILE *f;
-	int n;
-
-	emu_knob_path(p, sizeof(p), name);
-	f = fopen(p, "r");
-	if (!f)
-		return UINT64_MAX;
-	n = fscanf(f, "%lli", (long long *)&v);
-	fclose(f);
-	return n == 1 ? v : UINT64_MAX;
-}
-
-static int quiet(void)
-{
-	for (int i = 0; i < 1000; i++) {
-		if (emu("pins") == 0 && emu("bar1_used") == 0)
-			return 1;
-		usleep(10000);
-	}
-	tap_diag("pins %llu bar1_used %llu", (unsigned long long)emu("pins"),
-	       (unsigned long long)emu("bar1_used"));
-	return 0;
-}
-
 /*
  * Offset in the host's backing file of GPU address A, pinned by this
  * process at VA: /proc/driver/gdirect/regions lists our regions with the bus address
@@ -521,7 +493,7 @@ int main(void)
 	tap_state.failed = counts[1];
 	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	   "test process ended normally (status %#x)", status);
-	tap_ok(quiet(), "0 pins and 0 BAR1 bytes used afterwards");
+	tap_ok(emu_wait_quiet(10000, NULL), "0 pins and 0 BAR1 bytes used afterwards");
 out:
 	if (loaded_gd)
 		tap_ok(sh("rmmod gdirect") == 0, "gdirect unloads");
