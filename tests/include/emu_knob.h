@@ -15,13 +15,12 @@
 #ifndef GUEST_EMU_KNOB_H
 #define GUEST_EMU_KNOB_H
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
+
+#include "guest_file.h"
 
 #define EMU_KNOB_PROC	"/proc/driver/nvp2p_emu"
 #define EMU_KNOB_DEBUGFS	"/sys/kernel/debug/nvp2p_emu"
@@ -38,18 +37,10 @@ static inline uint64_t emu_stat_u64(const char *name)
 {
 	char path[128], buf[64], *end;
 	unsigned long long v;
-	ssize_t n;
-	int fd;
 
 	emu_knob_path(path, sizeof(path), name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (guest_read(path, buf, sizeof(buf)))
 		return UINT64_MAX;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return UINT64_MAX;
-	buf[n] = '\0';
 	v = strtoull(buf, &end, 0);
 	return end == buf ? UINT64_MAX : (uint64_t)v;
 }
@@ -58,21 +49,9 @@ static inline uint64_t emu_stat_u64(const char *name)
 static inline int emu_knob_set(const char *name, const char *value)
 {
 	char path[128];
-	size_t len = strlen(value);
-	ssize_t n;
-	int fd, err;
 
 	emu_knob_path(path, sizeof(path), name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = write(fd, value, len);
-	err = errno;
-	close(fd);
-	if (n == (ssize_t)len)
-		return 0;
-	errno = n < 0 ? err : EIO;
-	return -1;
+	return guest_write(path, value);
 }
 
 /*

@@ -73,6 +73,13 @@ int64_t gdt_gd_stat(const char *name);
 /* Wait up to 10 s for no pins and no BAR1 use; 1 if clean. */
 int gdt_quiet(void);
 
+/*
+ * Run gdirect_kapitest's scenario @what on [addr, addr + size) (its debugfs
+ * file "run"; the outcome is in GDT_KT_DIR "result"): 0 or -errno.
+ */
+#define GDT_KT_DIR	"/sys/kernel/debug/gdirect_kapitest/"
+int gdt_kt_run(const char *what, uint64_t addr, uint64_t size);
+
 /* gdirect ioctls: 0 or -errno. */
 int gdt_pin(int fd, uint64_t addr, uint64_t size, uint32_t flags,
 	    struct gdirect_pin *out);

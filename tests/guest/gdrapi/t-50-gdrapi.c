@@ -12,8 +12,8 @@
  * flag flips, the mapping faults); pins from several threads; errors for
  * bad arguments; gdr_close() with pins left.  The body runs in a child;
  * the parent then checks the emulator has no pins and no BAR1 bytes used.
- * Harness (module loading, counters, host check) reads debugfs text and
- * runs commands, like tests/guest/gdirect/gdt.c, without its headers.
+ * Harness (module loading, counters, host check): tests/include's
+ * guest_harness.h, emu_knob.h and gpumem.h, without gdirect's gdt.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +34,7 @@
 #include "tap.h"
 
 #include "emu_knob.h"
+#include "guest_harness.h"
 #include "gpumem.h"
 
 #ifndef BACKEND
@@ -50,27 +51,9 @@ static int is(int got, int want, const char *what)
 		  got ? strerror(got) : "0", want ? strerror(want) : "0");
 }
 
-/* ---- harness -------------------------------------------------------- */
+/* ---- harness (tests/include/guest_harness.h) ----------------------- */
 
 static int loaded_emu, loaded_gd;
-
-static int loaded(const char *mod)
-{
-	char p[96];
-	struct stat st;
-
-	snprintf(p, sizeof(p), "/sys/module/%s", mod);
-	return stat(p, &st) == 0;
-}
-
-static int sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc)
-		tap_diag("'%s' failed: %d", cmd, rc);
-	return rc;
-}
 
 /*
  * Offset in the host's backing file of GPU address A, pinned by this
@@ -452,59 +435,37 @@ static void body(void)
 
 int main(void)
 {
-	int pfd[2], counts[2] = { 0, 0 }, status = 0;
-	pid_t pid;
+	int status, emu, gd = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	setenv("GDIRECT_GDRAPI_BACKEND", BACKEND, 1);
-	if (!loaded("nvp2p_emu")) {
-		if (sh("insmod /modules/nvp2p_emu.ko bar1_size_mb=64 bar1_reserve_mb=8"))
-			goto skip;
-		loaded_emu = 1;
-	}
-	if (!loaded("gdirect")) {
-		if (sh("insmod /modules/gdirect.ko"))
-			goto skip;
-		loaded_gd = 1;
-	}
+	emu = guest_module_load("nvp2p_emu", "bar1_size_mb=64 bar1_reserve_mb=8");
+	if (emu >= 0)
+		gd = guest_module_load("gdirect", NULL);
+	loaded_emu = emu > 0;
+	loaded_gd = gd > 0;
+	if (emu < 0 || gd < 0)
+		goto skip;
 	if (access("/dev/" BACKEND, F_OK)) {
 		tap_skip("libgdrapi over /dev/" BACKEND,
 			 "no /dev/" BACKEND ": this gdirect.ko has no " BACKEND " personality");
 		goto out;
 	}
-	if (pipe(pfd))
-		return 1;
-	pid = fork();
-	if (pid == 0) {
-		close(pfd[0]);
-		body();
-		counts[0] = tap_state.n;
-		counts[1] = tap_state.failed;
-		if (write(pfd[1], counts, sizeof(counts)) != sizeof(counts))
-			_exit(2);
-		_exit(0);
-	}
-	close(pfd[1]);
-	if (pid < 0 || read(pfd[0], counts, sizeof(counts)) != sizeof(counts))
-		counts[0] = counts[1] = 0;
-	close(pfd[0]);
-	waitpid(pid, &status, 0);
-	tap_state.n = counts[0];
-	tap_state.failed = counts[1];
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	status = guest_run_body(body);
+	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	   "test process ended normally (status %#x)", status);
 	tap_ok(emu_wait_quiet(10000, NULL), "0 pins and 0 BAR1 bytes used afterwards");
 out:
 	if (loaded_gd)
-		tap_ok(sh("rmmod gdirect") == 0, "gdirect unloads");
+		tap_ok(guest_sh("rmmod gdirect") == 0, "gdirect unloads");
 	if (loaded_emu)
-		tap_ok(sh("rmmod nvp2p_emu") == 0, "nvp2p_emu unloads");
+		tap_ok(guest_sh("rmmod nvp2p_emu") == 0, "nvp2p_emu unloads");
 	return tap_done();
 skip:
 	if (loaded_gd)
-		sh("rmmod gdirect");
+		guest_sh("rmmod gdirect");
 	if (loaded_emu)
-		sh("rmmod nvp2p_emu");
+		guest_sh("rmmod nvp2p_emu");
 	tap_skip("libgdrapi over /dev/" BACKEND, "modules could not be loaded");
 	return tap_done();
 }
