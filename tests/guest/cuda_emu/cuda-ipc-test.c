@@ -27,7 +27,7 @@
 
 #include <cuda.h>
 
-#include "nvp2p_selftest.h"
+#include "nvp2p_selftest_calls.h"
 #include "gpumem.h"
 #include "emu_knob.h"
 #include "tap.h"
@@ -45,39 +45,27 @@ struct handles {
 static int st_fd = -1;
 static int to_parent = -1, from_parent = -1;	/* the importer's ends */
 
+/* The selftest driver's calls (nvp2p_selftest_calls.h) on st_fd. */
 static int pin(uint32_t slot, uint64_t va, uint64_t len)
 {
-	struct st_pin p = { .slot = slot, .mode = ST_PIN_CALLBACK, .va = va, .len = len };
-
-	if (ioctl(st_fd, ST_IOC_PIN, &p))
-		return -errno * 1000;
-	return p.ret;
+	return st_call_pin(st_fd, (struct st_pin){ .slot = slot,
+						   .mode = ST_PIN_CALLBACK,
+						   .va = va, .len = len });
 }
 
 static struct st_slot_info info(uint32_t slot)
 {
-	struct st_slot_info i = { .slot = slot };
-
-	ioctl(st_fd, ST_IOC_INFO, &i);
-	return i;
+	return st_call_info(st_fd, slot);
 }
 
 static int dma_map(uint32_t slot)
 {
-	struct st_dma d = { .slot = slot, .mode = ST_DMA_EDU };
-
-	if (ioctl(st_fd, ST_IOC_DMA_MAP, &d))
-		return -errno * 1000;
-	return d.ret;
+	return st_call_dma(st_fd, ST_IOC_DMA_MAP, slot, ST_DMA_EDU);
 }
 
 static int edu(uint32_t slot, uint64_t off, uint32_t len, uint32_t seed)
 {
-	struct st_edu e = { .slot = slot, .offset = off, .len = len, .seed = seed };
-
-	if (ioctl(st_fd, ST_IOC_EDU, &e))
-		return -errno * 1000;
-	return e.ret;
+	return st_call_edu(st_fd, slot, off, len, seed);
 }
 
 static void fill(uint8_t *b, size_t n, uint8_t seed)

@@ -19,7 +19,7 @@
 
 #include "nv-p2p.h"
 #include "nvp2p_emu.h"
-#include "nvp2p_selftest.h"
+#include "nvp2p_selftest_calls.h"
 #include "gpumem.h"
 #include "emu_knob.h"
 #include "tap.h"
@@ -36,75 +36,53 @@ static void knob(const char *name, const char *val)
 		tap_diag("write %s to knob %s: %s", val, name, strerror(errno));
 }
 
-/* Every pin goes through here: the selftest driver's result, or -errno*1000. */
-static int pin_req(struct st_pin p)
-{
-	if (ioctl(st_fd, ST_IOC_PIN, &p))
-		return -errno * 1000;
-	return p.ret;
-}
-
+/* The selftest driver's calls (nvp2p_selftest_calls.h) on st_fd. */
 static int pin(uint32_t slot, uint32_t mode, uint64_t va, uint64_t len)
 {
-	return pin_req((struct st_pin){ .slot = slot, .mode = mode, .va = va,
-					.len = len });
+	return st_call_pin(st_fd, (struct st_pin){ .slot = slot, .mode = mode,
+						   .va = va, .len = len });
 }
 
 static int pin_tok(uint32_t slot, uint64_t va, uint64_t len, uint64_t tok,
 		   uint32_t vas)
 {
-	return pin_req((struct st_pin){ .slot = slot, .va = va, .len = len,
-					.p2p_token = tok, .va_space = vas });
+	return st_call_pin(st_fd, (struct st_pin){ .slot = slot, .va = va,
+						   .len = len, .p2p_token = tok,
+						   .va_space = vas });
 }
 
 static int pin_flags(uint32_t slot, uint64_t va, uint64_t len, uint32_t flags)
 {
-	return pin_req((struct st_pin){ .slot = slot, .mode = ST_PIN_PERSISTENT,
-					.va = va, .len = len, .flags = flags });
+	return st_call_pin(st_fd, (struct st_pin){ .slot = slot,
+						   .mode = ST_PIN_PERSISTENT,
+						   .va = va, .len = len,
+						   .flags = flags });
 }
 
 static int put(uint32_t slot, uint32_t mode, uint64_t va, uint32_t flags)
 {
-	struct st_put p = { .slot = slot, .mode = mode, .va = va, .flags = flags };
-
-	if (ioctl(st_fd, ST_IOC_PUT, &p))
-		return -errno * 1000;
-	return p.ret;
+	return st_call_put(st_fd, (struct st_put){ .slot = slot, .mode = mode,
+						   .va = va, .flags = flags });
 }
 
 static struct st_slot_info info(uint32_t slot)
 {
-	struct st_slot_info i = { .slot = slot };
-
-	ioctl(st_fd, ST_IOC_INFO, &i);
-	return i;
+	return st_call_info(st_fd, slot);
 }
 
 static int dma(unsigned long cmd, uint32_t slot, uint32_t mode)
 {
-	struct st_dma d = { .slot = slot, .mode = mode };
-
-	if (ioctl(st_fd, cmd, &d))
-		return -errno * 1000;
-	return d.ret;
+	return st_call_dma(st_fd, cmd, slot, mode);
 }
 
 static int edu(uint32_t slot, uint64_t off, uint32_t len, uint32_t seed)
 {
-	struct st_edu e = { .slot = slot, .offset = off, .len = len, .seed = seed };
-
-	if (ioctl(st_fd, ST_IOC_EDU, &e))
-		return -errno * 1000;
-	return e.ret;
+	return st_call_edu(st_fd, slot, off, len, seed);
 }
 
 static int misc(uint32_t which)
 {
-	struct st_misc m = { .which = which };
-
-	if (ioctl(st_fd, ST_IOC_MISC, &m))
-		return -errno * 1000;
-	return m.ret;
+	return st_call_misc(st_fd, which);
 }
 
 /* The page-table version the loaded emulator was built with. */
