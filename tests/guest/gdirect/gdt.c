@@ -4,12 +4,11 @@
  */
 #include "gdt.h"
 #include "emu_knob.h"
+#include "guest_fault.h"
 #include "guest_harness.h"
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,41 +311,9 @@ int gdt_region_info(int fd, uint64_t handle, struct gdirect_region_info *ri)
 	return ioctl(fd, GDIRECT_IOC_REGION_INFO, ri) ? -errno : 0;
 }
 
-/* Fault probe: per thread, so the race test's threads may use it too. */
-
-/* volatile: the stores must not be folded away around the probe */
-static __thread sigjmp_buf *volatile probe_env;
-
-static void probe_handler(int sig)
-{
-	if (probe_env)
-		siglongjmp(*probe_env, sig);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 int gdt_faults(volatile void *p, int write)
 {
-	sigjmp_buf env;
-	struct sigaction sa;
-	volatile int faulted = 0;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = probe_handler;
-	sa.sa_flags = SA_NODEFER;
-	sigaction(SIGBUS, &sa, NULL);
-	sigaction(SIGSEGV, &sa, NULL);
-	if (sigsetjmp(env, 1)) {
-		faulted = 1;
-	} else {
-		probe_env = &env;
-		if (write)
-			*(volatile uint32_t *)p = 0x5a5a5a5a;
-		else
-			(void)*(volatile uint32_t *)p;
-	}
-	probe_env = NULL;
-	return faulted;
+	return guest_faults(p, write);
 }
 
 /* xorshift64*: reproducible across runs */

@@ -86,7 +86,7 @@ int gdt_pin(int fd, uint64_t addr, uint64_t size, uint32_t flags,
 int gdt_unpin(int fd, uint64_t handle);
 int gdt_region_info(int fd, uint64_t handle, struct gdirect_region_info *ri);
 
-/* 1 if reading (or writing, if WRITE) *p raises SIGBUS or SIGSEGV. */
+/* 1 if reading (or writing, if WRITE) *p faults (tests/include/guest_fault.h). */
 int gdt_faults(volatile void *p, int write);
 
 /* Pass an fd over a unix socket (SCM_RIGHTS): 0 or -1; the fd or -1. */

@@ -18,8 +18,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +32,7 @@
 #include "tap.h"
 
 #include "emu_knob.h"
+#include "guest_fault.h"
 #include "guest_harness.h"
 #include "gpumem.h"
 
@@ -84,38 +83,6 @@ static int mem_offset(uint64_t va, uint64_t a, uint64_t *off)
 		return -1;
 	*off = phys - bar + (a - va);
 	return 0;
-}
-
-static __thread sigjmp_buf *volatile probe_env;
-
-static void probe(int sig)
-{
-	if (probe_env)
-		siglongjmp(*probe_env, sig);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* 1 if reading (WRITE: writing) *p raises SIGBUS or SIGSEGV. */
-static int faults(volatile void *p, int write)
-{
-	struct sigaction sa = { .sa_handler = probe, .sa_flags = SA_NODEFER };
-	sigjmp_buf env;
-	volatile int hit = 0;
-
-	sigaction(SIGBUS, &sa, NULL);
-	sigaction(SIGSEGV, &sa, NULL);
-	if (sigsetjmp(env, 1)) {
-		hit = 1;
-	} else {
-		probe_env = &env;
-		if (write)
-			*(volatile uint32_t *)p = 0x5a5a5a5a;
-		else
-			(void)*(volatile uint32_t *)p;
-	}
-	probe_env = NULL;
-	return hit;
 }
 
 /* ---- CUDA ----------------------------------------------------------- */
@@ -188,7 +155,7 @@ static void fork_child(gdr_t g, gdr_mh_t mh, CUdeviceptr d, void *map)
 
 		bits |= gdr_pin_buffer(g, d, KB64, 0, 0, &h2) == 0;
 		bits |= (gdr_get_callback_flag(g, mh, &flag) == 0) << 1;
-		bits |= !faults(map, 0) << 2;
+		bits |= !guest_faults(map, 0) << 2;
 		_exit(bits);
 	}
 	waitpid(pid, &status, 0);
@@ -333,7 +300,7 @@ static void revocation(gdr_t g)
 	if (!is(gdr_map(g, mh, &map, 2 * KB64), 0, "map it"))
 		goto unpin;
 	fill(w, sizeof(w), 5);
-	tap_ok(gdr_copy_to_mapping(mh, map, w, sizeof(w)) == 0 && !faults(map, 0),
+	tap_ok(gdr_copy_to_mapping(mh, map, w, sizeof(w)) == 0 && !guest_faults(map, 0),
 	   "mapped and usable");
 	tap_ok(cuMemFree(base) == CUDA_SUCCESS, "cuMemFree of the pinned buffer");
 	for (int i = 0; i < 100 && flag != 1; i++) {
@@ -343,7 +310,7 @@ static void revocation(gdr_t g)
 			usleep(10000);
 	}
 	tap_ok(flag == 1, "gdr_get_callback_flag: 1 after cuMemFree");
-	tap_ok(faults(map, 0) && faults((char *)map + KB64 + 8, 1),
+	tap_ok(guest_faults(map, 0) && guest_faults((char *)map + KB64 + 8, 1),
 	   "the mapping faults on read and write");
 	is(gdr_unmap(g, mh, map, 2 * KB64), 0, "gdr_unmap of the revoked pin");
 	is(gdr_map(g, mh, &map, 2 * KB64), EINVAL, "gdr_map of a revoked pin");
