@@ -78,9 +78,14 @@ static int emu_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static bool range_ok(u64 addr, u64 size)
+/*
+ * The range an alloc or import asks for: not empty, not wrapping past 2^64,
+ * and whole emulated GPU pages.
+ */
+static bool emu_req_range_ok(u64 va, u64 size)
 {
-	return size && addr + size > addr;
+	return size && va + size > va && IS_ALIGNED(va, EMU_PAGE_SIZE) &&
+	       IS_ALIGNED(size, EMU_PAGE_SIZE);
 }
 
 /* The VA must be reserved by the caller and not CPU-accessible. */
@@ -109,9 +114,7 @@ static long emu_ioc_alloc(struct emu_file *f, void __user *argp)
 
 	if (copy_from_user(&req, argp, sizeof(req)))
 		return -EFAULT;
-	if (!range_ok(req.va, req.size) ||
-	    !IS_ALIGNED(req.va, EMU_PAGE_SIZE) ||
-	    !IS_ALIGNED(req.size, EMU_PAGE_SIZE))
+	if (!emu_req_range_ok(req.va, req.size))
 		return -EINVAL;
 	if (req.size > emu->mem_size)
 		return -ENOMEM;
@@ -186,9 +189,7 @@ static long emu_ioc_import(struct emu_file *f, void __user *argp)
 
 	if (copy_from_user(&req, argp, sizeof(req)))
 		return -EFAULT;
-	if (!range_ok(req.va, req.size) ||
-	    !IS_ALIGNED(req.va, EMU_PAGE_SIZE) ||
-	    !IS_ALIGNED(req.size, EMU_PAGE_SIZE))
+	if (!emu_req_range_ok(req.va, req.size))
 		return -EINVAL;
 	ret = emu_check_reserved(req.va, req.size);
 	if (ret)

@@ -28,20 +28,6 @@
 
 static int edu_fd;
 
-static uint64_t stat_u64(const char *name)
-{
-	char path[128], buf[64] = "";
-	int fd;
-
-	emu_knob_path(path, sizeof(path), name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
-		buf[0] = 0;
-	if (fd >= 0)
-		close(fd);
-	return strtoull(buf, NULL, 0);
-}
-
 static int attach(int fd, struct gdedu_dmabuf_attach *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -106,7 +92,7 @@ int main(void)
 	       "DMA_BUF_SUPPORTED is 1 in the open flavour (no /proc/driver/nvp2p_emu)");
 	tap_ok(edu_fd >= 0, "gdirect_edu bound to edu");
 	tap_ok(v == 1, "DMA_BUF_SUPPORTED is 1 (open licence flavour)");
-	used0 = stat_u64("mem_used");
+	used0 = emu_stat_u64("mem_used");
 	tap_ok(cuMemAlloc(&d, 4 * MB) == 0 && cuMemsetD8(d, 0, 4 * MB) == 0, "allocate 4 MiB");
 
 	/* the driver's argument checks */
@@ -157,8 +143,8 @@ int main(void)
 	tap_ok(xfer(a.id, GDEDU_TO_GPU, 0, pat, LEN) == 0 && cuMemcpyDtoH(back, d, LEN) == 0 && !memcmp(pat, back, LEN),
 	       "with its fd closed, the attachment still DMAs");
 	tap_ok(cuMemFree(d) == 0, "cuMemFree of exported memory succeeds");
-	tap_ok(stat_u64("mem_used") == used0 + 4 * MB, "the memory stays while exported (%llu bytes over the start)",
-	       (unsigned long long)(stat_u64("mem_used") - used0));
+	tap_ok(emu_stat_u64("mem_used") == used0 + 4 * MB, "the memory stays while exported (%llu bytes over the start)",
+	       (unsigned long long)(emu_stat_u64("mem_used") - used0));
 	fill(pat, sizeof(pat), 0x77);
 	tap_ok(xfer(a.id, GDEDU_TO_GPU, 4096, pat, LEN) == 0 && guest_host_has(off + 4096, pat, LEN),
 	       "and edu still DMAs into it, host-checked");
@@ -169,11 +155,11 @@ int main(void)
 	tap_ok(cuPointerGetAttribute(&s_page, CU_POINTER_ATTRIBUTE_MAPPING_SIZE, s) == 0 &&
 	       (s_page == 65536 || s_page == 2 * MB), "the 4 KiB allocation lies in a page of %zu bytes", s_page);
 	tap_ok(detach(a.id) == 0 && detach(a.id) == -ENOENT, "detach; again: -ENOENT");
-	tap_ok(stat_u64("mem_used") == used0 + 4 * MB + 4 * MB + s_page,
+	tap_ok(emu_stat_u64("mem_used") == used0 + 4 * MB + 4 * MB + s_page,
 	       "still held by the other dma-buf's fd (1 MiB of it)");
 	close(fd2);
-	tap_ok(stat_u64("mem_used") == used0 + 4 * MB + s_page, "its fd closed, the freed memory is back");
-	tap_ok(cuMemFree(d2) == 0 && cuMemFree(s) == 0 && stat_u64("mem_used") == used0, "all GPU memory is back");
+	tap_ok(emu_stat_u64("mem_used") == used0 + 4 * MB + s_page, "its fd closed, the freed memory is back");
+	tap_ok(cuMemFree(d2) == 0 && cuMemFree(s) == 0 && emu_stat_u64("mem_used") == used0, "all GPU memory is back");
 	close(edu_fd);
 	return tap_done();
 }

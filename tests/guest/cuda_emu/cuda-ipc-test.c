@@ -27,7 +27,7 @@
 
 #include <cuda.h>
 
-#include "nvp2p_selftest.h"
+#include "nvp2p_selftest_calls.h"
 #include "gpumem.h"
 #include "emu_knob.h"
 #include "tap.h"
@@ -45,53 +45,27 @@ struct handles {
 static int st_fd = -1;
 static int to_parent = -1, from_parent = -1;	/* the importer's ends */
 
-static uint64_t stat_u64(const char *name)
-{
-	char path[128], buf[64] = "";
-	int fd;
-
-	emu_knob_path(path, sizeof(path), name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
-		buf[0] = 0;
-	if (fd >= 0)
-		close(fd);
-	return strtoull(buf, NULL, 0);
-}
-
+/* The selftest driver's calls (nvp2p_selftest_calls.h) on st_fd. */
 static int pin(uint32_t slot, uint64_t va, uint64_t len)
 {
-	struct st_pin p = { .slot = slot, .mode = ST_PIN_CALLBACK, .va = va, .len = len };
-
-	if (ioctl(st_fd, ST_IOC_PIN, &p))
-		return -errno * 1000;
-	return p.ret;
+	return st_call_pin(st_fd, (struct st_pin){ .slot = slot,
+						   .mode = ST_PIN_CALLBACK,
+						   .va = va, .len = len });
 }
 
 static struct st_slot_info info(uint32_t slot)
 {
-	struct st_slot_info i = { .slot = slot };
-
-	ioctl(st_fd, ST_IOC_INFO, &i);
-	return i;
+	return st_call_info(st_fd, slot);
 }
 
 static int dma_map(uint32_t slot)
 {
-	struct st_dma d = { .slot = slot, .mode = ST_DMA_EDU };
-
-	if (ioctl(st_fd, ST_IOC_DMA_MAP, &d))
-		return -errno * 1000;
-	return d.ret;
+	return st_call_dma(st_fd, ST_IOC_DMA_MAP, slot, ST_DMA_EDU);
 }
 
 static int edu(uint32_t slot, uint64_t off, uint32_t len, uint32_t seed)
 {
-	struct st_edu e = { .slot = slot, .offset = off, .len = len, .seed = seed };
-
-	if (ioctl(st_fd, ST_IOC_EDU, &e))
-		return -errno * 1000;
-	return e.ret;
+	return st_call_edu(st_fd, slot, off, len, seed);
 }
 
 static void fill(uint8_t *b, size_t n, uint8_t seed)
@@ -169,12 +143,12 @@ static int importer(void)
 	result(cuIpcOpenMemHandle(NULL, h.big, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) == CUDA_ERROR_INVALID_VALUE,
 	       "open into NULL: CUDA_ERROR_INVALID_VALUE");
 
-	used = stat_u64("mem_used");
+	used = emu_stat_u64("mem_used");
 	if (!result(cuIpcOpenMemHandle(&o, h.big, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) == CUDA_SUCCESS,
 		    "open the 2 MiB allocation's handle"))
 		return 1;
-	result(stat_u64("mem_used") == used, "opening charges no GPU memory (%llu used)",
-	       (unsigned long long)stat_u64("mem_used"));
+	result(emu_stat_u64("mem_used") == used, "opening charges no GPU memory (%llu used)",
+	       (unsigned long long)emu_stat_u64("mem_used"));
 	fill(want, sizeof(want), 0x42);
 	result(cuMemcpyDtoH(got, o, sizeof(got)) == 0 && !memcmp(want, got, sizeof(got)),
 	       "the importer reads the exporter's data");
@@ -270,7 +244,7 @@ static int exporter(void)
 		    cuDevicePrimaryCtxRetain(&ctx, dev) == 0 && cuCtxSetCurrent(ctx) == 0,
 		    "exporter: CUDA context"))
 		return tap_done();
-	used0 = stat_u64("mem_used");
+	used0 = emu_stat_u64("mem_used");
 	/* s's page: 64 KiB, or 2 MiB with CUDA_EMU_PLACEMENT=h100 */
 	tap_ok(cuMemAlloc(&d, 2 * MB) == 0 && cuMemAlloc(&s, 4096) == 0 && cuMemAlloc(&f, 4096) == 0 &&
 	       cuPointerGetAttribute(&s_page, CU_POINTER_ATTRIBUTE_MAPPING_SIZE, s) == 0 &&
@@ -345,9 +319,9 @@ static int exporter(void)
 			tap_ok(cuMemFree(d) == 0, "the exporter frees the memory while it is opened");
 			break;
 		case 3:
-			tap_ok(stat_u64("mem_used") == used0 + s_page,
+			tap_ok(emu_stat_u64("mem_used") == used0 + s_page,
 			       "only the exporter's small page is left (%llu bytes over the start)",
-			       (unsigned long long)(stat_u64("mem_used") - used0));
+			       (unsigned long long)(emu_stat_u64("mem_used") - used0));
 			break;
 		}
 		if (write(down[1], "g", 1) != 1)
@@ -355,7 +329,7 @@ static int exporter(void)
 	}
 	waitpid(pid, &st, 0);
 	tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the importer exited normally (status 0x%x)", st);
-	tap_ok(cuMemFree(s) == 0 && cuEventDestroy(e) == 0 && stat_u64("mem_used") == used0,
+	tap_ok(cuMemFree(s) == 0 && cuEventDestroy(e) == 0 && emu_stat_u64("mem_used") == used0,
 	       "all GPU memory is back");
 	return tap_done();
 }

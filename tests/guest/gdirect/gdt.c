@@ -4,11 +4,11 @@
  */
 #include "gdt.h"
 #include "emu_knob.h"
+#include "guest_fault.h"
+#include "guest_harness.h"
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,53 +67,26 @@ int gdt_done(void)
 	return tap_done();
 }
 
-/* Modules */
+/* Modules (tests/include/guest_harness.h) */
 
 static int loaded_emu, loaded_gd, loaded_edu;
 
-static int module_loaded(const char *name)
+/* Load @name unless loaded; 0, or -1.  *@ours: this process loaded it. */
+static int load(const char *name, const char *params, int *ours)
 {
-	char path[96];
-	struct stat st;
+	int ret = guest_module_load(name, params);
 
-	snprintf(path, sizeof(path), "/sys/module/%s", name);
-	return stat(path, &st) == 0;
-}
-
-static int run(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc)
-		gdt_diag("'%s' failed: %d", cmd, rc);
-	return rc;
+	if (ret > 0)
+		*ours = 1;
+	return ret < 0 ? -1 : 0;
 }
 
 int gdt_setup(const char *params, int edu)
 {
-	char cmd[256];
-
-	if (!module_loaded("nvp2p_emu")) {
-		if (access("/modules/nvp2p_emu.ko", R_OK)) {
-			gdt_diag("no /modules/nvp2p_emu.ko");
-			return -1;
-		}
-		if (run("insmod /modules/nvp2p_emu.ko bar1_size_mb=64 bar1_reserve_mb=8"))
-			return -1;
-		loaded_emu = 1;
-	}
-	if (!module_loaded("gdirect")) {
-		snprintf(cmd, sizeof(cmd), "insmod /modules/gdirect.ko %s",
-			 params ? params : "");
-		if (run(cmd))
-			return -1;
-		loaded_gd = 1;
-	}
-	if (edu && !module_loaded("gdirect_edu")) {
-		if (run("insmod /modules/gdirect_edu.ko"))
-			return -1;
-		loaded_edu = 1;
-	}
+	if (load("nvp2p_emu", "bar1_size_mb=64 bar1_reserve_mb=8", &loaded_emu) ||
+	    load("gdirect", params, &loaded_gd) ||
+	    (edu && load("gdirect_edu", NULL, &loaded_edu)))
+		return -1;
 	gdt_emu_knob("callback_delay_ms", "0");
 	gdt_emu_knob("unmap_delay_ms", "0");
 	gdt_emu_knob("pin_latency_us", "0");
@@ -128,19 +101,18 @@ int gdt_teardown(void)
 	gdt_emu_knob("callback_delay_ms", "0");
 	gdt_emu_knob("unmap_delay_ms", "0");
 	if (loaded_edu)
-		rc |= run("rmmod gdirect_edu");
+		rc |= guest_sh("rmmod gdirect_edu");
 	if (loaded_gd)
-		rc |= run("rmmod gdirect");
+		rc |= guest_sh("rmmod gdirect");
 	if (loaded_emu)
-		rc |= run("rmmod nvp2p_emu");
+		rc |= guest_sh("rmmod nvp2p_emu");
 	loaded_edu = loaded_gd = loaded_emu = 0;
 	return rc;
 }
 
 int gdt_main(const char *params, int edu, void (*body)(void))
 {
-	int pfd[2], counts[2] = { 0, 0 }, status = 0;
-	pid_t pid;
+	int status;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (gdt_setup(params, edu)) {
@@ -148,28 +120,8 @@ int gdt_main(const char *params, int edu, void (*body)(void))
 		gdt_skip("gdirect guest test", "modules could not be loaded");
 		return gdt_done();
 	}
-	if (pipe(pfd))
-		return 1;
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		close(pfd[0]);
-		body();
-		counts[0] = tap_state.n;
-		counts[1] = tap_state.failed;
-		if (write(pfd[1], counts, sizeof(counts)) != sizeof(counts))
-			_exit(2);
-		fflush(stdout);
-		_exit(0);
-	}
-	close(pfd[1]);
-	if (pid < 0 || read(pfd[0], counts, sizeof(counts)) != sizeof(counts))
-		counts[0] = counts[1] = 0;
-	close(pfd[0]);
-	waitpid(pid, &status, 0);
-	tap_state.n = counts[0];
-	tap_state.failed = counts[1];
-	gdt_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	status = guest_run_body(body);
+	gdt_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	       "test process ended normally (status %#x)", status);
 	gdt_ok(gdt_quiet(), "nothing pinned after the test process exited");
 	gdt_ok(gdt_teardown() == 0, "modules unload");
@@ -278,43 +230,16 @@ int gdt_host_has(uint64_t off, const void *data, size_t len)
 
 /* The emulator's counters and knobs (emu_knob.h), gdirect's statistics */
 
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return 0;
-}
-
 uint64_t gdt_emu(const char *name)
 {
-	char path[128], buf[64];
-
-	emu_knob_path(path, sizeof(path), name);
-	if (read_file(path, buf, sizeof(buf)))
-		return UINT64_MAX;
-	return strtoull(buf, NULL, 0);
+	return emu_stat_u64(name);
 }
 
 void gdt_emu_knob(const char *name, const char *value)
 {
-	char path[128];
-	int fd;
-
-	emu_knob_path(path, sizeof(path), name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return;
-	if (write(fd, value, strlen(value)) < 0)
-		gdt_diag("write %s to %s: %s", value, path, strerror(errno));
-	close(fd);
+	/* No such knob (no emulator loaded): nothing to set. */
+	if (emu_knob_set(name, value) && errno != ENOENT)
+		gdt_diag("write %s to knob %s: %s", value, name, strerror(errno));
 }
 
 int64_t gdt_gd_stat(const char *name)
@@ -322,7 +247,7 @@ int64_t gdt_gd_stat(const char *name)
 	char buf[2048], *p;
 	size_t n = strlen(name);
 
-	if (read_file("/proc/driver/gdirect/stats", buf, sizeof(buf)))
+	if (guest_read("/proc/driver/gdirect/stats", buf, sizeof(buf)))
 		return -1;
 	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (!strncmp(p, name, n) && p[n] == ' ')
@@ -330,19 +255,32 @@ int64_t gdt_gd_stat(const char *name)
 	return -1;
 }
 
+static int no_live_regions(void)
+{
+	return gdt_gd_stat("live_regions") == 0;
+}
+
 int gdt_quiet(void)
 {
-	for (int i = 0; i < 1000; i++) {
-		if (gdt_emu("pins") == 0 && gdt_emu("bar1_used") == 0 &&
-		    gdt_gd_stat("live_regions") == 0)
-			return 1;
-		usleep(10000);
-	}
-	gdt_diag("not quiet: pins %llu bar1_used %llu live_regions %lld",
-		 (unsigned long long)gdt_emu("pins"),
-		 (unsigned long long)gdt_emu("bar1_used"),
-		 (long long)gdt_gd_stat("live_regions"));
+	if (emu_wait_quiet(10000, no_live_regions))
+		return 1;
+	gdt_diag("live_regions %lld", (long long)gdt_gd_stat("live_regions"));
 	return 0;
+}
+
+int gdt_kt_run(const char *what, uint64_t addr, uint64_t size)
+{
+	char cmd[80];
+	int fd = open(GDT_KT_DIR "run", O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(cmd, sizeof(cmd), "%s %llx %llx", what,
+		 (unsigned long long)addr, (unsigned long long)size);
+	if (write(fd, cmd, strlen(cmd)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
 }
 
 /* ioctls */
@@ -373,41 +311,9 @@ int gdt_region_info(int fd, uint64_t handle, struct gdirect_region_info *ri)
 	return ioctl(fd, GDIRECT_IOC_REGION_INFO, ri) ? -errno : 0;
 }
 
-/* Fault probe: per thread, so the race test's threads may use it too. */
-
-/* volatile: the stores must not be folded away around the probe */
-static __thread sigjmp_buf *volatile probe_env;
-
-static void probe_handler(int sig)
-{
-	if (probe_env)
-		siglongjmp(*probe_env, sig);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 int gdt_faults(volatile void *p, int write)
 {
-	sigjmp_buf env;
-	struct sigaction sa;
-	volatile int faulted = 0;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = probe_handler;
-	sa.sa_flags = SA_NODEFER;
-	sigaction(SIGBUS, &sa, NULL);
-	sigaction(SIGSEGV, &sa, NULL);
-	if (sigsetjmp(env, 1)) {
-		faulted = 1;
-	} else {
-		probe_env = &env;
-		if (write)
-			*(volatile uint32_t *)p = 0x5a5a5a5a;
-		else
-			(void)*(volatile uint32_t *)p;
-	}
-	probe_env = NULL;
-	return faulted;
+	return guest_faults(p, write);
 }
 
 /* xorshift64*: reproducible across runs */

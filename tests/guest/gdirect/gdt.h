@@ -73,13 +73,20 @@ int64_t gdt_gd_stat(const char *name);
 /* Wait up to 10 s for no pins and no BAR1 use; 1 if clean. */
 int gdt_quiet(void);
 
+/*
+ * Run gdirect_kapitest's scenario @what on [addr, addr + size) (its debugfs
+ * file "run"; the outcome is in GDT_KT_DIR "result"): 0 or -errno.
+ */
+#define GDT_KT_DIR	"/sys/kernel/debug/gdirect_kapitest/"
+int gdt_kt_run(const char *what, uint64_t addr, uint64_t size);
+
 /* gdirect ioctls: 0 or -errno. */
 int gdt_pin(int fd, uint64_t addr, uint64_t size, uint32_t flags,
 	    struct gdirect_pin *out);
 int gdt_unpin(int fd, uint64_t handle);
 int gdt_region_info(int fd, uint64_t handle, struct gdirect_region_info *ri);
 
-/* 1 if reading (or writing, if WRITE) *p raises SIGBUS or SIGSEGV. */
+/* 1 if reading (or writing, if WRITE) *p faults (tests/include/guest_fault.h). */
 int gdt_faults(volatile void *p, int write);
 
 /* Pass an fd over a unix socket (SCM_RIGHTS): 0 or -1; the fd or -1. */

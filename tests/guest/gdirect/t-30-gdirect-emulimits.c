@@ -25,49 +25,12 @@
 #include <unistd.h>
 
 #include "gdt.h"
+#include "guest_harness.h"
 #include "nvp2p_emu.h"
 
 #define OVERLAP		65537
 #define USER_CAP_MB	"4"
 #define BIG		(64 * GDT_MB)
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void set_param(const char *name, const char *value)
-{
-	char path[128];
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/module/nvp2p_emu/parameters/%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0 || write(fd, value, strlen(value)) < 0)
-		gdt_diag("cannot set %s: %s", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-}
-
-#define KT_DIR "/sys/kernel/debug/gdirect_kapitest/"
-
-static int kt_run(const char *what, uint64_t addr, uint64_t size)
-{
-	char cmd[80];
-	int fd = open(KT_DIR "run", O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(cmd, sizeof(cmd), "%s %llx %llx", what,
-		 (unsigned long long)addr, (unsigned long long)size);
-	if (write(fd, cmd, strlen(cmd)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 /*
  * Through gdirect's in-kernel API (gdirect_kapitest): user pins would
@@ -85,12 +48,12 @@ static void check_overlap(void)
 		return;
 	}
 	buf = gdt_alloc(GDT_KB64);
-	ret = buf ? kt_run("overlap-pin", buf, GDT_KB64) : -ENOMEM;
+	ret = buf ? gdt_kt_run("overlap-pin", buf, GDT_KB64) : -ENOMEM;
 	used = gdt_emu("bar1_used");
 	gdt_ok(!ret, "65537 overlapping pins of one page (%d)", ret);
 	gdt_ok(used == GDT_KB64, "BAR1 used: %llu bytes, one page",
 	       (unsigned long long)used);
-	ret = kt_run("overlap-unpin", 0, 0);
+	ret = gdt_kt_run("overlap-unpin", 0, 0);
 	gdt_ok(!ret && gdt_emu("bar1_used") == 0 && gdt_emu("pins") == 0,
 	       "all unpinned: BAR1 used %llu bytes (%d)",
 	       (unsigned long long)gdt_emu("bar1_used"), ret);
@@ -107,7 +70,7 @@ static void check_user_cap(void)
 	int status;
 	pid_t pid;
 
-	set_param("max_mem_per_user_mb", USER_CAP_MB);
+	guest_set_param("nvp2p_emu", "max_mem_per_user_mb", USER_CAP_MB);
 	a = gdt_alloc(4 * GDT_MB);
 	gdt_ok(a != 0, "max_mem_per_user_mb=4: 4 MiB allocated");
 	gdt_ok(cuMemAlloc(&b, GDT_KB64) == CUDA_ERROR_OUT_OF_MEMORY,
@@ -135,7 +98,7 @@ static void check_user_cap(void)
 	       "a free makes room");
 	if (b)
 		gdt_free(b);
-	set_param("max_mem_per_user_mb", "0");
+	guest_set_param("nvp2p_emu", "max_mem_per_user_mb", "0");
 }
 
 static atomic_int done;
@@ -154,7 +117,7 @@ static void *querier(void *arg)
 	(void)arg;
 	while (fd >= 0 && !atomic_load(&done)) {
 		ioctl(fd, NVP2P_EMU_IOC_INFO, &info);
-		ms = (long)(now_ms() - query_t0);
+		ms = (long)(guest_now_ms() - query_t0);
 		if (ms >= 0 && ms < QUERY_MS)
 			query_ends[ms]++;
 	}
@@ -179,12 +142,12 @@ static void check_zeroing(void)
 	long i, lo, hi;
 	int mid = 0;
 
-	query_t0 = now_ms();
+	query_t0 = guest_now_ms();
 	pthread_create(&t, NULL, querier, NULL);
 	usleep(100 * 1000);
-	t0 = now_ms();
+	t0 = guest_now_ms();
 	big = gdt_alloc(BIG);
-	t1 = now_ms();
+	t1 = guest_now_ms();
 	atomic_store(&done, 1);
 	pthread_join(t, NULL);
 	lo = (long)(t0 - query_t0 + (t1 - t0) / 4);

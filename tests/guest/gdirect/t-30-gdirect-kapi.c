@@ -19,6 +19,7 @@
 
 #include "gdirect_edu.h"
 #include "gdt.h"
+#include "guest_harness.h"
 #include "nvp2p_emu.h"
 
 static int efd;
@@ -42,16 +43,6 @@ static int kunpin(uint64_t addr)
 	struct gdedu_unpin u = { .gpu_addr = addr };
 
 	return ioctl(efd, GDEDU_IOC_UNPIN, &u) ? -errno : 0;
-}
-
-static void write_param(const char *path, const char *v)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(v, f);
-		fclose(f);
-	}
 }
 
 /* GPU memory straight from the emulator, so this file's tokens apply. */
@@ -113,37 +104,19 @@ static void test_tokens(void)
 	gdt_ok(res[3] == 0, "gdirect_pin with legacy tokens: %d", res[3]);
 	gdt_ok(gdt_quiet(), "token pins released when that process exited");
 
-	write_param("/sys/module/gdirect/parameters/allow_tokens", "N");
+	guest_set_param("gdirect", "allow_tokens", "N");
 	gdt_ok(kpin(va, 4096, 0, 0, t.p2p_token, t.va_space, NULL) == -EPERM,
 	       "gdirect_pin with tokens when allow_tokens=N: EPERM");
-	write_param("/sys/module/gdirect/parameters/allow_tokens", "Y");
+	guest_set_param("gdirect", "allow_tokens", "Y");
 	close(mfd);
 	gdt_ok(gdt_quiet() && gdt_emu("allocations") == 0,
 	       "emulator memory freed with its file");
 }
 
-#define KT_DIR "/sys/kernel/debug/gdirect_kapitest/"
-
-/* Run a gdirect_kapitest scenario on [addr, addr + size): 0 or -errno. */
-static int kt_run(const char *what, uint64_t addr, uint64_t size)
-{
-	char cmd[80];
-	int fd = open(KT_DIR "run", O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(cmd, sizeof(cmd), "%s %llx %llx", what, (unsigned long long)addr,
-		 (unsigned long long)size);
-	if (write(fd, cmd, strlen(cmd)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static void kt_show_result(void)
 {
 	char line[128];
-	FILE *f = fopen(KT_DIR "result", "r");
+	FILE *f = fopen(GDT_KT_DIR "result", "r");
 
 	while (f && fgets(line, sizeof(line), f))
 		printf("# kapitest: %s", line);
@@ -164,18 +137,18 @@ static void test_dma_unmap(CUdeviceptr buf)
 			 "gdirect_kapitest.ko did not load");
 		return;
 	}
-	ret = kt_run("unmap", buf, 2 * GDT_KB64);
+	ret = gdt_kt_run("unmap", buf, 2 * GDT_KB64);
 	kt_show_result();
 	gdt_ok(ret == 0 && gdt_emu("pins") == 0 && gdt_emu("dma_maps") == 0,
 	       "gdirect_dma_unmap: DMA brackets then fail with ENODEV, a second unmap is a no-op, the unpin still puts (%d)",
 	       ret);
 	/* The thread's unmap held open 1 s; the unpin comes while it is. */
 	gdt_emu_knob("unmap_delay_ms", "1000");
-	ret = kt_run("race-start", buf, 2 * GDT_KB64);
+	ret = gdt_kt_run("race-start", buf, 2 * GDT_KB64);
 	for (int i = 0; !ret && gdt_emu("unmaps_in_flight") == 0 && i < 1000; i++)
 		usleep(1000);
 	if (!ret)
-		ret = kt_run("race-unpin", 0, 0);
+		ret = gdt_kt_run("race-unpin", 0, 0);
 	gdt_emu_knob("unmap_delay_ms", "0");
 	kt_show_result();
 	gdt_ok(ret == 0 && gdt_gd_stat("unmap_waits") == waits + 1 &&

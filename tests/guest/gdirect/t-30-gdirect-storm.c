@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "gdt.h"
+#include "guest_harness.h"
 
 #define STORMERS	6
 #define STORM_S		40
@@ -43,30 +44,9 @@
 
 static volatile int *stop;
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void set_param(const char *name, const char *value)
-{
-	char path[128];
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/module/nvp2p_emu/parameters/%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0 || write(fd, value, strlen(value)) < 0)
-		gdt_diag("cannot set %s: %s", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-}
-
 static void stormer(int idx)
 {
-	double end = now_ms() + STORM_S * 1e3;
+	double end = guest_now_ms() + STORM_S * 1e3;
 	CUdeviceptr buf;
 	int fd;
 
@@ -76,7 +56,7 @@ static void stormer(int idx)
 	fd = open("/dev/gdirect", O_RDWR);
 	if (!buf || fd < 0)
 		_exit(4);
-	for (unsigned int i = 0; !*stop && now_ms() < end; i++) {
+	for (unsigned int i = 0; !*stop && guest_now_ms() < end; i++) {
 		/* 64 KiB-aligned, in no allocation: get_pages says EINVAL. */
 		uint64_t bogus = 0x7e0000000000ULL +
 				 ((uint64_t)idx << 32) + (i % 256) * GDT_KB64;
@@ -145,10 +125,10 @@ static void measure_unpin_close(void)
 			sh->failed++;
 			continue;
 		}
-		t = now_ms();
+		t = guest_now_ms();
 		if (gdt_unpin(fd, p.handle))
 			sh->failed++;
-		t = now_ms() - t;
+		t = guest_now_ms() - t;
 		if (sh->quiet)
 			sh->qunpins[sh->nq++] = t;
 		else
@@ -165,9 +145,9 @@ static void measure_unpin_close(void)
 				close(fd2);
 			continue;
 		}
-		t = now_ms();
+		t = guest_now_ms();
 		close(fd2);
-		sh->closes[sh->nc++] = now_ms() - t;
+		sh->closes[sh->nc++] = guest_now_ms() - t;
 	}
 	_exit(0);
 }
@@ -211,9 +191,9 @@ static void measure_exits(void)
 				waitpid(pid, &status, 0);
 			continue;
 		}
-		t = now_ms();
+		t = guest_now_ms();
 		waitpid(pid, &status, 0);
-		sh->exits[sh->ne++] = now_ms() - t;
+		sh->exits[sh->ne++] = guest_now_ms() - t;
 		close(pfd[0]);
 		if (!WIFEXITED(status) || WEXITSTATUS(status))
 			sh->failed++;
@@ -285,32 +265,20 @@ static void kill_check(void)
 		_exit(6);
 	close(pfd[0]);
 	sh->kill_ready = 1;
-	set_param("callback_delay_ms", CB_DELAY_MS);
+	guest_set_param("nvp2p_emu", "callback_delay_ms", CB_DELAY_MS);
 	pthread_create(&ta, NULL, free_thread, &a);
 	usleep(300 * 1000);
 	pthread_create(&tb, NULL, unpin_thread, &b);
 	usleep(1500 * 1000);	/* the child is in its pin by now */
-	t = now_ms();
+	t = guest_now_ms();
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	sh->kill_ms = now_ms() - t;
+	sh->kill_ms = guest_now_ms() - t;
 	sh->kill_signaled = WIFSIGNALED(status);
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
-	set_param("callback_delay_ms", "0");
+	guest_set_param("nvp2p_emu", "callback_delay_ms", "0");
 	_exit(0);
-}
-
-/* Run @fn in a child; 1 if it exited with 0. */
-static int in_child(void (*fn)(void))
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid == 0)
-		fn();
-	return pid > 0 && waitpid(pid, &status, 0) == pid &&
-	       WIFEXITED(status) && !WEXITSTATUS(status);
 }
 
 /*
@@ -328,10 +296,10 @@ static void body(void)
 	if (!gdt_ok(sh != MAP_FAILED, "shared memory"))
 		return;
 	stop = &sh->stop;
-	set_param("pin_latency_us", PIN_LATENCY_US);
+	guest_set_param("nvp2p_emu", "pin_latency_us", PIN_LATENCY_US);
 	/* The same unpins without a storm first: the ratio's reference. */
 	sh->quiet = 1;
-	ok = in_child(measure_unpin_close);
+	ok = guest_child_ok(measure_unpin_close);
 	sh->quiet = 0;
 	quiet = report("unpin, no storm", sh->qunpins, sh->nq);
 	for (int i = 0; i < STORMERS; i++) {
@@ -340,7 +308,7 @@ static void body(void)
 			stormer(i);
 	}
 	usleep(500 * 1000);	/* let the storm build up */
-	ok = in_child(measure_unpin_close) && ok;
+	ok = guest_child_ok(measure_unpin_close) && ok;
 	measure_exits();
 	*stop = 1;
 	for (int i = 0; i < STORMERS; i++) {
@@ -348,7 +316,7 @@ static void body(void)
 		    !WIFEXITED(status) || WEXITSTATUS(status))
 			bad++;
 	}
-	set_param("pin_latency_us", "0");
+	guest_set_param("nvp2p_emu", "pin_latency_us", "0");
 	gdt_ok(!bad, "the pin storm's processes ran and ended (%d did not)",
 	       bad);
 	gdt_ok(ok && !sh->failed,
@@ -360,7 +328,7 @@ static void body(void)
 		gdt_diag("unpin p50 under a storm of %d pinning processes / without: %.1f",
 			 STORMERS, storm / quiet);
 
-	ok = in_child(kill_check);
+	ok = guest_child_ok(kill_check);
 	if (!gdt_ok(ok && sh->kill_ready, "kill check ran"))
 		return;
 	gdt_diag("a pin waiting behind an unpin ended %.1f ms after SIGKILL",

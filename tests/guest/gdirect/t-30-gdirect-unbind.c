@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "gdt.h"
+#include "guest_harness.h"
 
 #define DRV "/sys/bus/pci/drivers/nvp2p_emu/"
 
@@ -40,17 +41,6 @@ static int find_bdf(void)
 	if (dir)
 		closedir(dir);
 	return bdf[0] ? 0 : -1;
-}
-
-static int sysfs_write(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0 || write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		ret = -1;
-	if (fd >= 0)
-		close(fd);
-	return ret;
 }
 
 struct shared {
@@ -97,7 +87,7 @@ static void child(void)
 	if (m1 == MAP_FAILED || m2 == MAP_FAILED || gdt_faults(m1, 1))
 		_exit(5);
 
-	check(!sysfs_write(DRV "unbind", bdf), "unbind with files, pins and mappings live");
+	check(!guest_write(DRV "unbind", bdf), "unbind with files, pins and mappings live");
 	check(status[p1.status_slot] == GDIRECT_STATUS_REVOKED &&
 	      !gdt_region_info(fd, p1.handle, &ri) &&
 	      ri.status == GDIRECT_STATUS_REVOKED,
@@ -138,17 +128,6 @@ static void child_again(void)
 	_exit(0);
 }
 
-static int run_child(void (*fn)(void))
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid == 0)
-		fn();
-	return pid > 0 && waitpid(pid, &status, 0) == pid &&
-	       WIFEXITED(status) && !WEXITSTATUS(status);
-}
-
 static void body(void)
 {
 	int ok;
@@ -158,13 +137,13 @@ static void body(void)
 	if (!gdt_ok(sh != MAP_FAILED && !find_bdf(), "emulated GPU bound at %s",
 		    bdf))
 		return;
-	ok = run_child(child);
+	ok = guest_child_ok(child);
 	for (int i = 0; i < sh->n; i++)
 		gdt_ok(sh->ok[i], "%s", sh->what[i]);
 	gdt_ok(ok && sh->n == 9, "the unbind checks ran to the end (%d)",
 	       sh->n);
-	gdt_ok(!sysfs_write(DRV "bind", bdf), "bind again once unused");
-	gdt_ok(run_child(child_again), "allocate, pin, unpin on the rebound GPU");
+	gdt_ok(!guest_write(DRV "bind", bdf), "bind again once unused");
+	gdt_ok(guest_child_ok(child_again), "allocate, pin, unpin on the rebound GPU");
 }
 
 int main(void)

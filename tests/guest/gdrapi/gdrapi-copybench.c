@@ -14,13 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cuda.h>
 #include <gdrapi.h>
 
+#include "guest_harness.h"
 #include "tap.h"
 
 #define KB64 (64UL << 10)
@@ -84,15 +84,6 @@ static double run(int m, size_t n, long iters)
 	return (now_ns() - t0) / iters;
 }
 
-static int load(const char *mod, const char *cmd)
-{
-	char p[96];
-	struct stat st;
-
-	snprintf(p, sizeof(p), "/sys/module/%s", mod);
-	return stat(p, &st) == 0 || system(cmd) == 0 ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 64, 1024, 4096, 65536, 1UL << 20 };
@@ -108,8 +99,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (load("nvp2p_emu", "insmod /modules/nvp2p_emu.ko bar1_size_mb=64 bar1_reserve_mb=8") ||
-	    load("gdirect", "insmod /modules/gdirect.ko") ||
+	if (guest_module_load("nvp2p_emu", "bar1_size_mb=64 bar1_reserve_mb=8") < 0 ||
+	    guest_module_load("gdirect", NULL) < 0 ||
 	    cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
 	    cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
 	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS ||

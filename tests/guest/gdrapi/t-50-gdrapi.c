@@ -12,14 +12,12 @@
  * flag flips, the mapping faults); pins from several threads; errors for
  * bad arguments; gdr_close() with pins left.  The body runs in a child;
  * the parent then checks the emulator has no pins and no BAR1 bytes used.
- * Harness (module loading, counters, host check) reads debugfs text and
- * runs commands, like tests/guest/gdirect/gdt.c, without its headers.
+ * Harness (module loading, counters, host check): tests/include's
+ * guest_harness.h, emu_knob.h and gpumem.h, without gdirect's gdt.c.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +32,8 @@
 #include "tap.h"
 
 #include "emu_knob.h"
+#include "guest_fault.h"
+#include "guest_harness.h"
 #include "gpumem.h"
 
 #ifndef BACKEND
@@ -50,55 +50,9 @@ static int is(int got, int want, const char *what)
 		  got ? strerror(got) : "0", want ? strerror(want) : "0");
 }
 
-/* ---- harness -------------------------------------------------------- */
+/* ---- harness (tests/include/guest_harness.h) ----------------------- */
 
 static int loaded_emu, loaded_gd;
-
-static int loaded(const char *mod)
-{
-	char p[96];
-	struct stat st;
-
-	snprintf(p, sizeof(p), "/sys/module/%s", mod);
-	return stat(p, &st) == 0;
-}
-
-static int sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc)
-		tap_diag("'%s' failed: %d", cmd, rc);
-	return rc;
-}
-
-static uint64_t emu(const char *name)
-{
-	char p[128];
-	unsigned long long v;
-	FILE *f;
-	int n;
-
-	emu_knob_path(p, sizeof(p), name);
-	f = fopen(p, "r");
-	if (!f)
-		return UINT64_MAX;
-	n = fscanf(f, "%lli", (long long *)&v);
-	fclose(f);
-	return n == 1 ? v : UINT64_MAX;
-}
-
-static int quiet(void)
-{
-	for (int i = 0; i < 1000; i++) {
-		if (emu("pins") == 0 && emu("bar1_used") == 0)
-			return 1;
-		usleep(10000);
-	}
-	tap_diag("pins %llu bar1_used %llu", (unsigned long long)emu("pins"),
-	       (unsigned long long)emu("bar1_used"));
-	return 0;
-}
 
 /*
  * Offset in the host's backing file of GPU address A, pinned by this
@@ -129,38 +83,6 @@ static int mem_offset(uint64_t va, uint64_t a, uint64_t *off)
 		return -1;
 	*off = phys - bar + (a - va);
 	return 0;
-}
-
-static __thread sigjmp_buf *volatile probe_env;
-
-static void probe(int sig)
-{
-	if (probe_env)
-		siglongjmp(*probe_env, sig);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* 1 if reading (WRITE: writing) *p raises SIGBUS or SIGSEGV. */
-static int faults(volatile void *p, int write)
-{
-	struct sigaction sa = { .sa_handler = probe, .sa_flags = SA_NODEFER };
-	sigjmp_buf env;
-	volatile int hit = 0;
-
-	sigaction(SIGBUS, &sa, NULL);
-	sigaction(SIGSEGV, &sa, NULL);
-	if (sigsetjmp(env, 1)) {
-		hit = 1;
-	} else {
-		probe_env = &env;
-		if (write)
-			*(volatile uint32_t *)p = 0x5a5a5a5a;
-		else
-			(void)*(volatile uint32_t *)p;
-	}
-	probe_env = NULL;
-	return hit;
 }
 
 /* ---- CUDA ----------------------------------------------------------- */
@@ -233,7 +155,7 @@ static void fork_child(gdr_t g, gdr_mh_t mh, CUdeviceptr d, void *map)
 
 		bits |= gdr_pin_buffer(g, d, KB64, 0, 0, &h2) == 0;
 		bits |= (gdr_get_callback_flag(g, mh, &flag) == 0) << 1;
-		bits |= !faults(map, 0) << 2;
+		bits |= !guest_faults(map, 0) << 2;
 		_exit(bits);
 	}
 	waitpid(pid, &status, 0);
@@ -378,7 +300,7 @@ static void revocation(gdr_t g)
 	if (!is(gdr_map(g, mh, &map, 2 * KB64), 0, "map it"))
 		goto unpin;
 	fill(w, sizeof(w), 5);
-	tap_ok(gdr_copy_to_mapping(mh, map, w, sizeof(w)) == 0 && !faults(map, 0),
+	tap_ok(gdr_copy_to_mapping(mh, map, w, sizeof(w)) == 0 && !guest_faults(map, 0),
 	   "mapped and usable");
 	tap_ok(cuMemFree(base) == CUDA_SUCCESS, "cuMemFree of the pinned buffer");
 	for (int i = 0; i < 100 && flag != 1; i++) {
@@ -388,7 +310,7 @@ static void revocation(gdr_t g)
 			usleep(10000);
 	}
 	tap_ok(flag == 1, "gdr_get_callback_flag: 1 after cuMemFree");
-	tap_ok(faults(map, 0) && faults((char *)map + KB64 + 8, 1),
+	tap_ok(guest_faults(map, 0) && guest_faults((char *)map + KB64 + 8, 1),
 	   "the mapping faults on read and write");
 	is(gdr_unmap(g, mh, map, 2 * KB64), 0, "gdr_unmap of the revoked pin");
 	is(gdr_map(g, mh, &map, 2 * KB64), EINVAL, "gdr_map of a revoked pin");
@@ -480,59 +402,37 @@ static void body(void)
 
 int main(void)
 {
-	int pfd[2], counts[2] = { 0, 0 }, status = 0;
-	pid_t pid;
+	int status, emu, gd = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	setenv("GDIRECT_GDRAPI_BACKEND", BACKEND, 1);
-	if (!loaded("nvp2p_emu")) {
-		if (sh("insmod /modules/nvp2p_emu.ko bar1_size_mb=64 bar1_reserve_mb=8"))
-			goto skip;
-		loaded_emu = 1;
-	}
-	if (!loaded("gdirect")) {
-		if (sh("insmod /modules/gdirect.ko"))
-			goto skip;
-		loaded_gd = 1;
-	}
+	emu = guest_module_load("nvp2p_emu", "bar1_size_mb=64 bar1_reserve_mb=8");
+	if (emu >= 0)
+		gd = guest_module_load("gdirect", NULL);
+	loaded_emu = emu > 0;
+	loaded_gd = gd > 0;
+	if (emu < 0 || gd < 0)
+		goto skip;
 	if (access("/dev/" BACKEND, F_OK)) {
 		tap_skip("libgdrapi over /dev/" BACKEND,
 			 "no /dev/" BACKEND ": this gdirect.ko has no " BACKEND " personality");
 		goto out;
 	}
-	if (pipe(pfd))
-		return 1;
-	pid = fork();
-	if (pid == 0) {
-		close(pfd[0]);
-		body();
-		counts[0] = tap_state.n;
-		counts[1] = tap_state.failed;
-		if (write(pfd[1], counts, sizeof(counts)) != sizeof(counts))
-			_exit(2);
-		_exit(0);
-	}
-	close(pfd[1]);
-	if (pid < 0 || read(pfd[0], counts, sizeof(counts)) != sizeof(counts))
-		counts[0] = counts[1] = 0;
-	close(pfd[0]);
-	waitpid(pid, &status, 0);
-	tap_state.n = counts[0];
-	tap_state.failed = counts[1];
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	status = guest_run_body(body);
+	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	   "test process ended normally (status %#x)", status);
-	tap_ok(quiet(), "0 pins and 0 BAR1 bytes used afterwards");
+	tap_ok(emu_wait_quiet(10000, NULL), "0 pins and 0 BAR1 bytes used afterwards");
 out:
 	if (loaded_gd)
-		tap_ok(sh("rmmod gdirect") == 0, "gdirect unloads");
+		tap_ok(guest_sh("rmmod gdirect") == 0, "gdirect unloads");
 	if (loaded_emu)
-		tap_ok(sh("rmmod nvp2p_emu") == 0, "nvp2p_emu unloads");
+		tap_ok(guest_sh("rmmod nvp2p_emu") == 0, "nvp2p_emu unloads");
 	return tap_done();
 skip:
 	if (loaded_gd)
-		sh("rmmod gdirect");
+		guest_sh("rmmod gdirect");
 	if (loaded_emu)
-		sh("rmmod nvp2p_emu");
+		guest_sh("rmmod nvp2p_emu");
 	tap_skip("libgdrapi over /dev/" BACKEND, "modules could not be loaded");
 	return tap_done();
 }

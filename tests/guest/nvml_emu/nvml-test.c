@@ -16,22 +16,6 @@
 #include "emu_knob.h"
 #include "tap.h"
 
-static unsigned long long counter(const char *name)
-{
-	unsigned long long v = ~0ULL;
-	char path[256];
-	FILE *f;
-
-	emu_knob_path(path, sizeof(path), name);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = ~0ULL;
-		fclose(f);
-	}
-	return v;
-}
-
 static unsigned int sysfs_hex(const char *bdf, const char *attr)
 {
 	char path[256];
@@ -106,13 +90,14 @@ int main(void)
 	tap_ok(nvmlDeviceGetUUID(dev, uuid, sizeof(uuid)) == NVML_SUCCESS && !strcmp(uuid, cuuuid),
 	       "the UUID as the driver's: %s", uuid);
 	tap_ok(nvmlDeviceGetBAR1MemoryInfo(dev, &bar1) == NVML_SUCCESS &&
-	       bar1.bar1Total == counter("bar1_total") &&
-	       bar1.bar1Used == counter("bar1_used") + counter("bar1_reserved") &&
+	       bar1.bar1Total == emu_stat_u64("bar1_total") &&
+	       bar1.bar1Used == emu_stat_u64("bar1_used") + emu_stat_u64("bar1_reserved") &&
 	       bar1.bar1Free == bar1.bar1Total - bar1.bar1Used,
 	       "BAR1 as the emulator counts it: total %llu MiB, used %llu MiB (reserved %llu)",
-	       bar1.bar1Total >> 20, bar1.bar1Used >> 20, counter("bar1_reserved") >> 20);
+	       bar1.bar1Total >> 20, bar1.bar1Used >> 20,
+	       (unsigned long long)emu_stat_u64("bar1_reserved") >> 20);
 	tap_ok(nvmlDeviceGetMemoryInfo(dev, &mem0) == NVML_SUCCESS &&
-	       mem0.total == counter("mem_total") && mem0.used == counter("mem_used"),
+	       mem0.total == emu_stat_u64("mem_total") && mem0.used == emu_stat_u64("mem_used"),
 	       "memory as the emulator counts it: %llu MiB, %llu used", mem0.total >> 20,
 	       mem0.used >> 20);
 	tap_ok(cuMemAlloc(&d, 4 << 20) == CUDA_SUCCESS &&

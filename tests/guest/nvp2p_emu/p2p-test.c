@@ -19,7 +19,7 @@
 
 #include "nv-p2p.h"
 #include "nvp2p_emu.h"
-#include "nvp2p_selftest.h"
+#include "nvp2p_selftest_calls.h"
 #include "gpumem.h"
 #include "emu_knob.h"
 #include "tap.h"
@@ -30,103 +30,59 @@
 
 static int st_fd;
 
-static uint64_t stat_u64(const char *name)
-{
-	char path[128], buf[64] = "";
-	int fd;
-
-	emu_knob_path(path, sizeof(path), name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
-		buf[0] = 0;
-	if (fd >= 0)
-		close(fd);
-	return strtoull(buf, NULL, 0);
-}
-
 static void knob(const char *name, const char *val)
 {
-	char path[128];
-	int fd;
-
-	emu_knob_path(path, sizeof(path), name);
-	fd = open(path, O_WRONLY);
-	if (fd >= 0) {
-		if (write(fd, val, strlen(val)) < 0)
-			tap_diag("write %s: %s", path, strerror(errno));
-		close(fd);
-	}
+	if (emu_knob_set(name, val))
+		tap_diag("write %s to knob %s: %s", val, name, strerror(errno));
 }
 
-/* Every pin goes through here: the selftest driver's result, or -errno*1000. */
-static int pin_req(struct st_pin p)
-{
-	if (ioctl(st_fd, ST_IOC_PIN, &p))
-		return -errno * 1000;
-	return p.ret;
-}
-
+/* The selftest driver's calls (nvp2p_selftest_calls.h) on st_fd. */
 static int pin(uint32_t slot, uint32_t mode, uint64_t va, uint64_t len)
 {
-	return pin_req((struct st_pin){ .slot = slot, .mode = mode, .va = va,
-					.len = len });
+	return st_call_pin(st_fd, (struct st_pin){ .slot = slot, .mode = mode,
+						   .va = va, .len = len });
 }
 
 static int pin_tok(uint32_t slot, uint64_t va, uint64_t len, uint64_t tok,
 		   uint32_t vas)
 {
-	return pin_req((struct st_pin){ .slot = slot, .va = va, .len = len,
-					.p2p_token = tok, .va_space = vas });
+	return st_call_pin(st_fd, (struct st_pin){ .slot = slot, .va = va,
+						   .len = len, .p2p_token = tok,
+						   .va_space = vas });
 }
 
 static int pin_flags(uint32_t slot, uint64_t va, uint64_t len, uint32_t flags)
 {
-	return pin_req((struct st_pin){ .slot = slot, .mode = ST_PIN_PERSISTENT,
-					.va = va, .len = len, .flags = flags });
+	return st_call_pin(st_fd, (struct st_pin){ .slot = slot,
+						   .mode = ST_PIN_PERSISTENT,
+						   .va = va, .len = len,
+						   .flags = flags });
 }
 
 static int put(uint32_t slot, uint32_t mode, uint64_t va, uint32_t flags)
 {
-	struct st_put p = { .slot = slot, .mode = mode, .va = va, .flags = flags };
-
-	if (ioctl(st_fd, ST_IOC_PUT, &p))
-		return -errno * 1000;
-	return p.ret;
+	return st_call_put(st_fd, (struct st_put){ .slot = slot, .mode = mode,
+						   .va = va, .flags = flags });
 }
 
 static struct st_slot_info info(uint32_t slot)
 {
-	struct st_slot_info i = { .slot = slot };
-
-	ioctl(st_fd, ST_IOC_INFO, &i);
-	return i;
+	return st_call_info(st_fd, slot);
 }
 
 static int dma(unsigned long cmd, uint32_t slot, uint32_t mode)
 {
-	struct st_dma d = { .slot = slot, .mode = mode };
-
-	if (ioctl(st_fd, cmd, &d))
-		return -errno * 1000;
-	return d.ret;
+	return st_call_dma(st_fd, cmd, slot, mode);
 }
 
 static int edu(uint32_t slot, uint64_t off, uint32_t len, uint32_t seed)
 {
-	struct st_edu e = { .slot = slot, .offset = off, .len = len, .seed = seed };
-
-	if (ioctl(st_fd, ST_IOC_EDU, &e))
-		return -errno * 1000;
-	return e.ret;
+	return st_call_edu(st_fd, slot, off, len, seed);
 }
 
 static int misc(uint32_t which)
 {
-	struct st_misc m = { .which = which };
-
-	if (ioctl(st_fd, ST_IOC_MISC, &m))
-		return -errno * 1000;
-	return m.ret;
+	return st_call_misc(st_fd, which);
 }
 
 /* The page-table version the loaded emulator was built with. */
@@ -185,7 +141,7 @@ int main(void)
 	tap_ok(pin(0, ST_PIN_CALLBACK, d + 3 * MB, 2 * MB) == -EINVAL, "range past the allocation's end: -EINVAL");
 	tap_ok(pin(0, ST_PIN_CALLBACK, 0xffffffffffff0000ULL, 0x20000) == -EINVAL, "range wrapping past 2^64: -EINVAL");
 	tap_ok(pin_flags(0, d, KB64, 2) == -EINVAL, "persistent with unknown flags: -EINVAL");
-	tap_ok(stat_u64("pins") == 0 && stat_u64("bar1_used") == 0, "no pin left by rejected calls");
+	tap_ok(emu_stat_u64("pins") == 0 && emu_stat_u64("bar1_used") == 0, "no pin left by rejected calls");
 
 	/* A pin and its page table. */
 	tap_ok(pin(0, ST_PIN_CALLBACK, d, 2 * MB) == 0, "get_pages 2 MiB");
@@ -198,9 +154,9 @@ int main(void)
 	else
 		tap_skip("page-table flags", "version 1 tables have no flags field");
 	bar_start = guest_bar2_start();
-	tap_ok(stat_u64("bar1_used") == 2 * MB && stat_u64("pins") == 1, "BAR1 used 2 MiB, one pin");
-	tap_ok(pin(1, ST_PIN_CALLBACK, d + MB, 2 * MB) == 0 && stat_u64("bar1_used") == 3 * MB, "an overlapping pin shares BAR1 pages (3 MiB used)");
-	tap_ok(put(1, ST_PUT_NORMAL, d + MB, 0) == 0 && stat_u64("bar1_used") == 2 * MB, "put of the overlapping pin keeps the shared pages");
+	tap_ok(emu_stat_u64("bar1_used") == 2 * MB && emu_stat_u64("pins") == 1, "BAR1 used 2 MiB, one pin");
+	tap_ok(pin(1, ST_PIN_CALLBACK, d + MB, 2 * MB) == 0 && emu_stat_u64("bar1_used") == 3 * MB, "an overlapping pin shares BAR1 pages (3 MiB used)");
+	tap_ok(put(1, ST_PUT_NORMAL, d + MB, 0) == 0 && emu_stat_u64("bar1_used") == 2 * MB, "put of the overlapping pin keeps the shared pages");
 
 	/* DMA mapping for edu, and a peer-to-peer write. */
 	tap_ok(dma(ST_IOC_DMA_MAP, 0, ST_DMA_NULL_PEER) == -EINVAL, "dma_map_pages with a NULL peer: -EINVAL");
@@ -215,16 +171,16 @@ int main(void)
 	tap_ok(guest_host_has(si.phys0 - bar_start + KB64 + 123, pat, sizeof(pat)), "the host's backing file holds edu's pattern");
 	tap_ok(dma(ST_IOC_DMA_UNMAP, 0, ST_DMA_WRONG_PEER) == -EINVAL, "dma_unmap_pages naming another peer: -EINVAL");
 	tap_ok(dma(ST_IOC_DMA_UNMAP, 0, ST_DMA_BOGUS_MAPPING) == 0, "dma_unmap_pages of an unknown mapping: 0");
-	tap_ok(dma(ST_IOC_DMA_UNMAP, 0, ST_DMA_EDU) == 0 && stat_u64("dma_maps") == 0, "dma_unmap_pages");
+	tap_ok(dma(ST_IOC_DMA_UNMAP, 0, ST_DMA_EDU) == 0 && emu_stat_u64("dma_maps") == 0, "dma_unmap_pages");
 	tap_ok(put(0, ST_PUT_NORMAL, d + KB64, 0) == -EINVAL, "put_pages with the wrong address: -EINVAL");
 	tap_ok(put(0, ST_PUT_PERSISTENT, d, 0) == -EINVAL, "put_pages_persistent of a callback pin: -EINVAL");
-	tap_ok(put(0, ST_PUT_NORMAL, d, 0) == 0 && stat_u64("pins") == 0 && stat_u64("bar1_used") == 0, "put_pages releases the pin and its BAR1");
+	tap_ok(put(0, ST_PUT_NORMAL, d, 0) == 0 && emu_stat_u64("pins") == 0 && emu_stat_u64("bar1_used") == 0, "put_pages releases the pin and its BAR1");
 
 	/* Revocation when the owner frees the memory. */
-	used0 = stat_u64("callbacks");
+	used0 = emu_stat_u64("callbacks");
 	tap_ok(pin(2, ST_PIN_CALLBACK, d, KB64) == 0 && dma(ST_IOC_DMA_MAP, 2, ST_DMA_EDU) == 0, "pin and map again");
 	tap_ok(cuMemFree(d) == 0 && info(2).callbacks == 1 && !info(2).live, "cuMemFree fires the free callback");
-	tap_ok(stat_u64("callbacks") == used0 + 1 && stat_u64("pins") == 0 && stat_u64("dma_maps") == 0 && stat_u64("bar1_used") == 0, "after the callback: pin, DMA mapping and BAR1 released");
+	tap_ok(emu_stat_u64("callbacks") == used0 + 1 && emu_stat_u64("pins") == 0 && emu_stat_u64("dma_maps") == 0 && emu_stat_u64("bar1_used") == 0, "after the callback: pin, DMA mapping and BAR1 released");
 	tap_ok(put(2, ST_PUT_NORMAL, d, 0) == 0, "put_pages after revocation returns 0");
 
 	/* put_pages racing a callback in flight waits for it. */
@@ -251,14 +207,14 @@ int main(void)
 	cuMemAlloc(&d, 2 * MB);
 	memset(pat, 0x5a, sizeof(pat));
 	cuMemcpyHtoD(d, pat, sizeof(pat));
-	used0 = stat_u64("mem_used");
+	used0 = emu_stat_u64("mem_used");
 	tap_ok(pin_flags(4, d, 2 * MB, NVIDIA_P2P_FLAGS_DEFAULT) == 0, "get_pages_persistent");
 	si = info(4);
 	tap_ok(cuMemFree(d) == 0 && info(4).live && info(4).callbacks == 0, "free of persistently pinned memory: no callback");
-	tap_ok(stat_u64("mem_used") == used0 && guest_host_has(si.phys0 - bar_start, pat, sizeof(pat)), "the memory and its data stay alive");
+	tap_ok(emu_stat_u64("mem_used") == used0 && guest_host_has(si.phys0 - bar_start, pat, sizeof(pat)), "the memory and its data stay alive");
 	tap_ok(put(4, ST_PUT_PERSISTENT, d, 1) == -EINVAL, "put_pages_persistent with flags: -EINVAL");
 	tap_ok(put(4, ST_PUT_NORMAL, d, 0) == -EINVAL, "put_pages of a persistent pin: -EINVAL");
-	tap_ok(put(4, ST_PUT_PERSISTENT, d, 0) == 0 && stat_u64("mem_used") == used0 - 2 * MB, "put_pages_persistent frees the memory at last");
+	tap_ok(put(4, ST_PUT_PERSISTENT, d, 0) == 0 && emu_stat_u64("mem_used") == used0 - 2 * MB, "put_pages_persistent frees the memory at last");
 
 	/* BAR1 budget: 64 MiB with 8 reserved leaves 56 MiB for peers. */
 	cuMemAlloc(&big, 48 * MB);
@@ -335,7 +291,7 @@ int main(void)
 	knob("fail_next", "1 5");
 	tap_ok(pin(9, ST_PIN_CALLBACK, big, KB64) == -EIO && pin(9, ST_PIN_CALLBACK, big, KB64) == 0, "fail_next injects -EIO once");
 	knob("fail_next_dma_map", "1 12");
-	tap_ok(dma(ST_IOC_DMA_MAP, 9, ST_DMA_EDU) == -ENOMEM && dma(ST_IOC_DMA_MAP, 9, ST_DMA_EDU) == 0 && stat_u64("dma_maps") == 1, "fail_next_dma_map injects -ENOMEM into dma_map_pages only, once");
+	tap_ok(dma(ST_IOC_DMA_MAP, 9, ST_DMA_EDU) == -ENOMEM && dma(ST_IOC_DMA_MAP, 9, ST_DMA_EDU) == 0 && emu_stat_u64("dma_maps") == 1, "fail_next_dma_map injects -ENOMEM into dma_map_pages only, once");
 	tap_ok(misc(ST_MISC_INIT_MAPPING) == -ENOTSUPP && misc(ST_MISC_DESTROY_MAPPING) == -ENOTSUPP, "init_mapping and destroy_mapping: -ENOTSUPP");
 	tap_ok(misc(ST_MISC_FREE_TABLE_NULL) == 0 && misc(ST_MISC_FREE_DMA_NULL) == 0, "free_page_table and free_dma_mapping are no-ops returning 0");
 
