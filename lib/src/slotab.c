@@ -16,7 +16,9 @@ int gd_slotab_init(struct gd_slotab *t)
 {
 	t->serial = atomic_fetch_add(&serials, 1);
 	gd_hpmem_init(&t->nodes, sizeof(struct gd_pgnode), 0);
+	gd_hpmem_init(&t->first, sizeof(struct gd_slotleaf), 0);
 	gd_hpmem_init(&t->leaves, sizeof(struct gd_slotleaf), 0);
+	t->leaves.huge_first = true;
 	t->root = gd_hpmem_alloc(&t->nodes);
 	return t->root ? 0 : -ENOMEM;
 }
@@ -26,6 +28,7 @@ void gd_slotab_destroy(struct gd_slotab *t)
 	if (!t->root)
 		return;
 	gd_hpmem_destroy(&t->nodes);
+	gd_hpmem_destroy(&t->first);
 	gd_hpmem_destroy(&t->leaves);
 	t->root = NULL;
 }
@@ -51,8 +54,12 @@ static struct gd_slotleaf *leaf(struct gd_slotab *t, uint64_t page,
 		if (!c) {
 			if (!create)
 				return NULL;
-			c = l < DIR_LEVELS - 1 ? gd_hpmem_alloc(&t->nodes) :
-			    gd_hpmem_alloc(&t->leaves);
+			if (l < DIR_LEVELS - 1)
+				c = gd_hpmem_alloc(&t->nodes);
+			else if (!t->first.chunks)
+				c = gd_hpmem_alloc(&t->first);
+			else
+				c = gd_hpmem_alloc(&t->leaves);
 			if (!c)
 				return NULL;
 			/* release: readers that find it see it zeroed */

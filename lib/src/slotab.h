@@ -85,7 +85,12 @@ struct gd_slotleaf {
 struct gd_slotab {
 	struct gd_pgnode *root;
 	uint64_t serial;	/* unique in the process, never 0 */
-	struct gd_hpmem nodes, leaves;
+	struct gd_hpmem nodes;
+	/* Leaves: the first in 4 KiB pages (a small cache does not pay for
+	 * zeroing a huge page), every other one in huge pages from the
+	 * start (16 leaves cover 4 GiB: a random hit among them would miss
+	 * the TLB in 4 KiB pages). */
+	struct gd_hpmem first, leaves;
 };
 
 struct gd_slot_hint {
