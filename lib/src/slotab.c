@@ -8,7 +8,7 @@
 
 #define DIR_LEVELS (GD_PG_LEVELS - 1)
 
-__thread struct gd_slot_hint gd_slot_hint
+__thread struct gd_slot_hint gd_slot_hint[GD_SLOT_HINTS]
 	__attribute__((tls_model("initial-exec")));
 static _Atomic uint64_t serials = 1;
 
@@ -83,9 +83,12 @@ struct gd_slotleaf *gd_slotab_leaf_slow(const struct gd_slotab *t,
 			return NULL;
 		n = c;
 	}
-	gd_slot_hint.serial = t->serial;
-	gd_slot_hint.prefix = page >> GD_PG_BITS;
-	gd_slot_hint.leaf = c;
+	struct gd_slot_hint *h = &gd_slot_hint[(page >> GD_PG_BITS) &
+					       (GD_SLOT_HINTS - 1)];
+
+	h->serial = t->serial;
+	h->prefix = page >> GD_PG_BITS;
+	h->leaf = c;
 	return c;
 }
 

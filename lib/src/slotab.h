@@ -29,8 +29,8 @@
  * Layout: the upper three levels of a page table (struct gd_pgnode, 12 bits
  * each) over the page number's high 36 bits, then a leaf of 4096 slots
  * (128 KiB) per 256 MiB.  Nodes and leaves are freed only with the table,
- * and a thread remembers its last leaf (by the table's unique serial), so
- * a hit in the same 256 MiB as the thread's previous one reads one slot.
+ * and a thread remembers its last leaves (by the table's unique serial),
+ * so a hit in one of the last 256 MiB ranges it hit reads one slot.
  */
 #ifndef GD_SLOTAB_H
 #define GD_SLOTAB_H
@@ -93,11 +93,14 @@ struct gd_slotab {
 	struct gd_hpmem first, leaves;
 };
 
+/* A thread's last leaves, direct-mapped by the page number's prefix
+ * (its 256 MiB): 16 consecutive leaves (4 GiB) stay in them together. */
+#define GD_SLOT_HINTS 16
 struct gd_slot_hint {
 	uint64_t serial, prefix;
 	struct gd_slotleaf *leaf;
 };
-extern __thread struct gd_slot_hint gd_slot_hint
+extern __thread struct gd_slot_hint gd_slot_hint[GD_SLOT_HINTS]
 	__attribute__((tls_model("initial-exec")));
 
 struct gd_slotleaf *gd_slotab_leaf_slow(const struct gd_slotab *t,
@@ -107,11 +110,11 @@ struct gd_slotleaf *gd_slotab_leaf_slow(const struct gd_slotab *t,
 static inline struct gd_slot *gd_slotab_get(const struct gd_slotab *t,
 					    uint64_t page)
 {
-	struct gd_slot_hint *h = &gd_slot_hint;
+	uint64_t prefix = page >> GD_PG_BITS;
+	struct gd_slot_hint *h = &gd_slot_hint[prefix & (GD_SLOT_HINTS - 1)];
 	struct gd_slotleaf *l;
 
-	if (__builtin_expect(h->serial == t->serial &&
-			     h->prefix == page >> GD_PG_BITS, 1))
+	if (__builtin_expect(h->serial == t->serial && h->prefix == prefix, 1))
 		l = h->leaf;
 	else if (!(l = gd_slotab_leaf_slow(t, page)))
 		return NULL;
