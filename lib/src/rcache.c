@@ -335,8 +335,11 @@ static void index_add(struct gdirect_ctx *c, struct gdirect_reg *r)
 
 static int index_reserve(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 {
-	return gd_pgtab_reserve(&c->index, gd_pg_first(s), gd_pg_last(e)) ?:
-	       gd_slotab_reserve(&c->slots, gd_pg_first(s), gd_pg_last(e));
+	int rc = gd_pgtab_reserve(&c->index, gd_pg_first(s), gd_pg_last(e));
+
+	if (!rc)
+		rc = gd_slotab_reserve(&c->slots, gd_pg_first(s), gd_pg_last(e));
+	return rc;
 }
 
 /* Clear r's pages that still point to it (a successor may own some). */
