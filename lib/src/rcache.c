@@ -9,13 +9,15 @@
  *    tcache.h), and nothing of the context was killed since (ctx->kgen
  *    unchanged): count the reference in that entry, check the status
  *    word.  No lookup, no read of the region.
- *  - lookup: epoch section, one lookup in the page table of live regions
- *    (pgtab.h: a slot per 64 KiB page), count the reference in the thread's
- *    entry for that region (a compare-and-swap on r->refs when the entry is
- *    taken by another region still counted), then the validity check of
- *    the selected invalidation modes.
+ *  - lookup: copy the request page's slot in the hit path's index
+ *    (slotab.h: 32 bytes per 64 KiB page, read as a seqlock; the region's
+ *    line is not read), count the reference in the thread's entry for that
+ *    region and read the slot's word again (a compare-and-swap on r->refs,
+ *    in an epoch section, when the entry is taken by another region still
+ *    counted), then the validity check of the selected invalidation modes.
  * A put takes the count off the thread's entry (or off r->refs) and
- * stores the LRU stamp there.
+ * stores the LRU stamp there; when the entry recorded the newest kill
+ * generation of the process, without reading the region.
  *
  * Miss path: classify afresh, SYNC_MEMOPS once per allocation, announce a
  * pending pin under ctx->lock, drop the lock, pin (evicting unused regions
