@@ -288,9 +288,10 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 	}
 	gd_hpmem_init(&c->regmem, sizeof(struct gdirect_reg),
 		      sizeof(struct gd_reg_cold));
-	if (gd_pgtab_init(&c->index) || gd_allocs_init(c) ||
-	    gd_regions_init(c)) {
+	if (gd_pgtab_init(&c->index) || gd_slotab_init(&c->slots) ||
+	    gd_allocs_init(c) || gd_regions_init(c)) {
 		gd_pgtab_destroy(&c->index);
+		gd_slotab_destroy(&c->slots);
 		gd_pgtab_destroy(&c->allocs);
 		gd_hpmem_destroy(&c->regmem);
 		free(c);
@@ -351,6 +352,7 @@ static void destroy_in_child(struct gdirect_ctx *c)
 	gd_publish_drop_in_child(c);
 	gd_hpmem_destroy(&c->regmem);
 	gd_pgtab_destroy(&c->index);
+	gd_slotab_destroy(&c->slots);
 	gd_allocs_free_all(c);
 	if (c->backend && c->backend->event_fd >= 0)
 		close(c->backend->event_fd);
@@ -387,6 +389,7 @@ GD_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 	if (!leaked)
 		gd_hpmem_destroy(&c->regmem);
 	gd_pgtab_destroy(&c->index);
+	gd_slotab_destroy(&c->slots);
 	gd_allocs_free_all(c);
 	if (c->backend)
 		c->backend->ops->destroy(c->backend);

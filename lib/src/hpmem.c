@@ -77,7 +77,7 @@ void *gd_hpmem_alloc(struct gd_hpmem *m)
 		return p;
 	}
 	if (!m->left) {
-		struct chunk *c = chunk_map(m->chunks != NULL);
+		struct chunk *c = chunk_map(m->chunks != NULL || m->huge_first);
 		size_t hdr = gd_hpmem_hdr(m->objsize);
 
 		if (!c)

@@ -19,6 +19,7 @@
 #define GD_HPMEM_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,7 @@ struct gd_hpmem {
 	size_t objsize;		/* multiple of 64 */
 	size_t coldsize;	/* multiple of 64, may be 0 */
 	void *chunks;		/* list of mapped chunks */
+	bool huge_first;	/* the first chunk in huge pages too */
 	char *cur;		/* uncarved rest of the newest chunk */
 	size_t left;
 	void *avail;		/* freed objects, the allocator's own */

@@ -14,6 +14,7 @@
 #include "pin_backend.h"
 #include "hpmem.h"
 #include "pgtab.h"
+#include "slotab.h"
 #include "statsdir.h"
 #include "tcache.h"
 
@@ -184,18 +185,20 @@ static inline void gd_shard_inc(_Atomic uint64_t *ctr, unsigned shard)
 struct gdirect_ctx {
 	struct gdirect_params p;
 	struct gd_backend *backend;	/* NULL: no pinning device */
-	/* Kill generation, a process-wide unique value replaced whenever a
-	 * region of this context is killed or held: a thread's entry saw its
-	 * region live at kgen, so if kgen is unchanged it still is. */
+	/* Kill generation, a process-wide unique value (from gd_kgen)
+	 * replaced whenever a region of this context is killed or held,
+	 * after its index slots changed: a thread's entry saw its region
+	 * live at kgen, so if kgen is unchanged it still is (and it is this
+	 * context's region). */
 	_Atomic uint64_t kgen;
 	uint64_t fork_gen;		/* gd_fork_gen when created */
-	_Atomic uint64_t lru_era;	/* LRU clock: advanced by each miss */
 
 	/* Page tables, read without locks (epoch sections), written under
 	 * lock: every 64 KiB page of a live region points to it (regions are
 	 * 64 KiB aligned and never overlap, so a page has at most one);
 	 * every page of a cached allocation to it or to its bucket. */
 	struct gd_pgtab index;		/* live regions */
+	struct gd_slotab slots;		/* the same, as the hit path reads it */
 	struct gd_pgtab allocs;		/* classification cache */
 	struct gd_hpmem regmem;		/* struct gdirect_reg, in huge pages */
 	struct gd_hpmem allocmem;	/* struct gd_alloc, likewise */
@@ -244,12 +247,23 @@ static inline bool gd_inherited(const struct gdirect_ctx *c)
  * read cost 21 ns in a VM, more than the rest of the put.)
  */
 extern __thread uint64_t gd_my_seq __attribute__((tls_model("initial-exec")));
+/* The LRU era, process-wide (advanced by every miss of every context):
+ * a put finds it without reading its region or context. */
+extern _Atomic uint64_t gd_lru_era;
 
-static inline uint64_t gd_lru_stamp(struct gdirect_ctx *c)
+static inline uint64_t gd_lru_stamp(void)
 {
-	return atomic_load_explicit(&c->lru_era, memory_order_relaxed) << 24 |
+	return atomic_load_explicit(&gd_lru_era, memory_order_relaxed) << 24 |
 	       (++gd_my_seq & 0xffffff);
 }
+
+/*
+ * Where kill generations come from: a process-wide counter, whose every
+ * value is some context's kgen for a while (ctx->kgen).  A put whose
+ * entry recorded the newest value knows that nothing was killed or held
+ * anywhere since, without reading its region or context (rcache.c).
+ */
+extern _Atomic uint64_t gd_kgen;
 
 /*
  * The live region holding all of [a, e), or NULL: one page-table lookup and

@@ -9,13 +9,15 @@
  *    tcache.h), and nothing of the context was killed since (ctx->kgen
  *    unchanged): count the reference in that entry, check the status
  *    word.  No lookup, no read of the region.
- *  - lookup: epoch section, one lookup in the page table of live regions
- *    (pgtab.h: a slot per 64 KiB page), count the reference in the thread's
- *    entry for that region (a compare-and-swap on r->refs when the entry is
- *    taken by another region still counted), then the validity check of
- *    the selected invalidation modes.
+ *  - lookup: copy the request page's slot in the hit path's index
+ *    (slotab.h: 32 bytes per 64 KiB page, read as a seqlock; the region's
+ *    line is not read), count the reference in the thread's entry for that
+ *    region and read the slot's word again (a compare-and-swap on r->refs,
+ *    in an epoch section, when the entry is taken by another region still
+ *    counted), then the validity check of the selected invalidation modes.
  * A put takes the count off the thread's entry (or off r->refs) and
- * stores the LRU stamp there.
+ * stores the LRU stamp there; when the entry recorded the newest kill
+ * generation of the process, without reading the region.
  *
  * Miss path: classify afresh, SYNC_MEMOPS once per allocation, announce a
  * pending pin under ctx->lock, drop the lock, pin (evicting unused regions
@@ -38,7 +40,11 @@
 
 #define GD_MAX_OVERLAP 64
 
-static _Atomic uint64_t kgen_next = 1;	/* kill generations, process-wide */
+#ifdef GD_RACE_HOOKS
+void (*gd_race_hook)(enum gd_race_point point);
+#endif
+_Atomic uint64_t gd_kgen = 1;
+_Atomic uint64_t gd_lru_era;
 static _Atomic uint64_t region_ids = 1;
 
 #define NEXT(r) (RC(r)->next)
@@ -58,10 +64,12 @@ static void list_add_tail(struct gdirect_reg *head, struct gdirect_reg *r)
 	PREV(head) = r;
 }
 
-/* Under ctx->lock (or before c is shared), after setting DEAD or HOLD. */
+/* Under ctx->lock, after the index slots of the regions killed or held
+ * changed: a hit that reads the new kgen finds them changed (slotab.h). */
 static void kgen_bump(struct gdirect_ctx *c)
 {
-	atomic_store(&c->kgen, atomic_fetch_add(&kgen_next, 1) + 1);
+	atomic_store_explicit(&c->kgen, atomic_fetch_add(&gd_kgen, 1) + 1,
+			      memory_order_release);
 }
 
 int gd_regions_init(struct gdirect_ctx *c)
@@ -227,7 +235,7 @@ static void put_dead(struct gdirect_reg *r, struct gd_tc_ent *x)
  * dead-bit check and the decrement below was scanned with this reference
  * still counted: it waits on ctx->dying for the next drain.
  */
-static void put_ref(struct gdirect_reg *r)
+static __attribute__((noinline)) void put_ref_slow(struct gdirect_reg *r)
 {
 	struct gdirect_ctx *c = r->ctx;
 	struct gd_tc_block *b = gd_tc_mine;
@@ -253,15 +261,48 @@ static void put_ref(struct gdirect_reg *r)
 		return;
 	}
 	if (x) {
-		atomic_store_explicit(&x->stamp, gd_lru_stamp(c),
+		atomic_store_explicit(&x->stamp, gd_lru_stamp(),
 				      memory_order_relaxed);
 		atomic_store_explicit(&x->n, atomic_load_explicit(&x->n,
 				      memory_order_relaxed) - 1,
 				      memory_order_release);
 		return;
 	}
-	atomic_store_explicit(&r->stamp, gd_lru_stamp(c), memory_order_relaxed);
+	atomic_store_explicit(&r->stamp, gd_lru_stamp(), memory_order_relaxed);
 	atomic_fetch_sub(&r->refs, 1);	/* r is not ours to read after this */
+}
+
+/*
+ * The put of a reference this thread counted, to a region nothing was
+ * killed since it saw live: its entry (found from r's address, in the
+ * thread's own block) names r and counts a reference, and the entry
+ * recorded the newest kill generation of all (gd_kgen: no context killed
+ * or held anything since; with several contexts, only the one that did
+ * last gets this path).  Then r is not dead, and the
+ * put is the entry's store alone: no read of r, of its context or of any
+ * line another thread writes.  (A fork child's blocks start empty, so a
+ * parent's region never matches.)  Anything else takes put_ref_slow().
+ */
+static inline void put_ref(struct gdirect_reg *r)
+{
+	struct gd_tc_block *b = gd_tc_mine;
+
+	if (__builtin_expect(b != NULL, 1)) {
+		struct gd_tc_ent *x = &b->e[gd_tc_way(r)];
+		int64_t n = atomic_load_explicit(&x->n, memory_order_relaxed);
+
+		if (__builtin_expect(x->r == r && n > 0 && x->kgen ==
+				     atomic_load_explicit(&gd_kgen,
+							  memory_order_relaxed),
+				     1)) {
+			atomic_store_explicit(&x->stamp, gd_lru_stamp(),
+					      memory_order_relaxed);
+			atomic_store_explicit(&x->n, n - 1,
+					      memory_order_release);
+			return;
+		}
+	}
+	put_ref_slow(r);
 }
 
 /* ---- killing (removal from the index), under ctx->lock ----------------- */
@@ -280,24 +321,45 @@ static void count_cause(struct gdirect_ctx *c, enum gd_cause cause)
 
 /* ---- the region index (ctx->index), under ctx->lock -------------------- */
 
-/* Point r's pages at r; they must have been reserved (index_reserve). */
+/* Point r's pages at r, in the page table and in the hit path's slots;
+ * they must have been reserved (index_reserve). */
 static void index_add(struct gdirect_ctx *c, struct gdirect_reg *r)
 {
-	for (uint64_t p = gd_pg_first(r->start); p <= gd_pg_last(r->end); p++)
+	uint64_t p0 = gd_pg_first(r->start), p1 = gd_pg_last(r->end);
+	const uint32_t *st = c->p.invalidation & GDIRECT_INV_KERNEL ?
+			     r->status : NULL;
+
+	for (uint64_t p = p0; p <= p1; p++) {
 		gd_pgtab_set(&c->index, p, r);
+		gd_slotab_set(&c->slots, p, r->id, p - p0, p1 - p, r, st);
+	}
 }
 
 static int index_reserve(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 {
-	return gd_pgtab_reserve(&c->index, gd_pg_first(s), gd_pg_last(e));
+	int rc = gd_pgtab_reserve(&c->index, gd_pg_first(s), gd_pg_last(e));
+
+	if (!rc)
+		rc = gd_slotab_reserve(&c->slots, gd_pg_first(s), gd_pg_last(e));
+	return rc;
 }
 
 /* Clear r's pages that still point to it (a successor may own some). */
 static void index_del(struct gdirect_ctx *c, struct gdirect_reg *r)
 {
-	for (uint64_t p = gd_pg_first(r->start); p <= gd_pg_last(r->end); p++)
+	for (uint64_t p = gd_pg_first(r->start); p <= gd_pg_last(r->end); p++) {
 		if (gd_pgtab_get(&c->index, p) == r)
 			gd_pgtab_set(&c->index, p, NULL);
+		gd_slotab_clear(&c->slots, p, r->id);
+	}
+}
+
+/* Mark r's slots held (an eviction checks it) or not. */
+static void index_hold(struct gdirect_ctx *c, struct gdirect_reg *r,
+		       bool held)
+{
+	for (uint64_t p = gd_pg_first(r->start); p <= gd_pg_last(r->end); p++)
+		gd_slotab_hold(&c->slots, p, r->id, held);
 }
 
 struct ov_walk {
@@ -366,16 +428,17 @@ static size_t kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v,
 	for (size_t i = 0; i < n; i++)
 		if (!(atomic_fetch_or(&v[i]->refs, GD_DEAD) & GD_DEAD))
 			v[k++] = v[i];
-	/* Before any release can scan: entries that saw these live are
-	 * stale now. */
-	if (k)
-		kgen_bump(c);
-	/* A reader that still finds a killed region in a page (it is freed
-	 * only after the epoch grace period) sees it dead: a miss. */
+	/* The killed regions' slots change (to the successor's, or empty):
+	 * a hit that read one of them live finds it changed when it checks
+	 * again after counting, or its count is seen by the release's scan. */
 	if (add)
 		index_add(c, add);
 	for (size_t i = 0; i < k; i++)
 		unlink_dead(c, v[i], cause);
+	/* After the slots, before any release can scan: entries that saw
+	 * these live are stale now. */
+	if (k)
+		kgen_bump(c);
 	return k;
 }
 
@@ -452,8 +515,10 @@ static size_t evict_locked(struct gdirect_ctx *c, struct cand *v, size_t n,
 					break;
 			} while (!atomic_compare_exchange_weak(&r->refs, &x,
 							       x | GD_HOLD));
-			if (!(x & GD_REF_FLAGS))
+			if (!(x & GD_REF_FLAGS)) {
+				index_hold(c, r, true);
 				h[k++] = r;
+			}
 		}
 		if (!k)
 			break;
@@ -469,6 +534,7 @@ static size_t evict_locked(struct gdirect_ctx *c, struct cand *v, size_t n,
 				unlink_dead(c, r, cause);
 				done++;
 			} else {
+				index_hold(c, r, false);
 				atomic_fetch_and(&r->refs, ~GD_HOLD);
 			}
 		}
@@ -531,14 +597,16 @@ static __attribute__((noinline)) int validate_tag(struct gdirect_reg *r,
 
 /* GD_VALID, a cause of invalidity, or GD_ASK_SLOW when the tag check needs
  * the miss path (the request is in another allocation than the tag's).
- * Inline: on a hit it is a flag test and the status word. */
+ * st is r's status word, or NULL where kernel mode does not check one
+ * (the caller has it from the slot or the region).  Inline: on a hit it
+ * is a flag test and the status word. */
 static inline int validate(struct gdirect_ctx *c, struct gdirect_reg *r,
-			   uint64_t a, uint64_t e)
+			   const uint32_t *st, uint64_t a, uint64_t e)
 {
 	uint32_t inv = c->p.invalidation;
 
-	if ((inv & GDIRECT_INV_KERNEL) && r->status &&
-	    __builtin_expect(__atomic_load_n(r->status, __ATOMIC_ACQUIRE) !=
+	if ((inv & GDIRECT_INV_KERNEL) && st &&
+	    __builtin_expect(__atomic_load_n(st, __ATOMIC_ACQUIRE) !=
 			     GD_STATUS_PINNED, 0))
 		return GD_CAUSE_KERNEL;
 	if (__builtin_expect(inv & GDIRECT_INV_BUFFER_ID, 0))
@@ -574,17 +642,20 @@ static inline bool tc_covers(const struct gd_tc_ent *x, uint64_t a,
 
 /*
  * The recent path: the entry of this thread's last acquisition through an
- * entry, else the one its hint for a's page names, if it covers [a, e) and nothing of c was killed since it saw its region live.
- * Counts the reference there and checks the status word; reads no region
- * and no page table, writes nothing shared.
+ * entry, else the one its hint for a's page names, if it covers [a, e)
+ * and nothing of c was killed since it saw its region live (c->kgen
+ * unchanged; kgen values are unique, so this also says the entry's region
+ * is c's).
+ * Counts the reference there and checks the status word; reads no region,
+ * no slot and no context, writes nothing shared.
  */
-static inline struct gdirect_reg *tc_recent(struct gdirect_ctx *c, uint64_t a,
-					    uint64_t e)
+static inline struct gdirect_reg *tc_recent(struct gdirect_ctx *c,
+					    uint64_t a, uint64_t e)
 {
 	struct gd_tc_ent *x = gd_tc_last;
 	int64_t n;
 
-	if (!x || !tc_covers(x, a, e)) {
+	if (__builtin_expect(!x || !tc_covers(x, a, e), 0)) {
 		struct gd_tc_block *b = gd_tc_mine;
 
 		if (!b)
@@ -608,48 +679,52 @@ static inline struct gdirect_reg *tc_recent(struct gdirect_ctx *c, uint64_t a,
 }
 
 /*
- * Count a reference to r (found live in the index, in an epoch section;
- * kgen read before it was found) in this thread's entry for it, taking
- * the entry over if it counts nothing.  False if the entry is another
- * region's, or r died meanwhile.
+ * Count a reference to the region of slot s, as copied in *k (live, kgen
+ * read before the copy), in this thread's entry for it, taking the entry
+ * over if it counts nothing; then read the slot's word again (the Dekker
+ * recheck, slotab.h).  Reads nothing of the region.  False if the entry is
+ * another region's, or the slot changed meanwhile (killed or held).
  */
-static inline bool tc_take(struct gdirect_ctx *c, struct gdirect_reg *r,
-			   uint64_t kgen, uint64_t a)
+static inline bool tc_take(struct gdirect_ctx *c, const struct gd_slot *s,
+			   const struct gd_slot_copy *k, uint64_t kgen,
+			   uint64_t a)
 {
 	struct gd_tc_block *b = gd_tc_block();
 	struct gd_tc_ent *x;
-	unsigned w = gd_tc_way(r);
-	uint64_t t;
+	uint64_t t, id = k->w >> 1;
 	int64_t n;
 
 	if (!b)
 		return false;
-	x = &b->e[w];
+	x = &b->e[gd_tc_way(k->r)];
 	t = atomic_load_explicit(&x->tag, memory_order_relaxed);
 	n = atomic_load_explicit(&x->n, memory_order_relaxed);
-	if (t == r->id) {
+	if (t == id) {
 		atomic_store_explicit(&x->n, n + 1, memory_order_release);
 	} else if (n == 0 || (t & GD_TC_GONE)) {
+		uint64_t p = a >> GD_PAGE_SHIFT;
+
 		/* A scan that reads the old tag, then this count, reads
 		 * the old tag no more (tcache.c). */
 		atomic_store_explicit(&x->tag, 0, memory_order_relaxed);
 		n = 0;
 		atomic_store_explicit(&x->n, 1, memory_order_release);
-		x->r = r;
-		x->start = r->start;
+		x->r = k->r;
+		x->start = (p - (uint32_t)k->span) << GD_PAGE_SHIFT;
 		/* Tag mode checks every hit with a CUDA call: no recent path
 		 * (an empty range), only the count here. */
-		x->end = c->p.invalidation & GDIRECT_INV_BUFFER_ID ? 0 : r->end;
-		x->status = c->p.invalidation & GDIRECT_INV_KERNEL ?
-			    r->status : NULL;
+		x->end = c->p.invalidation & GDIRECT_INV_BUFFER_ID ? 0 :
+			 (p + (k->span >> 32) + 1) << GD_PAGE_SHIFT;
+		x->status = k->status;
 		x->kgen = 0;
-		atomic_store_explicit(&x->tag, r->id, memory_order_release);
+		atomic_store_explicit(&x->tag, id, memory_order_release);
 	} else {
 		return false;
 	}
+	GD_RACE(GD_RACE_COUNTED);
 	gd_epoch_reader_fence();
-	if (__builtin_expect(atomic_load_explicit(&r->refs, memory_order_relaxed)
-			     & (GD_DEAD | GD_HOLD), 0)) {
+	if (__builtin_expect(atomic_load_explicit(&s->w, memory_order_relaxed)
+			     != k->w, 0)) {
 		atomic_store_explicit(&x->n, n, memory_order_release);
 		return false;
 	}
@@ -660,38 +735,64 @@ static inline bool tc_take(struct gdirect_ctx *c, struct gdirect_reg *r,
 }
 
 /*
- * Find the region and take a reference, unless it is dead or held (a
- * miss).  The epoch section keeps r's memory alive between the lookup and
- * the count.
+ * The reference in the region's shared word, when this thread's entry for
+ * it counts another region: with a compare-and-swap that refuses a dead or
+ * held region.  The epoch section, entered before the slot is found
+ * unchanged, keeps r's memory alive meanwhile.
  */
-static struct gdirect_reg *lookup_ref(struct gdirect_ctx *c, uint64_t a,
-				      uint64_t e)
+static __attribute__((noinline)) bool word_take(const struct gd_slot *s,
+						const struct gd_slot_copy *k)
 {
-	struct gd_epoch_slot *s = gd_epoch_enter();
-	uint64_t kgen = atomic_load_explicit(&c->kgen, memory_order_acquire);
-	struct gdirect_reg *r = gd_region_find(c, a, e);
+	struct gd_epoch_slot *es = gd_epoch_enter();
+	struct gdirect_reg *r = k->r;
+	bool ok = false;
 
-	if (r) {
+	if (atomic_load_explicit(&s->w, memory_order_acquire) == k->w) {
 		uint64_t v = atomic_load_explicit(&r->refs, memory_order_relaxed);
 
-		/* The validity check reads the status word next: start that
-		 * (likely) cache miss now. */
-		if (r->status)
-			__builtin_prefetch(r->status);
-		if (v & (GD_DEAD | GD_HOLD))
-			r = NULL;
-		else if (!tc_take(c, r, kgen, a))
-			do {	/* the entry is another region's: the word */
-				if (v & (GD_DEAD | GD_HOLD)) {
-					r = NULL;
-					break;
-				}
-			} while (!atomic_compare_exchange_weak_explicit(&r->refs,
+		do {
+			if (v & (GD_DEAD | GD_HOLD))
+				break;
+			ok = atomic_compare_exchange_weak_explicit(&r->refs,
 					&v, v + 1, memory_order_acquire,
-					memory_order_relaxed));
+					memory_order_relaxed);
+		} while (!ok);
 	}
-	gd_epoch_exit(s);
-	return r;
+	gd_epoch_exit(es);
+	return ok;
+}
+
+/*
+ * The lookup path: the slot of the request's first page, copied
+ * consistently, names a live region whose extent holds [a, e): count a
+ * reference in this thread's entry (or the region's word).  Reads one slot
+ * (32 bytes of one line) and the thread's own lines; the region's line
+ * only when the entry is another region's.  NULL: ask the miss path.
+ * *st: the status word to check (NULL: none).
+ */
+static inline struct gdirect_reg *lookup_ref(struct gdirect_ctx *c,
+					     uint64_t a, uint64_t e,
+					     const uint32_t **st)
+{
+	uint64_t kgen = atomic_load_explicit(&c->kgen, memory_order_acquire);
+	uint64_t p = a >> GD_PAGE_SHIFT;
+	const struct gd_slot *s = gd_slotab_get(&c->slots, p);
+	struct gd_slot_copy k;
+
+	if (!s || !gd_slot_read(s, &k))
+		return NULL;
+	/* The page is the region's: only its end can be too short. */
+	if (e > (p + (k.span >> 32) + 1) << GD_PAGE_SHIFT)
+		return NULL;
+	/* The validity check reads the status word next: start that
+	 * (likely) cache miss now. */
+	if (k.status)
+		__builtin_prefetch(k.status);
+	GD_RACE(GD_RACE_SLOT_COPIED);
+	if (!tc_take(c, s, &k, kgen, a) && !word_take(s, &k))
+		return NULL;
+	*st = k.status;
+	return k.r;
 }
 
 /* ---- miss path --------------------------------------------------------- */
@@ -858,7 +959,8 @@ static int miss_find_locked(struct gdirect_ctx *c, uint64_t a, uint64_t e,
 		/* In the index under the lock: neither dead nor held. */
 		atomic_fetch_add(&r->refs, 1);
 		pthread_mutex_unlock(&c->lock);
-		rc = validate(c, r, a, e);
+		rc = validate(c, r, c->p.invalidation & GDIRECT_INV_KERNEL ?
+			      r->status : NULL, a, e);
 		if (rc == GD_ASK_SLOW) {
 			/* The caller's query says the request's allocation is
 			 * live; check the allocation the region was pinned
@@ -978,7 +1080,7 @@ static void miss_publish_locked(struct gdirect_ctx *c, struct gdirect_reg *r,
 	RC(r)->device = q->device;
 	r->ctx = c;
 	pthread_mutex_init(&RC(r)->map_lock, NULL);
-	atomic_init(&r->stamp, gd_lru_stamp(c));
+	atomic_init(&r->stamp, gd_lru_stamp());
 	if (c->backend->status && pin->slot < c->backend->nslots)
 		r->status = &c->backend->status[pin->slot];
 	ST_INC(c, pins);
@@ -1007,7 +1109,7 @@ static void miss_publish_locked(struct gdirect_ctx *c, struct gdirect_reg *r,
 	}
 	ST_INC(c, misses);
 	/* Puts from now on are younger than everything evicted so far. */
-	atomic_fetch_add_explicit(&c->lru_era, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&gd_lru_era, 1, memory_order_relaxed);
 }
 
 static int miss(struct gdirect_ctx *c, uint64_t a, uint64_t e,
@@ -1062,6 +1164,33 @@ restart:
 
 /* ---- public ------------------------------------------------------------ */
 
+/* The get when the recent path did not answer: the lookup path, then the
+ * miss path.  Apart, so that the recent path saves no registers. */
+static __attribute__((noinline)) int reg_get_lookup(struct gdirect_ctx *c,
+						    uint64_t a, uint64_t e,
+						    struct gdirect_reg **out)
+{
+	const uint32_t *st = NULL;
+	struct gdirect_reg *r;
+
+	if (gd_inherited(c))
+		return gd_err(-EPERM, "context inherited across fork");
+	r = lookup_ref(c, a, e, &st);
+	if (r) {
+		int v = validate(c, r, st, a, e);
+
+		if (__builtin_expect(v == GD_VALID, 1)) {
+			SHARD_INC(c, hits);
+			*out = r;
+			return 0;
+		}
+		if (v != GD_ASK_SLOW)
+			invalidate(c, r, v);
+		put_ref(r);
+	}
+	return miss(c, a, e, out);
+}
+
 GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 			      size_t len, unsigned int flags,
 			      struct gdirect_reg **out)
@@ -1075,27 +1204,12 @@ GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 	/* Before the fork check: a fork child starts with empty entries,
 	 * and only lookup_ref, after that check, fills them. */
 	r = tc_recent(c, a, e);
-	if (r) {
+	if (__builtin_expect(r != NULL, 1)) {
 		SHARD_INC(c, hits);
 		*out = r;
 		return 0;
 	}
-	if (gd_inherited(c))
-		return gd_err(-EPERM, "context inherited across fork");
-	r = lookup_ref(c, a, e);
-	if (r) {
-		int v = validate(c, r, a, e);
-
-		if (__builtin_expect(v == GD_VALID, 1)) {
-			SHARD_INC(c, hits);
-			*out = r;
-			return 0;
-		}
-		if (v != GD_ASK_SLOW)
-			invalidate(c, r, v);
-		put_ref(r);
-	}
-	return miss(c, a, e, out);
+	return reg_get_lookup(c, a, e, out);
 }
 
 GD_EXPORT void gdirect_reg_put(struct gdirect_reg *r)

@@ -15,17 +15,22 @@
  *
  * Acquiring through an entry is a Dekker pattern against whoever kills:
  *
- *	getter: E.n++ ; reader fence ; load the kill signal (r->refs bits, or
- *	        ctx->kgen for the recent path) ; back off (E.n--) if set
- *	killer: set DEAD or HOLD ; bump ctx->kgen ; gd_epoch_sync_readers() ;
- *	        scan every block for entries tagged r->id
+ *	getter: E.n++ ; reader fence ; load the kill signal (the word of the
+ *	        region's index slot, slotab.h, on the lookup path; ctx->kgen
+ *	        on the recent path) ; back off (E.n--) if it changed
+ *	killer: set DEAD or HOLD ; change the region's slots (emptied,
+ *	        rewritten for a successor, or held) ; bump ctx->kgen ;
+ *	        gd_epoch_sync_readers() ; scan every block for entries
+ *	        tagged r->id
  *
  * Either the getter sees the signal, or its increment is visible to the
  * scan (epoch.c explains the fence pair).  So a killed region gains no
  * reference the scan cannot see, and a held one (an eviction in progress)
  * is evicted only if the scan found none.  Once a region is dead its terms
  * only fall (puts), apart from a backing-off getter's +1 that it takes
- * back, so a scan that reads a total of zero may release it.
+ * back, so a scan that reads a total of zero may release it.  (A
+ * reference taken in r->refs instead, by compare-and-swap, is refused by
+ * the DEAD and HOLD bits themselves.)
  *
  * Entries are direct-mapped by region address; a thread finds the entry of
  * a region it used recently again through its hints (one per 64 KiB page
@@ -59,7 +64,8 @@ struct gd_tc_ent {
 	/* Owner only: */
 	struct gdirect_reg *r;
 	uint64_t start, end;	/* r's range, so the recent path needs no r */
-	uint64_t kgen;		/* ctx->kgen at which r was last seen live */
+	uint64_t kgen;		/* ctx->kgen at which r was last seen live
+				 * (0: not yet) */
 	const uint32_t *status;	/* r->status */
 } __attribute__((aligned(64)));
 

@@ -11,11 +11,19 @@
  *    and with shards handed from exited threads to new ones;
  *  - meanwhile, classifications of each thread's small allocations (a few
  *    KiB, packed several to a 64 KiB page with other threads' ones, whose
- *    frees rebuild that page's bucket) always find their own allocation.
+ *    frees rebuild that page's bucket) always find their own allocation;
+ *  - the index slots the lookup path reads (slotab.h) against their
+ *    writers: hits on multi-page ranges of one allocation while misses
+ *    supersede the regions under them (slots rewritten: torn reads),
+ *    thresholds and flushes evict them (slots held, then emptied: an
+ *    eviction racing a hit) and supersession kills them (a kill racing a
+ *    hit): every answer covers the request and stays pinned while held.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -346,6 +354,97 @@ static void hit_counts_exact(void)
 	fake_cuda_reset();
 }
 
+struct race_arg {
+	struct gdirect_ctx *c;
+	struct gd_backend *b;
+	uint64_t base, size;
+	unsigned seed;
+	_Atomic int *stop;
+	unsigned long gets;
+};
+
+/* Gets of random ranges up to 96 KiB (one to three pages), each held for a
+ * while: the pin must stay good for the whole hold. */
+static void *race_hitter(void *p)
+{
+	struct race_arg *s = p;
+	unsigned rs = s->seed;
+
+	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
+		uint64_t len = 1 + rand_r(&rs) % (96 * KiB);
+		uint64_t a = s->base + rand_r(&rs) % (s->size - len);
+		struct gdirect_reg *r;
+		struct gdirect_reg_info ri;
+
+		CHECK_EQ(gdirect_reg_get(s->c, P(a), len, 0, &r), 0);
+		CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+		CHECK(ri.addr <= a && a + len <= ri.addr + ri.size);
+		CHECK(fake_backend_pin_fresh(s->b, ri.kernel_handle, a));
+		for (int i = 0; i < 8; i++)	/* hold it: let evictions run */
+			sched_yield();
+		CHECK(fake_backend_pin_fresh(s->b, ri.kernel_handle, a));
+		gdirect_reg_put(r);
+		s->gets++;
+	}
+	return NULL;
+}
+
+static void *race_flusher(void *p)
+{
+	struct race_arg *s = p;
+
+	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
+		gdirect_flush(s->c);
+		sched_yield();
+	}
+	return NULL;
+}
+
+static void slot_races(void)
+{
+	enum { N = 3 };
+	struct gdirect_params p;
+	struct gd_backend *b;
+	struct gdirect_stats st;
+	struct fake_stats fs;
+	pthread_t t[N + 1];
+	struct race_arg ra[N + 1];
+	_Atomic int stop = 0;
+	unsigned long gets = 0;
+
+	params(&p, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS);
+	p.whole_alloc_max = 0;	/* regions of the request's pages: they grow */
+	p.max_regions = 3;
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
+	uint64_t base = fake_cuda_alloc(1 * MiB);
+
+	CHECK(base);
+	for (int i = 0; i <= N; i++) {
+		ra[i] = (struct race_arg){ c, b, base, 1 * MiB, 77u + i, &stop, 0 };
+		CHECK_EQ(pthread_create(&t[i], NULL,
+					i < N ? race_hitter : race_flusher, &ra[i]), 0);
+	}
+	for (double t0 = now_ms(); now_ms() - t0 < 400;)
+		usleep(10000);
+	atomic_store(&stop, 1);
+	for (int i = 0; i <= N; i++) {
+		pthread_join(t[i], NULL);
+		gets += ra[i].gets;
+	}
+	gdirect_stats(c, &st);
+	tap_diag("slot races: %lu gets, %llu hits, %llu misses, %llu evictions, "
+		 "%llu unpins", gets, (unsigned long long)st.hits,
+		 (unsigned long long)st.misses, (unsigned long long)st.evictions,
+		 (unsigned long long)st.unpins);
+	CHECK(st.hits > 0 && st.misses > 0 && st.evictions > 0);
+	gdirect_flush(c);	/* nothing is held: everything goes */
+	fake_backend_stats(b, &fs);
+	CHECK_EQ(fs.live, 0);
+	CHECK_EQ(fs.bad_unpins, 0);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
 static void stress_hooks(void)
 {
 	stress_all(GDIRECT_INV_HOOKS);
@@ -365,5 +464,6 @@ int main(void)
 	TAP_TEST(hit_counts_exact);
 	TAP_TEST(stress_hooks);
 	TAP_TEST(stress_kernel);
+	TAP_TEST(slot_races);
 	return tap_done();
 }

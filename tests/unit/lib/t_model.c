@@ -21,12 +21,20 @@
  * before it (answered through the thread's per-page hints, which may name
  * entries taken over since), and one in 32 runs on a short-lived
  * thread whose reference outlives it and is put by the main thread.
+ * Races (pressure configuration): built against the library's race hooks
+ * (GD_RACE_HOOKS, lib/src/slotab.h), a quarter of the hook points a get
+ * passes on its lookup path (slot word read; slot copied; reference
+ * counted, slot not yet reread) run a flush (an eviction racing the hit)
+ * or a get + put of a random range of a random live allocation (a miss
+ * that may supersede, that is kill, the very region being looked up, or
+ * rewrite its slot between the hit's reads), checked like any answer.
  */
 #include <pthread.h>
 #include <stdbool.h>
 
 #include <cuda.h>
 
+#include "libgdirect_internal.h"
 #include "tutil.h"
 
 #define MAXA 24
@@ -39,6 +47,15 @@ struct mreg { uint64_t s, e; bool stale; bool live; };
 static struct malloc_ al[MAXA];
 static struct mreg mr[MAXR];
 static struct gdirect_reg *held[MAXH];
+
+/* The race hook's state (the run in progress). */
+static struct {
+	struct gdirect_ctx *c;
+	struct gd_backend *b;
+	uint64_t rs;
+	bool inside;
+	unsigned long flushes, gets;
+} race;
 
 struct oneget {
 	struct gdirect_ctx *c;
@@ -76,6 +93,35 @@ static uint64_t rnd(uint64_t *st)
 	*st ^= *st >> 7;
 	*st ^= *st << 17;
 	return *st;
+}
+
+static void race_hook(enum gd_race_point pt)
+{
+	uint64_t x = rnd(&race.rs);
+	int k = (int)((x >> 8) % MAXA);
+
+	(void)pt;
+	if (race.inside || x % 4)
+		return;
+	race.inside = true;
+	if (x % 8 == 0) {
+		gdirect_flush(race.c);
+		race.flushes++;
+	} else if (al[k].live) {
+		uint64_t len = 1 + (x >> 20) % al[k].size;
+		uint64_t a = al[k].base + (x >> 40) % (al[k].size - len + 1);
+		struct gdirect_reg *r;
+		struct gdirect_reg_info ri;
+
+		CHECK_EQ(gdirect_reg_get(race.c, P(a), len, 0, &r), 0);
+		CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+		CHECK(ri.valid);
+		CHECK(ri.addr <= a && a + len <= ri.addr + ri.size);
+		CHECK(fake_backend_pin_fresh(race.b, ri.kernel_handle, a));
+		gdirect_reg_put(r);
+		race.gets++;
+	}
+	race.inside = false;
 }
 
 static uint64_t down(uint64_t x) { return x & ~0xffffULL; }
@@ -143,7 +189,8 @@ static void check_classify(struct gdirect_ctx *c, uint64_t a)
 	CHECK_EQ(in.alloc_size, al[k].size);
 }
 
-static void run(unsigned inv, bool exact, bool wide, uint64_t seed, int steps)
+static void run(unsigned inv, bool exact, bool wide, bool races,
+		uint64_t seed, int steps)
 {
 	struct gdirect_params p;
 	struct gd_backend *b;
@@ -174,6 +221,13 @@ static void run(unsigned inv, bool exact, bool wide, uint64_t seed, int steps)
 	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){
 		.bar_bytes = exact ? 0 : 4 * MiB,
 		.revoke_on_free = inv == GDIRECT_INV_KERNEL }, &b);
+	if (races) {
+		race.c = c;
+		race.b = b;
+		race.rs = seed ^ 0x9e3779b97f4a7c15ULL;
+		race.flushes = race.gets = 0;
+		gd_race_hook = race_hook;
+	}
 
 	for (int step = 0; step < steps; step++) {
 		int op = rnd(&rs) % 100, k = rnd(&rs) % MAXA;
@@ -339,6 +393,12 @@ static void run(unsigned inv, bool exact, bool wide, uint64_t seed, int steps)
 	}
 	for (int h = 0; h < MAXH; h++)
 		gdirect_reg_put(held[h]);
+	if (races) {
+		gd_race_hook = NULL;
+		tap_diag("races: %lu flushes and %lu gets inside hits",
+			 race.flushes, race.gets);
+		CHECK(race.flushes > 0 && race.gets > 0);
+	}
 	gdirect_stats(c, &st);
 	tap_diag("inv %u %s seed %llu: %llu hits, %llu misses, %llu evictions, "
 		 "%llu BAR evictions, %llu invalidations", inv,
@@ -357,17 +417,22 @@ static uint64_t cur_seed;
 
 static void model_exact(void)
 {
-	run(cur_inv, true, false, cur_seed * 7919, 3000);
+	run(cur_inv, true, false, false, cur_seed * 7919, 3000);
 }
 
 static void model_pressure(void)
 {
-	run(cur_inv, false, false, cur_seed * 104729, 3000);
+	run(cur_inv, false, false, false, cur_seed * 104729, 3000);
+}
+
+static void model_races(void)
+{
+	run(cur_inv, false, false, true, cur_seed * 1299709, 3000);
 }
 
 static void model_wide(void)
 {
-	run(cur_inv, true, true, cur_seed * 15485863, 3000);
+	run(cur_inv, true, true, false, cur_seed * 15485863, 3000);
 }
 
 int main(void)
@@ -388,6 +453,10 @@ int main(void)
 			snprintf(what, sizeof(what), "%s, seed %llu: the model agrees, under pressure",
 				 names[m], (unsigned long long)seed);
 			tap_test(what, model_pressure);
+			snprintf(what, sizeof(what), "%s, seed %llu: the model agrees, "
+				 "with races inside hits", names[m],
+				 (unsigned long long)seed);
+			tap_test(what, model_races);
 			snprintf(what, sizeof(what), "%s, seed %llu: the model agrees, wide",
 				 names[m], (unsigned long long)seed);
 			tap_test(what, model_wide);

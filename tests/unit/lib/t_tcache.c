@@ -388,6 +388,34 @@ static void hinted_region_freed_others_hit(void)
 	fake_cuda_reset();
 }
 
+/* Two contexts over one buffer: a thread's entry for the first context's
+ * region never answers a get on the second (entries know their context by
+ * its kill generation, unique in the process). */
+static void entry_stays_in_its_context(void)
+{
+	struct gdirect_params p;
+	struct gdirect_reg *ra, *rb;
+
+	params(&p, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *a = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+	struct gdirect_ctx *b = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+	uint64_t x = fake_cuda_alloc(64 * KiB);
+
+	for (int i = 0; i < 2; i++) {	/* the miss, then a hit */
+		CHECK_EQ(gdirect_reg_get(a, P(x), 64, 0, &ra), 0);
+		gdirect_reg_put(ra);
+	}
+	CHECK_EQ(gdirect_reg_get(b, P(x + 8), 64, 0, &rb), 0);
+	CHECK(rb != ra);
+	gdirect_reg_put(rb);
+	CHECK_EQ(gdirect_reg_get(a, P(x + 16), 64, 0, &ra), 0);
+	CHECK(ra != rb);
+	gdirect_reg_put(ra);
+	gdirect_ctx_destroy(a);
+	gdirect_ctx_destroy(b);
+	fake_cuda_reset();
+}
+
 int main(void)
 {
 	need_fake_cuda();
@@ -402,5 +430,6 @@ int main(void)
 	TAP_TEST(hints_answer_interleaved_regions);
 	TAP_TEST(hint_slot_shared_not_trusted);
 	TAP_TEST(hinted_region_freed_others_hit);
+	TAP_TEST(entry_stays_in_its_context);
 	return tap_done();
 }

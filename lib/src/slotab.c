@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slotab.c - the slot table of the region index (slotab.h).
+ */
+#include "slotab.h"
+
+#include <errno.h>
+
+#define DIR_LEVELS (GD_PG_LEVELS - 1)
+
+__thread struct gd_slot_hint gd_slot_hint[GD_SLOT_HINTS]
+	__attribute__((tls_model("initial-exec")));
+static _Atomic uint64_t serials = 1;
+
+int gd_slotab_init(struct gd_slotab *t)
+{
+	t->serial = atomic_fetch_add(&serials, 1);
+	gd_hpmem_init(&t->nodes, sizeof(struct gd_pgnode), 0);
+	gd_hpmem_init(&t->first, sizeof(struct gd_slotleaf), 0);
+	gd_hpmem_init(&t->leaves, sizeof(struct gd_slotleaf), 0);
+	t->leaves.huge_first = true;
+	t->root = gd_hpmem_alloc(&t->nodes);
+	return t->root ? 0 : -ENOMEM;
+}
+
+void gd_slotab_destroy(struct gd_slotab *t)
+{
+	if (!t->root)
+		return;
+	gd_hpmem_destroy(&t->nodes);
+	gd_hpmem_destroy(&t->first);
+	gd_hpmem_destroy(&t->leaves);
+	t->root = NULL;
+}
+
+/* The index of page's entry at directory level l (0 = root). */
+static unsigned dir_idx(uint64_t page, int l)
+{
+	return gd_pg_idx(page, l);
+}
+
+/* The leaf of page, creating the path if create; NULL if absent or out of
+ * memory. */
+static struct gd_slotleaf *leaf(struct gd_slotab *t, uint64_t page,
+				 bool create)
+{
+	struct gd_pgnode *n = t->root;
+	void *c = NULL;
+
+	for (int l = 0; l < DIR_LEVELS; l++) {
+		_Atomic(void *) *s = &n->s[dir_idx(page, l)];
+
+		c = atomic_load_explicit(s, memory_order_relaxed);
+		if (!c) {
+			if (!create)
+				return NULL;
+			if (l < DIR_LEVELS - 1)
+				c = gd_hpmem_alloc(&t->nodes);
+			else if (!t->first.chunks)
+				c = gd_hpmem_alloc(&t->first);
+			else
+				c = gd_hpmem_alloc(&t->leaves);
+			if (!c)
+				return NULL;
+			/* release: readers that find it see it zeroed */
+			atomic_store_explicit(s, c, memory_order_release);
+		}
+		n = c;
+	}
+	return c;
+}
+
+struct gd_slotleaf *gd_slotab_leaf_slow(const struct gd_slotab *t,
+					uint64_t page)
+{
+	const struct gd_pgnode *n = t->root;
+	void *c = NULL;
+
+	for (int l = 0; l < DIR_LEVELS; l++) {
+		c = atomic_load_explicit(&n->s[dir_idx(page, l)],
+					 memory_order_acquire);
+		if (!c)
+			return NULL;
+		n = c;
+	}
+	struct gd_slot_hint *h = &gd_slot_hint[(page >> GD_PG_BITS) &
+					       (GD_SLOT_HINTS - 1)];
+
+	h->serial = t->serial;
+	h->prefix = page >> GD_PG_BITS;
+	h->leaf = c;
+	return c;
+}
+
+int gd_slotab_reserve(struct gd_slotab *t, uint64_t p0, uint64_t p1)
+{
+	for (uint64_t p = p0;; p = (p | (GD_PG_FAN - 1)) + 1) {
+		if (!leaf(t, p, true))
+			return -ENOMEM;
+		if ((p | (GD_PG_FAN - 1)) >= p1)
+			return 0;
+	}
+}
+
+static struct gd_slot *slot(struct gd_slotab *t, uint64_t page)
+{
+	struct gd_slotleaf *l = leaf(t, page, false);
+
+	return l ? &l->s[page & (GD_PG_FAN - 1)] : NULL;
+}
+
+void gd_slotab_set(struct gd_slotab *t, uint64_t page, uint64_t id,
+		   uint64_t before, uint64_t after, struct gdirect_reg *r,
+		   const uint32_t *status)
+{
+	struct gd_slot *s = slot(t, page);
+
+	if (!s)		/* not reserved: the caller's bug, nothing published */
+		return;
+	atomic_store_explicit(&s->w, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&s->span, before | after << 32,
+			      memory_order_relaxed);
+	atomic_store_explicit(&s->r, r, memory_order_relaxed);
+	atomic_store_explicit(&s->status, status, memory_order_relaxed);
+	atomic_store_explicit(&s->w, id << 1, memory_order_release);
+}
+
+void gd_slotab_clear(struct gd_slotab *t, uint64_t page, uint64_t id)
+{
+	struct gd_slot *s = slot(t, page);
+
+	if (s && atomic_load_explicit(&s->w, memory_order_relaxed) >> 1 == id)
+		atomic_store_explicit(&s->w, 0, memory_order_release);
+}
+
+void gd_slotab_hold(struct gd_slotab *t, uint64_t page, uint64_t id,
+		    bool held)
+{
+	struct gd_slot *s = slot(t, page);
+
+	if (s && atomic_load_explicit(&s->w, memory_order_relaxed) >> 1 == id)
+		atomic_store_explicit(&s->w, id << 1 | (held ? GD_SLOT_HELD : 0),
+				      memory_order_release);
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slotab.h - the hit path's view of the region index: per 64 KiB page, a
+ * 32-byte slot holding everything a hit needs, so that a hit reads one
+ * line of the index and nothing of the region.
+ *
+ * A slot holds the region's id (as a word that is also its sequence and
+ * its kill signal), its extent around the page, the region pointer (for
+ * the caller, never read by a hit) and the status-word pointer.  Writers
+ * (under ctx->lock) publish a slot like a seqlock whose sequence values
+ * are region ids, unique in the process:
+ *
+ *	w = 0 ; release fence ; span, r, status ; w = id << 1 (release)
+ *
+ * and a reader takes
+ *
+ *	w1 = w (acquire) ; span, r, status ; acquire fence ; w2 = w
+ *
+ * as consistent when w1 == w2 names a region (nonzero) that is not held:
+ * had it read a field of a later write, w2 would show that write's 0 or
+ * its different id.  Holding (an eviction checking the region) sets the
+ * low bit and leaves the fields alone; a kill clears w or overwrites the
+ * slot with the successor.  So w also carries the Dekker signal of the
+ * per-thread counts (tcache.h): a hit counts its reference, then reads w
+ * again, and backs off if it changed; a killer or an evicting thread
+ * changes w of every page of the region, bumps the kill generation, then
+ * fences (gd_epoch_sync_readers) and sums the counts.
+ *
+ * Layout: the upper three levels of a page table (struct gd_pgnode, 12 bits
+ * each) over the page number's high 36 bits, then a leaf of 4096 slots
+ * (128 KiB) per 256 MiB.  Nodes and leaves are freed only with the table,
+ * and a thread remembers its last leaves (by the table's unique serial),
+ * so a hit in one of the last 256 MiB ranges it hit reads one slot.
+ */
+#ifndef GD_SLOTAB_H
+#define GD_SLOTAB_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hpmem.h"
+#include "pgtab.h"
+
+struct gdirect_reg;
+
+/*
+ * Race hooks: points of the lock-free protocols where tests (t_slot,
+ * built with GD_RACE_HOOKS against a static copy of the library) run a
+ * kill, an eviction or a slot rewrite, deterministically, in the middle of
+ * a hit.  Nothing in the library proper.
+ */
+enum gd_race_point {
+	GD_RACE_SLOT_FIELDS,	/* slot word read, fields not yet */
+	GD_RACE_SLOT_COPIED,	/* slot copied, reference not yet counted */
+	GD_RACE_COUNTED,	/* counted in the entry, slot not yet reread */
+};
+#ifdef GD_RACE_HOOKS
+extern void (*gd_race_hook)(enum gd_race_point point);
+#define GD_RACE(point) do {				\
+	if (gd_race_hook)				\
+		gd_race_hook(point);			\
+} while (0)
+#else
+#define GD_RACE(point) do { } while (0)
+#endif
+
+#define GD_SLOT_HELD 1ULL
+
+struct gd_slot {
+	_Atomic uint64_t w;	/* region id << 1 | GD_SLOT_HELD; 0: none */
+	/* Pages of the region before this page (low 32 bits) and after it
+	 * (high 32 bits). */
+	_Atomic uint64_t span;
+	_Atomic(struct gdirect_reg *) r;
+	_Atomic(const uint32_t *) status;	/* NULL: no status word */
+} __attribute__((aligned(32)));
+
+_Static_assert(sizeof(struct gd_slot) == 32, "two slots a line");
+
+struct gd_slotleaf {
+	struct gd_slot s[GD_PG_FAN];
+};
+
+struct gd_slotab {
+	struct gd_pgnode *root;
+	uint64_t serial;	/* unique in the process, never 0 */
+	struct gd_hpmem nodes;
+	/* Leaves: the first in 4 KiB pages (a small cache does not pay for
+	 * zeroing a huge page), every other one in huge pages from the
+	 * start (16 leaves cover 4 GiB: a random hit among them would miss
+	 * the TLB in 4 KiB pages). */
+	struct gd_hpmem first, leaves;
+};
+
+/* A thread's last leaves, direct-mapped by the page number's prefix
+ * (its 256 MiB): 16 consecutive leaves (4 GiB) stay in them together. */
+#define GD_SLOT_HINTS 16
+struct gd_slot_hint {
+	uint64_t serial, prefix;
+	struct gd_slotleaf *leaf;
+};
+extern __thread struct gd_slot_hint gd_slot_hint[GD_SLOT_HINTS]
+	__attribute__((tls_model("initial-exec")));
+
+struct gd_slotleaf *gd_slotab_leaf_slow(const struct gd_slotab *t,
+					uint64_t page);
+
+/* The slot of page, or NULL if none was ever reserved.  Lock-free. */
+static inline struct gd_slot *gd_slotab_get(const struct gd_slotab *t,
+					    uint64_t page)
+{
+	uint64_t prefix = page >> GD_PG_BITS;
+	struct gd_slot_hint *h = &gd_slot_hint[prefix & (GD_SLOT_HINTS - 1)];
+	struct gd_slotleaf *l;
+
+	if (__builtin_expect(h->serial == t->serial && h->prefix == prefix, 1))
+		l = h->leaf;
+	else if (!(l = gd_slotab_leaf_slow(t, page)))
+		return NULL;
+	return &l->s[page & (GD_PG_FAN - 1)];
+}
+
+/*
+ * A consistent copy of a slot: its word (0 if empty, torn or held), then
+ * the fields.  The caller reads w again later (the Dekker recheck) and
+ * trusts what it took only if w is unchanged.
+ */
+struct gd_slot_copy {
+	uint64_t w, span;
+	struct gdirect_reg *r;
+	const uint32_t *status;
+};
+
+static inline uint64_t gd_slot_read(const struct gd_slot *s,
+				    struct gd_slot_copy *c)
+{
+	uint64_t w = atomic_load_explicit(&s->w, memory_order_acquire);
+
+	GD_RACE(GD_RACE_SLOT_FIELDS);
+	c->span = atomic_load_explicit(&s->span, memory_order_relaxed);
+	c->r = atomic_load_explicit(&s->r, memory_order_relaxed);
+	c->status = atomic_load_explicit(&s->status, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&s->w, memory_order_relaxed) != w ||
+	    (w & GD_SLOT_HELD))
+		w = 0;
+	return c->w = w;
+}
+
+int gd_slotab_init(struct gd_slotab *t);
+void gd_slotab_destroy(struct gd_slotab *t);
+
+/* Make sure pages [p0, p1] have slots (-ENOMEM if not). */
+int gd_slotab_reserve(struct gd_slotab *t, uint64_t p0, uint64_t p1);
+
+/* Writers (serialized), on reserved pages: */
+void gd_slotab_set(struct gd_slotab *t, uint64_t page, uint64_t id,
+		   uint64_t before, uint64_t after, struct gdirect_reg *r,
+		   const uint32_t *status);
+/* Empty page's slot if it is region id's. */
+void gd_slotab_clear(struct gd_slotab *t, uint64_t page, uint64_t id);
+/* Set or clear the held bit of page's slot if it is region id's. */
+void gd_slotab_hold(struct gd_slotab *t, uint64_t page, uint64_t id,
+		    bool held);
+
+#endif
