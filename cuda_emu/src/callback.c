@@ -19,13 +19,14 @@ struct host_call {
 	void *user;
 };
 
-static void run_host_call(CUstream s, void *arg)
+/* After a sticky error callbacks are told it; host functions do not run. */
+static void run_host_call(CUstream s, void *arg, CUresult status)
 {
 	struct host_call *c = arg;
 
 	if (c->cb)
-		c->cb(s, CUDA_SUCCESS, c->user);
-	else
+		c->cb(s, status, c->user);
+	else if (!status)
 		c->fn(c->user);
 	free(c);
 }
