@@ -764,6 +764,9 @@ static CUresult memop_check(bool wait, unsigned int width, uint64_t addr,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!addr || addr % width)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* CAN_USE_STREAM_WAIT_VALUE_FLUSH is 0 on the H100 */
+	if (flags & WAIT_FLUSH)
+		return CUDA_ERROR_NOT_SUPPORTED;
 	pthread_mutex_lock(&emu.lock);
 	known = emu_find_hostmem(addr) != NULL;
 	pthread_mutex_unlock(&emu.lock);
@@ -890,9 +893,8 @@ static CUresult batch_check(const CUstreamBatchMemOpParams *p)
 	case CU_STREAM_MEM_OP_BARRIER:
 		return p->memoryBarrier.flags > CU_STREAM_MEMORY_BARRIER_TYPE_GPU ?
 		       CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
-	case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
-		return p->flushRemoteWrites.flags ? CUDA_ERROR_INVALID_VALUE :
-		       CUDA_ERROR_NOT_SUPPORTED;
+	case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:	/* whatever the flags */
+		return CUDA_ERROR_NOT_SUPPORTED;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
 	}
