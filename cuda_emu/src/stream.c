@@ -187,7 +187,6 @@ static bool drained(const struct CUstream_st *x)
 	return true;
 }
 
-
 /* A live context current and a stream named by @h: *out, qlock held. */
 static CUresult stream_get(CUstream h, struct CUstream_st **out)
 {

@@ -76,7 +76,12 @@ static void callback(CUstream s, CUresult status, void *arg)
 	note((char)(uintptr_t)arg);
 }
 
-/* Another thread writes 1 to a word after a pause, noting 'R' first. */
+/*
+ * Another thread writes 1 to a word after a pause, noting 'R' first.
+ * PAUSE_MS is the time given to what does not wait for the word to run
+ * first: generous, for a loaded machine.
+ */
+#define PAUSE_MS 300
 struct release {
 	volatile uint32_t *word;
 	unsigned int ms;
@@ -123,7 +128,7 @@ static void null_stream_follows_blocking(void)
 	HOSTFN(s, 'A');
 	HOSTFN(NULL, 'B');
 	HOSTFN(nb, 'C');
-	release_start(&r, &word[0], 100);
+	release_start(&r, &word[0], PAUSE_MS);
 	CK(cuCtxSynchronize());
 	pthread_join(r.t, NULL);
 	CHECK_STR(order(), "CRAB");
@@ -141,7 +146,7 @@ static void blocking_follows_null_stream(void)
 	setup_words();
 	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
 	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
-	release_start(&r, &word[1], 200);
+	release_start(&r, &word[1], PAUSE_MS);
 	CK(cuStreamWaitValue32(NULL, dword + 4, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	note('W');	/* the wait was queued, not waited for */
 	HOSTFN(s, 'D');
@@ -241,14 +246,14 @@ static void default_stream_handles(void)
 	HOSTFN(CU_STREAM_PER_THREAD, 'H');
 	HOSTFN(NULL, 'I');
 	HOSTFN(nb, 'J');
-	release_start(&r, &word[6], 100);
+	release_start(&r, &word[6], PAUSE_MS);
 	CK(cuCtxSynchronize());
 	pthread_join(r.t, NULL);
 	CHECK_STR(order(), "JRHI");
 	CK(cuStreamWaitValue32(CU_STREAM_LEGACY, dword + 28, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(s, 'K');
 	HOSTFN(nb, 'L');
-	release_start(&r, &word[7], 100);
+	release_start(&r, &word[7], PAUSE_MS);
 	CK(cuCtxSynchronize());
 	pthread_join(r.t, NULL);
 	CHECK_STR(order(), "LRK");
@@ -386,7 +391,7 @@ static void sticky_error(void)
 	CK(cuStreamWriteValue32(s, va, 0x55, 0));
 	CK(cuStreamAddCallback(s, callback, (void *)'C', 0));
 	HOSTFN(s, 'Z');
-	release_start(&r, &word[0], 100);
+	release_start(&r, &word[0], PAUSE_MS);
 	CK(cuMemUnmap(va, gran));
 	note('U');
 	pthread_join(r.t, NULL);
