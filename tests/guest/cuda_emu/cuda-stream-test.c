@@ -119,16 +119,16 @@ static void setup_words(void)
 static void null_stream_follows_blocking(void)
 {
 	CUstream s, nb;
-	struct release r;
+	static struct release r;	/* may outlive a failed check */
 
 	setup_words();
 	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
 	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+	release_start(&r, &word[0], PAUSE_MS);
 	CK(cuStreamWaitValue32(s, dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(s, 'A');
 	HOSTFN(NULL, 'B');
 	HOSTFN(nb, 'C');
-	release_start(&r, &word[0], PAUSE_MS);
 	CK(cuCtxSynchronize());
 	pthread_join(r.t, NULL);
 	CHECK_STR(order(), "CRAB");
@@ -141,7 +141,7 @@ static void null_stream_follows_blocking(void)
 static void blocking_follows_null_stream(void)
 {
 	CUstream s, nb;
-	struct release r;
+	static struct release r;	/* may outlive a failed check */
 
 	setup_words();
 	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
@@ -173,14 +173,14 @@ static void release_from_host_fn(void *arg)
 static void nonblocking_exempt(void)
 {
 	CUstream nb;
-	struct release r;
+	static struct release r;	/* may outlive a failed check */
 
 	setup_words();
 	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+	release_start(&r, &word[2], 1000);
 	CK(cuStreamWaitValue32(nb, dword + 8, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(nb, 'A');
 	CK(cuLaunchHostFunc(NULL, release_from_host_fn, NULL));
-	release_start(&r, &word[2], 1000);
 	CK(cuCtxSynchronize());
 	pthread_join(r.t, NULL);
 	CHECK_STR(order(), "BAR");
@@ -191,14 +191,14 @@ static void nonblocking_exempt(void)
 static void ctx_synchronize_waits(void)
 {
 	CUstream nb;
-	struct release r;
+	static struct release r;	/* may outlive a failed check */
 
 	setup_words();
 	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+	release_start(&r, &word[3], PAUSE_MS);
 	CK(cuStreamWaitValue32(nb, dword + 12, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(nb, 'G');
 	CK(cuStreamWriteValue32(nb, dword + 16, 7, 0));
-	release_start(&r, &word[3], 100);
 	CK(cuCtxSynchronize());
 	note('S');
 	pthread_join(r.t, NULL);
@@ -212,14 +212,14 @@ static void sync_copy_follows_blocking(void)
 {
 	CUdeviceptr d;
 	CUstream s;
-	struct release r;
+	static struct release r;	/* may outlive a failed check */
 	uint32_t v;
 
 	setup_words();
 	CK(cuMemAlloc(&d, 4096));
 	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
+	release_start(&r, &word[5], PAUSE_MS);
 	CK(cuStreamWaitValue32(s, dword + 20, 1, CU_STREAM_WAIT_VALUE_GEQ));
-	release_start(&r, &word[5], 100);
 	CK(cuMemcpyDtoH(&v, d, 4));
 	note('M');
 	pthread_join(r.t, NULL);
@@ -232,7 +232,7 @@ static void sync_copy_follows_blocking(void)
 static void default_stream_handles(void)
 {
 	CUstream s, nb;
-	struct release r;
+	static struct release r;	/* may outlive a failed check */
 	unsigned int fl = 99;
 
 	setup_words();
@@ -242,18 +242,18 @@ static void default_stream_handles(void)
 	CK(cuStreamQuery(CU_STREAM_LEGACY));
 	CK(cuStreamGetFlags(CU_STREAM_PER_THREAD, &fl));
 	CHECK_EQ(fl, 0);
+	release_start(&r, &word[6], PAUSE_MS);
 	CK(cuStreamWaitValue32(CU_STREAM_PER_THREAD, dword + 24, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(CU_STREAM_PER_THREAD, 'H');
 	HOSTFN(NULL, 'I');
 	HOSTFN(nb, 'J');
-	release_start(&r, &word[6], PAUSE_MS);
 	CK(cuCtxSynchronize());
 	pthread_join(r.t, NULL);
 	CHECK_STR(order(), "JRHI");
+	release_start(&r, &word[7], PAUSE_MS);
 	CK(cuStreamWaitValue32(CU_STREAM_LEGACY, dword + 28, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(s, 'K');
 	HOSTFN(nb, 'L');
-	release_start(&r, &word[7], PAUSE_MS);
 	CK(cuCtxSynchronize());
 	pthread_join(r.t, NULL);
 	CHECK_STR(order(), "LRK");
@@ -299,7 +299,7 @@ static void ctx_destroy_ends_streams(void)
 	CUstream s;
 	CUdeviceptr hd;
 	volatile uint32_t *w;
-	struct release r;
+	static struct release r;	/* may outlive a failed check */
 	int base = threads_settle(1);
 
 	order();
@@ -309,10 +309,10 @@ static void ctx_destroy_ends_streams(void)
 	*w = 0;
 	CK(cuMemHostGetDevicePointer(&hd, (void *)w, 0));
 	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	release_start(&r, w, PAUSE_MS);
 	CK(cuStreamWaitValue32(s, hd, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(s, 'A');
-	CHECK_EQ(threads(), base + 1);	/* the worker runs the queue */
-	release_start(&r, w, 100);
+	CHECK_EQ(threads(), base + 2);	/* the worker, and the release's */
 	CK(cuCtxDestroy(c));
 	note('X');
 	pthread_join(r.t, NULL);
@@ -329,14 +329,14 @@ static void mem_free_waits(void)
 {
 	CUdeviceptr d;
 	CUstream nb;
-	struct release r;
+	static struct release r;	/* may outlive a failed check */
 
 	setup_words();
 	CK(cuMemAlloc(&d, 4096));
 	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+	release_start(&r, &word[0], PAUSE_MS);
 	CK(cuStreamWaitValue32(nb, dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	CK(cuStreamWriteValue32(nb, d, 0x55, 0));
-	release_start(&r, &word[0], 100);
 	CK(cuMemFree(d));
 	note('F');
 	pthread_join(r.t, NULL);
@@ -368,7 +368,7 @@ static void sticky_error(void)
 	CUdeviceptr va, d, d2;
 	CUdevice dev;
 	CUstream s;
-	struct release r;
+	static struct release r;	/* may outlive a failed check */
 	size_t gran;
 	unsigned int flags;
 	uint32_t v;
@@ -387,11 +387,11 @@ static void sticky_error(void)
 	CK(cuMemSetAccess(va, gran, &acc, 1));
 	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	/* word[0] is registered in the primary context: any context may wait */
+	release_start(&r, &word[0], PAUSE_MS);
 	CK(cuStreamWaitValue32(s, dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	CK(cuStreamWriteValue32(s, va, 0x55, 0));
 	CK(cuStreamAddCallback(s, callback, (void *)'C', 0));
 	HOSTFN(s, 'Z');
-	release_start(&r, &word[0], PAUSE_MS);
 	CK(cuMemUnmap(va, gran));
 	note('U');
 	pthread_join(r.t, NULL);
