@@ -173,13 +173,23 @@ EMU_HOOK_IMPL CUresult emu_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch,
 EMU_HOOKABLE(cuMemAllocPitch_v2, emu_cuMemAllocPitch_v2);
 
 /* The per-thread-default-stream names of the same calls. */
-EMU_ALIAS(cuMemcpy_ptds, cuMemcpy);
-EMU_ALIAS(cuMemcpyAsync_ptsz, cuMemcpyAsync);
-EMU_ALIAS(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync_v2);
-EMU_ALIAS(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync_v2);
-EMU_ALIAS(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync_v2);
-EMU_ALIAS(cuMemsetD16_v2_ptds, cuMemsetD16_v2);
-EMU_ALIAS(cuMemsetD32_v2_ptds, cuMemsetD32_v2);
-EMU_ALIAS(cuMemsetD8Async_ptsz, cuMemsetD8Async);
-EMU_ALIAS(cuMemsetD16Async_ptsz, cuMemsetD16Async);
-EMU_ALIAS(cuMemsetD32Async_ptsz, cuMemsetD32Async);
+EMU_PTDS(cuMemcpy_ptds, cuMemcpy, (CUdeviceptr dst, CUdeviceptr src, size_t n),
+	 (dst, src, n))
+EMU_PTDS(cuMemcpyAsync_ptsz, cuMemcpyAsync,
+	 (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
+EMU_PTDS(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync_v2,
+	 (CUdeviceptr dst, const void *src, size_t n, CUstream s), (dst, src, n, s))
+EMU_PTDS(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync_v2,
+	 (void *dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
+EMU_PTDS(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync_v2,
+	 (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
+EMU_PTDS(cuMemsetD16_v2_ptds, cuMemsetD16_v2,
+	 (CUdeviceptr dst, unsigned short us, size_t n), (dst, us, n))
+EMU_PTDS(cuMemsetD32_v2_ptds, cuMemsetD32_v2,
+	 (CUdeviceptr dst, unsigned int ui, size_t n), (dst, ui, n))
+EMU_PTDS(cuMemsetD8Async_ptsz, cuMemsetD8Async,
+	 (CUdeviceptr dst, unsigned char uc, size_t n, CUstream s), (dst, uc, n, s))
+EMU_PTDS(cuMemsetD16Async_ptsz, cuMemsetD16Async,
+	 (CUdeviceptr dst, unsigned short us, size_t n, CUstream s), (dst, us, n, s))
+EMU_PTDS(cuMemsetD32Async_ptsz, cuMemsetD32Async,
+	 (CUdeviceptr dst, unsigned int ui, size_t n, CUstream s), (dst, ui, n, s))

@@ -175,11 +175,30 @@ CUresult emu_ctx_synchronize(struct CUctx_st *ctx);
 /* stream.c: cuCtxDestroy's part: the context's work done, its streams go */
 void emu_ctx_streams_destroy(struct CUctx_st *ctx);
 
-/* Another exported name for the same entry point (the _ptds/_ptsz names:
- * every operation completes before it returns, so the per-thread default
- * stream behaves as the legacy one). */
+/* Another exported name for the same entry point. */
 #define EMU_ALIAS(name, target) \
 	extern __typeof__(target) name \
 		__attribute__((alias(#target), visibility("default")))
+
+/* stream.c: in a _ptsz/_ptds call, the NULL stream is CU_STREAM_PER_THREAD */
+extern __thread bool emu_ptds;
+
+/*
+ * The _ptsz/_ptds name of an entry point (the per-thread default stream
+ * variants): target with emu_ptds set, so that a NULL stream, and the
+ * default stream of the synchronous copies, is this thread's default
+ * stream.  params names its arguments, args passes them on.
+ */
+#define EMU_PTDS(name, target, params, args) \
+	extern __typeof__(target) name __attribute__((visibility("default"))); \
+	CUresult name params \
+	{ \
+		bool outer = emu_ptds; \
+		CUresult r; \
+		emu_ptds = true; \
+		r = target args; \
+		emu_ptds = outer; \
+		return r; \
+	}
 
 #endif /* CUDA_EMU_INTERNAL_H */

@@ -452,7 +452,11 @@ EMU_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char uc, size_t n)
 	return r ? r : emu_copy(dst, uc, n, NVP2P_EMU_MEMSET);
 }
 
-EMU_ALIAS(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2);
-EMU_ALIAS(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2);
-EMU_ALIAS(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2);
-EMU_ALIAS(cuMemsetD8_v2_ptds, cuMemsetD8_v2);
+EMU_PTDS(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2,
+	 (CUdeviceptr dst, const void *src, size_t n), (dst, src, n))
+EMU_PTDS(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2,
+	 (void *dst, CUdeviceptr src, size_t n), (dst, src, n))
+EMU_PTDS(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2,
+	 (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n))
+EMU_PTDS(cuMemsetD8_v2_ptds, cuMemsetD8_v2,
+	 (CUdeviceptr dst, unsigned char uc, size_t n), (dst, uc, n))

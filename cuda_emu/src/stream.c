@@ -84,6 +84,7 @@ static bool worker_running;
  * do not wait).
  */
 static __thread bool on_worker;
+__thread bool emu_ptds;
 
 struct CUevent_st {
 	struct CUevent_st *next;
@@ -137,11 +138,12 @@ static void stream_reap(struct CUstream_st *s)
 /*
  * The stream a handle names, with qlock held and a live context current:
  * a stream of ours, or the current context's legacy stream (NULL,
- * CU_STREAM_LEGACY) or this thread's per-thread one, made at first use.
+ * CU_STREAM_LEGACY) or this thread's per-thread one (CU_STREAM_PER_THREAD,
+ * and NULL in a _ptsz/_ptds call), made at first use.
  */
 static CUresult resolve(CUstream h, struct CUstream_st **out)
 {
-	bool per_thread = h == CU_STREAM_PER_THREAD;
+	bool per_thread = h == CU_STREAM_PER_THREAD || (!h && emu_ptds);
 	struct CUctx_st *ctx = emu_current_ctx;
 	struct CUstream_st *s;
 
@@ -961,18 +963,33 @@ EMU_EXPORT CUresult cuStreamBatchMemOp(CUstream s, unsigned int count,
 	return r ? r : CUDA_ERROR_NOT_SUPPORTED;
 }
 
-EMU_ALIAS(cuStreamBatchMemOp_v2_ptsz, cuStreamBatchMemOp_v2);
-EMU_ALIAS(cuStreamBatchMemOp_ptsz, cuStreamBatchMemOp);
-EMU_ALIAS(cuStreamWaitValue32_v2_ptsz, cuStreamWaitValue32_v2);
-EMU_ALIAS(cuStreamWaitValue64_v2_ptsz, cuStreamWaitValue64_v2);
-EMU_ALIAS(cuStreamWriteValue32_v2_ptsz, cuStreamWriteValue32_v2);
-EMU_ALIAS(cuStreamWriteValue64_v2_ptsz, cuStreamWriteValue64_v2);
-EMU_ALIAS(cuStreamQuery_ptsz, cuStreamQuery);
-EMU_ALIAS(cuStreamSynchronize_ptsz, cuStreamSynchronize);
-EMU_ALIAS(cuStreamGetFlags_ptsz, cuStreamGetFlags);
-EMU_ALIAS(cuStreamGetCtx_ptsz, cuStreamGetCtx);
-EMU_ALIAS(cuStreamWaitEvent_ptsz, cuStreamWaitEvent);
-EMU_ALIAS(cuEventRecord_ptsz, cuEventRecord);
+EMU_PTDS(cuStreamBatchMemOp_v2_ptsz, cuStreamBatchMemOp_v2,
+	 (CUstream s, unsigned int count, CUstreamBatchMemOpParams *ops,
+	  unsigned int flags), (s, count, ops, flags))
+EMU_PTDS(cuStreamBatchMemOp_ptsz, cuStreamBatchMemOp,
+	 (CUstream s, unsigned int count, CUstreamBatchMemOpParams *ops,
+	  unsigned int flags), (s, count, ops, flags))
+EMU_PTDS(cuStreamWaitValue32_v2_ptsz, cuStreamWaitValue32_v2,
+	 (CUstream s, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+	 (s, addr, value, flags))
+EMU_PTDS(cuStreamWaitValue64_v2_ptsz, cuStreamWaitValue64_v2,
+	 (CUstream s, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+	 (s, addr, value, flags))
+EMU_PTDS(cuStreamWriteValue32_v2_ptsz, cuStreamWriteValue32_v2,
+	 (CUstream s, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+	 (s, addr, value, flags))
+EMU_PTDS(cuStreamWriteValue64_v2_ptsz, cuStreamWriteValue64_v2,
+	 (CUstream s, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+	 (s, addr, value, flags))
+EMU_PTDS(cuStreamQuery_ptsz, cuStreamQuery, (CUstream s), (s))
+EMU_PTDS(cuStreamSynchronize_ptsz, cuStreamSynchronize, (CUstream s), (s))
+EMU_PTDS(cuStreamGetFlags_ptsz, cuStreamGetFlags,
+	 (CUstream s, unsigned int *flags), (s, flags))
+EMU_PTDS(cuStreamGetCtx_ptsz, cuStreamGetCtx, (CUstream s, CUcontext *pctx),
+	 (s, pctx))
+EMU_PTDS(cuStreamWaitEvent_ptsz, cuStreamWaitEvent,
+	 (CUstream s, CUevent e, unsigned int flags), (s, e, flags))
+EMU_PTDS(cuEventRecord_ptsz, cuEventRecord, (CUevent e, CUstream s), (e, s))
 
 /*
  * No GPU code runs here: loading a module or launching a kernel is

@@ -9,6 +9,7 @@
  *  - the legacy NULL stream's work follows that of every blocking stream
  *    (the per-thread default stream included) and theirs follows its;
  *    CU_STREAM_NON_BLOCKING streams are exempt both ways;
+ *  - in the _ptsz calls the NULL stream is the thread's own default stream;
  *  - cuCtxSynchronize waits for the work of every stream of the context;
  *  - cuCtxDestroy lets the queued work finish, then its streams go, and
  *    with them the worker thread;
@@ -262,6 +263,43 @@ static void default_stream_handles(void)
 	CK(cuStreamDestroy(nb));
 }
 
+/* The per-thread default stream variants, which cuda.h does not name. */
+CUresult cuLaunchHostFunc_ptsz(CUstream s, CUhostFn fn, void *arg);
+CUresult cuStreamWaitValue32_v2_ptsz(CUstream s, CUdeviceptr addr,
+				     cuuint32_t value, unsigned int flags);
+
+static void *other_thread(void *arg)
+{
+	(void)arg;
+	if (cuCtxSetCurrent(primary) ||
+	    cuLaunchHostFunc_ptsz(NULL, host_fn, (void *)(uintptr_t)'T'))
+		note('!');
+	return NULL;
+}
+
+/*
+ * In a _ptsz call NULL is the calling thread's default stream: another
+ * thread's host function on its own does not wait for this thread's.
+ */
+static void ptsz_null_is_per_thread(void)
+{
+	static struct release r;	/* may outlive a failed check */
+	pthread_t t;
+
+	setup_words();
+	release_start(&r, &word[8], PAUSE_MS);
+	CK(cuStreamWaitValue32_v2_ptsz(NULL, dword + 32, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	CK(cuLaunchHostFunc_ptsz(NULL, host_fn, (void *)(uintptr_t)'M'));
+	CHECK_EQ(cuStreamQuery(NULL), CUDA_SUCCESS);	/* not the legacy one */
+	CHECK_EQ(cuStreamQuery(CU_STREAM_PER_THREAD), CUDA_ERROR_NOT_READY);
+	if (pthread_create(&t, NULL, other_thread, NULL))
+		TAP_SKIP("no second thread");
+	pthread_join(t, NULL);
+	CK(cuCtxSynchronize());
+	pthread_join(r.t, NULL);
+	CHECK_STR(order(), "TRM");
+}
+
 static int threads(void)
 {
 	DIR *d = opendir("/proc/self/task");
@@ -433,6 +471,7 @@ int main(void)
 	TAP_TEST(ctx_synchronize_waits);
 	TAP_TEST(sync_copy_follows_blocking);
 	TAP_TEST(default_stream_handles);
+	TAP_TEST(ptsz_null_is_per_thread);
 	TAP_TEST(ctx_destroy_ends_streams);
 	TAP_TEST(mem_free_waits);
 	TAP_TEST(sticky_error);	/* last: CUDA is unusable after it */
