@@ -19,13 +19,14 @@ struct host_call {
 	void *user;
 };
 
-static void run_host_call(CUstream s, void *arg)
+/* After a sticky error callbacks are told it; host functions do not run. */
+static void run_host_call(CUstream s, void *arg, CUresult status)
 {
 	struct host_call *c = arg;
 
 	if (c->cb)
-		c->cb(s, CUDA_SUCCESS, c->user);
-	else
+		c->cb(s, status, c->user);
+	else if (!status)
 		c->fn(c->user);
 	free(c);
 }
@@ -56,7 +57,8 @@ EMU_EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *userData)
 		return CUDA_ERROR_INVALID_VALUE;
 	return queue_host_call(s, fn, NULL, userData);
 }
-EMU_ALIAS(cuLaunchHostFunc_ptsz, cuLaunchHostFunc);
+EMU_PTDS(cuLaunchHostFunc_ptsz, cuLaunchHostFunc,
+	 (CUstream s, CUhostFn fn, void *userData), (s, fn, userData))
 
 /* flags is reserved: it must be 0. */
 EMU_EXPORT CUresult cuStreamAddCallback(CUstream s, CUstreamCallback cb,
@@ -70,7 +72,9 @@ EMU_EXPORT CUresult cuStreamAddCallback(CUstream s, CUstreamCallback cb,
 		return CUDA_ERROR_INVALID_VALUE;
 	return queue_host_call(s, NULL, cb, userData);
 }
-EMU_ALIAS(cuStreamAddCallback_ptsz, cuStreamAddCallback);
+EMU_PTDS(cuStreamAddCallback_ptsz, cuStreamAddCallback,
+	 (CUstream s, CUstreamCallback cb, void *userData, unsigned int flags),
+	 (s, cb, userData, flags))
 
 EMU_HOOK_IMPL CUresult emu_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 					     unsigned int flags)

@@ -3,8 +3,9 @@
  * copy.c - cuMemcpy (unified addressing), 16- and 32-bit memsets, the
  * asynchronous copies and memsets, and cuMemAllocPitch
  *
- * Asynchronous operations check their stream and run at once: the stream
- * order is kept because nothing is ever left queued.
+ * Asynchronous operations wait, in the caller, for what their stream's
+ * next operation follows (emu_check_stream), then run at once; the
+ * synchronous ones are the legacy NULL stream's.
  */
 #include <string.h>
 
@@ -23,13 +24,10 @@ static bool is_device(uint64_t p)
 }
 
 /* The kind of each pointer decides the copy, as with UVA. */
-EMU_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+static CUresult copy_any(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
-	CUresult r = emu_need_ctx();
 	bool dd, sd;
 
-	if (r)
-		return r;
 	if (!n)
 		return CUDA_SUCCESS;
 	if (!dst || !src)
@@ -44,13 +42,20 @@ EMU_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 				     dd ? NVP2P_EMU_HTOD : NVP2P_EMU_DTOH);
 }
 
+EMU_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	CUresult r = emu_check_stream(NULL);	/* legacy stream work */
+
+	return r ? r : copy_any(dst, src, n);
+}
+
 /* Fill with a 2- or 4-byte pattern: a page of it, copied in over and over. */
-static CUresult memset_pattern(CUdeviceptr dst, const void *pat, size_t width,
-			       size_t count)
+static CUresult memset_pattern(CUstream s, CUdeviceptr dst, const void *pat,
+			       size_t width, size_t count)
 {
 	unsigned char page[4096];
 	size_t bytes = count * width, done = 0;
-	CUresult r = emu_need_ctx();
+	CUresult r = emu_check_stream(s);
 
 	if (r)
 		return r;
@@ -75,12 +80,12 @@ static CUresult memset_pattern(CUdeviceptr dst, const void *pat, size_t width,
 
 EMU_EXPORT CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short us, size_t n)
 {
-	return memset_pattern(dst, &us, sizeof(us), n);
+	return memset_pattern(NULL, dst, &us, sizeof(us), n);
 }
 
 EMU_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int ui, size_t n)
 {
-	return memset_pattern(dst, &ui, sizeof(ui), n);
+	return memset_pattern(NULL, dst, &ui, sizeof(ui), n);
 }
 
 EMU_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src,
@@ -88,7 +93,11 @@ EMU_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src,
 {
 	CUresult r = emu_check_stream(s);
 
-	return r ? r : cuMemcpyHtoD_v2(dst, src, n);
+	if (r)
+		return r;
+	if (!src && n)
+		return CUDA_ERROR_INVALID_VALUE;
+	return emu_copy(dst, (uint64_t)(uintptr_t)src, n, NVP2P_EMU_HTOD);
 }
 
 EMU_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n,
@@ -96,7 +105,11 @@ EMU_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n,
 {
 	CUresult r = emu_check_stream(s);
 
-	return r ? r : cuMemcpyDtoH_v2(dst, src, n);
+	if (r)
+		return r;
+	if (!dst && n)
+		return CUDA_ERROR_INVALID_VALUE;
+	return emu_copy((uint64_t)(uintptr_t)dst, src, n, NVP2P_EMU_DTOH);
 }
 
 EMU_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src,
@@ -104,7 +117,7 @@ EMU_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src,
 {
 	CUresult r = emu_check_stream(s);
 
-	return r ? r : cuMemcpyDtoD_v2(dst, src, n);
+	return r ? r : emu_copy(dst, src, n, NVP2P_EMU_DTOD);
 }
 
 EMU_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n,
@@ -112,7 +125,7 @@ EMU_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n,
 {
 	CUresult r = emu_check_stream(s);
 
-	return r ? r : cuMemcpy(dst, src, n);
+	return r ? r : copy_any(dst, src, n);
 }
 
 EMU_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n,
@@ -120,23 +133,19 @@ EMU_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n,
 {
 	CUresult r = emu_check_stream(s);
 
-	return r ? r : cuMemsetD8_v2(dst, uc, n);
+	return r ? r : emu_copy(dst, uc, n, NVP2P_EMU_MEMSET);
 }
 
 EMU_EXPORT CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short us,
 				     size_t n, CUstream s)
 {
-	CUresult r = emu_check_stream(s);
-
-	return r ? r : cuMemsetD16_v2(dst, us, n);
+	return memset_pattern(s, dst, &us, sizeof(us), n);
 }
 
 EMU_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int ui, size_t n,
 				     CUstream s)
 {
-	CUresult r = emu_check_stream(s);
-
-	return r ? r : cuMemsetD32_v2(dst, ui, n);
+	return memset_pattern(s, dst, &ui, sizeof(ui), n);
 }
 
 /*
@@ -164,13 +173,23 @@ EMU_HOOK_IMPL CUresult emu_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch,
 EMU_HOOKABLE(cuMemAllocPitch_v2, emu_cuMemAllocPitch_v2);
 
 /* The per-thread-default-stream names of the same calls. */
-EMU_ALIAS(cuMemcpy_ptds, cuMemcpy);
-EMU_ALIAS(cuMemcpyAsync_ptsz, cuMemcpyAsync);
-EMU_ALIAS(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync_v2);
-EMU_ALIAS(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync_v2);
-EMU_ALIAS(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync_v2);
-EMU_ALIAS(cuMemsetD16_v2_ptds, cuMemsetD16_v2);
-EMU_ALIAS(cuMemsetD32_v2_ptds, cuMemsetD32_v2);
-EMU_ALIAS(cuMemsetD8Async_ptsz, cuMemsetD8Async);
-EMU_ALIAS(cuMemsetD16Async_ptsz, cuMemsetD16Async);
-EMU_ALIAS(cuMemsetD32Async_ptsz, cuMemsetD32Async);
+EMU_PTDS(cuMemcpy_ptds, cuMemcpy, (CUdeviceptr dst, CUdeviceptr src, size_t n),
+	 (dst, src, n))
+EMU_PTDS(cuMemcpyAsync_ptsz, cuMemcpyAsync,
+	 (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
+EMU_PTDS(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync_v2,
+	 (CUdeviceptr dst, const void *src, size_t n, CUstream s), (dst, src, n, s))
+EMU_PTDS(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync_v2,
+	 (void *dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
+EMU_PTDS(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync_v2,
+	 (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s))
+EMU_PTDS(cuMemsetD16_v2_ptds, cuMemsetD16_v2,
+	 (CUdeviceptr dst, unsigned short us, size_t n), (dst, us, n))
+EMU_PTDS(cuMemsetD32_v2_ptds, cuMemsetD32_v2,
+	 (CUdeviceptr dst, unsigned int ui, size_t n), (dst, ui, n))
+EMU_PTDS(cuMemsetD8Async_ptsz, cuMemsetD8Async,
+	 (CUdeviceptr dst, unsigned char uc, size_t n, CUstream s), (dst, uc, n, s))
+EMU_PTDS(cuMemsetD16Async_ptsz, cuMemsetD16Async,
+	 (CUdeviceptr dst, unsigned short us, size_t n, CUstream s), (dst, us, n, s))
+EMU_PTDS(cuMemsetD32Async_ptsz, cuMemsetD32Async,
+	 (CUdeviceptr dst, unsigned int ui, size_t n, CUstream s), (dst, ui, n, s))

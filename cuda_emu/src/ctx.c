@@ -5,7 +5,10 @@
  * One device, ordinal 0: the ivshmem "GPU".  Contexts own the memory
  * allocated in them; destroying one (or releasing the primary context for
  * the last time) frees that memory, which revokes third-party pins as
- * cuCtxDestroy does with the NVIDIA driver.
+ * cuCtxDestroy does with the NVIDIA driver.  After a sticky error
+ * (stream.c) the calls that only read a context's state (cuCtxGetDevice,
+ * cuCtxGetFlags, cuCtxGetApiVersion, the context stack) still answer, as
+ * on the H100; cuCtxCreate returns the error.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,7 +219,7 @@ static CUresult ctx_push(struct CUctx_st *ctx)
 	return CUDA_SUCCESS;
 }
 
-CUresult emu_need_ctx(void)
+CUresult emu_ctx_live(void)
 {
 	CUresult r = emu_check_init();
 
@@ -228,6 +231,18 @@ CUresult emu_need_ctx(void)
 		return emu_current_ctx->primary ? CUDA_ERROR_INVALID_CONTEXT :
 						  CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	return CUDA_SUCCESS;
+}
+
+CUresult emu_sticky(void)
+{
+	return __atomic_load_n(&emu.sticky, __ATOMIC_ACQUIRE);
+}
+
+CUresult emu_need_ctx(void)
+{
+	CUresult r = emu_ctx_live();
+
+	return r ? r : emu_sticky();
 }
 
 /* cuCtxCreate flags: CU_CTX_SCHED_* (one of them) and the flag bits. */
@@ -247,6 +262,9 @@ EMU_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params,
 		return r;
 	if (dev != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
+	r = emu_sticky();
+	if (r)
+		return r;
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -280,6 +298,10 @@ EMU_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 		pthread_mutex_unlock(&emu.lock);
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	}
+	pthread_mutex_unlock(&emu.lock);
+	/* its queued work runs to its end, then its streams go */
+	emu_ctx_streams_destroy(ctx);
+	pthread_mutex_lock(&emu.lock);
 	emu_free_ctx_allocs(ctx);
 	ctx->destroyed = true;
 	pthread_mutex_unlock(&emu.lock);
@@ -356,7 +378,7 @@ EMU_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
 	if (r)
 		return r;
 	if (!ctx) {
-		r = emu_need_ctx();
+		r = emu_ctx_live();
 		if (r)
 			return r;
 		ctx = emu_current_ctx;
@@ -375,10 +397,12 @@ EMU_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
 	return cuCtxGetDevice_v2(device, NULL);
 }
 
-/* Every operation of ours completes before it returns. */
+/* Waits for the work queued on every stream of the context. */
 EMU_EXPORT CUresult cuCtxSynchronize(void)
 {
-	return emu_need_ctx();
+	CUresult r = emu_need_ctx();
+
+	return r ? r : emu_ctx_synchronize(emu_current_ctx);
 }
 
 /*
@@ -452,7 +476,7 @@ EMU_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
 	if (r)
 		return r;
 	if (!ctx) {
-		r = emu_need_ctx();
+		r = emu_ctx_live();
 		if (r)
 			return r;
 	} else if (ctx->destroyed && !ctx->primary) {
@@ -466,7 +490,7 @@ EMU_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
 
 EMU_EXPORT CUresult cuCtxGetFlags(unsigned int *flags)
 {
-	CUresult r = emu_need_ctx();
+	CUresult r = emu_ctx_live();
 
 	if (r)
 		return r;

@@ -116,13 +116,22 @@ struct emu_state {
 	uint32_t caps;			/* NVP2P_EMU_CAP_* */
 	uint64_t mem_size;
 	uint8_t uuid[16];
+	/* a sticky error (a queued operation's memory went): from then on
+	 * every call that needs a context returns it, in every context, as
+	 * the H100 does ("the process must be terminated and relaunched");
+	 * atomic */
+	CUresult sticky;
 };
 
 extern struct emu_state emu;
 extern __thread struct CUctx_st *emu_current_ctx;	/* top of the stack */
 
 /* ctx.c: CUDA_SUCCESS when a live context is current on this thread */
+CUresult emu_ctx_live(void);
+/* ctx.c: emu_ctx_live(), then the sticky error if there is one */
 CUresult emu_need_ctx(void);
+/* ctx.c: the sticky error, or CUDA_SUCCESS */
+CUresult emu_sticky(void);
 
 /* init.c: CUDA_SUCCESS when the driver may be used from this process */
 CUresult emu_check_init(void);
@@ -156,14 +165,40 @@ void emu_ipc_release(struct alloc *a);
 CUresult emu_check_stream(CUstream s);
 /* stream.c: the creation flags of a live event, or -1 */
 int emu_event_flags(CUevent e);
-/* stream.c: call fn(s, arg) in s's order, on the stream worker */
-CUresult emu_stream_host_fn(CUstream s, void (*fn)(CUstream, void *), void *arg);
+/* stream.c: call fn(s, arg, status) in s's order, on the stream worker;
+ * status is the context's sticky error, if it has one by then */
+CUresult emu_stream_host_fn(CUstream s, void (*fn)(CUstream, void *, CUresult),
+			    void *arg);
+/* stream.c: wait for the work of every stream of ctx (NULL: of every
+ * context); the sticky error */
+CUresult emu_ctx_synchronize(struct CUctx_st *ctx);
+/* stream.c: cuCtxDestroy's part: the context's work done, its streams go */
+void emu_ctx_streams_destroy(struct CUctx_st *ctx);
 
-/* Another exported name for the same entry point (the _ptds/_ptsz names:
- * every operation completes before it returns, so the per-thread default
- * stream behaves as the legacy one). */
+/* Another exported name for the same entry point. */
 #define EMU_ALIAS(name, target) \
 	extern __typeof__(target) name \
 		__attribute__((alias(#target), visibility("default")))
+
+/* stream.c: in a _ptsz/_ptds call, the NULL stream is CU_STREAM_PER_THREAD */
+extern __thread bool emu_ptds;
+
+/*
+ * The _ptsz/_ptds name of an entry point (the per-thread default stream
+ * variants): target with emu_ptds set, so that a NULL stream, and the
+ * default stream of the synchronous copies, is this thread's default
+ * stream.  params names its arguments, args passes them on.
+ */
+#define EMU_PTDS(name, target, params, args) \
+	extern __typeof__(target) name __attribute__((visibility("default"))); \
+	CUresult name params \
+	{ \
+		bool outer = emu_ptds; \
+		CUresult r; \
+		emu_ptds = true; \
+		r = target args; \
+		emu_ptds = outer; \
+		return r; \
+	}
 
 #endif /* CUDA_EMU_INTERNAL_H */

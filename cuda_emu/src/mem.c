@@ -331,15 +331,25 @@ EMU_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * As on the H100, the free waits for the work queued on every stream (a
+ * queued write to the memory lands first) and, after a sticky error,
+ * returns it.
+ */
 EMU_HOOK_IMPL CUresult emu_cuMemFree_v2(CUdeviceptr dptr)
 {
 	CUresult r = emu_check_init();
 	struct alloc *a;
 
+	if (!r)
+		r = emu_sticky();	/* also for 0, as the H100 */
 	if (r)
 		return r;
 	if (!dptr)
 		return CUDA_SUCCESS;	/* as the driver: freeing 0 is a no-op */
+	r = emu_ctx_synchronize(NULL);
+	if (r)
+		return r;
 	pthread_mutex_lock(&emu.lock);
 	a = emu_find_alloc(dptr);
 	/* VMM mappings go by cuMemUnmap, opened IPC memory by its close */
@@ -404,31 +414,49 @@ CUresult emu_copy(uint64_t dst, uint64_t src, size_t n, uint32_t dir)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * The synchronous copies and memsets are work of the legacy NULL stream:
+ * they follow what it follows (emu_check_stream).
+ */
 EMU_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
 {
+	CUresult r;
+
 	if (!src && n)
 		return CUDA_ERROR_INVALID_VALUE;
-	return emu_copy(dst, (uint64_t)(uintptr_t)src, n, NVP2P_EMU_HTOD);
+	r = emu_check_stream(NULL);
+	return r ? r : emu_copy(dst, (uint64_t)(uintptr_t)src, n, NVP2P_EMU_HTOD);
 }
 
 EMU_EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 {
+	CUresult r;
+
 	if (!dst && n)
 		return CUDA_ERROR_INVALID_VALUE;
-	return emu_copy((uint64_t)(uintptr_t)dst, src, n, NVP2P_EMU_DTOH);
+	r = emu_check_stream(NULL);
+	return r ? r : emu_copy((uint64_t)(uintptr_t)dst, src, n, NVP2P_EMU_DTOH);
 }
 
 EMU_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
-	return emu_copy(dst, src, n, NVP2P_EMU_DTOD);
+	CUresult r = emu_check_stream(NULL);
+
+	return r ? r : emu_copy(dst, src, n, NVP2P_EMU_DTOD);
 }
 
 EMU_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char uc, size_t n)
 {
-	return emu_copy(dst, uc, n, NVP2P_EMU_MEMSET);
+	CUresult r = emu_check_stream(NULL);
+
+	return r ? r : emu_copy(dst, uc, n, NVP2P_EMU_MEMSET);
 }
 
-EMU_ALIAS(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2);
-EMU_ALIAS(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2);
-EMU_ALIAS(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2);
-EMU_ALIAS(cuMemsetD8_v2_ptds, cuMemsetD8_v2);
+EMU_PTDS(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2,
+	 (CUdeviceptr dst, const void *src, size_t n), (dst, src, n))
+EMU_PTDS(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2,
+	 (void *dst, CUdeviceptr src, size_t n), (dst, src, n))
+EMU_PTDS(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2,
+	 (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n))
+EMU_PTDS(cuMemsetD8_v2_ptds, cuMemsetD8_v2,
+	 (CUdeviceptr dst, unsigned char uc, size_t n), (dst, uc, n))

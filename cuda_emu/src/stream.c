@@ -3,15 +3,33 @@
  * stream.c - streams and events, and the calls that need GPU compute
  *
  * Copies, memsets and event records complete before they return.  Stream
- * memory operations (cuStreamWaitValue/WriteValue) are queued on their
- * stream when it must wait: a worker thread polls each waited-on word and
- * runs the stream's queue in order once it is satisfied, so a wait on a
- * word the host writes later really waits.  Any other operation on a
- * stream with queued work, and cuStreamSynchronize, wait for that work
- * first (the calling thread waits: the order is kept).  What is checked
- * is what the driver checks: handles, flags, alignment, timing.  Handles
- * are looked up among the live ones, so a destroyed handle is
- * CUDA_ERROR_INVALID_HANDLE rather than a use after free.
+ * memory operations (cuStreamWaitValue/WriteValue) and host functions are
+ * queued on their stream: one worker thread polls each waited-on word and
+ * runs each stream's queue in order, calling host functions itself, so a
+ * wait on a word the host writes later really waits and a host function
+ * never runs on the thread that launched it.  Any other operation on a
+ * stream waits, in the calling thread, for what it must follow, which
+ * keeps the order.
+ *
+ * Each context has a legacy default stream (the NULL handle and
+ * CU_STREAM_LEGACY) and each thread a per-thread one (CU_STREAM_PER_THREAD),
+ * queues like any other.  The legacy stream's work follows the work queued
+ * before it on every blocking stream of its context (the per-thread ones
+ * included), and theirs follows its: a "barrier" in the later queue holds
+ * it until the other queue has done what it had when the barrier was
+ * queued.  CU_STREAM_NON_BLOCKING streams take no part in this.
+ *
+ * A queued operation whose memory went meanwhile (cuMemUnmap does not wait
+ * for the work queued on it; cuMemFree does) faults: as on the H100, the
+ * sticky CUDA_ERROR_LAUNCH_FAILED, which from then on every call that
+ * needs a context returns, in every context of the process (emu.sticky,
+ * emu_need_ctx); the rest of the queued work is dropped, callbacks
+ * (cuStreamAddCallback) are called with that status, host functions not
+ * at all.
+ *
+ * What is checked is what the driver checks: handles, flags, alignment,
+ * timing.  Handles are looked up among the live ones, so a destroyed
+ * handle is CUDA_ERROR_INVALID_HANDLE rather than a use after free.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -20,32 +38,53 @@
 #include "cuda_emu_internal.h"
 #include "nvp2p_emu.h"
 
-/* A queued stream memory operation, or host function (fn). */
+/*
+ * A queued stream memory operation, host function (fn), or barrier (dep:
+ * the stream whose queue must have run dep_seq operations first).
+ */
 struct memop {
 	struct memop *next;
 	bool wait;			/* wait for, else write */
 	unsigned int width;		/* 4 or 8 bytes */
 	uint64_t addr, value;
 	unsigned int flags;
-	void (*fn)(CUstream s, void *arg);	/* a host function to call */
+	void (*fn)(CUstream s, void *arg, CUresult status);	/* host function */
 	void *arg;
+	CUstream handle;		/* the stream, as the caller named it */
+	struct CUstream_st *dep;
+	uint64_t dep_seq;
 };
 
+enum stream_kind { STREAM_USER, STREAM_LEGACY_KIND, STREAM_PER_THREAD_KIND };
+
 struct CUstream_st {
-	struct CUstream_st *next;	/* live streams, under emu.lock */
+	struct CUstream_st *next;	/* every stream, under qlock */
 	struct CUctx_st *ctx;
 	unsigned int flags;
 	int priority;
+	enum stream_kind kind;
+	pthread_t owner;		/* of a per-thread stream */
 	/* under qlock */
 	struct memop *head, **tail;
+	uint64_t queued, done;		/* operations queued and run, ever */
 	struct CUstream_st *busy_next;	/* on the busy list while queued */
-	bool dead;			/* destroyed: freed when drained */
+	unsigned int refs;		/* barriers that name it */
+	bool dead;			/* destroyed: freed when drained and
+					 * no barrier names it */
 };
 
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t qcond = PTHREAD_COND_INITIALIZER;
-static struct CUstream_st *busy;	/* streams with queued memops */
+static struct CUstream_st *streams;	/* under qlock */
+static struct CUstream_st *busy;	/* streams with queued operations */
 static bool worker_running;
+/*
+ * This thread is the worker: a host function calling the driver must not
+ * wait for the queues it is running (CUDA forbids such calls; here they
+ * do not wait).
+ */
+static __thread bool on_worker;
+__thread bool emu_ptds;
 
 struct CUevent_st {
 	struct CUevent_st *next;
@@ -59,16 +98,7 @@ struct CUevent_st {
 #define EVENT_DISABLE_TIMING	0x2u
 #define EVENT_INTERPROCESS	0x4u
 
-static struct CUstream_st *streams;	/* under emu.lock */
-static struct CUevent_st *events;
-
-static bool stream_live(struct CUstream_st *s)
-{
-	for (struct CUstream_st *i = streams; i; i = i->next)
-		if (i == s)
-			return true;
-	return false;
-}
+static struct CUevent_st *events;	/* under emu.lock */
 
 static bool event_live(struct CUevent_st *e)
 {
@@ -78,31 +108,159 @@ static bool event_live(struct CUevent_st *e)
 	return false;
 }
 
-static CUresult stream_lookup(CUstream s)
+static bool pending(const struct CUstream_st *s)
 {
-	CUresult r = emu_need_ctx();
-	bool ok;
-
-	if (r || !s)
-		return r;
-	pthread_mutex_lock(&emu.lock);
-	ok = stream_live(s);
-	pthread_mutex_unlock(&emu.lock);
-	return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	return s->done != s->queued;
 }
 
-/* A live stream, after its queued memory operations have run. */
-CUresult emu_check_stream(CUstream s)
+/* Work on @x follows the work queued before it on @d (same context). */
+static bool follows(const struct CUstream_st *x, const struct CUstream_st *d)
 {
-	CUresult r = stream_lookup(s);
+	if (d == x || d->ctx != x->ctx ||
+	    ((x->flags | d->flags) & CU_STREAM_NON_BLOCKING))
+		return false;
+	return (x->kind == STREAM_LEGACY_KIND) != (d->kind == STREAM_LEGACY_KIND);
+}
 
-	if (r || !s)
+/* Unlinks and frees a dead stream that nothing refers to; qlock held. */
+static void stream_reap(struct CUstream_st *s)
+{
+	struct CUstream_st **pp;
+
+	if (!s->dead || s->head || s->refs)
+		return;
+	for (pp = &streams; *pp != s; pp = &(*pp)->next)
+		;
+	*pp = s->next;
+	free(s);
+}
+
+/*
+ * The stream a handle names, with qlock held and a live context current:
+ * a stream of ours, or the current context's legacy stream (NULL,
+ * CU_STREAM_LEGACY) or this thread's per-thread one (CU_STREAM_PER_THREAD,
+ * and NULL in a _ptsz/_ptds call), made at first use.
+ */
+static CUresult resolve(CUstream h, struct CUstream_st **out)
+{
+	bool per_thread = h == CU_STREAM_PER_THREAD || (!h && emu_ptds);
+	struct CUctx_st *ctx = emu_current_ctx;
+	struct CUstream_st *s;
+
+	if (h && h != CU_STREAM_LEGACY && !per_thread) {
+		for (s = streams; s; s = s->next)
+			if (s == h && s->kind == STREAM_USER && !s->dead) {
+				*out = s;
+				return CUDA_SUCCESS;
+			}
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	for (s = streams; s; s = s->next) {
+		if (s->ctx != ctx || s->dead)
+			continue;
+		if (per_thread ? s->kind == STREAM_PER_THREAD_KIND &&
+				 pthread_equal(s->owner, pthread_self()) :
+				 s->kind == STREAM_LEGACY_KIND) {
+			*out = s;
+			return CUDA_SUCCESS;
+		}
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	s->ctx = ctx;
+	s->kind = per_thread ? STREAM_PER_THREAD_KIND : STREAM_LEGACY_KIND;
+	s->owner = pthread_self();
+	s->tail = &s->head;
+	s->next = streams;
+	streams = s;
+	*out = s;
+	return CUDA_SUCCESS;
+}
+
+/* Nothing that work on @x would follow is left to run; qlock held. */
+static bool drained(const struct CUstream_st *x)
+{
+	if (pending(x))
+		return false;
+	for (struct CUstream_st *d = streams; d; d = d->next)
+		if (follows(x, d) && pending(d))
+			return false;
+	return true;
+}
+
+/* A live context current and a stream named by @h: *out, qlock held. */
+static CUresult stream_get(CUstream h, struct CUstream_st **out)
+{
+	CUresult r = emu_need_ctx();
+
+	if (r)
 		return r;
 	pthread_mutex_lock(&qlock);
-	while (s->head)
+	r = resolve(h, out);
+	if (r)
+		pthread_mutex_unlock(&qlock);
+	return r;
+}
+
+static CUresult stream_lookup(CUstream h)
+{
+	struct CUstream_st *x;
+	CUresult r = stream_get(h, &x);
+
+	if (!r)
+		pthread_mutex_unlock(&qlock);
+	return r;
+}
+
+/*
+ * A live stream, after everything its next operation follows has run:
+ * its own queue and, by the legacy stream's rules, the others'.
+ */
+CUresult emu_check_stream(CUstream h)
+{
+	struct CUstream_st *x;
+	CUresult r = stream_get(h, &x);
+
+	if (r)
+		return r;
+	while (!on_worker && !drained(x))
 		pthread_cond_wait(&qcond, &qlock);
 	pthread_mutex_unlock(&qlock);
-	return CUDA_SUCCESS;
+	return emu_sticky();
+}
+
+CUresult emu_ctx_synchronize(struct CUctx_st *ctx)
+{
+	bool idle;
+
+	pthread_mutex_lock(&qlock);
+	do {
+		idle = true;
+		for (struct CUstream_st *s = streams; s; s = s->next)
+			if ((!ctx || s->ctx == ctx) && pending(s))
+				idle = false;
+		if (!idle && !on_worker)
+			pthread_cond_wait(&qcond, &qlock);
+	} while (!idle && !on_worker);
+	pthread_mutex_unlock(&qlock);
+	return emu_sticky();
+}
+
+void emu_ctx_streams_destroy(struct CUctx_st *ctx)
+{
+	struct CUstream_st *s, *next;
+
+	emu_ctx_synchronize(ctx);
+	pthread_mutex_lock(&qlock);
+	for (s = streams; s; s = next) {
+		next = s->next;
+		if (s->ctx != ctx)
+			continue;
+		s->dead = true;
+		stream_reap(s);
+	}
+	pthread_mutex_unlock(&qlock);
 }
 
 EMU_EXPORT CUresult cuStreamCreateWithPriority(CUstream *ps, unsigned int flags,
@@ -121,11 +279,12 @@ EMU_EXPORT CUresult cuStreamCreateWithPriority(CUstream *ps, unsigned int flags,
 	s->ctx = emu_current_ctx;
 	s->flags = flags;
 	s->priority = priority;
+	s->kind = STREAM_USER;
 	s->tail = &s->head;
-	pthread_mutex_lock(&emu.lock);
+	pthread_mutex_lock(&qlock);
 	s->next = streams;
 	streams = s;
-	pthread_mutex_unlock(&emu.lock);
+	pthread_mutex_unlock(&qlock);
 	*ps = s;
 	return CUDA_SUCCESS;
 }
@@ -135,43 +294,40 @@ EMU_EXPORT CUresult cuStreamCreate(CUstream *ps, unsigned int flags)
 	return cuStreamCreateWithPriority(ps, flags, 0);
 }
 
-EMU_EXPORT CUresult cuStreamDestroy_v2(CUstream s)
+/* Its queued work goes on; the worker frees it when that is done. */
+EMU_EXPORT CUresult cuStreamDestroy_v2(CUstream h)
 {
 	CUresult r = emu_check_init();
-	struct CUstream_st **pp;
+	struct CUstream_st *s;
+
+	if (!r)
+		r = emu_sticky();
+	if (r)
+		return r;
+	pthread_mutex_lock(&qlock);
+	for (s = streams; s; s = s->next)
+		if (h && s == h && s->kind == STREAM_USER && !s->dead)
+			break;
+	if (s) {
+		s->dead = true;
+		stream_reap(s);
+	}
+	pthread_mutex_unlock(&qlock);
+	return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+EMU_EXPORT CUresult cuStreamQuery(CUstream h)
+{
+	struct CUstream_st *x;
+	CUresult r = stream_get(h, &x);
 
 	if (r)
 		return r;
-	pthread_mutex_lock(&emu.lock);
-	for (pp = &streams; *pp && *pp != s; pp = &(*pp)->next)
-		;
-	if (!s || !*pp) {
-		pthread_mutex_unlock(&emu.lock);
-		return CUDA_ERROR_INVALID_HANDLE;
-	}
-	*pp = s->next;
-	pthread_mutex_unlock(&emu.lock);
-	pthread_mutex_lock(&qlock);
-	if (s->head) {		/* its work goes on; the worker frees it */
-		s->dead = true;
-		s = NULL;
-	}
+	r = emu_sticky();
+	if (!r && pending(x))
+		r = CUDA_ERROR_NOT_READY;
 	pthread_mutex_unlock(&qlock);
-	free(s);
-	return CUDA_SUCCESS;
-}
-
-EMU_EXPORT CUresult cuStreamQuery(CUstream s)
-{
-	CUresult r = stream_lookup(s);
-	bool queued;
-
-	if (r || !s)
-		return r;
-	pthread_mutex_lock(&qlock);
-	queued = s->head != NULL;
-	pthread_mutex_unlock(&qlock);
-	return queued ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+	return r;
 }
 
 EMU_EXPORT CUresult cuStreamSynchronize(CUstream s)
@@ -179,28 +335,36 @@ EMU_EXPORT CUresult cuStreamSynchronize(CUstream s)
 	return emu_check_stream(s);
 }
 
-EMU_EXPORT CUresult cuStreamGetFlags(CUstream s, unsigned int *flags)
+EMU_EXPORT CUresult cuStreamGetFlags(CUstream h, unsigned int *flags)
 {
-	CUresult r = emu_check_stream(s);
+	CUresult r = emu_check_stream(h);
 
 	if (r)
 		return r;
 	if (!flags)
 		return CUDA_ERROR_INVALID_VALUE;
-	*flags = s ? s->flags : 0;
-	return CUDA_SUCCESS;
+	pthread_mutex_lock(&qlock);
+	r = resolve(h, &h);
+	if (!r)
+		*flags = h->flags;
+	pthread_mutex_unlock(&qlock);
+	return r;
 }
 
-EMU_EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *pctx)
+EMU_EXPORT CUresult cuStreamGetCtx(CUstream h, CUcontext *pctx)
 {
-	CUresult r = emu_check_stream(s);
+	CUresult r = emu_check_stream(h);
 
 	if (r)
 		return r;
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
-	*pctx = s ? s->ctx : emu_current_ctx;
-	return CUDA_SUCCESS;
+	pthread_mutex_lock(&qlock);
+	r = resolve(h, &h);
+	if (!r)
+		*pctx = h->ctx;
+	pthread_mutex_unlock(&qlock);
+	return r;
 }
 
 EMU_EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
@@ -255,10 +419,15 @@ static CUresult check_event(CUevent e)
 	return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* The sticky error comes first, before the event's handle is checked. */
 EMU_EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 {
-	CUresult r = check_event(e);
+	CUresult r = emu_check_init();
 
+	if (!r)
+		r = emu_sticky();
+	if (!r)
+		r = check_event(e);
 	if (!r)
 		r = emu_check_stream(s);
 	if (r)
@@ -386,57 +555,115 @@ static CUresult write_word(uint64_t addr, unsigned int width, uint64_t v)
 	return CUDA_SUCCESS;
 }
 
-static bool satisfied(const struct memop *o)
+enum check { UNMET, MET, GONE };
+
+static enum check satisfied(const struct memop *o)
 {
 	uint64_t v;
+	bool met;
 
 	if (read_word(o->addr, o->width, &v))
-		return true;	/* the memory went: nothing to wait for */
+		return GONE;
 	switch (o->flags & ~WAIT_FLUSH) {
 	case WAIT_GEQ:	/* cyclic, as the driver compares */
-		return o->width == 4 ? (int32_t)((uint32_t)v - (uint32_t)o->value) >= 0 :
-				       (int64_t)(v - o->value) >= 0;
+		met = o->width == 4 ? (int32_t)((uint32_t)v - (uint32_t)o->value) >= 0 :
+				      (int64_t)(v - o->value) >= 0;
+		break;
 	case WAIT_EQ:
-		return v == o->value;
+		met = v == o->value;
+		break;
 	case WAIT_AND:
-		return (v & o->value) != 0;
+		met = (v & o->value) != 0;
+		break;
 	default:	/* WAIT_NOR */
-		return ~(v | o->value) != 0;
+		met = ~(v | o->value) != 0;
+		break;
+	}
+	return met ? MET : UNMET;
+}
+
+/*
+ * The memory of a queued operation went: a GPU fault, which the H100
+ * reports as the sticky CUDA_ERROR_LAUNCH_FAILED.
+ */
+static void fault(void)
+{
+	CUresult none = CUDA_SUCCESS;
+
+	__atomic_compare_exchange_n(&emu.sticky, &none, CUDA_ERROR_LAUNCH_FAILED,
+				    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Runs @o, the head of @s's queue, without qlock: false while it must
+ * wait.  After a sticky error (@st) nothing runs but callbacks, which are
+ * told.
+ */
+static bool run_op(struct memop *o, CUresult st)
+{
+	if (o->fn) {
+		o->fn(o->handle, o->arg, st);
+		return true;
+	}
+	if (st)
+		return true;
+	if (!o->wait) {
+		if (write_word(o->addr, o->width, o->value))
+			fault();
+		return true;
+	}
+	switch (satisfied(o)) {
+	case UNMET:
+		return false;
+	case GONE:
+		fault();
+		return true;
+	default:
+		return true;
 	}
 }
 
-/* Runs what can run of every busy stream, every millisecond. */
+/*
+ * Runs what can run of every busy stream, every millisecond; ends when no
+ * stream has work (the next queued operation starts another).
+ */
 static void *memop_worker(void *arg)
 {
 	(void)arg;
+	on_worker = true;
 	pthread_mutex_lock(&qlock);
-	for (;;) {
+	while (busy) {
 		struct CUstream_st **pp = &busy;
 		bool progress = false;
 
 		while (*pp) {
 			struct CUstream_st *s = *pp;
 			struct memop *o = s->head;
+			CUresult st = emu_sticky();
+			bool go;
 
-			pthread_mutex_unlock(&qlock);
-			emu_current_ctx = s->ctx;
-			bool go = o->fn || !o->wait || satisfied(o);
-
-			if (o->fn)
-				o->fn(s, o->arg);
-			else if (go && !o->wait)
-				write_word(o->addr, o->width, o->value);
-			pthread_mutex_lock(&qlock);
+			if (o->dep) {
+				go = st || o->dep->done >= o->dep_seq;
+			} else {
+				pthread_mutex_unlock(&qlock);
+				emu_current_ctx = s->ctx;
+				go = run_op(o, st);
+				pthread_mutex_lock(&qlock);
+			}
 			if (!go) {
 				pp = &s->busy_next;
 				continue;
 			}
 			progress = true;
 			s->head = o->next;
-			free(o);
-			if (s->head) {
-				continue;
+			s->done++;
+			if (o->dep) {
+				o->dep->refs--;
+				stream_reap(o->dep);
 			}
+			free(o);
+			if (s->head)
+				continue;
 			s->tail = &s->head;
 			/*
 			 * Unlink s where it is now: while qlock was dropped a
@@ -446,8 +673,7 @@ static void *memop_worker(void *arg)
 			for (pp = &busy; *pp != s; pp = &(*pp)->busy_next)
 				;
 			*pp = s->busy_next;
-			if (s->dead)
-				free(s);
+			stream_reap(s);
 		}
 		pthread_cond_broadcast(&qcond);
 		if (!progress) {
@@ -462,14 +688,16 @@ static void *memop_worker(void *arg)
 			pthread_cond_timedwait(&qcond, &qlock, &t);
 		}
 	}
+	worker_running = false;
+	pthread_mutex_unlock(&qlock);
 	return NULL;
 }
 
 /*
- * Queue @o on live stream @s, starting the worker at the first use; frees
- * @o on failure.  Called with qlock held.
+ * Queue @o on stream @s, starting the worker if none runs; frees @o on
+ * failure.  Called with qlock held.
  */
-static CUresult enqueue(struct CUstream_st *s, struct memop *o)
+static CUresult push(struct CUstream_st *s, struct memop *o)
 {
 	if (!worker_running) {
 		pthread_t t;
@@ -492,8 +720,39 @@ static CUresult enqueue(struct CUstream_st *s, struct memop *o)
 	}
 	*s->tail = o;
 	s->tail = &o->next;
+	s->queued++;
 	pthread_cond_broadcast(&qcond);
 	return CUDA_SUCCESS;
+}
+
+/*
+ * Queue @o on @x behind a barrier for each stream that @x's work follows
+ * and that has work queued.  Called with qlock held; frees @o on failure.
+ */
+static CUresult enqueue(struct CUstream_st *x, struct memop *o)
+{
+	CUresult r;
+
+	for (struct CUstream_st *d = streams; d; d = d->next) {
+		struct memop *b;
+
+		if (!follows(x, d) || !pending(d))
+			continue;
+		b = calloc(1, sizeof(*b));
+		if (!b) {
+			free(o);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		b->dep = d;
+		b->dep_seq = d->queued;
+		r = push(x, b);
+		if (r) {
+			free(o);
+			return r;
+		}
+		d->refs++;
+	}
+	return push(x, o);
 }
 
 /* The driver's checks of one wait or write, before anything is queued. */
@@ -506,6 +765,9 @@ static CUresult memop_check(bool wait, unsigned int width, uint64_t addr,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!addr || addr % width)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* CAN_USE_STREAM_WAIT_VALUE_FLUSH is 0 on the H100 */
+	if (flags & WAIT_FLUSH)
+		return CUDA_ERROR_NOT_SUPPORTED;
 	pthread_mutex_lock(&emu.lock);
 	known = emu_find_hostmem(addr) != NULL;
 	pthread_mutex_unlock(&emu.lock);
@@ -514,10 +776,11 @@ static CUresult memop_check(bool wait, unsigned int width, uint64_t addr,
 	return CUDA_SUCCESS;
 }
 
-/* Run or queue one checked operation on a live stream (or the NULL one). */
-static CUresult memop_queue(CUstream s, bool wait, unsigned int width,
+/* Run or queue one checked operation on stream @h. */
+static CUresult memop_queue(CUstream h, bool wait, unsigned int width,
 			    uint64_t addr, uint64_t value, unsigned int flags)
 {
+	struct CUstream_st *x;
 	struct memop *o;
 	CUresult r;
 
@@ -525,23 +788,20 @@ static CUresult memop_queue(CUstream s, bool wait, unsigned int width,
 	if (!o)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	*o = (struct memop){ .wait = wait, .width = width, .addr = addr,
-			     .value = value, .flags = flags };
-	pthread_mutex_lock(&qlock);
-	/* Nothing queued and nothing to wait for: run it now. */
-	if ((!s || !s->head) && (!wait || satisfied(o))) {
+			     .value = value, .flags = flags, .handle = h };
+	r = stream_get(h, &x);
+	if (r) {
+		free(o);
+		return r;
+	}
+	/* Nothing to follow and nothing to wait for: run it now. */
+	if (drained(x) && (!wait || satisfied(o) == MET)) {
 		pthread_mutex_unlock(&qlock);
 		r = wait ? CUDA_SUCCESS : write_word(addr, width, value);
 		free(o);
 		return r;
 	}
-	if (!s) {	/* the NULL stream waits in the caller */
-		pthread_mutex_unlock(&qlock);
-		while (!satisfied(o))
-			usleep(1000);
-		free(o);
-		return CUDA_SUCCESS;
-	}
-	r = enqueue(s, o);
+	r = enqueue(x, o);
 	pthread_mutex_unlock(&qlock);
 	return r;
 }
@@ -557,30 +817,30 @@ static CUresult memop(CUstream s, bool wait, unsigned int width, uint64_t addr,
 }
 
 /*
- * A host function on stream s: called by the stream worker once the
- * stream's earlier work is done, never by the caller (it may hold locks
- * the function takes, as with the driver's own thread); later work on the
- * stream waits for it.  On the NULL stream, where all earlier work is
- * done, it is called before this returns.
+ * A host function on stream @h: called by the worker once what it follows
+ * is done, never by the caller (it may hold locks the function takes, as
+ * with the driver's own thread), on the NULL stream too; later work on the
+ * stream waits for it.
  */
-CUresult emu_stream_host_fn(CUstream s, void (*fn)(CUstream, void *), void *arg)
+CUresult emu_stream_host_fn(CUstream h, void (*fn)(CUstream, void *, CUresult),
+			    void *arg)
 {
-	CUresult r = stream_lookup(s);
+	struct CUstream_st *x;
 	struct memop *o;
+	CUresult r;
 
-	if (r)
-		return r;
-	if (!s) {
-		fn(s, arg);
-		return CUDA_SUCCESS;
-	}
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	o->fn = fn;
 	o->arg = arg;
-	pthread_mutex_lock(&qlock);
-	r = enqueue(s, o);
+	o->handle = h;
+	r = stream_get(h, &x);
+	if (r) {
+		free(o);
+		return r;
+	}
+	r = enqueue(x, o);
 	pthread_mutex_unlock(&qlock);
 	return r;
 }
@@ -634,9 +894,8 @@ static CUresult batch_check(const CUstreamBatchMemOpParams *p)
 	case CU_STREAM_MEM_OP_BARRIER:
 		return p->memoryBarrier.flags > CU_STREAM_MEMORY_BARRIER_TYPE_GPU ?
 		       CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
-	case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
-		return p->flushRemoteWrites.flags ? CUDA_ERROR_INVALID_VALUE :
-		       CUDA_ERROR_NOT_SUPPORTED;
+	case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:	/* whatever the flags */
+		return CUDA_ERROR_NOT_SUPPORTED;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
 	}
@@ -704,18 +963,33 @@ EMU_EXPORT CUresult cuStreamBatchMemOp(CUstream s, unsigned int count,
 	return r ? r : CUDA_ERROR_NOT_SUPPORTED;
 }
 
-EMU_ALIAS(cuStreamBatchMemOp_v2_ptsz, cuStreamBatchMemOp_v2);
-EMU_ALIAS(cuStreamBatchMemOp_ptsz, cuStreamBatchMemOp);
-EMU_ALIAS(cuStreamWaitValue32_v2_ptsz, cuStreamWaitValue32_v2);
-EMU_ALIAS(cuStreamWaitValue64_v2_ptsz, cuStreamWaitValue64_v2);
-EMU_ALIAS(cuStreamWriteValue32_v2_ptsz, cuStreamWriteValue32_v2);
-EMU_ALIAS(cuStreamWriteValue64_v2_ptsz, cuStreamWriteValue64_v2);
-EMU_ALIAS(cuStreamQuery_ptsz, cuStreamQuery);
-EMU_ALIAS(cuStreamSynchronize_ptsz, cuStreamSynchronize);
-EMU_ALIAS(cuStreamGetFlags_ptsz, cuStreamGetFlags);
-EMU_ALIAS(cuStreamGetCtx_ptsz, cuStreamGetCtx);
-EMU_ALIAS(cuStreamWaitEvent_ptsz, cuStreamWaitEvent);
-EMU_ALIAS(cuEventRecord_ptsz, cuEventRecord);
+EMU_PTDS(cuStreamBatchMemOp_v2_ptsz, cuStreamBatchMemOp_v2,
+	 (CUstream s, unsigned int count, CUstreamBatchMemOpParams *ops,
+	  unsigned int flags), (s, count, ops, flags))
+EMU_PTDS(cuStreamBatchMemOp_ptsz, cuStreamBatchMemOp,
+	 (CUstream s, unsigned int count, CUstreamBatchMemOpParams *ops,
+	  unsigned int flags), (s, count, ops, flags))
+EMU_PTDS(cuStreamWaitValue32_v2_ptsz, cuStreamWaitValue32_v2,
+	 (CUstream s, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+	 (s, addr, value, flags))
+EMU_PTDS(cuStreamWaitValue64_v2_ptsz, cuStreamWaitValue64_v2,
+	 (CUstream s, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+	 (s, addr, value, flags))
+EMU_PTDS(cuStreamWriteValue32_v2_ptsz, cuStreamWriteValue32_v2,
+	 (CUstream s, CUdeviceptr addr, cuuint32_t value, unsigned int flags),
+	 (s, addr, value, flags))
+EMU_PTDS(cuStreamWriteValue64_v2_ptsz, cuStreamWriteValue64_v2,
+	 (CUstream s, CUdeviceptr addr, cuuint64_t value, unsigned int flags),
+	 (s, addr, value, flags))
+EMU_PTDS(cuStreamQuery_ptsz, cuStreamQuery, (CUstream s), (s))
+EMU_PTDS(cuStreamSynchronize_ptsz, cuStreamSynchronize, (CUstream s), (s))
+EMU_PTDS(cuStreamGetFlags_ptsz, cuStreamGetFlags,
+	 (CUstream s, unsigned int *flags), (s, flags))
+EMU_PTDS(cuStreamGetCtx_ptsz, cuStreamGetCtx, (CUstream s, CUcontext *pctx),
+	 (s, pctx))
+EMU_PTDS(cuStreamWaitEvent_ptsz, cuStreamWaitEvent,
+	 (CUstream s, CUevent e, unsigned int flags), (s, e, flags))
+EMU_PTDS(cuEventRecord_ptsz, cuEventRecord, (CUevent e, CUstream s), (e, s))
 
 /*
  * No GPU code runs here: loading a module or launching a kernel is

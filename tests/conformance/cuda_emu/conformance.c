@@ -89,7 +89,7 @@ static const struct { int code; const char *name; } results[] = {
 	{ 211, "NOT_MAPPED" }, { 216, "CONTEXT_ALREADY_IN_USE" },
 	{ 218, "INVALID_PTX" }, { 400, "INVALID_HANDLE" },
 	{ 401, "ILLEGAL_STATE" }, { 500, "NOT_FOUND" }, { 600, "NOT_READY" },
-	{ 700, "ILLEGAL_ADDRESS" }, { 709, "CONTEXT_IS_DESTROYED" },
+	{ 700, "ILLEGAL_ADDRESS" }, { 719, "LAUNCH_FAILED" }, { 709, "CONTEXT_IS_DESTROYED" },
 	{ 712, "HOST_MEMORY_ALREADY_REGISTERED" },
 	{ 713, "HOST_MEMORY_NOT_REGISTERED" }, { 800, "NOT_PERMITTED" },
 	{ 801, "NOT_SUPPORTED" }, { 999, "UNKNOWN" },
@@ -1454,6 +1454,390 @@ static void s_compute(void)
 	C("cuLaunchKernel(NULL)", "cuLaunchKernel", f_launch, NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
 }
 
+/* --- stream order, context synchronisation, sticky errors ---------------- */
+
+typedef void (*hostfn_t)(void *);
+typedef void (*streamcb_t)(CUstream, CUresult, void *);
+typedef CUresult (*f_hostfunc)(CUstream, hostfn_t, void *);
+typedef CUresult (*f_addcb)(CUstream, streamcb_t, void *, unsigned int);
+typedef CUresult (*f_getfunc)(void **, void *, const char *);
+typedef CUresult (*f_ctxapi)(CUcontext, unsigned int *);
+typedef CUresult (*f_ptrattr)(void *, int, CUdeviceptr);
+
+#define STREAM_LEGACY		((CUstream)0x1)
+#define STREAM_PER_THREAD	((CUstream)0x2)
+
+/*
+ * The order in which host functions ran and releases happened, one letter
+ * each: ordering is observed by order, never by time.  A release thread
+ * writes a word that a stream waits on, after a pause long enough for
+ * anything not waiting on it to run first.
+ */
+static char seq[64];
+static unsigned int nseq;
+static pthread_t caller;
+static int on_caller;		/* host functions that ran on the caller */
+static int cb_status = -1;
+
+static void note(char c)
+{
+	unsigned int i = __atomic_fetch_add(&nseq, 1, __ATOMIC_SEQ_CST);
+
+	if (i < sizeof(seq) - 1)
+		seq[i] = c;
+}
+
+static void hostfn(void *arg)
+{
+	if (pthread_equal(pthread_self(), caller))
+		__atomic_add_fetch(&on_caller, 1, __ATOMIC_SEQ_CST);
+	note((char)(uintptr_t)arg);
+}
+
+static void streamcb(CUstream s, CUresult status, void *arg)
+{
+	(void)s;
+	cb_status = status;
+	hostfn(arg);
+}
+
+struct release {
+	volatile unsigned int *word;
+	unsigned int ms;
+	pthread_t t;
+	int started;
+};
+
+static void *release_fn(void *arg)
+{
+	struct release *r = arg;
+
+	usleep(r->ms * 1000);
+	note('R');
+	__atomic_store_n(r->word, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void release_start(struct release *r, volatile unsigned int *word,
+			  unsigned int ms)
+{
+	r->word = word;
+	r->ms = ms;
+	r->started = !pthread_create(&r->t, NULL, release_fn, r);
+	if (!r->started)	/* nothing must wait forever */
+		release_fn(r);
+}
+
+static void release_join(struct release *r)
+{
+	if (r->started)
+		pthread_join(r->t, NULL);
+	r->started = 0;
+}
+
+/* Prints the order seen, and starts a new one. */
+static void order_out(const char *key)
+{
+	unsigned int n = __atomic_load_n(&nseq, __ATOMIC_SEQ_CST);
+
+	seq[n < sizeof(seq) - 1 ? n : sizeof(seq) - 1] = '\0';
+	out(key, "%s", n ? seq : "none");
+	memset(seq, 0, sizeof(seq));
+	__atomic_store_n(&nseq, 0, __ATOMIC_SEQ_CST);
+}
+
+#define HOSTFN(key, s, c) \
+	C(key, "cuLaunchHostFunc", f_hostfunc, s, hostfn, (void *)(uintptr_t)(c))
+
+/* A page of host words, registered and mapped for stream memory operations. */
+static volatile unsigned int *host_words(CUdeviceptr *hd)
+{
+	void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return NULL;
+	memset(m, 0, 4096);
+	if (C("host_words.register", "cuMemHostRegister_v2", f_hostreg, m, 4096, 2) ||
+	    C(NULL, "cuMemHostGetDevicePointer_v2", f_hostdevptr, hd, m, 0))
+		return NULL;
+	return m;
+}
+
+/*
+ * Stream order: the legacy NULL stream waits for every blocking stream of
+ * its context and they for it, non-blocking streams for neither;
+ * cuCtxSynchronize waits for all of them; host functions run on a driver
+ * thread.
+ */
+static void s_order(void)
+{
+	CUstream s = NULL, snb = NULL;
+	CUdeviceptr hd = 0, d = 0;
+	volatile unsigned int *m;
+	struct release rel;
+	unsigned int fl = 99, v = 0;
+
+	caller = pthread_self();
+	if (setup() || !(m = host_words(&hd)) ||
+	    C("cuStreamCreate(blocking)", "cuStreamCreate", f_streamcreate, &s, 0) ||
+	    C("cuStreamCreate(NON_BLOCKING)", "cuStreamCreate", f_streamcreate, &snb, 1) ||
+	    C(NULL, "cuMemAlloc_v2", f_alloc, &d, 4096))
+		return;
+
+	/* the NULL stream after a blocking stream: A before B; C free */
+	C("null_after_blocking.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
+	HOSTFN("null_after_blocking.A", s, 'A');
+	HOSTFN("null_after_blocking.B", NULL, 'B');
+	HOSTFN("null_after_blocking.C", snb, 'C');
+	release_start(&rel, &m[0], 200);
+	C("null_after_blocking.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	order_out("null_after_blocking.order");
+	release_join(&rel);
+
+	/* a blocking stream after the NULL stream: D after R; E free */
+	C("blocking_after_null.wait", "cuStreamWaitValue32_v2", f_wait32, NULL, hd + 4, 1, 0);
+	note('W');	/* the wait returned */
+	HOSTFN("blocking_after_null.D", s, 'D');
+	HOSTFN("blocking_after_null.E", snb, 'E');
+	release_start(&rel, &m[1], 200);
+	C("blocking_after_null.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	order_out("blocking_after_null.order");
+	release_join(&rel);
+
+	/* a callback on the NULL stream, after a blocking stream's wait */
+	C("callback.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd + 8, 1, 0);
+	C("callback.cuStreamAddCallback", "cuStreamAddCallback", f_addcb, NULL,
+	  streamcb, (void *)(uintptr_t)'F', 0);
+	release_start(&rel, &m[2], 200);
+	C("callback.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	order_out("callback.order");
+	out("callback.status", "%s", cb_status < 0 ? "not called" : rcname(cb_status));
+	release_join(&rel);
+
+	/* cuCtxSynchronize waits for a non-blocking stream's queued work */
+	C("ctxsync.wait", "cuStreamWaitValue32_v2", f_wait32, snb, hd + 12, 1, 0);
+	HOSTFN("ctxsync.G", snb, 'G');
+	C("ctxsync.write", "cuStreamWriteValue32_v2", f_wait32, snb, hd + 16, 7, 0);
+	release_start(&rel, &m[3], 200);
+	C("ctxsync.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	note('S');
+	order_out("ctxsync.order");
+	out("ctxsync.written", "%u", m[4]);
+	release_join(&rel);
+
+	/* a synchronous copy to the host waits for the blocking streams */
+	C("memcpy.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd + 20, 1, 0);
+	release_start(&rel, &m[5], 200);
+	C("memcpy.cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2", f_dtoh, &v, d, 4);
+	note('M');
+	C("memcpy.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	order_out("memcpy.order");
+	release_join(&rel);
+
+	/* the legacy and per-thread default stream handles */
+	C("cuStreamQuery(LEGACY)", "cuStreamQuery", f_stream, STREAM_LEGACY);
+	C("cuStreamQuery(PER_THREAD)", "cuStreamQuery", f_stream, STREAM_PER_THREAD);
+	if (!C("cuStreamGetFlags(PER_THREAD)", "cuStreamGetFlags", f_streamflags,
+	       STREAM_PER_THREAD, &fl))
+		out("cuStreamGetFlags(PER_THREAD).value", "%u", fl);
+	C("cuStreamSynchronize(PER_THREAD)", "cuStreamSynchronize", f_stream, STREAM_PER_THREAD);
+	C("per_thread.wait", "cuStreamWaitValue32_v2", f_wait32, STREAM_PER_THREAD, hd + 24, 1, 0);
+	HOSTFN("per_thread.H", STREAM_PER_THREAD, 'H');
+	HOSTFN("per_thread.I", NULL, 'I');
+	HOSTFN("per_thread.J", snb, 'J');
+	release_start(&rel, &m[6], 200);
+	C("per_thread.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	order_out("per_thread.order");
+	release_join(&rel);
+	C("legacy.wait", "cuStreamWaitValue32_v2", f_wait32, STREAM_LEGACY, hd + 28, 1, 0);
+	HOSTFN("legacy.K", s, 'K');
+	HOSTFN("legacy.L", snb, 'L');
+	release_start(&rel, &m[7], 200);
+	C("legacy.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	order_out("legacy.order");
+	release_join(&rel);
+
+	out("hostfn.on_caller", "%d", on_caller);
+	C(NULL, "cuStreamDestroy_v2", f_stream, s);
+	C(NULL, "cuStreamDestroy_v2", f_stream, snb);
+	C(NULL, "cuMemFree_v2", f_dptr, d);
+	C(NULL, "cuMemHostUnregister", f_ptr, (void *)m);
+}
+
+/* cuCtxDestroy with work queued on the context's stream. */
+static void s_ctxdestroy(void)
+{
+	CUcontext c = NULL, cur = NULL;
+	CUstream s = NULL;
+	CUdeviceptr hd = 0;
+	volatile unsigned int *m;
+	struct release rel;
+
+	caller = pthread_self();
+	if (setup() ||
+	    C("cuCtxCreate_v4", "cuCtxCreate_v4", f_ctxcreate4, &c, NULL, 0, dev) ||
+	    !(m = host_words(&hd)) ||
+	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1))
+		return;
+	C("wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
+	HOSTFN("A", s, 'A');
+	release_start(&rel, &m[0], 300);
+	C("cuCtxDestroy_v2", "cuCtxDestroy_v2", f_ctx, c);
+	note('X');
+	release_join(&rel);
+	usleep(300 * 1000);
+	order_out("order");
+	if (!C("cuCtxGetCurrent", "cuCtxGetCurrent", f_pctx, &cur))
+		out("cuCtxGetCurrent.value", "%s", cur == pctx ? "primary" :
+		    cur == c ? "destroyed" : cur ? "other" : "none");
+	/* last: the handle of a stream of the destroyed context */
+	C("cuStreamQuery(stream of destroyed)", "cuStreamQuery", f_stream, s);
+}
+
+/* cuMemFree of memory a queued stream write targets. */
+static void s_memfree(void)
+{
+	CUstream s = NULL;
+	CUdeviceptr hd = 0, d = 0;
+	volatile unsigned int *m;
+	struct release rel;
+
+	caller = pthread_self();
+	if (setup() || !(m = host_words(&hd)) ||
+	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1) ||
+	    C("cuMemAlloc_v2", "cuMemAlloc_v2", f_alloc, &d, 4096))
+		return;
+	C("wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
+	C("write", "cuStreamWriteValue32_v2", f_wait32, s, d, 0x55, 0);
+	release_start(&rel, &m[0], 300);
+	C("cuMemFree_v2", "cuMemFree_v2", f_dptr, d);
+	note('F');
+	release_join(&rel);
+	order_out("order");
+	C("cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
+	C("cuCtxSynchronize", "cuCtxSynchronize", f_v);
+}
+
+/* .target sm_90 PTX: *p = 1 */
+static const char poke_ptx[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .entry poke(.param .u64 p)\n{\n"
+	"\t.reg .u64 %rd<2>;\n\t.reg .u32 %r<2>;\n"
+	"\tld.param.u64 %rd1, [p];\n\tmov.u32 %r1, 1;\n"
+	"\tst.global.u32 [%rd1], %r1;\n\tret;\n}\n";
+
+/*
+ * A sticky error: a stream write to memory unmapped while it was queued
+ * (on a GPU where the unmap waits for the write, a kernel's store to an
+ * unmapped address instead), then what every call returns on that
+ * context, until it is destroyed.  An error that is not sticky (bad
+ * arguments) is returned once.
+ */
+static void s_sticky(void)
+{
+	CUmemAllocationProp prop;
+	CUmemAccessDesc acc;
+	CUmemGenericAllocationHandle h = 0;
+	CUcontext c = NULL, c2 = NULL, cur = NULL;
+	CUstream s = NULL, s2 = NULL;
+	CUevent e = NULL;
+	CUdeviceptr hd = 0, va = 0, d = 0, d2 = 0;
+	volatile unsigned int *m;
+	struct release rel;
+	size_t gran = 0, fr = 0, tot = 0;
+	unsigned int v = 0, api = 0;
+	int a = 0;
+	void *hp = NULL;
+	CUresult r;
+
+	caller = pthread_self();
+	if (setup() ||
+	    C("cuCtxCreate_v4", "cuCtxCreate_v4", f_ctxcreate4, &c, NULL, 0, dev) ||
+	    !(m = host_words(&hd)) ||
+	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1) ||
+	    C(NULL, "cuMemAlloc_v2", f_alloc, &d, 4096))
+		return;
+	C("nonsticky.cuMemcpyDtoH_v2(NULL src)", "cuMemcpyDtoH_v2", f_dtoh, &v, 0, 4);
+	C("nonsticky.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	C("nonsticky.cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2", f_dtoh, &v, d, 4);
+
+	memset(&prop, 0, sizeof(prop));
+	prop.type = 1;
+	prop.location.type = 1;
+	prop.location.id = dev;
+	prop.allocFlags.gpuDirectRDMACapable = 1;
+	acc.location = prop.location;
+	acc.flags = 3;
+	if (C(NULL, "cuMemGetAllocationGranularity", f_gran, &gran, &prop, 0) ||
+	    C(NULL, "cuMemCreate", f_memcreate, &h, gran, &prop, 0) ||
+	    C(NULL, "cuMemAddressReserve", f_reserve, &va, gran, 0, 0, 0) ||
+	    C(NULL, "cuMemMap", f_map, va, gran, 0, h, 0) ||
+	    C(NULL, "cuMemSetAccess", f_setaccess, va, gran, &acc, 1))
+		return;
+	C("fault.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
+	C("fault.write", "cuStreamWriteValue32_v2", f_wait32, s, va, 0x55, 0);
+	release_start(&rel, &m[0], 300);
+	C("fault.cuMemUnmap", "cuMemUnmap", f_unmap, va, gran);
+	note('U');
+	release_join(&rel);
+	order_out("fault.order");
+	r = C("fault.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
+	if (!r) {	/* the unmap waited: a kernel's store faults instead */
+		void *mod = NULL, *fn = NULL;
+		CUdeviceptr bad = va;
+		void *params[] = { &bad };
+
+		if (!C("kernel.cuModuleLoadData", "cuModuleLoadData", f_moddata, &mod, poke_ptx) &&
+		    !C("kernel.cuModuleGetFunction", "cuModuleGetFunction", f_getfunc, &fn, mod, "poke")) {
+			C("kernel.cuLaunchKernel", "cuLaunchKernel", f_launch, fn, 1, 1, 1,
+			  1, 1, 1, 0, s, params, NULL);
+			C("kernel.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
+		}
+	}
+
+	C("after.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	C("after.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	C("after.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
+	C("after.cuStreamQuery", "cuStreamQuery", f_stream, s);
+	C("after.cuStreamQuery(NULL)", "cuStreamQuery", f_stream, NULL);
+	C("after.cuStreamSynchronize(NULL)", "cuStreamSynchronize", f_stream, NULL);
+	C("after.cuStreamCreate", "cuStreamCreate", f_streamcreate, &s2, 1);
+	C("after.cuEventCreate", "cuEventCreate", f_eventcreate, &e, 0);
+	C("after.cuEventRecord", "cuEventRecord", f_eventrecord, e, s);
+	C("after.cuMemAlloc_v2", "cuMemAlloc_v2", f_alloc, &d2, 4096);
+	C("after.cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2", f_htod, d, &v, 4);
+	C("after.cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2", f_dtoh, &v, d, 4);
+	C("after.cuMemsetD8_v2", "cuMemsetD8_v2", f_memset8, d, 0, 4);
+	C("after.cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync_v2", f_htod_a, d, &v, 4, s);
+	C("after.cuLaunchHostFunc", "cuLaunchHostFunc", f_hostfunc, s, hostfn, (void *)(uintptr_t)'Z');
+	C("after.cuStreamWriteValue32", "cuStreamWriteValue32_v2", f_wait32, s, hd + 4, 1, 0);
+	C("after.cuStreamWaitValue32", "cuStreamWaitValue32_v2", f_wait32, s, hd + 4, 0, 0);
+	C("after.cuMemAllocHost_v2", "cuMemAllocHost_v2", f_allochost, &hp, 4096);
+	C("after.cuPointerGetAttribute", "cuPointerGetAttribute", f_ptrattr, &cur, PA_CONTEXT, d);
+	C("after.cuCtxGetDevice", "cuCtxGetDevice", f_pdev, &a);
+	C("after.cuCtxGetCurrent", "cuCtxGetCurrent", f_pctx, &cur);
+	C("after.cuCtxGetApiVersion", "cuCtxGetApiVersion", f_ctxapi, c, &api);
+	C("after.cuCtxGetFlags", "cuCtxGetFlags", f_pi, (int *)&api);
+	C("after.cuDeviceGetAttribute", "cuDeviceGetAttribute", f_attr, &a, 1, dev);
+	C("after.cuMemGetInfo_v2", "cuMemGetInfo_v2", f_meminfo, &fr, &tot);
+	C("after.cuMemFree_v2", "cuMemFree_v2", f_dptr, d);
+	C("after.cuStreamDestroy_v2", "cuStreamDestroy_v2", f_stream, s);
+	C("after.cuCtxSynchronize(last)", "cuCtxSynchronize", f_v);
+	order_out("after.hostfn");
+	/* another context is not affected */
+	C("primary.cuCtxPushCurrent_v2", "cuCtxPushCurrent_v2", f_ctx, pctx);
+	C("primary.cuMemAlloc_v2", "cuMemAlloc_v2", f_alloc, &d2, 4096);
+	C("primary.cuMemFree_v2", "cuMemFree_v2", f_dptr, d2);
+	C("primary.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	C("primary.cuCtxPopCurrent_v2", "cuCtxPopCurrent_v2", f_pctx, &cur);
+	C("destroy.cuCtxDestroy_v2", "cuCtxDestroy_v2", f_ctx, c);
+	C("new.cuCtxCreate_v4", "cuCtxCreate_v4", f_ctxcreate4, &c2, NULL, 0, dev);
+	C("new.cuMemAlloc_v2", "cuMemAlloc_v2", f_alloc, &d2, 4096);
+	C("new.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	C("new.cuCtxDestroy_v2", "cuCtxDestroy_v2", f_ctx, c2);
+}
+
 static const struct { const char *name; void (*fn)(void); } sections[] = {
 	{ "init", s_init }, { "symbols", s_symbols }, { "procaddr", s_procaddr },
 	{ "device", s_device }, { "ctx", s_ctx }, { "alloc", s_alloc },
@@ -1461,6 +1845,8 @@ static const struct { const char *name; void (*fn)(void); } sections[] = {
 	{ "stream", s_stream }, { "vmm", s_vmm }, { "memops", s_memops },
 	{ "ipc", s_ipc }, { "ipclife", s_ipclife },
 	{ "batchmemop", s_batchmemop }, { "dmabuf", s_dmabuf }, { "compute", s_compute },
+	{ "order", s_order }, { "ctxdestroy", s_ctxdestroy }, { "memfree", s_memfree },
+	{ "sticky", s_sticky },
 };
 
 /*

@@ -85,7 +85,7 @@ int main(void)
 	uint32_t *m;
 	pthread_t t;
 
-	tap_plan(27);
+	tap_plan(28);
 	if (!tap_ok(CK(cuInit(0)) && CK(cuDeviceGet(&dev, 0)) && CK(cuDevicePrimaryCtxRetain(&ctx, dev)) &&
 		    CK(cuCtxSetCurrent(ctx)) && CK(cuMemAlloc(&d, 4096)) && CK(cuMemsetD8(d, 0, 4096)) &&
 		    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)), "context, 4 KiB of GPU memory, a stream"))
@@ -161,13 +161,15 @@ int main(void)
 	pthread_join(t, NULL);
 	tap_ok(read32(d) == 0xabcd && m[1] == 9, "then both writes ran, in order");
 
-	/* the NULL stream waits in the caller */
+	/* the NULL stream queues it as any other stream */
 	atomic_store(&released, 0);
 	*m = 0;
 	ops[0] = op_value(CU_STREAM_MEM_OP_WAIT_VALUE_32, hd, 5, CU_STREAM_WAIT_VALUE_EQ);
+	tap_ok(CK(cuStreamBatchMemOp(NULL, 1, ops, 0)) && cuStreamQuery(NULL) == CUDA_ERROR_NOT_READY,
+	       "on the NULL stream: queued, the stream not ready");
 	pthread_create(&t, NULL, release_later, NULL);
-	tap_ok(CK(cuStreamBatchMemOp(NULL, 1, ops, 0)) && atomic_load(&released) == 1,
-	       "on the NULL stream the call returns once the word is written");
+	tap_ok(CK(cuStreamSynchronize(NULL)) && atomic_load(&released) == 1,
+	       "cuStreamSynchronize(NULL) returned after the host's write, not before");
 	pthread_join(t, NULL);
 	cuMemHostUnregister(m);
 	cuStreamDestroy(s);

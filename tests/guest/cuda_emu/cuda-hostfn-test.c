@@ -68,8 +68,11 @@ int main(void)
 	       order[0], order[1]);
 	tap_ok(cb_status == CUDA_SUCCESS && cb_stream == s,
 	       "the callback got the stream and CUDA_SUCCESS");
-	tap_ok(CK(cuLaunchHostFunc(NULL, host_fn, (void *)3)) && n_order == 3,
-	       "on the NULL stream it has run when the call returns");
+	ran = 0;
+	on_caller = 1;
+	tap_ok(CK(cuLaunchHostFunc(NULL, host_fn, (void *)3)) && CK(cuStreamSynchronize(NULL)) &&
+	       n_order == 3 && ran && !on_caller,
+	       "on the NULL stream too it runs on another thread than the caller's");
 	tap_ok(cuLaunchHostFunc(s, NULL, NULL) == CUDA_ERROR_INVALID_VALUE,
 	       "cuLaunchHostFunc(NULL function): CUDA_ERROR_INVALID_VALUE");
 	tap_ok(cuStreamAddCallback(s, callback, NULL, 1) == CUDA_ERROR_INVALID_VALUE,

@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cuda-stream-test.c - stream order, context synchronisation, context
+ * destruction and sticky errors of the emulated driver, as an H100 shows
+ * them (tests/conformance/cuda_emu/, sections order, ctxdestroy, memfree,
+ * sticky):
+ *  - host functions run on the driver's thread, on the NULL stream too,
+ *    after the work queued before them;
+ *  - the legacy NULL stream's work follows that of every blocking stream
+ *    (the per-thread default stream included) and theirs follows its;
+ *    CU_STREAM_NON_BLOCKING streams are exempt both ways;
+ *  - in the _ptsz calls the NULL stream is the thread's own default stream;
+ *  - cuCtxSynchronize waits for the work of every stream of the context;
+ *  - cuCtxDestroy lets the queued work finish, then its streams go, and
+ *    with them the worker thread;
+ *  - cuMemFree waits for the queued work (a write to the memory lands);
+ *  - a stream write to memory unmapped while it was queued (cuMemUnmap
+ *    does not wait) is the sticky CUDA_ERROR_LAUNCH_FAILED: every later
+ *    call that needs a context returns it, in every context, a new one
+ *    cannot be made; queries of a context's state still answer; an error
+ *    from bad arguments is returned once.  The process cannot use CUDA
+ *    after it, so this test is the last.
+ * Order is observed by order: each host function, and each release of a
+ * waited-on word by another thread, appends a letter.
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "tap.h"
+
+static char seq[64];
+static unsigned int nseq;
+static pthread_t caller;
+static int on_caller;
+static CUresult cb_status = (CUresult)-1;
+static CUcontext primary;
+static volatile uint32_t *word;	/* page-locked host words */
+static CUdeviceptr dword;	/* their device address */
+
+static void note(char c)
+{
+	unsigned int i = __atomic_fetch_add(&nseq, 1, __ATOMIC_SEQ_CST);
+
+	if (i < sizeof(seq) - 1)
+		seq[i] = c;
+}
+
+/* The order seen since the last call. */
+static const char *order(void)
+{
+	static char out[sizeof(seq)];
+	unsigned int n = __atomic_load_n(&nseq, __ATOMIC_SEQ_CST);
+
+	memcpy(out, seq, sizeof(out));
+	out[n < sizeof(out) - 1 ? n : sizeof(out) - 1] = '\0';
+	memset(seq, 0, sizeof(seq));
+	__atomic_store_n(&nseq, 0, __ATOMIC_SEQ_CST);
+	return out;
+}
+
+static void host_fn(void *arg)
+{
+	if (pthread_equal(pthread_self(), caller))
+		__atomic_add_fetch(&on_caller, 1, __ATOMIC_SEQ_CST);
+	note((char)(uintptr_t)arg);
+}
+
+static void callback(CUstream s, CUresult status, void *arg)
+{
+	(void)s;
+	cb_status = status;
+	note((char)(uintptr_t)arg);
+}
+
+/*
+ * Another thread writes 1 to a word after a pause, noting 'R' first.
+ * PAUSE_MS is the time given to what does not wait for the word to run
+ * first: generous, for a loaded machine.
+ */
+#define PAUSE_MS 300
+struct release {
+	volatile uint32_t *word;
+	unsigned int ms;
+	pthread_t t;
+};
+
+static void *release_fn(void *arg)
+{
+	struct release *r = arg;
+
+	usleep(r->ms * 1000);
+	note('R');
+	__atomic_store_n(r->word, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void release_start(struct release *r, volatile uint32_t *w, unsigned int ms)
+{
+	r->word = w;
+	r->ms = ms;
+	if (pthread_create(&r->t, NULL, release_fn, r))
+		TAP_SKIP("no thread for the release");
+}
+
+#define CK(call) CHECK_EQ(call, CUDA_SUCCESS)
+#define HOSTFN(s, c) CK(cuLaunchHostFunc(s, host_fn, (void *)(uintptr_t)(c)))
+
+static void setup_words(void)
+{
+	memset((void *)word, 0, 4096);
+	order();
+}
+
+/* The NULL stream's host function follows a blocking stream's wait. */
+static void null_stream_follows_blocking(void)
+{
+	CUstream s, nb;
+	static struct release r;	/* may outlive a failed check */
+
+	setup_words();
+	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
+	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+	release_start(&r, &word[0], PAUSE_MS);
+	CK(cuStreamWaitValue32(s, dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	HOSTFN(s, 'A');
+	HOSTFN(NULL, 'B');
+	HOSTFN(nb, 'C');
+	CK(cuCtxSynchronize());
+	pthread_join(r.t, NULL);
+	CHECK_STR(order(), "CRAB");
+	CHECK_EQ(on_caller, 0);
+	CK(cuStreamDestroy(s));
+	CK(cuStreamDestroy(nb));
+}
+
+/* A blocking stream's work follows a wait queued on the NULL stream. */
+static void blocking_follows_null_stream(void)
+{
+	CUstream s, nb;
+	static struct release r;	/* may outlive a failed check */
+
+	setup_words();
+	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
+	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+	release_start(&r, &word[1], PAUSE_MS);
+	CK(cuStreamWaitValue32(NULL, dword + 4, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	note('W');	/* the wait was queued, not waited for */
+	HOSTFN(s, 'D');
+	HOSTFN(nb, 'E');
+	CK(cuCtxSynchronize());
+	pthread_join(r.t, NULL);
+	CHECK_STR(order(), "WERD");
+	CK(cuStreamDestroy(s));
+	CK(cuStreamDestroy(nb));
+}
+
+static void release_from_host_fn(void *arg)
+{
+	(void)arg;
+	note('B');
+	__atomic_store_n(&word[2], 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The NULL stream does not wait for a non-blocking stream: its host
+ * function releases the non-blocking stream's wait (a thread releases it
+ * a second later if that never happens).
+ */
+static void nonblocking_exempt(void)
+{
+	CUstream nb;
+	static struct release r;	/* may outlive a failed check */
+
+	setup_words();
+	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+	release_start(&r, &word[2], 1000);
+	CK(cuStreamWaitValue32(nb, dword + 8, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	HOSTFN(nb, 'A');
+	CK(cuLaunchHostFunc(NULL, release_from_host_fn, NULL));
+	CK(cuCtxSynchronize());
+	pthread_join(r.t, NULL);
+	CHECK_STR(order(), "BAR");
+	CK(cuStreamDestroy(nb));
+}
+
+/* cuCtxSynchronize waits for a non-blocking stream's queued work. */
+static void ctx_synchronize_waits(void)
+{
+	CUstream nb;
+	static struct release r;	/* may outlive a failed check */
+
+	setup_words();
+	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+	release_start(&r, &word[3], PAUSE_MS);
+	CK(cuStreamWaitValue32(nb, dword + 12, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	HOSTFN(nb, 'G');
+	CK(cuStreamWriteValue32(nb, dword + 16, 7, 0));
+	CK(cuCtxSynchronize());
+	note('S');
+	pthread_join(r.t, NULL);
+	CHECK_STR(order(), "RGS");
+	CHECK_EQ(word[4], 7);
+	CK(cuStreamDestroy(nb));
+}
+
+/* A synchronous copy is the NULL stream's: it follows blocking streams. */
+static void sync_copy_follows_blocking(void)
+{
+	CUdeviceptr d;
+	CUstream s;
+	static struct release r;	/* may outlive a failed check */
+	uint32_t v;
+
+	setup_words();
+	CK(cuMemAlloc(&d, 4096));
+	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
+	release_start(&r, &word[5], PAUSE_MS);
+	CK(cuStreamWaitValue32(s, dword + 20, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	CK(cuMemcpyDtoH(&v, d, 4));
+	note('M');
+	pthread_join(r.t, NULL);
+	CHECK_STR(order(), "RM");
+	CK(cuStreamDestroy(s));
+	CK(cuMemFree(d));
+}
+
+/* CU_STREAM_PER_THREAD is a blocking stream; CU_STREAM_LEGACY is NULL's. */
+static void default_stream_handles(void)
+{
+	CUstream s, nb;
+	static struct release r;	/* may outlive a failed check */
+	unsigned int fl = 99;
+
+	setup_words();
+	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
+	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+	CK(cuStreamQuery(CU_STREAM_PER_THREAD));
+	CK(cuStreamQuery(CU_STREAM_LEGACY));
+	CK(cuStreamGetFlags(CU_STREAM_PER_THREAD, &fl));
+	CHECK_EQ(fl, 0);
+	release_start(&r, &word[6], PAUSE_MS);
+	CK(cuStreamWaitValue32(CU_STREAM_PER_THREAD, dword + 24, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	HOSTFN(CU_STREAM_PER_THREAD, 'H');
+	HOSTFN(NULL, 'I');
+	HOSTFN(nb, 'J');
+	CK(cuCtxSynchronize());
+	pthread_join(r.t, NULL);
+	CHECK_STR(order(), "JRHI");
+	release_start(&r, &word[7], PAUSE_MS);
+	CK(cuStreamWaitValue32(CU_STREAM_LEGACY, dword + 28, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	HOSTFN(s, 'K');
+	HOSTFN(nb, 'L');
+	CK(cuCtxSynchronize());
+	pthread_join(r.t, NULL);
+	CHECK_STR(order(), "LRK");
+	CHECK_EQ(on_caller, 0);
+	CK(cuStreamDestroy(s));
+	CK(cuStreamDestroy(nb));
+}
+
+/* The per-thread default stream variants, which cuda.h does not name. */
+CUresult cuLaunchHostFunc_ptsz(CUstream s, CUhostFn fn, void *arg);
+CUresult cuStreamWaitValue32_v2_ptsz(CUstream s, CUdeviceptr addr,
+				     cuuint32_t value, unsigned int flags);
+
+static void *other_thread(void *arg)
+{
+	(void)arg;
+	if (cuCtxSetCurrent(primary) ||
+	    cuLaunchHostFunc_ptsz(NULL, host_fn, (void *)(uintptr_t)'T'))
+		note('!');
+	return NULL;
+}
+
+/*
+ * In a _ptsz call NULL is the calling thread's default stream: another
+ * thread's host function on its own does not wait for this thread's.
+ */
+static void ptsz_null_is_per_thread(void)
+{
+	static struct release r;	/* may outlive a failed check */
+	pthread_t t;
+
+	setup_words();
+	release_start(&r, &word[8], PAUSE_MS);
+	CK(cuStreamWaitValue32_v2_ptsz(NULL, dword + 32, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	CK(cuLaunchHostFunc_ptsz(NULL, host_fn, (void *)(uintptr_t)'M'));
+	CHECK_EQ(cuStreamQuery(NULL), CUDA_SUCCESS);	/* not the legacy one */
+	CHECK_EQ(cuStreamQuery(CU_STREAM_PER_THREAD), CUDA_ERROR_NOT_READY);
+	if (pthread_create(&t, NULL, other_thread, NULL))
+		TAP_SKIP("no second thread");
+	pthread_join(t, NULL);
+	CK(cuCtxSynchronize());
+	pthread_join(r.t, NULL);
+	CHECK_STR(order(), "TRM");
+}
+
+static int threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* The thread count settles at @want within two seconds; the count seen. */
+static int threads_settle(int want)
+{
+	int n = threads();
+
+	for (int i = 0; i < 200 && n != want; i++) {
+		usleep(10 * 1000);
+		n = threads();
+	}
+	return n;
+}
+
+/*
+ * cuCtxDestroy lets the queued work run to its end, then the context's
+ * streams go (their handles are no longer valid), and the worker thread
+ * that ran them ends.
+ */
+static void ctx_destroy_ends_streams(void)
+{
+	CUcontext c, cur;
+	CUstream s;
+	CUdeviceptr hd;
+	volatile uint32_t *w;
+	static struct release r;	/* may outlive a failed check */
+	int base = threads_settle(1);
+
+	order();
+	CHECK_EQ(base, 1);	/* no worker while no work is queued */
+	CK(cuCtxCreate(&c, NULL, 0, 0));
+	CK(cuMemAllocHost((void **)&w, 4096));
+	*w = 0;
+	CK(cuMemHostGetDevicePointer(&hd, (void *)w, 0));
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	release_start(&r, w, PAUSE_MS);
+	CK(cuStreamWaitValue32(s, hd, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	HOSTFN(s, 'A');
+	CHECK_EQ(threads(), base + 2);	/* the worker, and the release's */
+	CK(cuCtxDestroy(c));
+	note('X');
+	pthread_join(r.t, NULL);
+	CHECK_STR(order(), "RAX");
+	CHECK_EQ(threads_settle(base), base);
+	CK(cuCtxGetCurrent(&cur));
+	CHECK(cur == primary);
+	CHECK_EQ(cuStreamQuery(s), CUDA_ERROR_INVALID_HANDLE);
+	CHECK_EQ(cuStreamDestroy(s), CUDA_ERROR_INVALID_HANDLE);
+}
+
+/* cuMemFree waits for a queued write to the memory: no fault. */
+static void mem_free_waits(void)
+{
+	CUdeviceptr d;
+	CUstream nb;
+	static struct release r;	/* may outlive a failed check */
+
+	setup_words();
+	CK(cuMemAlloc(&d, 4096));
+	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
+	release_start(&r, &word[0], PAUSE_MS);
+	CK(cuStreamWaitValue32(nb, dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	CK(cuStreamWriteValue32(nb, d, 0x55, 0));
+	CK(cuMemFree(d));
+	note('F');
+	pthread_join(r.t, NULL);
+	CHECK_STR(order(), "RF");
+	CK(cuStreamSynchronize(nb));
+	CK(cuCtxSynchronize());
+	CK(cuStreamDestroy(nb));
+}
+
+/*
+ * A stream write to memory unmapped while it was queued: the sticky
+ * CUDA_ERROR_LAUNCH_FAILED, from every later call that needs a context,
+ * in any context, and to callbacks queued before it (host functions do
+ * not run); a context cannot be made any more; the context's state can
+ * still be read, and it can be destroyed.  A bad argument's error is
+ * returned once.
+ */
+static void sticky_error(void)
+{
+	CUmemAllocationProp prop = {
+		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+		.location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 },
+		.allocFlags = { .gpuDirectRDMACapable = 1 },
+	};
+	CUmemAccessDesc acc = { .location = prop.location,
+				.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+	CUmemGenericAllocationHandle h;
+	CUcontext c, c2, cur;
+	CUdeviceptr va, d, d2;
+	CUdevice dev;
+	CUstream s;
+	static struct release r;	/* may outlive a failed check */
+	size_t gran;
+	unsigned int flags;
+	uint32_t v;
+
+	setup_words();
+	CK(cuCtxCreate(&c, NULL, 0, 0));
+	CK(cuMemAlloc(&d, 4096));
+	CHECK_EQ(cuMemcpyDtoH(&v, 0, 4), CUDA_ERROR_INVALID_VALUE);
+	CK(cuCtxSynchronize());
+	CK(cuMemcpyDtoH(&v, d, 4));
+
+	CK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	CK(cuMemCreate(&h, gran, &prop, 0));
+	CK(cuMemAddressReserve(&va, gran, 0, 0, 0));
+	CK(cuMemMap(va, gran, 0, h, 0));
+	CK(cuMemSetAccess(va, gran, &acc, 1));
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	/* word[0] is registered in the primary context: any context may wait */
+	release_start(&r, &word[0], PAUSE_MS);
+	CK(cuStreamWaitValue32(s, dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	CK(cuStreamWriteValue32(s, va, 0x55, 0));
+	CK(cuStreamAddCallback(s, callback, (void *)'C', 0));
+	HOSTFN(s, 'Z');
+	CK(cuMemUnmap(va, gran));
+	note('U');
+	pthread_join(r.t, NULL);
+	CHECK_EQ(cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_STR(order(), "URC");
+	CHECK_EQ(cb_status, CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_EQ(cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_EQ(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_EQ(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_EQ(cuMemAlloc(&d2, 4096), CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_EQ(cuMemcpyDtoH(&v, d, 4), CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_EQ(cuLaunchHostFunc(s, host_fn, (void *)'Y'), CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_EQ(cuStreamQuery(s), CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_EQ(cuMemFree(d), CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_EQ(cuStreamDestroy(s), CUDA_ERROR_LAUNCH_FAILED);
+	CK(cuCtxGetDevice(&dev));
+	CK(cuCtxGetFlags(&flags));
+	/* the primary context too */
+	CK(cuCtxPushCurrent(primary));
+	CHECK_EQ(cuMemAlloc(&d2, 4096), CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_EQ(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+	CK(cuCtxPopCurrent(&cur));
+	CHECK(cur == primary);
+	CK(cuCtxDestroy(c));
+	CHECK_EQ(cuCtxCreate(&c2, NULL, 0, 0), CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_STR(order(), "");
+}
+
+int main(void)
+{
+	caller = pthread_self();
+	if (cuInit(0) || cuDevicePrimaryCtxRetain(&primary, 0) ||
+	    cuCtxSetCurrent(primary) || cuMemAllocHost((void **)&word, 4096) ||
+	    cuMemHostGetDevicePointer(&dword, (void *)word, 0))
+		tap_skip_all("no emulated GPU (cuInit, primary context, host words)");
+	TAP_TEST(null_stream_follows_blocking);
+	TAP_TEST(blocking_follows_null_stream);
+	TAP_TEST(nonblocking_exempt);
+	TAP_TEST(ctx_synchronize_waits);
+	TAP_TEST(sync_copy_follows_blocking);
+	TAP_TEST(default_stream_handles);
+	TAP_TEST(ptsz_null_is_per_thread);
+	TAP_TEST(ctx_destroy_ends_streams);
+	TAP_TEST(mem_free_waits);
+	TAP_TEST(sticky_error);	/* last: CUDA is unusable after it */
+	cuMemFreeHost((void *)word);
+	cuDevicePrimaryCtxRelease(0);
+	return tap_done();
+}
