@@ -124,6 +124,8 @@ for tls in tcp,cuda_copy,self tcp,cuda_copy,cuda_ipc,self; do
 		grep -q '^ok [0-9]* - tag 1 B' "$out/$name.client.txt"
 	check "... and the first GPU put dies with SIGSEGV in software RMA (expected: UCX 1.13)" \
 		sh -c "[ '$crc' = 139 ] && grep -q 'Caught signal 11 (Segmentation fault: invalid permissions for mapped object' '$out/$name.client.txt'"
+	check "... in ucp_put_nbx -> uct_tcp_ep_am_bcopy (UCX's backtrace)" \
+		sh -c "grep -q 'libuct.so.0(uct_tcp_ep_am_bcopy+' '$out/$name.client.txt' && grep -q 'libucp.so.0(ucp_put_nbx+' '$out/$name.client.txt'"
 done
 
 # --- ucx_perftest -----------------------------------------------------------------

@@ -149,9 +149,6 @@ check "default protocol layer: the 1-byte tagged message between GPU buffers pas
 	grep -q '^ok [0-9]* - tag 1 B' /tmp/default.client.log
 check "default protocol layer: the first GPU put ends in SIGSEGV, as on a real GPU (client exit $crc)" \
 	sh -c "[ '$crc' = 139 ] && grep -q 'Caught signal 11 (Segmentation fault: invalid permissions for mapped object' /tmp/default.client.log"
-# Where the H100 faults: ucp_put_nbx -> uct_tcp_ep_am_bcopy (its memcpy).
-check "default protocol layer: the fault is in ucp_put_nbx -> uct_tcp_ep_am_bcopy, as on the H100" \
-	sh -c "grep -q 'uct_tcp_ep_am_bcopy' /tmp/default.client.log && grep -q 'ucp_put_nbx' /tmp/default.client.log"
 
 pins=$(emu_stat pins) bar1=$(emu_stat bar1_used) imp=$(emu_stat imports)
 check "0 pins, 0 BAR1 bytes and no IPC import left (pins $pins, bar1_used $bar1, imports $imp)" \
