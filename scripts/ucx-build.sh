@@ -17,31 +17,100 @@
 # holds a build of the same version from the same inputs (our headers, the
 # patches, this script: their sha256 is in the stamp).
 #
+# ucx-build.sh source-tarball FILE.tar.xz: only the source, Debian's
+# patches and ours applied and autogen.sh run, as a tarball for a machine
+# that builds UCX against real CUDA (tests/device/ucx-h100.sh).
+#
 # The source package is cached under UCX_CACHE, outside BUILD: it is the
 # same for every checkout and survives `make clean`; the build depends on
 # this checkout's headers and lives in BUILD.
 set -eu
 
-[ $# -eq 1 ] || { echo "usage: $0 BUILD" >&2; exit 2; }
+usage() {
+	echo "usage: $0 BUILD | $0 source-tarball FILE.tar.xz" >&2
+	exit 2
+}
+[ $# -ge 1 ] || usage
 top=$(cd "$(dirname "$0")/.." && pwd)
+# Debian 12's source package; the patches in ucx/patches are made for it.
+ucx_pkg=ucx
+ucx_ver=1.13.1-1
+ucx_upstream=${ucx_ver%-*}
+cache=${UCX_CACHE:-/var/cache/gdirect-ucx}
+srcdir=$cache/$ucx_ver
+stamp=/nonexistent/.gdirect-ucx-stamp	# BUILD's, once known
+
+say() { echo "ucx-build: $*"; }
+# A failure leaves no stamp: the guest packs no half-made or stale UCX.
+die() { rm -f "$stamp"; echo "ucx-build: $*" >&2; exit 1; }
+
+# fetch_source: Debian's source package into $srcdir (UCX_CACHE), through
+# a private apt configuration; once per version.
+fetch_source() {
+	srcdir=$cache/$ucx_ver
+	if [ ! -f "$srcdir/.done" ]; then
+		mkdir -p "$cache/etc" "$cache/lists/partial" "$cache/archives/partial" ||
+			die "cannot create $cache (set UCX_CACHE, or run as root)"
+		command -v dpkg-source >/dev/null 2>&1 || die "dpkg-source missing (scripts/deps.sh ucx installs dpkg-dev)"
+		cat >"$cache/etc/bookworm-src.sources" <<-EOF
+		Types: deb-src
+		URIs: http://deb.debian.org/debian
+		Suites: bookworm
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+		EOF
+		set -- -o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$cache/etc" \
+			-o Dir::State::lists="$cache/lists" -o Dir::Cache::archives="$cache/archives" \
+			-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= -o APT::Sandbox::User=root
+		say "fetching Debian's $ucx_pkg $ucx_ver source package into $srcdir"
+		apt-get "$@" update -qq || die "apt-get update of bookworm's deb-src failed (network?)"
+		rm -rf "$srcdir.tmp" && mkdir -p "$srcdir.tmp"
+		(cd "$srcdir.tmp" && apt-get "$@" source --download-only -qq "$ucx_pkg=$ucx_ver") ||
+			die "apt-get source $ucx_pkg=$ucx_ver failed (is it still in bookworm?)"
+		rm -rf "$srcdir" && mv "$srcdir.tmp" "$srcdir" && touch "$srcdir/.done"
+	fi
+}
+
+# source-tarball FILE: the source as configure wants it, for a machine
+# that can neither fetch it nor run autogen (a GPU machine without
+# libtoolize): Debian's source with Debian's patches and ours, autogen.sh
+# run, in one tarball (top directory src/).  UCX's own .gitignore hides
+# configure and Makefile.in, so a tarball rather than a copied tree.
+# tests/device/ucx-h100.sh builds it against real CUDA.
+if [ "$1" = source-tarball ]; then
+	[ $# -eq 2 ] || usage
+	case "$2" in *.tar.xz) ;; *) echo "ucx-build: source-tarball '$2': expected FILE.tar.xz" >&2; exit 2 ;; esac
+	for t in dpkg-source autoreconf libtoolize tar xz; do
+		command -v $t >/dev/null 2>&1 || die "$t missing (scripts/deps.sh ucx installs the build dependencies)"
+	done
+	fetch_source
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	say "unpacking $ucx_pkg $ucx_ver (with Debian's patches)"
+	dpkg-source --no-check -x "$srcdir/${ucx_pkg}_$ucx_ver.dsc" "$tmp/src" >/dev/null ||
+		die "dpkg-source could not unpack $srcdir/${ucx_pkg}_$ucx_ver.dsc"
+	for p in $(ls "$top"/ucx/patches/*.patch 2>/dev/null || true); do
+		say "applying ucx/patches/$(basename "$p")"
+		patch -d "$tmp/src" -p1 --quiet --forward <"$p" || die "ucx/patches/$(basename "$p") does not apply to $ucx_ver"
+	done
+	say "autogen (autoreconf)"
+	(cd "$tmp/src" && ./autogen.sh) >"$tmp/autogen.log" 2>&1 ||
+		{ tail -n 30 "$tmp/autogen.log" >&2; die "autogen.sh failed"; }
+	rm -rf "$tmp/src/.pc" "$tmp/src/autom4te.cache"
+	tar -C "$tmp" -cJf "$2.tmp" src || { rm -f "$2.tmp"; die "cannot write $2"; }
+	mv "$2.tmp" "$2"
+	say "wrote $2 ($ucx_pkg $ucx_ver, autogen'd, $(du -h "$2" | cut -f1))"
+	exit 0
+fi
+[ $# -eq 1 ] || usage
 build=$(cd "$1" 2>/dev/null && pwd) || { echo "ucx-build: no build directory '$1' (run make userspace first)" >&2; exit 1; }
 jobs=${JOBS:-2}
 case "$jobs" in ''|*[!0-9]*) echo "ucx-build: JOBS='$jobs': expected a number" >&2; exit 2 ;; esac
 case "${UCX_FORCE:-}" in ''|0|1) ;; *) echo "ucx-build: UCX_FORCE='$UCX_FORCE': expected 0 or 1" >&2; exit 2 ;; esac
 
-# Debian 12's source package; the patches in ucx/patches are made for it.
-ucx_pkg=ucx
-ucx_ver=1.13.1-1
-ucx_upstream=${ucx_ver%-*}
-
-cache=${UCX_CACHE:-/var/cache/gdirect-ucx}
 out=$build/ucx
 prefix=$out/prefix
 stamp=$prefix/.gdirect-ucx-stamp
-
-say() { echo "ucx-build: $*"; }
-# A failure leaves no stamp: the guest packs no half-made or stale UCX.
-die() { rm -f "$stamp"; echo "ucx-build: $*" >&2; exit 1; }
 
 # --- 1. our CUDA tree and gdrcopy tree -------------------------------------
 
@@ -155,30 +224,9 @@ rm -rf "$out/cuda" "$out/gdrcopy"
 mv "$stage" "$out/cuda"
 mv "$out/gdrcopy.new" "$out/gdrcopy"
 
-# --- 2. the source package, through a private apt configuration ------------
+# --- 2. the source package (fetch_source, above) ---------------------------
 
-srcdir=$cache/$ucx_ver
-if [ ! -f "$srcdir/.done" ]; then
-	mkdir -p "$cache/etc" "$cache/lists/partial" "$cache/archives/partial" ||
-		die "cannot create $cache (set UCX_CACHE, or run as root)"
-	command -v dpkg-source >/dev/null 2>&1 || die "dpkg-source missing (scripts/deps.sh ucx installs dpkg-dev)"
-	cat >"$cache/etc/bookworm-src.sources" <<-EOF
-	Types: deb-src
-	URIs: http://deb.debian.org/debian
-	Suites: bookworm
-	Components: main
-	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-	EOF
-	set -- -o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$cache/etc" \
-		-o Dir::State::lists="$cache/lists" -o Dir::Cache::archives="$cache/archives" \
-		-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= -o APT::Sandbox::User=root
-	say "fetching Debian's $ucx_pkg $ucx_ver source package into $srcdir"
-	apt-get "$@" update -qq || die "apt-get update of bookworm's deb-src failed (network?)"
-	rm -rf "$srcdir.tmp" && mkdir -p "$srcdir.tmp"
-	(cd "$srcdir.tmp" && apt-get "$@" source --download-only -qq "$ucx_pkg=$ucx_ver") ||
-		die "apt-get source $ucx_pkg=$ucx_ver failed (is it still in bookworm?)"
-	rm -rf "$srcdir" && mv "$srcdir.tmp" "$srcdir" && touch "$srcdir/.done"
-fi
+fetch_source
 
 # --- 3. unpack, patch, configure, build, install ---------------------------
 

@@ -182,6 +182,8 @@ struct emu_dev {
 
 	/* counters, read through debugfs */
 	u64 nr_allocs;
+	u64 nr_imports;		/* live IPC imports */
+	u64 nr_imports_total;	/* IPC imports made since load */
 	u64 nr_pins;
 	unsigned int nr_dmabufs;		/* exported, under lock */
 	u64 nr_dma_maps;

@@ -8,6 +8,8 @@
  * (tests/include/emu_knob.h and tests/harness/lib.sh read them):
  *
  *   allocations  pins  dma_maps  callbacks   live counts / callbacks fired
+ *   imports  imports_total                   IPC imports (cuIpcOpenMemHandle):
+ *                                            live / made since the module loaded
  *   unmaps_in_flight  stale_unmaps           dma_unmap_pages calls running /
  *                                            made on a table no longer live
  *   unfreed_tables                           Tegra: tables put or revoked but
@@ -51,6 +53,8 @@ struct emu_knob {
 
 static const struct emu_knob emu_knobs[] = {
 	EMU_FIELD("allocations", EMU_U64, nr_allocs),
+	EMU_FIELD("imports", EMU_U64, nr_imports),
+	EMU_FIELD("imports_total", EMU_U64, nr_imports_total),
 	EMU_FIELD("pins", EMU_U64, nr_pins),
 	EMU_FIELD("dma_maps", EMU_U64, nr_dma_maps),
 	EMU_FIELD("callbacks", EMU_U64, nr_callbacks),

@@ -33,7 +33,9 @@ static void emu_export_put(struct emu_export *x)
 
 static void emu_import_release(struct emu_export *x)
 {
+	lockdep_assert_held(&emu->lock);
 	x->imports--;
+	emu->nr_imports--;
 	emu_export_put(x);
 }
 
@@ -490,6 +492,8 @@ int emu_import_create(struct emu_file *f, u64 handle, u64 va, u64 size,
 	INIT_LIST_HEAD(&a->pins);
 	INIT_LIST_HEAD(&a->subs);
 	x->imports++;
+	emu->nr_imports++;
+	emu->nr_imports_total++;
 	a->export = x;
 	a->owner = f;
 	a->tgid = f->tgid;

@@ -38,7 +38,7 @@ ucx_info -d 2>/dev/null | grep -q 'Transport: cuda_copy' && gpu_ucx=1
 # its exit status, the lanes; a GPU run with a UCX without CUDA is one
 # SKIP.  Then the fallback detector's check and the emulator's counters.
 if [ "$gpu_ucx" = 1 ]; then
-	plan $((2 * (3 * nsizes + 2) + 2 * (3 * nsizes + 3) + 2))
+	plan $((2 * (3 * nsizes + 2) + 2 * (3 * nsizes + 5) + 2))
 else
 	plan $((2 * (3 * nsizes + 2) + 2 + 2))
 fi
@@ -85,11 +85,22 @@ for run in $runs; do
 	# a GPU source or target (signal 11 in put); the newer one stages GPU
 	# memory for them as for tagged messages (docs/cluster.md).
 	env="UCX_TLS=$tls UCX_NET_DEVICES=$dev XFER_MEM=$mem"
-	[ "$mem" = cuda ] && env="$env UCX_PROTO_ENABLE=y"
+	# ... and its protocol choice per memory type and size range printed
+	# (UCX_PROTO_INFO): the table of docs/cluster.md.
+	[ "$mem" = cuda ] && env="$env UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y"
 	port=$((port + 1))
 	log=/tmp/xfer-$wire-$mem.log
 	echo "# $label: $env"
 	barrier "ucx-$wire-$mem" || true
+	# With GPU buffers the emulator's pins are sampled during the run:
+	# ucx-xfer pins its two buffers for its BAR reads, so more than two
+	# means UCX's gdr_copy pinned GPU memory through gdirect too.
+	maxpins=/tmp/maxpins-$wire
+	if [ "$mem" = cuda ]; then
+		echo 0 >"$maxpins"
+		(m=0; while :; do p=$(emu_stat pins); [ "$p" -gt "$m" ] && m=$p && echo "$m" >"$maxpins"; sleep 0.5; done) &
+		sampler=$!
+	fi
 	if [ "$node" = 0 ]; then
 		env $env XFER_SIZES=$sizes timeout 300 ucx-xfer server $port >"$log" 2>&1; rc=$?
 	else
@@ -97,8 +108,19 @@ for run in $runs; do
 		sleep 2
 		env $env XFER_SIZES=$sizes timeout 300 ucx-xfer client "$peer" $port >"$log" 2>&1; rc=$?
 	fi
+	[ "$mem" = cuda ] && { kill "$sampler"; wait "$sampler" 2>/dev/null; }
 	relay "$label" "$log" "$count"
 	check "$label: ucx-xfer exits 0" test "$rc" = 0
+	if [ "$mem" = cuda ]; then
+		# UCX_PROTO_INFO's table (timestamps cut): per operation and
+		# size range, the protocol and the transport on the wire.
+		echo "# $label: UCX's protocols on this node (UCX_PROTO_INFO):"
+		sed -n 's/^\[[0-9.]*\] *\[[^]]*\] *\(|.*\)$/# \1/p' "$log"
+		check "$label: UCX printed its protocol selection for GPU memory (UCX_PROTO_INFO)" \
+			grep -q '| .* from cuda' "$log"
+		check "$label: gdr_copy pinned GPU memory through gdirect during the run (at most $(cat "$maxpins") pins; ucx-xfer's own: 2)" \
+			test "$(cat "$maxpins")" -gt 2
+	fi
 	# UCX's endpoint configuration: a connection-manager lane and data
 	# lanes, every one of them on the transport asked for.
 	check "$label: UCX carried the data on $want (its endpoint lanes)" sh -c \
