@@ -4,9 +4,7 @@
  *
  * The cache is a page table of allocations (pgtab.h; a 64 KiB page shared
  * by small allocations points to an immutable bucket of them) read without
- * locks: a repeated query costs one page-table lookup, through the
- * thread's four-leaf hint (a GPU's allocations span several 256 MiB
- * leaves).  Entries are
+ * locks: a repeated query costs one page-table lookup.  Entries are
  * dropped when the allocation is freed: by the free hooks, by gdirect.ko's
  * revocation events, and whenever a fresh CUDA query disagrees.  Without
  * hooks, frees of memory that was never pinned are invisible, so a cached
@@ -359,7 +357,7 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 		return gd_err(-EPERM, "context inherited across fork");
 	/* The cache first: it only holds answers a driver gave. */
 	s = gd_epoch_enter();
-	v = (uintptr_t)gd_pgtab_get_wide(&c->allocs, a >> GD_PAGE_SHIFT);
+	v = (uintptr_t)gd_pgtab_get(&c->allocs, a >> GD_PAGE_SHIFT);
 	if (v & GD_AHOST) {
 		/* Host answers: the slot's bit is the whole entry. */
 		if (v & gd_ahost_bit(a)) {

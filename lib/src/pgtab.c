@@ -15,34 +15,6 @@ static struct gd_pgnode *node_new(struct gd_pgtab *t)
 __thread struct gd_pg_hint gd_pg_hint[2]
 	__attribute__((tls_model("initial-exec")));
 static _Atomic uint64_t serials = 1;
-__thread struct gd_pg_hint_wide gd_pg_hint_wide
-	__attribute__((tls_model("initial-exec")));
-
-/* Walk, and remember the leaf in the wide hint; the hint of another
- * table is forgotten whole. */
-void *gd_pgtab_get_wide_slow(const struct gd_pgtab *t, uint64_t page)
-{
-	struct gd_pg_hint_wide *h = &gd_pg_hint_wide;
-	uint64_t prefix = page >> GD_PG_BITS;
-	const struct gd_pgnode *n = t->root;
-
-	for (int l = 0; l < GD_PG_LEVELS - 1; l++) {
-		n = atomic_load_explicit(&n->s[gd_pg_idx(page, l)],
-					 memory_order_acquire);
-		if (!n)
-			return NULL;
-	}
-	if (h->serial != t->serial) {
-		/* No prefix is all ones: page numbers have 48 bits. */
-		for (unsigned i = 0; i < GD_PG_WIDE; i++)
-			h->e[i].prefix = UINT64_MAX;
-		h->serial = t->serial;
-	}
-	h->e[prefix & (GD_PG_WIDE - 1)].prefix = prefix;
-	h->e[prefix & (GD_PG_WIDE - 1)].leaf = n;
-	return atomic_load_explicit(&n->s[gd_pg_idx(page, GD_PG_LEVELS - 1)],
-				    memory_order_acquire);
-}
 
 int gd_pgtab_init(struct gd_pgtab *t)
 {

@@ -85,40 +85,6 @@ static inline void *gd_pgtab_get(const struct gd_pgtab *t, uint64_t page)
 				    memory_order_acquire);
 }
 
-/*
- * The same for one table at a time, with four leaves: the thread's last
- * leaf for each value of the prefix's two low bits, so that lookups
- * spread over up to four neighbouring 256 MiB ranges (a GPU's allocations
- * outgrow one) are one load each, not four dependent ones on three out of
- * four calls.  Same rules as gd_pg_hint: right while the serial matches.
- */
-#define GD_PG_WIDE 4
-struct gd_pg_hint_wide {
-	uint64_t serial;
-	struct {
-		uint64_t prefix;
-		const struct gd_pgnode *leaf;
-	} e[GD_PG_WIDE];
-};
-extern __thread struct gd_pg_hint_wide gd_pg_hint_wide
-	__attribute__((tls_model("initial-exec")));
-void *gd_pgtab_get_wide_slow(const struct gd_pgtab *t, uint64_t page);
-
-/* gd_pgtab_get() through the four-leaf hint.  Lock-free; writes nothing
- * shared. */
-static inline void *gd_pgtab_get_wide(const struct gd_pgtab *t, uint64_t page)
-{
-	struct gd_pg_hint_wide *h = &gd_pg_hint_wide;
-	uint64_t prefix = page >> GD_PG_BITS;
-	unsigned i = (unsigned)prefix & (GD_PG_WIDE - 1);
-
-	if (__builtin_expect(h->serial != t->serial || h->e[i].prefix != prefix, 0))
-		return gd_pgtab_get_wide_slow(t, page);
-	return atomic_load_explicit(&h->e[i].leaf->s[gd_pg_idx(page,
-							GD_PG_LEVELS - 1)],
-				    memory_order_acquire);
-}
-
 int gd_pgtab_init(struct gd_pgtab *t);
 void gd_pgtab_destroy(struct gd_pgtab *t);
 

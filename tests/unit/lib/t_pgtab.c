@@ -2,9 +2,7 @@
 /*
  * t_pgtab: the page table against brute force, on random edits of pages
  * chosen around the boundaries of every level (leaf, middle nodes, the top
- * of the 48-bit page space), with walks over random and whole ranges;
- * lookups through both per-thread hints (one leaf, four leaves), also
- * alternating between tables.
+ * of the 48-bit page space), with walks over random and whole ranges.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,13 +95,10 @@ static void against_a_model(void)
 			continue;
 		for (size_t k = 0; k < NPAGES; k++) {
 			CHECK(gd_pgtab_get(&t, pages[k]) == val[k]);
-			CHECK(gd_pgtab_get_wide(&t, pages[k]) == val[k]);
 			/* neighbours that are not used read NULL */
 			if (pages[k] + 1 <= top && (k + 1 == NPAGES ||
-						    pages[k + 1] != pages[k] + 1)) {
+						    pages[k + 1] != pages[k] + 1))
 				CHECK(gd_pgtab_get(&t, pages[k] + 1) == NULL);
-				CHECK(gd_pgtab_get_wide(&t, pages[k] + 1) == NULL);
-			}
 		}
 		/* walks: whole space, a random range, an early stop */
 		for (int w = 0; w < 3; w++) {
@@ -135,51 +130,8 @@ static void against_a_model(void)
 	gd_pgtab_destroy(&t);
 }
 
-/* The four-leaf hint: pages in eight neighbouring leaves, looked up in
- * two tables in turn (each lookup forgets the other table's leaves), in
- * scattered order; a table made after one is destroyed (its nodes freed)
- * never sees that table's leaves. */
-static void wide_hint(void)
-{
-	struct gd_pgtab a, b;
-	const uint64_t base = 5ULL << 24;	/* leaf-aligned */
-
-	CHECK(gd_pgtab_init(&a) == 0);
-	CHECK(gd_pgtab_init(&b) == 0);
-	for (uint64_t l = 0; l < 8; l++) {
-		uint64_t p = base + l * GD_PG_FAN + l;
-
-		CHECK(gd_pgtab_reserve(&a, p, p) == 0);
-		CHECK(gd_pgtab_reserve(&b, p, p) == 0);
-		gd_pgtab_set(&a, p, &tags[l]);
-		gd_pgtab_set(&b, p, &tags[8 + l]);
-	}
-	for (int r = 0; r < 16; r++) {
-		struct gd_pgtab *t = r % 2 ? &b : &a;
-
-		/* a whole pass in one table, so that the other table's
-		 * leaves fill the hint when the table changes */
-		for (int k = 0; k < 8; k++) {
-			uint64_t l = (uint64_t)(k * 5 + r) % 8;
-			uint64_t p = base + l * GD_PG_FAN + l;
-			void *want = &tags[(r % 2) * 8 + l];
-
-			CHECK(gd_pgtab_get_wide(t, p) == want);
-			CHECK(gd_pgtab_get_wide(t, p) == want);	/* hinted */
-			CHECK(gd_pgtab_get_wide(t, p + 1) == NULL);
-		}
-	}
-	gd_pgtab_destroy(&a);
-	CHECK(gd_pgtab_init(&a) == 0);
-	CHECK(gd_pgtab_get_wide(&a, base + 1) == NULL);
-	CHECK(gd_pgtab_get_wide(&b, base) == &tags[8]);
-	gd_pgtab_destroy(&a);
-	gd_pgtab_destroy(&b);
-}
-
 int main(void)
 {
 	TAP_TEST(against_a_model);
-	TAP_TEST(wide_hint);
 	return tap_done();
 }
