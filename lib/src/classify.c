@@ -197,8 +197,9 @@ static uintptr_t host_bits(uint64_t page, uint64_t s, uint64_t e)
 	uint64_t base = page << GD_PAGE_SHIFT, g = 1ULL << GD_AHOST_GRAIN_SHIFT;
 	uintptr_t m = 0;
 
+	/* Inclusive ends: the top page's end would wrap to 0. */
 	for (unsigned i = 0; i < GD_AHOST_PAGES; i++)
-		if (base + i * g < e && s < base + (i + 1) * g)
+		if (base + i * g <= e - 1 && s <= base + i * g + (g - 1))
 			m |= gd_ahost_bit(base + i * g);
 	return m;
 }

@@ -165,6 +165,14 @@ static void host_cached(void)
 	CHECK(!cpu_asked(c, b + 12 * KiB, &ok));
 	CHECK(!cpu_asked(c, b + 64 * KiB, &ok));
 	CHECK(ok);
+	/* The last page of the address space, and "everything freed" (what
+	 * the hooks report for a context teardown). */
+	CHECK(cpu_asked(c, UINT64_MAX - 4 * KiB + 1, &ok));
+	CHECK(!cpu_asked(c, UINT64_MAX - 100, &ok));
+	gdirect_notify_free(P(1), SIZE_MAX);
+	CHECK(cpu_asked(c, UINT64_MAX - 100, &ok));
+	CHECK(cpu_asked(c, b, &ok));
+	CHECK(ok);
 	gdirect_ctx_destroy(c);
 
 	c = host_ctx(0);
