@@ -10,10 +10,17 @@
  * pins): a GPU machine need not have gdirect.ko loaded, and only the
  * cache's hit path, which never calls the pinning device, is timed.  CUDA
  * is real: allocations, classification, BUFFER_ID, SYNC_MEMOPS.
- * Prints one line per measurement: median ns per call over the repeats.
+ * Prints one line per measurement: median ns per call over the repeats,
+ * their minimum and maximum, and the share of the measuring CPU's time
+ * the hypervisor took (steal, /proc/stat).  The measuring thread is pinned
+ * to one CPU once the CUDA context exists, every measurement is warmed up
+ * with as many calls as it times, and the hit rows are measured again at
+ * the end (rows "again: ..."), so that a difference between runs can be
+ * told from a difference within one.
  * Exits 77 when there is no GPU.
  */
 #include <cuda.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +30,8 @@
 #include <gdirect.h>
 
 #include "../bench_backend.h"
+#include "epoch.h"
+#include "libgdirect_internal.h"
 
 int gd_ctx_create_backend(const struct gdirect_params *p,
 			  struct gd_backend *b, struct gdirect_ctx **out);
@@ -31,6 +40,75 @@ int gd_ctx_create_backend(const struct gdirect_params *p,
 #define SZ (64u << 10)
 
 static int repeats = 9;
+static int cpu = -1;	/* the CPU the measuring thread is pinned to */
+
+/* Steal and total jiffies of the pinned CPU so far (0, 0 if unknown). */
+static void cpu_times(unsigned long long *steal, unsigned long long *total)
+{
+	char want[32], line[512];
+	FILE *f = fopen("/proc/stat", "r");
+
+	*steal = *total = 0;
+	if (!f || cpu < 0) {
+		if (f)
+			fclose(f);
+		return;
+	}
+	snprintf(want, sizeof(want), "cpu%d ", cpu);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[8] = { 0 };
+
+		if (strncmp(line, want, strlen(want)))
+			continue;
+		sscanf(line + strlen(want), "%llu %llu %llu %llu %llu %llu %llu %llu",
+		       &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+		for (int i = 0; i < 8; i++)
+			*total += v[i];
+		*steal = v[7];
+		break;
+	}
+	fclose(f);
+}
+
+/* The pinned CPU's clock as the kernel reports it, in MHz (0: unknown). */
+static double cpu_mhz(void)
+{
+	char path[128], line[256];
+	double mhz = 0;
+	FILE *f;
+	int n = -1;
+
+	snprintf(path, sizeof(path),
+		 "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", cpu);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lf", &mhz) == 1)
+			mhz /= 1000;
+		fclose(f);
+		return mhz;
+	}
+	f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		n += !strncmp(line, "processor", 9);
+		if (n == cpu && sscanf(line, "cpu MHz : %lf", &mhz) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return mhz;
+}
+
+/* Pin the calling thread to the CPU it runs on. */
+static void pin_thread(void)
+{
+	cpu_set_t set;
+	int c = sched_getcpu();
+
+	CPU_ZERO(&set);
+	CPU_SET(c, &set);
+	if (c >= 0 && !sched_setaffinity(0, sizeof(set), &set))
+		cpu = c;
+}
 
 static double now_ns(void)
 {
@@ -71,14 +149,16 @@ struct m {
 static void measure(struct m *m, size_t iters)
 {
 	double v[64];
+	unsigned long long st0, tot0, st1, tot1;
 
 	/* The scattered order (i * 7919) % nptr, stepped without a division
 	 * in the timed loop (a 64-bit division costs as much as a hit). */
 	size_t step = 7919 % m->nptr;
 
-	for (size_t i = 0; i < iters / 10; i++)	/* warm */
+	for (size_t i = 0; i < iters; i++)	/* warm */
 		m->errors += m->fn(m, m->ptrs[i % m->nptr]) != 0;
 	m->errors = 0;
+	cpu_times(&st0, &tot0);
 	for (int r = 0; r < repeats; r++) {
 		double t0 = now_ns();
 		size_t j = 0;
@@ -91,9 +171,11 @@ static void measure(struct m *m, size_t iters)
 		}
 		v[r] = (now_ns() - t0) / (double)iters;
 	}
+	cpu_times(&st1, &tot1);
 	qsort(v, (size_t)repeats, sizeof(v[0]), cmp_d);
-	printf("%-58s %9.1f ns  (min %.1f, max %.1f; %zu pointers%s)\n",
+	printf("%-58s %9.1f ns  (min %.1f, max %.1f; %zu pointers; steal %.1f%%%s)\n",
 	       m->name, v[repeats / 2], v[0], v[repeats - 1], m->nptr,
+	       tot1 > tot0 ? 100.0 * (double)(st1 - st0) / (double)(tot1 - tot0) : 0.0,
 	       m->errors ? ", calls returned errors" : "");
 }
 
@@ -165,6 +247,172 @@ static int gd_classify(struct m *m, uint64_t p)
 	struct gdirect_ptr_info in;
 
 	return gdirect_classify(m->ctx, (void *)(uintptr_t)p, &in);
+}
+
+/* Parts of a hit, for telling the code's cost from the machine's. */
+static int part_epoch(struct m *m, uint64_t p)
+{
+	struct gd_epoch_slot *s = gd_epoch_enter();
+
+	__asm__ volatile("" : : "r"(m), "r"(p) : "memory");
+	gd_epoch_exit(s);
+	return 0;
+}
+
+static int part_find(struct m *m, uint64_t p)
+{
+	struct gd_epoch_slot *s = gd_epoch_enter();
+	struct gd_alloc *al = gd_alloc_find(m->ctx, p);
+	uint64_t t = al ? al->info.alloc_base : 0;
+
+	__asm__ volatile("" : : "r"(t) : "memory");
+	gd_epoch_exit(s);
+	return !al;
+}
+
+static int part_copy(struct m *m, uint64_t p)
+{
+	struct gd_epoch_slot *s = gd_epoch_enter();
+	struct gd_alloc *al = gd_alloc_find(m->ctx, p);
+	struct gdirect_ptr_info in;
+
+	if (al)
+		in = al->info;
+	gd_epoch_exit(s);
+	__asm__ volatile("" : : "r"(&in) : "memory");
+	return !al;
+}
+
+static int part_count(struct m *m, uint64_t p)
+{
+	struct gd_epoch_slot *s = gd_epoch_enter();
+	struct gd_alloc *al = gd_alloc_find(m->ctx, p);
+	struct gdirect_ptr_info in;
+
+	if (al)
+		in = al->info;
+	gd_epoch_exit(s);
+	__asm__ volatile("" : : "r"(&in) : "memory");
+	SHARD_INC(m->ctx, classify_hits);
+	return !al;
+}
+
+/* One timing of m, its caller's frame pad bytes deeper. */
+static __attribute__((noinline)) double timed_at(struct m *m, size_t iters,
+						 size_t pad)
+{
+	volatile char *deeper = __builtin_alloca(pad + 1);
+	size_t step = 7919 % m->nptr, j = 0;
+	double t0;
+
+	deeper[0] = 0;
+	for (size_t i = 0; i < iters; i++)
+		m->errors += m->fn(m, m->ptrs[i % m->nptr]) != 0;
+	t0 = now_ns();
+	for (size_t i = 0; i < iters; i++) {
+		m->errors += m->fn(m, m->ptrs[j]) != 0;
+		j += step;
+		if (j >= m->nptr)
+			j -= m->nptr;
+	}
+	return (now_ns() - t0) / (double)iters;
+}
+
+/* m with the caller's answer at 64 stack offsets, 64 bytes apart: does
+ * where the answer is written move the cost (4 KiB aliasing)? */
+static void sweep(struct m *m, size_t iters)
+{
+	double v[64], best = 1e30, worst = 0;
+	int kb = 0, kw = 0;
+
+	for (int k = 0; k < 64; k++) {
+		v[k] = timed_at(m, iters, (size_t)k * 64);
+		if (v[k] < best)
+			best = v[k], kb = k;
+		if (v[k] > worst)
+			worst = v[k], kw = k;
+	}
+	qsort(v, 64, sizeof(v[0]), cmp_d);
+	printf("%-58s %9.1f ns  (min %.1f at +%d, max %.1f at +%d bytes)\n",
+	       m->name, v[32], best, kb * 64, worst, kw * 64);
+}
+
+/* 256 MiB page-table leaves the pointers fall in (a lookup outside the
+ * thread's last leaf walks the upper levels). */
+static int leaves(const uint64_t *p, size_t n)
+{
+	int k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = p[j] >> 28 == p[i] >> 28;
+		k += !seen;
+	}
+	return k;
+}
+
+/*
+ * Host pointers freed, then their VA re-allocated: the pinned buffers,
+ * cached as CPU in c (GDIRECT_CTX_CACHE_HOST), are freed with cuMemFreeHost
+ * (reported first, as the hooks report it) and as many device allocations
+ * made.  Every answer for a new allocation must be that allocation's, and
+ * every answer for an old pointer what CUDA says of it now.  Returns the
+ * wrong answers; *reused: old pointers that the new allocations cover.
+ */
+static long host_realloc_check(struct gdirect_ctx *c, uint64_t *pinned, int n,
+			       uint64_t *newp, int *reused)
+{
+	long wrong = 0;
+
+	*reused = 0;
+	for (int i = 0; i < n; i++) {
+		struct gdirect_ptr_info in;
+
+		gdirect_classify(c, (void *)(uintptr_t)pinned[i], &in);	/* cached */
+		gdirect_notify_free((void *)(uintptr_t)pinned[i], 4096);
+		ck(cuMemFreeHost((void *)(uintptr_t)pinned[i]), "cuMemFreeHost");
+	}
+	for (int i = 0; i < n; i++) {
+		CUdeviceptr d;
+
+		ck(cuMemAlloc(&d, SZ), "cuMemAlloc");
+		newp[i] = d;
+		for (int j = 0; j < n; j++)
+			*reused += pinned[j] - d < SZ;
+	}
+	for (int i = 0; i < n; i++) {
+		CUdeviceptr base;
+		size_t size;
+		unsigned long long id;
+
+		ck(cuMemGetAddressRange(&base, &size, newp[i]), "range");
+		ck(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+					 newp[i]), "buffer id");
+		for (uint64_t off = 0; off < SZ; off += SZ / 2 + 4096) {
+			struct gdirect_ptr_info in;
+
+			if (gdirect_classify(c, (void *)(uintptr_t)(newp[i] + off),
+					     &in) ||
+			    in.type != GDIRECT_MEM_DEVICE ||
+			    in.alloc_base != base || in.alloc_size != size ||
+			    in.buffer_id != id)
+				wrong++;
+		}
+	}
+	for (int j = 0; j < n; j++) {
+		struct gdirect_ptr_info in;
+		unsigned int t = 0;
+		bool dev = cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+						 pinned[j]) == CUDA_SUCCESS &&
+			   t == CU_MEMORYTYPE_DEVICE;
+
+		if (gdirect_classify(c, (void *)(uintptr_t)pinned[j], &in) ||
+		    in.type != (dev ? GDIRECT_MEM_DEVICE : GDIRECT_MEM_CPU))
+			wrong++;
+	}
+	return wrong;
 }
 
 static int gd_hit(struct m *m, uint64_t p)
@@ -274,6 +522,7 @@ int main(int argc, char **argv)
 	       name, drv / 1000, drv % 1000 / 10, repeats);
 	if (!dptr || !hptr || !host)
 		return 1;
+	gd_epoch_init();
 	for (int i = 0; i < NALLOC; i++) {
 		CUdeviceptr d;
 
@@ -288,6 +537,12 @@ int main(int argc, char **argv)
 		ck(cuMemAllocHost(&h, 4096), "cuMemAllocHost");
 		pinned[i] = (uint64_t)(uintptr_t)h;
 	}
+
+	/* Pinned only now: the driver's threads, made above, keep every CPU. */
+	pin_thread();
+	printf("measuring thread pinned to CPU %d (%.0f MHz)\n", cpu, cpu_mhz());
+	printf("page-table leaves (256 MiB each): device pointers %d, host %d\n",
+	       leaves(dptr, NALLOC), leaves(hptr, NALLOC));
 
 	struct tb *devb = tb_new(&(struct tb_cfg){ 0, 0, 0, false });
 	struct gdirect_ctx *c_def = mkctx(devb, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS, 0);
@@ -326,6 +581,23 @@ int main(int argc, char **argv)
 	};
 	for (size_t i = 0; i < sizeof(gm) / sizeof(gm[0]); i++)
 		measure(&gm[i], gm[i].ctx == c_def && gm[i].ptrs != dptr ? NC : N);
+
+	puts("\n-- parts of a device-pointer hit, 4096 allocations --");
+	struct m pm[] = {
+		{ "parts: epoch enter + exit", part_epoch, dptr, NALLOC, c_def, 0 },
+		{ "parts: epoch + slot + allocation (gd_alloc_find)", part_find, dptr, NALLOC, c_def, 0 },
+		{ "parts: + the answer copied to the caller", part_copy, dptr, NALLOC, c_def, 0 },
+		{ "parts: + the per-thread hit counter", part_count, dptr, NALLOC, c_def, 0 },
+		{ "parts: all of gdirect_classify", gd_classify, dptr, NALLOC, c_def, 0 },
+	};
+	for (size_t i = 0; i < sizeof(pm) / sizeof(pm[0]); i++)
+		measure(&pm[i], N);
+	struct m sw[] = {
+		{ "sweep: device pointer, 16 allocations, 64 stack offsets", gd_classify, dptr, 16, c_def, 0 },
+		{ "sweep: host pointer (cache host), 64 stack offsets", gd_classify, hptr, NALLOC, c_host, 0 },
+	};
+	for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++)
+		sweep(&sw[i], 200000);
 
 	puts("\n-- registration hit (get + put), 4096 registered allocations --");
 	struct m hm[] = {
@@ -380,6 +652,31 @@ int main(int argc, char **argv)
 	for (int i = NALLOC - NR; i < NALLOC; i++)
 		dptr[i] = 0;	/* freed above */
 
+	puts("\n-- host pointers freed (cuMemFreeHost), then device allocations --");
+	uint64_t hre[16];
+	int reused;
+	long wrong_host = host_realloc_check(c_host, pinned, 16, hre, &reused);
+
+	printf("%-58s %9ld of %d\n", "wrong answers after cuMemFreeHost + cuMemAlloc",
+	       wrong_host, 16 * 2 + 16);
+	printf("%-58s %9d of 16\n", "freed host pointers inside a new allocation", reused);
+	struct m hrm = { "gdirect_classify, device pointer after host free (cache host)", gd_classify, hre, 16, c_host, 0 };
+
+	measure(&hrm, N);
+
+	/* The hit rows again, last: the same code and data minutes later. */
+	puts("\n-- the hit rows again --");
+	struct m am[] = {
+		{ "again: harness", nothing, dptr, NALLOC - NR, NULL, 0 },
+		{ "again: device pointer, 16 allocations", gd_classify, dptr, 16, c_def, 0 },
+		{ "again: device pointer, 3584 allocations", gd_classify, dptr, NALLOC - NR, c_def, 0 },
+		{ "again: host pointer, GDIRECT_CTX_CACHE_HOST", gd_classify, hptr, NALLOC, c_host, 0 },
+		{ "again: re-allocated device pointer (hooks)", gd_classify, re, (size_t)nre, c_def, 0 },
+	};
+	for (size_t i = 0; i < sizeof(am) / sizeof(am[0]); i++)
+		measure(&am[i], N);
+	printf("CPU %d at the end: %.0f MHz\n", cpu, cpu_mhz());
+
 
 	/* Interception: what a hooked free adds (gdirect_notify_free before
 	 * the real cuMemFree), on allocations that are classified and
@@ -423,9 +720,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nre; i++)
 		cuMemFree(re[i]);
 	for (int i = 0; i < 16; i++)
-		cuMemFreeHost((void *)(uintptr_t)pinned[i]);
+		cuMemFree(hre[i]);
 	cuDevicePrimaryCtxRelease(dev);
-	if (wrong || wrong_tag)
+	if (wrong || wrong_tag || wrong_host)
 		printf("FAILED: classification answered a freed allocation\n");
-	return wrong || wrong_tag;
+	return wrong || wrong_tag || wrong_host;
 }

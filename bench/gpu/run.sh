@@ -21,7 +21,7 @@ for f in "$root"/lib/src/*.c; do
 		-I"$root/cuda_emu/include" -c "$f" -o "$obj/gd_$(basename "$f" .c).o"
 done
 $cc $flags -c "$root/bench/bench_backend.c" -o "$obj/bench_backend.o"
-$cc $flags -I"$root/lib/include" -I"$cuda/include" \
+$cc $flags -I"$root/lib/include" -I"$root/lib/src" -I"$cuda/include" \
 	-c "$root/bench/gpu/classify_gpu.c" -o "$obj/classify_gpu.o"
 libdir=$cuda/lib64
 [ -e "$libdir/libcuda.so" ] || libdir=$cuda/lib64/stubs

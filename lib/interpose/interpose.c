@@ -10,7 +10,10 @@
  * an interposer could see, and hands out the wrappers for the frees.
  *
  * Covered: cuMemFree (v1 and _v2), cuMemFreeAsync (and its _ptsz variant
- * through cuGetProcAddress), cuMemUnmap, cudaFree, cudaFreeAsync; and the
+ * through cuGetProcAddress), cuMemUnmap, cudaFree, cudaFreeAsync; the
+ * frees of pinned host memory, cuMemFreeHost and cudaFreeHost, whose VA the
+ * driver may hand out again as device memory (cached CPU answers of
+ * gdirect_classify() must go, GDIRECT_CTX_CACHE_HOST); and the
  * context teardowns that free a context's memory without a free call,
  * cuCtxDestroy (v1 and _v2), cuDevicePrimaryCtxReset (v1 and _v2) and
  * cudaDeviceReset, which invalidate everything.  cuMemRelease needs no hook: released memory stays alive
@@ -41,6 +44,8 @@ typedef CUresult (*unmap_fn)(CUdeviceptr, size_t);
 typedef CUresult (*range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
 typedef cudaError_t (*rt_free_fn)(void *);
 typedef cudaError_t (*rt_free_async_fn)(void *, cudaStream_t);
+typedef CUresult (*free_host_fn)(void *);
+typedef CUresult (*attr_fn)(void *, CUpointer_attribute, CUdeviceptr);
 typedef CUresult (*gpa_v2_fn)(const char *, void **, int, cuuint64_t,
 			      CUdriverProcAddressQueryResult *);
 typedef CUresult (*gpa_v1_fn)(const char *, void **, int, cuuint64_t);
@@ -83,6 +88,39 @@ static void report(CUdeviceptr p)
 		gdirect_notify_free((const void *)(uintptr_t)base, size);
 	else
 		gdirect_notify_free((const void *)(uintptr_t)p, 0);
+}
+
+/* Report the pinned host allocation holding p: its range as the pointer
+ * attributes give it, else the allocation holding it, else p alone. */
+static void report_host(void *hp)
+{
+	REAL(attr_fn, attr, "cuPointerGetAttribute");
+	CUdeviceptr p = (uintptr_t)hp, base = 0;
+	size_t size = 0;
+
+	if (!p)
+		return;
+	if (real_attr &&
+	    real_attr(&base, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) == CUDA_SUCCESS &&
+	    real_attr(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p) == CUDA_SUCCESS &&
+	    size && p - base < size)
+		gdirect_notify_free((const void *)(uintptr_t)base, size);
+	else
+		report(p);
+}
+
+EXPORT CUresult cuMemFreeHost(void *p)
+{
+	REAL(free_host_fn, f, "cuMemFreeHost");
+	report_host(p);
+	return real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+EXPORT cudaError_t cudaFreeHost(void *p)
+{
+	REAL(rt_free_fn, f, "cudaFreeHost");
+	report_host(p);
+	return real_f ? real_f(p) : 3 /* cudaErrorInitializationError */;
 }
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
@@ -193,6 +231,7 @@ WRAPPER(w_free_async_ptsz, free_async_fn, (CUdeviceptr p, CUstream s), (p, s),
 	report(p))
 WRAPPER(w_unmap, unmap_fn, (CUdeviceptr p, size_t size), (p, size),
 	gdirect_notify_free((const void *)(uintptr_t)p, size))
+WRAPPER(w_free_host, free_host_fn, (void *p), (p), report_host(p))
 WRAPPER(w_ctx_destroy_v2, ctx_destroy_fn, (CUcontext c), (c), report_all())
 WRAPPER(w_ctx_destroy_v1, ctx_destroy_fn, (CUcontext c), (c), report_all())
 WRAPPER(w_ctx_reset_v2, ctx_reset_fn, (CUdevice d), (d), report_all())
@@ -223,6 +262,8 @@ static void wrap(const char *sym, void **pfn, int version, cuuint64_t flags)
 			HAND_OUT(w_free_async, free_async_fn);
 	} else if (!strcmp(sym, "cuMemUnmap")) {
 		HAND_OUT(w_unmap, unmap_fn);
+	} else if (!strcmp(sym, "cuMemFreeHost")) {
+		HAND_OUT(w_free_host, free_host_fn);
 	} else if (!strcmp(sym, "cuCtxDestroy")) {
 		if (version >= 4000)	/* _v2 since CUDA 4.0 */
 			HAND_OUT(w_ctx_destroy_v2, ctx_destroy_fn);

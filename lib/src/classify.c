@@ -12,7 +12,11 @@
  *
  * CPU answers are not cached unless GDIRECT_CTX_CACHE_HOST is set: the
  * library does not see munmap, and a CPU range may later be reused for
- * device memory (the emulated driver maps device memory with mmap).
+ * device memory (the emulated driver maps device memory with mmap).  When
+ * they are, a 64 KiB page without cached device allocations keeps them as
+ * a bitmap of its 4 KiB pages in its slot (GD_AHOST): a host hit is the
+ * slot's load and a bit test.  A page shared with cached device
+ * allocations keeps them as 4 KiB entries in its bucket instead.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,7 +25,7 @@
 #include "epoch.h"
 #include "libgdirect_internal.h"
 
-#define HOST_GRAIN 4096ULL
+#define HOST_GRAIN (1ULL << GD_AHOST_GRAIN_SHIFT)
 #define GD_ALLOCS_MAX 4096
 
 static void alloc_free(void *p)
@@ -40,6 +44,18 @@ static void bucket_free(void *p)
 static bool is_bucket(void *v)
 {
 	return (uintptr_t)v & GD_ABUCKET;
+}
+
+static bool is_host(void *v)
+{
+	return (uintptr_t)v & GD_AHOST;
+}
+
+/* What of slot value v allocations must keep: host bits are not kept
+ * where an allocation is indexed (forgetting them costs a miss). */
+static void *dev_part(void *v)
+{
+	return is_host(v) ? NULL : v;
 }
 
 static struct gd_abucket *bucket_of(void *v)
@@ -89,8 +105,8 @@ static int alloc_index(struct gdirect_ctx *c, struct gd_alloc *al)
 
 	if (gd_pgtab_reserve(&c->allocs, p0, p1))
 		return -ENOMEM;
-	v0 = gd_pgtab_get(&c->allocs, p0);
-	v1 = gd_pgtab_get(&c->allocs, p1);
+	v0 = dev_part(gd_pgtab_get(&c->allocs, p0));
+	v1 = dev_part(gd_pgtab_get(&c->allocs, p1));
 	if ((v0 && !(b0 = bucket_with(v0, al))) ||
 	    (p1 != p0 && v1 && !(b1 = bucket_with(v1, al)))) {
 		free(b0);
@@ -158,6 +174,7 @@ static void alloc_drop(struct gdirect_ctx *c, struct gd_alloc *al)
 }
 
 struct aov_walk {
+	struct gdirect_ctx *c;
 	uint64_t s, e;
 	struct gd_alloc **out;
 	size_t n, max;
@@ -174,9 +191,31 @@ static int aov_add(struct aov_walk *w, struct gd_alloc *al)
 	return w->n == w->max;	/* full: stop, the caller comes back */
 }
 
+/* The bits of a GD_AHOST slot of page whose 4 KiB pages meet [s, e). */
+static uintptr_t host_bits(uint64_t page, uint64_t s, uint64_t e)
+{
+	uint64_t base = page << GD_PAGE_SHIFT, g = 1ULL << GD_AHOST_GRAIN_SHIFT;
+	uintptr_t m = 0;
+
+	/* Inclusive ends: the top page's end would wrap to 0. */
+	for (unsigned i = 0; i < GD_AHOST_PAGES; i++)
+		if (base + i * g <= e - 1 && s <= base + i * g + (g - 1))
+			m |= gd_ahost_bit(base + i * g);
+	return m;
+}
+
 static int aov_visit(uint64_t page, void *v, void *arg)
 {
-	(void)page;
+	struct aov_walk *w = arg;
+
+	if (is_host(v)) {
+		uintptr_t nv = (uintptr_t)v & ~host_bits(page, w->s, w->e);
+
+		/* No reader dereferences a host slot: nothing to retire. */
+		gd_pgtab_set(&w->c->allocs, page,
+			     nv == GD_AHOST ? NULL : (void *)nv);
+		return 0;
+	}
 	if (!is_bucket(v))
 		return aov_add(arg, v);
 	for (unsigned i = 0; i < bucket_of(v)->n; i++)
@@ -193,7 +232,7 @@ void gd_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start, uint64_t end)
 	if (end <= start)
 		return;
 	do {
-		w = (struct aov_walk){ start, end, del, 0, 64 };
+		w = (struct aov_walk){ c, start, end, del, 0, 64 };
 		gd_pgtab_walk(&c->allocs, gd_pg_first(start), gd_pg_last(end),
 			      aov_visit, &w);
 		for (size_t i = 0; i < w.n; i++)
@@ -262,6 +301,25 @@ struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *qv)
 	return al;
 }
 
+/* Cache "CPU" for the 4 KiB page of q->base (under ctx->lock).  Not
+ * cached if out of memory: a miss next time. */
+static void host_update(struct gdirect_ctx *c, const struct gd_cuquery *q)
+{
+	uint64_t p = q->base >> GD_PAGE_SHIFT;
+	void *v;
+
+	if (gd_pgtab_reserve(&c->allocs, p, p))
+		return;
+	v = gd_pgtab_get(&c->allocs, p);
+	if (v && !is_host(v)) {
+		/* Cached device allocations share the page: a 4 KiB entry. */
+		gd_alloc_update(c, q);
+		return;
+	}
+	gd_pgtab_set(&c->allocs, p, (void *)((uintptr_t)v | GD_AHOST |
+					     gd_ahost_bit(q->base)));
+}
+
 static int free_bucket(uint64_t page, void *v, void *arg)
 {
 	(void)page;
@@ -291,6 +349,7 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 	struct gd_cuquery q;
 	struct gd_epoch_slot *s;
 	struct gd_alloc *al;
+	uintptr_t v;
 	bool hit = false;
 
 	if (!c || !info)
@@ -299,8 +358,14 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 		return gd_err(-EPERM, "context inherited across fork");
 	/* The cache first: it only holds answers a driver gave. */
 	s = gd_epoch_enter();
-	al = gd_alloc_find(c, a);
-	if (al) {
+	v = (uintptr_t)gd_pgtab_get(&c->allocs, a >> GD_PAGE_SHIFT);
+	if (v & GD_AHOST) {
+		/* Host answers: the slot's bit is the whole entry. */
+		if (v & gd_ahost_bit(a)) {
+			fill(info, GDIRECT_MEM_CPU, -1, 0, 0, 0);
+			hit = true;
+		}
+	} else if ((al = gd_alloc_in_slot(v, a))) {
 		*info = al->info;
 		hit = true;
 	}
@@ -325,9 +390,13 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 	if (q.type == GDIRECT_MEM_CPU)
 		q.base = a;
 	fill(info, q.type, q.device, q.base, q.size, q.buffer_id);
-	if (q.type != GDIRECT_MEM_CPU || (c->p.flags & GDIRECT_CTX_CACHE_HOST)) {
+	if (q.type != GDIRECT_MEM_CPU) {
 		pthread_mutex_lock(&c->lock);
 		gd_alloc_update(c, &q);
+		pthread_mutex_unlock(&c->lock);
+	} else if (c->p.flags & GDIRECT_CTX_CACHE_HOST) {
+		pthread_mutex_lock(&c->lock);
+		host_update(c, &q);
 		pthread_mutex_unlock(&c->lock);
 	}
 	return 0;

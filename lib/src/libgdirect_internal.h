@@ -115,6 +115,25 @@ struct gd_abucket {
 };
 #define GD_ABUCKET 1u
 
+/*
+ * A 64 KiB page holding no cached device allocation keeps its cached CPU
+ * answers (GDIRECT_CTX_CACHE_HOST) in the slot itself: tag GD_AHOST, and
+ * bit GD_AHOST_SHIFT + i set when 4 KiB page i of it is known to be CPU
+ * memory.  A CPU answer is the same for every CPU address (type, device -1,
+ * no allocation), so a host hit needs nothing but the slot.
+ */
+#define GD_AHOST 2u
+#define GD_AHOST_SHIFT 16
+#define GD_AHOST_GRAIN_SHIFT 12
+#define GD_AHOST_PAGES (1u << (GD_PAGE_SHIFT - GD_AHOST_GRAIN_SHIFT))
+
+/* The bit of address a's 4 KiB page in a GD_AHOST slot. */
+static inline uintptr_t gd_ahost_bit(uint64_t a)
+{
+	return (uintptr_t)1 << (GD_AHOST_SHIFT +
+		((a >> GD_AHOST_GRAIN_SHIFT) & (GD_AHOST_PAGES - 1)));
+}
+
 struct gd_pending {			/* a pin in progress */
 	uint64_t start, end;
 	bool freed;			/* a free of part of it was reported */
@@ -278,13 +297,14 @@ static inline struct gdirect_reg *gd_region_find(const struct gdirect_ctx *c,
 	return r && r->start <= a && e <= r->end ? r : NULL;
 }
 
-/* The cached allocation holding address a, or NULL.  Same rules. */
-static inline struct gd_alloc *gd_alloc_find(const struct gdirect_ctx *c,
-					     uint64_t a)
+/* The cached allocation holding address a in v, the value of a's slot in
+ * ctx->allocs, or NULL.  Same rules. */
+static inline struct gd_alloc *gd_alloc_in_slot(uintptr_t v, uint64_t a)
 {
-	uintptr_t v = (uintptr_t)gd_pgtab_get(&c->allocs, a >> GD_PAGE_SHIFT);
 	const struct gd_abucket *b;
 
+	if (v & GD_AHOST)	/* CPU answers only: no allocation */
+		return NULL;
 	if (!(v & GD_ABUCKET)) {
 		struct gd_alloc *al = (struct gd_alloc *)v;
 
@@ -295,6 +315,14 @@ static inline struct gd_alloc *gd_alloc_find(const struct gdirect_ctx *c,
 		if (a - b->a[i]->base < b->a[i]->size)
 			return b->a[i];
 	return NULL;
+}
+
+/* The cached allocation holding address a, or NULL.  Same rules. */
+static inline struct gd_alloc *gd_alloc_find(const struct gdirect_ctx *c,
+					     uint64_t a)
+{
+	return gd_alloc_in_slot((uintptr_t)gd_pgtab_get(&c->allocs,
+						       a >> GD_PAGE_SHIFT), a);
 }
 
 /* Bounds of the settings (environment and parameters). */

@@ -20,6 +20,7 @@ struct alloc {
 	uint64_t base, size, id;
 	bool managed;
 	unsigned sync;
+	bool host;	/* pinned host memory (cuMemAllocHost) */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -81,7 +82,7 @@ static uint64_t do_alloc(size_t size, bool managed)
 		return 0;
 	}
 	memmove(&allocs[i + 1], &allocs[i], (nallocs - i) * sizeof(allocs[0]));
-	allocs[i] = (struct alloc){ cand, size, next_id++, managed, 0 };
+	allocs[i] = (struct alloc){ cand, size, next_id++, managed, 0, false };
 	nallocs++;
 	pthread_mutex_unlock(&lock);
 	return cand;
@@ -95,6 +96,17 @@ EXPORT uint64_t fake_cuda_alloc(size_t size)
 EXPORT uint64_t fake_cuda_alloc_managed(size_t size)
 {
 	return do_alloc(size, true);
+}
+
+EXPORT uint64_t fake_cuda_alloc_host(size_t size)
+{
+	uint64_t p = do_alloc(size, false);
+
+	pthread_mutex_lock(&lock);
+	if (p)
+		find(p)->host = true;
+	pthread_mutex_unlock(&lock);
+	return p;
 }
 
 EXPORT void fake_cuda_reset(void)
@@ -266,6 +278,24 @@ EXPORT CUresult cuMemUnmap(CUdeviceptr p, size_t size)
 	return free_range(p, false);
 }
 
+EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t size)
+{
+	uint64_t p = fake_cuda_alloc_host(size);
+
+	*pp = (void *)(uintptr_t)p;
+	return p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT CUresult cuMemFreeHost(void *p)
+{
+	return free_range((uintptr_t)p, true);
+}
+
+EXPORT int cudaFreeHost(void *p)
+{
+	return free_range((uintptr_t)p, true) == CUDA_SUCCESS ? 0 : 1;
+}
+
 EXPORT int cudaFree(void *p)
 {
 	return free_range((uintptr_t)p, true) == CUDA_SUCCESS ? 0 : 1;
@@ -305,8 +335,9 @@ static CUresult get_attr(void *data, CUpointer_attribute at, CUdeviceptr p,
 	}
 	switch (at) {
 	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-		*(unsigned int *)data = a ? (a->managed ? CU_MEMORYTYPE_UNIFIED :
-					     CU_MEMORYTYPE_DEVICE) : 0;
+		*(unsigned int *)data = !a ? 0 : a->host ? CU_MEMORYTYPE_HOST :
+					a->managed ? CU_MEMORYTYPE_UNIFIED :
+					CU_MEMORYTYPE_DEVICE;
 		break;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
 		/* Written as a C bool, as the real driver does. */
@@ -390,6 +421,8 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
 		{ "cuCtxDestroy", (void *)cuCtxDestroy_v2 },
 		{ "cuDevicePrimaryCtxReset", (void *)cuDevicePrimaryCtxReset_v2 },
 		{ "cuMemUnmap", (void *)cuMemUnmap },
+		{ "cuMemAllocHost", (void *)cuMemAllocHost_v2 },
+		{ "cuMemFreeHost", (void *)cuMemFreeHost },
 		{ "cuMemGetAddressRange", (void *)cuMemGetAddressRange_v2 },
 		{ "cuPointerGetAttribute", (void *)cuPointerGetAttribute },
 		{ "cuPointerGetAttributes", (void *)cuPointerGetAttributes },

@@ -21,6 +21,8 @@ void fake_cuda_set_free_listener(fake_free_listener fn, void *arg);
 
 uint64_t fake_cuda_alloc(size_t size);		/* 0 on failure */
 uint64_t fake_cuda_alloc_managed(size_t size);
+/* Pinned host memory, as cuMemAllocHost gives it: MEMORY_TYPE host. */
+uint64_t fake_cuda_alloc_host(size_t size);
 void fake_cuda_reset(void);			/* free everything, no callbacks */
 
 /* The live allocation holding addr: its buffer id, or 0 if none. */

@@ -2,8 +2,12 @@
 /*
  * t_classify: CPU / device / managed classification through the dlopened
  * driver, answered from the cache on repeat (no CUDA call with hooks), and
- * invalidated when the memory is freed.
+ * invalidated when the memory is freed; CPU answers cached only with
+ * GDIRECT_CTX_CACHE_HOST, forgotten on a reported free, also while other
+ * threads classify (suite tsan).
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include <cuda.h>
@@ -108,6 +112,209 @@ static void bounded(void)
 	fake_cuda_reset();
 }
 
+static struct gdirect_ctx *host_ctx(unsigned flags)
+{
+	struct gdirect_params p;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	p.flags = flags;
+	return mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+}
+
+/* One classification of a, which must be CPU; true if it asked CUDA. */
+static bool cpu_asked(struct gdirect_ctx *c, uint64_t a, bool *right)
+{
+	struct gdirect_ptr_info in;
+	unsigned long q0 = fake_cuda_queries();
+
+	*right = gdirect_classify(c, P(a), &in) == 0 &&
+		 in.type == GDIRECT_MEM_CPU && in.device == -1 &&
+		 in.alloc_base == 0 && in.alloc_size == 0 && in.buffer_id == 0;
+	return fake_cuda_queries() != q0;
+}
+
+static _Alignas(65536) char hostbuf[4 * 65536];
+
+/* With the flag a repeated CPU answer asks nothing, per 4 KiB page; a
+ * reported free forgets exactly the pages it covers.  Without the flag
+ * every CPU answer asks. */
+static void host_cached(void)
+{
+	struct gdirect_ctx *c = host_ctx(GDIRECT_CTX_CACHE_HOST);
+	uint64_t b = (uintptr_t)hostbuf;
+	struct gdirect_stats st;
+	bool ok;
+
+	for (int i = 0; i < 16; i++) {
+		CHECK(cpu_asked(c, b + i * 4 * KiB + 17, &ok));
+		CHECK(ok);
+	}
+	for (int i = 0; i < 16; i++) {
+		CHECK(!cpu_asked(c, b + i * 4 * KiB + 4 * KiB - 1, &ok));
+		CHECK(ok);
+	}
+	gdirect_stats(c, &st);
+	CHECK_EQ(st.classify_hits, 16);
+	CHECK(cpu_asked(c, b + 64 * KiB, &ok));		/* the next 64 KiB */
+	CHECK(ok);
+	/* Pages 1 and 2 freed (as the hooks report a host free). */
+	gdirect_notify_free(P(b + 4 * KiB + 5), 4 * KiB);
+	CHECK(!cpu_asked(c, b, &ok));
+	CHECK(cpu_asked(c, b + 4 * KiB, &ok));
+	CHECK(cpu_asked(c, b + 8 * KiB, &ok));
+	CHECK(!cpu_asked(c, b + 12 * KiB, &ok));
+	CHECK(!cpu_asked(c, b + 64 * KiB, &ok));
+	CHECK(ok);
+	/* The last page of the address space, and "everything freed" (what
+	 * the hooks report for a context teardown). */
+	CHECK(cpu_asked(c, UINT64_MAX - 4 * KiB + 1, &ok));
+	CHECK(!cpu_asked(c, UINT64_MAX - 100, &ok));
+	gdirect_notify_free(P(1), SIZE_MAX);
+	CHECK(cpu_asked(c, UINT64_MAX - 100, &ok));
+	CHECK(cpu_asked(c, b, &ok));
+	CHECK(ok);
+	gdirect_ctx_destroy(c);
+
+	c = host_ctx(0);
+	for (int i = 0; i < 3; i++) {
+		CHECK(cpu_asked(c, b, &ok));
+		CHECK(ok);
+	}
+	gdirect_stats(c, &st);
+	CHECK_EQ(st.classify_misses, 3);
+	gdirect_ctx_destroy(c);
+}
+
+/* A cached CPU answer, its range freed (reported) and re-allocated as
+ * device memory at the same VA: the device answer; and back. */
+static void host_then_device(void)
+{
+	struct gdirect_ctx *c = host_ctx(GDIRECT_CTX_CACHE_HOST);
+	struct gdirect_ptr_info in;
+	uint64_t d = fake_cuda_alloc(64 * KiB), d2;
+	bool ok;
+
+	CHECK(d);
+	CHECK_EQ(cuMemFree_v2(d), CUDA_SUCCESS);
+	CHECK(cpu_asked(c, d, &ok));
+	CHECK(cpu_asked(c, d + 4 * KiB, &ok));
+	CHECK(!cpu_asked(c, d + 100, &ok));
+	CHECK(ok);
+	gdirect_notify_free(P(d), 64 * KiB);
+	d2 = fake_cuda_alloc(64 * KiB);
+	CHECK_EQ(d2, d);
+	for (uint64_t off = 0; off < 64 * KiB; off += 4 * KiB) {
+		CHECK_EQ(gdirect_classify(c, P(d + off), &in), 0);
+		CHECK_EQ(in.type, GDIRECT_MEM_DEVICE);
+		CHECK_EQ(in.alloc_base, d);
+		CHECK_EQ(in.alloc_size, 64 * KiB);
+		CHECK_EQ(in.buffer_id, fake_cuda_buffer_id_at(d));
+	}
+	gdirect_notify_free(P(d), 0);
+	CHECK_EQ(cuMemFree_v2(d), CUDA_SUCCESS);
+	CHECK(cpu_asked(c, d + 4 * KiB, &ok));
+	CHECK(ok);
+	CHECK(!cpu_asked(c, d + 4 * KiB, &ok));
+	CHECK(ok);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+/* Host answers and a device allocation in one 64 KiB page: indexing the
+ * allocation forgets the page's host bits (a miss, not a wrong answer);
+ * host answers asked then are kept beside it; its free leaves them. */
+static void host_shares_page(void)
+{
+	struct gdirect_ctx *c = host_ctx(GDIRECT_CTX_CACHE_HOST);
+	struct gdirect_ptr_info in;
+	uint64_t a = fake_cuda_alloc(4 * KiB);
+	bool ok;
+
+	CHECK(a);
+	CHECK_EQ(a & 0xffff, 0);
+	CHECK(cpu_asked(c, a + 32 * KiB, &ok));
+	CHECK(cpu_asked(c, a + 48 * KiB, &ok));
+	CHECK(!cpu_asked(c, a + 32 * KiB, &ok));
+	CHECK_EQ(gdirect_classify(c, P(a + 8), &in), 0);
+	CHECK_EQ(in.type, GDIRECT_MEM_DEVICE);
+	CHECK_EQ(in.alloc_base, a);
+	CHECK(cpu_asked(c, a + 32 * KiB, &ok));		/* forgotten */
+	CHECK(ok);
+	CHECK(!cpu_asked(c, a + 32 * KiB, &ok));	/* kept beside a */
+	CHECK(ok);
+	unsigned long q0 = fake_cuda_queries();
+
+	CHECK_EQ(gdirect_classify(c, P(a + 100), &in), 0);
+	CHECK_EQ(in.type, GDIRECT_MEM_DEVICE);
+	CHECK_EQ(fake_cuda_queries(), q0);
+	gdirect_notify_free(P(a), 0);
+	CHECK_EQ(cuMemFree_v2(a), CUDA_SUCCESS);
+	CHECK(!cpu_asked(c, a + 32 * KiB, &ok));
+	CHECK(ok);
+	CHECK(cpu_asked(c, a, &ok));
+	CHECK(ok);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+/* Readers classify host and device pointers while a writer forgets and
+ * re-learns host pages and allocates and frees device memory beside
+ * them: every answer right, no race (suite tsan). */
+struct host_race {
+	struct gdirect_ctx *c;
+	uint64_t dev;
+	_Atomic bool stop;
+	_Atomic long wrong;
+};
+
+static void *host_reader(void *arg)
+{
+	struct host_race *r = arg;
+	uint64_t b = (uintptr_t)hostbuf;
+	struct gdirect_ptr_info in;
+
+	for (unsigned i = 0; !atomic_load(&r->stop); i++) {
+		uint64_t h = b + (i * 4 * KiB) % sizeof(hostbuf);
+
+		if (gdirect_classify(r->c, P(h), &in) ||
+		    in.type != GDIRECT_MEM_CPU)
+			atomic_fetch_add(&r->wrong, 1);
+		if (gdirect_classify(r->c, P(r->dev + i % (64 * KiB)), &in) ||
+		    in.type != GDIRECT_MEM_DEVICE || in.alloc_base != r->dev)
+			atomic_fetch_add(&r->wrong, 1);
+	}
+	return NULL;
+}
+
+static void host_concurrent(void)
+{
+	struct host_race r = { host_ctx(GDIRECT_CTX_CACHE_HOST), 0, false, 0 };
+	uint64_t b = (uintptr_t)hostbuf;
+	pthread_t t[2];
+
+	r.dev = fake_cuda_alloc(64 * KiB);
+	CHECK(r.dev);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(pthread_create(&t[i], NULL, host_reader, &r), 0);
+	for (int i = 0; i < 2000; i++) {
+		uint64_t x = fake_cuda_alloc(4 * KiB);
+
+		gdirect_notify_free(P(b + (i * 12 * KiB) % sizeof(hostbuf)),
+				    8 * KiB);
+		if (x) {
+			gdirect_classify(r.c, P(x), &(struct gdirect_ptr_info){ 0 });
+			gdirect_notify_free(P(x), 0);
+			cuMemFree_v2(x);
+		}
+	}
+	atomic_store(&r.stop, true);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ(atomic_load(&r.wrong), 0);
+	gdirect_ctx_destroy(r.c);
+	fake_cuda_reset();
+}
+
 static void kinds_hooks(void)
 {
 	kinds(GDIRECT_INV_HOOKS);
@@ -124,5 +331,9 @@ int main(void)
 	TAP_TEST(bounded);
 	TAP_TEST(kinds_hooks);
 	TAP_TEST(kinds_kernel);
+	TAP_TEST(host_cached);
+	TAP_TEST(host_then_device);
+	TAP_TEST(host_shares_page);
+	TAP_TEST(host_concurrent);
 	return tap_done();
 }

@@ -18,6 +18,7 @@ cudaError_t cudaFree(void *p);
 cudaError_t cudaFreeAsync(void *p, void *stream);
 CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s);
 CUresult cuMemUnmap(CUdeviceptr p, size_t size);
+cudaError_t cudaFreeHost(void *p);
 
 enum how { FREE_V2, FREE_ASYNC, UNMAP, RT_FREE, RT_FREE_ASYNC, GPA_FREE,
 	   GPA_FREE_ASYNC, GPA_UNMAP };
@@ -195,6 +196,55 @@ static void each_free_invalidates(void)
 	}
 }
 
+/* Every free of pinned host memory forgets the cached CPU answers of its
+ * pages (GDIRECT_CTX_CACHE_HOST), so that device memory later given the
+ * same VA is classified as device memory. */
+static void host_free_forgets(void)
+{
+	static const char *hn[] = { "cuMemFreeHost", "cudaFreeHost",
+				    "cuGetProcAddress(cuMemFreeHost)" };
+	struct gdirect_params p;
+	struct gdirect_ptr_info in;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	p.flags = GDIRECT_CTX_CACHE_HOST;
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+
+	for (int how = 0; how < 3; how++) {
+		void *h = NULL;
+		uint64_t d;
+
+		fake_cuda_reset();
+		CHECK_EQ(cuMemAllocHost_v2(&h, 64 * KiB), CUDA_SUCCESS);
+		for (uint64_t off = 0; off < 64 * KiB; off += 4 * KiB) {
+			CHECK_EQ(gdirect_classify(c, (char *)h + off, &in), 0);
+			CHECK_EQ(in.type, GDIRECT_MEM_CPU);
+		}
+		unsigned long q0 = fake_cuda_queries();
+
+		CHECK_EQ(gdirect_classify(c, (char *)h + 40 * KiB, &in), 0);
+		CHECK_EQ(fake_cuda_queries(), q0);	/* cached */
+		if (how == 0)
+			CHECK_EQ(cuMemFreeHost(h), CUDA_SUCCESS);
+		else if (how == 1)
+			CHECK_EQ(cudaFreeHost(h), 0);
+		else
+			CHECK_EQ(((CUresult (*)(void *))gpa("cuMemFreeHost"))(h),
+				 CUDA_SUCCESS);
+		d = fake_cuda_alloc(64 * KiB);
+		CHECK_EQ(d, (uintptr_t)h);
+		for (uint64_t off = 0; off < 64 * KiB; off += 4 * KiB) {
+			CHECK_EQ(gdirect_classify(c, P(d + off), &in), 0);
+			CHECK_EQ(in.type, GDIRECT_MEM_DEVICE);
+			CHECK_EQ(in.alloc_base, d);
+		}
+		CHECK_EQ(cuMemFree_v2(d), 0);
+		tap_diag("%-34s forgets host answers", hn[how]);
+	}
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
 static void each_variant(void)
 {
 	variants(ctx);
@@ -211,6 +261,7 @@ int main(void)
 
 	need_fake_cuda();
 	TAP_TEST(wrapped);
+	TAP_TEST(host_free_forgets);
 	params(&p, GDIRECT_INV_HOOKS);
 	ctx = mkctx(&p, &(struct fake_cfg){ 0 }, &backend);
 	TAP_TEST(each_free_invalidates);
