@@ -123,6 +123,7 @@ int main(void)
 	const char *nomod = NULL;
 	double t0, t;
 	int rc, n = 200000;
+	struct gdirect_stats st0, st1;
 
 	printf("gdirect demo: the GPUDirect RDMA flow on this machine's GPU\n");
 	if (load_cuda() || cu.init(0)) {
@@ -160,13 +161,18 @@ int main(void)
 		return 1;
 	}
 	gdirect_classify(g, (void *)(uintptr_t)d, &pi);
+	gdirect_stats(g, &st0);
 	t0 = now_ns();
 	for (int i = 0; i < n; i++)
 		gdirect_classify(g, (void *)(uintptr_t)(d + (uint64_t)(i & 1023) * 64), &pi);
 	t = (now_ns() - t0) / n;
-	printf("    gdirect_classify: %s, device %d, allocation 0x%llx + %llu: %.1f ns per cached query\n",
+	gdirect_stats(g, &st1);
+	printf("    gdirect_classify: %s, device %d, allocation 0x%llx + %llu: %.1f ns per query\n",
 	       pi.type == GDIRECT_MEM_DEVICE ? "device memory" : "NOT device memory", pi.device,
 	       (unsigned long long)pi.alloc_base, (unsigned long long)pi.alloc_size, t);
+	printf("    (%d queries: %llu answered from the cache, %llu asked CUDA)\n", n,
+	       (unsigned long long)(st1.classify_hits - st0.classify_hits),
+	       (unsigned long long)(st1.classify_misses - st0.classify_misses));
 	t0 = now_ns();
 	for (int i = 0; i < n; i++)
 		cu.get_attr(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d + (uint64_t)(i & 1023) * 64);
