@@ -227,9 +227,13 @@ CUresult emu_ctx_live(void)
 		return r;
 	if (!emu_current_ctx)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	/*
+	 * A destroyed context left current, a primary one released to no
+	 * references included: the H100 answers CONTEXT_IS_DESTROYED
+	 * (cuMemAlloc, cuIpcCloseMemHandle; docs/gpu-logs/ctx-released-h100.txt).
+	 */
 	if (emu_current_ctx->destroyed)
-		return emu_current_ctx->primary ? CUDA_ERROR_INVALID_CONTEXT :
-						  CUDA_ERROR_CONTEXT_IS_DESTROYED;
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	return CUDA_SUCCESS;
 }
 

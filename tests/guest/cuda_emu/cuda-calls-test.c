@@ -51,7 +51,7 @@ int main(void)
 	unsigned int *h32;
 	unsigned long long id;
 
-	tap_plan(40);
+	tap_plan(42);
 	if (!CK(cuInit(0)) || !CK(cuDeviceGet(&dev, 0))) {
 		tap_ok(0, "cuInit and device 0");
 		return tap_done();
@@ -149,5 +149,13 @@ int main(void)
 	/* Reset frees the primary context's memory; its users keep it. */
 	tap_ok(CK(cuDevicePrimaryCtxReset(dev)) && cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, d) == CUDA_ERROR_INVALID_VALUE && CK(cuMemAlloc(&d, 4096)), "cuDevicePrimaryCtxReset frees its memory, the context stays usable");
 	tap_ok(CK(cuMemFree(d)) && CK(cuMemFree(0)) && CK(cuDevicePrimaryCtxRelease(dev)), "cuMemFree(0) is a no-op; primary context released");
+	/*
+	 * Released to no references while still current (what a program's
+	 * exit handlers meet, UCX's among them): the handle stays current,
+	 * calls that need it say it is destroyed, as on an H100.
+	 */
+	c = NULL;
+	tap_ok(CK(cuCtxGetCurrent(&c)) && c == pctx, "the released primary context is still the current one");
+	tap_ok(cuMemAlloc(&d, 4096) == CUDA_ERROR_CONTEXT_IS_DESTROYED, "cuMemAlloc on it: CUDA_ERROR_CONTEXT_IS_DESTROYED");
 	return tap_done();
 }
