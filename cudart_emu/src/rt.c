@@ -68,9 +68,16 @@ cudaError_t rt_ret_cu(CUresult r)
 	return rt_ret(rt_error(r));
 }
 
+/*
+ * The runtime's special handles to the driver's: cudaStreamPerThread is
+ * the calling thread's own default stream (CU_STREAM_PER_THREAD), which
+ * does not queue behind other threads' work as the legacy one does.
+ */
 CUstream rt_stream(cudaStream_t s)
 {
-	return s == cudaStreamLegacy || s == cudaStreamPerThread ? NULL : s;
+	if (s == cudaStreamPerThread)
+		return CU_STREAM_PER_THREAD;
+	return s == cudaStreamLegacy ? NULL : s;
 }
 
 typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -27,6 +28,22 @@ static void *other_thread(void *arg)
 	seen[0] = cudaPeekAtLastError();
 	seen[1] = cudaSetDevice(7);
 	seen[2] = cudaGetLastError();
+	return NULL;
+}
+
+/* Work on this thread's cudaStreamPerThread, then wait for it. */
+struct pt_arg {
+	void *d;
+	int done;	/* 1 done, -1 failed; atomic */
+};
+
+static void *pt_thread(void *arg)
+{
+	struct pt_arg *a = arg;
+	int r = OK(cudaMemsetAsync(a->d, 7, 64, cudaStreamPerThread)) &&
+		OK(cudaStreamSynchronize(cudaStreamPerThread)) ? 1 : -1;
+
+	__atomic_store_n(&a->done, r, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -49,7 +66,7 @@ int main(void)
 	pthread_t t;
 	CUdevice cudev;
 
-	tap_plan(52);
+	tap_plan(53);
 	for (size_t i = 0; i < sizeof(host); i++)
 		host[i] = (unsigned char)(i * 7 + 3);
 	tap_ok(OK(cudaGetDeviceCount(&n)) && n == 1, "one device (%d)", n);
@@ -166,6 +183,41 @@ int main(void)
 	       cuCtxGetCurrent(&cur) == CUDA_SUCCESS, "freed, context destroyed");
 	tap_ok(OK(cudaGetDevice(&dev)) && cuCtxGetDevice(&cudev) == CUDA_SUCCESS && dev == cudev,
 	       "back on the primary context");
+	/*
+	 * cudaStreamPerThread is each thread's own stream: another thread's
+	 * work on its per-thread stream runs while this thread's waits (on a
+	 * device word a non-blocking stream writes later).  Were it the legacy
+	 * stream, that work would queue behind the wait.
+	 */
+	{
+		struct pt_arg a = { 0 };
+		CUdeviceptr flag = 0;
+		CUstream ns = NULL;
+		void *pd = NULL;
+		int ok, before = 0;
+
+		ok = cuMemAlloc(&flag, 64) == CUDA_SUCCESS && cuMemsetD32(flag, 0, 1) == CUDA_SUCCESS &&
+		     OK(cudaMalloc(&pd, 64)) && cuStreamCreate(&ns, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS &&
+		     cuStreamWaitValue32(CU_STREAM_PER_THREAD, flag, 1, CU_STREAM_WAIT_VALUE_EQ) == CUDA_SUCCESS;
+		a.d = pd;
+		if (ok && pthread_create(&t, NULL, pt_thread, &a) == 0) {
+			for (int i = 0; i < 300 && !__atomic_load_n(&a.done, __ATOMIC_ACQUIRE); i++)
+				usleep(10000);
+			before = __atomic_load_n(&a.done, __ATOMIC_ACQUIRE);
+			ok = cuStreamWriteValue32(ns, flag, 1, 0) == CUDA_SUCCESS &&
+			     cuStreamSynchronize(ns) == CUDA_SUCCESS;
+			pthread_join(t, NULL);
+			ok = ok && cuStreamSynchronize(CU_STREAM_PER_THREAD) == CUDA_SUCCESS;
+		} else {
+			ok = 0;
+		}
+		tap_ok(ok && before == 1,
+		       "cudaStreamPerThread: another thread's runs while this thread's waits (%d)", before);
+		if (ns)
+			cuStreamDestroy(ns);
+		cudaFree(pd);
+		cuMemFree(flag);
+	}
 	/* cudaDeviceReset frees the device's memory. */
 	tap_ok(OK(cudaDeviceReset()), "cudaDeviceReset");
 	tap_ok(OK(cudaMemGetInfo(&free1, &total)) && free1 == free0,
