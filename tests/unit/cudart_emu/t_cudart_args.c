@@ -86,9 +86,13 @@ int main(void)
 	       "cudaMemcpy kind 7: cudaErrorInvalidMemcpyDirection");
 	tap_ok(cudaMemcpy(c, c, 1, cudaMemcpyDefault) == cudaErrorCallRequiresNewerDriver,
 	       "cudaMemcpy without the driver's cuMemcpy: cudaErrorCallRequiresNewerDriver");
-	calls->last_stream = (CUstream)1;
+	calls->last_stream = (CUstream)7;
 	tap_ok(cudaMemcpyAsync(c, c, 1, cudaMemcpyDefault, cudaStreamPerThread) == cudaSuccess &&
-	       calls->last_stream == NULL, "cudaStreamPerThread reaches the driver as NULL");
+	       calls->last_stream == CU_STREAM_PER_THREAD,
+	       "cudaStreamPerThread reaches the driver as CU_STREAM_PER_THREAD");
+	calls->last_stream = (CUstream)7;
+	tap_ok(cudaMemcpyAsync(c, c, 1, cudaMemcpyDefault, cudaStreamLegacy) == cudaSuccess &&
+	       calls->last_stream == NULL, "cudaStreamLegacy reaches the driver as NULL");
 	tap_ok(cudaIpcGetMemHandle(&ipc, p) == cudaErrorCallRequiresNewerDriver,
 	       "cudaIpcGetMemHandle without cuIpcGetMemHandle: cudaErrorCallRequiresNewerDriver");
 	tap_ok(cudaMallocManaged(&p, 64, cudaMemAttachSingle) == cudaErrorInvalidValue,
