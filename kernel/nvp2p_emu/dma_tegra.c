@@ -154,6 +154,8 @@ int nvidia_p2p_dma_map_pages(struct device *dev,
 	*map = &m->map;
 out_unlock:
 	mutex_unlock(&emu->lock);
+	if (!ret)
+		emu_map_return_window();
 	return ret;
 }
 NVP2P_EXPORT(nvidia_p2p_dma_map_pages);

@@ -22,6 +22,7 @@
 #define NVP2P_EMU_H
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/genalloc.h>
 #include <linux/kref.h>
 #include <linux/list.h>
@@ -189,6 +190,7 @@ struct emu_dev {
 	u64 nr_dma_maps;
 	u64 nr_callbacks;
 	atomic_t unmaps_in_flight;	/* inside dma_unmap_pages() */
+	atomic_t maps_returning;	/* dma_map_pages() past its lock */
 	u64 nr_stale_unmaps;		/* dma_unmap_pages() of a dead table */
 	u64 nr_unfreed_tables;		/* Tegra: on emu->revoked */
 	u64 nr_leftover_dma_maps;	/* Tegra: left mapped past a callback */
@@ -223,6 +225,7 @@ extern struct mutex emu_bind_lock;
 extern unsigned int emu_pin_latency_us;
 extern unsigned int emu_callback_delay_ms;
 extern unsigned int emu_unmap_delay_ms;
+extern unsigned int emu_map_return_delay_ms;
 extern unsigned int emu_max_mem_per_user_mb;
 extern unsigned short emu_dev_mode;
 #ifdef NVP2P_EMU_TEGRA
@@ -296,5 +299,23 @@ ssize_t emu_knob_write(const struct emu_knob *k, const char __user *ubuf,
  */
 void emu_debugfs_init(struct emu_dev *e);
 void emu_debugfs_exit(struct emu_dev *e);
+
+/*
+ * A dma_map_pages() that made a mapping, after it dropped the API lock and
+ * before it returns: a caller may be preempted there on any driver, and a
+ * free callback may then run and the mapping be freed before the caller
+ * sees it.  map_return_delay_ms holds the window open for tests.
+ */
+static inline void emu_map_return_window(void)
+{
+	unsigned int ms = READ_ONCE(emu_map_return_delay_ms);
+	struct emu_dev *e = emu;	/* another may bind meanwhile */
+
+	if (!ms)
+		return;
+	atomic_inc(&e->maps_returning);
+	msleep(ms);
+	atomic_dec(&e->maps_returning);
+}
 
 #endif /* NVP2P_EMU_H */

@@ -10,6 +10,8 @@
  *   allocations  pins  dma_maps  callbacks   live counts / callbacks fired
  *   imports  imports_total                   IPC imports (cuIpcOpenMemHandle):
  *                                            live / made since the module loaded
+ *   maps_returning                           dma_map_pages calls that made a
+ *                                            mapping and have not yet returned
  *   unmaps_in_flight  stale_unmaps           dma_unmap_pages calls running /
  *                                            made on a table no longer live
  *   unfreed_tables                           Tegra: tables put or revoked but
@@ -21,7 +23,7 @@
  *   bar1_total  bar1_reserved  bar1_used     BAR1 budget in bytes
  *   mem_total  mem_used                      GPU memory in bytes
  *   pin_latency_us  callback_delay_ms        the module parameters, writable
- *   unmap_delay_ms
+ *   unmap_delay_ms  map_return_delay_ms
  *   fail_next          "COUNT ERRNO": the next COUNT get_pages calls fail
  *   fail_next_dma_map  "COUNT ERRNO": the next COUNT dma_map_pages calls fail
  *
@@ -58,6 +60,7 @@ static const struct emu_knob emu_knobs[] = {
 	EMU_FIELD("pins", EMU_U64, nr_pins),
 	EMU_FIELD("dma_maps", EMU_U64, nr_dma_maps),
 	EMU_FIELD("callbacks", EMU_U64, nr_callbacks),
+	EMU_FIELD("maps_returning", EMU_ATOMIC, maps_returning),
 	EMU_FIELD("unmaps_in_flight", EMU_ATOMIC, unmaps_in_flight),
 	EMU_FIELD("stale_unmaps", EMU_U64, nr_stale_unmaps),
 	EMU_FIELD("unfreed_tables", EMU_U64, nr_unfreed_tables),
@@ -73,6 +76,7 @@ static const struct emu_knob emu_knobs[] = {
 	EMU_PARAM("pin_latency_us", emu_pin_latency_us),
 	EMU_PARAM("callback_delay_ms", emu_callback_delay_ms),
 	EMU_PARAM("unmap_delay_ms", emu_unmap_delay_ms),
+	EMU_PARAM("map_return_delay_ms", emu_map_return_delay_ms),
 	EMU_FIELD("fail_next", EMU_FAULT, fail_pin),
 	EMU_FIELD("fail_next_dma_map", EMU_FAULT, fail_dma),
 };

@@ -58,6 +58,10 @@ unsigned int emu_unmap_delay_ms;
 module_param_named(unmap_delay_ms, emu_unmap_delay_ms, uint, 0644);
 MODULE_PARM_DESC(unmap_delay_ms, "delay at the start of each dma_unmap_pages, no lock held, in ms");
 
+unsigned int emu_map_return_delay_ms;
+module_param_named(map_return_delay_ms, emu_map_return_delay_ms, uint, 0644);
+MODULE_PARM_DESC(map_return_delay_ms, "delay before each successful dma_map_pages returns, no lock held, in ms");
+
 #ifdef NVP2P_EMU_TEGRA
 /*
  * struct pages for BAR2, of the generic device type: never given to the
