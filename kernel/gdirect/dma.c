@@ -108,6 +108,10 @@ void gd_reg_dma_unmap(struct gd_reg *r)
  * free of the memory by another thread of the owner while gdirect_pin()
  * is still in it; docs/driver.md, "no get_pages beside put_pages".
  *
+ * The mapping is not read until it is published under a DMA bracket: the
+ * provider frees it right after a free callback, which may come as soon as
+ * dma_map_pages has returned, and the callback waits for brackets.
+ *
  * Return: 0, -ESTALE if revoked, -EPROTO (mapping version) or -EIO (not
  * one bus address per 64 KiB page) with the mapping undone, or the
  * provider's error.
@@ -127,44 +131,55 @@ int gd_reg_dma_map(struct gd_reg *r)
 	up_read(&gd_excl);
 	if (ret)
 		return gd_errno(ret);
-	if (!NVIDIA_P2P_DMA_MAPPING_VERSION_COMPATIBLE(dma)) {
-		atomic64_inc(&gd_stats.version_mismatch);
-		pr_err_ratelimited("nv-p2p DMA mapping version %#x is incompatible with %#x; rebuild gdirect against the running NVIDIA driver\n",
-				   dma->version, NVIDIA_P2P_DMA_MAPPING_VERSION);
-		bus = ERR_PTR(-EPROTO);
-	} else {
-		/* Our in-kernel API hands out one address per 64 KiB page. */
-		bus = gd_nv_dma_pages(dma, r->size);
-		if (PTR_ERR_OR_ZERO(bus) == -EIO)
-			pr_err_ratelimited("DMA mapping of %#llx+%#llx is not one address per 64 KiB page\n",
-					   r->addr, r->size);
-	}
+
 	/*
-	 * A mapping we cannot use is published all the same and unmapped by
-	 * the fenced path ("fenced unmap"), never behind a callback's back.
-	 * Revoked meanwhile: the provider frees it (on Tegra it may leak; "no
-	 * get_pages beside put_pages").
+	 * Still PINNED: the callback has not marked it revoked, so the
+	 * provider has not freed the mapping, and from here the callback
+	 * waits for our bracket, then frees what we published.  Revoked
+	 * meanwhile: the mapping may be gone already and is not touched; the
+	 * provider frees it (on Tegra it may leak; "no get_pages beside
+	 * put_pages").
 	 */
 	spin_lock(&r->lock);
 	if (r->state == GD_PINNED) {
 		r->dma = dma;
-		if (!IS_ERR(bus)) {
-			r->bus = bus;
-			bus = NULL;
-		}
+		r->dma_users++;
 	} else {
 		ret = -ESTALE;
 	}
 	spin_unlock(&r->lock);
-	if (IS_ERR(bus)) {
-		if (!ret)
-			gd_reg_dma_unmap(r);
-		return ret ?: PTR_ERR(bus);
+	if (ret)
+		return ret;
+
+	if (!NVIDIA_P2P_DMA_MAPPING_VERSION_COMPATIBLE(dma)) {
+		atomic64_inc(&gd_stats.version_mismatch);
+		pr_err_ratelimited("nv-p2p DMA mapping version %#x is incompatible with %#x; rebuild gdirect against the running NVIDIA driver\n",
+				   dma->version, NVIDIA_P2P_DMA_MAPPING_VERSION);
+		ret = -EPROTO;
+	} else {
+		/* Our in-kernel API hands out one address per 64 KiB page. */
+		bus = gd_nv_dma_pages(dma, r->size);
+		ret = PTR_ERR_OR_ZERO(bus);
+		if (ret == -EIO)
+			pr_err_ratelimited("DMA mapping of %#llx+%#llx is not one address per 64 KiB page\n",
+					   r->addr, r->size);
+		if (!ret) {
+			spin_lock(&r->lock);
+			r->bus = bus;
+			spin_unlock(&r->lock);
+		}
 	}
-	kvfree(bus);
-	if (!ret)
-		atomic64_inc(&gd_stats.dma_maps);
-	return ret;
+	gd_reg_dma_end(r);
+	/*
+	 * A mapping we cannot use is unmapped by the fenced path ("fenced
+	 * unmap"), never behind a callback's back.
+	 */
+	if (ret) {
+		gd_reg_dma_unmap(r);
+		return ret;
+	}
+	atomic64_inc(&gd_stats.dma_maps);
+	return 0;
 }
 
 /* DMA brackets for kernel users; the callback waits for them. */

@@ -89,6 +89,7 @@ int gdt_setup(const char *params, int edu)
 		return -1;
 	gdt_emu_knob("callback_delay_ms", "0");
 	gdt_emu_knob("unmap_delay_ms", "0");
+	gdt_emu_knob("map_return_delay_ms", "0");
 	gdt_emu_knob("pin_latency_us", "0");
 	gdt_emu_knob("fail_next", "0 5");	/* disarm */
 	return 0;
@@ -100,6 +101,7 @@ int gdt_teardown(void)
 
 	gdt_emu_knob("callback_delay_ms", "0");
 	gdt_emu_knob("unmap_delay_ms", "0");
+	gdt_emu_knob("map_return_delay_ms", "0");
 	if (loaded_edu)
 		rc |= guest_sh("rmmod gdirect_edu");
 	if (loaded_gd)

@@ -5,11 +5,12 @@
  * checked in the host's backing file (hostcheck) and through CUDA, then
  * DMA'd back; pins made lazily and reused, dropped on free, and evicted
  * least recently used first; the device unbound under open files, alone
- * and racing a free.
+ * and racing a free; a free racing the first transfer's DMA mapping.
  *
  * edu takes ~100 ms per DMA, so transfers are kept to a few KiB.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,60 @@ static void test_unbind_races_free(uint8_t *data)
 	efd = open(GDEDU_DEVICE, O_RDWR);
 }
 
+struct map_race {
+	CUdeviceptr gpu;
+	uint8_t *data;
+	int ret;
+};
+
+static void *map_race_xfer(void *arg)
+{
+	struct map_race *m = arg;
+
+	m->ret = xfer(m->gpu, m->data, 16, GDEDU_TO_GPU);
+	return NULL;
+}
+
+/*
+ * The owner frees the memory while edu's first transfer to it is just past
+ * dma_map_pages: the free callback runs and the provider frees the new
+ * mapping before gdirect_pin() has used it (docs/driver.md, "no get_pages
+ * beside put_pages").  The emulator's map_return_delay_ms holds that window
+ * open; the free is made only once a mapping is in it.  gdirect must not
+ * read the freed mapping (the debug-kernel lane's KASAN reports a read),
+ * and the transfer fails with ESTALE, leaving nothing pinned or mapped.
+ */
+static void test_map_races_free(uint8_t *data)
+{
+	struct map_race m = { .gpu = gdt_alloc(GDT_KB64), .data = data, .ret = 1 };
+	uint64_t callbacks = gdt_emu("callbacks");
+	int64_t mismatches = gdt_gd_stat("version_mismatch");
+	int polls = 0;
+	pthread_t t;
+
+	gdt_emu_knob("map_return_delay_ms", "1000");
+	if (!gdt_ok(m.gpu && pthread_create(&t, NULL, map_race_xfer, &m) == 0,
+		    "transfer thread started")) {
+		gdt_emu_knob("map_return_delay_ms", "0");
+		return;
+	}
+	while (gdt_emu("maps_returning") == 0 && polls++ < 1000)
+		usleep(10000);
+	gdt_ok(gdt_emu("maps_returning") == 1,
+	       "the transfer's dma_map_pages made its mapping and has not returned");
+	gdt_free(m.gpu);
+	gdt_ok(gdt_emu("callbacks") == callbacks + 1 && gdt_emu("dma_maps") == 0,
+	       "the free ran the callback and the mapping was freed meanwhile");
+	pthread_join(t, NULL);
+	gdt_emu_knob("map_return_delay_ms", "0");
+	gdt_ok(m.ret == -ESTALE, "the transfer fails with ESTALE (%d)", m.ret);
+	/* A read of the freed mapping shows as a garbage version. */
+	gdt_ok(mismatches >= 0 && gdt_gd_stat("version_mismatch") == mismatches,
+	       "gdirect read nothing of the freed mapping (no version mismatch)");
+	gdt_ok(gdt_emu("pins") == 0 && gdt_emu("dma_maps") == 0 &&
+	       gdt_emu("maps_returning") == 0, "nothing pinned or mapped");
+}
+
 static void body(void)
 {
 	const size_t len = 6000, off = GDT_KB64 - 3000;	/* crosses 64 KiB */
@@ -215,6 +270,7 @@ static void body(void)
 	       stats().hits == s.hits + 1, "most recent page still cached");
 	gdt_ok(ioctl(efd, GDEDU_IOC_FLUSH) == 0 && stats().cached == 0 &&
 	       gdt_emu("pins") == 0, "FLUSH unpins everything");
+	test_map_races_free(data);
 	test_unbind(many, data);
 	test_unbind_races_free(data);
 	gdt_free(many);
