@@ -83,5 +83,6 @@ void scenario_hits(const struct opts *o);
 void scenario_contended(const struct opts *o);
 void scenario_reuse(const struct opts *o);
 void scenario_bar(const struct opts *o);
+void scenario_registration(const struct opts *o);	/* --only 5 */
 
 #endif

@@ -7,6 +7,10 @@
  *   rcache_bench [--repeats N] [--quick] [--only 1,2,3,4] [--md FILE]
  *                [--data DIR]
  *
+ * Scenarios (--only, default 1234): 1 hits, 2 hits during a pin, 3 a
+ * reuse trace at gdrcopy's costs, 4 twice the BAR budget; 5 registrations
+ * alone, to profile (stdout only).
+ *
  * Needs GDIRECT_LIBCUDA=<build>/bench/libbenchcuda.so (bench/run.sh sets
  * it): libgdirect's miss path classifies the pointer through "CUDA".
  * Progress goes to stderr, tables to stdout, the report to FILE, and the
@@ -98,7 +102,7 @@ int main(int argc, char **argv)
 			}
 		} else {
 			fprintf(stderr, "usage: %s [--repeats N] [--quick] "
-				"[--only 1234] [--md FILE] [--data DIR]\n", argv[0]);
+				"[--only 12345] [--md FILE] [--data DIR]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -129,6 +133,8 @@ int main(int argc, char **argv)
 		scenario_reuse(&o);
 	if (strchr(only, '4'))
 		scenario_bar(&o);
+	if (strchr(only, '5'))
+		scenario_registration(&o);
 	if (o.md) {
 		targets(o.md);
 		fclose(o.md);
