@@ -275,8 +275,11 @@ struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *qv)
 	gd_allocs_drop_locked(c, s, e);
 	/* Bound the cache: frees of unpinned memory are invisible without
 	 * hooks, so entries could pile up.  Forgetting costs a re-query (and
-	 * a repeated, harmless SYNC_MEMOPS) later. */
-	if (c->nallocs >= GD_ALLOCS_MAX)
+	 * a repeated, harmless SYNC_MEMOPS) later.  The bound grows with the
+	 * live registrations, each of which made an entry: flushing those
+	 * every GD_ALLOCS_MAX misses would make every registration beyond
+	 * them pay for an insertion into cold memory and a drop. */
+	if (c->nallocs >= GD_ALLOCS_MAX && c->nallocs >= 2 * c->nregions)
 		while (c->alloc_list.next != &c->alloc_list)
 			alloc_drop(c, c->alloc_list.next);
 	al = gd_hpmem_alloc(&c->allocmem);	/* zeroed */

@@ -108,6 +108,49 @@ static void bounded(void)
 		CHECK_EQ(in.type, GDIRECT_MEM_DEVICE);
 		CHECK_EQ(in.alloc_base, a[i]);
 	}
+	/* With nothing registered the bound held: the first ones were
+	 * forgotten and are asked again, the last one is not. */
+	unsigned long q = fake_cuda_queries();
+
+	CHECK_EQ(gdirect_classify(c, P(a[N - 1]), &in), 0);
+	CHECK_EQ(fake_cuda_queries(), q);
+	CHECK_EQ(gdirect_classify(c, P(a[1]), &in), 0);
+	CHECK(fake_cuda_queries() > q);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+/* The bound grows with the live registrations: every registered
+ * allocation stays cached, so classifying them asks CUDA nothing, and each
+ * had SYNC_MEMOPS set once. */
+static void bound_grows_with_registrations(void)
+{
+	enum { N = 5000 };
+	struct gdirect_params p;
+	struct gdirect_ptr_info in;
+	struct gdirect_reg *r;
+	static uint64_t a[N];
+	unsigned long q;
+
+	params(&p, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS);
+	p.max_regions = 0;
+	p.max_bytes = 0;
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+
+	for (int i = 0; i < N; i++) {
+		a[i] = fake_cuda_alloc(64 * KiB);
+		CHECK(a[i]);
+		CHECK_EQ(gdirect_reg_get(c, P(a[i]), 64 * KiB, 0, &r), 0);
+		gdirect_reg_put(r);
+	}
+	q = fake_cuda_queries();
+	for (int i = 0; i < N; i++) {
+		CHECK_EQ(gdirect_classify(c, P(a[i] + 5), &in), 0);
+		CHECK_EQ(in.alloc_base, a[i]);
+	}
+	CHECK_EQ(fake_cuda_queries(), q);
+	CHECK_EQ(fake_cuda_sync_count(a[0]), 1);
+	CHECK_EQ(fake_cuda_sync_count(a[N - 1]), 1);
 	gdirect_ctx_destroy(c);
 	fake_cuda_reset();
 }
@@ -329,6 +372,7 @@ int main(void)
 {
 	need_fake_cuda();
 	TAP_TEST(bounded);
+	TAP_TEST(bound_grows_with_registrations);
 	TAP_TEST(kinds_hooks);
 	TAP_TEST(kinds_kernel);
 	TAP_TEST(host_cached);
