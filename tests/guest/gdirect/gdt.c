@@ -160,6 +160,35 @@ int gdt_open_gdirect(volatile uint32_t **status)
 	return fd;
 }
 
+int gdt_body_open(int *fd, volatile uint32_t **status, void (*first)(void),
+		  size_t size, unsigned int shift, struct gdt_buffer *b)
+{
+	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context on the emulated GPU"))
+		return -1;
+	*fd = gdt_open_gdirect(status);
+	if (*fd < 0)
+		return -1;
+	if (first)
+		first();
+	b->gpu = gdt_alloc(size);
+	b->pattern = malloc(size);
+	for (size_t i = 0; b->pattern && i < size; i++)
+		b->pattern[i] = (uint8_t)(i * 7 + (i >> shift));
+	gdt_ok(b->gpu && b->pattern &&
+	       cuMemcpyHtoD(b->gpu, b->pattern, size) == CUDA_SUCCESS,
+	       "cuMemAlloc + cuMemcpyHtoD %zu MiB", size >> 20);
+	return 0;
+}
+
+void gdt_body_close(int fd, volatile uint32_t *status, struct gdt_buffer *b)
+{
+	gdt_free(b->gpu);
+	free(b->pattern);
+	munmap((void *)status, GDIRECT_STATUS_BYTES);
+	gdt_ok(close(fd) == 0 && gdt_quiet(), "close: nothing left pinned");
+	gdt_ok(gdt_gd_stat("live_regions") == 0, "gdirect: no live regions");
+}
+
 CUdeviceptr gdt_alloc(size_t size)
 {
 	CUdeviceptr p = 0;
