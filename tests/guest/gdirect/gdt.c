@@ -4,6 +4,7 @@
  */
 #include "gdt.h"
 #include "emu_knob.h"
+#include "guest_cuda.h"
 #include "guest_fault.h"
 #include "guest_harness.h"
 
@@ -134,15 +135,7 @@ int gdt_main(const char *params, int edu, void (*body)(void))
 
 int gdt_cuda_init(void)
 {
-	CUdevice dev;
-	CUcontext ctx;
-
-	if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS)
-		return -1;
-	if (cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
-	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
-		return -1;
-	return 0;
+	return guest_cuda_init();
 }
 
 int gdt_open_gdirect(volatile uint32_t **status)

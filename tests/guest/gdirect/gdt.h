@@ -47,7 +47,7 @@ int gdt_teardown(void);
  */
 int gdt_main(const char *params, int edu, void (*body)(void));
 
-/* CUDA: one context for the process (call again after fork). */
+/* CUDA: one context for the process (call again after fork; guest_cuda.h). */
 int gdt_cuda_init(void);
 CUdeviceptr gdt_alloc(size_t size);
 int gdt_free(CUdeviceptr p);
