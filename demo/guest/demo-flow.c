@@ -32,21 +32,6 @@ static double now_us(void)
 	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
-static uint64_t emu_stat(const char *name)
-{
-	char path[128], buf[64] = "";
-	FILE *f;
-
-	emu_knob_path(path, sizeof(path), name);
-	f = fopen(path, "r");
-	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = 0;
-		fclose(f);
-	}
-	return strtoull(buf, NULL, 0);
-}
-
 static int step_no;
 static void step(const char *what)
 {
@@ -109,7 +94,7 @@ int main(void)
 		if (p.ret)
 			return fail("get_pages", p.ret);
 		printf("    pinned 128 pages of 64 KiB in %.0f us; BAR1 used %llu MiB\n",
-		       t, (unsigned long long)emu_stat("bar1_used") >> 20);
+		       t, (unsigned long long)emu_stat_u64("bar1_used") >> 20);
 	}
 
 	step("Map it for the peer device (nvidia_p2p_dma_map_pages)");
@@ -152,16 +137,16 @@ int main(void)
 	{
 		struct st_slot_info i = { .slot = 0 };
 		struct st_put p = { .slot = 0, .va = d };
-		uint64_t cb = emu_stat("callbacks");
+		uint64_t cb = emu_stat_u64("callbacks");
 
 		t0 = now_us();
 		cuMemFree(d);
 		t = now_us() - t0;
 		ioctl(st, ST_IOC_INFO, &i);
 		printf("    cuMemFree took %.0f us; free callbacks fired: %llu; peer's page table gone: %s\n",
-		       t, (unsigned long long)(emu_stat("callbacks") - cb), i.live ? "no" : "yes");
+		       t, (unsigned long long)(emu_stat_u64("callbacks") - cb), i.live ? "no" : "yes");
 		printf("    BAR1 used after the callback: %llu MiB\n",
-		       (unsigned long long)emu_stat("bar1_used") >> 20);
+		       (unsigned long long)emu_stat_u64("bar1_used") >> 20);
 		ioctl(st, ST_IOC_PUT, &p);
 		printf("    the driver's late nvidia_p2p_put_pages returns %d, as the guide promises\n", p.ret);
 		cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, d);
@@ -183,7 +168,7 @@ int main(void)
 				break;
 		}
 		printf("    %d pins (%d MiB) fit; the next failed with %d (-ENOMEM): BAR1 used %llu of %llu MiB, %llu reserved\n",
-		       slots, slots * 8, p.ret, (unsigned long long)emu_stat("bar1_used") >> 20,
+		       slots, slots * 8, p.ret, (unsigned long long)emu_stat_u64("bar1_used") >> 20,
 		       (unsigned long long)info.bar1_size >> 20, (unsigned long long)info.bar1_reserved >> 20);
 		printf("    libgdirect evicts unused pins and retries here: make demo shows it\n");
 	}

@@ -1468,86 +1468,39 @@ typedef CUresult (*f_ptrattr)(void *, int, CUdeviceptr);
 #define STREAM_PER_THREAD	((CUstream)0x2)
 
 /*
- * The order in which host functions ran and releases happened, one letter
- * each: ordering is observed by order, never by time.  A release thread
- * writes a word that a stream waits on, after a pause long enough for
- * anything not waiting on it to run first.
+ * The order in which host functions ran and releases happened
+ * (stream_order.h).  A release thread writes a word that a stream waits
+ * on, after a pause long enough for anything not waiting on it to run
+ * first.
  */
-static char seq[64];
-static unsigned int nseq;
-static pthread_t caller;
-static int on_caller;		/* host functions that ran on the caller */
+#include "stream_order.h"
+
 static int cb_status = -1;
-
-static void note(char c)
-{
-	unsigned int i = __atomic_fetch_add(&nseq, 1, __ATOMIC_SEQ_CST);
-
-	if (i < sizeof(seq) - 1)
-		seq[i] = c;
-}
-
-static void hostfn(void *arg)
-{
-	if (pthread_equal(pthread_self(), caller))
-		__atomic_add_fetch(&on_caller, 1, __ATOMIC_SEQ_CST);
-	note((char)(uintptr_t)arg);
-}
 
 static void streamcb(CUstream s, CUresult status, void *arg)
 {
 	(void)s;
 	cb_status = status;
-	hostfn(arg);
+	order_hostfn(arg);
 }
 
-struct release {
-	volatile unsigned int *word;
-	unsigned int ms;
-	pthread_t t;
-	int started;
-};
-
-static void *release_fn(void *arg)
-{
-	struct release *r = arg;
-
-	usleep(r->ms * 1000);
-	note('R');
-	__atomic_store_n(r->word, 1, __ATOMIC_SEQ_CST);
-	return NULL;
-}
-
-static void release_start(struct release *r, volatile unsigned int *word,
+static void release_start(struct order_release *r, volatile unsigned int *word,
 			  unsigned int ms)
 {
-	r->word = word;
-	r->ms = ms;
-	r->started = !pthread_create(&r->t, NULL, release_fn, r);
-	if (!r->started)	/* nothing must wait forever */
-		release_fn(r);
-}
-
-static void release_join(struct release *r)
-{
-	if (r->started)
-		pthread_join(r->t, NULL);
-	r->started = 0;
+	if (order_release_start(r, word, ms))	/* nothing must wait forever */
+		order_release_fn(r);
 }
 
 /* Prints the order seen, and starts a new one. */
 static void order_out(const char *key)
 {
-	unsigned int n = __atomic_load_n(&nseq, __ATOMIC_SEQ_CST);
+	const char *seen = order_take();
 
-	seq[n < sizeof(seq) - 1 ? n : sizeof(seq) - 1] = '\0';
-	out(key, "%s", n ? seq : "none");
-	memset(seq, 0, sizeof(seq));
-	__atomic_store_n(&nseq, 0, __ATOMIC_SEQ_CST);
+	out(key, "%s", *seen ? seen : "none");
 }
 
 #define HOSTFN(key, s, c) \
-	C(key, "cuLaunchHostFunc", f_hostfunc, s, hostfn, (void *)(uintptr_t)(c))
+	C(key, "cuLaunchHostFunc", f_hostfunc, s, order_hostfn, (void *)(uintptr_t)(c))
 
 /* A page of host words, registered and mapped for stream memory operations. */
 static volatile unsigned int *host_words(CUdeviceptr *hd)
@@ -1575,10 +1528,10 @@ static void s_order(void)
 	CUstream s = NULL, snb = NULL;
 	CUdeviceptr hd = 0, d = 0;
 	volatile unsigned int *m;
-	struct release rel;
+	struct order_release rel;
 	unsigned int fl = 99, v = 0;
 
-	caller = pthread_self();
+	order_caller = pthread_self();
 	if (setup() || !(m = host_words(&hd)) ||
 	    C("cuStreamCreate(blocking)", "cuStreamCreate", f_streamcreate, &s, 0) ||
 	    C("cuStreamCreate(NON_BLOCKING)", "cuStreamCreate", f_streamcreate, &snb, 1) ||
@@ -1593,17 +1546,17 @@ static void s_order(void)
 	release_start(&rel, &m[0], 200);
 	C("null_after_blocking.cuCtxSynchronize", "cuCtxSynchronize", f_v);
 	order_out("null_after_blocking.order");
-	release_join(&rel);
+	order_release_join(&rel);
 
 	/* a blocking stream after the NULL stream: D after R; E free */
 	C("blocking_after_null.wait", "cuStreamWaitValue32_v2", f_wait32, NULL, hd + 4, 1, 0);
-	note('W');	/* the wait returned */
+	order_note('W');	/* the wait returned */
 	HOSTFN("blocking_after_null.D", s, 'D');
 	HOSTFN("blocking_after_null.E", snb, 'E');
 	release_start(&rel, &m[1], 200);
 	C("blocking_after_null.cuCtxSynchronize", "cuCtxSynchronize", f_v);
 	order_out("blocking_after_null.order");
-	release_join(&rel);
+	order_release_join(&rel);
 
 	/* a callback on the NULL stream, after a blocking stream's wait */
 	C("callback.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd + 8, 1, 0);
@@ -1613,7 +1566,7 @@ static void s_order(void)
 	C("callback.cuCtxSynchronize", "cuCtxSynchronize", f_v);
 	order_out("callback.order");
 	out("callback.status", "%s", cb_status < 0 ? "not called" : rcname(cb_status));
-	release_join(&rel);
+	order_release_join(&rel);
 
 	/* cuCtxSynchronize waits for a non-blocking stream's queued work */
 	C("ctxsync.wait", "cuStreamWaitValue32_v2", f_wait32, snb, hd + 12, 1, 0);
@@ -1621,19 +1574,19 @@ static void s_order(void)
 	C("ctxsync.write", "cuStreamWriteValue32_v2", f_wait32, snb, hd + 16, 7, 0);
 	release_start(&rel, &m[3], 200);
 	C("ctxsync.cuCtxSynchronize", "cuCtxSynchronize", f_v);
-	note('S');
+	order_note('S');
 	order_out("ctxsync.order");
 	out("ctxsync.written", "%u", m[4]);
-	release_join(&rel);
+	order_release_join(&rel);
 
 	/* a synchronous copy to the host waits for the blocking streams */
 	C("memcpy.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd + 20, 1, 0);
 	release_start(&rel, &m[5], 200);
 	C("memcpy.cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2", f_dtoh, &v, d, 4);
-	note('M');
+	order_note('M');
 	C("memcpy.cuCtxSynchronize", "cuCtxSynchronize", f_v);
 	order_out("memcpy.order");
-	release_join(&rel);
+	order_release_join(&rel);
 
 	/* the legacy and per-thread default stream handles */
 	C("cuStreamQuery(LEGACY)", "cuStreamQuery", f_stream, STREAM_LEGACY);
@@ -1649,16 +1602,16 @@ static void s_order(void)
 	release_start(&rel, &m[6], 200);
 	C("per_thread.cuCtxSynchronize", "cuCtxSynchronize", f_v);
 	order_out("per_thread.order");
-	release_join(&rel);
+	order_release_join(&rel);
 	C("legacy.wait", "cuStreamWaitValue32_v2", f_wait32, STREAM_LEGACY, hd + 28, 1, 0);
 	HOSTFN("legacy.K", s, 'K');
 	HOSTFN("legacy.L", snb, 'L');
 	release_start(&rel, &m[7], 200);
 	C("legacy.cuCtxSynchronize", "cuCtxSynchronize", f_v);
 	order_out("legacy.order");
-	release_join(&rel);
+	order_release_join(&rel);
 
-	out("hostfn.on_caller", "%d", on_caller);
+	out("hostfn.on_caller", "%d", order_on_caller);
 	C(NULL, "cuStreamDestroy_v2", f_stream, s);
 	C(NULL, "cuStreamDestroy_v2", f_stream, snb);
 	C(NULL, "cuMemFree_v2", f_dptr, d);
@@ -1672,9 +1625,9 @@ static void s_ctxdestroy(void)
 	CUstream s = NULL;
 	CUdeviceptr hd = 0;
 	volatile unsigned int *m;
-	struct release rel;
+	struct order_release rel;
 
-	caller = pthread_self();
+	order_caller = pthread_self();
 	if (setup() ||
 	    C("cuCtxCreate_v4", "cuCtxCreate_v4", f_ctxcreate4, &c, NULL, 0, dev) ||
 	    !(m = host_words(&hd)) ||
@@ -1684,8 +1637,8 @@ static void s_ctxdestroy(void)
 	HOSTFN("A", s, 'A');
 	release_start(&rel, &m[0], 300);
 	C("cuCtxDestroy_v2", "cuCtxDestroy_v2", f_ctx, c);
-	note('X');
-	release_join(&rel);
+	order_note('X');
+	order_release_join(&rel);
 	usleep(300 * 1000);
 	order_out("order");
 	if (!C("cuCtxGetCurrent", "cuCtxGetCurrent", f_pctx, &cur))
@@ -1701,9 +1654,9 @@ static void s_memfree(void)
 	CUstream s = NULL;
 	CUdeviceptr hd = 0, d = 0;
 	volatile unsigned int *m;
-	struct release rel;
+	struct order_release rel;
 
-	caller = pthread_self();
+	order_caller = pthread_self();
 	if (setup() || !(m = host_words(&hd)) ||
 	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1) ||
 	    C("cuMemAlloc_v2", "cuMemAlloc_v2", f_alloc, &d, 4096))
@@ -1712,8 +1665,8 @@ static void s_memfree(void)
 	C("write", "cuStreamWriteValue32_v2", f_wait32, s, d, 0x55, 0);
 	release_start(&rel, &m[0], 300);
 	C("cuMemFree_v2", "cuMemFree_v2", f_dptr, d);
-	note('F');
-	release_join(&rel);
+	order_note('F');
+	order_release_join(&rel);
 	order_out("order");
 	C("cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
 	C("cuCtxSynchronize", "cuCtxSynchronize", f_v);
@@ -1744,14 +1697,14 @@ static void s_sticky(void)
 	CUevent e = NULL;
 	CUdeviceptr hd = 0, va = 0, d = 0, d2 = 0;
 	volatile unsigned int *m;
-	struct release rel;
+	struct order_release rel;
 	size_t gran = 0, fr = 0, tot = 0;
 	unsigned int v = 0, api = 0;
 	int a = 0;
 	void *hp = NULL;
 	CUresult r;
 
-	caller = pthread_self();
+	order_caller = pthread_self();
 	if (setup() ||
 	    C("cuCtxCreate_v4", "cuCtxCreate_v4", f_ctxcreate4, &c, NULL, 0, dev) ||
 	    !(m = host_words(&hd)) ||
@@ -1779,8 +1732,8 @@ static void s_sticky(void)
 	C("fault.write", "cuStreamWriteValue32_v2", f_wait32, s, va, 0x55, 0);
 	release_start(&rel, &m[0], 300);
 	C("fault.cuMemUnmap", "cuMemUnmap", f_unmap, va, gran);
-	note('U');
-	release_join(&rel);
+	order_note('U');
+	order_release_join(&rel);
 	order_out("fault.order");
 	r = C("fault.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
 	if (!r) {	/* the unmap waited: a kernel's store faults instead */
@@ -1810,7 +1763,7 @@ static void s_sticky(void)
 	C("after.cuMemcpyDtoH_v2", "cuMemcpyDtoH_v2", f_dtoh, &v, d, 4);
 	C("after.cuMemsetD8_v2", "cuMemsetD8_v2", f_memset8, d, 0, 4);
 	C("after.cuMemcpyHtoDAsync_v2", "cuMemcpyHtoDAsync_v2", f_htod_a, d, &v, 4, s);
-	C("after.cuLaunchHostFunc", "cuLaunchHostFunc", f_hostfunc, s, hostfn, (void *)(uintptr_t)'Z');
+	C("after.cuLaunchHostFunc", "cuLaunchHostFunc", f_hostfunc, s, order_hostfn, (void *)(uintptr_t)'Z');
 	C("after.cuStreamWriteValue32", "cuStreamWriteValue32_v2", f_wait32, s, hd + 4, 1, 0);
 	C("after.cuStreamWaitValue32", "cuStreamWaitValue32_v2", f_wait32, s, hd + 4, 0, 0);
 	C("after.cuMemAllocHost_v2", "cuMemAllocHost_v2", f_allochost, &hp, 4096);

@@ -31,50 +31,19 @@
 
 #include <cuda.h>
 
+#include "stream_order.h"
 #include "tap.h"
 
-static char seq[64];
-static unsigned int nseq;
-static pthread_t caller;
-static int on_caller;
 static CUresult cb_status = (CUresult)-1;
 static CUcontext primary;
 static volatile uint32_t *word;	/* page-locked host words */
 static CUdeviceptr dword;	/* their device address */
 
-static void note(char c)
-{
-	unsigned int i = __atomic_fetch_add(&nseq, 1, __ATOMIC_SEQ_CST);
-
-	if (i < sizeof(seq) - 1)
-		seq[i] = c;
-}
-
-/* The order seen since the last call. */
-static const char *order(void)
-{
-	static char out[sizeof(seq)];
-	unsigned int n = __atomic_load_n(&nseq, __ATOMIC_SEQ_CST);
-
-	memcpy(out, seq, sizeof(out));
-	out[n < sizeof(out) - 1 ? n : sizeof(out) - 1] = '\0';
-	memset(seq, 0, sizeof(seq));
-	__atomic_store_n(&nseq, 0, __ATOMIC_SEQ_CST);
-	return out;
-}
-
-static void host_fn(void *arg)
-{
-	if (pthread_equal(pthread_self(), caller))
-		__atomic_add_fetch(&on_caller, 1, __ATOMIC_SEQ_CST);
-	note((char)(uintptr_t)arg);
-}
-
 static void callback(CUstream s, CUresult status, void *arg)
 {
 	(void)s;
 	cb_status = status;
-	note((char)(uintptr_t)arg);
+	order_note((char)(uintptr_t)arg);
 }
 
 /*
@@ -83,44 +52,27 @@ static void callback(CUstream s, CUresult status, void *arg)
  * first: generous, for a loaded machine.
  */
 #define PAUSE_MS 300
-struct release {
-	volatile uint32_t *word;
-	unsigned int ms;
-	pthread_t t;
-};
 
-static void *release_fn(void *arg)
+static void release_start(struct order_release *r, volatile uint32_t *w, unsigned int ms)
 {
-	struct release *r = arg;
-
-	usleep(r->ms * 1000);
-	note('R');
-	__atomic_store_n(r->word, 1, __ATOMIC_SEQ_CST);
-	return NULL;
-}
-
-static void release_start(struct release *r, volatile uint32_t *w, unsigned int ms)
-{
-	r->word = w;
-	r->ms = ms;
-	if (pthread_create(&r->t, NULL, release_fn, r))
+	if (order_release_start(r, w, ms))
 		TAP_SKIP("no thread for the release");
 }
 
 #define CK(call) CHECK_EQ(call, CUDA_SUCCESS)
-#define HOSTFN(s, c) CK(cuLaunchHostFunc(s, host_fn, (void *)(uintptr_t)(c)))
+#define HOSTFN(s, c) CK(cuLaunchHostFunc(s, order_hostfn, (void *)(uintptr_t)(c)))
 
 static void setup_words(void)
 {
 	memset((void *)word, 0, 4096);
-	order();
+	order_take();
 }
 
 /* The NULL stream's host function follows a blocking stream's wait. */
 static void null_stream_follows_blocking(void)
 {
 	CUstream s, nb;
-	static struct release r;	/* may outlive a failed check */
+	static struct order_release r;	/* may outlive a failed check */
 
 	setup_words();
 	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
@@ -132,8 +84,8 @@ static void null_stream_follows_blocking(void)
 	HOSTFN(nb, 'C');
 	CK(cuCtxSynchronize());
 	pthread_join(r.t, NULL);
-	CHECK_STR(order(), "CRAB");
-	CHECK_EQ(on_caller, 0);
+	CHECK_STR(order_take(), "CRAB");
+	CHECK_EQ(order_on_caller, 0);
 	CK(cuStreamDestroy(s));
 	CK(cuStreamDestroy(nb));
 }
@@ -142,19 +94,19 @@ static void null_stream_follows_blocking(void)
 static void blocking_follows_null_stream(void)
 {
 	CUstream s, nb;
-	static struct release r;	/* may outlive a failed check */
+	static struct order_release r;	/* may outlive a failed check */
 
 	setup_words();
 	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
 	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
 	release_start(&r, &word[1], PAUSE_MS);
 	CK(cuStreamWaitValue32(NULL, dword + 4, 1, CU_STREAM_WAIT_VALUE_GEQ));
-	note('W');	/* the wait was queued, not waited for */
+	order_note('W');	/* the wait was queued, not waited for */
 	HOSTFN(s, 'D');
 	HOSTFN(nb, 'E');
 	CK(cuCtxSynchronize());
 	pthread_join(r.t, NULL);
-	CHECK_STR(order(), "WERD");
+	CHECK_STR(order_take(), "WERD");
 	CK(cuStreamDestroy(s));
 	CK(cuStreamDestroy(nb));
 }
@@ -162,7 +114,7 @@ static void blocking_follows_null_stream(void)
 static void release_from_host_fn(void *arg)
 {
 	(void)arg;
-	note('B');
+	order_note('B');
 	__atomic_store_n(&word[2], 1, __ATOMIC_SEQ_CST);
 }
 
@@ -174,7 +126,7 @@ static void release_from_host_fn(void *arg)
 static void nonblocking_exempt(void)
 {
 	CUstream nb;
-	static struct release r;	/* may outlive a failed check */
+	static struct order_release r;	/* may outlive a failed check */
 
 	setup_words();
 	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
@@ -184,7 +136,7 @@ static void nonblocking_exempt(void)
 	CK(cuLaunchHostFunc(NULL, release_from_host_fn, NULL));
 	CK(cuCtxSynchronize());
 	pthread_join(r.t, NULL);
-	CHECK_STR(order(), "BAR");
+	CHECK_STR(order_take(), "BAR");
 	CK(cuStreamDestroy(nb));
 }
 
@@ -192,7 +144,7 @@ static void nonblocking_exempt(void)
 static void ctx_synchronize_waits(void)
 {
 	CUstream nb;
-	static struct release r;	/* may outlive a failed check */
+	static struct order_release r;	/* may outlive a failed check */
 
 	setup_words();
 	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
@@ -201,9 +153,9 @@ static void ctx_synchronize_waits(void)
 	HOSTFN(nb, 'G');
 	CK(cuStreamWriteValue32(nb, dword + 16, 7, 0));
 	CK(cuCtxSynchronize());
-	note('S');
+	order_note('S');
 	pthread_join(r.t, NULL);
-	CHECK_STR(order(), "RGS");
+	CHECK_STR(order_take(), "RGS");
 	CHECK_EQ(word[4], 7);
 	CK(cuStreamDestroy(nb));
 }
@@ -213,7 +165,7 @@ static void sync_copy_follows_blocking(void)
 {
 	CUdeviceptr d;
 	CUstream s;
-	static struct release r;	/* may outlive a failed check */
+	static struct order_release r;	/* may outlive a failed check */
 	uint32_t v;
 
 	setup_words();
@@ -222,9 +174,9 @@ static void sync_copy_follows_blocking(void)
 	release_start(&r, &word[5], PAUSE_MS);
 	CK(cuStreamWaitValue32(s, dword + 20, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	CK(cuMemcpyDtoH(&v, d, 4));
-	note('M');
+	order_note('M');
 	pthread_join(r.t, NULL);
-	CHECK_STR(order(), "RM");
+	CHECK_STR(order_take(), "RM");
 	CK(cuStreamDestroy(s));
 	CK(cuMemFree(d));
 }
@@ -233,7 +185,7 @@ static void sync_copy_follows_blocking(void)
 static void default_stream_handles(void)
 {
 	CUstream s, nb;
-	static struct release r;	/* may outlive a failed check */
+	static struct order_release r;	/* may outlive a failed check */
 	unsigned int fl = 99;
 
 	setup_words();
@@ -250,15 +202,15 @@ static void default_stream_handles(void)
 	HOSTFN(nb, 'J');
 	CK(cuCtxSynchronize());
 	pthread_join(r.t, NULL);
-	CHECK_STR(order(), "JRHI");
+	CHECK_STR(order_take(), "JRHI");
 	release_start(&r, &word[7], PAUSE_MS);
 	CK(cuStreamWaitValue32(CU_STREAM_LEGACY, dword + 28, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(s, 'K');
 	HOSTFN(nb, 'L');
 	CK(cuCtxSynchronize());
 	pthread_join(r.t, NULL);
-	CHECK_STR(order(), "LRK");
-	CHECK_EQ(on_caller, 0);
+	CHECK_STR(order_take(), "LRK");
+	CHECK_EQ(order_on_caller, 0);
 	CK(cuStreamDestroy(s));
 	CK(cuStreamDestroy(nb));
 }
@@ -272,8 +224,8 @@ static void *other_thread(void *arg)
 {
 	(void)arg;
 	if (cuCtxSetCurrent(primary) ||
-	    cuLaunchHostFunc_ptsz(NULL, host_fn, (void *)(uintptr_t)'T'))
-		note('!');
+	    cuLaunchHostFunc_ptsz(NULL, order_hostfn, (void *)(uintptr_t)'T'))
+		order_note('!');
 	return NULL;
 }
 
@@ -283,13 +235,13 @@ static void *other_thread(void *arg)
  */
 static void ptsz_null_is_per_thread(void)
 {
-	static struct release r;	/* may outlive a failed check */
+	static struct order_release r;	/* may outlive a failed check */
 	pthread_t t;
 
 	setup_words();
 	release_start(&r, &word[8], PAUSE_MS);
 	CK(cuStreamWaitValue32_v2_ptsz(NULL, dword + 32, 1, CU_STREAM_WAIT_VALUE_GEQ));
-	CK(cuLaunchHostFunc_ptsz(NULL, host_fn, (void *)(uintptr_t)'M'));
+	CK(cuLaunchHostFunc_ptsz(NULL, order_hostfn, (void *)(uintptr_t)'M'));
 	CHECK_EQ(cuStreamQuery(NULL), CUDA_SUCCESS);	/* not the legacy one */
 	CHECK_EQ(cuStreamQuery(CU_STREAM_PER_THREAD), CUDA_ERROR_NOT_READY);
 	if (pthread_create(&t, NULL, other_thread, NULL))
@@ -297,7 +249,7 @@ static void ptsz_null_is_per_thread(void)
 	pthread_join(t, NULL);
 	CK(cuCtxSynchronize());
 	pthread_join(r.t, NULL);
-	CHECK_STR(order(), "TRM");
+	CHECK_STR(order_take(), "TRM");
 }
 
 static int threads(void)
@@ -337,10 +289,10 @@ static void ctx_destroy_ends_streams(void)
 	CUstream s;
 	CUdeviceptr hd;
 	volatile uint32_t *w;
-	static struct release r;	/* may outlive a failed check */
+	static struct order_release r;	/* may outlive a failed check */
 	int base = threads_settle(1);
 
-	order();
+	order_take();
 	CHECK_EQ(base, 1);	/* no worker while no work is queued */
 	CK(cuCtxCreate(&c, NULL, 0, 0));
 	CK(cuMemAllocHost((void **)&w, 4096));
@@ -352,9 +304,9 @@ static void ctx_destroy_ends_streams(void)
 	HOSTFN(s, 'A');
 	CHECK_EQ(threads(), base + 2);	/* the worker, and the release's */
 	CK(cuCtxDestroy(c));
-	note('X');
+	order_note('X');
 	pthread_join(r.t, NULL);
-	CHECK_STR(order(), "RAX");
+	CHECK_STR(order_take(), "RAX");
 	CHECK_EQ(threads_settle(base), base);
 	CK(cuCtxGetCurrent(&cur));
 	CHECK(cur == primary);
@@ -367,7 +319,7 @@ static void mem_free_waits(void)
 {
 	CUdeviceptr d;
 	CUstream nb;
-	static struct release r;	/* may outlive a failed check */
+	static struct order_release r;	/* may outlive a failed check */
 
 	setup_words();
 	CK(cuMemAlloc(&d, 4096));
@@ -376,9 +328,9 @@ static void mem_free_waits(void)
 	CK(cuStreamWaitValue32(nb, dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	CK(cuStreamWriteValue32(nb, d, 0x55, 0));
 	CK(cuMemFree(d));
-	note('F');
+	order_note('F');
 	pthread_join(r.t, NULL);
-	CHECK_STR(order(), "RF");
+	CHECK_STR(order_take(), "RF");
 	CK(cuStreamSynchronize(nb));
 	CK(cuCtxSynchronize());
 	CK(cuStreamDestroy(nb));
@@ -406,7 +358,7 @@ static void sticky_error(void)
 	CUdeviceptr va, d, d2;
 	CUdevice dev;
 	CUstream s;
-	static struct release r;	/* may outlive a failed check */
+	static struct order_release r;	/* may outlive a failed check */
 	size_t gran;
 	unsigned int flags;
 	uint32_t v;
@@ -431,17 +383,17 @@ static void sticky_error(void)
 	CK(cuStreamAddCallback(s, callback, (void *)'C', 0));
 	HOSTFN(s, 'Z');
 	CK(cuMemUnmap(va, gran));
-	note('U');
+	order_note('U');
 	pthread_join(r.t, NULL);
 	CHECK_EQ(cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
-	CHECK_STR(order(), "URC");
+	CHECK_STR(order_take(), "URC");
 	CHECK_EQ(cb_status, CUDA_ERROR_LAUNCH_FAILED);
 	CHECK_EQ(cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
 	CHECK_EQ(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
 	CHECK_EQ(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
 	CHECK_EQ(cuMemAlloc(&d2, 4096), CUDA_ERROR_LAUNCH_FAILED);
 	CHECK_EQ(cuMemcpyDtoH(&v, d, 4), CUDA_ERROR_LAUNCH_FAILED);
-	CHECK_EQ(cuLaunchHostFunc(s, host_fn, (void *)'Y'), CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_EQ(cuLaunchHostFunc(s, order_hostfn, (void *)'Y'), CUDA_ERROR_LAUNCH_FAILED);
 	CHECK_EQ(cuStreamQuery(s), CUDA_ERROR_LAUNCH_FAILED);
 	CHECK_EQ(cuMemFree(d), CUDA_ERROR_LAUNCH_FAILED);
 	CHECK_EQ(cuStreamDestroy(s), CUDA_ERROR_LAUNCH_FAILED);
@@ -455,12 +407,12 @@ static void sticky_error(void)
 	CHECK(cur == primary);
 	CK(cuCtxDestroy(c));
 	CHECK_EQ(cuCtxCreate(&c2, NULL, 0, 0), CUDA_ERROR_LAUNCH_FAILED);
-	CHECK_STR(order(), "");
+	CHECK_STR(order_take(), "");
 }
 
 int main(void)
 {
-	caller = pthread_self();
+	order_caller = pthread_self();
 	if (cuInit(0) || cuDevicePrimaryCtxRetain(&primary, 0) ||
 	    cuCtxSetCurrent(primary) || cuMemAllocHost((void **)&word, 4096) ||
 	    cuMemHostGetDevicePointer(&dword, (void *)word, 0))

@@ -4,6 +4,7 @@
  */
 #include "gdt.h"
 #include "emu_knob.h"
+#include "guest_cuda.h"
 #include "guest_fault.h"
 #include "guest_harness.h"
 
@@ -134,15 +135,7 @@ int gdt_main(const char *params, int edu, void (*body)(void))
 
 int gdt_cuda_init(void)
 {
-	CUdevice dev;
-	CUcontext ctx;
-
-	if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS)
-		return -1;
-	if (cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
-	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
-		return -1;
-	return 0;
+	return guest_cuda_init();
 }
 
 int gdt_open_gdirect(volatile uint32_t **status)
@@ -158,6 +151,35 @@ int gdt_open_gdirect(volatile uint32_t **status)
 		return -1;
 	}
 	return fd;
+}
+
+int gdt_body_open(int *fd, volatile uint32_t **status, void (*first)(void),
+		  size_t size, unsigned int shift, struct gdt_buffer *b)
+{
+	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context on the emulated GPU"))
+		return -1;
+	*fd = gdt_open_gdirect(status);
+	if (*fd < 0)
+		return -1;
+	if (first)
+		first();
+	b->gpu = gdt_alloc(size);
+	b->pattern = malloc(size);
+	for (size_t i = 0; b->pattern && i < size; i++)
+		b->pattern[i] = (uint8_t)(i * 7 + (i >> shift));
+	gdt_ok(b->gpu && b->pattern &&
+	       cuMemcpyHtoD(b->gpu, b->pattern, size) == CUDA_SUCCESS,
+	       "cuMemAlloc + cuMemcpyHtoD %zu MiB", size >> 20);
+	return 0;
+}
+
+void gdt_body_close(int fd, volatile uint32_t *status, struct gdt_buffer *b)
+{
+	gdt_free(b->gpu);
+	free(b->pattern);
+	munmap((void *)status, GDIRECT_STATUS_BYTES);
+	gdt_ok(close(fd) == 0 && gdt_quiet(), "close: nothing left pinned");
+	gdt_ok(gdt_gd_stat("live_regions") == 0, "gdirect: no live regions");
 }
 
 CUdeviceptr gdt_alloc(size_t size)

@@ -47,7 +47,7 @@ int gdt_teardown(void);
  */
 int gdt_main(const char *params, int edu, void (*body)(void));
 
-/* CUDA: one context for the process (call again after fork). */
+/* CUDA: one context for the process (call again after fork; guest_cuda.h). */
 int gdt_cuda_init(void);
 CUdeviceptr gdt_alloc(size_t size);
 int gdt_free(CUdeviceptr p);
@@ -61,6 +61,24 @@ int gdt_host_has(uint64_t off, const void *data, size_t len);
  * returns the fd with *status set, or -1.
  */
 int gdt_open_gdirect(volatile uint32_t **status);
+
+/*
+ * The opening and closing of a test body over one buffer of GPU memory
+ * (t-30-gdirect-api, tg-30-gdirect-tegra), as TAP checks.
+ * gdt_body_open(): a CUDA context, then gdt_open_gdirect() into *@fd and
+ * *@status, then @first() (if not NULL), then *@b: @size bytes of GPU
+ * memory holding a pattern.  Returns 0, or -1 when /dev/gdirect could not
+ * be had (nothing more was done; the checks that failed say why).
+ * gdt_body_close(): free *@b, unmap the status area, close @fd, and check
+ * that nothing is left pinned and no region is live.
+ */
+struct gdt_buffer {
+	CUdeviceptr gpu;	/* 0 if the allocation failed */
+	uint8_t *pattern;	/* byte i = i * 7 + (i >> shift); malloc'd */
+};
+int gdt_body_open(int *fd, volatile uint32_t **status, void (*first)(void),
+		  size_t size, unsigned int shift, struct gdt_buffer *b);
+void gdt_body_close(int fd, volatile uint32_t *status, struct gdt_buffer *b);
 
 /* Bus address of the first page of our registration HANDLE; 0 if none. */
 uint64_t gdt_region_phys(uint64_t handle);

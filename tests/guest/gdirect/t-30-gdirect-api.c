@@ -340,34 +340,17 @@ static void test_wc_memtype(void)
 static void body(void)
 {
 	const size_t size = 1 * GDT_MB;
-	uint8_t *pattern;
-	CUdeviceptr buf;
+	struct gdt_buffer b;
 
-	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context on the emulated GPU"))
+	if (gdt_body_open(&fd, &status, test_info, size, 9, &b))
 		return;
-	fd = gdt_open_gdirect(&status);
-	if (fd < 0)
-		return;
-
-	test_info();
-	buf = gdt_alloc(size);
-	pattern = malloc(size);
-	for (size_t i = 0; i < size; i++)
-		pattern[i] = (uint8_t)(i * 7 + (i >> 9));
-	gdt_ok(buf && cuMemcpyHtoD(buf, pattern, size) == CUDA_SUCCESS,
-	       "cuMemAlloc + cuMemcpyHtoD 1 MiB");
-	test_pin_errors(buf, size);
-	test_pin_map(buf, pattern);
+	test_pin_errors(b.gpu, size);
+	test_pin_map(b.gpu, b.pattern);
 	test_misc();
 	test_revoke();
 	test_persistent();
 	test_wc_memtype();
-	gdt_free(buf);
-
-	munmap((void *)status, GDIRECT_STATUS_BYTES);
-	gdt_ok(close(fd) == 0 && gdt_quiet(), "close: nothing left pinned");
-	gdt_ok(gdt_gd_stat("live_regions") == 0, "gdirect: no live regions");
-	free(pattern);
+	gdt_body_close(fd, status, &b);
 }
 
 int main(void)

@@ -184,37 +184,19 @@ static void test_edu(unsigned int run_kb)
 
 static void body(void)
 {
-	const size_t size = 1 * GDT_MB;
-	uint8_t *pattern;
-	CUdeviceptr buf;
+	struct gdt_buffer b;
 
-	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context on the emulated GPU"))
+	if (gdt_body_open(&fd, &status, test_flavour, GDT_MB, 12, &b))
 		return;
-	fd = gdt_open_gdirect(&status);
-	if (fd < 0)
-		return;
-
-	test_flavour();
-	buf = gdt_alloc(size);
-	pattern = malloc(size);
-	for (size_t i = 0; i < size; i++)
-		pattern[i] = (uint8_t)(i * 7 + (i >> 12));
-	gdt_ok(buf && pattern && cuMemcpyHtoD(buf, pattern, size) == CUDA_SUCCESS,
-	       "cuMemAlloc + cuMemcpyHtoD 1 MiB");
-	test_pin_map_unpin(buf, pattern);
+	test_pin_map_unpin(b.gpu, b.pattern);
 	test_revoke();
-	test_persistent(buf);
+	test_persistent(b.gpu);
 	test_edu(0);
 	test_edu(4);
 	test_edu(12);
 	gdt_ok(gdt_emu("stale_unmaps") == 0 && gdt_emu("leftover_dma_maps") == 0,
 	       "no unmap of a dead mapping, none left to the provider");
-	gdt_free(buf);
-
-	munmap((void *)status, GDIRECT_STATUS_BYTES);
-	gdt_ok(close(fd) == 0 && gdt_quiet(), "close: nothing left pinned");
-	gdt_ok(gdt_gd_stat("live_regions") == 0, "gdirect: no live regions");
-	free(pattern);
+	gdt_body_close(fd, status, &b);
 }
 
 int main(void)

@@ -12,8 +12,9 @@
  * flag flips, the mapping faults); pins from several threads; errors for
  * bad arguments; gdr_close() with pins left.  The body runs in a child;
  * the parent then checks the emulator has no pins and no BAR1 bytes used.
- * Harness (module loading, counters, host check): tests/include's
- * guest_harness.h, emu_knob.h and gpumem.h, without gdirect's gdt.c.
+ * Harness (module loading, counters, host check, the CUDA context):
+ * tests/include's guest_harness.h, emu_knob.h, gpumem.h and guest_cuda.h,
+ * without gdirect's gdt.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@
 #include "tap.h"
 
 #include "emu_knob.h"
+#include "guest_cuda.h"
 #include "guest_fault.h"
 #include "guest_harness.h"
 #include "gpumem.h"
@@ -86,16 +88,6 @@ static int mem_offset(uint64_t va, uint64_t a, uint64_t *off)
 }
 
 /* ---- CUDA ----------------------------------------------------------- */
-
-static int cuda_init(void)
-{
-	CUdevice dev;
-	CUcontext ctx;
-
-	return cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
-	       cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
-	       cuCtxSetCurrent(ctx) != CUDA_SUCCESS ? -1 : 0;
-}
 
 /* As gdrcopy's tests: SIZE bytes at a 64 KiB boundary, SYNC_MEMOPS set. */
 static CUdeviceptr gpu_alloc(size_t size, CUdeviceptr *base)
@@ -381,7 +373,7 @@ static void body(void)
 	gdr_mh_t left;
 	gdr_t g;
 
-	if (!tap_ok(cuda_init() == 0, "CUDA context"))
+	if (!tap_ok(guest_cuda_init() == 0, "CUDA context"))
 		return;
 	g = gdr_open();
 	if (!tap_ok(g != NULL, "gdr_open over /dev/%s", BACKEND))
