@@ -2,14 +2,20 @@
 /*
  * stream.c - streams and events, and the calls that need GPU compute
  *
- * Copies, memsets and event records complete before they return.  Stream
- * memory operations (cuStreamWaitValue/WriteValue) and host functions are
- * queued on their stream: one worker thread polls each waited-on word and
- * runs each stream's queue in order, calling host functions itself, so a
- * wait on a word the host writes later really waits and a host function
- * never runs on the thread that launched it.  Any other operation on a
- * stream waits, in the calling thread, for what it must follow, which
- * keeps the order.
+ * Copies and memsets complete before they return.  Stream memory
+ * operations (cuStreamWaitValue/WriteValue), host functions, event records
+ * and cuStreamWaitEvent are queued on their stream: one worker thread
+ * polls each waited-on word and runs each stream's queue in order, calling
+ * host functions itself, so a wait on a word the host writes later really
+ * waits, a host function never runs on the thread that launched it, and
+ * cuEventRecord / cuStreamWaitEvent return at once, as on a GPU.  Any
+ * other operation on a stream waits, in the calling thread, for what it
+ * must follow, which keeps the order.
+ *
+ * An event is complete when every record of it has run (the H100 answers
+ * NOT_READY for an event recorded on an idle stream while an earlier
+ * record of it still waits); cuStreamWaitEvent makes the stream wait for
+ * the event's latest record.
  *
  * Each context has a legacy default stream (the NULL handle and
  * CU_STREAM_LEGACY) and each thread a per-thread one (CU_STREAM_PER_THREAD),
@@ -39,8 +45,9 @@
 #include "nvp2p_emu.h"
 
 /*
- * A queued stream memory operation, host function (fn), or barrier (dep:
- * the stream whose queue must have run dep_seq operations first).
+ * A queued stream memory operation, host function (fn), event record (ev,
+ * of the event's record number ev_gen), or barrier (dep: the stream whose
+ * queue must have run dep_seq operations first).
  */
 struct memop {
 	struct memop *next;
@@ -53,6 +60,8 @@ struct memop {
 	CUstream handle;		/* the stream, as the caller named it */
 	struct CUstream_st *dep;
 	uint64_t dep_seq;
+	struct CUevent_st *ev;
+	uint64_t ev_gen;
 };
 
 enum stream_kind { STREAM_USER, STREAM_LEGACY_KIND, STREAM_PER_THREAD_KIND };
@@ -87,10 +96,17 @@ static __thread bool on_worker;
 __thread bool emu_ptds;
 
 struct CUevent_st {
-	struct CUevent_st *next;
+	struct CUevent_st *next;	/* events, under emu.lock */
 	unsigned int flags;
+	/* under qlock */
 	bool recorded;
-	struct timespec at;
+	struct timespec at;		/* when the latest record ran */
+	uint64_t gen;			/* number of the latest record */
+	unsigned int pending;		/* records queued, not yet run */
+	struct CUstream_st *stream;	/* of the latest record, while queued */
+	uint64_t seq;			/* ... its place: done >= seq once run */
+	unsigned int waiters;		/* in cuEventSynchronize */
+	bool dead;			/* destroyed: freed by the last of them */
 };
 
 #define STREAM_FLAGS	0x1u	/* CU_STREAM_NON_BLOCKING */
@@ -99,6 +115,7 @@ struct CUevent_st {
 #define EVENT_INTERPROCESS	0x4u
 
 static struct CUevent_st *events;	/* under emu.lock */
+static uint64_t event_gen;		/* under qlock */
 
 static bool event_live(struct CUevent_st *e)
 {
@@ -106,6 +123,20 @@ static bool event_live(struct CUevent_st *e)
 		if (i == e)
 			return true;
 	return false;
+}
+
+static CUresult push(struct CUstream_st *s, struct memop *o);
+static CUresult enqueue(struct CUstream_st *x, struct memop *o);
+
+/* @e is a live event; qlock held (emu.lock nests inside it). */
+static bool event_live_q(struct CUevent_st *e)
+{
+	bool ok;
+
+	pthread_mutex_lock(&emu.lock);
+	ok = e && event_live(e);
+	pthread_mutex_unlock(&emu.lock);
+	return ok;
 }
 
 static bool pending(const struct CUstream_st *s)
@@ -367,19 +398,39 @@ EMU_EXPORT CUresult cuStreamGetCtx(CUstream h, CUcontext *pctx)
 	return r;
 }
 
-EMU_EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+/*
+ * Queues a barrier: the stream's later work waits for the event's latest
+ * record, if that has not run; returns at once.
+ */
+EMU_EXPORT CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags)
 {
-	CUresult r = emu_check_stream(s);
-	bool ok;
+	struct memop *b = calloc(1, sizeof(*b));
+	struct CUstream_st *x;
+	CUresult r;
 
-	if (r)
+	if (!b)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	r = stream_get(h, &x);
+	if (r) {
+		free(b);
 		return r;
-	if (flags & ~1u)	/* CU_EVENT_WAIT_EXTERNAL */
-		return CUDA_ERROR_INVALID_VALUE;
-	pthread_mutex_lock(&emu.lock);
-	ok = e && event_live(e);
-	pthread_mutex_unlock(&emu.lock);
-	return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	}
+	if (flags & ~1u) {	/* CU_EVENT_WAIT_EXTERNAL */
+		r = CUDA_ERROR_INVALID_VALUE;
+	} else if (!event_live_q(e)) {
+		r = CUDA_ERROR_INVALID_HANDLE;
+	} else if (e->stream && e->stream != x && e->stream->done < e->seq) {
+		b->dep = e->stream;
+		b->dep_seq = e->seq;
+		b->handle = h;
+		r = push(x, b);		/* frees b on failure */
+		if (!r)
+			e->stream->refs++;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&qlock);
+	free(b);
+	return r;
 }
 
 EMU_EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags)
@@ -419,37 +470,127 @@ static CUresult check_event(CUevent e)
 	return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
-/* The sticky error comes first, before the event's handle is checked. */
-EMU_EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
+/* @e's latest record is queued no more; qlock held. */
+static void event_unplace(struct CUevent_st *e)
+{
+	if (!e->stream)
+		return;
+	e->stream->refs--;
+	stream_reap(e->stream);
+	e->stream = NULL;
+}
+
+/*
+ * A queued record of @o->ev ran: the worker, qlock held, @o already off
+ * its stream (which stays for the worker to reap).  The latest record
+ * dates the event; the last one frees an event destroyed meanwhile.
+ */
+static void event_record_ran(const struct memop *o)
+{
+	struct CUevent_st *e = o->ev;
+
+	/* The latest record, unless the event was destroyed (unplaced). */
+	if (o->ev_gen == e->gen && e->stream) {
+		clock_gettime(CLOCK_MONOTONIC, &e->at);
+		e->stream->refs--;
+		e->stream = NULL;
+	}
+	if (!--e->pending && e->dead && !e->waiters)
+		free(e);
+}
+
+/*
+ * The sticky error comes first, before the event's handle is checked.
+ * With nothing ahead of it on the stream the record is made now, else it
+ * is queued and the call returns at once.
+ */
+EMU_EXPORT CUresult cuEventRecord(CUevent e, CUstream h)
 {
 	CUresult r = emu_check_init();
+	struct CUstream_st *x;
+	struct memop *o;
 
 	if (!r)
 		r = emu_sticky();
 	if (!r)
 		r = check_event(e);
-	if (!r)
-		r = emu_check_stream(s);
 	if (r)
 		return r;
-	pthread_mutex_lock(&emu.lock);
-	clock_gettime(CLOCK_MONOTONIC, &e->at);
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	r = stream_get(h, &x);
+	if (r) {
+		free(o);
+		return r;
+	}
+	if (!event_live_q(e)) {
+		pthread_mutex_unlock(&qlock);
+		free(o);
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	e->gen = ++event_gen;
 	e->recorded = true;
-	pthread_mutex_unlock(&emu.lock);
-	return CUDA_SUCCESS;
+	event_unplace(e);
+	if (drained(x)) {
+		clock_gettime(CLOCK_MONOTONIC, &e->at);
+		free(o);
+	} else {
+		o->ev = e;
+		o->ev_gen = e->gen;
+		o->handle = h;
+		r = enqueue(x, o);	/* frees o on failure */
+		if (!r) {
+			e->pending++;
+			e->stream = x;
+			e->seq = x->queued;
+			x->refs++;
+		}
+	}
+	pthread_mutex_unlock(&qlock);
+	return r;
 }
 
 EMU_EXPORT CUresult cuEventQuery(CUevent e)
 {
-	return check_event(e);
+	CUresult r = check_event(e);
+
+	if (r)
+		return r;
+	pthread_mutex_lock(&qlock);
+	if (!event_live_q(e))
+		r = CUDA_ERROR_INVALID_HANDLE;
+	else if (e->pending)
+		r = CUDA_ERROR_NOT_READY;
+	pthread_mutex_unlock(&qlock);
+	return r;
 }
 
+/* Waits until every record of @e has run (not on the worker: see on_worker). */
 EMU_EXPORT CUresult cuEventSynchronize(CUevent e)
 {
-	return check_event(e);
+	CUresult r = check_event(e);
+
+	if (r)
+		return r;
+	pthread_mutex_lock(&qlock);
+	if (!event_live_q(e)) {
+		pthread_mutex_unlock(&qlock);
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	e->waiters++;
+	while (e->pending && !on_worker)
+		pthread_cond_wait(&qcond, &qlock);
+	if (!--e->waiters && e->dead && !e->pending)
+		free(e);
+	pthread_mutex_unlock(&qlock);
+	return CUDA_SUCCESS;
 }
 
-/* Both events recorded, with timing; the driver's code otherwise. */
+/*
+ * Both events recorded, with timing, and complete (else NOT_READY); the
+ * driver's code otherwise.
+ */
 EMU_EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
 {
 	CUresult r = check_event(start);
@@ -458,16 +599,18 @@ EMU_EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
 		r = check_event(end);
 	if (r)
 		return r;
-	pthread_mutex_lock(&emu.lock);
-	if (!ms || !start->recorded || !end->recorded ||
-	    ((start->flags | end->flags) & EVENT_DISABLE_TIMING)) {
-		pthread_mutex_unlock(&emu.lock);
-		return CUDA_ERROR_INVALID_HANDLE;
-	}
-	*ms = (float)((double)(end->at.tv_sec - start->at.tv_sec) * 1e3 +
-		      (double)(end->at.tv_nsec - start->at.tv_nsec) / 1e6);
-	pthread_mutex_unlock(&emu.lock);
-	return CUDA_SUCCESS;
+	pthread_mutex_lock(&qlock);
+	if (!event_live_q(start) || !event_live_q(end) || !ms ||
+	    !start->recorded || !end->recorded ||
+	    ((start->flags | end->flags) & EVENT_DISABLE_TIMING))
+		r = CUDA_ERROR_INVALID_HANDLE;
+	else if (start->pending || end->pending)
+		r = CUDA_ERROR_NOT_READY;
+	else
+		*ms = (float)((double)(end->at.tv_sec - start->at.tv_sec) * 1e3 +
+			      (double)(end->at.tv_nsec - start->at.tv_nsec) / 1e6);
+	pthread_mutex_unlock(&qlock);
+	return r;
 }
 
 int emu_event_flags(CUevent e)
@@ -485,6 +628,7 @@ EMU_EXPORT CUresult cuEventDestroy_v2(CUevent e)
 {
 	CUresult r = emu_check_init();
 	struct CUevent_st **pp;
+	bool keep;
 
 	if (r)
 		return r;
@@ -497,7 +641,14 @@ EMU_EXPORT CUresult cuEventDestroy_v2(CUevent e)
 	}
 	*pp = e->next;
 	pthread_mutex_unlock(&emu.lock);
-	free(e);
+	/* Records still queued free it when the last has run. */
+	pthread_mutex_lock(&qlock);
+	event_unplace(e);
+	keep = e->pending || e->waiters;
+	e->dead = keep;
+	pthread_mutex_unlock(&qlock);
+	if (!keep)
+		free(e);
 	return CUDA_SUCCESS;
 }
 
@@ -644,6 +795,8 @@ static void *memop_worker(void *arg)
 
 			if (o->dep) {
 				go = st || o->dep->done >= o->dep_seq;
+			} else if (o->ev) {
+				go = true;	/* after a fault too: it completes */
 			} else {
 				pthread_mutex_unlock(&qlock);
 				emu_current_ctx = s->ctx;
@@ -661,6 +814,8 @@ static void *memop_worker(void *arg)
 				o->dep->refs--;
 				stream_reap(o->dep);
 			}
+			if (o->ev)
+				event_record_ran(o);
 			free(o);
 			if (s->head)
 				continue;

@@ -1672,6 +1672,86 @@ static void s_memfree(void)
 	C("cuCtxSynchronize", "cuCtxSynchronize", f_v);
 }
 
+/*
+ * Events on streams with queued work: does cuEventRecord or
+ * cuStreamWaitEvent wait for the stream, what cuEventQuery and
+ * cuEventElapsedTime answer before the work ahead of the record has run,
+ * whether work queued after cuStreamWaitEvent waits for it, a record
+ * superseded while pending, an event destroyed while pending.  Each wait
+ * is released by a thread 300 ms later, started before the calls, so a
+ * call that does wait for its stream returns late rather than never.
+ */
+static void s_event(void)
+{
+	CUstream s = NULL, s2 = NULL;
+	CUevent e = NULL, e2 = NULL;
+	CUdeviceptr hd = 0;
+	volatile unsigned int *m;
+	struct order_release rel;
+	float ms = -1;
+
+	order_caller = pthread_self();
+	if (setup() || !(m = host_words(&hd)) ||
+	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1) ||
+	    C("cuStreamCreate(2)", "cuStreamCreate", f_streamcreate, &s2, 1) ||
+	    C("cuEventCreate", "cuEventCreate", f_eventcreate, &e, 0) ||
+	    C("cuEventCreate(2)", "cuEventCreate", f_eventcreate, &e2, 0))
+		return;
+
+	/* a record behind a wait, and another stream waiting for it */
+	release_start(&rel, &m[0], 300);
+	C("record.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
+	HOSTFN("record.A", s, 'A');
+	C("record.cuEventRecord", "cuEventRecord", f_eventrecord, e, s);
+	order_note('E');	/* the record returned */
+	C("record.cuEventQuery(pending)", "cuEventQuery", f_event, e);
+	C("record.cuStreamWaitEvent", "cuStreamWaitEvent", f_waitevent, s2, e, 0);
+	order_note('W');	/* the stream wait returned */
+	HOSTFN("record.B", s2, 'B');
+	C("record.cuStreamQuery(behind the event)", "cuStreamQuery", f_stream, s2);
+	C("record.cuEventSynchronize", "cuEventSynchronize", f_event, e);
+	C("record.cuEventQuery(done)", "cuEventQuery", f_event, e);
+	C("record.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s2);
+	order_out("record.order");
+	order_release_join(&rel);
+
+	/* the time between a record at once and one behind a wait */
+	release_start(&rel, &m[1], 300);
+	C("elapsed.cuEventRecord(start)", "cuEventRecord", f_eventrecord, e, s);
+	C("elapsed.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd + 4, 1, 0);
+	C("elapsed.cuEventRecord(end)", "cuEventRecord", f_eventrecord, e2, s);
+	C("elapsed.cuEventElapsedTime_v2(end pending)", "cuEventElapsedTime_v2",
+	  f_elapsed, &ms, e, e2);
+	C("elapsed.cuEventSynchronize", "cuEventSynchronize", f_event, e2);
+	if (!C("elapsed.cuEventElapsedTime_v2", "cuEventElapsedTime_v2",
+	       f_elapsed, &ms, e, e2))
+		out("elapsed.value", "%s", ms >= 150 ? ">=150 ms" : "<150 ms");
+	order_release_join(&rel);
+
+	/* recorded again, on an idle stream, while the first record waits */
+	release_start(&rel, &m[2], 300);
+	C("rerecord.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd + 8, 1, 0);
+	C("rerecord.cuEventRecord(pending)", "cuEventRecord", f_eventrecord, e, s);
+	C("rerecord.cuEventRecord(idle stream)", "cuEventRecord", f_eventrecord, e, s2);
+	C("rerecord.cuEventQuery", "cuEventQuery", f_event, e);
+	C("rerecord.cuStreamQuery(first stream)", "cuStreamQuery", f_stream, s);
+	C("rerecord.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
+	order_release_join(&rel);
+
+	/* destroyed while its record waits */
+	release_start(&rel, &m[3], 300);
+	C("destroy.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd + 12, 1, 0);
+	C("destroy.cuEventRecord", "cuEventRecord", f_eventrecord, e2, s);
+	C("destroy.cuEventDestroy_v2", "cuEventDestroy_v2", f_event, e2);
+	C("destroy.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
+	order_release_join(&rel);
+
+	C(NULL, "cuEventDestroy_v2", f_event, e);
+	C(NULL, "cuStreamDestroy_v2", f_stream, s);
+	C(NULL, "cuStreamDestroy_v2", f_stream, s2);
+	C(NULL, "cuMemHostUnregister", f_ptr, (void *)m);
+}
+
 /* .target sm_90 PTX: *p = 1 */
 static const char poke_ptx[] =
 	".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -1799,7 +1879,7 @@ static const struct { const char *name; void (*fn)(void); } sections[] = {
 	{ "ipc", s_ipc }, { "ipclife", s_ipclife },
 	{ "batchmemop", s_batchmemop }, { "dmabuf", s_dmabuf }, { "compute", s_compute },
 	{ "order", s_order }, { "ctxdestroy", s_ctxdestroy }, { "memfree", s_memfree },
-	{ "sticky", s_sticky },
+	{ "sticky", s_sticky }, { "event", s_event },
 };
 
 /*

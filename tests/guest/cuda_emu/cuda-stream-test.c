@@ -14,6 +14,11 @@
  *  - cuCtxDestroy lets the queued work finish, then its streams go, and
  *    with them the worker thread;
  *  - cuMemFree waits for the queued work (a write to the memory lands);
+ *  - cuEventRecord and cuStreamWaitEvent queue and return at once (section
+ *    event): the event is NOT_READY until every record of it has run,
+ *    another stream's work queued after cuStreamWaitEvent waits for it,
+ *    cuEventElapsedTime of a pending event is NOT_READY, an event may be
+ *    destroyed while its record waits;
  *  - a stream write to memory unmapped while it was queued (cuMemUnmap
  *    does not wait) is the sticky CUDA_ERROR_LAUNCH_FAILED: every later
  *    call that needs a context returns it, in every context, a new one
@@ -158,6 +163,83 @@ static void ctx_synchronize_waits(void)
 	CHECK_STR(order_take(), "RGS");
 	CHECK_EQ(word[4], 7);
 	CK(cuStreamDestroy(nb));
+}
+
+/*
+ * A record behind a wait returns at once and leaves the event pending;
+ * another stream waiting for the event runs its work after the record.
+ */
+static void event_record_queues(void)
+{
+	CUstream s, s2;
+	CUevent e;
+	static struct order_release r;	/* may outlive a failed check */
+
+	setup_words();
+	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
+	CK(cuStreamCreate(&s2, CU_STREAM_DEFAULT));
+	CK(cuEventCreate(&e, 0));
+	release_start(&r, &word[0], PAUSE_MS);
+	CK(cuStreamWaitValue32(s, dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	HOSTFN(s, 'A');
+	CK(cuEventRecord(e, s));
+	order_note('E');
+	CHECK_EQ(cuEventQuery(e), CUDA_ERROR_NOT_READY);
+	CK(cuStreamWaitEvent(s2, e, 0));
+	order_note('W');
+	HOSTFN(s2, 'B');
+	CHECK_EQ(cuStreamQuery(s2), CUDA_ERROR_NOT_READY);
+	CK(cuEventSynchronize(e));
+	CK(cuEventQuery(e));
+	CK(cuStreamSynchronize(s2));
+	pthread_join(r.t, NULL);
+	CHECK_STR(order_take(), "EWRAB");
+	CK(cuEventDestroy(e));
+	CK(cuStreamDestroy(s));
+	CK(cuStreamDestroy(s2));
+}
+
+/*
+ * Elapsed time needs both records run; an event recorded again on an idle
+ * stream stays NOT_READY while its earlier record waits; an event
+ * destroyed while its record waits goes when the record has run.
+ */
+static void event_pending_records(void)
+{
+	CUstream s, s2;
+	CUevent a, b;
+	float ms = -1;
+	static struct order_release r;	/* may outlive a failed check */
+
+	setup_words();
+	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
+	CK(cuStreamCreate(&s2, CU_STREAM_DEFAULT));
+	CK(cuEventCreate(&a, 0));
+	CK(cuEventCreate(&b, 0));
+	release_start(&r, &word[1], PAUSE_MS);
+	CK(cuEventRecord(a, s));
+	CK(cuStreamWaitValue32(s, dword + 4, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	CK(cuEventRecord(b, s));
+	CHECK_EQ(cuEventElapsedTime(&ms, a, b), CUDA_ERROR_NOT_READY);
+	CK(cuEventSynchronize(b));
+	CK(cuEventElapsedTime(&ms, a, b));
+	CHECK(ms >= PAUSE_MS / 2);
+	pthread_join(r.t, NULL);
+
+	release_start(&r, &word[2], PAUSE_MS);
+	CK(cuStreamWaitValue32(s, dword + 8, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	CK(cuEventRecord(a, s));
+	CK(cuEventRecord(a, s2));
+	CHECK_EQ(cuEventQuery(a), CUDA_ERROR_NOT_READY);
+	CK(cuEventRecord(b, s));
+	CK(cuEventDestroy(b));
+	CHECK_EQ(cuEventQuery(b), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuStreamSynchronize(s));
+	CK(cuEventQuery(a));
+	pthread_join(r.t, NULL);
+	CK(cuEventDestroy(a));
+	CK(cuStreamDestroy(s));
+	CK(cuStreamDestroy(s2));
 }
 
 /* A synchronous copy is the NULL stream's: it follows blocking streams. */
@@ -426,6 +508,8 @@ int main(void)
 	TAP_TEST(ptsz_null_is_per_thread);
 	TAP_TEST(ctx_destroy_ends_streams);
 	TAP_TEST(mem_free_waits);
+	TAP_TEST(event_record_queues);
+	TAP_TEST(event_pending_records);
 	TAP_TEST(sticky_error);	/* last: CUDA is unusable after it */
 	cuMemFreeHost((void *)word);
 	cuDevicePrimaryCtxRelease(0);
