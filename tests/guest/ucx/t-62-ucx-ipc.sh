@@ -49,22 +49,6 @@ sizes=1,64,4096,65536,1048576,4194304
 nsizes=$(echo "$sizes" | tr ',' '\n' | grep -c .)
 port=15000
 
-# relay LABEL FILE COUNT: a program's TAP results as ours, labelled; the
-# missing ones (it died) as failures.
-relay() {
-	got=0
-	while IFS= read -r l; do
-		case "$l" in
-		"ok "*) got=$((got + 1)); ok "$1: ${l#* - }" ;;
-		"not ok "*) got=$((got + 1)); not_ok "$1: ${l#* - }" ;;
-		"#"*) echo "$l" ;;
-		1..*) ;;
-		*) echo "# $l" ;;
-		esac
-	done <"$2"
-	while [ "$got" -lt "$3" ]; do got=$((got + 1)); not_ok "$1: result $got missing (ucx-xfer did not finish)"; done
-}
-
 # xfer NAME ENV...: ucx-xfer server and client, the logs in
 # /tmp/NAME.{server,client}.log, the exit codes in $src and $crc.  The
 # server is stopped once the client is done (a client that died leaves it
@@ -97,8 +81,8 @@ imp0=$(emu_stat imports_total)
 xfer ipc UCX_TLS=tcp,cuda_copy,cuda_ipc,self UCX_NET_DEVICES=lo UCX_PROTO_ENABLE=y \
 	UCX_PROTO_INFO=y XFER_MEM=cuda XFER_SIZES=$sizes
 imp1=$(emu_stat imports_total)
-relay "server" /tmp/ipc.server.log $((3 * nsizes + 1))
-relay "client" /tmp/ipc.client.log $((3 * nsizes + 1))
+tap_relay "server" /tmp/ipc.server.log $((3 * nsizes + 1)) ucx-xfer
+tap_relay "client" /tmp/ipc.client.log $((3 * nsizes + 1)) ucx-xfer
 check "ucx-xfer server exits 0" test "$src" = 0
 check "ucx-xfer client exits 0" test "$crc" = 0
 echo "# UCX's protocols (client, UCX_PROTO_INFO):"
