@@ -14,6 +14,15 @@
 #                                contains PATTERN (grep -F)
 #   skip_all WHY                 "1..0 # SKIP WHY" and exit 0: the whole
 #                                test cannot run here (meson: protocol tap)
+#   tap_relay LABEL FILE COUNT WHO [HOOK]
+#                                a program's TAP (in FILE) as this test's:
+#                                each result one line, "LABEL: " before its
+#                                text; its plan dropped, other lines kept as
+#                                diagnostics; each result short of COUNT
+#                                (the program died) a failure, "LABEL: result
+#                                N missing (WHO did not finish)".  HOOK, a
+#                                command, is called as HOOK LABEL LINE for
+#                                every line of FILE first (to collect some)
 #   tap_done                     the plan when none was given; status 1 if a
 #                                check failed or the plan was not kept
 n=0
@@ -42,6 +51,23 @@ check_fails() {
 	fi
 }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+tap_relay() {
+	tap_got=0
+	while IFS= read -r tap_l; do
+		[ -z "${5:-}" ] || "$5" "$1" "$tap_l"
+		case "$tap_l" in
+		"ok "*) tap_got=$((tap_got + 1)); ok "$1: ${tap_l#* - }" ;;
+		"not ok "*) tap_got=$((tap_got + 1)); not_ok "$1: ${tap_l#* - }" ;;
+		"#"*) echo "$tap_l" ;;
+		1..*) ;;
+		*) echo "# $tap_l" ;;
+		esac
+	done <"$2"
+	while [ "$tap_got" -lt "$3" ]; do
+		tap_got=$((tap_got + 1))
+		not_ok "$1: result $tap_got missing ($4 did not finish)"
+	done
+}
 tap_done() {
 	if [ -z "$tap_planned" ]; then echo "1..$n"
 	elif [ "$tap_planned" -ne "$n" ]; then

@@ -31,6 +31,7 @@ case "$jobs" in ''|*[!0-9]*) echo "ucx-gpu: JOBS='$jobs': expected a number" >&2
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
 . "$top/tests/include/tap.sh"
+. "$top/tests/guest/ucx/xfer-pair.sh"
 
 [ -f "$src_tar" ] || skip_all "no UCX source tarball '$1' (scripts/ucx-build.sh source-tarball FILE.tar.xz)"
 [ -f "$xfer_c" ] || skip_all "no $xfer_c"
@@ -86,21 +87,13 @@ check "ucx-xfer builds (no gdrapi: XFER_BAR=0)" test -x ucx-xfer
 
 # --- ucx-xfer between two processes over lo ------------------------------------
 port=13400
-# xfer NAME ENV...: server and client, logs NAME.{server,client}.txt; $src
-# and $crc their exit codes.  A server whose client died is stopped.
+# xfer NAME ENV...: server and client (xfer_pair, xfer-pair.sh), logs
+# NAME.{server,client}.txt; $src and $crc their exit codes.  A server whose
+# client died is stopped.
+xfer_bin=./ucx-xfer xfer_logs=$out xfer_ext=.txt xfer_timeout=120 xfer_grace=10
 xfer() {
+	xfer_pair "$@"
 	name=$1; shift
-	port=$((port + 1))
-	env "$@" timeout 120 ./ucx-xfer server $port >"$out/$name.server.txt" 2>&1 &
-	spid=$!
-	sleep 2
-	env "$@" timeout 120 ./ucx-xfer client 127.0.0.1 $port >"$out/$name.client.txt" 2>&1
-	crc=$?
-	k=0
-	while kill -0 "$spid" 2>/dev/null && [ $k -lt 10 ]; do sleep 1; k=$((k + 1)); done
-	kill "$spid" 2>/dev/null
-	wait "$spid"
-	src=$?
 	echo "# $name: client rc=$crc server rc=$src [$*]" | tee -a "$out/summary.txt"
 }
 fails_of() { grep -c '^not ok' "$1"; }

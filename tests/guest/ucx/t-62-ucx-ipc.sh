@@ -49,41 +49,10 @@ sizes=1,64,4096,65536,1048576,4194304
 nsizes=$(echo "$sizes" | tr ',' '\n' | grep -c .)
 port=15000
 
-# relay LABEL FILE COUNT: a program's TAP results as ours, labelled; the
-# missing ones (it died) as failures.
-relay() {
-	got=0
-	while IFS= read -r l; do
-		case "$l" in
-		"ok "*) got=$((got + 1)); ok "$1: ${l#* - }" ;;
-		"not ok "*) got=$((got + 1)); not_ok "$1: ${l#* - }" ;;
-		"#"*) echo "$l" ;;
-		1..*) ;;
-		*) echo "# $l" ;;
-		esac
-	done <"$2"
-	while [ "$got" -lt "$3" ]; do got=$((got + 1)); not_ok "$1: result $got missing (ucx-xfer did not finish)"; done
-}
-
-# xfer NAME ENV...: ucx-xfer server and client, the logs in
-# /tmp/NAME.{server,client}.log, the exit codes in $src and $crc.  The
-# server is stopped once the client is done (a client that died leaves it
-# waiting for a peer that is gone).
-xfer() {
-	name=$1; shift
-	port=$((port + 1))
-	env "$@" timeout 300 /tests/ucx-xfer server $port >/tmp/$name.server.log 2>&1 &
-	spid=$!
-	# The server listens within a second.
-	sleep 2
-	env "$@" timeout 300 /tests/ucx-xfer client 127.0.0.1 $port >/tmp/$name.client.log 2>&1
-	crc=$?
-	k=0
-	while kill -0 "$spid" 2>/dev/null && [ $k -lt 20 ]; do sleep 1; k=$((k + 1)); done
-	kill "$spid" 2>/dev/null
-	wait "$spid"
-	src=$?
-}
+# xfer_pair NAME ENV...: ucx-xfer server and client (xfer-pair.sh), the
+# logs in /tmp/NAME.{server,client}.log, the exit codes in $src and $crc.
+. /tests/xfer-pair.sh
+xfer_bin=/tests/ucx-xfer xfer_logs=/tmp xfer_ext=.log xfer_timeout=300 xfer_grace=20
 
 # The protocol table UCX_PROTO_INFO printed in FILE, timestamps cut.
 proto_table() {
@@ -94,11 +63,11 @@ proto_table() {
 # and small messages, cuda_copy and cuda_ipc for the GPU; UCX's newer
 # protocol layer (its default one cannot put or get GPU memory: 3 below).
 imp0=$(emu_stat imports_total)
-xfer ipc UCX_TLS=tcp,cuda_copy,cuda_ipc,self UCX_NET_DEVICES=lo UCX_PROTO_ENABLE=y \
+xfer_pair ipc UCX_TLS=tcp,cuda_copy,cuda_ipc,self UCX_NET_DEVICES=lo UCX_PROTO_ENABLE=y \
 	UCX_PROTO_INFO=y XFER_MEM=cuda XFER_SIZES=$sizes
 imp1=$(emu_stat imports_total)
-relay "server" /tmp/ipc.server.log $((3 * nsizes + 1))
-relay "client" /tmp/ipc.client.log $((3 * nsizes + 1))
+tap_relay "server" /tmp/ipc.server.log $((3 * nsizes + 1)) ucx-xfer
+tap_relay "client" /tmp/ipc.client.log $((3 * nsizes + 1)) ucx-xfer
 check "ucx-xfer server exits 0" test "$src" = 0
 check "ucx-xfer client exits 0" test "$crc" = 0
 echo "# UCX's protocols (client, UCX_PROTO_INFO):"
@@ -143,7 +112,7 @@ check "the emulator counted IPC imports during ucx_perftest (imports_total $imp0
 # buffer (software RMA over tcp): with a GPU buffer it must fault, as on
 # the H100 (docs/gpu-logs/ucx-h100-2026-11-24/).  The 1-byte tagged
 # message before it is staged correctly.
-xfer default UCX_TLS=tcp,cuda_copy,self UCX_NET_DEVICES=lo XFER_MEM=cuda XFER_SIZES=1
+xfer_pair default UCX_TLS=tcp,cuda_copy,self UCX_NET_DEVICES=lo XFER_MEM=cuda XFER_SIZES=1
 grep -v '^##' /tmp/default.client.log | sed 's/^/# client: /'
 check "default protocol layer: the 1-byte tagged message between GPU buffers passes" \
 	grep -q '^ok [0-9]* - tag 1 B' /tmp/default.client.log

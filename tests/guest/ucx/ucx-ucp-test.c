@@ -29,9 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cuda.h>
 #include <gdrapi.h>
@@ -39,54 +36,9 @@
 #include <ucp/api/ucp.h>
 
 #include "emu_knob.h"
-#include "tap.h"
+#include "guest_harness.h"
 
 #define MAXSZ (4UL << 20)
-
-static uint64_t emu(const char *name)
-{
-	char p[128];
-	unsigned long long v;
-	FILE *f;
-	int n;
-
-	emu_knob_path(p, sizeof(p), name);
-	f = fopen(p, "r");
-	if (!f)
-		return UINT64_MAX;
-	n = fscanf(f, "%lli", (long long *)&v);
-	fclose(f);
-	return n == 1 ? v : UINT64_MAX;
-}
-
-/* No pins and no BAR1 bytes left (unpins may trail the process's exit). */
-static int quiet(void)
-{
-	for (int i = 0; i < 500; i++) {
-		if (emu("pins") == 0 && emu("bar1_used") == 0)
-			return 1;
-		usleep(10000);
-	}
-	return 0;
-}
-
-static int sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc)
-		printf("# '%s' failed: %d\n", cmd, rc);
-	return rc;
-}
-
-static int loaded(const char *mod)
-{
-	char p[96];
-	struct stat st;
-
-	snprintf(p, sizeof(p), "/sys/module/%s", mod);
-	return stat(p, &st) == 0;
-}
 
 /* What UCM's memory-type events reported (UCX's CUDA memory hooks). */
 static uintptr_t ev_alloc_addr, ev_free_addr;
@@ -252,7 +204,7 @@ static void body(void)
 	check_hooks();
 
 	/* Mapping the GPU buffer: UCX must see GPU memory. */
-	pins0 = emu("pins");
+	pins0 = emu_stat_u64("pins");
 	mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
 	mp.address = (void *)(uintptr_t)dst;
 	mp.length = MAXSZ;
@@ -264,7 +216,7 @@ static void body(void)
 	tap_ok(st == UCS_OK && attr.mem_type == UCS_MEMORY_TYPE_CUDA,
 	   "UCX detected the buffer as CUDA memory (mem_type %d, want %d)",
 	   (int)attr.mem_type, (int)UCS_MEMORY_TYPE_CUDA);
-	pins1 = emu("pins");
+	pins1 = emu_stat_u64("pins");
 	tap_ok(pins1 != UINT64_MAX && pins1 > pins0,
 	   "gdr_copy pinned the GPU buffer on ucp_mem_map (emulator pins %llu -> %llu)",
 	   (unsigned long long)pins0, (unsigned long long)pins1);
@@ -310,55 +262,33 @@ static void body(void)
 
 int main(void)
 {
-	int pfd[2], counts[2] = { 0, 0 }, status = 0, emu_ours = 0, gd_ours = 0;
-	pid_t pid;
+	int status, quiet, emu_ours, gd_ours = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!loaded("nvp2p_emu")) {
-		if (sh("insmod /modules/nvp2p_emu.ko"))
-			goto skip;
-		emu_ours = 1;
-	}
-	if (!loaded("gdirect")) {
-		if (sh("insmod /modules/gdirect.ko"))
-			goto skip;
-		gd_ours = 1;
-	}
-	if (pipe(pfd))
-		return 1;
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		close(pfd[0]);
-		body();
-		counts[0] = tap_state.n;
-		counts[1] = tap_state.failed;
-		if (write(pfd[1], counts, sizeof(counts)) != sizeof(counts))
-			_exit(2);
-		_exit(0);
-	}
-	close(pfd[1]);
-	if (pid < 0 || read(pfd[0], counts, sizeof(counts)) != sizeof(counts))
-		counts[0] = counts[1] = 0;
-	close(pfd[0]);
-	waitpid(pid, &status, 0);
-	tap_state.n = counts[0];
-	tap_state.failed = counts[1];
-	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	emu_ours = guest_module_load("nvp2p_emu", NULL);
+	if (emu_ours >= 0)
+		gd_ours = guest_module_load("gdirect", NULL);
+	if (emu_ours < 0 || gd_ours < 0)
+		goto skip;
+	status = guest_run_body(body);
+	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	   "test process ended normally (status %#x)", status);
-	tap_ok(quiet(),
+	/* Unpins may trail the child's exit: up to 5 s. */
+	quiet = emu_wait_quiet(5000, NULL);
+	tap_ok(quiet,
 	   "0 pins and 0 BAR1 bytes used afterwards (pins %llu, bar1_used %llu)",
-	   (unsigned long long)emu("pins"), (unsigned long long)emu("bar1_used"));
-	if (gd_ours)
-		tap_ok(sh("rmmod gdirect") == 0, "gdirect unloads");
-	if (emu_ours)
-		tap_ok(sh("rmmod nvp2p_emu") == 0, "nvp2p_emu unloads");
+	   (unsigned long long)emu_stat_u64("pins"),
+	   (unsigned long long)emu_stat_u64("bar1_used"));
+	if (gd_ours == 1)
+		tap_ok(guest_sh("rmmod gdirect") == 0, "gdirect unloads");
+	if (emu_ours == 1)
+		tap_ok(guest_sh("rmmod nvp2p_emu") == 0, "nvp2p_emu unloads");
 	return tap_done();
 skip:
-	if (gd_ours)
-		sh("rmmod gdirect");
-	if (emu_ours)
-		sh("rmmod nvp2p_emu");
+	if (gd_ours == 1)
+		guest_sh("rmmod gdirect");
+	if (emu_ours == 1)
+		guest_sh("rmmod nvp2p_emu");
 	tap_skip("UCP with GPU buffers", "modules could not be loaded");
 	return tap_done();
 }

@@ -9,6 +9,7 @@ demo=$1
 # run MODE: tap_demo's output in $out, its exit status in $rc
 run() { out=$("$demo" "$1" 2>/dev/null); rc=$?; }
 has() { printf '%s\n' "$out" | grep -qxF -- "$1"; }
+lacks() { ! has "$1"; }
 has_re() { printf '%s\n' "$out" | grep -qE -- "$1"; }
 
 run pass
@@ -87,4 +88,29 @@ check "sh: fewer lines than planned exit non-zero" [ "$rc" = 1 ]
 sh_run 'skip_all "no widget"; echo reached'
 check "sh: skip_all" has "1..0 # SKIP no widget"
 check "sh: ... ends the test, status 0" sh -c "[ '$rc' = 0 ] && ! printf '%s' \"\$1\" | grep -q reached" _ "$out"
+# tap_relay: a child's TAP as the test's own; results it never printed
+# (it died) are failures, and a hook sees every line.
+relay_in=$(mktemp)
+trap 'rm -f "$relay_in"' EXIT
+printf '%s\n' '1..9' 'ok 1 - sent' '# FIGURE put 64 1.5' 'noise' 'not ok 2 - received' >"$relay_in"
+sh_run "tap_relay kid '$relay_in' 3 child; tap_done"
+check "sh: tap_relay relays a child's ok" has "ok 1 - kid: sent"
+check "sh: ... and its not ok" has "not ok 2 - kid: received"
+check "sh: ... keeps its diagnostics" has "# FIGURE put 64 1.5"
+check "sh: ... turns other output into diagnostics" has "# noise"
+check "sh: ... drops its plan" lacks "1..9"
+check "sh: ... counts a missing result as a failure" has "not ok 3 - kid: result 3 missing (child did not finish)"
+check "sh: ... exits non-zero" [ "$rc" = 1 ]
+printf '%s\n' 'ok 1 - a' 'ok 2 - b' >"$relay_in"
+sh_run "tap_relay kid '$relay_in' 2 child; tap_done"
+check "sh: tap_relay of a complete, passing child exits 0" [ "$rc" = 0 ]
+check "sh: ... with its results only" has "1..2"
+sh_run "tap_relay kid '$relay_in' 3 child; tap_done"
+check "sh: tap_relay of a child that stopped short fails" [ "$rc" = 1 ]
+check "sh: ... on the result it never printed" has "not ok 3 - kid: result 3 missing (child did not finish)"
+printf '%s\n' 'ok 1 - a' '# FIGURE get 8 2.0' >"$relay_in"
+sh_run "hook() { echo \"hooked [\$1] [\$2]\"; }; tap_relay kid '$relay_in' 1 child hook; tap_done"
+check "sh: tap_relay calls the hook with the label and each line" has "hooked [kid] [ok 1 - a]"
+check "sh: ... diagnostics too" has "hooked [kid] [# FIGURE get 8 2.0]"
+check "sh: ... and still relays" has "ok 1 - kid: a"
 tap_done
