@@ -882,6 +882,11 @@ static bool wait_for_releases(struct gdirect_ctx *c)
 	gen = c->release_gen;
 	bool any = c->drain_due || atomic_load(&c->releasing);
 
+	/* Counted among the waiters and the generation read, under the
+	 * lock: a release that ends from here on wakes this wait (the point
+	 * where t_release_wait lets one end). */
+	if (any)
+		GD_RACE(GD_RACE_RELEASE_WAIT);
 	while (any && !c->drain_due && c->release_gen == gen &&
 	       atomic_load(&c->releasing))
 		pthread_cond_wait(&c->released, &c->lock);

@@ -46,10 +46,11 @@ struct gdirect_reg;
 
 /*
  * Race hooks: points of the lock-free protocols where tests (t_slot,
- * t_model, t_evict_race, built with GD_RACE_HOOKS against a static copy
- * of the library) run a kill, an eviction or a slot rewrite, or hand over
- * to another thread, deterministically, in the middle of a hit or of an
- * eviction.  Nothing in the library proper.
+ * t_model, t_evict_race, t_release_wait, built with GD_RACE_HOOKS against
+ * a static copy of the library) run a kill, an eviction or a slot
+ * rewrite, or hand over to another thread, deterministically, in the
+ * middle of a hit, of an eviction or of a pin's wait for BAR space.
+ * Nothing in the library proper.
  */
 enum gd_race_point {
 	GD_RACE_SLOT_FIELDS,	/* slot word read, fields not yet */
@@ -59,6 +60,9 @@ enum gd_race_point {
 	/* An eviction's, with the context's lock held: a held candidate's
 	 * counts summed, the verdict not yet acted on. */
 	GD_RACE_EVICT_SUMMED,
+	/* A pin's out of BAR space, with the context's lock held: counted
+	 * among the release waiters, about to wait for a release to end. */
+	GD_RACE_RELEASE_WAIT,
 };
 #ifdef GD_RACE_HOOKS
 extern void (*gd_race_hook)(enum gd_race_point point);

@@ -101,9 +101,10 @@ static void race_hook(enum gd_race_point pt)
 	uint64_t x;
 	int k;
 
-	/* Not a hit's: an eviction's, run with the context's lock held
-	 * (a flush or a get from there would take it again). */
-	if (pt == GD_RACE_EVICT_SUMMED)
+	/* Only a hit's points: the others are run with the context's lock
+	 * held (a flush or a get from there would take it again). */
+	if (pt != GD_RACE_SLOT_FIELDS && pt != GD_RACE_SLOT_COPIED &&
+	    pt != GD_RACE_COUNTED && pt != GD_RACE_BACKED_OFF)
 		return;
 	x = rnd(&race.rs);
 	k = (int)((x >> 8) % MAXA);
