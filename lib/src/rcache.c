@@ -527,8 +527,16 @@ static size_t evict_locked(struct gdirect_ctx *c, struct cand *v, size_t n,
 		for (size_t j = 0; j < k; j++) {
 			struct gdirect_reg *r = h[j];
 			uint64_t x = atomic_load(&r->refs);
+			bool unused = ok &&
+				GD_REFS(x) + gd_tc_count(r, r->id, NULL) == 1;
 
-			if (ok && GD_REFS(x) + gd_tc_count(r, r->id, NULL) == 1) {
+			/* Between the sum and what it decides: a hit that
+			 * copied r's slot before the hold and counts only now
+			 * is in no sum, and must find the slot held at its
+			 * reread and back off (t_evict_race runs that hit
+			 * here). */
+			GD_RACE(GD_RACE_EVICT_SUMMED);
+			if (unused) {
 				atomic_fetch_or(&r->refs, GD_DEAD);
 				atomic_fetch_and(&r->refs, ~GD_HOLD);
 				unlink_dead(c, r, cause);
@@ -726,6 +734,7 @@ static inline bool tc_take(struct gdirect_ctx *c, const struct gd_slot *s,
 	if (__builtin_expect(atomic_load_explicit(&s->w, memory_order_relaxed)
 			     != k->w, 0)) {
 		atomic_store_explicit(&x->n, n, memory_order_release);
+		GD_RACE(GD_RACE_BACKED_OFF);
 		return false;
 	}
 	x->kgen = kgen;
@@ -873,6 +882,11 @@ static bool wait_for_releases(struct gdirect_ctx *c)
 	gen = c->release_gen;
 	bool any = c->drain_due || atomic_load(&c->releasing);
 
+	/* Counted among the waiters and the generation read, under the
+	 * lock: a release that ends from here on wakes this wait (the point
+	 * where t_release_wait lets one end). */
+	if (any)
+		GD_RACE(GD_RACE_RELEASE_WAIT);
 	while (any && !c->drain_due && c->release_gen == gen &&
 	       atomic_load(&c->releasing))
 		pthread_cond_wait(&c->released, &c->lock);

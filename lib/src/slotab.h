@@ -46,14 +46,23 @@ struct gdirect_reg;
 
 /*
  * Race hooks: points of the lock-free protocols where tests (t_slot,
- * built with GD_RACE_HOOKS against a static copy of the library) run a
- * kill, an eviction or a slot rewrite, deterministically, in the middle of
- * a hit.  Nothing in the library proper.
+ * t_model, t_evict_race, t_release_wait, built with GD_RACE_HOOKS against
+ * a static copy of the library) run a kill, an eviction or a slot
+ * rewrite, or hand over to another thread, deterministically, in the
+ * middle of a hit, of an eviction or of a pin's wait for BAR space.
+ * Nothing in the library proper.
  */
 enum gd_race_point {
 	GD_RACE_SLOT_FIELDS,	/* slot word read, fields not yet */
 	GD_RACE_SLOT_COPIED,	/* slot copied, reference not yet counted */
 	GD_RACE_COUNTED,	/* counted in the entry, slot not yet reread */
+	GD_RACE_BACKED_OFF,	/* slot changed at the reread: count taken back */
+	/* An eviction's, with the context's lock held: a held candidate's
+	 * counts summed, the verdict not yet acted on. */
+	GD_RACE_EVICT_SUMMED,
+	/* A pin's out of BAR space, with the context's lock held: counted
+	 * among the release waiters, about to wait for a release to end. */
+	GD_RACE_RELEASE_WAIT,
 };
 #ifdef GD_RACE_HOOKS
 extern void (*gd_race_hook)(enum gd_race_point point);

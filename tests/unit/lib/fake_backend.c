@@ -34,7 +34,6 @@ struct fake {
 	uint64_t next_handle;
 	struct fake_stats st;
 	_Atomic unsigned in_flight;
-	_Atomic unsigned unpins_in_flight;
 };
 
 static int f_pin(struct gd_backend *b, uint64_t addr, uint64_t size,
@@ -106,10 +105,8 @@ static int f_unpin(struct gd_backend *b, uint64_t handle)
 {
 	struct fake *f = (struct fake *)b;
 
-	atomic_fetch_add(&f->unpins_in_flight, 1);
-	if (f->cfg.unpin_delay_us)
-		usleep(f->cfg.unpin_delay_us);
-	atomic_fetch_sub(&f->unpins_in_flight, 1);
+	if (f->cfg.before_unpin)
+		f->cfg.before_unpin(f->cfg.before_unpin_arg);
 	pthread_mutex_lock(&f->lock);
 	for (int i = 1; i < NSLOTS; i++) {
 		struct fpin *p = &f->pins[i];
@@ -276,11 +273,6 @@ bool fake_backend_pin_covers(struct gd_backend *b, uint64_t h, uint64_t id)
 unsigned fake_backend_pins_in_flight(struct gd_backend *b)
 {
 	return atomic_load(&((struct fake *)b)->in_flight);
-}
-
-unsigned fake_backend_unpins_in_flight(struct gd_backend *b)
-{
-	return atomic_load(&((struct fake *)b)->unpins_in_flight);
 }
 
 bool fake_backend_pin_fresh(struct gd_backend *b, uint64_t h, uint64_t a)

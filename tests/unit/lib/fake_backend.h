@@ -16,13 +16,16 @@
 struct fake_cfg {
 	uint64_t bar_bytes;	/* 0: unlimited */
 	unsigned pin_delay_us;
-	unsigned unpin_delay_us;	/* before the unpin gives BAR space back */
 	bool revoke_on_free;	/* fake CUDA frees revoke pins (like nvidia.ko) */
 	bool persistent;	/* reports persistent pins (use_persistent=Y) */
 	/* Called by a successful pin just before it returns (the pages are
 	 * pinned; the caller has not seen the pin yet). */
 	void (*after_pin)(void *arg);
 	void *after_pin_arg;
+	/* Called by every unpin first, before it gives the BAR space back
+	 * (it may block: the region's release is then under way). */
+	void (*before_unpin)(void *arg);
+	void *before_unpin_arg;
 	bool real_maps;		/* map: fresh memory not inherited across fork
 				 * (as gdirect.ko's BAR mappings), unmap: munmap */
 };
@@ -54,9 +57,6 @@ bool fake_backend_pin_fresh(struct gd_backend *b, uint64_t h, uint64_t a);
 
 /* Pin calls currently in progress (sleeping in the configured delay). */
 unsigned fake_backend_pins_in_flight(struct gd_backend *b);
-
-/* Unpin calls currently in progress (sleeping in the configured delay). */
-unsigned fake_backend_unpins_in_flight(struct gd_backend *b);
 
 /* Create a context over a fake backend (GDIRECT_PRIVATE entry point). */
 struct gdirect_ctx;

@@ -10,69 +10,63 @@
  * would return a region the eviction already counted as unused: dead at
  * once, its bytes off the books while still pinned.
  *
- * The interleaving is forced: the getter parks at GD_RACE_SLOT_COPIED;
- * gd_tc_count is wrapped at link time (-Wl,--wrap) so that the eviction's
- * sum (no stamp, region held) lets the getter run and waits for its get to
- * return (at most 300 ms: a getter that backed off blocks on the context's
- * lock until the flush ends).  The get must come back with a valid
- * region, the flush must have evicted exactly the one region, and nothing
- * may be left pinned.  Removing the hold from the slot (rcache.c's
- * index_hold before the sum) fails it every time.
+ * The interleaving is forced with the library's race hooks: the getter
+ * parks at GD_RACE_SLOT_COPIED; the flush, at GD_RACE_EVICT_SUMMED (the
+ * region held, its counts summed), lets it run and waits until its hit
+ * has decided: backed off (GD_RACE_BACKED_OFF) or returned.  A getter
+ * that backed off goes on to the miss path, where it waits for the
+ * context's lock until the flush ends.  The hit must have backed off, the
+ * get must come back with a valid region, the flush must have evicted
+ * exactly the one region, and nothing may be left pinned.  Removing the
+ * hold from the slot (rcache.c's index_hold before the sum) fails it
+ * every time.
  */
 #include <pthread.h>
-#include <time.h>
+#include <stdbool.h>
+
 #include "libgdirect_internal.h"
 #include "tutil.h"
 
-int64_t __real_gd_tc_count(const struct gdirect_reg *r, uint64_t id, uint64_t *stamp);
-
 static struct gdirect_ctx *cur;
 static uint64_t base;
-static pthread_t getter;
+static _Thread_local bool is_getter;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int parked, go, done, armed_evict;
+/* All under mu. */
+static bool parked, go, summed, backed_off, done, armed;
 static struct gdirect_reg *got;
 
 static void hook(enum gd_race_point p)
 {
-	if (p != GD_RACE_SLOT_COPIED || !pthread_equal(pthread_self(), getter))
-		return;
 	pthread_mutex_lock(&mu);
-	parked = 1;
-	pthread_cond_broadcast(&cv);
-	while (!go)
-		pthread_cond_wait(&cv, &mu);
-	pthread_mutex_unlock(&mu);
-}
-
-int64_t __wrap_gd_tc_count(const struct gdirect_reg *r, uint64_t id, uint64_t *stamp)
-{
-	int64_t n = __real_gd_tc_count(r, id, stamp);
-
-	if (!stamp && armed_evict && (atomic_load(&r->refs) & GD_HOLD)) {
-		struct timespec t;
-
-		armed_evict = 0;	/* the eviction's sum: let the hit run now */
-		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_nsec += 300000000;
-		if (t.tv_nsec >= 1000000000) { t.tv_sec++; t.tv_nsec -= 1000000000; }
-		pthread_mutex_lock(&mu);
-		go = 1;
+	if (is_getter && p == GD_RACE_SLOT_COPIED && !parked) {
+		/* The slot copied, before the eviction holds it. */
+		parked = true;
 		pthread_cond_broadcast(&cv);
-		while (!done && pthread_cond_timedwait(&cv, &mu, &t) == 0)
-			;
-		pthread_mutex_unlock(&mu);
+		while (!go)
+			pthread_cond_wait(&cv, &mu);
+	} else if (is_getter && p == GD_RACE_BACKED_OFF) {
+		backed_off = true;
+		pthread_cond_broadcast(&cv);
+	} else if (!is_getter && p == GD_RACE_EVICT_SUMMED && armed) {
+		/* The eviction's sum is taken: the hit counts only now. */
+		armed = false;
+		summed = true;
+		go = true;
+		pthread_cond_broadcast(&cv);
+		while (!backed_off && !done)
+			pthread_cond_wait(&cv, &mu);
 	}
-	return n;
+	pthread_mutex_unlock(&mu);
 }
 
 static void *get_thread(void *p)
 {
 	(void)p;
+	is_getter = true;
 	CHECK_EQ(gdirect_reg_get(cur, P(base + 100), 16, 0, &got), 0);
 	pthread_mutex_lock(&mu);
-	done = 1;
+	done = true;
 	pthread_cond_broadcast(&cv);
 	pthread_mutex_unlock(&mu);
 	return NULL;
@@ -93,7 +87,7 @@ static void evict_between_sum_and_unlink(void)
 	struct gd_backend *b;
 	struct gdirect_reg_info ri;
 	struct fake_stats fs;
-	pthread_t t;
+	pthread_t t, getter;
 	int flushed;
 
 	params(&p, GDIRECT_INV_HOOKS);
@@ -109,11 +103,13 @@ static void evict_between_sum_and_unlink(void)
 	pthread_mutex_lock(&mu);
 	while (!parked)
 		pthread_cond_wait(&cv, &mu);
+	armed = true;
 	pthread_mutex_unlock(&mu);
-	armed_evict = 1;
 	flushed = gdirect_flush(cur);
 	CHECK_EQ(pthread_join(getter, NULL), 0);
 	gd_race_hook = NULL;
+	CHECK(summed);		/* the race ran */
+	CHECK(backed_off);
 	CHECK_EQ(flushed, 1);
 	CHECK_EQ(gdirect_reg_info(got, &ri), 0);
 	CHECK(ri.valid);

@@ -24,7 +24,8 @@
  * Races (pressure configuration): built against the library's race hooks
  * (GD_RACE_HOOKS, lib/src/slotab.h), a quarter of the hook points a get
  * passes on its lookup path (slot word read; slot copied; reference
- * counted, slot not yet reread) run a flush (an eviction racing the hit)
+ * counted, slot not yet reread; count taken back, the slot having
+ * changed) run a flush (an eviction racing the hit)
  * or a get + put of a random range of a random live allocation (a miss
  * that may supersede, that is kill, the very region being looked up, or
  * rewrite its slot between the hit's reads), checked like any answer.
@@ -97,10 +98,16 @@ static uint64_t rnd(uint64_t *st)
 
 static void race_hook(enum gd_race_point pt)
 {
-	uint64_t x = rnd(&race.rs);
-	int k = (int)((x >> 8) % MAXA);
+	uint64_t x;
+	int k;
 
-	(void)pt;
+	/* Only a hit's points: the others are run with the context's lock
+	 * held (a flush or a get from there would take it again). */
+	if (pt != GD_RACE_SLOT_FIELDS && pt != GD_RACE_SLOT_COPIED &&
+	    pt != GD_RACE_COUNTED && pt != GD_RACE_BACKED_OFF)
+		return;
+	x = rnd(&race.rs);
+	k = (int)((x >> 8) % MAXA);
 	if (race.inside || x % 4)
 		return;
 	race.inside = true;
