@@ -33,7 +33,6 @@ struct fake {
 	unsigned nev;
 	uint64_t next_handle;
 	struct fake_stats st;
-	_Atomic unsigned in_flight;
 };
 
 static int f_pin(struct gd_backend *b, uint64_t addr, uint64_t size,
@@ -44,10 +43,8 @@ static int f_pin(struct gd_backend *b, uint64_t addr, uint64_t size,
 
 	if (addr & 0xffff || size & 0xffff || !size)
 		return -EINVAL;
-	atomic_fetch_add(&f->in_flight, 1);
 	if (f->cfg.pin_delay_us)
 		usleep(f->cfg.pin_delay_us);
-	atomic_fetch_sub(&f->in_flight, 1);
 	/* Like nvidia_p2p_get_pages: the range must hold live memory. */
 	uint64_t ids[MAX_IDS];
 	unsigned nids = 0;
@@ -270,10 +267,6 @@ bool fake_backend_pin_covers(struct gd_backend *b, uint64_t h, uint64_t id)
 	return yes;
 }
 
-unsigned fake_backend_pins_in_flight(struct gd_backend *b)
-{
-	return atomic_load(&((struct fake *)b)->in_flight);
-}
 
 bool fake_backend_pin_fresh(struct gd_backend *b, uint64_t h, uint64_t a)
 {

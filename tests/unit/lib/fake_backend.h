@@ -55,9 +55,6 @@ bool fake_backend_pin_covers(struct gd_backend *b, uint64_t h, uint64_t id);
  */
 bool fake_backend_pin_fresh(struct gd_backend *b, uint64_t h, uint64_t a);
 
-/* Pin calls currently in progress (sleeping in the configured delay). */
-unsigned fake_backend_pins_in_flight(struct gd_backend *b);
-
 /* Create a context over a fake backend (GDIRECT_PRIVATE entry point). */
 struct gdirect_ctx;
 struct gdirect_params;
