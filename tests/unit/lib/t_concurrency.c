@@ -395,7 +395,6 @@ static void slot_races(void)
 	struct gdirect_params p;
 	struct gd_backend *b;
 	struct gdirect_stats st;
-	struct fake_stats fs;
 	pthread_t t[N + 1];
 	struct race_arg ra[N + 1];
 	_Atomic int stop = 0;
@@ -426,12 +425,7 @@ static void slot_races(void)
 		 (unsigned long long)st.misses, (unsigned long long)st.evictions,
 		 (unsigned long long)st.unpins);
 	CHECK(st.hits > 0 && st.misses > 0 && st.evictions > 0);
-	gdirect_flush(c);	/* nothing is held: everything goes */
-	fake_backend_stats(b, &fs);
-	CHECK_EQ(fs.live, 0);
-	CHECK_EQ(fs.bad_unpins, 0);
-	gdirect_ctx_destroy(c);
-	fake_cuda_reset();
+	flush_destroy_clean(c, b);	/* nothing is held: everything goes */
 }
 
 static void stress_hooks(void)

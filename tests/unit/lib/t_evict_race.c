@@ -86,7 +86,6 @@ static void evict_between_sum_and_unlink(void)
 	struct gdirect_params p;
 	struct gd_backend *b;
 	struct gdirect_reg_info ri;
-	struct fake_stats fs;
 	pthread_t t, getter;
 	int flushed;
 
@@ -114,12 +113,7 @@ static void evict_between_sum_and_unlink(void)
 	CHECK_EQ(gdirect_reg_info(got, &ri), 0);
 	CHECK(ri.valid);
 	gdirect_reg_put(got);
-	CHECK_EQ(gdirect_flush(cur) >= 0, 1);
-	fake_backend_stats(b, &fs);
-	CHECK_EQ(fs.live, 0);
-	CHECK_EQ(fs.bad_unpins, 0);
-	gdirect_ctx_destroy(cur);
-	fake_cuda_reset();
+	flush_destroy_clean(cur, b);
 }
 
 int main(void)

@@ -98,12 +98,7 @@ static void pin_waits_for_release(void)
 	CHECK_EQ(fs.enomem, 1);
 	CHECK_EQ(st.release_waits, 1);
 	CHECK_EQ(st.pin_failures, 0);
-	CHECK_EQ(gdirect_flush(c) >= 0, 1);
-	fake_backend_stats(b, &fs);
-	CHECK_EQ(fs.live, 0);
-	CHECK_EQ(fs.bad_unpins, 0);
-	gdirect_ctx_destroy(c);
-	fake_cuda_reset();
+	flush_destroy_clean(c, b);
 }
 
 int main(void)

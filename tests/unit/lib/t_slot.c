@@ -113,7 +113,6 @@ static uint64_t one_race_inv(unsigned inv, enum gd_race_point at,
 	struct gdirect_params p;
 	struct gd_backend *b;
 	struct gdirect_reg *r;
-	struct fake_stats fs;
 	uint64_t size;
 
 	params(&p, inv);
@@ -138,12 +137,7 @@ static uint64_t one_race_inv(unsigned inv, enum gd_race_point at,
 		gdirect_reg_put(r);
 	}
 	gdirect_stats(cur, st);
-	CHECK_EQ(gdirect_flush(cur) >= 0, 1);
-	fake_backend_stats(b, &fs);
-	CHECK_EQ(fs.live, 0);
-	CHECK_EQ(fs.bad_unpins, 0);
-	gdirect_ctx_destroy(cur);
-	fake_cuda_reset();
+	flush_destroy_clean(cur, b);
 	return size;
 }
 

@@ -46,6 +46,23 @@ static inline struct gdirect_ctx *mkctx(struct gdirect_params *p,
 	return c;
 }
 
+/*
+ * The end of a test with nothing held: flush c, check that every pin went
+ * through a right unpin, destroy c and forget the fake driver's memory.
+ */
+static inline void flush_destroy_clean(struct gdirect_ctx *c,
+				       struct gd_backend *b)
+{
+	struct fake_stats fs;
+
+	CHECK_EQ(gdirect_flush(c) >= 0, 1);
+	fake_backend_stats(b, &fs);
+	CHECK_EQ(fs.live, 0);
+	CHECK_EQ(fs.bad_unpins, 0);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
 static inline void params(struct gdirect_params *p, unsigned inv)
 {
 	gdirect_params_init(p);
