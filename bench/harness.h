@@ -58,6 +58,10 @@ static inline uint64_t rnd(uint64_t *s)
 /* n fresh 64 KiB "device" buffers, each followed by a 64 KiB hole. */
 uint64_t *alloc_buffers(size_t n);
 
+/* Get and put each of bufs[0..n) once (64 KiB each); ns per registration.
+ * Exits on a failed get. */
+double register_each(struct inst *in, const uint64_t *bufs, size_t n);
+
 /* Run fn(arg_i) on nthreads threads released together; waits for them. */
 void run_threads(int nthreads, void *(*fn)(void *), void *args, size_t argsz);
 

@@ -112,25 +112,6 @@ static uint64_t *make_trace(const uint64_t *bufs, size_t n, size_t len,
 	return t;
 }
 
-/* Register every buffer once; returns ns per registration (a miss with a
- * free pin: the cache's own insertion cost). */
-static double populate(struct inst *in, const uint64_t *bufs, size_t n)
-{
-	uint64_t t0 = tb_now_ns();
-
-	for (size_t i = 0; i < n; i++) {
-		void *ref;
-
-		if (in->ops->get(in->c, bufs[i], GPU_PAGE, &ref)) {
-			fprintf(stderr, "%s: registering buffer %zu failed\n",
-				in->label, i);
-			exit(1);
-		}
-		in->ops->put(in->c, ref);
-	}
-	return (double)(tb_now_ns() - t0) / (double)n;
-}
-
 /* The table rows, to stdout and to the report. */
 static void hit_rows(FILE *f, bool md,
 		     const size_t nreg[3], double wall[NTRACE][3][2][2],
@@ -173,7 +154,7 @@ void scenario_hits(const struct opts *o)
 		inst_open(&in[1], &cache_ucx, "ucx", &free_pins, 0, 0) ||
 			(abort(), 0);
 		for (int k = 0; k < 2; k++)
-			ins[si][k] = populate(&in[k], bufs, n);
+			ins[si][k] = register_each(&in[k], bufs, n);
 		progress("hits: %zu regions registered: gdirect %.0f ns, ucx %.0f "
 			 "ns per registration", n, ins[si][0], ins[si][1]);
 		for (int tr = 0; tr < NTRACE; tr++)

@@ -22,24 +22,13 @@ static double register_all(const struct cache_ops *ops, const uint64_t *bufs,
 {
 	const struct tb_cfg free_pins = { 0, 0, 0, false };
 	struct inst in;
-	uint64_t t0;
+	double ns;
 
 	if (!inst_open(&in, ops, ops->name, &free_pins, 0, 0))
 		abort();
-	t0 = tb_now_ns();
-	for (size_t i = 0; i < n; i++) {
-		void *ref;
-
-		if (ops->get(in.c, bufs[i], GPU_PAGE, &ref)) {
-			fprintf(stderr, "%s: registering buffer %zu failed\n",
-				ops->name, i);
-			exit(1);
-		}
-		ops->put(in.c, ref);
-	}
-	t0 = tb_now_ns() - t0;
+	ns = register_each(&in, bufs, n);
 	inst_close(&in);
-	return (double)t0 / (double)n;
+	return ns;
 }
 
 void scenario_registration(const struct opts *o)
