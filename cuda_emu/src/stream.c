@@ -245,6 +245,27 @@ static CUresult stream_lookup(CUstream h)
 }
 
 /*
+ * A zeroed operation for stream @h (its handle filled in) and the stream,
+ * with qlock held; on failure neither.
+ */
+static CUresult op_get(CUstream h, struct memop **po, struct CUstream_st **px)
+{
+	struct memop *o = calloc(1, sizeof(*o));
+	CUresult r;
+
+	if (!o)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	o->handle = h;
+	r = stream_get(h, px);
+	if (r) {
+		free(o);
+		return r;
+	}
+	*po = o;
+	return CUDA_SUCCESS;
+}
+
+/*
  * A live stream, after everything its next operation follows has run:
  * its own queue and, by the legacy stream's rules, the others'.
  */
@@ -404,17 +425,12 @@ EMU_EXPORT CUresult cuStreamGetCtx(CUstream h, CUcontext *pctx)
  */
 EMU_EXPORT CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags)
 {
-	struct memop *b = calloc(1, sizeof(*b));
 	struct CUstream_st *x;
-	CUresult r;
+	struct memop *b;
+	CUresult r = op_get(h, &b, &x);
 
-	if (!b)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	r = stream_get(h, &x);
-	if (r) {
-		free(b);
+	if (r)
 		return r;
-	}
 	if (flags & ~1u) {	/* CU_EVENT_WAIT_EXTERNAL */
 		r = CUDA_ERROR_INVALID_VALUE;
 	} else if (!event_live_q(e)) {
@@ -422,7 +438,6 @@ EMU_EXPORT CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags)
 	} else if (e->stream && e->stream != x && e->stream->done < e->seq) {
 		b->dep = e->stream;
 		b->dep_seq = e->seq;
-		b->handle = h;
 		r = push(x, b);		/* frees b on failure */
 		if (!r)
 			e->stream->refs++;
@@ -516,14 +531,9 @@ EMU_EXPORT CUresult cuEventRecord(CUevent e, CUstream h)
 		r = check_event(e);
 	if (r)
 		return r;
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	r = stream_get(h, &x);
-	if (r) {
-		free(o);
+	r = op_get(h, &o, &x);
+	if (r)
 		return r;
-	}
 	if (!event_live_q(e)) {
 		pthread_mutex_unlock(&qlock);
 		free(o);
@@ -538,7 +548,6 @@ EMU_EXPORT CUresult cuEventRecord(CUevent e, CUstream h)
 	} else {
 		o->ev = e;
 		o->ev_gen = e->gen;
-		o->handle = h;
 		r = enqueue(x, o);	/* frees o on failure */
 		if (!r) {
 			e->pending++;
@@ -939,16 +948,11 @@ static CUresult memop_queue(CUstream h, bool wait, unsigned int width,
 	struct memop *o;
 	CUresult r;
 
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return CUDA_ERROR_OUT_OF_MEMORY;
+	r = op_get(h, &o, &x);
+	if (r)
+		return r;
 	*o = (struct memop){ .wait = wait, .width = width, .addr = addr,
 			     .value = value, .flags = flags, .handle = h };
-	r = stream_get(h, &x);
-	if (r) {
-		free(o);
-		return r;
-	}
 	/* Nothing to follow and nothing to wait for: run it now. */
 	if (drained(x) && (!wait || satisfied(o) == MET)) {
 		pthread_mutex_unlock(&qlock);
@@ -984,17 +988,11 @@ CUresult emu_stream_host_fn(CUstream h, void (*fn)(CUstream, void *, CUresult),
 	struct memop *o;
 	CUresult r;
 
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return CUDA_ERROR_OUT_OF_MEMORY;
+	r = op_get(h, &o, &x);
+	if (r)
+		return r;
 	o->fn = fn;
 	o->arg = arg;
-	o->handle = h;
-	r = stream_get(h, &x);
-	if (r) {
-		free(o);
-		return r;
-	}
 	r = enqueue(x, o);
 	pthread_mutex_unlock(&qlock);
 	return r;
