@@ -345,8 +345,15 @@ void gd_allocs_free_all(struct gdirect_ctx *c)
 }
 
 
-GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
-			       struct gdirect_ptr_info *info)
+/* The hit path's own page-table hint: at a fixed thread-pointer offset,
+ * it takes no register to find. */
+static __thread struct gd_pg_hint classify_hint
+	__attribute__((tls_model("initial-exec")));
+
+/* Every case: checks, cache, BUFFER_ID, the driver's answer. */
+static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
+						   const void *ptr,
+						   struct gdirect_ptr_info *info)
 {
 	uint64_t a = (uintptr_t)ptr;
 	struct gd_cuquery q;
@@ -403,4 +410,57 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 		pthread_mutex_unlock(&c->lock);
 	}
 	return 0;
+}
+
+/*
+ * The cache hit, kept a leaf function: anything it does not answer
+ * outright (a miss, a BUFFER_ID check, a thread's first call, an overflow
+ * epoch slot, a bad argument) goes to classify_full(), which starts over;
+ * what the hit path did before giving up is invisible (the read section
+ * is closed, the page-table hint is a cache).  With no call left on it,
+ * no callee-saved register is saved and restored around a hit: that was
+ * a fifth of its instructions, and instructions are what a hit costs when
+ * a hyperthread sibling shares the core (docs/performance.md).
+ */
+GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
+			       struct gdirect_ptr_info *info)
+{
+	struct gd_epoch_slot *s = gd_epoch_own_slot();
+	uint64_t a = (uintptr_t)ptr;
+	const struct gd_alloc *al;
+	unsigned shard;
+	uintptr_t v;
+
+	if (__builtin_expect(!c, 0) || __builtin_expect(!info, 0) ||
+	    __builtin_expect(!s, 0) ||
+	    __builtin_expect(atomic_load_explicit(&gd_fork_gen,
+						  memory_order_relaxed) !=
+			     c->fork_gen, 0))
+		return classify_full(c, ptr, info);
+	gd_epoch_enter_own(s);
+	v = (uintptr_t)gd_pgtab_lookup(&c->allocs, a >> GD_PAGE_SHIFT,
+				       &classify_hint);
+	if (v & GD_AHOST) {
+		if (!(v & gd_ahost_bit(a)))
+			goto miss;
+		gd_epoch_exit_own(gd_epoch_my_slot);
+		fill(info, GDIRECT_MEM_CPU, -1, 0, 0, 0);
+	} else {
+		al = gd_alloc_in_slot(v, a);
+		if (!al || (al->info.type != GDIRECT_MEM_CPU &&
+			    !(c->p.invalidation & GDIRECT_INV_HOOKS)))
+			goto miss;
+		*info = al->info;
+		gd_epoch_exit_own(gd_epoch_my_slot);
+	}
+	/* SHARD_INC without its call: a thread with no shard yet (0 - 1
+	 * wraps) has the full path count the hit, and get one. */
+	shard = gd_my_shard - 1;
+	if (__builtin_expect(shard >= GD_SHARDS + GD_SHARDS_SHARED, 0))
+		return classify_full(c, ptr, info);
+	gd_shard_inc(&c->shard[shard].classify_hits, shard);
+	return 0;
+miss:
+	gd_epoch_exit_own(gd_epoch_my_slot);
+	return classify_full(c, ptr, info);
 }

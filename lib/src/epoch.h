@@ -36,13 +36,21 @@ void gd_epoch_exit_overflow(void);
  * take milliseconds) now rather than on a first lookup.  Idempotent. */
 void gd_epoch_init(void);
 
-/* Inline: a hit is a few dozen instructions, a call would be a tenth. */
-static inline struct gd_epoch_slot *gd_epoch_enter(void)
+/*
+ * The thread's own slot if it has one (not NULL, not the shared overflow
+ * slot), else NULL.  With gd_epoch_enter_own()/gd_epoch_exit_own() it makes
+ * a read section that never calls out, for hit paths that must stay leaf
+ * functions and leave every other case to a slow path.
+ */
+static inline struct gd_epoch_slot *gd_epoch_own_slot(void)
 {
 	struct gd_epoch_slot *s = gd_epoch_my_slot;
 
-	if (__builtin_expect(s == NULL || s == &gd_epoch_overflow, 0))
-		return gd_epoch_enter_slow();
+	return __builtin_expect(s == &gd_epoch_overflow, 0) ? NULL : s;
+}
+
+static inline void gd_epoch_enter_own(struct gd_epoch_slot *s)
+{
 	atomic_store_explicit(&s->epoch, atomic_load_explicit(&gd_epoch_global,
 				memory_order_acquire), memory_order_relaxed);
 	if (__builtin_expect(atomic_load_explicit(&gd_epoch_light,
@@ -50,6 +58,21 @@ static inline struct gd_epoch_slot *gd_epoch_enter(void)
 		atomic_signal_fence(memory_order_seq_cst);
 	else
 		atomic_thread_fence(memory_order_seq_cst);
+}
+
+static inline void gd_epoch_exit_own(struct gd_epoch_slot *s)
+{
+	atomic_store_explicit(&s->epoch, 0, memory_order_release);
+}
+
+/* Inline: a hit is a few dozen instructions, a call would be a tenth. */
+static inline struct gd_epoch_slot *gd_epoch_enter(void)
+{
+	struct gd_epoch_slot *s = gd_epoch_own_slot();
+
+	if (__builtin_expect(s == NULL, 0))
+		return gd_epoch_enter_slow();
+	gd_epoch_enter_own(s);
 	return s;
 }
 
@@ -58,7 +81,7 @@ static inline void gd_epoch_exit(struct gd_epoch_slot *s)
 	if (__builtin_expect(s == &gd_epoch_overflow, 0))
 		gd_epoch_exit_overflow();
 	else
-		atomic_store_explicit(&s->epoch, 0, memory_order_release);
+		gd_epoch_exit_own(s);
 }
 
 /*

@@ -60,10 +60,11 @@ static inline unsigned gd_pg_idx(uint64_t page, int level)
 	       (GD_PG_FAN - 1);
 }
 
-/* What page 'page' maps to, or NULL.  Lock-free; writes nothing shared. */
-static inline void *gd_pgtab_get(const struct gd_pgtab *t, uint64_t page)
+/* What page 'page' maps to, or NULL, remembering the leaf in h (the
+ * thread's own).  Lock-free; writes nothing shared. */
+static inline void *gd_pgtab_lookup(const struct gd_pgtab *t, uint64_t page,
+				    struct gd_pg_hint *h)
 {
-	struct gd_pg_hint *h = &gd_pg_hint[t->serial & 1];
 	uint64_t prefix = page >> GD_PG_BITS;
 	const struct gd_pgnode *n;
 
@@ -83,6 +84,12 @@ static inline void *gd_pgtab_get(const struct gd_pgtab *t, uint64_t page)
 	}
 	return atomic_load_explicit(&n->s[gd_pg_idx(page, GD_PG_LEVELS - 1)],
 				    memory_order_acquire);
+}
+
+/* The same with the hint the thread keeps for t's serial's parity. */
+static inline void *gd_pgtab_get(const struct gd_pgtab *t, uint64_t page)
+{
+	return gd_pgtab_lookup(t, page, &gd_pg_hint[t->serial & 1]);
 }
 
 int gd_pgtab_init(struct gd_pgtab *t);

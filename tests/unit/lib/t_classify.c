@@ -358,6 +358,57 @@ static void host_concurrent(void)
 	fake_cuda_reset();
 }
 
+/*
+ * A thread whose first classification was a miss has its read-section
+ * slot but no statistics shard yet: its next answer, a cache hit, must
+ * still be counted once (the hit path leaves that case to the full one).
+ */
+struct first_hit {
+	struct gdirect_ctx *c;
+	uint64_t d;
+	int rc_miss, rc_hit, type;
+};
+
+static void *first_hit_thread(void *arg)
+{
+	struct first_hit *f = arg;
+	static char host[64];
+	struct gdirect_ptr_info in;
+
+	f->rc_miss = gdirect_classify(f->c, host, &in);	/* CPU: not cached */
+	f->rc_hit = gdirect_classify(f->c, P(f->d + 100), &in);
+	f->type = in.type;
+	return NULL;
+}
+
+static void first_hit_on_new_thread(void)
+{
+	struct gdirect_params p;
+	struct gdirect_ptr_info in;
+	struct gdirect_stats st0, st1;
+	pthread_t t;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	struct first_hit f = { mkctx(&p, &(struct fake_cfg){ 0 }, NULL),
+			       fake_cuda_alloc(64 * KiB), -1, -1, -1 };
+
+	CHECK_EQ(gdirect_classify(f.c, P(f.d), &in), 0);	/* cached now */
+	gdirect_stats(f.c, &st0);
+	CHECK_EQ(pthread_create(&t, NULL, first_hit_thread, &f), 0);
+	pthread_join(t, NULL);
+	gdirect_stats(f.c, &st1);
+	CHECK_EQ(f.rc_miss, 0);
+	CHECK_EQ(f.rc_hit, 0);
+	CHECK_EQ(f.type, GDIRECT_MEM_DEVICE);
+	CHECK_EQ(st1.classify_hits - st0.classify_hits, 1);
+	CHECK_EQ(st1.classify_misses - st0.classify_misses, 1);
+	/* Bad arguments are still refused on the hit path's way in. */
+	CHECK_EQ(gdirect_classify(NULL, P(f.d), &in), -EINVAL);
+	CHECK_EQ(gdirect_classify(f.c, P(f.d), NULL), -EINVAL);
+	gdirect_ctx_destroy(f.c);
+	fake_cuda_reset();
+}
+
 static void kinds_hooks(void)
 {
 	kinds(GDIRECT_INV_HOOKS);
@@ -379,5 +430,6 @@ int main(void)
 	TAP_TEST(host_then_device);
 	TAP_TEST(host_shares_page);
 	TAP_TEST(host_concurrent);
+	TAP_TEST(first_hit_on_new_thread);
 	return tap_done();
 }
