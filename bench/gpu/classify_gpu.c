@@ -11,12 +11,15 @@
  * cache's hit path, which never calls the pinning device, is timed.  CUDA
  * is real: allocations, classification, BUFFER_ID, SYNC_MEMOPS.
  * Prints one line per measurement: median ns per call over the repeats,
- * their minimum and maximum, and the share of the measuring CPU's time
- * the hypervisor took (steal, /proc/stat).  The measuring thread is pinned
- * to one CPU once the CUDA context exists, every measurement is warmed up
- * with as many calls as it times, and the hit rows are measured again at
- * the end (rows "again: ..."), so that a difference between runs can be
- * told from a difference within one.
+ * their minimum and maximum, the share of the measuring CPU's time the
+ * hypervisor took (steal, /proc/stat), and how much of its core the
+ * thread had (independent adds per cycle before and after, x86-64 only:
+ * about half when a hyperthread sibling the VM does not see is busy).
+ * The measuring thread is pinned to one CPU once the CUDA context exists,
+ * every measurement is warmed up with as many calls as it times, and the
+ * hit rows are measured again at the end (rows "again: ..."); the last
+ * section times the hits round after round across every CPU, each round
+ * with the core's state, and sums them up by that state.
  * Exits 77 when there is no GPU.
  */
 #include <cuda.h>
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <gdirect.h>
 
@@ -98,16 +102,23 @@ static double cpu_mhz(void)
 	return mhz;
 }
 
-/* Pin the calling thread to the CPU it runs on. */
-static void pin_thread(void)
+/* Pin the calling thread to CPU c; false if it cannot run there. */
+static bool pin_to(int c)
 {
 	cpu_set_t set;
-	int c = sched_getcpu();
 
 	CPU_ZERO(&set);
 	CPU_SET(c, &set);
-	if (c >= 0 && !sched_setaffinity(0, sizeof(set), &set))
-		cpu = c;
+	if (c < 0 || sched_setaffinity(0, sizeof(set), &set))
+		return false;
+	cpu = c;
+	return true;
+}
+
+/* Pin the calling thread to the CPU it runs on. */
+static void pin_thread(void)
+{
+	pin_to(sched_getcpu());
 }
 
 static double now_ns(void)
@@ -116,6 +127,46 @@ static double now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/*
+ * Independent adds per cycle the thread gets from its core: eight add
+ * chains against one chain of imul (3 cycles of latency on every x86-64
+ * core of the last fifteen years, so the clock cancels out).  A core of
+ * its own issues 4-5 here; one whose other hyperthread is busy, about
+ * half.  0 where not measured (not x86-64).
+ */
+static double core_adds_per_cycle(void)
+{
+#if defined(__x86_64__)
+	/* The fastest of three short timings of each: an interruption makes
+	 * one slower, never faster. */
+	double t_add = 1e30, t_mul = 1e30;
+
+	for (int k = 0; k < 3; k++) {
+		uint64_t a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, g = 7, h = 8, x = 3;
+		double t0 = now_ns(), t;
+
+		for (int i = 0; i < 50000; i++)
+			__asm__ volatile("add %0, %0\n\tadd %1, %1\n\tadd %2, %2\n\tadd %3, %3\n\t"
+					 "add %4, %4\n\tadd %5, %5\n\tadd %6, %6\n\tadd %7, %7\n\t"
+					 "add %0, %0\n\tadd %1, %1\n\tadd %2, %2\n\tadd %3, %3\n\t"
+					 "add %4, %4\n\tadd %5, %5\n\tadd %6, %6\n\tadd %7, %7"
+					 : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e),
+					   "+r"(f), "+r"(g), "+r"(h));
+		t = (now_ns() - t0) / (50000 * 16.0);
+		t_add = t < t_add ? t : t_add;
+		t0 = now_ns();
+		for (int i = 0; i < 50000; i++)
+			__asm__ volatile("imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0"
+					 : "+r"(x));
+		t = (now_ns() - t0) / (50000 * 4 * 3.0);	/* ns per cycle */
+		t_mul = t < t_mul ? t : t_mul;
+	}
+	return t_mul / t_add;
+#else
+	return 0;
+#endif
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -144,39 +195,81 @@ struct m {
 	size_t nptr;
 	struct gdirect_ctx *ctx;
 	long errors;
+	bool direct;	/* gdirect_classify called directly, not through fn */
 };
+
+/*
+ * ns per call of m over iters calls in the scattered order (i * 7919) %
+ * nptr, stepped without a division (a 64-bit division costs as much as a
+ * hit).  The loop's state is in locals, which stay in registers across
+ * the call: kept in *m, the error count would be a store and a reload
+ * through memory on every call, in the figure of everything measured.
+ */
+static inline __attribute__((always_inline)) double
+timed_loop(struct m *m, size_t iters, bool direct)
+{
+	int (*fn)(struct m *, uint64_t) = m->fn;
+	const uint64_t *ptrs = m->ptrs;
+	struct gdirect_ctx *c = m->ctx;
+	size_t n = m->nptr, step = 7919 % n, j = 0;
+	long errors = 0;
+	double t0 = now_ns();
+
+	for (size_t i = 0; i < iters; i++) {
+		if (direct) {
+			struct gdirect_ptr_info in;
+
+			errors += gdirect_classify(c, (void *)(uintptr_t)ptrs[j],
+						   &in) != 0;
+			__asm__ volatile("" : : "r"(&in) : "memory");
+		} else {
+			errors += fn(m, ptrs[j]) != 0;
+		}
+		j += step;
+		if (j >= n)
+			j -= n;
+	}
+	t0 = (now_ns() - t0) / (double)iters;
+	m->errors += errors;
+	return t0;
+}
+
+/* Two copies of the loop, each with one kind of call in it. */
+static __attribute__((noinline)) double timed_direct(struct m *m, size_t iters)
+{
+	return timed_loop(m, iters, true);
+}
+
+static __attribute__((noinline)) double timed_fn(struct m *m, size_t iters)
+{
+	return timed_loop(m, iters, false);
+}
+
+static double timed(struct m *m, size_t iters)
+{
+	return m->direct ? timed_direct(m, iters) : timed_fn(m, iters);
+}
 
 static void measure(struct m *m, size_t iters)
 {
-	double v[64];
+	double v[64], core0, core1;
 	unsigned long long st0, tot0, st1, tot1;
-
-	/* The scattered order (i * 7919) % nptr, stepped without a division
-	 * in the timed loop (a 64-bit division costs as much as a hit). */
-	size_t step = 7919 % m->nptr;
 
 	for (size_t i = 0; i < iters; i++)	/* warm */
 		m->errors += m->fn(m, m->ptrs[i % m->nptr]) != 0;
 	m->errors = 0;
 	cpu_times(&st0, &tot0);
-	for (int r = 0; r < repeats; r++) {
-		double t0 = now_ns();
-		size_t j = 0;
-
-		for (size_t i = 0; i < iters; i++) {
-			m->errors += m->fn(m, m->ptrs[j]) != 0;
-			j += step;
-			if (j >= m->nptr)
-				j -= m->nptr;
-		}
-		v[r] = (now_ns() - t0) / (double)iters;
-	}
+	core0 = core_adds_per_cycle();
+	for (int r = 0; r < repeats; r++)
+		v[r] = timed(m, iters);
+	core1 = core_adds_per_cycle();
 	cpu_times(&st1, &tot1);
 	qsort(v, (size_t)repeats, sizeof(v[0]), cmp_d);
-	printf("%-58s %9.1f ns  (min %.1f, max %.1f; %zu pointers; steal %.1f%%%s)\n",
+	printf("%-58s %9.1f ns  (min %.1f, max %.1f; %zu pointers; steal %.1f%%; "
+	       "core %.1f/%.1f adds/cycle%s)\n",
 	       m->name, v[repeats / 2], v[0], v[repeats - 1], m->nptr,
 	       tot1 > tot0 ? 100.0 * (double)(st1 - st0) / (double)(tot1 - tot0) : 0.0,
-	       m->errors ? ", calls returned errors" : "");
+	       core0, core1, m->errors ? ", calls returned errors" : "");
 }
 
 /* The harness alone: the loop and an indirect call to a function that
@@ -297,44 +390,68 @@ static int part_count(struct m *m, uint64_t p)
 	return !al;
 }
 
-/* One timing of m, its caller's frame pad bytes deeper. */
-static __attribute__((noinline)) double timed_at(struct m *m, size_t iters,
-						 size_t pad)
+/*
+ * The hits round after round, the thread moved to the next CPU each
+ * round, each round with the core's state measured around it: whether a
+ * figure is the code's or the core's (a hyperthread sibling busy with
+ * another guest halves the issue width) is then told from the data.
+ * Rounds whose core gave at least 0.85 of the 90th percentile of adds per
+ * cycle count as "own core", the rest as "shared".  Each row is run once
+ * untimed first, to fill the new CPU's caches.
+ */
+#define ROUNDS 64
+static void over_time(struct m *ms, int nm, size_t iters)
 {
-	volatile char *deeper = __builtin_alloca(pad + 1);
-	size_t step = 7919 % m->nptr, j = 0;
-	double t0;
+	double v[ROUNDS][8], core[ROUNDS];
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), home = cpu, cpus[ROUNDS];
+	double sorted[ROUNDS], best;
 
-	deeper[0] = 0;
-	for (size_t i = 0; i < iters; i++)
-		m->errors += m->fn(m, m->ptrs[i % m->nptr]) != 0;
-	t0 = now_ns();
-	for (size_t i = 0; i < iters; i++) {
-		m->errors += m->fn(m, m->ptrs[j]) != 0;
-		j += step;
-		if (j >= m->nptr)
-			j -= m->nptr;
+	if (nm > 8)
+		nm = 8;
+	for (int r = 0; r < ROUNDS; r++) {
+		if (!pin_to(r % (ncpu > 0 ? ncpu : 1)))
+			pin_to(home);
+		cpus[r] = cpu;
+		core[r] = core_adds_per_cycle();
+		for (int k = 0; k < nm; k++) {
+			timed(&ms[k], iters);	/* warm: this core's caches */
+			v[r][k] = timed(&ms[k], iters);
+		}
+		core[r] = (core[r] + core_adds_per_cycle()) / 2;
+		sorted[r] = core[r];
 	}
-	return (now_ns() - t0) / (double)iters;
-}
-
-/* m with the caller's answer at 64 stack offsets, 64 bytes apart: does
- * where the answer is written move the cost (4 KiB aliasing)? */
-static void sweep(struct m *m, size_t iters)
-{
-	double v[64], best = 1e30, worst = 0;
-	int kb = 0, kw = 0;
-
-	for (int k = 0; k < 64; k++) {
-		v[k] = timed_at(m, iters, (size_t)k * 64);
-		if (v[k] < best)
-			best = v[k], kb = k;
-		if (v[k] > worst)
-			worst = v[k], kw = k;
+	pin_to(home);
+	qsort(sorted, ROUNDS, sizeof(sorted[0]), cmp_d);
+	best = sorted[ROUNDS * 9 / 10];
+	printf("%d rounds over %d CPUs, %zu calls per row per round; "
+	       "own core = at least %.1f adds/cycle (0.85 of the rounds' "
+	       "90th percentile)\n", ROUNDS, ncpu, iters, 0.85 * best);
+	printf("round cpu adds/cycle");
+	for (int k = 0; k < nm; k++)
+		printf(" | %s", ms[k].name);
+	puts("");
+	for (int r = 0; r < ROUNDS; r++) {
+		printf("%5d %3d %10.2f", r, cpus[r], core[r]);
+		for (int k = 0; k < nm; k++)
+			printf(" %.1f", v[r][k]);
+		puts("");
 	}
-	qsort(v, 64, sizeof(v[0]), cmp_d);
-	printf("%-58s %9.1f ns  (min %.1f at +%d, max %.1f at +%d bytes)\n",
-	       m->name, v[32], best, kb * 64, worst, kw * 64);
+	for (int own = 1; own >= 0; own--) {
+		for (int k = 0; k < nm; k++) {
+			double x[ROUNDS];
+			int n = 0;
+
+			for (int r = 0; r < ROUNDS; r++)
+				if ((core[r] >= 0.85 * best) == own)
+					x[n++] = v[r][k];
+			if (!n)
+				continue;
+			qsort(x, (size_t)n, sizeof(x[0]), cmp_d);
+			printf("%-58s %9.1f ns  (min %.1f, max %.1f; %d of %d rounds, "
+			       "core %s)\n", ms[k].name, x[n / 2], x[0], x[n - 1],
+			       n, ROUNDS, own ? "own" : "shared");
+		}
+	}
 }
 
 /* 256 MiB page-table leaves the pointers fall in (a lookup outside the
@@ -552,59 +669,53 @@ int main(int argc, char **argv)
 	struct gdirect_ctx *c_tag = mkctx(devb, GDIRECT_INV_BUFFER_ID, 0);
 	const size_t N = 1000000, NC = 200000;
 
-	struct m nm = { "harness: the loop and an empty indirect call", nothing, dptr, NALLOC, NULL, 0 };
+	struct m nm = { "harness: the loop and an empty indirect call", nothing, dptr, NALLOC, NULL, 0, false };
 
 	puts("");
 	measure(&nm, N);
 	puts("\n-- CUDA driver calls --");
 	struct m cm[] = {
-		{ "cuPointerGetAttribute(MEMORY_TYPE), device pointer", cu_memtype, dptr, NALLOC, NULL, 0 },
-		{ "cuPointerGetAttribute(MEMORY_TYPE), host pointer (malloc)", cu_memtype_host, hptr, NALLOC, NULL, 0 },
-		{ "cuPointerGetAttribute(MEMORY_TYPE), pinned host pointer", cu_memtype, pinned, 16, NULL, 0 },
-		{ "cuPointerGetAttributes(4 attributes), device pointer", cu_attrs4, dptr, NALLOC, NULL, 0 },
-		{ "cuPointerGetAttributes(4 attributes), host pointer", cu_attrs4, hptr, NALLOC, NULL, 0 },
-		{ "cuPointerGetAttribute(BUFFER_ID), device pointer", cu_buffer_id, dptr, NALLOC, NULL, 0 },
-		{ "cuMemGetAddressRange, device pointer", cu_range, dptr, NALLOC, NULL, 0 },
+		{ "cuPointerGetAttribute(MEMORY_TYPE), device pointer", cu_memtype, dptr, NALLOC, NULL, 0, false },
+		{ "cuPointerGetAttribute(MEMORY_TYPE), host pointer (malloc)", cu_memtype_host, hptr, NALLOC, NULL, 0, false },
+		{ "cuPointerGetAttribute(MEMORY_TYPE), pinned host pointer", cu_memtype, pinned, 16, NULL, 0, false },
+		{ "cuPointerGetAttributes(4 attributes), device pointer", cu_attrs4, dptr, NALLOC, NULL, 0, false },
+		{ "cuPointerGetAttributes(4 attributes), host pointer", cu_attrs4, hptr, NALLOC, NULL, 0, false },
+		{ "cuPointerGetAttribute(BUFFER_ID), device pointer", cu_buffer_id, dptr, NALLOC, NULL, 0, false },
+		{ "cuMemGetAddressRange, device pointer", cu_range, dptr, NALLOC, NULL, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(cm) / sizeof(cm[0]); i++)
 		measure(&cm[i], NC);
 
 	puts("\n-- gdirect_classify (cache hits after the first query) --");
 	struct m gm[] = {
-		{ "gdirect_classify, device pointer, 16 allocations", gd_classify, dptr, 16, c_def, 0 },
-		{ "gdirect_classify, device pointer, 4096 allocations", gd_classify, dptr, NALLOC, c_def, 0 },
-		{ "gdirect_classify, host pointer (not cached: default)", gd_classify, hptr, NALLOC, c_def, 0 },
-		{ "gdirect_classify, host pointer, GDIRECT_CTX_CACHE_HOST", gd_classify, hptr, NALLOC, c_host, 0 },
-		{ "gdirect_classify, device pointer, hooks off (BUFFER_ID)", gd_classify, dptr, NALLOC, c_tag, 0 },
-		{ "gdirect_classify, pinned host pointer (not cached: default)", gd_classify, pinned, 16, c_def, 0 },
-		{ "gdirect_classify, pinned host pointer, GDIRECT_CTX_CACHE_HOST", gd_classify, pinned, 16, c_host, 0 },
+		{ "gdirect_classify, device pointer, 16 allocations", gd_classify, dptr, 16, c_def, 0, false },
+		{ "gdirect_classify, device pointer, 4096 allocations", gd_classify, dptr, NALLOC, c_def, 0, false },
+		{ "gdirect_classify, host pointer (not cached: default)", gd_classify, hptr, NALLOC, c_def, 0, false },
+		{ "gdirect_classify, host pointer, GDIRECT_CTX_CACHE_HOST", gd_classify, hptr, NALLOC, c_host, 0, false },
+		{ "gdirect_classify, device pointer, hooks off (BUFFER_ID)", gd_classify, dptr, NALLOC, c_tag, 0, false },
+		{ "gdirect_classify, pinned host pointer (not cached: default)", gd_classify, pinned, 16, c_def, 0, false },
+		{ "gdirect_classify, pinned host pointer, GDIRECT_CTX_CACHE_HOST", gd_classify, pinned, 16, c_host, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(gm) / sizeof(gm[0]); i++)
 		measure(&gm[i], gm[i].ctx == c_def && gm[i].ptrs != dptr ? NC : N);
 
 	puts("\n-- parts of a device-pointer hit, 4096 allocations --");
 	struct m pm[] = {
-		{ "parts: epoch enter + exit", part_epoch, dptr, NALLOC, c_def, 0 },
-		{ "parts: epoch + slot + allocation (gd_alloc_find)", part_find, dptr, NALLOC, c_def, 0 },
-		{ "parts: + the answer copied to the caller", part_copy, dptr, NALLOC, c_def, 0 },
-		{ "parts: + the per-thread hit counter", part_count, dptr, NALLOC, c_def, 0 },
-		{ "parts: all of gdirect_classify", gd_classify, dptr, NALLOC, c_def, 0 },
+		{ "parts: epoch enter + exit", part_epoch, dptr, NALLOC, c_def, 0, false },
+		{ "parts: epoch + slot + allocation (gd_alloc_find)", part_find, dptr, NALLOC, c_def, 0, false },
+		{ "parts: + the answer copied to the caller", part_copy, dptr, NALLOC, c_def, 0, false },
+		{ "parts: + the per-thread hit counter", part_count, dptr, NALLOC, c_def, 0, false },
+		{ "parts: all of gdirect_classify", gd_classify, dptr, NALLOC, c_def, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(pm) / sizeof(pm[0]); i++)
 		measure(&pm[i], N);
-	struct m sw[] = {
-		{ "sweep: device pointer, 16 allocations, 64 stack offsets", gd_classify, dptr, 16, c_def, 0 },
-		{ "sweep: host pointer (cache host), 64 stack offsets", gd_classify, hptr, NALLOC, c_host, 0 },
-	};
-	for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++)
-		sweep(&sw[i], 200000);
 
 	puts("\n-- registration hit (get + put), 4096 registered allocations --");
 	struct m hm[] = {
-		{ "reg hit, invalidation kernel+hooks (default)", gd_hit, dptr, NALLOC, c_def, 0 },
-		{ "reg hit, invalidation hooks only", gd_hit, dptr, NALLOC, c_hooks, 0 },
-		{ "reg hit, invalidation buffer_id (tag check per hit)", gd_hit, dptr, NALLOC, c_tag, 0 },
-		{ "reg hit, default, the thread's last region again", gd_hit, dptr, 1, c_def, 0 },
+		{ "reg hit, invalidation kernel+hooks (default)", gd_hit, dptr, NALLOC, c_def, 0, false },
+		{ "reg hit, invalidation hooks only", gd_hit, dptr, NALLOC, c_hooks, 0, false },
+		{ "reg hit, invalidation buffer_id (tag check per hit)", gd_hit, dptr, NALLOC, c_tag, 0, false },
+		{ "reg hit, default, the thread's last region again", gd_hit, dptr, 1, c_def, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(hm) / sizeof(hm[0]); i++)
 		measure(&hm[i], hm[i].ctx == c_tag ? NC : N);
@@ -644,8 +755,8 @@ int main(int argc, char **argv)
 	printf("%-58s %9ld of %d\n", "wrong answers after free + re-allocation, BUFFER_ID",
 	       wrong_tag, nre);
 	struct m rm[] = {
-		{ "gdirect_classify, re-allocated device pointer (hooks)", gd_classify, re, (size_t)nre, c_def, 0 },
-		{ "cuPointerGetAttribute(MEMORY_TYPE), re-allocated pointer", cu_memtype, re, (size_t)nre, NULL, 0 },
+		{ "gdirect_classify, re-allocated device pointer (hooks)", gd_classify, re, (size_t)nre, c_def, 0, false },
+		{ "cuPointerGetAttribute(MEMORY_TYPE), re-allocated pointer", cu_memtype, re, (size_t)nre, NULL, 0, false },
 	};
 	measure(&rm[0], N);
 	measure(&rm[1], NC);
@@ -660,22 +771,34 @@ int main(int argc, char **argv)
 	printf("%-58s %9ld of %d\n", "wrong answers after cuMemFreeHost + cuMemAlloc",
 	       wrong_host, 16 * 2 + 16);
 	printf("%-58s %9d of 16\n", "freed host pointers inside a new allocation", reused);
-	struct m hrm = { "gdirect_classify, device pointer after host free (cache host)", gd_classify, hre, 16, c_host, 0 };
+	struct m hrm = { "gdirect_classify, device pointer after host free (cache host)", gd_classify, hre, 16, c_host, 0, false };
 
 	measure(&hrm, N);
 
 	/* The hit rows again, last: the same code and data minutes later. */
 	puts("\n-- the hit rows again --");
 	struct m am[] = {
-		{ "again: harness", nothing, dptr, NALLOC - NR, NULL, 0 },
-		{ "again: device pointer, 16 allocations", gd_classify, dptr, 16, c_def, 0 },
-		{ "again: device pointer, 3584 allocations", gd_classify, dptr, NALLOC - NR, c_def, 0 },
-		{ "again: host pointer, GDIRECT_CTX_CACHE_HOST", gd_classify, hptr, NALLOC, c_host, 0 },
-		{ "again: re-allocated device pointer (hooks)", gd_classify, re, (size_t)nre, c_def, 0 },
+		{ "again: harness", nothing, dptr, NALLOC - NR, NULL, 0, false },
+		{ "again: device pointer, 16 allocations", gd_classify, dptr, 16, c_def, 0, false },
+		{ "again: device pointer, 3584 allocations", gd_classify, dptr, NALLOC - NR, c_def, 0, false },
+		{ "again: host pointer, GDIRECT_CTX_CACHE_HOST", gd_classify, hptr, NALLOC, c_host, 0, false },
+		{ "again: re-allocated device pointer (hooks)", gd_classify, re, (size_t)nre, c_def, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(am) / sizeof(am[0]); i++)
 		measure(&am[i], N);
 	printf("CPU %d at the end: %.0f MHz\n", cpu, cpu_mhz());
+
+	puts("\n-- the hits over time, by the state of the core --");
+	struct m tm[] = {
+		{ "rounds: harness", nothing, dptr, NALLOC - NR, NULL, 0, false },
+		{ "rounds: gdirect_classify, device pointer, 16 allocations", gd_classify, dptr, 16, c_def, 0, false },
+		{ "rounds: gdirect_classify, device pointer, 3584 allocations", gd_classify, dptr, NALLOC - NR, c_def, 0, false },
+		{ "rounds: gdirect_classify, host pointer, CACHE_HOST", gd_classify, hptr, NALLOC, c_host, 0, false },
+		{ "rounds: direct call, device pointer, 16 allocations", NULL, dptr, 16, c_def, 0, true },
+		{ "rounds: direct call, host pointer, CACHE_HOST", NULL, hptr, NALLOC, c_host, 0, true },
+		{ "rounds: cuPointerGetAttribute(MEMORY_TYPE), device pointer", cu_memtype, dptr, NALLOC - NR, NULL, 0, false },
+	};
+	over_time(tm, (int)(sizeof(tm) / sizeof(tm[0])), 100000);
 
 
 	/* Interception: what a hooked free adds (gdirect_notify_free before
