@@ -345,10 +345,21 @@ void gd_allocs_free_all(struct gdirect_ctx *c)
 }
 
 
-/* The hit path's own page-table hint: at a fixed thread-pointer offset,
- * it takes no register to find. */
-static __thread struct gd_pg_hint classify_hint
-	__attribute__((tls_model("initial-exec")));
+/*
+ * The hit path's own page-table hints: the leaf of each of the last
+ * 256 MiB ranges looked up, one per value of the range's low prefix bits
+ * (a process's device memory spans a few ranges side by side: 4096
+ * allocations of 64 KiB took four on an H100).  Kept as arrays of words
+ * in one thread-local, so that a field of an entry is addressed from the
+ * thread pointer, the variable's offset and the index alone: no register
+ * for the thread's base or an entry's address.  Same rules as struct
+ * gd_pg_hint.
+ */
+#define CLASSIFY_HINTS 8
+static __thread struct {
+	uint64_t serial[CLASSIFY_HINTS], prefix[CLASSIFY_HINTS];
+	const struct gd_pgnode *leaf[CLASSIFY_HINTS];
+} ch __attribute__((tls_model("initial-exec")));
 
 /* Every case: checks, cache, BUFFER_ID, the driver's answer. */
 static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
@@ -412,10 +423,32 @@ static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
 	return 0;
 }
 
+/* No hint for ptr's 256 MiB range: walk to its leaf, keep it in the
+ * range's hint and answer again (a hit through it, or the full path).
+ * Interior nodes live as long as the table, so the walk needs no read
+ * section. */
+static __attribute__((noinline)) int classify_rehint(struct gdirect_ctx *c,
+						     const void *ptr,
+						     struct gdirect_ptr_info *info)
+{
+	uint64_t page = (uintptr_t)ptr >> GD_PAGE_SHIFT;
+	uint64_t prefix = page >> GD_PG_BITS;
+	unsigned hint = prefix & (CLASSIFY_HINTS - 1);
+	const struct gd_pgnode *n = gd_pgtab_leaf(&c->allocs, page);
+
+	if (!n)
+		return classify_full(c, ptr, info);
+	ch.serial[hint] = c->allocs.serial;
+	ch.prefix[hint] = prefix;
+	ch.leaf[hint] = n;
+	return gdirect_classify(c, ptr, info);
+}
+
 /*
  * The cache hit, kept a leaf function: anything it does not answer
  * outright (a miss, a BUFFER_ID check, a thread's first call, an overflow
- * epoch slot, a bad argument) goes to classify_full(), which starts over;
+ * epoch slot, a bad argument) goes to classify_full(), which starts over
+ * (a range without a hint to classify_rehint(), which makes one first);
  * what the hit path did before giving up is invisible (the read section
  * is closed, the page-table hint is a cache).  With no call left on it,
  * no callee-saved register is saved and restored around a hit: that was
@@ -426,9 +459,9 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 			       struct gdirect_ptr_info *info)
 {
 	struct gd_epoch_slot *s = gd_epoch_own_slot();
-	uint64_t a = (uintptr_t)ptr;
+	uint64_t a = (uintptr_t)ptr, prefix = a >> (GD_PAGE_SHIFT + GD_PG_BITS);
 	const struct gd_alloc *al;
-	unsigned shard;
+	unsigned shard, hint;
 	uintptr_t v;
 
 	if (__builtin_expect(!c, 0) || __builtin_expect(!info, 0) ||
@@ -437,9 +470,14 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 						  memory_order_relaxed) !=
 			     c->fork_gen, 0))
 		return classify_full(c, ptr, info);
+	hint = prefix & (CLASSIFY_HINTS - 1);
+	if (__builtin_expect(ch.serial[hint] != c->allocs.serial ||
+			     ch.prefix[hint] != prefix, 0))
+		return classify_rehint(c, ptr, info);
 	gd_epoch_enter_own(s);
-	v = (uintptr_t)gd_pgtab_lookup(&c->allocs, a >> GD_PAGE_SHIFT,
-				       &classify_hint);
+	v = (uintptr_t)atomic_load_explicit(
+		&ch.leaf[hint]->s[gd_pg_idx(a >> GD_PAGE_SHIFT, GD_PG_LEVELS - 1)],
+		memory_order_acquire);
 	if (v & GD_AHOST) {
 		if (!(v & gd_ahost_bit(a)))
 			goto miss;

@@ -60,36 +60,37 @@ static inline unsigned gd_pg_idx(uint64_t page, int level)
 	       (GD_PG_FAN - 1);
 }
 
-/* What page 'page' maps to, or NULL, remembering the leaf in h (the
- * thread's own).  Lock-free; writes nothing shared. */
-static inline void *gd_pgtab_lookup(const struct gd_pgtab *t, uint64_t page,
-				    struct gd_pg_hint *h)
+/* The leaf holding page's slot, walked down from the root, or NULL. */
+static inline const struct gd_pgnode *gd_pgtab_leaf(const struct gd_pgtab *t,
+						    uint64_t page)
 {
+	const struct gd_pgnode *n = t->root;
+
+	for (int l = 0; l < GD_PG_LEVELS - 1 && n; l++)
+		n = atomic_load_explicit(&n->s[gd_pg_idx(page, l)],
+					 memory_order_acquire);
+	return n;
+}
+
+/* What page 'page' maps to, or NULL.  Lock-free; writes nothing shared. */
+static inline void *gd_pgtab_get(const struct gd_pgtab *t, uint64_t page)
+{
+	struct gd_pg_hint *h = &gd_pg_hint[t->serial & 1];
 	uint64_t prefix = page >> GD_PG_BITS;
 	const struct gd_pgnode *n;
 
 	if (__builtin_expect(h->serial == t->serial && h->prefix == prefix, 1)) {
 		n = h->leaf;
 	} else {
-		n = t->root;
-		for (int l = 0; l < GD_PG_LEVELS - 1; l++) {
-			n = atomic_load_explicit(&n->s[gd_pg_idx(page, l)],
-						 memory_order_acquire);
-			if (!n)
-				return NULL;
-		}
+		n = gd_pgtab_leaf(t, page);
+		if (!n)
+			return NULL;
 		h->serial = t->serial;
 		h->prefix = prefix;
 		h->leaf = n;
 	}
 	return atomic_load_explicit(&n->s[gd_pg_idx(page, GD_PG_LEVELS - 1)],
 				    memory_order_acquire);
-}
-
-/* The same with the hint the thread keeps for t's serial's parity. */
-static inline void *gd_pgtab_get(const struct gd_pgtab *t, uint64_t page)
-{
-	return gd_pgtab_lookup(t, page, &gd_pg_hint[t->serial & 1]);
 }
 
 int gd_pgtab_init(struct gd_pgtab *t);

@@ -7,6 +7,7 @@
  * threads classify (suite tsan).
  */
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -409,6 +410,123 @@ static void first_hit_on_new_thread(void)
 	fake_cuda_reset();
 }
 
+/*
+ * Two 256 MiB ranges 2 GiB apart share a hint slot of the hit path: host
+ * memory mapped there (cached as CPU, GDIRECT_CTX_CACHE_HOST) and device
+ * memory at d, classified in turn, must each be found through a hint of
+ * their own range every time (a hit, not a query), never through the
+ * other's, which has the CPU answer in the slot where d's range has d.
+ */
+static void hint_collision(uint64_t d)
+{
+	struct gdirect_params p;
+	struct gdirect_ptr_info in;
+	void *h = MAP_FAILED;
+
+	for (uint64_t k = 1; k <= 16 && h == MAP_FAILED; k++) {
+		/* at d's offset in its range: the same slot of the leaf */
+		uint64_t at = ((d >> 28) + 8 * k) << 28 | (d & ((1u << 28) - 1));
+
+		h = mmap(P(at), 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (h != MAP_FAILED && (uintptr_t)h != at) {
+			munmap(h, 4096);
+			h = MAP_FAILED;
+		}
+	}
+	CHECK(h != MAP_FAILED);
+	if (h == MAP_FAILED)
+		return;
+	CHECK_EQ(((uintptr_t)h >> 28 & 7), (d >> 28 & 7));
+	params(&p, GDIRECT_INV_HOOKS);
+	p.flags = GDIRECT_CTX_CACHE_HOST;
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+
+	CHECK_EQ(gdirect_classify(c, h, &in), 0);
+	CHECK_EQ(in.type, GDIRECT_MEM_CPU);
+	CHECK_EQ(gdirect_classify(c, P(d), &in), 0);
+	CHECK_EQ(in.type, GDIRECT_MEM_DEVICE);
+	unsigned long q0 = fake_cuda_queries();
+	int wrong = 0;
+
+	for (int n = 0; n < 100; n++) {
+		if (gdirect_classify(c, (char *)h + n, &in) ||
+		    in.type != GDIRECT_MEM_CPU)
+			wrong++;
+		if (gdirect_classify(c, P(d + (uint64_t)n * 4096), &in) ||
+		    in.type != GDIRECT_MEM_DEVICE || in.alloc_base != d)
+			wrong++;
+	}
+	CHECK_EQ(wrong, 0);
+	CHECK_EQ(fake_cuda_queries() - q0, 0);
+	gdirect_ctx_destroy(c);
+	munmap(h, 4096);
+}
+
+/*
+ * Device memory over several 256 MiB ranges (the hit path keeps a hint
+ * per range), looked up in two contexts in turn (a hint is a context's
+ * only while its table's serial matches): every answer right, and every
+ * one after the first per allocation and context from the cache.
+ */
+static void hints_across_ranges(void)
+{
+	struct gdirect_params p;
+	struct gdirect_ptr_info in;
+	struct gdirect_stats st0, st1;
+	uint64_t d[5];
+	int wrong = 0;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c[2] = { mkctx(&p, &(struct fake_cfg){ 0 }, NULL),
+				     mkctx(&p, &(struct fake_cfg){ 0 }, NULL) };
+
+	unsigned long per_miss = fake_cuda_queries();
+
+	for (int i = 0; i < 5; i++) {
+		d[i] = fake_cuda_alloc(190 * MiB);
+		CHECK(d[i] != 0);
+		for (int k = 0; k < 2 - (i == 2); k++)	/* d[2]: c[0] only */
+			CHECK_EQ(gdirect_classify(c[k], P(d[i] + 5), &in), 0);
+	}
+	per_miss = (fake_cuda_queries() - per_miss) / 9;	/* 9 misses */
+	CHECK(per_miss > 0);
+	/* 950 MiB of allocations side by side: four ranges or more */
+	CHECK(((d[4] + 190 * MiB - 1) >> 28) - (d[0] >> 28) >= 3);
+	gdirect_stats(c[0], &st0);
+	unsigned long q0 = fake_cuda_queries();
+	uint64_t x = 88172645463325252ull;
+
+	for (int n = 0; n < 4000; n++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		int i = (int)(x % 5), k = (int)(x >> 20 & 1) && i != 2;
+		uint64_t a = d[i] + (x >> 24) % (190 * MiB);
+
+		if (gdirect_classify(c[k], P(a), &in) ||
+		    in.type != GDIRECT_MEM_DEVICE || in.alloc_base != d[i] ||
+		    in.alloc_size != 190 * MiB)
+			wrong++;
+	}
+	CHECK_EQ(wrong, 0);
+	CHECK_EQ(fake_cuda_queries() - q0, 0);
+	gdirect_stats(c[0], &st1);
+	CHECK(st1.classify_hits - st0.classify_hits >= 1000);
+	CHECK_EQ(st1.classify_misses, st0.classify_misses);
+	/* The same range's hint, just made by the other context, is not
+	 * this one's: d[2] is not in c[1]'s cache, so CUDA is asked. */
+	CHECK_EQ(gdirect_classify(c[0], P(d[2] + 7), &in), 0);
+	CHECK_EQ(gdirect_classify(c[1], P(d[2] + 7), &in), 0);
+	CHECK_EQ(in.alloc_base, d[2]);
+	CHECK_EQ(fake_cuda_queries() - q0, per_miss);
+	/* A range the cache has no leaf for: the driver's answer. */
+	CHECK_EQ(gdirect_classify(c[0], &in, &in), 0);
+	CHECK_EQ(in.type, GDIRECT_MEM_CPU);
+	for (int k = 0; k < 2; k++)
+		gdirect_ctx_destroy(c[k]);
+	hint_collision(d[0]);
+	fake_cuda_reset();
+}
+
 static void kinds_hooks(void)
 {
 	kinds(GDIRECT_INV_HOOKS);
@@ -431,5 +549,6 @@ int main(void)
 	TAP_TEST(host_shares_page);
 	TAP_TEST(host_concurrent);
 	TAP_TEST(first_hit_on_new_thread);
+	TAP_TEST(hints_across_ranges);
 	return tap_done();
 }
