@@ -461,7 +461,7 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 	struct gd_epoch_slot *s = gd_epoch_own_slot();
 	uint64_t a = (uintptr_t)ptr, prefix = a >> (GD_PAGE_SHIFT + GD_PG_BITS);
 	const struct gd_alloc *al;
-	unsigned shard, hint;
+	unsigned hint;
 	uintptr_t v;
 
 	if (__builtin_expect(!c, 0) || __builtin_expect(!info, 0) ||
@@ -491,12 +491,9 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 		*info = al->info;
 		gd_epoch_exit_own(gd_epoch_my_slot);
 	}
-	/* SHARD_INC without its call: a thread with no shard yet (0 - 1
-	 * wraps) has the full path count the hit, and get one. */
-	shard = gd_my_shard - 1;
-	if (__builtin_expect(shard >= GD_SHARDS + GD_SHARDS_SHARED, 0))
+	/* A thread with no shard yet: the full path counts the hit. */
+	if (__builtin_expect(!SHARD_TRY_INC(c, classify_hits), 0))
 		return classify_full(c, ptr, info);
-	gd_shard_inc(&c->shard[shard].classify_hits, shard);
 	return 0;
 miss:
 	gd_epoch_exit_own(gd_epoch_my_slot);

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gdirect.h"
@@ -201,6 +202,11 @@ static inline void gd_shard_inc(_Atomic uint64_t *ctr, unsigned shard)
 	gd_shard_inc(&(c)->shard[sh_].f, sh_);				\
 } while (0)
 
+/* SHARD_INC without a call, for hit paths kept leaf functions: false,
+ * counting nothing, for a thread without a shard yet (0 - 1 wraps), whose
+ * caller leaves the hit to a path that counts it with SHARD_INC. */
+#define SHARD_TRY_INC(c, f)	gd_shard_try_inc((c), offsetof(struct gd_shard, f))
+
 struct gdirect_ctx {
 	struct gdirect_params p;
 	struct gd_backend *backend;	/* NULL: no pinning device */
@@ -323,6 +329,17 @@ static inline struct gd_alloc *gd_alloc_find(const struct gdirect_ctx *c,
 {
 	return gd_alloc_in_slot((uintptr_t)gd_pgtab_get(&c->allocs,
 						       a >> GD_PAGE_SHIFT), a);
+}
+
+static inline bool gd_shard_try_inc(struct gdirect_ctx *c, size_t field)
+{
+	unsigned shard = gd_my_shard - 1;
+
+	if (__builtin_expect(shard >= GD_SHARDS + GD_SHARDS_SHARED, 0))
+		return false;
+	gd_shard_inc((_Atomic uint64_t *)((char *)&c->shard[shard] + field),
+		     shard);
+	return true;
 }
 
 /* Bounds of the settings (environment and parameters). */

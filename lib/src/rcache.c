@@ -1205,6 +1205,20 @@ static __attribute__((noinline)) int reg_get_lookup(struct gdirect_ctx *c,
 	return miss(c, a, e, out);
 }
 
+/* A recent-path hit of a thread without a statistics shard yet: count it
+ * (which assigns one) out of line, so that the recent path calls nothing
+ * and saves no registers.  Rare: entries are filled by the lookup path,
+ * whose counted hit assigns the shard, unless the hit then failed
+ * validation. */
+static __attribute__((noinline)) int reg_hit_unsharded(struct gdirect_ctx *c,
+						       struct gdirect_reg *r,
+						       struct gdirect_reg **out)
+{
+	SHARD_INC(c, hits);
+	*out = r;
+	return 0;
+}
+
 GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 			      size_t len, unsigned int flags,
 			      struct gdirect_reg **out)
@@ -1219,7 +1233,8 @@ GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 	 * and only lookup_ref, after that check, fills them. */
 	r = tc_recent(c, a, e);
 	if (__builtin_expect(r != NULL, 1)) {
-		SHARD_INC(c, hits);
+		if (__builtin_expect(!SHARD_TRY_INC(c, hits), 0))
+			return reg_hit_unsharded(c, r, out);
 		*out = r;
 		return 0;
 	}

@@ -5,6 +5,8 @@
  * allocation registration and its cap, SYNC_MEMOPS once per allocation,
  * managed and CPU memory refused, growing and overlapping requests.
  */
+#include <pthread.h>
+
 #include "tutil.h"
 
 /*
@@ -230,6 +232,52 @@ static void bar_mapping(void)
 	fake_cuda_reset();
 }
 
+/*
+ * A new thread's gets of one buffer: a miss (which assigns the thread no
+ * statistics shard), a hit on the lookup path (which does), then hits on
+ * the recent path: each counted once.
+ */
+struct hits_arg {
+	struct gdirect_ctx *c;
+	uint64_t d;
+	int failed;
+};
+
+static void *hits_thread(void *p)
+{
+	struct hits_arg *h = p;
+	struct gdirect_reg *r;
+
+	for (int i = 0; i < 4; i++) {
+		if (gdirect_reg_get(h->c, P(h->d + 100), 10, 0, &r)) {
+			h->failed++;
+			continue;
+		}
+		gdirect_reg_put(r);
+	}
+	return NULL;
+}
+
+static void hits_counted_on_new_thread(void)
+{
+	struct gdirect_params p;
+	struct gdirect_stats st;
+	pthread_t t;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	struct hits_arg h = { mkctx(&p, &(struct fake_cfg){ 0 }, NULL),
+			      fake_cuda_alloc(64 * KiB), 0 };
+
+	CHECK_EQ(pthread_create(&t, NULL, hits_thread, &h), 0);
+	pthread_join(t, NULL);
+	CHECK_EQ(h.failed, 0);
+	gdirect_stats(h.c, &st);
+	CHECK_EQ(st.misses, 1);
+	CHECK_EQ(st.hits, 3);
+	gdirect_ctx_destroy(h.c);
+	fake_cuda_reset();
+}
+
 int main(void)
 {
 	need_fake_cuda();
@@ -243,5 +291,6 @@ int main(void)
 	TAP_TEST(growing_and_overlapping);
 	TAP_TEST(refused);
 	TAP_TEST(bar_mapping);
+	TAP_TEST(hits_counted_on_new_thread);
 	return tap_done();
 }
