@@ -423,10 +423,16 @@ static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
 	return 0;
 }
 
+static inline int classify_hit(struct gdirect_ctx *c, const void *ptr,
+			       struct gdirect_ptr_info *info)
+	__attribute__((always_inline));
+
 /* No hint for ptr's 256 MiB range: walk to its leaf, keep it in the
- * range's hint and answer again (a hit through it, or the full path).
- * Interior nodes live as long as the table, so the walk needs no read
- * section. */
+ * range's hint and answer again through it (a range the cache has no leaf
+ * for gets no hint: the full path).  Interior nodes live as long as the
+ * table, so the walk needs no read section.  The answer is the hit path's
+ * own copy, not a call of the exported function, which a preloaded
+ * library could interpose. */
 static __attribute__((noinline)) int classify_rehint(struct gdirect_ctx *c,
 						     const void *ptr,
 						     struct gdirect_ptr_info *info)
@@ -441,21 +447,25 @@ static __attribute__((noinline)) int classify_rehint(struct gdirect_ctx *c,
 	ch.serial[hint] = c->allocs.serial;
 	ch.prefix[hint] = prefix;
 	ch.leaf[hint] = n;
-	return gdirect_classify(c, ptr, info);
+	return classify_hit(c, ptr, info);
 }
 
 /*
  * The cache hit, kept a leaf function: anything it does not answer
  * outright (a miss, a BUFFER_ID check, a thread's first call, an overflow
  * epoch slot, a bad argument) goes to classify_full(), which starts over
- * (a range without a hint to classify_rehint(), which makes one first);
- * what the hit path did before giving up is invisible (the read section
- * is closed, the page-table hint is a cache).  With no call left on it,
- * no callee-saved register is saved and restored around a hit: that was
- * a fifth of its instructions, and instructions are what a hit costs when
- * a hyperthread sibling shares the core (docs/performance.md).
+ * (a range without a hint to classify_rehint(), which makes one first).
+ * What the hit path did before giving up, classify_full() redoes or
+ * ignores: the read section is closed, the hints are caches, and *info,
+ * written only when the answer was found, is written again.  With no
+ * call left on it, no callee-saved register is saved and restored around
+ * a hit: that was a fifth of its instructions, and instructions are what
+ * a hit costs when a hyperthread sibling shares the core
+ * (docs/performance.md).  The epoch slot is read again from the
+ * thread-local at the exits rather than kept in a register: a register
+ * kept live across the lookup was one pushed.
  */
-GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
+static inline int classify_hit(struct gdirect_ctx *c, const void *ptr,
 			       struct gdirect_ptr_info *info)
 {
 	struct gd_epoch_slot *s = gd_epoch_own_slot();
@@ -498,4 +508,10 @@ GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 miss:
 	gd_epoch_exit_own(gd_epoch_my_slot);
 	return classify_full(c, ptr, info);
+}
+
+GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
+			       struct gdirect_ptr_info *info)
+{
+	return classify_hit(c, ptr, info);
 }

@@ -37,6 +37,26 @@ void gd_epoch_exit_overflow(void);
 void gd_epoch_init(void);
 
 /*
+ * The writer's half of the light reader fence, for other protocols of the
+ * same shape (tcache.h): after it returns, every store a reader made before
+ * its compiler barrier is visible to the caller, and every load a reader
+ * makes after it sees what the caller stored before the call.  False if
+ * that could not be forced (then decide nothing).
+ */
+bool gd_epoch_sync_readers(void);
+
+/* The reader's half: a compiler barrier when gd_epoch_sync_readers() uses
+ * membarrier, else a full fence. */
+static inline void gd_epoch_reader_fence(void)
+{
+	if (__builtin_expect(atomic_load_explicit(&gd_epoch_light,
+						  memory_order_relaxed), 1))
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+}
+
+/*
  * The thread's own slot if it has one (not NULL, not the shared overflow
  * slot), else NULL.  With gd_epoch_enter_own()/gd_epoch_exit_own() it makes
  * a read section that never calls out, for hit paths that must stay leaf
@@ -53,11 +73,7 @@ static inline void gd_epoch_enter_own(struct gd_epoch_slot *s)
 {
 	atomic_store_explicit(&s->epoch, atomic_load_explicit(&gd_epoch_global,
 				memory_order_acquire), memory_order_relaxed);
-	if (__builtin_expect(atomic_load_explicit(&gd_epoch_light,
-						  memory_order_relaxed), 1))
-		atomic_signal_fence(memory_order_seq_cst);
-	else
-		atomic_thread_fence(memory_order_seq_cst);
+	gd_epoch_reader_fence();
 }
 
 static inline void gd_epoch_exit_own(struct gd_epoch_slot *s)
@@ -82,26 +98,6 @@ static inline void gd_epoch_exit(struct gd_epoch_slot *s)
 		gd_epoch_exit_overflow();
 	else
 		gd_epoch_exit_own(s);
-}
-
-/*
- * The writer's half of the light reader fence, for other protocols of the
- * same shape (tcache.h): after it returns, every store a reader made before
- * its compiler barrier is visible to the caller, and every load a reader
- * makes after it sees what the caller stored before the call.  False if
- * that could not be forced (then decide nothing).
- */
-bool gd_epoch_sync_readers(void);
-
-/* The reader's half: a compiler barrier when gd_epoch_sync_readers() uses
- * membarrier, else a full fence. */
-static inline void gd_epoch_reader_fence(void)
-{
-	if (__builtin_expect(atomic_load_explicit(&gd_epoch_light,
-						  memory_order_relaxed), 1))
-		atomic_signal_fence(memory_order_seq_cst);
-	else
-		atomic_thread_fence(memory_order_seq_cst);
 }
 
 /* Free obj with fn(obj) once every reader that might see it has left. */

@@ -413,19 +413,29 @@ static void first_hit_on_new_thread(void)
 /*
  * Two 256 MiB ranges 2 GiB apart share a hint slot of the hit path: host
  * memory mapped there (cached as CPU, GDIRECT_CTX_CACHE_HOST) and device
- * memory at d, classified in turn, must each be found through a hint of
+ * memory d, classified in turn, must each be found through a hint of
  * their own range every time (a hit, not a query), never through the
  * other's, which has the CPU answer in the slot where d's range has d.
  */
-static void hint_collision(uint64_t d)
+static void hint_collision(void)
 {
 	struct gdirect_params p;
 	struct gdirect_ptr_info in;
 	void *h = MAP_FAILED;
 
-	for (uint64_t k = 1; k <= 16 && h == MAP_FAILED; k++) {
-		/* at d's offset in its range: the same slot of the leaf */
-		uint64_t at = ((d >> 28) + 8 * k) << 28 | (d & ((1u << 28) - 1));
+	fake_cuda_reset();
+	uint64_t d = fake_cuda_alloc(512 * KiB);
+
+	CHECK(d != 0);
+	/* Above or below (the fake's arena may lie near the top of the
+	 * address space), at d's offset in its range: the same slot of the
+	 * leaf. */
+	for (int64_t k = -16; k <= 16 && h == MAP_FAILED; k++) {
+		uint64_t at = ((d >> 28) + 8 * (uint64_t)k) << 28 |
+			      (d & ((1u << 28) - 1));
+
+		if (!k || (k < 0 && (d >> 28) < 8 * (uint64_t)-k))
+			continue;
 
 		h = mmap(P(at), 4096, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
@@ -461,6 +471,7 @@ static void hint_collision(uint64_t d)
 	CHECK_EQ(fake_cuda_queries() - q0, 0);
 	gdirect_ctx_destroy(c);
 	munmap(h, 4096);
+	fake_cuda_reset();
 }
 
 /*
@@ -477,6 +488,7 @@ static void hints_across_ranges(void)
 	uint64_t d[5];
 	int wrong = 0;
 
+	fake_cuda_reset();	/* 950 MiB of the fake's 1 GiB arena */
 	params(&p, GDIRECT_INV_HOOKS);
 	struct gdirect_ctx *c[2] = { mkctx(&p, &(struct fake_cfg){ 0 }, NULL),
 				     mkctx(&p, &(struct fake_cfg){ 0 }, NULL) };
@@ -523,7 +535,6 @@ static void hints_across_ranges(void)
 	CHECK_EQ(in.type, GDIRECT_MEM_CPU);
 	for (int k = 0; k < 2; k++)
 		gdirect_ctx_destroy(c[k]);
-	hint_collision(d[0]);
 	fake_cuda_reset();
 }
 
@@ -550,5 +561,6 @@ int main(void)
 	TAP_TEST(host_concurrent);
 	TAP_TEST(first_hit_on_new_thread);
 	TAP_TEST(hints_across_ranges);
+	TAP_TEST(hint_collision);
 	return tap_done();
 }
