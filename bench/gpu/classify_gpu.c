@@ -134,7 +134,8 @@ static double now_ns(void)
  * chains against one chain of imul (3 cycles of latency on every x86-64
  * core of the last fifteen years, so the clock cancels out).  A core of
  * its own issues 4-5 here; one whose other hyperthread is busy, about
- * half.  0 where not measured (not x86-64).
+ * half.  0 where not measured (not x86-64), -1 where the timing was
+ * disturbed: no x86-64 core issues more than six adds a cycle.
  */
 static double core_adds_per_cycle(void)
 {
@@ -163,10 +164,21 @@ static double core_adds_per_cycle(void)
 		t = (now_ns() - t0) / (50000 * 4 * 3.0);	/* ns per cycle */
 		t_mul = t < t_mul ? t : t_mul;
 	}
-	return t_mul / t_add;
+	return t_mul / t_add > 6.5 ? -1 : t_mul / t_add;
 #else
 	return 0;
 #endif
+}
+
+/* A core reading as printed: "n/a" not measured, "?" disturbed. */
+static const char *core_str(double x, char *buf, size_t n)
+{
+	if (x == 0)
+		return "n/a";
+	if (x < 0)
+		return "?";
+	snprintf(buf, n, "%.1f", x);
+	return buf;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -254,9 +266,9 @@ static void measure(struct m *m, size_t iters)
 {
 	double v[64], core0, core1;
 	unsigned long long st0, tot0, st1, tot1;
+	char b0[16], b1[16];
 
-	for (size_t i = 0; i < iters; i++)	/* warm */
-		m->errors += m->fn(m, m->ptrs[i % m->nptr]) != 0;
+	timed(m, iters);	/* warm */
 	m->errors = 0;
 	cpu_times(&st0, &tot0);
 	core0 = core_adds_per_cycle();
@@ -266,10 +278,11 @@ static void measure(struct m *m, size_t iters)
 	cpu_times(&st1, &tot1);
 	qsort(v, (size_t)repeats, sizeof(v[0]), cmp_d);
 	printf("%-58s %9.1f ns  (min %.1f, max %.1f; %zu pointers; steal %.1f%%; "
-	       "core %.1f/%.1f adds/cycle%s)\n",
+	       "core %s/%s adds/cycle%s)\n",
 	       m->name, v[repeats / 2], v[0], v[repeats - 1], m->nptr,
 	       tot1 > tot0 ? 100.0 * (double)(st1 - st0) / (double)(tot1 - tot0) : 0.0,
-	       core0, core1, m->errors ? ", calls returned errors" : "");
+	       core_str(core0, b0, sizeof(b0)), core_str(core1, b1, sizeof(b1)),
+	       m->errors ? ", calls returned errors" : "");
 }
 
 /* The harness alone: the loop and an indirect call to a function that
@@ -396,60 +409,97 @@ static int part_count(struct m *m, uint64_t p)
  * figure is the code's or the core's (a hyperthread sibling busy with
  * another guest halves the issue width) is then told from the data.
  * Rounds whose core gave at least 0.85 of the 90th percentile of adds per
- * cycle count as "own core", the rest as "shared".  Each row is run once
+ * cycle count as "own core", the rest as "shared"; a run whose best is
+ * under 3.5 is taken as shared throughout (x86-64 cores of the last
+ * decade issue four adds a cycle or more), and rounds whose reading was
+ * disturbed, or not taken, count as neither.  Each row is run once
  * untimed first, to fill the new CPU's caches.
  */
 #define ROUNDS 64
+#define ROUND_ROWS 8
 static void over_time(struct m *ms, int nm, size_t iters)
 {
-	double v[ROUNDS][8], core[ROUNDS];
+	double v[ROUNDS][ROUND_ROWS], core[ROUNDS], sorted[ROUNDS], cut;
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), home = cpu, cpus[ROUNDS];
-	double sorted[ROUNDS], best;
+	int nvalid = 0, nused = 0;
+	long errors[ROUND_ROWS] = { 0 };
+	bool used[1024] = { false };
 
-	if (nm > 8)
-		nm = 8;
+	if (nm > ROUND_ROWS) {
+		fprintf(stderr, "over_time: at most %d rows\n", ROUND_ROWS);
+		exit(1);
+	}
 	for (int r = 0; r < ROUNDS; r++) {
-		if (!pin_to(r % (ncpu > 0 ? ncpu : 1)))
+		if (!pin_to(r % (ncpu > 0 ? ncpu : 1)) && home >= 0)
 			pin_to(home);
 		cpus[r] = cpu;
+		if (cpu >= 0 && cpu < 1024 && !used[cpu])
+			used[cpu] = true, nused++;
 		core[r] = core_adds_per_cycle();
 		for (int k = 0; k < nm; k++) {
 			timed(&ms[k], iters);	/* warm: this core's caches */
+			ms[k].errors = 0;
 			v[r][k] = timed(&ms[k], iters);
+			errors[k] += ms[k].errors;
 		}
-		core[r] = (core[r] + core_adds_per_cycle()) / 2;
-		sorted[r] = core[r];
+		double c2 = core_adds_per_cycle();
+
+		core[r] = core[r] > 0 && c2 > 0 ? (core[r] + c2) / 2 :
+			  core[r] < 0 || c2 < 0 ? -1 : 0;
+		if (core[r] > 0)
+			sorted[nvalid++] = core[r];
 	}
-	pin_to(home);
-	qsort(sorted, ROUNDS, sizeof(sorted[0]), cmp_d);
-	best = sorted[ROUNDS * 9 / 10];
-	printf("%d rounds over %d CPUs, %zu calls per row per round; "
-	       "own core = at least %.1f adds/cycle (0.85 of the rounds' "
-	       "90th percentile)\n", ROUNDS, ncpu, iters, 0.85 * best);
+	if (home >= 0)
+		pin_to(home);
+	cut = 0;
+	if (nvalid) {
+		qsort(sorted, (size_t)nvalid, sizeof(sorted[0]), cmp_d);
+		cut = 0.85 * sorted[nvalid * 9 / 10];
+		if (sorted[nvalid * 9 / 10] < 3.5)
+			cut = 1e9;	/* shared throughout */
+	}
+	printf("%d rounds over %d CPUs, %zu calls per row per round; ", ROUNDS,
+	       nused, iters);
+	if (!nvalid)
+		printf("core state not measured here\n");
+	else if (cut > 1e8)
+		printf("core shared throughout (best adds/cycle %.1f)\n",
+		       sorted[nvalid * 9 / 10]);
+	else
+		printf("own core = at least %.1f adds/cycle (0.85 of the rounds' "
+		       "90th percentile)\n", cut);
 	printf("round cpu adds/cycle");
 	for (int k = 0; k < nm; k++)
 		printf(" | %s", ms[k].name);
 	puts("");
 	for (int r = 0; r < ROUNDS; r++) {
-		printf("%5d %3d %10.2f", r, cpus[r], core[r]);
+		char b[16];
+
+		printf("%5d %3d %10s", r, cpus[r], core_str(core[r], b, sizeof(b)));
 		for (int k = 0; k < nm; k++)
 			printf(" %.1f", v[r][k]);
 		puts("");
 	}
-	for (int own = 1; own >= 0; own--) {
+	/* state 1: own core, 0: shared, -1: not known (all rounds if the
+	 * core was not measured, the disturbed ones otherwise) */
+	for (int state = 1; state >= -1; state--) {
 		for (int k = 0; k < nm; k++) {
 			double x[ROUNDS];
 			int n = 0;
 
-			for (int r = 0; r < ROUNDS; r++)
-				if ((core[r] >= 0.85 * best) == own)
+			for (int r = 0; r < ROUNDS; r++) {
+				int st = core[r] <= 0 ? -1 : core[r] >= cut;
+
+				if (st == state)
 					x[n++] = v[r][k];
+			}
 			if (!n)
 				continue;
 			qsort(x, (size_t)n, sizeof(x[0]), cmp_d);
 			printf("%-58s %9.1f ns  (min %.1f, max %.1f; %d of %d rounds, "
-			       "core %s)\n", ms[k].name, x[n / 2], x[0], x[n - 1],
-			       n, ROUNDS, own ? "own" : "shared");
+			       "core %s%s)\n", ms[k].name, x[n / 2], x[0], x[n - 1],
+			       n, ROUNDS, state > 0 ? "own" : state == 0 ? "shared" : "unknown",
+			       errors[k] ? "; calls returned errors" : "");
 		}
 	}
 }
