@@ -34,13 +34,24 @@ static _Atomic unsigned next_shared;
 static pthread_key_t shard_key;
 static pthread_once_t shard_once = PTHREAD_ONCE_INIT;
 
+/* 1 + the index of a shared shard, counted with atomic increments. */
+static unsigned shared_shard(void)
+{
+	return 1 + GD_SHARDS +
+	       atomic_fetch_add(&next_shared, 1) % GD_SHARDS_SHARED;
+}
+
 /* At thread exit: the shard is free for a new thread.  The release and
- * the next owner's claim order its writes after ours. */
+ * the next owner's claim order its writes after ours.  Run by the exiting
+ * thread: what it counts after this, from another library's later
+ * thread-exit destructor, goes to a shared shard (a new claim here would
+ * need another round of destructors, and without one keep the shard
+ * owned forever). */
 static void shard_release(void *p)
 {
 	unsigned i = (unsigned)(uintptr_t)p - 1;
 
-	gd_my_shard = 0;
+	gd_my_shard = shared_shard();
 	atomic_fetch_and(&shards_owned, ~(1u << i));
 }
 
@@ -68,8 +79,7 @@ unsigned gd_shard_assign(void)
 			return i;
 		}
 	}
-	gd_my_shard = 1 + GD_SHARDS +
-		      atomic_fetch_add(&next_shared, 1) % GD_SHARDS_SHARED;
+	gd_my_shard = shared_shard();
 	return gd_my_shard - 1;
 }
 

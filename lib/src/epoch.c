@@ -96,10 +96,17 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 __thread struct gd_epoch_slot *gd_epoch_my_slot
 	__attribute__((tls_model("initial-exec")));
 
+/*
+ * At thread exit, run by the exiting thread.  Another library's
+ * thread-exit destructor may still call into libgdirect after this one
+ * (their order is unspecified): its read sections take the overflow lock,
+ * since the slot is another thread's to claim as soon as owned is 0.
+ */
 static void slot_release(void *p)
 {
 	struct gd_epoch_slot *s = p;
 
+	gd_epoch_my_slot = &gd_epoch_overflow;
 	atomic_store(&s->epoch, 0);
 	atomic_store(&s->owned, 0);
 }

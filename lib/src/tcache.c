@@ -20,11 +20,17 @@ static pthread_key_t tc_key;
 static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
 
 /* At thread exit the block keeps its counts (references may outlive the
- * thread); a new thread claims it once none is left. */
+ * thread); a new thread claims it once none is left.  Run by the exiting
+ * thread: what it still does after this, from another library's later
+ * thread-exit destructor, goes through the regions' shared words (as a
+ * thread without a free block does), since the block may be claimed and
+ * reset by a new owner as soon as owned is 0. */
 static void tc_release(void *p)
 {
 	struct gd_tc_block *b = p;
 
+	gd_tc_mine = &gd_tc_none;
+	gd_tc_last = NULL;
 	atomic_store(&b->owned, 0);
 }
 
