@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/plot.sh DATA OUT
-# bench/plot.sh --roundtrip LOG OUT
+# bench/plot.sh --roundtrip LOG OUT [DIST]
 #
 # Draws the benchmark plots as SVG with gnuplot (Debian: gnuplot-nox).
 #
@@ -15,7 +15,11 @@
 # (machine and date).
 #
 # Second form: from a saved log of device/bench's roundtrip program, the
-# per-repeat median round trip of each method, into OUT/roundtrip.svg.
+# per-repeat median round trip of each method, into OUT/roundtrip.svg; with
+# DIST, the distribution file the same run wrote (roundtrip's third
+# argument), every single round trip of each method, into
+# OUT/roundtrip-dist.svg: the body (fraction at or below, linear) beside
+# the tail (fraction above, log-log).
 #
 # Third form: from saved logs of bench/gpu/run.sh (classify_gpu), the
 # median ns per call of each gdirect_classify row and the CUDA calls it
@@ -25,7 +29,7 @@
 set -eu
 
 usage() {
-	echo "usage: bench/plot.sh DATA OUT | bench/plot.sh --roundtrip LOG OUT |" \
+	echo "usage: bench/plot.sh DATA OUT | bench/plot.sh --roundtrip LOG OUT [DIST] |" \
 	     "bench/plot.sh --classify OUT LOG..." >&2
 	exit 2
 }
@@ -38,8 +42,58 @@ fi
 term="set terminal svg size 860,520 dynamic noenhanced font 'sans,13' background '#ffffff'"
 style="set grid lc rgb '#dddddd'; set key top left box opaque; set border lw 1.2"
 
+# roundtrip_dist DIST OUT: OUT/roundtrip-dist.svg from roundtrip's
+# distribution file (a block of quantile and microseconds per method).
+roundtrip_dist() {
+	dist=$1 out=$2
+	[ -r "$dist" ] || { echo "plot: $dist: cannot read" >&2; exit 2; }
+	names=$(sed -n 's/^# method \([^,]*\),.*/\1/p' "$dist")
+	if [ -z "$names" ]; then
+		echo "plot: $dist: no '# method' blocks (not a roundtrip distribution?)" >&2
+		exit 2
+	fi
+	head=$(sed -n 's/^# roundtrip distribution: //p' "$dist" | head -n1)
+	# The body's axis: from the fastest round trip to the slowest 99th
+	# percentile of any method.
+	xr=$(awk '/^# method/ { b++ } !/^#/ && NF == 2 {
+			if ($1 == 0 && (lo == "" || $2 < lo)) lo = $2
+			if ($1 == 0.99 && $2 > hi) hi = $2 }
+		END { printf "%g:%g", lo * 0.98, hi * 1.02 }' "$dist")
+	colours="#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f #bcbd22 #17becf"
+	body="" tail="" i=0
+	for nm in $names; do
+		c=$(echo "$colours" | cut -d' ' -f$((i % 10 + 1)))
+		dt=$((i / 10 + 1))
+		body="$body${body:+, }'$dist' index $i using 2:1 with lines lw 2 dt $dt lc rgb '$c' title '$nm'"
+		tail="$tail${tail:+, }'$dist' index $i using 2:(\$1 < 1 ? 1 - \$1 : 1/0) with lines lw 2 dt $dt lc rgb '$c' notitle"
+		i=$((i + 1))
+	done
+	gnuplot <<-EOF || { echo "plot: gnuplot failed on $dist" >&2; exit 1; }
+		set terminal svg size 1280,560 dynamic noenhanced font 'sans,13' background '#ffffff'
+		$style
+		set output '$out/roundtrip-dist.svg'
+		set multiplot layout 1,2 title "GPU-host round trip, every round trip of each method (all repeats pooled)\n$head"
+		set title 'body: fraction of round trips at or below'
+		set xlabel 'round trip (us)'
+		set xrange [$xr]
+		set yrange [0:1]
+		set key top left box opaque font 'sans,11'
+		plot $body
+		set title 'tail: fraction of round trips above (log-log)'
+		set key off
+		set logscale x 10
+		set logscale y 10
+		set xrange [*:*]
+		set yrange [1e-5:1]
+		set format y '%g'
+		plot $tail
+		unset multiplot
+	EOF
+	echo "plot: $out/roundtrip-dist.svg" >&2
+}
+
 if [ "${1:-}" = --roundtrip ]; then
-	[ $# -eq 3 ] || usage
+	[ $# -eq 3 ] || [ $# -eq 4 ] || usage
 	log=$2 out=$3
 	[ -r "$log" ] || { echo "plot: $log: cannot read" >&2; exit 2; }
 	mkdir -p "$out"
@@ -68,6 +122,7 @@ if [ "${1:-}" = --roundtrip ]; then
 		plot for [c=3:64] '$tmp' using 1:(column(c)):xtic(2) with points pt 7 ps 1.1 lc rgb '#1f77b4' notitle
 	EOF
 	echo "plot: $out/roundtrip.svg" >&2
+	[ $# -eq 4 ] && roundtrip_dist "$4" "$out"
 	exit 0
 fi
 

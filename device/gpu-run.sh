@@ -2,8 +2,9 @@
 # gpu-run.sh [OUTDIR] - the device library's whole GPU plan in one go, for a
 # machine with an NVIDIA GPU and the CUDA toolkit: environment, build (make
 # userspace: meson builds the GPU programs when scripts/find-cuda.sh finds
-# nvcc), make test-gpu, the round-trip benchmark, and the SASS of the waits
-# being compared.  Logs go to OUTDIR (default: $OUT if set, else
+# nvcc), make test-gpu, the round-trip benchmark (with the distribution of
+# every round trip, and its plots where gnuplot is), and the SASS of the
+# waits being compared.  Logs go to OUTDIR (default: $OUT if set, else
 # build/gpu-run); the exit status is test-gpu's.  BUILD (default build)
 # is the build directory.
 set -u
@@ -31,9 +32,15 @@ grep -v '^ok' "$out/test-gpu.log"
 # Two invocations, one after the other: figures move together between runs
 # on the same machine, so compare only within one, and see that the
 # comparison holds in both.
+# Each run also writes every round trip's distribution (dist-RUN.txt), for
+# bench/plot.sh --roundtrip LOG OUT DIST, drawn here where gnuplot is.
 for run in a b; do
-	timeout 300 "$build/device/roundtrip" 20000 ${REPEATS:-15} >"$out/bench-$run.log" 2>&1
+	timeout 300 "$build/device/roundtrip" 20000 ${REPEATS:-15} "$out/dist-$run.txt" \
+		>"$out/bench-$run.log" 2>&1
 	cat "$out/bench-$run.log"
+	if command -v gnuplot >/dev/null 2>&1; then
+		bench/plot.sh --roundtrip "$out/bench-$run.log" "$out/plots-$run" "$out/dist-$run.txt"
+	fi
 done
 
 # The functions whose cost the benchmark compares, for reading side by side

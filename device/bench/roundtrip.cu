@@ -27,8 +27,11 @@
 // same way and timed by the same host code.
 // The methods take turns, repeat after repeat, so drift hits all alike; the
 // figure reported is the median over repeats of each repeat's median.
+// Every round trip of a method, over all its repeats, also goes into its
+// distribution: percentiles in the summary and, given a file, quantiles
+// for bench/plot.sh to draw.
 //
-//   roundtrip [iterations-per-repeat [repeats]]
+//   roundtrip [iterations-per-repeat [repeats [distribution-file]]]
 #include <gdirect_device.h>
 #include <gdirect_device_inline.cuh>
 
@@ -38,6 +41,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -247,10 +251,81 @@ static void fmt_ratio(char *buf, size_t n, double ratio)
 	snprintf(buf, n, "%.17g", ratio);
 }
 
+// A positive count from the command line, or exit 2 saying what is wrong:
+// "1e4", "20k" or "-3" is a mistake to report, not a silent default.
+static int count_arg(const char *what, const char *s, int min)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > 100000000) {
+		fprintf(stderr, "roundtrip: %s '%s': want a whole number from %d "
+			"to 100000000\n", what, s, min);
+		exit(2);
+	}
+	return (int)v;
+}
+
+// The quantiles written for each method: fine steps in the body, finer in
+// the tail, where the methods differ in what a plot can show.
+static std::vector<double> dist_fractions()
+{
+	std::vector<double> q;
+
+	for (int i = 0; i < 198; i++)
+		q.push_back(i * 0.005);
+	for (int i = 0; i < 18; i++)
+		q.push_back(0.99 + i * 0.0005);
+	for (double f : { 0.999, 0.9995, 0.9999, 1.0 })
+		q.push_back(f);
+	return q;
+}
+
+// Each method's pooled round trips as quantile blocks (gnuplot's index:
+// two blank lines between methods), fraction and microseconds.
+static void write_dist(const char *path, std::vector<double> *all, int n,
+		       int repeats, const char *head)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr, "roundtrip: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	fprintf(f, "# roundtrip distribution: %s\n# %d round trips per repeat "
+		"(first 50 dropped), %d repeats, pooled per method\n"
+		"# columns: quantile (fraction), round trip (us)\n", head, n,
+		repeats);
+	for (int m = 0; m < NMETHODS; m++) {
+		std::vector<double> &v = all[m];
+
+		std::sort(v.begin(), v.end());
+		fprintf(f, "%s# method %s, %zu round trips\n", m ? "\n\n" : "",
+			names[m], v.size());
+		for (double q : dist_fractions()) {
+			size_t k = (size_t)(q * (double)(v.size() - 1) + 0.5);
+
+			fprintf(f, "%.4f %.4f\n", q, v[k] / 1e3);
+		}
+	}
+	if (fclose(f)) {
+		fprintf(stderr, "roundtrip: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 20000;
-	int repeats = argc > 2 ? atoi(argv[2]) : 9;
+	if (argc > 4) {
+		fprintf(stderr, "usage: roundtrip [iterations-per-repeat [repeats "
+			"[distribution-file]]]\n");
+		return 2;
+	}
+	int n = argc > 1 ? count_arg("iterations per repeat", argv[1], 51) : 20000;
+	int repeats = argc > 2 ? count_arg("repeats", argv[2], 1) : 9;
+	const char *dist = argc > 3 ? argv[3] : nullptr;
 	cudaDeviceProp prop;
 	int drv = 0;
 	char date[64];
@@ -261,8 +336,10 @@ int main(int argc, char **argv)
 	CHECK(cudaDriverGetVersion(&drv));
 	CHECK(cudaFree(0));
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&t));
-	printf("# roundtrip: %s (sm_%d%d), CUDA driver API %d, %s\n", prop.name,
-	       prop.major, prop.minor, drv, date);
+	char head[512];
+	snprintf(head, sizeof(head), "%s (sm_%d%d), CUDA driver API %d, %s",
+		 prop.name, prop.major, prop.minor, drv, date);
+	printf("# roundtrip: %s\n", head);
 	printf("# %d round trips per repeat (first 50 dropped), %d repeats, methods in turn\n",
 	       n, repeats);
 
@@ -278,6 +355,9 @@ int main(int argc, char **argv)
 	CHECK_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 
 	std::vector<double> med[NMETHODS], p99[NMETHODS], mn[NMETHODS];
+	std::vector<double> all[NMETHODS];	// every round trip, pooled
+	for (int m = 0; m < NMETHODS; m++)
+		all[m].reserve((size_t)(n - 50) * (size_t)repeats);
 	for (int r = 0; r < repeats; r++) {
 		for (int k = 0; k < NMETHODS; k++) {
 			enum method m = (enum method)((k + r) % NMETHODS);
@@ -288,6 +368,7 @@ int main(int argc, char **argv)
 			med[m].push_back(pct(v, 0.5));
 			p99[m].push_back(pct(v, 0.99));
 			mn[m].push_back(pct(v, 0.0));
+			all[m].insert(all[m].end(), v.begin(), v.end());
 		}
 	}
 
@@ -301,6 +382,18 @@ int main(int argc, char **argv)
 		printf("%-8s %10.3f %10.3f %10.3f %10.3f %12s\n", names[m],
 		       pct(med[m], 0.5) / 1e3, pct(med[m], 0.0) / 1e3,
 		       pct(p99[m], 0.5) / 1e3, pct(mn[m], 0.0) / 1e3, rs);
+	}
+	printf("%-8s %10s %10s %10s %10s %10s   (us; every round trip of all "
+	       "repeats pooled)\n", "method", "p50", "p90", "p99", "p99.9", "max");
+	for (int m = 0; m < NMETHODS; m++) {
+		std::vector<double> v = all[m];
+
+		std::sort(v.begin(), v.end());
+		auto q = [&v](double f) {
+			return v[(size_t)(f * (double)(v.size() - 1) + 0.5)] / 1e3;
+		};
+		printf("%-8s %10.3f %10.3f %10.3f %10.3f %10.3f\n", names[m],
+		       q(0.5), q(0.9), q(0.99), q(0.999), q(1.0));
 	}
 	for (int m = 0; m < NMETHODS; m++) {
 		printf("per-repeat medians %-9s", names[m]);
@@ -323,6 +416,8 @@ int main(int argc, char **argv)
 		       " (target <= 1: %s)\n", names[m], rs, le, repeats,
 		       ratio <= 1.0 ? "met" : "NOT met");
 	}
+	if (dist)
+		write_dist(dist, all, n, repeats, head);
 	cuStreamDestroy(s);
 	cudaFreeHost(mem);
 	return 0;

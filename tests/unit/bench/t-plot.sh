@@ -88,6 +88,28 @@ if sh "$plot" --roundtrip "$tmp/rt.log" "$o" 2>"$tmp/err" &&
 then ok "roundtrip.svg from a roundtrip log"
 else not_ok "roundtrip.svg from a roundtrip log: $(cat "$tmp/err")"; fi
 
+# With the distribution file the same run writes: the body and the tail.
+awk 'BEGIN {
+	print "# roundtrip distribution: Test GPU (sm_90), CUDA driver API 13000, 2026-01-01 00:00 UTC"
+	split("ptx libcu++ memops", m, " ")
+	for (k = 1; k <= 3; k++) {
+		if (k > 1) printf "\n\n"
+		printf "# method %s, 1000 round trips\n", m[k]
+		for (i = 0; i <= 200; i++)
+			printf "%.4f %.4f\n", i / 200, 3 + k * 0.1 + (i / 200) ^ 8 * 20
+	}
+}' >"$tmp/rt.dist"
+rm -f "$o/roundtrip-dist.svg"
+if sh "$plot" --roundtrip "$tmp/rt.log" "$o" "$tmp/rt.dist" 2>"$tmp/err" &&
+	svg "$o/roundtrip-dist.svg" "Test GPU (sm_90)" "every round trip of each method" \
+		"fraction of round trips at or below" "fraction of round trips above (log-log)" \
+		"round trip (us)" "ptx" "libcu++" "memops"
+then ok "roundtrip-dist.svg from a roundtrip distribution file"
+else not_ok "roundtrip-dist.svg from a roundtrip distribution file: $(cat "$tmp/err")"; fi
+sh "$plot" --roundtrip "$tmp/rt.log" "$o" "$tmp/rt.log" 2>/dev/null
+if [ $? -eq 2 ]; then ok "a file that is not a roundtrip distribution is refused"
+else not_ok "a file that is not a roundtrip distribution is refused"; fi
+
 # The GPU classification log form (bench/gpu/run.sh), two runs.
 for r in a b; do
 	cat >"$tmp/cl-$r.log" <<-'LOG'
