@@ -51,6 +51,7 @@ static void shard_release(void *p)
 {
 	unsigned i = (unsigned)(uintptr_t)p - 1;
 
+	gd_thread_exiting = true;
 	gd_my_shard = shared_shard();
 	atomic_fetch_and(&shards_owned, ~(1u << i));
 }
@@ -65,6 +66,10 @@ unsigned gd_shard_assign(void)
 	uint32_t v;
 
 	pthread_once(&shard_once, shard_key_make);
+	if (gd_thread_exiting) {	/* a claim now might never be given back */
+		gd_my_shard = shared_shard();
+		return gd_my_shard - 1;
+	}
 	v = atomic_load(&shards_owned);
 	while (v != (1u << GD_SHARDS) - 1) {
 		unsigned i = (unsigned)__builtin_ctz(~v);

@@ -36,8 +36,9 @@
  * checks the happens-before edges the argument relies on (the acquire of
  * global, the release of the slot).
  *
- * Threads beyond GD_EPOCH_SLOTS share an rwlock instead: a reclaimer takes
- * it for writing once, which waits for every such reader.
+ * Threads beyond GD_EPOCH_SLOTS, and exiting threads that gave their slot
+ * back (slot_release), share an rwlock instead: a reclaimer takes it for
+ * writing once, which waits for every such reader.
  */
 #include "epoch.h"
 
@@ -95,6 +96,7 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
  * __tls_get_addr (the default for a shared library). */
 __thread struct gd_epoch_slot *gd_epoch_my_slot
 	__attribute__((tls_model("initial-exec")));
+__thread bool gd_thread_exiting __attribute__((tls_model("initial-exec")));
 
 /*
  * At thread exit, run by the exiting thread.  Another library's
@@ -106,6 +108,7 @@ static void slot_release(void *p)
 {
 	struct gd_epoch_slot *s = p;
 
+	gd_thread_exiting = true;
 	gd_epoch_my_slot = &gd_epoch_overflow;
 	atomic_store(&s->epoch, 0);
 	atomic_store(&s->owned, 0);
@@ -121,6 +124,8 @@ static struct gd_epoch_slot *slot_claim(void)
 	/* Before this thread's first section: the reader fence is chosen. */
 	pthread_once(&mb_once, mb_register);
 	pthread_once(&key_once, make_key);
+	if (gd_thread_exiting)
+		return &gd_epoch_overflow;
 	for (int i = 0; i < GD_EPOCH_SLOTS; i++) {
 		int zero = 0;
 
@@ -134,7 +139,8 @@ static struct gd_epoch_slot *slot_claim(void)
 	return &gd_epoch_overflow;
 }
 
-/* First section of this thread, or a thread beyond GD_EPOCH_SLOTS. */
+/* First section of this thread, or a thread beyond GD_EPOCH_SLOTS, or an
+ * exiting one. */
 struct gd_epoch_slot *gd_epoch_enter_slow(void)
 {
 	struct gd_epoch_slot *s = gd_epoch_my_slot;

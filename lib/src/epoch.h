@@ -32,6 +32,17 @@ extern struct gd_epoch_slot gd_epoch_overflow;
 struct gd_epoch_slot *gd_epoch_enter_slow(void);
 void gd_epoch_exit_overflow(void);
 
+/*
+ * Set by the first of libgdirect's thread-exit destructors to run in a
+ * thread: from then on the thread claims nothing from a pool (epoch slot,
+ * block of counts, statistics shard), since a claim made by a late
+ * destructor of another library may come after the last round of
+ * destructors and never be given back.  It takes the paths of a thread
+ * beyond the pools' limits instead.
+ */
+extern __thread bool gd_thread_exiting
+	__attribute__((tls_model("initial-exec")));
+
 /* Set up the process-wide state (the membarrier registration, which can
  * take milliseconds) now rather than on a first lookup.  Idempotent. */
 void gd_epoch_init(void);

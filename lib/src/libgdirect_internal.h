@@ -168,8 +168,8 @@ struct gd_counters {
 /*
  * Up to GD_SHARDS live threads each own a shard, which only they write: a
  * plain load and store, no locked instruction.  A thread gives its shard
- * back when it exits.  Threads beyond that spread over GD_SHARDS_SHARED
- * more, incremented atomically.
+ * back when it exits.  Threads beyond that, and exiting threads that gave
+ * theirs back, spread over GD_SHARDS_SHARED more, incremented atomically.
  */
 #define GD_SHARDS 16
 #define GD_SHARDS_SHARED 4

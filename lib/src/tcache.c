@@ -4,6 +4,7 @@
  */
 #include "tcache.h"
 
+#include <limits.h>
 #include <pthread.h>
 
 #include "epoch.h"
@@ -19,26 +20,6 @@ __thread struct gd_tc_ent *gd_tc_last
 static pthread_key_t tc_key;
 static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
 
-/* At thread exit the block keeps its counts (references may outlive the
- * thread); a new thread claims it once none is left.  Run by the exiting
- * thread: what it still does after this, from another library's later
- * thread-exit destructor, goes through the regions' shared words (as a
- * thread without a free block does), since the block may be claimed and
- * reset by a new owner as soon as owned is 0. */
-static void tc_release(void *p)
-{
-	struct gd_tc_block *b = p;
-
-	gd_tc_mine = &gd_tc_none;
-	gd_tc_last = NULL;
-	atomic_store(&b->owned, 0);
-}
-
-static void tc_key_make(void)
-{
-	pthread_key_create(&tc_key, tc_release);
-}
-
 /* Nothing in b counts a reference any more. */
 static bool block_clean(struct gd_tc_block *b)
 {
@@ -49,6 +30,39 @@ static bool block_clean(struct gd_tc_block *b)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * At thread exit, run by the exiting thread.  While the thread still
+ * counts references in its block, another library's thread-exit
+ * destructor may yet put them (their order is unspecified): the thread
+ * keeps the block for another round of destructors, up to the one before
+ * the last, so that those puts come off the block rather than strand its
+ * counts until the regions go.  (Not into the last round: ThreadSanitizer
+ * tears its state of the thread down there, and instrumented code that
+ * runs after that crashes.)  Then the block keeps whatever counts are left
+ * (references may outlive the thread) and a new thread claims it once
+ * none is.  What the thread does after that goes through the regions'
+ * shared words (as a thread without a free block does), since the block
+ * may be claimed and reset by a new owner as soon as owned is 0.
+ */
+static void tc_release(void *p)
+{
+	struct gd_tc_block *b = p;
+
+	gd_thread_exiting = true;
+	if (!block_clean(b) &&
+	    ++b->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS - 1 &&
+	    pthread_setspecific(tc_key, b) == 0)
+		return;
+	gd_tc_mine = &gd_tc_none;
+	gd_tc_last = NULL;
+	atomic_store(&b->owned, 0);
+}
+
+static void tc_key_make(void)
+{
+	pthread_key_create(&tc_key, tc_release);
 }
 
 static void block_reset(struct gd_tc_block *b)
@@ -64,6 +78,7 @@ static void block_reset(struct gd_tc_block *b)
 	}
 	for (int i = 0; i < GD_TC_HINTS; i++)
 		b->hint[i] = NULL;
+	b->exit_rounds = 0;
 }
 
 struct gd_tc_block *gd_tc_claim(void)
@@ -71,6 +86,8 @@ struct gd_tc_block *gd_tc_claim(void)
 	/* Readers' fence chosen before this thread's first acquisition. */
 	gd_epoch_init();
 	pthread_once(&tc_once, tc_key_make);
+	if (gd_thread_exiting)
+		return gd_tc_mine = &gd_tc_none;
 	for (unsigned i = 0; i < GD_TC_BLOCKS; i++) {
 		struct gd_tc_block *b = &blocks[i];
 		int zero = 0;

@@ -41,7 +41,10 @@
  * released (tag marked GD_TC_GONE by the releaser).  Blocks of exited
  * threads keep their counts (a reference may outlive its thread) and are
  * scanned until a new thread claims them, which it does only when every
- * count in them is zero or gone.
+ * count in them is zero or gone.  An exiting thread keeps its block through
+ * further rounds of thread-exit destructors while it still counts a
+ * reference there, so that another library's destructor that puts it
+ * takes it off the block (tc_release, tcache.c).
  */
 #ifndef GD_TCACHE_H
 #define GD_TCACHE_H
@@ -83,9 +86,12 @@ struct gd_tc_block {
 	 * or not at all. */
 	struct gd_tc_ent *hint[GD_TC_HINTS] __attribute__((aligned(64)));
 	_Atomic int owned __attribute__((aligned(64)));
+	unsigned exit_rounds;	/* owner only: rounds of thread-exit
+				 * destructors it kept the block for */
 };
 
-/* NULL until the thread's first hit; &gd_tc_none when no block was free. */
+/* NULL until the thread's first hit; &gd_tc_none when no block was free,
+ * or once the thread gave its block back at exit. */
 extern __thread struct gd_tc_block *gd_tc_mine
 	__attribute__((tls_model("initial-exec")));
 /* The entry of this thread's last acquisition through an entry (the

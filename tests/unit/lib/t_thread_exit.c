@@ -1,20 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * t_thread_exit: libgdirect called from another library's thread-exit
- * destructor, after its own destructors gave back the thread's epoch slot,
- * its block of reference counts and its statistics shard.  Destructors of
+ * destructor, after its own destructors ran.  Destructors of
  * thread-specific data run in an unspecified order, so a communication
  * library that puts its registrations or classifies a pointer when its
- * thread ends may well run after libgdirect's.  By then each of those is
- * another thread's to claim; the exiting thread must use none of them
- * again (a new owner would reset the block under its references, or close
- * its read section for it), and still get right answers: references
- * through the regions' shared words, read sections under the overflow
- * lock, counts in a shared shard.
+ * thread ends may well run after libgdirect's.
+ *  - A thread that gave its epoch slot, block of reference counts and
+ *    statistics shard back uses none of them again (each is another
+ *    thread's to claim by then: a new owner would reset the block under
+ *    its references, or close its read section for it), and still gets
+ *    right answers while a new thread claims and uses them.
+ *  - A thread that still counts a reference in its block at exit keeps
+ *    the block until a later destructor puts it, so that the put comes
+ *    off the block and the block is free again at once.
+ *  - A thread whose libgdirect destructors ran claims nothing new (a
+ *    first block or a first epoch slot), since in the last round of
+ *    destructors a claim would never be given back.
  *
  * Linked against the static library: the test reads the thread's
- * per-thread pointers, which the shared library does not export.
+ * per-thread pointers, which the shared library does not export.  The
+ * test functions run in this order in one process, and the main thread
+ * never hits (it claims no block): the first free block is the one the
+ * previous thread gave back, which the tests rely on to see who got it.
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -27,34 +36,63 @@ enum { ROUNDS = 20000 };
 
 struct late {
 	struct gdirect_ctx *c;
+	struct gd_backend *b;
 	uint64_t x;			/* a registered 64 KiB allocation */
 	struct gdirect_reg *expect;	/* its region */
-	struct gdirect_reg *held;	/* counted in the exiting block */
+	struct gdirect_reg *held;	/* a reference the thread exits with */
+	struct gd_tc_block *block;	/* the exiting thread's block */
+	struct gd_epoch_slot *slot;	/* and its epoch slot */
 	pthread_key_t key;
-	int calls;			/* of the destructor */
-	bool checked;			/* its second call ran the checks */
+	int calls;			/* of the test's destructor */
+	int work_call;			/* the call that does the work */
+	void (*work)(struct late *h);
+	bool worked;
 	/* The destructor's handshake with the thread that claims what the
 	 * exiting thread gave back. */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool released, claimed;
+	struct gd_tc_block *claimer_block;
 };
 
-/* What a thread holds of the library's per-thread state is its own: no
- * slot or block with its owned flag down, and once the library's
- * destructor gave its shard back, no private shard. */
-static void check_owns_what_it_uses(bool gave_back)
-{
-	struct gd_epoch_slot *s = gd_epoch_my_slot;
-	struct gd_tc_block *b = gd_tc_mine;
+static void late_destructor(void *arg);
 
-	CHECK(s == NULL || s == &gd_epoch_overflow || atomic_load(&s->owned));
-	CHECK(b == NULL || b == &gd_tc_none || atomic_load(&b->owned));
-	/* A private shard is written without atomics: never a given-back
-	 * one.  (Which private shards are owned is the library's secret;
-	 * after its destructor the thread needs none.) */
-	if (gave_back)
-		CHECK(gd_my_shard == 0 || gd_my_shard > GD_SHARDS);
+/* A context with one registered allocation; the main thread's get is a
+ * miss, so it claims no block. */
+static void setup(struct late *h, void (*work)(struct late *), int work_call)
+{
+	struct gdirect_params p;
+
+	*h = (struct late){
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+		.work = work,
+		.work_call = work_call,
+	};
+	params(&p, GDIRECT_INV_HOOKS);
+	h->c = mkctx(&p, &(struct fake_cfg){ 0 }, &h->b);
+	h->x = fake_cuda_alloc(64 * KiB);
+	CHECK(h->x);
+	CHECK_EQ(gdirect_reg_get(h->c, P(h->x), 64 * KiB, 0, &h->expect), 0);
+	gdirect_reg_put(h->expect);
+	CHECK_EQ(pthread_key_create(&h->key, late_destructor), 0);
+}
+
+/* Every reference is back: the region is unused, released by a flush, its
+ * pin undone once. */
+static void teardown(struct late *h)
+{
+	struct fake_stats fs;
+
+	CHECK(h->worked);
+	CHECK_EQ(gdirect_flush(h->c), 1);
+	fake_backend_stats(h->b, &fs);
+	CHECK_EQ(fs.unpins, 1);
+	CHECK_EQ(fs.bad_unpins, 0);
+	CHECK_EQ(fs.live, 0);
+	pthread_key_delete(h->key);
+	gdirect_ctx_destroy(h->c);
+	fake_cuda_reset();
 }
 
 /* Gets, puts and classifications of h->x, each answer checked. */
@@ -74,21 +112,84 @@ static void use(struct late *h, int rounds)
 	}
 }
 
+/* What a thread uses once libgdirect's destructors gave its resources
+ * back: the paths of a thread beyond the pools' limits, nothing else. */
+static void check_uses_nothing_given_back(void)
+{
+	CHECK(gd_epoch_my_slot == &gd_epoch_overflow);
+	CHECK(gd_tc_mine == &gd_tc_none);
+	CHECK(gd_my_shard > GD_SHARDS);
+}
+
 /*
- * The exiting thread's destructor.  Its first call sets its value again,
- * which asks for another round of destructors: the second call comes
- * after every destructor of the first round, libgdirect's among them,
- * whatever the order of the keys.
+ * The test's thread-exit destructor, made by thread(): it sets its value
+ * again until its call number h->work_call, which asks for another round
+ * of destructors each time; so that call comes after every destructor of
+ * the first round, libgdirect's among them, whatever the order of the
+ * keys.
  */
 static void late_destructor(void *arg)
 {
 	struct late *h = arg;
 
-	if (++h->calls == 1) {
+	if (++h->calls < h->work_call) {
 		CHECK_EQ(pthread_setspecific(h->key, h), 0);
 		return;
 	}
-	check_owns_what_it_uses(true);
+	h->work(h);
+	h->worked = true;
+}
+
+enum calls { GETS_AND_CLASSIFY, CLASSIFY_ONLY, GETS_ONLY };
+
+struct exiting_arg {
+	struct late *h;
+	int hits;		/* before it exits */
+	bool hold;		/* exit holding a reference */
+	enum calls calls;	/* what it does before it exits */
+};
+
+static void *exiting(void *arg)
+{
+	struct exiting_arg *a = arg;
+	struct late *h = a->h;
+
+	for (int i = 0; i < a->hits; i++) {
+		struct gdirect_ptr_info info;
+		struct gdirect_reg *r;
+
+		if (a->calls != CLASSIFY_ONLY) {
+			CHECK_EQ(gdirect_reg_get(h->c, P(h->x), 1, 0, &r), 0);
+			gdirect_reg_put(r);
+		}
+		if (a->calls != GETS_ONLY)
+			CHECK_EQ(gdirect_classify(h->c, P(h->x), &info), 0);
+	}
+	if (a->hold) {
+		CHECK_EQ(gdirect_reg_get(h->c, P(h->x), 1, 0, &h->held), 0);
+		CHECK(h->held == h->expect);
+	}
+	h->block = gd_tc_mine;
+	h->slot = gd_epoch_my_slot;
+	CHECK_EQ(pthread_setspecific(h->key, h), 0);
+	return NULL;
+}
+
+/* Run exiting() in a thread with the test's destructor, and wait for it. */
+static void exit_thread(struct late *h, int hits, bool hold, enum calls calls)
+{
+	struct exiting_arg a = { h, hits, hold, calls };
+	pthread_t t;
+
+	CHECK_EQ(pthread_create(&t, NULL, exiting, &a), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+}
+
+/* ---- a thread that gave everything back ----------------------------- */
+
+static void gave_back_work(struct late *h)
+{
+	check_uses_nothing_given_back();
 	/* Let another thread claim what was given back, and use it while
 	 * this one goes on. */
 	pthread_mutex_lock(&h->lock);
@@ -98,20 +199,7 @@ static void late_destructor(void *arg)
 		pthread_cond_wait(&h->cond, &h->lock);
 	pthread_mutex_unlock(&h->lock);
 	use(h, ROUNDS);
-	check_owns_what_it_uses(true);
-	gdirect_reg_put(h->held);	/* counted in the given-back block */
-	h->checked = true;
-}
-
-static void *exiting(void *arg)
-{
-	struct late *h = arg;
-
-	use(h, 4);		/* hits through the thread's own block */
-	CHECK_EQ(gdirect_reg_get(h->c, P(h->x), 1, 0, &h->held), 0);
-	CHECK(h->held == h->expect);
-	CHECK_EQ(pthread_setspecific(h->key, h), 0);
-	return NULL;
+	check_uses_nothing_given_back();
 }
 
 /* A new thread: claims the first free slot, block and shard (the exiting
@@ -125,7 +213,7 @@ static void *claimer(void *arg)
 		pthread_cond_wait(&h->cond, &h->lock);
 	pthread_mutex_unlock(&h->lock);
 	use(h, 1);
-	check_owns_what_it_uses(false);
+	h->claimer_block = gd_tc_mine;
 	pthread_mutex_lock(&h->lock);
 	h->claimed = true;
 	pthread_cond_broadcast(&h->cond);
@@ -136,51 +224,116 @@ static void *claimer(void *arg)
 
 static void late_calls_use_nothing_given_back(void)
 {
-	struct gdirect_params p;
-	struct gd_backend *b;
 	struct gdirect_stats st0, st;
-	struct fake_stats fs;
-	pthread_t t1, t2;
-	struct late h = {
-		.lock = PTHREAD_MUTEX_INITIALIZER,
-		.cond = PTHREAD_COND_INITIALIZER,
-	};
+	struct late h;
+	pthread_t t2;
 
-	params(&p, GDIRECT_INV_HOOKS);
-	h.c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
-	h.x = fake_cuda_alloc(64 * KiB);
-	CHECK(h.x);
-	/* The main thread registers first: the library's keys exist before
-	 * the test's, and slot, block and shard 0 are the main thread's. */
-	CHECK_EQ(gdirect_reg_get(h.c, P(h.x), 64 * KiB, 0, &h.expect), 0);
-	gdirect_reg_put(h.expect);
-	CHECK_EQ(pthread_key_create(&h.key, late_destructor), 0);
+	setup(&h, gave_back_work, 2);
 	gdirect_stats(h.c, &st0);
-
-	CHECK_EQ(pthread_create(&t1, NULL, exiting, &h), 0);
 	CHECK_EQ(pthread_create(&t2, NULL, claimer, &h), 0);
-	CHECK_EQ(pthread_join(t1, NULL), 0);
+	exit_thread(&h, 4, false, GETS_AND_CLASSIFY);
 	CHECK_EQ(pthread_join(t2, NULL), 0);
-	CHECK(h.checked);
-
-	/* Every get was counted once, and every reference is back: the
-	 * region is unused, released by a flush, its pin undone once. */
+	/* The new thread did get the given-back block, while the exiting
+	 * thread hit after giving it back. */
+	CHECK(h.block != NULL && h.block != &gd_tc_none);
+	CHECK(h.claimer_block == h.block);
+	/* Every get and classification was counted once. */
 	gdirect_stats(h.c, &st);
-	CHECK_EQ(st.hits - st0.hits, (uint64_t)(4 + 1 + ROUNDS + 1 + ROUNDS));
+	CHECK_EQ(st.hits - st0.hits, (uint64_t)(4 + ROUNDS + 1 + ROUNDS));
+	CHECK_EQ(st.classify_hits - st0.classify_hits,
+		 (uint64_t)(4 + ROUNDS + 1 + ROUNDS));
 	CHECK_EQ(st.misses, st0.misses);
-	CHECK_EQ(gdirect_flush(h.c), 1);
-	fake_backend_stats(b, &fs);
-	CHECK_EQ(fs.unpins, 1);
-	CHECK_EQ(fs.bad_unpins, 0);
-	CHECK_EQ(fs.live, 0);
-	pthread_key_delete(h.key);
-	gdirect_ctx_destroy(h.c);
-	fake_cuda_reset();
+	teardown(&h);
+}
+
+/* ---- a thread that exits holding a reference ------------------------ */
+
+static void held_work(struct late *h)
+{
+	/* The reference is still counted in the block, which the thread
+	 * has kept: the put comes off it. */
+	CHECK(gd_tc_mine == h->block);
+	CHECK_EQ(atomic_load(&h->block->owned), 1);
+	gdirect_reg_put(h->held);
+}
+
+static void *first_hit(void *arg)
+{
+	struct late *h = arg;
+	struct gdirect_reg *r;
+
+	CHECK_EQ(gdirect_reg_get(h->c, P(h->x), 1, 0, &r), 0);
+	gdirect_reg_put(r);
+	h->claimer_block = gd_tc_mine;
+	return NULL;
+}
+
+static void late_put_comes_off_the_block(void)
+{
+	struct late h;
+	pthread_t t;
+
+	setup(&h, held_work, 2);
+	exit_thread(&h, 2, true, GETS_AND_CLASSIFY);
+	CHECK(h.block != NULL && h.block != &gd_tc_none);
+	/* Nothing is left counted in the block: the next thread gets it
+	 * (with the put off the shared word instead, the block would keep
+	 * a count of 1 until the region goes, and the next thread another
+	 * block). */
+	CHECK_EQ(pthread_create(&t, NULL, first_hit, &h), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	CHECK(h.claimer_block == h.block);
+	teardown(&h);
+}
+
+/* ---- first claims in a late round ----------------------------------- */
+
+static void last_round_work(struct late *h)
+{
+	struct gdirect_reg *r;
+
+	/* The thread's first get or first classification: it would claim
+	 * its first block or epoch slot. */
+	CHECK_EQ(gdirect_reg_get(h->c, P(h->x), 1, 0, &r), 0);
+	CHECK(r == h->expect);
+	gdirect_reg_put(r);
+	use(h, 2);
+	check_uses_nothing_given_back();
+}
+
+/* A late round of destructors, by a thread that only classified (no
+ * block yet), and by one that only got registrations (no epoch slot yet).
+ * Round 3 of 4 rather than the last, where a claim would never be given
+ * back: ThreadSanitizer tears down its own state of the thread in the last
+ * round, and nothing instrumented may run there.  A claim refused in round
+ * 3 is refused in round 4 alike. */
+static void late_first_claims_nothing(void)
+{
+	struct gdirect_stats st0, st;
+	struct late h;
+
+	setup(&h, last_round_work, PTHREAD_DESTRUCTOR_ITERATIONS - 1);
+	gdirect_stats(h.c, &st0);
+	exit_thread(&h, 3, false, CLASSIFY_ONLY);
+	CHECK(h.block == NULL);
+	CHECK(h.slot != NULL && h.slot != &gd_epoch_overflow);
+	CHECK(h.worked);
+	h.calls = 0;
+	h.worked = false;
+	exit_thread(&h, 3, false, GETS_ONLY);
+	CHECK(h.block != NULL && h.block != &gd_tc_none);
+	CHECK(h.slot == NULL);
+	gdirect_stats(h.c, &st);
+	CHECK_EQ(st.hits - st0.hits, 3 + 3 + 3);	/* work, gets, work */
+	CHECK_EQ(st.classify_hits - st0.classify_hits, 3 + 2 + 2); /* classify, work, work */
+	teardown(&h);
 }
 
 int main(void)
 {
 	need_fake_cuda();
 	TAP_TEST(late_calls_use_nothing_given_back);
+	TAP_TEST(late_put_comes_off_the_block);
+	TAP_TEST(late_first_claims_nothing);
 	return tap_done();
 }
