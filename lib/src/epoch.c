@@ -131,10 +131,14 @@ static struct gd_epoch_slot *slot_claim(void)
 
 		if (atomic_load_explicit(&slots[i].owned, memory_order_relaxed))
 			continue;
-		if (atomic_compare_exchange_strong(&slots[i].owned, &zero, 1)) {
-			pthread_setspecific(slot_key, &slots[i]);
-			return &slots[i];
+		if (!atomic_compare_exchange_strong(&slots[i].owned, &zero, 1))
+			continue;
+		if (pthread_setspecific(slot_key, &slots[i])) {
+			/* Cannot learn of our exit: give it back. */
+			atomic_store(&slots[i].owned, 0);
+			break;
 		}
+		return &slots[i];
 	}
 	return &gd_epoch_overflow;
 }

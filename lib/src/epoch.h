@@ -38,7 +38,10 @@ void gd_epoch_exit_overflow(void);
  * block of counts, statistics shard), since a claim made by a late
  * destructor of another library may come after the last round of
  * destructors and never be given back.  It takes the paths of a thread
- * beyond the pools' limits instead.
+ * beyond the pools' limits instead.  (A thread whose first call into
+ * libgdirect comes from a destructor has no libgdirect destructor to set
+ * it, and claims as any thread does: thread-specific data gives no way to
+ * tell that destructors have started.)
  */
 extern __thread bool gd_thread_exiting
 	__attribute__((tls_model("initial-exec")));

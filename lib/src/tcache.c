@@ -40,7 +40,9 @@ static bool block_clean(struct gd_tc_block *b)
  * the last, so that those puts come off the block rather than strand its
  * counts until the regions go.  (Not into the last round: ThreadSanitizer
  * tears its state of the thread down there, and instrumented code that
- * runs after that crashes.)  Then the block keeps whatever counts are left
+ * runs after that crashes.  The rounds are counted from this function's
+ * first call, which is the first round unless the block was claimed from
+ * a destructor.)  Then the block keeps whatever counts are left
  * (references may outlive the thread) and a new thread claims it once
  * none is.  What the thread does after that goes through the regions'
  * shared words (as a thread without a free block does), since the block

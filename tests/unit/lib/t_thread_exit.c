@@ -14,8 +14,8 @@
  *    the block until a later destructor puts it, so that the put comes
  *    off the block and the block is free again at once.
  *  - A thread whose libgdirect destructors ran claims nothing new (a
- *    first block or a first epoch slot), since in the last round of
- *    destructors a claim would never be given back.
+ *    first block, epoch slot or statistics shard), since in the last
+ *    round of destructors a claim would never be given back.
  *
  * Linked against the static library: the test reads the thread's
  * per-thread pointers, which the shared library does not export.  The
@@ -42,6 +42,7 @@ struct late {
 	struct gdirect_reg *held;	/* a reference the thread exits with */
 	struct gd_tc_block *block;	/* the exiting thread's block */
 	struct gd_epoch_slot *slot;	/* and its epoch slot */
+	unsigned shard;			/* and its gd_my_shard */
 	pthread_key_t key;
 	int calls;			/* of the test's destructor */
 	int work_call;			/* the call that does the work */
@@ -122,8 +123,9 @@ static void check_uses_nothing_given_back(void)
 }
 
 /*
- * The test's thread-exit destructor, made by thread(): it sets its value
- * again until its call number h->work_call, which asks for another round
+ * The test's thread-exit destructor (its key made by setup(), its value
+ * set by exiting()): it sets its value again until its call number
+ * h->work_call, which asks for another round
  * of destructors each time; so that call comes after every destructor of
  * the first round, libgdirect's among them, whatever the order of the
  * keys.
@@ -140,7 +142,7 @@ static void late_destructor(void *arg)
 	h->worked = true;
 }
 
-enum calls { GETS_AND_CLASSIFY, CLASSIFY_ONLY, GETS_ONLY };
+enum calls { GETS_AND_CLASSIFY, CLASSIFY_ONLY, GETS_ONLY, MISS_ONLY };
 
 struct exiting_arg {
 	struct late *h;
@@ -154,10 +156,20 @@ static void *exiting(void *arg)
 	struct exiting_arg *a = arg;
 	struct late *h = a->h;
 
+	if (a->calls == MISS_ONLY) {
+		struct gdirect_ptr_info info;
+		uint64_t y = fake_cuda_alloc(64 * KiB);
+
+		CHECK(y);
+		CHECK_EQ(gdirect_classify(h->c, P(y), &info), 0);
+		CHECK_EQ(info.alloc_base, y);
+	}
 	for (int i = 0; i < a->hits; i++) {
 		struct gdirect_ptr_info info;
 		struct gdirect_reg *r;
 
+		if (a->calls == MISS_ONLY)
+			break;
 		if (a->calls != CLASSIFY_ONLY) {
 			CHECK_EQ(gdirect_reg_get(h->c, P(h->x), 1, 0, &r), 0);
 			gdirect_reg_put(r);
@@ -171,6 +183,7 @@ static void *exiting(void *arg)
 	}
 	h->block = gd_tc_mine;
 	h->slot = gd_epoch_my_slot;
+	h->shard = gd_my_shard;
 	CHECK_EQ(pthread_setspecific(h->key, h), 0);
 	return NULL;
 }
@@ -302,7 +315,10 @@ static void last_round_work(struct late *h)
 }
 
 /* A late round of destructors, by a thread that only classified (no
- * block yet), and by one that only got registrations (no epoch slot yet).
+ * block yet), by one that only got registrations (no epoch slot yet) and
+ * by one whose only call was a classification that missed (no block and
+ * no statistics shard yet: only hits are counted in shards): each first
+ * claim is refused; the rest is the given-back case above.
  * Round 3 of 4 rather than the last, where a claim would never be given
  * back: ThreadSanitizer tears down its own state of the thread in the last
  * round, and nothing instrumented may run there.  A claim refused in round
@@ -323,9 +339,19 @@ static void late_first_claims_nothing(void)
 	exit_thread(&h, 3, false, GETS_ONLY);
 	CHECK(h.block != NULL && h.block != &gd_tc_none);
 	CHECK(h.slot == NULL);
+	h.calls = 0;
+	h.worked = false;
+	exit_thread(&h, 0, false, MISS_ONLY);
+	CHECK(h.block == NULL);
+	CHECK_EQ(h.shard, 0);
+	/* An epoch slot: so one of libgdirect's destructors ran. */
+	CHECK(h.slot != NULL && h.slot != &gd_epoch_overflow);
 	gdirect_stats(h.c, &st);
-	CHECK_EQ(st.hits - st0.hits, 3 + 3 + 3);	/* work, gets, work */
-	CHECK_EQ(st.classify_hits - st0.classify_hits, 3 + 2 + 2); /* classify, work, work */
+	/* work, gets, work, work */
+	CHECK_EQ(st.hits - st0.hits, 3 + 3 + 3 + 3);
+	/* classify, work, work, work */
+	CHECK_EQ(st.classify_hits - st0.classify_hits, 3 + 2 + 2 + 2);
+	CHECK_EQ(st.classify_misses - st0.classify_misses, 1);
 	teardown(&h);
 }
 
