@@ -230,11 +230,16 @@ static void run(enum method m, const flags &f, int n, CUstream s,
 	CHECK(cudaStreamSynchronize((cudaStream_t)s));
 }
 
+// The value at fraction p of sorted (0: smallest, 1: largest).
+static double at_fraction(const std::vector<double> &sorted, double p)
+{
+	return sorted[(size_t)(p * (double)(sorted.size() - 1) + 0.5)];
+}
+
 static double pct(std::vector<double> v, double p)
 {
 	std::sort(v.begin(), v.end());
-	size_t k = (size_t)(p * (double)(v.size() - 1) + 0.5);
-	return v[k];
+	return at_fraction(v, p);
 }
 
 // A ratio printed with three decimals, or as many more as it takes for the
@@ -283,9 +288,9 @@ static std::vector<double> dist_fractions()
 	return q;
 }
 
-// Each method's pooled round trips as quantile blocks (gnuplot's index:
-// two blank lines between methods), fraction and microseconds.
-static void write_dist(const char *path, std::vector<double> *all, int n,
+// Each method's pooled round trips (sorted) as quantile blocks (gnuplot's
+// index: two blank lines between methods), fraction and microseconds.
+static void write_dist(const char *path, const std::vector<double> *all, int n,
 		       int repeats, const char *head)
 {
 	FILE *f = fopen(path, "w");
@@ -299,16 +304,10 @@ static void write_dist(const char *path, std::vector<double> *all, int n,
 		"# columns: quantile (fraction), round trip (us)\n", head, n,
 		repeats);
 	for (int m = 0; m < NMETHODS; m++) {
-		std::vector<double> &v = all[m];
-
-		std::sort(v.begin(), v.end());
 		fprintf(f, "%s# method %s, %zu round trips\n", m ? "\n\n" : "",
-			names[m], v.size());
-		for (double q : dist_fractions()) {
-			size_t k = (size_t)(q * (double)(v.size() - 1) + 0.5);
-
-			fprintf(f, "%.4f %.4f\n", q, v[k] / 1e3);
-		}
+			names[m], all[m].size());
+		for (double q : dist_fractions())
+			fprintf(f, "%.4f %.4f\n", q, at_fraction(all[m], q) / 1e3);
 	}
 	if (fclose(f)) {
 		fprintf(stderr, "roundtrip: %s: %s\n", path, strerror(errno));
@@ -371,6 +370,8 @@ int main(int argc, char **argv)
 			all[m].insert(all[m].end(), v.begin(), v.end());
 		}
 	}
+	for (int m = 0; m < NMETHODS; m++)	// once, for every figure below
+		std::sort(all[m].begin(), all[m].end());
 
 	printf("%-8s %10s %10s %10s %10s %12s   (us; median over repeats of per-repeat figures;"
 	       " ratio: median / libcu++'s median)\n",
@@ -386,14 +387,12 @@ int main(int argc, char **argv)
 	printf("%-8s %10s %10s %10s %10s %10s   (us; every round trip of all "
 	       "repeats pooled)\n", "method", "p50", "p90", "p99", "p99.9", "max");
 	for (int m = 0; m < NMETHODS; m++) {
-		std::vector<double> v = all[m];
+		const std::vector<double> &v = all[m];
 
-		std::sort(v.begin(), v.end());
-		auto q = [&v](double f) {
-			return v[(size_t)(f * (double)(v.size() - 1) + 0.5)] / 1e3;
-		};
 		printf("%-8s %10.3f %10.3f %10.3f %10.3f %10.3f\n", names[m],
-		       q(0.5), q(0.9), q(0.99), q(0.999), q(1.0));
+		       at_fraction(v, 0.5) / 1e3, at_fraction(v, 0.9) / 1e3,
+		       at_fraction(v, 0.99) / 1e3, at_fraction(v, 0.999) / 1e3,
+		       at_fraction(v, 1.0) / 1e3);
 	}
 	for (int m = 0; m < NMETHODS; m++) {
 		printf("per-repeat medians %-9s", names[m]);
