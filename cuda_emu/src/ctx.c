@@ -174,9 +174,34 @@ EMU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Destroys the primary context as the H100 does on its last release and on
+ * cuDevicePrimaryCtxReset (tests/conformance/cuda_emu, sections primdrain
+ * and primreset): the work queued on its streams runs to its end first,
+ * then its streams and memory go.  The handle stays, and stays current
+ * where it was: calls that need it answer CUDA_ERROR_CONTEXT_IS_DESTROYED
+ * until the next retain brings it back.  The reference count is the
+ * caller's business (a reset leaves it).
+ */
+static void primary_destroy(void)
+{
+	pthread_mutex_lock(&emu.lock);
+	if (emu.primary.destroyed) {
+		pthread_mutex_unlock(&emu.lock);
+		return;
+	}
+	pthread_mutex_unlock(&emu.lock);
+	emu_ctx_streams_destroy(&emu.primary);
+	pthread_mutex_lock(&emu.lock);
+	emu_free_ctx_allocs(&emu.primary);
+	emu.primary.destroyed = true;
+	pthread_mutex_unlock(&emu.lock);
+}
+
 EMU_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
 	CUresult r = emu_check_init();
+	bool last;
 
 	if (r)
 		return r;
@@ -187,12 +212,10 @@ EMU_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 		pthread_mutex_unlock(&emu.lock);
 		return CUDA_ERROR_INVALID_CONTEXT;
 	}
-	/* The last release resets the primary context: its memory goes. */
-	if (--emu.primary_refs == 0) {
-		emu_free_ctx_allocs(&emu.primary);
-		emu.primary.destroyed = true;
-	}
+	last = --emu.primary_refs == 0;
 	pthread_mutex_unlock(&emu.lock);
+	if (last)
+		primary_destroy();
 	return CUDA_SUCCESS;
 }
 
@@ -382,8 +405,11 @@ EMU_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
 	if (r)
 		return r;
 	if (!ctx) {
+		/* A destroyed primary context left current still names its
+		 * device, as on the H100 (conformance: primrelease). */
 		r = emu_ctx_live();
-		if (r)
+		if (r && !(r == CUDA_ERROR_CONTEXT_IS_DESTROYED &&
+			   emu_current_ctx->primary))
 			return r;
 		ctx = emu_current_ctx;
 	} else if (ctx->destroyed) {
@@ -483,8 +509,9 @@ EMU_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
 		r = emu_ctx_live();
 		if (r)
 			return r;
-	} else if (ctx->destroyed && !ctx->primary) {
-		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	} else if (ctx->destroyed) {
+		return ctx->primary ? CUDA_ERROR_INVALID_CONTEXT :
+				      CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	}
 	if (!version)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -513,7 +540,7 @@ EMU_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags
 		return r;
 	pthread_mutex_lock(&emu.lock);
 	*flags = emu.primary.flags;
-	*active = emu.primary_refs > 0;
+	*active = emu.primary_refs > 0 && !emu.primary.destroyed;
 	pthread_mutex_unlock(&emu.lock);
 	return CUDA_SUCCESS;
 }
@@ -536,7 +563,11 @@ EMU_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int fla
 	return CUDA_SUCCESS;
 }
 
-/* Frees every allocation of the primary context; its users keep it. */
+/*
+ * Destroys the primary context whatever its count (primary_destroy); the
+ * count stays, so each retain still needs its release, and the next retain
+ * brings the context back.  Of a context nobody retains: nothing to do.
+ */
 EMU_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
 	CUresult r = emu_check_init();
@@ -545,8 +576,6 @@ EMU_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 		return r;
 	if (dev != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
-	pthread_mutex_lock(&emu.lock);
-	emu_free_ctx_allocs(&emu.primary);
-	pthread_mutex_unlock(&emu.lock);
+	primary_destroy();
 	return CUDA_SUCCESS;
 }

@@ -569,13 +569,17 @@ EMU_EXPORT CUresult cuEventQuery(CUevent e)
 	pthread_mutex_lock(&qlock);
 	if (!event_live_q(e))
 		r = CUDA_ERROR_INVALID_HANDLE;
-	else if (e->pending)
+	else if (e->stream)	/* the latest record is still queued */
 		r = CUDA_ERROR_NOT_READY;
 	pthread_mutex_unlock(&qlock);
 	return r;
 }
 
-/* Waits until every record of @e has run (not on the worker: see on_worker). */
+/*
+ * Waits until the latest record of @e has run (not on the worker: see
+ * on_worker).  An earlier record still queued does not count: the event
+ * is what its latest record captured (the H100; conformance: waitearlier).
+ */
 EMU_EXPORT CUresult cuEventSynchronize(CUevent e)
 {
 	CUresult r = check_event(e);
@@ -588,7 +592,7 @@ EMU_EXPORT CUresult cuEventSynchronize(CUevent e)
 		return CUDA_ERROR_INVALID_HANDLE;
 	}
 	e->waiters++;
-	while (e->pending && !on_worker)
+	while (e->stream && !on_worker)
 		pthread_cond_wait(&qcond, &qlock);
 	if (!--e->waiters && e->dead && !e->pending)
 		free(e);
@@ -613,7 +617,7 @@ EMU_EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
 	    !start->recorded || !end->recorded ||
 	    ((start->flags | end->flags) & EVENT_DISABLE_TIMING))
 		r = CUDA_ERROR_INVALID_HANDLE;
-	else if (start->pending || end->pending)
+	else if (start->stream || end->stream)
 		r = CUDA_ERROR_NOT_READY;
 	else
 		*ms = (float)((double)(end->at.tv_sec - start->at.tv_sec) * 1e3 +

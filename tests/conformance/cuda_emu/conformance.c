@@ -1463,6 +1463,7 @@ typedef CUresult (*f_addcb)(CUstream, streamcb_t, void *, unsigned int);
 typedef CUresult (*f_getfunc)(void **, void *, const char *);
 typedef CUresult (*f_ctxapi)(CUcontext, unsigned int *);
 typedef CUresult (*f_ptrattr)(void *, int, CUdeviceptr);
+typedef CUresult (*f_primstate)(CUdevice, unsigned int *, int *);
 
 #define STREAM_LEGACY		((CUstream)0x1)
 #define STREAM_PER_THREAD	((CUstream)0x2)
@@ -1729,13 +1730,21 @@ static void s_event(void)
 	order_release_join(&rel);
 
 	/* recorded again, on an idle stream, while the first record waits */
+	order_take();	/* the letters of the releases before */
 	release_start(&rel, &m[2], 300);
 	C("rerecord.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd + 8, 1, 0);
 	C("rerecord.cuEventRecord(pending)", "cuEventRecord", f_eventrecord, e, s);
 	C("rerecord.cuEventRecord(idle stream)", "cuEventRecord", f_eventrecord, e, s2);
-	C("rerecord.cuEventQuery", "cuEventQuery", f_event, e);
+	/* complete while the first record still waits ('Q' before 'R'), or
+	 * only after it ran?  (Not the first query's answer: on the H100 the
+	 * new record takes a few microseconds, so that one is a race.) */
+	while (C(NULL, "cuEventQuery", f_event, e) == 600 &&
+	       !__atomic_load_n(&m[2], __ATOMIC_SEQ_CST))
+		;
+	order_note(C(NULL, "cuEventQuery", f_event, e) ? 'N' : 'Q');
 	C("rerecord.cuStreamQuery(first stream)", "cuStreamQuery", f_stream, s);
 	C("rerecord.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
+	order_out("rerecord.order");
 	order_release_join(&rel);
 
 	/* destroyed while its record waits */
@@ -1750,6 +1759,222 @@ static void s_event(void)
 	C(NULL, "cuStreamDestroy_v2", f_stream, s);
 	C(NULL, "cuStreamDestroy_v2", f_stream, s2);
 	C(NULL, "cuMemHostUnregister", f_ptr, (void *)m);
+}
+
+/*
+ * Waits that captured one record of an event, the event recorded again
+ * before the wait ends: does the waiting stream follow the record it
+ * captured or the event's newest one?  Both ways round: a pending record
+ * superseded by one that completes at once, and a completed record
+ * superseded by a pending one.
+ */
+static void s_waitearlier(void)
+{
+	CUstream s = NULL, s2 = NULL, s3 = NULL;
+	CUevent e = NULL;
+	CUdeviceptr hd = 0;
+	volatile unsigned int *m;
+	struct order_release rel;
+
+	order_caller = pthread_self();
+	if (setup() || !(m = host_words(&hd)) ||
+	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1) ||
+	    C("cuStreamCreate(2)", "cuStreamCreate", f_streamcreate, &s2, 1) ||
+	    C("cuStreamCreate(3)", "cuStreamCreate", f_streamcreate, &s3, 1) ||
+	    C("cuEventCreate", "cuEventCreate", f_eventcreate, &e, 0))
+		return;
+
+	/* the wait captured a pending record; the event then completes */
+	release_start(&rel, &m[0], 300);
+	C("pending.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
+	C("pending.cuEventRecord", "cuEventRecord", f_eventrecord, e, s);
+	C("pending.cuStreamWaitEvent", "cuStreamWaitEvent", f_waitevent, s2, e, 0);
+	HOSTFN("pending.B", s2, 'B');
+	C("pending.cuEventRecord(idle stream)", "cuEventRecord", f_eventrecord, e, s3);
+	C("pending.cuStreamSynchronize(idle stream)", "cuStreamSynchronize", f_stream, s3);
+	C("pending.cuEventQuery", "cuEventQuery", f_event, e);
+	C("pending.cuStreamQuery(waiting)", "cuStreamQuery", f_stream, s2);
+	C("pending.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s2);
+	order_out("pending.order");
+	order_release_join(&rel);
+	C("pending.cuStreamSynchronize(first stream)", "cuStreamSynchronize", f_stream, s);
+
+	/* the wait captured a completed record; the event is then pending */
+	C("done.cuEventRecord(idle stream)", "cuEventRecord", f_eventrecord, e, s3);
+	C("done.cuEventSynchronize", "cuEventSynchronize", f_event, e);
+	C("done.cuStreamWaitEvent", "cuStreamWaitEvent", f_waitevent, s2, e, 0);
+	release_start(&rel, &m[1], 300);
+	C("done.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd + 4, 1, 0);
+	C("done.cuEventRecord(pending)", "cuEventRecord", f_eventrecord, e, s);
+	HOSTFN("done.C", s2, 'C');
+	C("done.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s2);
+	order_note('S');	/* the waiting stream's synchronize returned */
+	C("done.cuEventSynchronize(pending)", "cuEventSynchronize", f_event, e);
+	order_out("done.order");
+	order_release_join(&rel);
+
+	/* a record on an idle stream, the device idle: complete at once? */
+	C("idle.cuEventRecord", "cuEventRecord", f_eventrecord, e, s3);
+	C("idle.cuEventQuery(at once)", "cuEventQuery", f_event, e);
+	C("idle.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s3);
+	C("idle.cuEventQuery(synchronized)", "cuEventQuery", f_event, e);
+
+
+	C(NULL, "cuEventDestroy_v2", f_event, e);
+	C(NULL, "cuStreamDestroy_v2", f_stream, s);
+	C(NULL, "cuStreamDestroy_v2", f_stream, s2);
+	C(NULL, "cuStreamDestroy_v2", f_stream, s3);
+	C(NULL, "cuMemHostUnregister", f_ptr, (void *)m);
+}
+
+static void primary_state(const char *key)
+{
+	unsigned int fl = 99;
+	int active = -1;
+
+	char k[96];
+
+	snprintf(k, sizeof(k), "%s.value", key);
+	if (!C(key, "cuDevicePrimaryCtxGetState", f_primstate, dev, &fl, &active))
+		out(k, "flags=%u active=%d", fl, active);
+}
+
+static void current_line(const char *key)
+{
+	CUcontext cur = (CUcontext)1;
+
+	char k[96];
+
+	snprintf(k, sizeof(k), "%s.value", key);
+	if (!C(key, "cuCtxGetCurrent", f_pctx, &cur))
+		out(k, "%s", cur == pctx ? "primary" : cur ? "other" : "NULL");
+}
+
+/*
+ * The primary context released to no references while still current (what
+ * a program's exit path meets when a library closes its resources from a
+ * destructor after the program released the context): what each call
+ * answers, whether any call brings the context back, what a new retain
+ * gives.
+ */
+static void s_primrelease(void)
+{
+	CUcontext again = NULL;
+	CUstream s = NULL;
+	CUdeviceptr d = 0, d2 = 0;
+	size_t fr = 0, tot = 0;
+	unsigned int api = 0, mt = 0;
+	CUdevice dv = -1;
+
+	if (setup() || C("cuMemAlloc_v2", "cuMemAlloc_v2", f_alloc, &d, 4096))
+		return;
+	primary_state("state(retained)");
+	C("cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease_v2", f_dev, dev);
+	primary_state("state(released)");
+	current_line("current(released)");
+	C("released.cuCtxGetDevice", "cuCtxGetDevice", f_pdev, &dv);
+	C("released.cuCtxGetApiVersion", "cuCtxGetApiVersion", f_ctxapi, pctx, &api);
+	C("released.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	C("released.cuMemAlloc_v2", "cuMemAlloc_v2", f_alloc, &d2, 4096);
+	C("released.cuPointerGetAttribute(earlier memory)", "cuPointerGetAttribute",
+	  f_ptrattr, &mt, PA_MEMORY_TYPE, d);
+	C("released.cuMemFree_v2(earlier memory)", "cuMemFree_v2", f_dptr, d);
+	C("released.cuMemGetInfo_v2", "cuMemGetInfo_v2", f_meminfo, &fr, &tot);
+	C("released.cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1);
+	C("released.cuStreamQuery(NULL)", "cuStreamQuery", f_stream, NULL);
+	C("released.cuCtxPushCurrent_v2", "cuCtxPushCurrent_v2", f_ctx, pctx);
+	C("released.cuCtxPopCurrent_v2", "cuCtxPopCurrent_v2", f_pctx, &again);
+	primary_state("state(after calls)");
+	C("released.cuDevicePrimaryCtxRelease_v2(again)", "cuDevicePrimaryCtxRelease_v2",
+	  f_dev, dev);
+	if (!C("retained.cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain",
+	       f_retain, &again, dev))
+		out("retained.handle", "%s", again == pctx ? "same" : "other");
+	primary_state("state(retained again)");
+	current_line("current(retained again)");
+	C("retained.cuPointerGetAttribute(earlier memory)", "cuPointerGetAttribute",
+	  f_ptrattr, &mt, PA_MEMORY_TYPE, d);
+	C("retained.cuMemFree_v2(earlier memory)", "cuMemFree_v2", f_dptr, d);
+	if (!C("retained.cuMemAlloc_v2", "cuMemAlloc_v2", f_alloc, &d2, 4096))
+		C("retained.cuMemFree_v2", "cuMemFree_v2", f_dptr, d2);
+	C("retained.cuCtxSynchronize", "cuCtxSynchronize", f_v);
+	C("retained.cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease_v2", f_dev, dev);
+}
+
+/*
+ * cuDevicePrimaryCtxReset with work queued on a stream of the primary
+ * context, the context retained and current: does it wait for the work,
+ * and what is left of the context afterwards?
+ */
+static void s_primreset(void)
+{
+	CUstream s = NULL;
+	CUdeviceptr hd = 0, d = 0, d2 = 0;
+	volatile unsigned int *m;
+	struct order_release rel;
+	unsigned int mt = 0;
+
+	order_caller = pthread_self();
+	if (setup() || !(m = host_words(&hd)) ||
+	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1) ||
+	    C("cuMemAlloc_v2", "cuMemAlloc_v2", f_alloc, &d, 4096))
+		return;
+	C("wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
+	HOSTFN("A", s, 'A');
+	release_start(&rel, &m[0], 300);
+	C("cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxReset_v2", f_dev, dev);
+	order_note('X');
+	order_release_join(&rel);
+	usleep(300 * 1000);
+	order_out("order");
+	primary_state("state(reset)");
+	current_line("current(reset)");
+	C("cuPointerGetAttribute(earlier memory)", "cuPointerGetAttribute",
+	  f_ptrattr, &mt, PA_MEMORY_TYPE, d);
+	C("cuMemFree_v2(earlier memory)", "cuMemFree_v2", f_dptr, d);
+	if (!C("cuMemAlloc_v2(after)", "cuMemAlloc_v2", f_alloc, &d2, 4096))
+		C("cuMemFree_v2(after)", "cuMemFree_v2", f_dptr, d2);
+	C("cuCtxSynchronize(after)", "cuCtxSynchronize", f_v);
+	C("cuStreamQuery(stream of reset)", "cuStreamQuery", f_stream, s);
+	/* retained once more: the count the reset left, and a live context? */
+	C("cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", f_retain, &pctx, dev);
+	primary_state("state(retained after reset)");
+	if (!C("cuMemAlloc_v2(retained after reset)", "cuMemAlloc_v2", f_alloc, &d2, 4096))
+		C("cuMemFree_v2(retained after reset)", "cuMemFree_v2", f_dptr, d2);
+	C("cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease_v2", f_dev, dev);
+	C("cuDevicePrimaryCtxRelease_v2(2)", "cuDevicePrimaryCtxRelease_v2", f_dev, dev);
+	primary_state("state(released)");
+	C("cuDevicePrimaryCtxRelease_v2(3)", "cuDevicePrimaryCtxRelease_v2", f_dev, dev);
+	/* a reset of a primary context nobody retains */
+	C("cuDevicePrimaryCtxReset_v2(unretained)", "cuDevicePrimaryCtxReset_v2", f_dev, dev);
+	primary_state("state(reset unretained)");
+}
+
+/*
+ * The last cuDevicePrimaryCtxRelease with work queued on a stream of the
+ * primary context: does it wait for the work?
+ */
+static void s_primdrain(void)
+{
+	CUstream s = NULL;
+	CUdeviceptr hd = 0;
+	volatile unsigned int *m;
+	struct order_release rel;
+
+	order_caller = pthread_self();
+	if (setup() || !(m = host_words(&hd)) ||
+	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1))
+		return;
+	C("wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
+	HOSTFN("A", s, 'A');
+	release_start(&rel, &m[0], 300);
+	C("cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease_v2", f_dev, dev);
+	order_note('X');
+	order_release_join(&rel);
+	usleep(300 * 1000);
+	order_out("order");
+	primary_state("state(released)");
+	C("cuStreamQuery(stream of released)", "cuStreamQuery", f_stream, s);
 }
 
 /* .target sm_90 PTX: *p = 1 */
@@ -1880,6 +2105,8 @@ static const struct { const char *name; void (*fn)(void); } sections[] = {
 	{ "batchmemop", s_batchmemop }, { "dmabuf", s_dmabuf }, { "compute", s_compute },
 	{ "order", s_order }, { "ctxdestroy", s_ctxdestroy }, { "memfree", s_memfree },
 	{ "sticky", s_sticky }, { "event", s_event },
+	{ "waitearlier", s_waitearlier }, { "primrelease", s_primrelease },
+	{ "primreset", s_primreset }, { "primdrain", s_primdrain },
 };
 
 /*

@@ -146,9 +146,13 @@ int main(void)
 	tap_ok(cuModuleGetFunction(&f, (CUmodule)1, "k") == CUDA_ERROR_NOT_SUPPORTED, "cuModuleGetFunction: CUDA_ERROR_NOT_SUPPORTED");
 	tap_ok(cuLaunchKernel((CUfunction)1, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) == CUDA_ERROR_NOT_SUPPORTED, "cuLaunchKernel: CUDA_ERROR_NOT_SUPPORTED");
 
-	/* Reset frees the primary context's memory; its users keep it. */
-	tap_ok(CK(cuDevicePrimaryCtxReset(dev)) && cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, d) == CUDA_ERROR_INVALID_VALUE && CK(cuMemAlloc(&d, 4096)), "cuDevicePrimaryCtxReset frees its memory, the context stays usable");
-	tap_ok(CK(cuMemFree(d)) && CK(cuMemFree(0)) && CK(cuDevicePrimaryCtxRelease(dev)), "cuMemFree(0) is a no-op; primary context released");
+	/*
+	 * Reset destroys the primary context, as on an H100 (conformance:
+	 * primreset): its memory goes, it stays current but destroyed, its
+	 * retains stay counted, and the next retain brings it back.
+	 */
+	tap_ok(CK(cuDevicePrimaryCtxReset(dev)) && cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, d) == CUDA_ERROR_INVALID_VALUE && cuMemAlloc(&d, 4096) == CUDA_ERROR_CONTEXT_IS_DESTROYED && CK(cuDevicePrimaryCtxGetState(dev, &flags, &active)) && !active, "cuDevicePrimaryCtxReset frees its memory and destroys the context");
+	tap_ok(CK(cuDevicePrimaryCtxRetain(&c, dev)) && c == pctx && CK(cuMemAlloc(&d, 4096)) && CK(cuMemFree(d)) && CK(cuMemFree(0)) && CK(cuDevicePrimaryCtxRelease(dev)) && CK(cuDevicePrimaryCtxRelease(dev)), "retained again, the context is live; cuMemFree(0) is a no-op; both retains released");
 	/*
 	 * Released to no references while still current (what a program's
 	 * exit handlers meet, UCX's among them): the handle stays current,

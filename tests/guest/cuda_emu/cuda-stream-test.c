@@ -200,9 +200,13 @@ static void event_record_queues(void)
 }
 
 /*
- * Elapsed time needs both records run; an event recorded again on an idle
- * stream stays NOT_READY while its earlier record waits; an event
- * destroyed while its record waits goes when the record has run.
+ * Elapsed time needs both records run.  An event is its latest record, as
+ * on the H100 (conformance sections waitearlier and event): recorded again
+ * on an idle stream while its earlier record waits, it is complete, and
+ * cuEventSynchronize returns, with that earlier record still waiting;
+ * recorded again behind a wait after a record that ran, it is NOT_READY.
+ * An event destroyed while its record waits goes when the record has run.
+ * The waits here are released by this thread, after the checks.
  */
 static void event_pending_records(void)
 {
@@ -226,17 +230,25 @@ static void event_pending_records(void)
 	CHECK(ms >= PAUSE_MS / 2);
 	pthread_join(r.t, NULL);
 
-	release_start(&r, &word[2], PAUSE_MS);
 	CK(cuStreamWaitValue32(s, dword + 8, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	CK(cuEventRecord(a, s));
 	CK(cuEventRecord(a, s2));
-	CHECK_EQ(cuEventQuery(a), CUDA_ERROR_NOT_READY);
+	CK(cuEventSynchronize(a));
+	CK(cuEventQuery(a));
+	CHECK_EQ(cuStreamQuery(s), CUDA_ERROR_NOT_READY);
 	CK(cuEventRecord(b, s));
 	CK(cuEventDestroy(b));
 	CHECK_EQ(cuEventQuery(b), CUDA_ERROR_INVALID_HANDLE);
+	__atomic_store_n(&word[2], 1, __ATOMIC_SEQ_CST);
 	CK(cuStreamSynchronize(s));
 	CK(cuEventQuery(a));
-	pthread_join(r.t, NULL);
+
+	CK(cuStreamWaitValue32(s, dword + 12, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	CK(cuEventRecord(a, s));
+	CHECK_EQ(cuEventQuery(a), CUDA_ERROR_NOT_READY);
+	__atomic_store_n(&word[3], 1, __ATOMIC_SEQ_CST);
+	CK(cuEventSynchronize(a));
+	CK(cuEventQuery(a));
 	CK(cuEventDestroy(a));
 	CK(cuStreamDestroy(s));
 	CK(cuStreamDestroy(s2));
