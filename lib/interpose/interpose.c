@@ -15,8 +15,10 @@
  * driver may hand out again as device memory (cached CPU answers of
  * gdirect_classify() must go, GDIRECT_CTX_CACHE_HOST); and the
  * context teardowns that free a context's memory without a free call,
- * cuCtxDestroy (v1 and _v2), cuDevicePrimaryCtxReset (v1 and _v2) and
- * cudaDeviceReset, which invalidate everything.  cuMemRelease needs no hook: released memory stays alive
+ * cuCtxDestroy (v1 and _v2), cuDevicePrimaryCtxReset (v1 and _v2),
+ * cuDevicePrimaryCtxRelease (v1 and _v2: the last release destroys the
+ * primary context, and which release is the last the caller cannot tell,
+ * so every one counts) and cudaDeviceReset, which invalidate everything.  cuMemRelease needs no hook: released memory stays alive
  * while it is mapped, and the VA stops being backed only at cuMemUnmap.
  * Async frees are reported when called, before the stream frees: early
  * invalidation is safe, late would not be.
@@ -195,10 +197,17 @@ static void report_all(void)
 
 #undef cuCtxDestroy
 #undef cuDevicePrimaryCtxReset
+#undef cuDevicePrimaryCtxRelease
 TEARDOWN(cuCtxDestroy_v2, ctx_destroy_fn, CUcontext ctx, ctx)
 TEARDOWN(cuCtxDestroy, ctx_destroy_fn, CUcontext ctx, ctx)
 TEARDOWN(cuDevicePrimaryCtxReset_v2, ctx_reset_fn, CUdevice dev, dev)
 TEARDOWN(cuDevicePrimaryCtxReset, ctx_reset_fn, CUdevice dev, dev)
+/* Every release: the last one frees the context's memory (measured on an
+ * H100, tests/conformance/cuda_emu: primrelease), and only the driver
+ * knows which one is the last.  Programs release rarely (at teardown), so
+ * an early invalidation of the others costs little. */
+TEARDOWN(cuDevicePrimaryCtxRelease_v2, ctx_reset_fn, CUdevice dev, dev)
+TEARDOWN(cuDevicePrimaryCtxRelease, ctx_reset_fn, CUdevice dev, dev)
 
 EXPORT cudaError_t cudaDeviceReset(void)
 {
@@ -236,6 +245,8 @@ WRAPPER(w_ctx_destroy_v2, ctx_destroy_fn, (CUcontext c), (c), report_all())
 WRAPPER(w_ctx_destroy_v1, ctx_destroy_fn, (CUcontext c), (c), report_all())
 WRAPPER(w_ctx_reset_v2, ctx_reset_fn, (CUdevice d), (d), report_all())
 WRAPPER(w_ctx_reset_v1, ctx_reset_fn, (CUdevice d), (d), report_all())
+WRAPPER(w_ctx_release_v2, ctx_reset_fn, (CUdevice d), (d), report_all())
+WRAPPER(w_ctx_release_v1, ctx_reset_fn, (CUdevice d), (d), report_all())
 
 /* Set the variant's target if it has none; hand out its wrapper. */
 #define HAND_OUT(name, type)						\
@@ -274,6 +285,11 @@ static void wrap(const char *sym, void **pfn, int version, cuuint64_t flags)
 			HAND_OUT(w_ctx_reset_v2, ctx_reset_fn);
 		else
 			HAND_OUT(w_ctx_reset_v1, ctx_reset_fn);
+	} else if (!strcmp(sym, "cuDevicePrimaryCtxRelease")) {
+		if (version >= 11000)	/* _v2 since CUDA 11.0 */
+			HAND_OUT(w_ctx_release_v2, ctx_reset_fn);
+		else
+			HAND_OUT(w_ctx_release_v1, ctx_reset_fn);
 	}
 }
 

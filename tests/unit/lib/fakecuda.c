@@ -267,6 +267,13 @@ EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	return free_all();
 }
 
+/* As the last release: the primary context's memory goes. */
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	(void)dev;
+	return free_all();
+}
+
 EXPORT int cudaDeviceReset(void)
 {
 	return free_all() == CUDA_SUCCESS ? 0 : 1;
@@ -420,6 +427,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
 		{ "cuMemFreeAsync", (void *)cuMemFreeAsync },
 		{ "cuCtxDestroy", (void *)cuCtxDestroy_v2 },
 		{ "cuDevicePrimaryCtxReset", (void *)cuDevicePrimaryCtxReset_v2 },
+		{ "cuDevicePrimaryCtxRelease", (void *)cuDevicePrimaryCtxRelease_v2 },
 		{ "cuMemUnmap", (void *)cuMemUnmap },
 		{ "cuMemAllocHost", (void *)cuMemAllocHost_v2 },
 		{ "cuMemFreeHost", (void *)cuMemFreeHost },

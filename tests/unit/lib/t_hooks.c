@@ -94,13 +94,15 @@ static void variants(struct gdirect_ctx *c)
 
 /*
  * Context teardown frees the context's memory without any free call:
- * cuCtxDestroy, cuDevicePrimaryCtxReset (also through cuGetProcAddress)
- * and cudaDeviceReset invalidate what they free.
+ * cuCtxDestroy, cuDevicePrimaryCtxReset, cuDevicePrimaryCtxRelease (the
+ * fake frees on every release, as NVIDIA's driver on the last; each also
+ * through cuGetProcAddress) and cudaDeviceReset invalidate what they free.
  */
 typedef CUresult (*ctx_destroy_fn)(CUcontext);
 typedef CUresult (*ctx_reset_fn)(CUdevice);
 CUresult cuCtxDestroy_v2(CUcontext ctx);
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 int cudaDeviceReset(void);
 
 static void teardown(struct gdirect_ctx *c, struct gd_backend *b)
@@ -108,12 +110,14 @@ static void teardown(struct gdirect_ctx *c, struct gd_backend *b)
 	static const char *const tn[] = { "cuCtxDestroy_v2",
 		"cuDevicePrimaryCtxReset_v2", "cudaDeviceReset",
 		"cuGetProcAddress(cuCtxDestroy)",
-		"cuGetProcAddress(cuDevicePrimaryCtxReset)" };
+		"cuGetProcAddress(cuDevicePrimaryCtxReset)",
+		"cuDevicePrimaryCtxRelease_v2",
+		"cuGetProcAddress(cuDevicePrimaryCtxRelease)" };
 	struct gdirect_reg *r;
 	struct gdirect_reg_info ri;
 	struct gdirect_stats s0, s1;
 
-	for (int how = 0; how < 5; how++) {
+	for (int how = 0; how < 7; how++) {
 		uint64_t size = 128 * KiB, x = fake_cuda_alloc(size);
 
 		CHECK_EQ(gdirect_reg_get(c, P(x), 1, 0, &r), 0);
@@ -126,6 +130,10 @@ static void teardown(struct gdirect_ctx *c, struct gd_backend *b)
 		case 3: CHECK_EQ(((ctx_destroy_fn)gpa("cuCtxDestroy"))(NULL), 0); break;
 		case 4:
 			CHECK_EQ(((ctx_reset_fn)gpa("cuDevicePrimaryCtxReset"))(0), 0);
+			break;
+		case 5: CHECK_EQ(cuDevicePrimaryCtxRelease_v2(0), 0); break;
+		case 6:
+			CHECK_EQ(((ctx_reset_fn)gpa("cuDevicePrimaryCtxRelease"))(0), 0);
 			break;
 		}
 		CHECK_EQ(fake_cuda_buffer_id_at(x), 0);		/* freed */
