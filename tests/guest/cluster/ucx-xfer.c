@@ -805,10 +805,13 @@ out_free:
 #endif
 	mem_free(buf);
 	mem_free(rbuf);
-#ifdef XFER_CUDA
-	if (cu_ctx)
-		cuDevicePrimaryCtxRelease(cu_dev);
-#endif
+	/*
+	 * The primary context stays retained until the process exits: UCX's
+	 * cuda_ipc cache closes the peer's buffers it opened from a library
+	 * destructor, after main returns, and a context released before that
+	 * is destroyed while still current, so every close fails
+	 * (CUDA_ERROR_CONTEXT_IS_DESTROYED, on NVIDIA's driver too).
+	 */
 	free(stage);
 	return tap_done() || fails ? 1 : 0;
 }

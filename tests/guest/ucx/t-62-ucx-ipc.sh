@@ -70,6 +70,11 @@ tap_relay "server" /tmp/ipc.server.log $((3 * nsizes + 1)) ucx-xfer
 tap_relay "client" /tmp/ipc.client.log $((3 * nsizes + 1)) ucx-xfer
 check "ucx-xfer server exits 0" test "$src" = 0
 check "ucx-xfer client exits 0" test "$crc" = 0
+# Nothing UCX logs as an error, its exit included (its cuda_ipc cache
+# closes the imports from a destructor, after ucx-xfer's main returned).
+grep -h 'UCX  ERROR' /tmp/ipc.server.log /tmp/ipc.client.log | sed 's/^/# /'
+check "UCX logged no error in either process, to its exit" \
+	sh -c "! grep -q 'UCX  ERROR' /tmp/ipc.server.log /tmp/ipc.client.log"
 echo "# UCX's protocols (client, UCX_PROTO_INFO):"
 proto_table /tmp/ipc.client.log | sed 's/^/# /'
 # The GPU-to-GPU tagged rendezvous is cuda_ipc's: the other process's
