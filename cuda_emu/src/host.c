@@ -97,6 +97,28 @@ static void hostmem_unlink(struct hostmem *h)
 	*pp = h->next;
 }
 
+/*
+ * Whether p names host memory of ours, one that @allocated says (an
+ * allocation, else a registration), starting at p.
+ */
+static bool hostmem_at(void *p, bool allocated)
+{
+	struct hostmem *h;
+	bool ok;
+
+	pthread_mutex_lock(&emu.lock);
+	h = emu_find_hostmem((uint64_t)(uintptr_t)p);
+	ok = h && h->allocated == allocated && h->va == (uint64_t)(uintptr_t)p;
+	pthread_mutex_unlock(&emu.lock);
+	return ok;
+}
+
+/*
+ * Freeing or unregistering page-locked memory waits for the work queued on
+ * every stream first, so a queued write to it lands rather than faults
+ * (measured on the H100: the conformance sections hostfree, hostunreg).
+ * Then the lookup is made again: another thread may have freed it meanwhile.
+ */
 EMU_HOOK_IMPL CUresult emu_cuMemFreeHost(void *p)
 {
 	CUresult r = emu_check_init();
@@ -104,6 +126,8 @@ EMU_HOOK_IMPL CUresult emu_cuMemFreeHost(void *p)
 
 	if (r)
 		return r;
+	if (hostmem_at(p, true))
+		emu_ctx_synchronize(NULL);
 	pthread_mutex_lock(&emu.lock);
 	h = emu_find_hostmem((uint64_t)(uintptr_t)p);
 	if (!h || !h->allocated || h->va != (uint64_t)(uintptr_t)p) {
@@ -158,6 +182,8 @@ EMU_EXPORT CUresult cuMemHostUnregister(void *p)
 
 	if (r)
 		return r;
+	if (hostmem_at(p, false))
+		emu_ctx_synchronize(NULL);	/* as cuMemFreeHost */
 	pthread_mutex_lock(&emu.lock);
 	h = emu_find_hostmem((uint64_t)(uintptr_t)p);
 	if (!h || h->allocated) {

@@ -1977,6 +1977,120 @@ static void s_primdrain(void)
 	C("cuStreamQuery(stream of released)", "cuStreamQuery", f_stream, s);
 }
 
+/*
+ * Teardown with work queued: cuStreamDestroy of a stream whose work
+ * waits (does it return at once, does the work still run?), and
+ * cuEventDestroy of an event another stream waits for (does that wait
+ * still hold?).  Last, the handle of the destroyed stream.
+ */
+static void s_streamdestroy(void)
+{
+	CUstream s = NULL, s2 = NULL, s3 = NULL;
+	CUevent e = NULL;
+	CUdeviceptr hd = 0;
+	volatile unsigned int *m;
+	struct order_release rel;
+
+	order_caller = pthread_self();
+	if (setup() || !(m = host_words(&hd)) ||
+	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1) ||
+	    C("cuStreamCreate(2)", "cuStreamCreate", f_streamcreate, &s2, 1) ||
+	    C("cuStreamCreate(3)", "cuStreamCreate", f_streamcreate, &s3, 1) ||
+	    C("cuEventCreate", "cuEventCreate", f_eventcreate, &e, 0))
+		return;
+
+	C("stream.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
+	HOSTFN("stream.A", s, 'A');
+	release_start(&rel, &m[0], 300);
+	C("stream.cuStreamDestroy_v2", "cuStreamDestroy_v2", f_stream, s);
+	order_note('X');
+	order_release_join(&rel);
+	usleep(300 * 1000);
+	order_out("stream.order");
+
+	release_start(&rel, &m[1], 300);
+	C("event.wait", "cuStreamWaitValue32_v2", f_wait32, s2, hd + 4, 1, 0);
+	C("event.cuEventRecord", "cuEventRecord", f_eventrecord, e, s2);
+	C("event.cuStreamWaitEvent", "cuStreamWaitEvent", f_waitevent, s3, e, 0);
+	HOSTFN("event.C", s3, 'C');
+	C("event.cuEventDestroy_v2", "cuEventDestroy_v2", f_event, e);
+	order_note('D');
+	C("event.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s3);
+	order_note('S');
+	order_release_join(&rel);
+	order_out("event.order");
+	C("event.cuStreamSynchronize(recording stream)", "cuStreamSynchronize", f_stream, s2);
+
+	C(NULL, "cuStreamDestroy_v2", f_stream, s2);
+	C(NULL, "cuStreamDestroy_v2", f_stream, s3);
+	/* last: the handle of the stream destroyed above */
+	C("stream.cuStreamQuery(destroyed)", "cuStreamQuery", f_stream, s);
+}
+
+/*
+ * Page-locked host memory freed (cuMemFreeHost) or unregistered
+ * (cuMemHostUnregister) while a queued stream write targets it: does the
+ * call wait for the write, and what is the context's state afterwards?
+ * One process each: a fault would leave its context unusable.
+ */
+static void host_teardown(int unregister)
+{
+	CUstream s = NULL;
+	CUdeviceptr hd = 0, dt = 0;
+	volatile unsigned int *m, *t = NULL;
+	struct order_release rel;
+	void *hp = NULL;
+
+	order_caller = pthread_self();
+	if (setup() || !(m = host_words(&hd)) ||
+	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1))
+		return;
+	if (unregister) {
+		t = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (t == MAP_FAILED)
+			return;
+		memset((void *)t, 0, 4096);
+		if (C("cuMemHostRegister_v2", "cuMemHostRegister_v2", f_hostreg,
+		      (void *)t, 4096, 2) ||
+		    C("cuMemHostGetDevicePointer_v2", "cuMemHostGetDevicePointer_v2",
+		      f_hostdevptr, &dt, (void *)t, 0))
+			return;
+	} else {
+		if (C("cuMemAllocHost_v2", "cuMemAllocHost_v2", f_allochost, &hp, 4096) ||
+		    C("cuMemHostGetDevicePointer_v2", "cuMemHostGetDevicePointer_v2",
+		      f_hostdevptr, &dt, hp, 0))
+			return;
+		t = hp;
+		t[0] = 0;
+	}
+	C("wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
+	C("write", "cuStreamWriteValue32_v2", f_wait32, s, dt, 0x55, 0);
+	release_start(&rel, &m[0], 300);
+	if (unregister)
+		C("cuMemHostUnregister", "cuMemHostUnregister", f_ptr, (void *)t);
+	else
+		C("cuMemFreeHost", "cuMemFreeHost", f_ptr, hp);
+	order_note('F');
+	order_release_join(&rel);
+	usleep(300 * 1000);
+	order_out("order");
+	if (unregister)		/* the memory is still the process's */
+		out("written", "%s", t[0] == 0x55 ? "yes" : "no");
+	C("cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
+	C("cuCtxSynchronize", "cuCtxSynchronize", f_v);
+}
+
+static void s_hostfree(void)
+{
+	host_teardown(0);
+}
+
+static void s_hostunreg(void)
+{
+	host_teardown(1);
+}
+
 /* .target sm_90 PTX: *p = 1 */
 static const char poke_ptx[] =
 	".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -2107,6 +2221,8 @@ static const struct { const char *name; void (*fn)(void); } sections[] = {
 	{ "sticky", s_sticky }, { "event", s_event },
 	{ "waitearlier", s_waitearlier }, { "primrelease", s_primrelease },
 	{ "primreset", s_primreset }, { "primdrain", s_primdrain },
+	{ "streamdestroy", s_streamdestroy }, { "hostfree", s_hostfree },
+	{ "hostunreg", s_hostunreg },
 };
 
 /*
