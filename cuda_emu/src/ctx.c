@@ -160,16 +160,39 @@ EMU_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Retains, releases and resets of the primary context, one at a time: a
+ * destroy drains the context's streams without emu.lock, and a retain
+ * meanwhile must not see its new memory or streams go with it.  A host
+ * function (on the stream worker) does not take it: CUDA forbids it to
+ * call the driver, and a destroy that waits for it would wait forever.
+ */
+static pthread_mutex_t primary_life = PTHREAD_MUTEX_INITIALIZER;
+
+static void primary_life_lock(void)
+{
+	if (!emu_on_worker())
+		pthread_mutex_lock(&primary_life);
+}
+
+static void primary_life_unlock(void)
+{
+	if (!emu_on_worker())
+		pthread_mutex_unlock(&primary_life);
+}
+
 EMU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
 	CUresult r = emu_dev_args(!pctx, dev);
 
 	if (r)
 		return r;
+	primary_life_lock();
 	pthread_mutex_lock(&emu.lock);
 	emu.primary_refs++;
 	emu.primary.destroyed = false;
 	pthread_mutex_unlock(&emu.lock);
+	primary_life_unlock();
 	*pctx = &emu.primary;
 	return CUDA_SUCCESS;
 }
@@ -181,7 +204,9 @@ EMU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
  * then its streams and memory go.  The handle stays, and stays current
  * where it was: calls that need it answer CUDA_ERROR_CONTEXT_IS_DESTROYED
  * until the next retain brings it back.  The reference count is the
- * caller's business (a reset leaves it).
+ * caller's business (a reset leaves it).  Called under primary_life.  From
+ * a host function, where nothing waits for the queues (stream.c), the
+ * work queued behind it is not drained: it faults when it runs.
  */
 static void primary_destroy(void)
 {
@@ -207,15 +232,18 @@ EMU_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 		return r;
 	if (dev != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
+	primary_life_lock();
 	pthread_mutex_lock(&emu.lock);
 	if (!emu.primary_refs) {
 		pthread_mutex_unlock(&emu.lock);
+		primary_life_unlock();
 		return CUDA_ERROR_INVALID_CONTEXT;
 	}
 	last = --emu.primary_refs == 0;
 	pthread_mutex_unlock(&emu.lock);
 	if (last)
 		primary_destroy();
+	primary_life_unlock();
 	return CUDA_SUCCESS;
 }
 
@@ -576,6 +604,8 @@ EMU_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 		return r;
 	if (dev != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
+	primary_life_lock();
 	primary_destroy();
+	primary_life_unlock();
 	return CUDA_SUCCESS;
 }

@@ -174,6 +174,8 @@ CUresult emu_stream_host_fn(CUstream s, void (*fn)(CUstream, void *, CUresult),
 CUresult emu_ctx_synchronize(struct CUctx_st *ctx);
 /* stream.c: cuCtxDestroy's part: the context's work done, its streams go */
 void emu_ctx_streams_destroy(struct CUctx_st *ctx);
+/* The calling thread is the stream worker, running a host function. */
+bool emu_on_worker(void);
 
 /* Another exported name for the same entry point. */
 #define EMU_ALIAS(name, target) \

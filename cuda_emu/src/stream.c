@@ -12,10 +12,10 @@
  * other operation on a stream waits, in the calling thread, for what it
  * must follow, which keeps the order.
  *
- * An event is complete when every record of it has run (the H100 answers
- * NOT_READY for an event recorded on an idle stream while an earlier
- * record of it still waits); cuStreamWaitEvent makes the stream wait for
- * the event's latest record.
+ * An event is its latest record, as on the H100 (conformance sections
+ * event and waitearlier): complete once that has run, whatever became of
+ * earlier ones; cuStreamWaitEvent and cuEventSynchronize wait for the
+ * record that was the latest when they were called.
  *
  * Each context has a legacy default stream (the NULL handle and
  * CU_STREAM_LEGACY) and each thread a per-thread one (CU_STREAM_PER_THREAD),
@@ -105,7 +105,6 @@ struct CUevent_st {
 	unsigned int pending;		/* records queued, not yet run */
 	struct CUstream_st *stream;	/* of the latest record, while queued */
 	uint64_t seq;			/* ... its place: done >= seq once run */
-	unsigned int waiters;		/* in cuEventSynchronize */
 	bool dead;			/* destroyed: freed by the last of them */
 };
 
@@ -297,6 +296,11 @@ CUresult emu_ctx_synchronize(struct CUctx_st *ctx)
 	} while (!idle && !on_worker);
 	pthread_mutex_unlock(&qlock);
 	return emu_sticky();
+}
+
+bool emu_on_worker(void)
+{
+	return on_worker;
 }
 
 void emu_ctx_streams_destroy(struct CUctx_st *ctx)
@@ -493,6 +497,7 @@ static void event_unplace(struct CUevent_st *e)
 	e->stream->refs--;
 	stream_reap(e->stream);
 	e->stream = NULL;
+	pthread_cond_broadcast(&qcond);	/* queries may answer otherwise now */
 }
 
 /*
@@ -510,7 +515,7 @@ static void event_record_ran(const struct memop *o)
 		e->stream->refs--;
 		e->stream = NULL;
 	}
-	if (!--e->pending && e->dead && !e->waiters)
+	if (!--e->pending && e->dead)
 		free(e);
 }
 
@@ -576,13 +581,17 @@ EMU_EXPORT CUresult cuEventQuery(CUevent e)
 }
 
 /*
- * Waits until the latest record of @e has run (not on the worker: see
- * on_worker).  An earlier record still queued does not count: the event
- * is what its latest record captured (the H100; conformance: waitearlier).
+ * Waits until the record of @e that is the latest now has run (not on the
+ * worker: see on_worker), as cuStreamWaitEvent does: a record made
+ * meanwhile does not move what this call waits for, and an earlier record
+ * still queued does not count (the H100; conformance: waitearlier).  The
+ * stream of that record is held (refs) so that it outlives the wait.
  */
 EMU_EXPORT CUresult cuEventSynchronize(CUevent e)
 {
 	CUresult r = check_event(e);
+	struct CUstream_st *x;
+	uint64_t seq;
 
 	if (r)
 		return r;
@@ -591,11 +600,15 @@ EMU_EXPORT CUresult cuEventSynchronize(CUevent e)
 		pthread_mutex_unlock(&qlock);
 		return CUDA_ERROR_INVALID_HANDLE;
 	}
-	e->waiters++;
-	while (e->stream && !on_worker)
-		pthread_cond_wait(&qcond, &qlock);
-	if (!--e->waiters && e->dead && !e->pending)
-		free(e);
+	x = e->stream;
+	seq = e->seq;
+	if (x) {
+		x->refs++;
+		while (x->done < seq && !on_worker)
+			pthread_cond_wait(&qcond, &qlock);
+		x->refs--;
+		stream_reap(x);
+	}
 	pthread_mutex_unlock(&qlock);
 	return CUDA_SUCCESS;
 }
@@ -657,7 +670,7 @@ EMU_EXPORT CUresult cuEventDestroy_v2(CUevent e)
 	/* Records still queued free it when the last has run. */
 	pthread_mutex_lock(&qlock);
 	event_unplace(e);
-	keep = e->pending || e->waiters;
+	keep = e->pending;
 	e->dead = keep;
 	pthread_mutex_unlock(&qlock);
 	if (!keep)

@@ -524,6 +524,12 @@ RT_EXPORT cudaError_t cudaDeviceReset(void)
 		return rt_ret(e);
 	RT_NEED(cuDevicePrimaryCtxReset);
 	RT_NEED(cuDevicePrimaryCtxRelease);
+	/*
+	 * Under the lock: a first call of another thread must not retain the
+	 * context the reset is about to destroy and then take it as live.
+	 * The reset waits for the queued work; CUDA says no other thread may
+	 * use the device meanwhile, and a host function may not call CUDA.
+	 */
 	pthread_mutex_lock(&primary_lock);
 	if (retained[dev]) {
 		r = drv.cuDevicePrimaryCtxReset(dev);
