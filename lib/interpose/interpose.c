@@ -16,9 +16,8 @@
  * gdirect_classify() must go, GDIRECT_CTX_CACHE_HOST); and the
  * context teardowns that free a context's memory without a free call,
  * cuCtxDestroy (v1 and _v2), cuDevicePrimaryCtxReset (v1 and _v2),
- * cuDevicePrimaryCtxRelease (v1 and _v2: the last release destroys the
- * primary context, and which release is the last the caller cannot tell,
- * so every one counts) and cudaDeviceReset, which invalidate everything.  cuMemRelease needs no hook: released memory stays alive
+ * cudaDeviceReset, and a cuDevicePrimaryCtxRelease (v1 and _v2) that
+ * destroyed the primary context, which invalidate everything.  cuMemRelease needs no hook: released memory stays alive
  * while it is mapped, and the VA stops being backed only at cuMemUnmap.
  * Async frees are reported when called, before the stream frees: early
  * invalidation is safe, late would not be.
@@ -202,12 +201,44 @@ TEARDOWN(cuCtxDestroy_v2, ctx_destroy_fn, CUcontext ctx, ctx)
 TEARDOWN(cuCtxDestroy, ctx_destroy_fn, CUcontext ctx, ctx)
 TEARDOWN(cuDevicePrimaryCtxReset_v2, ctx_reset_fn, CUdevice dev, dev)
 TEARDOWN(cuDevicePrimaryCtxReset, ctx_reset_fn, CUdevice dev, dev)
-/* Every release: the last one frees the context's memory (measured on an
- * H100, tests/conformance/cuda_emu: primrelease), and only the driver
- * knows which one is the last.  Programs release rarely (at teardown), so
- * an early invalidation of the others costs little. */
-TEARDOWN(cuDevicePrimaryCtxRelease_v2, ctx_reset_fn, CUdevice dev, dev)
-TEARDOWN(cuDevicePrimaryCtxRelease, ctx_reset_fn, CUdevice dev, dev)
+/*
+ * The last primary-context release destroys the context and frees its
+ * memory (measured on an H100, tests/conformance/cuda_emu: primrelease).
+ * Which release is the last only the driver knows, and some libraries
+ * retain and release around single operations (newer UCX does, to borrow
+ * a context that is already active), so invalidating on every release
+ * would re-pin every region again and again.  So the release is reported
+ * after it returns, when cuDevicePrimaryCtxGetState says the context is
+ * inactive now (or cannot say).  That is later than the other hooks
+ * report; the memory it concerns was the releasing program's to stop
+ * using before its last release, and with kernel invalidation the
+ * status word has told every hit already.
+ */
+typedef CUresult (*ctx_state_fn)(CUdevice, unsigned int *, int *);
+
+static void report_if_destroyed(CUdevice dev)
+{
+	REAL(ctx_state_fn, st, "cuDevicePrimaryCtxGetState");
+	unsigned int flags;
+	int active = 0;
+
+	if (!real_st || real_st(dev, &flags, &active) != CUDA_SUCCESS || !active)
+		report_all();
+}
+
+#define RELEASE(name)							\
+	EXPORT CUresult name(CUdevice dev)				\
+	{								\
+		REAL(ctx_reset_fn, f, #name);				\
+		CUresult r = real_f ? real_f(dev) : CUDA_ERROR_NOT_INITIALIZED; \
+									\
+		if (r == CUDA_SUCCESS)					\
+			report_if_destroyed(dev);			\
+		return r;						\
+	}
+
+RELEASE(cuDevicePrimaryCtxRelease_v2)
+RELEASE(cuDevicePrimaryCtxRelease)
 
 EXPORT cudaError_t cudaDeviceReset(void)
 {
@@ -245,8 +276,19 @@ WRAPPER(w_ctx_destroy_v2, ctx_destroy_fn, (CUcontext c), (c), report_all())
 WRAPPER(w_ctx_destroy_v1, ctx_destroy_fn, (CUcontext c), (c), report_all())
 WRAPPER(w_ctx_reset_v2, ctx_reset_fn, (CUdevice d), (d), report_all())
 WRAPPER(w_ctx_reset_v1, ctx_reset_fn, (CUdevice d), (d), report_all())
-WRAPPER(w_ctx_release_v2, ctx_reset_fn, (CUdevice d), (d), report_all())
-WRAPPER(w_ctx_release_v1, ctx_reset_fn, (CUdevice d), (d), report_all())
+#define WRAPPER_RELEASE(name)						\
+	static _Atomic(ctx_reset_fn) name##_target;			\
+	static CUresult name(CUdevice d)				\
+	{								\
+		CUresult r = atomic_load(&name##_target)(d);		\
+									\
+		if (r == CUDA_SUCCESS)					\
+			report_if_destroyed(d);				\
+		return r;						\
+	}
+
+WRAPPER_RELEASE(w_ctx_release_v2)
+WRAPPER_RELEASE(w_ctx_release_v1)
 
 /* Set the variant's target if it has none; hand out its wrapper. */
 #define HAND_OUT(name, type)						\

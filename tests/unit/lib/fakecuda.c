@@ -267,11 +267,24 @@ EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	return free_all();
 }
 
-/* As the last release: the primary context's memory goes. */
+/* Retains counted; the last release frees the memory, as NVIDIA's does. */
+static int primary_refs;
+
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
 	(void)dev;
-	return free_all();
+	if (primary_refs <= 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return --primary_refs ? CUDA_SUCCESS : free_all();
+}
+
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
+					   int *active)
+{
+	(void)dev;
+	*flags = 0;
+	*active = primary_refs > 0;
+	return CUDA_SUCCESS;
 }
 
 EXPORT int cudaDeviceReset(void)
@@ -472,6 +485,7 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 	static int token;
 
 	(void)dev;
+	primary_refs++;
 	*ctx = (CUcontext)(void *)&token;
 	return CUDA_SUCCESS;
 }

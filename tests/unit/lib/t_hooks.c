@@ -94,9 +94,9 @@ static void variants(struct gdirect_ctx *c)
 
 /*
  * Context teardown frees the context's memory without any free call:
- * cuCtxDestroy, cuDevicePrimaryCtxReset, cuDevicePrimaryCtxRelease (the
- * fake frees on every release, as NVIDIA's driver on the last; each also
- * through cuGetProcAddress) and cudaDeviceReset invalidate what they free.
+ * cuCtxDestroy, cuDevicePrimaryCtxReset, the last cuDevicePrimaryCtxRelease
+ * (each also through cuGetProcAddress) and cudaDeviceReset invalidate what
+ * they free.
  */
 typedef CUresult (*ctx_destroy_fn)(CUcontext);
 typedef CUresult (*ctx_reset_fn)(CUdevice);
@@ -116,6 +116,7 @@ static void teardown(struct gdirect_ctx *c, struct gd_backend *b)
 	struct gdirect_reg *r;
 	struct gdirect_reg_info ri;
 	struct gdirect_stats s0, s1;
+	CUcontext pc;
 
 	for (int how = 0; how < 7; how++) {
 		uint64_t size = 128 * KiB, x = fake_cuda_alloc(size);
@@ -131,8 +132,12 @@ static void teardown(struct gdirect_ctx *c, struct gd_backend *b)
 		case 4:
 			CHECK_EQ(((ctx_reset_fn)gpa("cuDevicePrimaryCtxReset"))(0), 0);
 			break;
-		case 5: CHECK_EQ(cuDevicePrimaryCtxRelease_v2(0), 0); break;
+		case 5:
+			CHECK_EQ(cuDevicePrimaryCtxRetain(&pc, 0), 0);
+			CHECK_EQ(cuDevicePrimaryCtxRelease_v2(0), 0);	/* last */
+			break;
 		case 6:
+			CHECK_EQ(cuDevicePrimaryCtxRetain(&pc, 0), 0);
 			CHECK_EQ(((ctx_reset_fn)gpa("cuDevicePrimaryCtxRelease"))(0), 0);
 			break;
 		}
@@ -263,6 +268,37 @@ static void teardown_invalidates(void)
 	teardown(ctx, backend);
 }
 
+/* A release that leaves the primary context retained frees nothing and
+ * invalidates nothing: libraries retain and release around operations. */
+static void release_not_last_keeps(void)
+{
+	struct gdirect_stats s0, s1;
+	struct gdirect_reg *r, *r2;
+	CUcontext pc;
+	uint64_t x = fake_cuda_alloc(64 * KiB);
+
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(cuDevicePrimaryCtxRetain(&pc, 0), 0);
+	CHECK_EQ(gdirect_reg_get(ctx, P(x), 1, 0, &r), 0);
+	gdirect_reg_put(r);
+	gdirect_stats(ctx, &s0);
+	CHECK_EQ(cuDevicePrimaryCtxRelease_v2(0), 0);
+	CHECK_EQ(((ctx_reset_fn)gpa("cuDevicePrimaryCtxRelease"))(0), 0);
+	CHECK(fake_cuda_buffer_id_at(x) != 0);		/* not freed */
+	gdirect_stats(ctx, &s1);
+	CHECK_EQ(s1.inv_hooks, s0.inv_hooks);
+	CHECK_EQ(gdirect_reg_get(ctx, P(x), 1, 0, &r2), 0);	/* a hit */
+	CHECK(r2 == r);
+	gdirect_reg_put(r2);
+	gdirect_stats(ctx, &s1);
+	CHECK_EQ(s1.misses, s0.misses);
+	CHECK_EQ(cuDevicePrimaryCtxRelease_v2(0), 0);	/* the last */
+	CHECK_EQ(fake_cuda_buffer_id_at(x), 0);
+	gdirect_stats(ctx, &s1);
+	CHECK(s1.inv_hooks > s0.inv_hooks);
+	gdirect_process_events(ctx);
+}
+
 int main(void)
 {
 	struct gdirect_params p;
@@ -275,6 +311,7 @@ int main(void)
 	TAP_TEST(each_free_invalidates);
 	TAP_TEST(each_variant);
 	TAP_TEST(teardown_invalidates);
+	TAP_TEST(release_not_last_keeps);
 	gdirect_ctx_destroy(ctx);
 	return tap_done();
 }
