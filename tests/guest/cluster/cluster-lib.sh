@@ -28,7 +28,11 @@ barrier() {
 	esac
 }
 
-# cluster_up: the modules, eth0 with our address, rxe0 on eth0 (idempotent).
+# cluster_up: the modules, eth0 with our address, rxe0 on eth0, its port
+# active and its GID for our address there (idempotent).  Soft-RoCE brings
+# the port up and adds the GID asynchronously, after "rdma link add" and
+# the address: a test that uses rxe0 at once (c-20 run without c-10
+# before it) would find it not ready, so wait for both, up to 30 s.
 cluster_up() {
 	for m in $(cat /etc/cluster-modules); do
 		grep -q "^$m " /proc/modules && continue
@@ -40,6 +44,13 @@ cluster_up() {
 		ip addr add "$me/24" dev eth0 || return 1
 	[ -e /sys/class/infiniband/rxe0 ] ||
 		rdma link add rxe0 type rxe netdev eth0 || { echo "# rdma link add failed"; return 1; }
+	k=0
+	until ibv_devinfo -d rxe0 2>/dev/null | grep -q PORT_ACTIVE &&
+	      rxe_gid_index >/dev/null; do
+		k=$((k + 1))
+		[ "$k" -le 30 ] || { echo "# rxe0 not ready after 30 s"; return 1; }
+		sleep 1
+	done
 }
 
 # rxe_gid_index: the index of rxe0's GID for our IPv4 address (RoCE v2).
