@@ -12,7 +12,11 @@
  *  5-6  copies to and from GPU memory byte-exact, 1 B .. 16 MiB, at
  *       misaligned offsets, through the real BAR mmap;
  *  7    a fork child cannot use the parent's context; the parent can;
- *  8    the README's example program runs (helper gdirect-example-emu).
+ *  8    the README's example program runs (helper gdirect-example-emu);
+ *  9    hooks mode: a primary context release that leaves it retained
+ *       invalidates nothing; the last one, which frees its memory,
+ *       invalidates, and memory allocated after the next retain (at the
+ *       same VA) is registered afresh.
  *
  * The program links libgdirect_interpose ahead of libcuda, so its own
  * cuMemFree_v2 calls are intercepted (hooks mode); the other modes free
@@ -352,13 +356,53 @@ static void example(void)
 	tap_ok(rc == 0, "the README's example program runs");
 }
 
+static void primary_release(CUdevice dev)
+{
+	const size_t size = 2 * MiB;
+	struct gdirect_ctx *c = mkctx(GDIRECT_INV_HOOKS, 1024, 1ULL << 30);
+	struct gdirect_stats s0, s1, s2;
+	CUcontext pc;
+	CUdeviceptr x = 0, y = 0;
+	int good = c != NULL;
+
+	good = good && !cuMemAlloc(&x, size) && fresh(c, x, size);
+	if (c)
+		gdirect_stats(c, &s0);
+	/* body() holds one retain: one more, released, is not the last */
+	good = good && !cuDevicePrimaryCtxRetain(&pc, dev) &&
+	       !cuDevicePrimaryCtxRelease(dev);
+	if (c)
+		gdirect_stats(c, &s1);
+	good = good && s1.inv_hooks == s0.inv_hooks;
+	/* the last: the context and x go; the next retain brings it back */
+	good = good && !cuDevicePrimaryCtxRelease(dev) &&
+	       !cuDevicePrimaryCtxRetain(&pc, dev) && !cuCtxSetCurrent(pc) &&
+	       !cuMemAlloc(&y, size);
+	if (c)
+		gdirect_stats(c, &s2);
+	good = good && s2.inv_hooks > s1.inv_hooks && fresh(c, y, size);
+	if (c) {
+		tap_diag("primary release: VA %s; invalidations by hooks %llu -> "
+			 "%llu (not last) -> %llu (last)",
+			 y == x ? "reused" : "not reused",
+			 (unsigned long long)s0.inv_hooks,
+			 (unsigned long long)s1.inv_hooks,
+			 (unsigned long long)s2.inv_hooks);
+		gdirect_ctx_destroy(c);
+	}
+	if (y)
+		real_free(y);
+	tap_ok(good && y == x, "hooks mode: only the last primary context "
+	       "release invalidates; no stale registration after it");
+}
+
 static int body(void)
 {
 	CUdevice dev;
 	CUcontext ctx;
 	void *h;
 
-	tap_plan(8);
+	tap_plan(9);
 	if (cuInit(0) || cuDeviceGet(&dev, 0) ||
 	    cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) {
 		tap_diag("no CUDA context");
@@ -378,6 +422,7 @@ static int body(void)
 	copies(0);
 	fork_case();
 	example();
+	primary_release(dev);
 	return tap_done();
 }
 
