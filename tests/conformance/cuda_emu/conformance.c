@@ -1762,6 +1762,27 @@ static void s_event(void)
 }
 
 /*
+ * The start of the sections on three streams and an event: the context,
+ * the host words, three non-blocking streams and an event (NULL if any
+ * failed).
+ */
+static volatile unsigned int *three_streams(CUdeviceptr *hd, CUstream *s,
+					    CUstream *s2, CUstream *s3,
+					    CUevent *e)
+{
+	volatile unsigned int *m;
+
+	order_caller = pthread_self();
+	if (setup() || !(m = host_words(hd)) ||
+	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, s, 1) ||
+	    C("cuStreamCreate(2)", "cuStreamCreate", f_streamcreate, s2, 1) ||
+	    C("cuStreamCreate(3)", "cuStreamCreate", f_streamcreate, s3, 1) ||
+	    C("cuEventCreate", "cuEventCreate", f_eventcreate, e, 0))
+		return NULL;
+	return m;
+}
+
+/*
  * Waits that captured one record of an event, the event recorded again
  * before the wait ends: does the waiting stream follow the record it
  * captured or the event's newest one?  Both ways round: a pending record
@@ -1776,12 +1797,7 @@ static void s_waitearlier(void)
 	volatile unsigned int *m;
 	struct order_release rel;
 
-	order_caller = pthread_self();
-	if (setup() || !(m = host_words(&hd)) ||
-	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1) ||
-	    C("cuStreamCreate(2)", "cuStreamCreate", f_streamcreate, &s2, 1) ||
-	    C("cuStreamCreate(3)", "cuStreamCreate", f_streamcreate, &s3, 1) ||
-	    C("cuEventCreate", "cuEventCreate", f_eventcreate, &e, 0))
+	if (!(m = three_streams(&hd, &s, &s2, &s3, &e)))
 		return;
 
 	/* the wait captured a pending record; the event then completes */
@@ -1991,12 +2007,7 @@ static void s_streamdestroy(void)
 	volatile unsigned int *m;
 	struct order_release rel;
 
-	order_caller = pthread_self();
-	if (setup() || !(m = host_words(&hd)) ||
-	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1) ||
-	    C("cuStreamCreate(2)", "cuStreamCreate", f_streamcreate, &s2, 1) ||
-	    C("cuStreamCreate(3)", "cuStreamCreate", f_streamcreate, &s3, 1) ||
-	    C("cuEventCreate", "cuEventCreate", f_eventcreate, &e, 0))
+	if (!(m = three_streams(&hd, &s, &s2, &s3, &e)))
 		return;
 
 	C("stream.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
