@@ -166,6 +166,10 @@ EMU_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
  * meanwhile must not see its new memory or streams go with it.  A host
  * function (on the stream worker) does not take it: CUDA forbids it to
  * call the driver, and a destroy that waits for it would wait forever.
+ * So a retain waits for a destroy's drain: queued work that waits for a
+ * word only the retaining thread would write after its retain never ends
+ * (as on a GPU, where that thread may not use the device during the
+ * release either).
  */
 static pthread_mutex_t primary_life = PTHREAD_MUTEX_INITIALIZER;
 

@@ -209,31 +209,52 @@ TEARDOWN(cuDevicePrimaryCtxReset, ctx_reset_fn, CUdevice dev, dev)
  * a context that is already active), so invalidating on every release
  * would re-pin every region again and again.  So the release is reported
  * after it returns, when cuDevicePrimaryCtxGetState says the context is
- * inactive now (or cannot say).  That is later than the other hooks
- * report; the memory it concerns was the releasing program's to stop
- * using before its last release, and with kernel invalidation the
- * status word has told every hit already.
+ * inactive now (or cannot say), or when a retain came in meanwhile: a
+ * retain just after the last release brings the context back, active, and
+ * would hide that the memory went.  Retains are counted (each before it
+ * calls the driver); a release reads the count before it calls the
+ * driver and again after the state, so a retain that made the context
+ * active again before the state was read has changed it.  Retains that
+ * bypass the interposer (the CUDA runtime's, through its own
+ * cuGetProcAddress) are not counted; the runtime retains once, at its
+ * first call, and its cudaDeviceReset reports everything anyway.
+ * The report comes after the memory went, where the other hooks report
+ * before; with kernel invalidation the status word has told every hit
+ * already, and with hooks alone pins are persistent, so a hit in between
+ * maps the old pages, never another allocation's.
  */
 typedef CUresult (*ctx_state_fn)(CUdevice, unsigned int *, int *);
+typedef CUresult (*ctx_retain_fn)(CUcontext *, CUdevice);
 
-static void report_if_destroyed(CUdevice dev)
+static _Atomic unsigned long primary_retains;
+
+static void report_if_destroyed(CUdevice dev, unsigned long retains)
 {
 	REAL(ctx_state_fn, st, "cuDevicePrimaryCtxGetState");
 	unsigned int flags;
 	int active = 0;
 
-	if (!real_st || real_st(dev, &flags, &active) != CUDA_SUCCESS || !active)
+	if (!real_st || real_st(dev, &flags, &active) != CUDA_SUCCESS || !active ||
+	    atomic_load(&primary_retains) != retains)
 		report_all();
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	REAL(ctx_retain_fn, f, "cuDevicePrimaryCtxRetain");
+	atomic_fetch_add(&primary_retains, 1);
+	return real_f ? real_f(pctx, dev) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 #define RELEASE(name)							\
 	EXPORT CUresult name(CUdevice dev)				\
 	{								\
 		REAL(ctx_reset_fn, f, #name);				\
+		unsigned long n = atomic_load(&primary_retains);	\
 		CUresult r = real_f ? real_f(dev) : CUDA_ERROR_NOT_INITIALIZED; \
 									\
 		if (r == CUDA_SUCCESS)					\
-			report_if_destroyed(dev);			\
+			report_if_destroyed(dev, n);			\
 		return r;						\
 	}
 
@@ -276,14 +297,17 @@ WRAPPER(w_ctx_destroy_v2, ctx_destroy_fn, (CUcontext c), (c), report_all())
 WRAPPER(w_ctx_destroy_v1, ctx_destroy_fn, (CUcontext c), (c), report_all())
 WRAPPER(w_ctx_reset_v2, ctx_reset_fn, (CUdevice d), (d), report_all())
 WRAPPER(w_ctx_reset_v1, ctx_reset_fn, (CUdevice d), (d), report_all())
+WRAPPER(w_ctx_retain, ctx_retain_fn, (CUcontext *pc, CUdevice d), (pc, d),
+	atomic_fetch_add(&primary_retains, 1))
 #define WRAPPER_RELEASE(name)						\
 	static _Atomic(ctx_reset_fn) name##_target;			\
 	static CUresult name(CUdevice d)				\
 	{								\
+		unsigned long n = atomic_load(&primary_retains);	\
 		CUresult r = atomic_load(&name##_target)(d);		\
 									\
 		if (r == CUDA_SUCCESS)					\
-			report_if_destroyed(d);				\
+			report_if_destroyed(d, n);			\
 		return r;						\
 	}
 
@@ -327,6 +351,8 @@ static void wrap(const char *sym, void **pfn, int version, cuuint64_t flags)
 			HAND_OUT(w_ctx_reset_v2, ctx_reset_fn);
 		else
 			HAND_OUT(w_ctx_reset_v1, ctx_reset_fn);
+	} else if (!strcmp(sym, "cuDevicePrimaryCtxRetain")) {
+		HAND_OUT(w_ctx_retain, ctx_retain_fn);
 	} else if (!strcmp(sym, "cuDevicePrimaryCtxRelease")) {
 		if (version >= 11000)	/* _v2 since CUDA 11.0 */
 			HAND_OUT(w_ctx_release_v2, ctx_reset_fn);

@@ -269,13 +269,28 @@ EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 
 /* Retains counted; the last release frees the memory, as NVIDIA's does. */
 static int primary_refs;
+static void (*after_last_release)(void);
+
+EXPORT void fake_cuda_after_last_release(void (*fn)(void))
+{
+	after_last_release = fn;
+}
 
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
+	void (*fn)(void) = after_last_release;
+	CUresult r;
+
 	(void)dev;
 	if (primary_refs <= 0)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	return --primary_refs ? CUDA_SUCCESS : free_all();
+	if (--primary_refs)
+		return CUDA_SUCCESS;
+	r = free_all();
+	after_last_release = NULL;
+	if (fn)
+		fn();
+	return r;
 }
 
 EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,

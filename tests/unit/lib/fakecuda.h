@@ -34,5 +34,8 @@ unsigned long fake_cuda_queries(void);
 unsigned long fake_cuda_frees(void);
 /* Calls of cuMemFreeAsync_ptsz, the per-thread-stream variant. */
 unsigned long fake_cuda_ptsz_frees(void);
+/* fn runs inside the next last cuDevicePrimaryCtxRelease, after it freed
+ * everything: what another thread may do at that moment. */
+void fake_cuda_after_last_release(void (*fn)(void));
 
 #endif

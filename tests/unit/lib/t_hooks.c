@@ -299,6 +299,44 @@ static void release_not_last_keeps(void)
 	gdirect_process_events(ctx);
 }
 
+/* Another thread's retain just after the last release: the context is
+ * active again when the release's wrapper asks, but its memory went. */
+static void retain_now(void)
+{
+	CUcontext pc;
+
+	CHECK_EQ(cuDevicePrimaryCtxRetain(&pc, 0), 0);	/* the interposer's */
+}
+
+static void retain_after_last_release(void)
+{
+	static const char *const rn[] = { "cuDevicePrimaryCtxRelease_v2",
+		"cuGetProcAddress(cuDevicePrimaryCtxRelease)" };
+	struct gdirect_stats s0, s1;
+	struct gdirect_reg *r;
+	CUcontext pc;
+
+	for (int how = 0; how < 2; how++) {
+		uint64_t x = fake_cuda_alloc(64 * KiB);
+
+		CHECK_EQ(cuDevicePrimaryCtxRetain(&pc, 0), 0);
+		CHECK_EQ(gdirect_reg_get(ctx, P(x), 1, 0, &r), 0);
+		gdirect_reg_put(r);
+		gdirect_stats(ctx, &s0);
+		fake_cuda_after_last_release(retain_now);
+		if (how == 0)
+			CHECK_EQ(cuDevicePrimaryCtxRelease_v2(0), 0);
+		else
+			CHECK_EQ(((ctx_reset_fn)gpa("cuDevicePrimaryCtxRelease"))(0), 0);
+		CHECK_EQ(fake_cuda_buffer_id_at(x), 0);		/* freed */
+		gdirect_stats(ctx, &s1);
+		CHECK(s1.inv_hooks > s0.inv_hooks);
+		CHECK_EQ(cuDevicePrimaryCtxRelease_v2(0), 0);	/* retain_now's */
+		gdirect_process_events(ctx);
+		tap_diag("%-44s invalidates", rn[how]);
+	}
+}
+
 int main(void)
 {
 	struct gdirect_params p;
@@ -312,6 +350,7 @@ int main(void)
 	TAP_TEST(each_variant);
 	TAP_TEST(teardown_invalidates);
 	TAP_TEST(release_not_last_keeps);
+	TAP_TEST(retain_after_last_release);
 	gdirect_ctx_destroy(ctx);
 	return tap_done();
 }
