@@ -118,12 +118,15 @@ static bool hostmem_at(void *p, bool allocated)
  * every stream first, so a queued write to it lands rather than faults
  * (measured on the H100: the conformance sections hostfree, hostunreg).
  * Then the lookup is made again: another thread may have freed it meanwhile.
+ * After a sticky error both return it, as cuMemFree does (section sticky).
  */
 EMU_HOOK_IMPL CUresult emu_cuMemFreeHost(void *p)
 {
 	CUresult r = emu_check_init();
 	struct hostmem *h;
 
+	if (!r)
+		r = emu_sticky();
 	if (r)
 		return r;
 	if (hostmem_at(p, true))
@@ -180,6 +183,8 @@ EMU_EXPORT CUresult cuMemHostUnregister(void *p)
 	CUresult r = emu_check_init();
 	struct hostmem *h;
 
+	if (!r)
+		r = emu_sticky();
 	if (r)
 		return r;
 	if (hostmem_at(p, false))

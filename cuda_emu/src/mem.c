@@ -345,12 +345,12 @@ EMU_HOOK_IMPL CUresult emu_cuMemFree_v2(CUdeviceptr dptr)
 		r = emu_sticky();	/* also for 0, as the H100 */
 	if (r)
 		return r;
-	if (!dptr)
-		return CUDA_SUCCESS;	/* as the driver: freeing 0 is a no-op */
-	/* Freeing needs no context, but a destroyed one current refuses it
-	 * (the H100, conformance: primrelease, primreset). */
+	/* Freeing needs no context, but a destroyed one current refuses it,
+	 * even a free of 0 (the H100, conformance: primrelease, primreset). */
 	if (emu_current_ctx && emu_current_ctx->destroyed)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	if (!dptr)
+		return CUDA_SUCCESS;	/* as the driver: freeing 0 is a no-op */
 	r = emu_ctx_synchronize(NULL);
 	if (r)
 		return r;

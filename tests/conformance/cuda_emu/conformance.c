@@ -1895,6 +1895,7 @@ static void s_primrelease(void)
 	C("released.cuPointerGetAttribute(earlier memory)", "cuPointerGetAttribute",
 	  f_ptrattr, &mt, PA_MEMORY_TYPE, d);
 	C("released.cuMemFree_v2(earlier memory)", "cuMemFree_v2", f_dptr, d);
+	C("released.cuMemFree_v2(0)", "cuMemFree_v2", f_dptr, 0);
 	C("released.cuMemGetInfo_v2", "cuMemGetInfo_v2", f_meminfo, &fr, &tot);
 	C("released.cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1);
 	C("released.cuStreamQuery(NULL)", "cuStreamQuery", f_stream, NULL);
@@ -2131,7 +2132,7 @@ static void s_sticky(void)
 	size_t gran = 0, fr = 0, tot = 0;
 	unsigned int v = 0, api = 0;
 	int a = 0;
-	void *hp = NULL;
+	void *hp = NULL, *hp0 = NULL;
 	CUresult r;
 
 	order_caller = pthread_self();
@@ -2139,7 +2140,8 @@ static void s_sticky(void)
 	    C("cuCtxCreate_v4", "cuCtxCreate_v4", f_ctxcreate4, &c, NULL, 0, dev) ||
 	    !(m = host_words(&hd)) ||
 	    C("cuStreamCreate", "cuStreamCreate", f_streamcreate, &s, 1) ||
-	    C(NULL, "cuMemAlloc_v2", f_alloc, &d, 4096))
+	    C(NULL, "cuMemAlloc_v2", f_alloc, &d, 4096) ||
+	    C(NULL, "cuMemAllocHost_v2", f_allochost, &hp0, 4096))
 		return;
 	C("nonsticky.cuMemcpyDtoH_v2(NULL src)", "cuMemcpyDtoH_v2", f_dtoh, &v, 0, 4);
 	C("nonsticky.cuCtxSynchronize", "cuCtxSynchronize", f_v);
@@ -2205,6 +2207,8 @@ static void s_sticky(void)
 	C("after.cuDeviceGetAttribute", "cuDeviceGetAttribute", f_attr, &a, 1, dev);
 	C("after.cuMemGetInfo_v2", "cuMemGetInfo_v2", f_meminfo, &fr, &tot);
 	C("after.cuMemFree_v2", "cuMemFree_v2", f_dptr, d);
+	C("after.cuMemFreeHost", "cuMemFreeHost", f_ptr, hp0);
+	C("after.cuMemHostUnregister", "cuMemHostUnregister", f_ptr, (void *)m);
 	C("after.cuStreamDestroy_v2", "cuStreamDestroy_v2", f_stream, s);
 	C("after.cuCtxSynchronize(last)", "cuCtxSynchronize", f_v);
 	order_out("after.hostfn");
