@@ -53,8 +53,11 @@ static void callback(CUstream s, CUresult status, void *arg)
 
 /*
  * Another thread writes 1 to a word after a pause, noting 'R' first.
- * PAUSE_MS is the time given to what does not wait for the word to run
- * first: generous, for a loaded machine.
+ * What must wait for the word is checked with a timed release: it comes
+ * after the release however long the pause.  What must NOT wait for the
+ * word releases it itself (release_on(), and RELEASE_HOSTFN or
+ * order_release_now()), with the timed release only as a fallback: on a
+ * loaded machine the order stays the one the program fixes.
  */
 #define PAUSE_MS 300
 
@@ -64,8 +67,16 @@ static void release_start(struct order_release *r, volatile uint32_t *w, unsigne
 		TAP_SKIP("no thread for the release");
 }
 
+/* A release by RELEASE_HOSTFN(@letter) or order_release_now(). */
+static void release_on(struct order_release *r, volatile uint32_t *w, char letter)
+{
+	if (order_release_start_note(r, w, ORDER_FALLBACK_MS, letter))
+		TAP_SKIP("no thread for the release");
+}
+
 #define CK(call) CHECK_EQ(call, CUDA_SUCCESS)
 #define HOSTFN(s, c) CK(cuLaunchHostFunc(s, order_hostfn, (void *)(uintptr_t)(c)))
+#define RELEASE_HOSTFN(s, r) CK(cuLaunchHostFunc(s, order_release_hostfn, r))
 
 static void setup_words(void)
 {
@@ -82,13 +93,13 @@ static void null_stream_follows_blocking(void)
 	setup_words();
 	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
 	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
-	release_start(&r, &word[0], PAUSE_MS);
+	release_on(&r, &word[0], 'C');
 	CK(cuStreamWaitValue32(s, dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(s, 'A');
 	HOSTFN(NULL, 'B');
-	HOSTFN(nb, 'C');
+	RELEASE_HOSTFN(nb, &r);
 	CK(cuCtxSynchronize());
-	pthread_join(r.t, NULL);
+	order_release_join(&r);
 	CHECK_STR(order_take(), "CRAB");
 	CHECK_EQ(order_on_caller, 0);
 	CK(cuStreamDestroy(s));
@@ -104,29 +115,22 @@ static void blocking_follows_null_stream(void)
 	setup_words();
 	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
 	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
-	release_start(&r, &word[1], PAUSE_MS);
+	release_on(&r, &word[1], 'E');
 	CK(cuStreamWaitValue32(NULL, dword + 4, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	order_note('W');	/* the wait was queued, not waited for */
 	HOSTFN(s, 'D');
-	HOSTFN(nb, 'E');
+	RELEASE_HOSTFN(nb, &r);
 	CK(cuCtxSynchronize());
-	pthread_join(r.t, NULL);
+	order_release_join(&r);
 	CHECK_STR(order_take(), "WERD");
 	CK(cuStreamDestroy(s));
 	CK(cuStreamDestroy(nb));
 }
 
-static void release_from_host_fn(void *arg)
-{
-	(void)arg;
-	order_note('B');
-	__atomic_store_n(&word[2], 1, __ATOMIC_SEQ_CST);
-}
-
 /*
  * The NULL stream does not wait for a non-blocking stream: its host
- * function releases the non-blocking stream's wait (a thread releases it
- * a second later if that never happens).
+ * function releases the non-blocking stream's wait (the fallback releases
+ * it if that never happens, and the order is then wrong).
  */
 static void nonblocking_exempt(void)
 {
@@ -135,13 +139,13 @@ static void nonblocking_exempt(void)
 
 	setup_words();
 	CK(cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING));
-	release_start(&r, &word[2], 1000);
+	release_on(&r, &word[2], 'B');
 	CK(cuStreamWaitValue32(nb, dword + 8, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(nb, 'A');
-	CK(cuLaunchHostFunc(NULL, release_from_host_fn, NULL));
+	RELEASE_HOSTFN(NULL, &r);
 	CK(cuCtxSynchronize());
-	pthread_join(r.t, NULL);
-	CHECK_STR(order_take(), "BAR");
+	order_release_join(&r);
+	CHECK_STR(order_take(), "BRA");
 	CK(cuStreamDestroy(nb));
 }
 
@@ -159,7 +163,7 @@ static void ctx_synchronize_waits(void)
 	CK(cuStreamWriteValue32(nb, dword + 16, 7, 0));
 	CK(cuCtxSynchronize());
 	order_note('S');
-	pthread_join(r.t, NULL);
+	order_release_join(&r);
 	CHECK_STR(order_take(), "RGS");
 	CHECK_EQ(word[4], 7);
 	CK(cuStreamDestroy(nb));
@@ -179,7 +183,7 @@ static void event_record_queues(void)
 	CK(cuStreamCreate(&s, CU_STREAM_DEFAULT));
 	CK(cuStreamCreate(&s2, CU_STREAM_DEFAULT));
 	CK(cuEventCreate(&e, 0));
-	release_start(&r, &word[0], PAUSE_MS);
+	release_on(&r, &word[0], 0);
 	CK(cuStreamWaitValue32(s, dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(s, 'A');
 	CK(cuEventRecord(e, s));
@@ -189,10 +193,11 @@ static void event_record_queues(void)
 	order_note('W');
 	HOSTFN(s2, 'B');
 	CHECK_EQ(cuStreamQuery(s2), CUDA_ERROR_NOT_READY);
+	order_release_now(&r);
 	CK(cuEventSynchronize(e));
 	CK(cuEventQuery(e));
 	CK(cuStreamSynchronize(s2));
-	pthread_join(r.t, NULL);
+	order_release_join(&r);
 	CHECK_STR(order_take(), "EWRAB");
 	CK(cuEventDestroy(e));
 	CK(cuStreamDestroy(s));
@@ -220,15 +225,17 @@ static void event_pending_records(void)
 	CK(cuStreamCreate(&s2, CU_STREAM_DEFAULT));
 	CK(cuEventCreate(&a, 0));
 	CK(cuEventCreate(&b, 0));
-	release_start(&r, &word[1], PAUSE_MS);
+	release_on(&r, &word[1], 0);
 	CK(cuEventRecord(a, s));
 	CK(cuStreamWaitValue32(s, dword + 4, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	CK(cuEventRecord(b, s));
 	CHECK_EQ(cuEventElapsedTime(&ms, a, b), CUDA_ERROR_NOT_READY);
+	usleep(PAUSE_MS * 1000);	/* the time between the records */
+	order_release_now(&r);
 	CK(cuEventSynchronize(b));
 	CK(cuEventElapsedTime(&ms, a, b));
 	CHECK(ms >= PAUSE_MS / 2);
-	pthread_join(r.t, NULL);
+	order_release_join(&r);
 
 	CK(cuStreamWaitValue32(s, dword + 8, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	CK(cuEventRecord(a, s));
@@ -270,7 +277,7 @@ static void sync_copy_follows_blocking(void)
 	CK(cuStreamWaitValue32(s, dword + 20, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	CK(cuMemcpyDtoH(&v, d, 4));
 	order_note('M');
-	pthread_join(r.t, NULL);
+	order_release_join(&r);
 	CHECK_STR(order_take(), "RM");
 	CK(cuStreamDestroy(s));
 	CK(cuMemFree(d));
@@ -290,20 +297,20 @@ static void default_stream_handles(void)
 	CK(cuStreamQuery(CU_STREAM_LEGACY));
 	CK(cuStreamGetFlags(CU_STREAM_PER_THREAD, &fl));
 	CHECK_EQ(fl, 0);
-	release_start(&r, &word[6], PAUSE_MS);
+	release_on(&r, &word[6], 'J');
 	CK(cuStreamWaitValue32(CU_STREAM_PER_THREAD, dword + 24, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(CU_STREAM_PER_THREAD, 'H');
 	HOSTFN(NULL, 'I');
-	HOSTFN(nb, 'J');
+	RELEASE_HOSTFN(nb, &r);
 	CK(cuCtxSynchronize());
-	pthread_join(r.t, NULL);
+	order_release_join(&r);
 	CHECK_STR(order_take(), "JRHI");
-	release_start(&r, &word[7], PAUSE_MS);
+	release_on(&r, &word[7], 'L');
 	CK(cuStreamWaitValue32(CU_STREAM_LEGACY, dword + 28, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(s, 'K');
-	HOSTFN(nb, 'L');
+	RELEASE_HOSTFN(nb, &r);
 	CK(cuCtxSynchronize());
-	pthread_join(r.t, NULL);
+	order_release_join(&r);
 	CHECK_STR(order_take(), "LRK");
 	CHECK_EQ(order_on_caller, 0);
 	CK(cuStreamDestroy(s));
@@ -315,11 +322,11 @@ CUresult cuLaunchHostFunc_ptsz(CUstream s, CUhostFn fn, void *arg);
 CUresult cuStreamWaitValue32_v2_ptsz(CUstream s, CUdeviceptr addr,
 				     cuuint32_t value, unsigned int flags);
 
+/* @arg: the release, which the host function makes, noting 'T'. */
 static void *other_thread(void *arg)
 {
-	(void)arg;
 	if (cuCtxSetCurrent(primary) ||
-	    cuLaunchHostFunc_ptsz(NULL, order_hostfn, (void *)(uintptr_t)'T'))
+	    cuLaunchHostFunc_ptsz(NULL, order_release_hostfn, arg))
 		order_note('!');
 	return NULL;
 }
@@ -334,16 +341,16 @@ static void ptsz_null_is_per_thread(void)
 	pthread_t t;
 
 	setup_words();
-	release_start(&r, &word[8], PAUSE_MS);
+	release_on(&r, &word[8], 'T');
 	CK(cuStreamWaitValue32_v2_ptsz(NULL, dword + 32, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	CK(cuLaunchHostFunc_ptsz(NULL, order_hostfn, (void *)(uintptr_t)'M'));
 	CHECK_EQ(cuStreamQuery(NULL), CUDA_SUCCESS);	/* not the legacy one */
 	CHECK_EQ(cuStreamQuery(CU_STREAM_PER_THREAD), CUDA_ERROR_NOT_READY);
-	if (pthread_create(&t, NULL, other_thread, NULL))
+	if (pthread_create(&t, NULL, other_thread, &r))
 		TAP_SKIP("no second thread");
 	pthread_join(t, NULL);
 	CK(cuCtxSynchronize());
-	pthread_join(r.t, NULL);
+	order_release_join(&r);
 	CHECK_STR(order_take(), "TRM");
 }
 
@@ -397,10 +404,10 @@ static void ctx_destroy_ends_streams(void)
 	release_start(&r, w, PAUSE_MS);
 	CK(cuStreamWaitValue32(s, hd, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(s, 'A');
-	CHECK_EQ(threads(), base + 2);	/* the worker, and the release's */
+	CHECK_EQ(threads(), base + 2);	/* the worker, and the release (until joined) */
 	CK(cuCtxDestroy(c));
 	order_note('X');
-	pthread_join(r.t, NULL);
+	order_release_join(&r);
 	CHECK_STR(order_take(), "RAX");
 	CHECK_EQ(threads_settle(base), base);
 	CK(cuCtxGetCurrent(&cur));
@@ -424,7 +431,7 @@ static void mem_free_waits(void)
 	CK(cuStreamWriteValue32(nb, d, 0x55, 0));
 	CK(cuMemFree(d));
 	order_note('F');
-	pthread_join(r.t, NULL);
+	order_release_join(&r);
 	CHECK_STR(order_take(), "RF");
 	CK(cuStreamSynchronize(nb));
 	CK(cuCtxSynchronize());
@@ -472,14 +479,15 @@ static void sticky_error(void)
 	CK(cuMemSetAccess(va, gran, &acc, 1));
 	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	/* word[0] is registered in the primary context: any context may wait */
-	release_start(&r, &word[0], PAUSE_MS);
+	release_on(&r, &word[0], 0);
 	CK(cuStreamWaitValue32(s, dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	CK(cuStreamWriteValue32(s, va, 0x55, 0));
 	CK(cuStreamAddCallback(s, callback, (void *)'C', 0));
 	HOSTFN(s, 'Z');
-	CK(cuMemUnmap(va, gran));
+	CK(cuMemUnmap(va, gran));	/* does not wait for the queued write */
 	order_note('U');
-	pthread_join(r.t, NULL);
+	order_release_now(&r);
+	order_release_join(&r);
 	CHECK_EQ(cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
 	CHECK_STR(order_take(), "URC");
 	CHECK_EQ(cb_status, CUDA_ERROR_LAUNCH_FAILED);
