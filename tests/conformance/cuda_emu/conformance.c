@@ -1492,6 +1492,17 @@ static void release_start(struct order_release *r, volatile unsigned int *word,
 		order_release_fn(r);
 }
 
+/*
+ * A release the section makes, after what must see the word unreleased
+ * (order_release_now, _arm, _hostfn with @letter): not the clock's race.
+ */
+static void release_prepare(struct order_release *r, volatile unsigned int *word,
+			    char letter)
+{
+	if (order_release_prepare(r, word, letter))
+		order_release_now(r);	/* nothing must wait forever */
+}
+
 /* Prints the order seen, and starts a new one. */
 static void order_out(const char *key)
 {
@@ -1502,6 +1513,9 @@ static void order_out(const char *key)
 
 #define HOSTFN(key, s, c) \
 	C(key, "cuLaunchHostFunc", f_hostfunc, s, order_hostfn, (void *)(uintptr_t)(c))
+/* A host function that notes the prepared letter and releases @r. */
+#define RELEASE_HOSTFN(key, s, r) \
+	C(key, "cuLaunchHostFunc", f_hostfunc, s, order_release_hostfn, r)
 
 /* A page of host words, registered and mapped for stream memory operations. */
 static volatile unsigned int *host_words(CUdeviceptr *hd)
@@ -1540,21 +1554,21 @@ static void s_order(void)
 		return;
 
 	/* the NULL stream after a blocking stream: A before B; C free */
+	release_prepare(&rel, &m[0], 'C');
 	C("null_after_blocking.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
 	HOSTFN("null_after_blocking.A", s, 'A');
 	HOSTFN("null_after_blocking.B", NULL, 'B');
-	HOSTFN("null_after_blocking.C", snb, 'C');
-	release_start(&rel, &m[0], 200);
+	RELEASE_HOSTFN("null_after_blocking.C", snb, &rel);
 	C("null_after_blocking.cuCtxSynchronize", "cuCtxSynchronize", f_v);
 	order_out("null_after_blocking.order");
 	order_release_join(&rel);
 
 	/* a blocking stream after the NULL stream: D after R; E free */
+	release_prepare(&rel, &m[1], 'E');
 	C("blocking_after_null.wait", "cuStreamWaitValue32_v2", f_wait32, NULL, hd + 4, 1, 0);
 	order_note('W');	/* the wait returned */
 	HOSTFN("blocking_after_null.D", s, 'D');
-	HOSTFN("blocking_after_null.E", snb, 'E');
-	release_start(&rel, &m[1], 200);
+	RELEASE_HOSTFN("blocking_after_null.E", snb, &rel);
 	C("blocking_after_null.cuCtxSynchronize", "cuCtxSynchronize", f_v);
 	order_out("blocking_after_null.order");
 	order_release_join(&rel);
@@ -1596,18 +1610,18 @@ static void s_order(void)
 	       STREAM_PER_THREAD, &fl))
 		out("cuStreamGetFlags(PER_THREAD).value", "%u", fl);
 	C("cuStreamSynchronize(PER_THREAD)", "cuStreamSynchronize", f_stream, STREAM_PER_THREAD);
+	release_prepare(&rel, &m[6], 'J');
 	C("per_thread.wait", "cuStreamWaitValue32_v2", f_wait32, STREAM_PER_THREAD, hd + 24, 1, 0);
 	HOSTFN("per_thread.H", STREAM_PER_THREAD, 'H');
 	HOSTFN("per_thread.I", NULL, 'I');
-	HOSTFN("per_thread.J", snb, 'J');
-	release_start(&rel, &m[6], 200);
+	RELEASE_HOSTFN("per_thread.J", snb, &rel);
 	C("per_thread.cuCtxSynchronize", "cuCtxSynchronize", f_v);
 	order_out("per_thread.order");
 	order_release_join(&rel);
+	release_prepare(&rel, &m[7], 'L');
 	C("legacy.wait", "cuStreamWaitValue32_v2", f_wait32, STREAM_LEGACY, hd + 28, 1, 0);
 	HOSTFN("legacy.K", s, 'K');
-	HOSTFN("legacy.L", snb, 'L');
-	release_start(&rel, &m[7], 200);
+	RELEASE_HOSTFN("legacy.L", snb, &rel);
 	C("legacy.cuCtxSynchronize", "cuCtxSynchronize", f_v);
 	order_out("legacy.order");
 	order_release_join(&rel);
@@ -1679,8 +1693,9 @@ static void s_memfree(void)
  * cuEventElapsedTime answer before the work ahead of the record has run,
  * whether work queued after cuStreamWaitEvent waits for it, a record
  * superseded while pending, an event destroyed while pending.  Each wait
- * is released by a thread 300 ms later, started before the calls, so a
- * call that does wait for its stream returns late rather than never.
+ * is released by a thread 300 ms after the calls that must see it
+ * unreleased, so a call that does wait for its stream returns late rather
+ * than never.
  */
 static void s_event(void)
 {
@@ -1700,7 +1715,7 @@ static void s_event(void)
 		return;
 
 	/* a record behind a wait, and another stream waiting for it */
-	release_start(&rel, &m[0], 300);
+	release_prepare(&rel, &m[0], 0);
 	C("record.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
 	HOSTFN("record.A", s, 'A');
 	C("record.cuEventRecord", "cuEventRecord", f_eventrecord, e, s);
@@ -1710,6 +1725,7 @@ static void s_event(void)
 	order_note('W');	/* the stream wait returned */
 	HOSTFN("record.B", s2, 'B');
 	C("record.cuStreamQuery(behind the event)", "cuStreamQuery", f_stream, s2);
+	order_release_arm(&rel, 300);
 	C("record.cuEventSynchronize", "cuEventSynchronize", f_event, e);
 	C("record.cuEventQuery(done)", "cuEventQuery", f_event, e);
 	C("record.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s2);
@@ -1717,12 +1733,13 @@ static void s_event(void)
 	order_release_join(&rel);
 
 	/* the time between a record at once and one behind a wait */
-	release_start(&rel, &m[1], 300);
+	release_prepare(&rel, &m[1], 0);
 	C("elapsed.cuEventRecord(start)", "cuEventRecord", f_eventrecord, e, s);
 	C("elapsed.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd + 4, 1, 0);
 	C("elapsed.cuEventRecord(end)", "cuEventRecord", f_eventrecord, e2, s);
 	C("elapsed.cuEventElapsedTime_v2(end pending)", "cuEventElapsedTime_v2",
 	  f_elapsed, &ms, e, e2);
+	order_release_arm(&rel, 300);
 	C("elapsed.cuEventSynchronize", "cuEventSynchronize", f_event, e2);
 	if (!C("elapsed.cuEventElapsedTime_v2", "cuEventElapsedTime_v2",
 	       f_elapsed, &ms, e, e2))
@@ -1731,7 +1748,7 @@ static void s_event(void)
 
 	/* recorded again, on an idle stream, while the first record waits */
 	order_take();	/* the letters of the releases before */
-	release_start(&rel, &m[2], 300);
+	release_prepare(&rel, &m[2], 0);
 	C("rerecord.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd + 8, 1, 0);
 	C("rerecord.cuEventRecord(pending)", "cuEventRecord", f_eventrecord, e, s);
 	C("rerecord.cuEventRecord(idle stream)", "cuEventRecord", f_eventrecord, e, s2);
@@ -1743,6 +1760,7 @@ static void s_event(void)
 		;
 	order_note(C(NULL, "cuEventQuery", f_event, e) ? 'N' : 'Q');
 	C("rerecord.cuStreamQuery(first stream)", "cuStreamQuery", f_stream, s);
+	order_release_arm(&rel, 300);
 	C("rerecord.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);
 	order_out("rerecord.order");
 	order_release_join(&rel);
@@ -1801,7 +1819,7 @@ static void s_waitearlier(void)
 		return;
 
 	/* the wait captured a pending record; the event then completes */
-	release_start(&rel, &m[0], 300);
+	release_prepare(&rel, &m[0], 0);
 	C("pending.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
 	C("pending.cuEventRecord", "cuEventRecord", f_eventrecord, e, s);
 	C("pending.cuStreamWaitEvent", "cuStreamWaitEvent", f_waitevent, s2, e, 0);
@@ -1810,6 +1828,7 @@ static void s_waitearlier(void)
 	C("pending.cuStreamSynchronize(idle stream)", "cuStreamSynchronize", f_stream, s3);
 	C("pending.cuEventQuery", "cuEventQuery", f_event, e);
 	C("pending.cuStreamQuery(waiting)", "cuStreamQuery", f_stream, s2);
+	order_release_arm(&rel, 300);
 	C("pending.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s2);
 	order_out("pending.order");
 	order_release_join(&rel);
@@ -1819,12 +1838,13 @@ static void s_waitearlier(void)
 	C("done.cuEventRecord(idle stream)", "cuEventRecord", f_eventrecord, e, s3);
 	C("done.cuEventSynchronize", "cuEventSynchronize", f_event, e);
 	C("done.cuStreamWaitEvent", "cuStreamWaitEvent", f_waitevent, s2, e, 0);
-	release_start(&rel, &m[1], 300);
+	release_prepare(&rel, &m[1], 0);
 	C("done.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd + 4, 1, 0);
 	C("done.cuEventRecord(pending)", "cuEventRecord", f_eventrecord, e, s);
 	HOSTFN("done.C", s2, 'C');
 	C("done.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s2);
 	order_note('S');	/* the waiting stream's synchronize returned */
+	order_release_arm(&rel, 300);
 	C("done.cuEventSynchronize(pending)", "cuEventSynchronize", f_event, e);
 	order_out("done.order");
 	order_release_join(&rel);
@@ -2012,21 +2032,23 @@ static void s_streamdestroy(void)
 		return;
 
 	C("stream.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
+	release_prepare(&rel, &m[0], 0);
 	HOSTFN("stream.A", s, 'A');
-	release_start(&rel, &m[0], 300);
 	C("stream.cuStreamDestroy_v2", "cuStreamDestroy_v2", f_stream, s);
 	order_note('X');
+	order_release_now(&rel);
 	order_release_join(&rel);
 	usleep(300 * 1000);
 	order_out("stream.order");
 
-	release_start(&rel, &m[1], 300);
+	release_prepare(&rel, &m[1], 0);
 	C("event.wait", "cuStreamWaitValue32_v2", f_wait32, s2, hd + 4, 1, 0);
 	C("event.cuEventRecord", "cuEventRecord", f_eventrecord, e, s2);
 	C("event.cuStreamWaitEvent", "cuStreamWaitEvent", f_waitevent, s3, e, 0);
 	HOSTFN("event.C", s3, 'C');
 	C("event.cuEventDestroy_v2", "cuEventDestroy_v2", f_event, e);
 	order_note('D');
+	order_release_arm(&rel, 300);
 	C("event.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s3);
 	order_note('S');
 	order_release_join(&rel);
@@ -2161,10 +2183,11 @@ static void s_sticky(void)
 	    C(NULL, "cuMemSetAccess", f_setaccess, va, gran, &acc, 1))
 		return;
 	C("fault.wait", "cuStreamWaitValue32_v2", f_wait32, s, hd, 1, 0);
+	release_prepare(&rel, &m[0], 0);
 	C("fault.write", "cuStreamWriteValue32_v2", f_wait32, s, va, 0x55, 0);
-	release_start(&rel, &m[0], 300);
 	C("fault.cuMemUnmap", "cuMemUnmap", f_unmap, va, gran);
 	order_note('U');
+	order_release_now(&rel);
 	order_release_join(&rel);
 	order_out("fault.order");
 	r = C("fault.cuStreamSynchronize", "cuStreamSynchronize", f_stream, s);

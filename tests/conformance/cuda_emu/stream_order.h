@@ -17,16 +17,21 @@
  * caller that must release the word itself when no thread can be made.
  * The thread lives until it is joined, so that a count of the process's
  * threads does not depend on how long the pause was.
+ *
+ * A test whose point is that something does NOT wait for the word must
+ * not let the clock decide whether the release comes first: a slow
+ * machine would put 'R' before what did not wait.  It starts the release
+ * with order_release_prepare() (a timed release only as a fallback,
+ * ORDER_FALLBACK_MS: a failed order rather than a hang) and releases from
+ * the program:
  * order_release_now(): release at once, if not yet released; from any
- * thread, a host function included.  A test whose point is that something
- * does NOT wait for the word releases it from there, and gives the timed
- * release only as a fallback (ORDER_FALLBACK_MS), so that a slow machine
- * cannot put 'R' first: the order is then fixed by the program, not by
- * the clock.  A timed release stays for what must wait for the word.
- * order_release_hostfn(): a host function that notes the letter given at
- * order_release_start() and releases at once.
- * order_release_join(): wait for a started release (released then, if the
- * pause has not ended: nothing is left waiting).
+ * thread, a host function included;
+ * order_release_hostfn(): a host function that notes the prepared letter
+ * and releases at once, for work that must run while another stream waits;
+ * order_release_arm(): release a pause from now, for a call that must wait
+ * for the word, made after the questions that must see it unreleased.
+ * order_release_join(): wait for a started release, at its time, and end
+ * its thread.
  */
 #ifndef STREAM_ORDER_H
 #define STREAM_ORDER_H
@@ -75,24 +80,45 @@ static inline const char *order_take(void)
 
 struct order_release {
 	volatile uint32_t *word;
-	unsigned int ms;
 	char letter;		/* noted by order_release_hostfn() */
 	pthread_t t;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	struct timespec until;	/* under lock: when the thread releases */
 	int started;
 	int released;		/* under lock */
 	int joining;		/* under lock */
 };
 
+/* CLOCK_MONOTONIC, @ms from now. */
+static inline struct timespec order_after_ms(unsigned int ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
+	return t;
+}
+
+static inline int order_past(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > t->tv_sec ||
+	       (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
 static inline void order_release_now(struct order_release *r)
 {
-	int first;
-
 	pthread_mutex_lock(&r->lock);
-	first = !r->released;
-	r->released = 1;
-	if (first) {
+	if (!r->released) {
+		r->released = 1;
 		order_note('R');
 		__atomic_store_n(r->word, 1, __ATOMIC_SEQ_CST);
 	}
@@ -108,22 +134,27 @@ static inline void order_release_hostfn(void *arg)
 	order_release_now(r);
 }
 
+static inline void order_release_arm(struct order_release *r, unsigned int ms)
+{
+	pthread_mutex_lock(&r->lock);
+	r->until = order_after_ms(ms);
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
 static inline void *order_release_fn(void *arg)
 {
 	struct order_release *r = arg;
-	struct timespec until;
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += r->ms / 1000;
-	until.tv_nsec += (long)(r->ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
 	pthread_mutex_lock(&r->lock);
-	while (!r->released && !r->joining &&
-	       pthread_cond_timedwait(&r->cond, &r->lock, &until) != ETIMEDOUT)
-		;
+	while (!r->released) {
+		int err = pthread_cond_timedwait(&r->cond, &r->lock, &r->until);
+
+		/* the time may have moved on (order_release_arm) meanwhile */
+		if ((err == ETIMEDOUT && order_past(&r->until)) ||
+		    (err && err != ETIMEDOUT))
+			break;
+	}
 	pthread_mutex_unlock(&r->lock);
 	order_release_now(r);
 	/* a caller's own call (no thread was made) returns at once */
@@ -135,8 +166,9 @@ static inline void *order_release_fn(void *arg)
 }
 
 /*
- * 0, or -1 when no thread could be made (nothing is then released).
- * @letter is what order_release_hostfn() notes; 0 where it is not used.
+ * A release @ms from now, by a thread; @letter is what
+ * order_release_hostfn() notes.  0, or -1 when no thread could be made
+ * (nothing is then released).
  */
 static inline int order_release_start_note(struct order_release *r,
 					   volatile uint32_t *word,
@@ -145,16 +177,16 @@ static inline int order_release_start_note(struct order_release *r,
 	pthread_condattr_t ca;
 
 	r->word = word;
-	r->ms = ms;
 	r->letter = letter;
 	r->released = 0;
 	r->joining = 0;
+	r->until = order_after_ms(ms);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&r->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	r->started = 1;
+	r->started = 1;		/* before the thread reads it */
 	if (pthread_create(&r->t, NULL, order_release_fn, r))
 		r->started = 0;
 	return r->started ? 0 : -1;
@@ -164,6 +196,13 @@ static inline int order_release_start(struct order_release *r,
 				      volatile uint32_t *word, unsigned int ms)
 {
 	return order_release_start_note(r, word, ms, 0);
+}
+
+/* A release that the program makes; ORDER_FALLBACK_MS otherwise. */
+static inline int order_release_prepare(struct order_release *r,
+					volatile uint32_t *word, char letter)
+{
+	return order_release_start_note(r, word, ORDER_FALLBACK_MS, letter);
 }
 
 static inline void order_release_join(struct order_release *r)

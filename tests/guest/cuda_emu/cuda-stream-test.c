@@ -55,9 +55,9 @@ static void callback(CUstream s, CUresult status, void *arg)
  * Another thread writes 1 to a word after a pause, noting 'R' first.
  * What must wait for the word is checked with a timed release: it comes
  * after the release however long the pause.  What must NOT wait for the
- * word releases it itself (release_on(), and RELEASE_HOSTFN or
- * order_release_now()), with the timed release only as a fallback: on a
- * loaded machine the order stays the one the program fixes.
+ * word releases it itself (release_on(), then RELEASE_HOSTFN or
+ * order_release_now(); stream_order.h): on a loaded machine the order
+ * stays the one the program fixes.
  */
 #define PAUSE_MS 300
 
@@ -67,10 +67,10 @@ static void release_start(struct order_release *r, volatile uint32_t *w, unsigne
 		TAP_SKIP("no thread for the release");
 }
 
-/* A release by RELEASE_HOSTFN(@letter) or order_release_now(). */
+/* A release by RELEASE_HOSTFN(@letter), order_release_now() or _arm(). */
 static void release_on(struct order_release *r, volatile uint32_t *w, char letter)
 {
-	if (order_release_start_note(r, w, ORDER_FALLBACK_MS, letter))
+	if (order_release_prepare(r, w, letter))
 		TAP_SKIP("no thread for the release");
 }
 
@@ -193,7 +193,7 @@ static void event_record_queues(void)
 	order_note('W');
 	HOSTFN(s2, 'B');
 	CHECK_EQ(cuStreamQuery(s2), CUDA_ERROR_NOT_READY);
-	order_release_now(&r);
+	order_release_arm(&r, PAUSE_MS);
 	CK(cuEventSynchronize(e));
 	CK(cuEventQuery(e));
 	CK(cuStreamSynchronize(s2));
@@ -230,8 +230,7 @@ static void event_pending_records(void)
 	CK(cuStreamWaitValue32(s, dword + 4, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	CK(cuEventRecord(b, s));
 	CHECK_EQ(cuEventElapsedTime(&ms, a, b), CUDA_ERROR_NOT_READY);
-	usleep(PAUSE_MS * 1000);	/* the time between the records */
-	order_release_now(&r);
+	order_release_arm(&r, PAUSE_MS);	/* the time between the records */
 	CK(cuEventSynchronize(b));
 	CK(cuEventElapsedTime(&ms, a, b));
 	CHECK(ms >= PAUSE_MS / 2);
@@ -401,10 +400,12 @@ static void ctx_destroy_ends_streams(void)
 	*w = 0;
 	CK(cuMemHostGetDevicePointer(&hd, (void *)w, 0));
 	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-	release_start(&r, w, PAUSE_MS);
+	release_on(&r, w, 0);
 	CK(cuStreamWaitValue32(s, hd, 1, CU_STREAM_WAIT_VALUE_GEQ));
 	HOSTFN(s, 'A');
-	CHECK_EQ(threads(), base + 2);	/* the worker, and the release (until joined) */
+	/* the worker (it ends when no work is queued), and the release's */
+	CHECK_EQ(threads(), base + 2);
+	order_release_arm(&r, PAUSE_MS);
 	CK(cuCtxDestroy(c));
 	order_note('X');
 	order_release_join(&r);
