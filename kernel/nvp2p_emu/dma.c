@@ -142,8 +142,7 @@ int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer,
 
 	/* Widens the window in which a free callback can race the unmap. */
 	atomic_inc(&emu->unmaps_in_flight);
-	if (emu_unmap_delay_ms)
-		msleep(emu_unmap_delay_ms);
+	emu_hold(&emu_unmap_delay_ms);
 
 	mutex_lock(&emu->maps_lock);
 	pin = emu_pin_find(page_table);

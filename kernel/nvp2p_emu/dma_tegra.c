@@ -173,8 +173,7 @@ static int emu_dma_unmap(struct nvidia_p2p_dma_mapping *map, const char *fn)
 	if (!map || !emu)
 		return -EINVAL;
 	atomic_inc(&emu->unmaps_in_flight);
-	if (emu_unmap_delay_ms)
-		msleep(emu_unmap_delay_ms);
+	emu_hold(&emu_unmap_delay_ms);
 	mutex_lock(&emu->maps_lock);
 	list_for_each_entry(pin, &emu->pins, node) {
 		list_for_each_entry(m, &pin->dma_maps, node) {

@@ -190,6 +190,7 @@ struct emu_dev {
 	u64 nr_dma_maps;
 	u64 nr_callbacks;
 	atomic_t unmaps_in_flight;	/* inside dma_unmap_pages() */
+	atomic_t callbacks_in_flight;	/* a free callback's delay or call */
 	atomic_t maps_returning;	/* dma_map_pages() past its lock */
 	u64 nr_stale_unmaps;		/* dma_unmap_pages() of a dead table */
 	u64 nr_unfreed_tables;		/* Tegra: on emu->revoked */
@@ -301,6 +302,27 @@ void emu_debugfs_init(struct emu_dev *e);
 void emu_debugfs_exit(struct emu_dev *e);
 
 /*
+ * emu_hold() - the delay a *_delay_ms knob asks for, the knob read again
+ * every 10 ms: a test holds a window open with a long delay and ends it
+ * by writing 0 once it has seen what it must see inside, so that no check
+ * depends on a fixed delay being long enough.  jiffies and msleep, not
+ * ktime: the proprietary flavour may use no GPL-only symbol.
+ */
+static inline void emu_hold(const unsigned int *knob)
+{
+	unsigned long start = jiffies;
+	unsigned int ms, left;
+
+	for (;;) {
+		ms = READ_ONCE(*knob);
+		left = ms - min(ms, jiffies_to_msecs(jiffies - start));
+		if (!left)
+			return;
+		msleep(min(left, 10U));
+	}
+}
+
+/*
  * A dma_map_pages() that made a mapping, after it dropped the API lock and
  * before it returns: a caller may be preempted there on any driver, and a
  * free callback may then run and the mapping be freed before the caller
@@ -308,13 +330,12 @@ void emu_debugfs_exit(struct emu_dev *e);
  */
 static inline void emu_map_return_window(void)
 {
-	unsigned int ms = READ_ONCE(emu_map_return_delay_ms);
 	struct emu_dev *e = emu;	/* another may bind meanwhile */
 
-	if (!ms)
+	if (!READ_ONCE(emu_map_return_delay_ms))
 		return;
 	atomic_inc(&e->maps_returning);
-	msleep(ms);
+	emu_hold(&emu_map_return_delay_ms);
 	atomic_dec(&e->maps_returning);
 }
 

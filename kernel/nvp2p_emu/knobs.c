@@ -14,6 +14,8 @@
  *                                            mapping and have not yet returned
  *   unmaps_in_flight  stale_unmaps           dma_unmap_pages calls running /
  *                                            made on a table no longer live
+ *   callbacks_in_flight                      free callbacks in their delay or
+ *                                            running
  *   unfreed_tables                           Tegra: tables put or revoked but
  *                                            not yet freed by their driver
  *   leftover_dma_maps                        Tegra: mappings a driver left
@@ -22,8 +24,9 @@
  *   dma_max_run_kb                           Tegra: longest hw_len run (0: any)
  *   bar1_total  bar1_reserved  bar1_used     BAR1 budget in bytes
  *   mem_total  mem_used                      GPU memory in bytes
- *   pin_latency_us  callback_delay_ms        the module parameters, writable
- *   unmap_delay_ms  map_return_delay_ms
+ *   pin_latency_us  callback_delay_ms        the module parameters, writable;
+ *   unmap_delay_ms  map_return_delay_ms      a delay in progress ends when its
+ *                                            knob is lowered (emu_hold)
  *   fail_next          "COUNT ERRNO": the next COUNT get_pages calls fail
  *   fail_next_dma_map  "COUNT ERRNO": the next COUNT dma_map_pages calls fail
  *
@@ -62,6 +65,7 @@ static const struct emu_knob emu_knobs[] = {
 	EMU_FIELD("callbacks", EMU_U64, nr_callbacks),
 	EMU_FIELD("maps_returning", EMU_ATOMIC, maps_returning),
 	EMU_FIELD("unmaps_in_flight", EMU_ATOMIC, unmaps_in_flight),
+	EMU_FIELD("callbacks_in_flight", EMU_ATOMIC, callbacks_in_flight),
 	EMU_FIELD("stale_unmaps", EMU_U64, nr_stale_unmaps),
 	EMU_FIELD("unfreed_tables", EMU_U64, nr_unfreed_tables),
 	EMU_FIELD("leftover_dma_maps", EMU_U64, nr_leftover_dma_maps),

@@ -100,10 +100,11 @@ void emu_revoke_pins(struct emu_alloc *a, u64 va, u64 size)
 		if (pin->va >= va + size || va >= pin->va + pin->len)
 			continue;
 		/* A delay here widens the window third parties must handle. */
-		if (emu_callback_delay_ms)
-			msleep(emu_callback_delay_ms);
+		atomic_inc(&emu->callbacks_in_flight);
+		emu_hold(&emu_callback_delay_ms);
 		emu->nr_callbacks++;
 		pin->free_callback(pin->data);
+		atomic_dec(&emu->callbacks_in_flight);
 		/* Only now: BAR1 pages, DMA mappings and the table go away. */
 		emu_pin_destroy(pin);
 	}

@@ -42,14 +42,15 @@ static void emu_pin_free(struct emu_pin *pin)
 static void emu_pin_end(struct emu_pin *pin)
 {
 	lockdep_assert_held(&emu->lock);
-	if (emu_callback_delay_ms)
-		msleep(emu_callback_delay_ms);
+	atomic_inc(&emu->callbacks_in_flight);
+	emu_hold(&emu_callback_delay_ms);
 	mutex_lock(&emu->maps_lock);
 	pin->in_callback = true;
 	mutex_unlock(&emu->maps_lock);
 
 	emu->nr_callbacks++;
 	pin->free_callback(pin->data);
+	atomic_dec(&emu->callbacks_in_flight);
 
 	mutex_lock(&emu->maps_lock);
 	pin->in_callback = false;
