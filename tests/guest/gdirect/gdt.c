@@ -292,6 +292,38 @@ int gdt_quiet(void)
 	return 0;
 }
 
+static void *release_fn(void *p)
+{
+	struct gdt_release *r = p;
+
+	for (int i = 0; i < 30000 && gdt_gd_stat(r->stat) < r->value; i++)
+		usleep(1000);
+	r->seen = gdt_gd_stat(r->stat) >= r->value;
+	gdt_emu_knob(r->knob, "0");
+	return NULL;
+}
+
+int gdt_release_when(struct gdt_release *r, const char *knob,
+		     const char *stat, int64_t value)
+{
+	r->knob = knob;
+	r->stat = stat;
+	r->value = value;
+	r->seen = 0;
+	r->started = !pthread_create(&r->t, NULL, release_fn, r);
+	if (!r->started)
+		gdt_emu_knob(knob, "0");	/* nothing must wait a minute */
+	return r->started ? 0 : -1;
+}
+
+int gdt_release_join(struct gdt_release *r)
+{
+	if (r->started)
+		pthread_join(r->t, NULL);
+	r->started = 0;
+	return r->seen;
+}
+
 int gdt_kt_run(const char *what, uint64_t addr, uint64_t size)
 {
 	char cmd[80];

@@ -10,6 +10,7 @@
 #define GDT_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,6 +91,23 @@ void gdt_emu_knob(const char *name, const char *value);
 int64_t gdt_gd_stat(const char *name);
 /* Wait up to 10 s for no pins and no BAR1 use; 1 if clean. */
 int gdt_quiet(void);
+
+/*
+ * A thread that ends the emulator's delay @knob (writes 0) once gdirect's
+ * counter @stat reaches @value, or after 30 s: for a window the test holds
+ * open with a long delay while the call it races blocks inside it, so
+ * that the window closes when the race is seen, not when a clock says.
+ * gdt_release_join(): 1 if @stat reached @value.
+ */
+struct gdt_release {
+	pthread_t t;
+	const char *knob, *stat;
+	int64_t value;
+	int started, seen;
+};
+int gdt_release_when(struct gdt_release *r, const char *knob,
+		     const char *stat, int64_t value);
+int gdt_release_join(struct gdt_release *r);
 
 /*
  * Run gdirect_kapitest's scenario @what on [addr, addr + size) (its debugfs

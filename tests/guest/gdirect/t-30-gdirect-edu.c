@@ -105,6 +105,7 @@ static void test_unbind_races_free(uint8_t *data)
 	CUdeviceptr victim = gdt_alloc(GDT_KB64);
 	uint64_t callbacks = gdt_emu("callbacks"), stale = gdt_emu("stale_unmaps");
 	int64_t waits = gdt_gd_stat("unmap_waits");
+	struct gdt_release rel = { 0 };
 	int status = -1, polls = 0;
 	char dev[64];
 	pid_t pid;
@@ -116,7 +117,8 @@ static void test_unbind_races_free(uint8_t *data)
 	gdt_ok(ioctl(efd, GDEDU_IOC_FLUSH) == 0 &&
 	       xfer(victim, data, 16, GDEDU_TO_GPU) == 0 &&
 	       gdt_emu("dma_maps") == 1, "pinned and mapped for edu");
-	gdt_emu_knob("unmap_delay_ms", "2000");
+	/* Held until the free's callback is seen waiting: a minute at most. */
+	gdt_emu_knob("unmap_delay_ms", "60000");
 	pid = fork();
 	if (pid == 0)
 		_exit(edu_sysfs(dev, "unbind") == 0 ? 0 : 1);
@@ -124,7 +126,9 @@ static void test_unbind_races_free(uint8_t *data)
 		usleep(10000);
 	gdt_ok(pid > 0 && gdt_emu("unmaps_in_flight") == 1,
 	       "the unbind's dma_unmap_pages is in flight");
+	gdt_release_when(&rel, "unmap_delay_ms", "unmap_waits", waits + 1);
 	gdt_free(victim);
+	gdt_release_join(&rel);
 	gdt_ok(gdt_emu("callbacks") == callbacks + 1, "the free ran the callback");
 	/* Proof the race was run: the callback found the unmap in flight. */
 	gdt_ok(gdt_gd_stat("unmap_waits") == waits + 1,
@@ -174,7 +178,8 @@ static void test_map_races_free(uint8_t *data)
 	int polls = 0;
 	pthread_t t;
 
-	gdt_emu_knob("map_return_delay_ms", "1000");
+	/* Held until the free is done: a minute at most. */
+	gdt_emu_knob("map_return_delay_ms", "60000");
 	if (!gdt_ok(m.gpu && pthread_create(&t, NULL, map_race_xfer, &m) == 0,
 		    "transfer thread started")) {
 		gdt_emu_knob("map_return_delay_ms", "0");
@@ -187,8 +192,8 @@ static void test_map_races_free(uint8_t *data)
 	gdt_free(m.gpu);
 	gdt_ok(gdt_emu("callbacks") == callbacks + 1 && gdt_emu("dma_maps") == 0,
 	       "the free ran the callback and the mapping was freed meanwhile");
-	pthread_join(t, NULL);
 	gdt_emu_knob("map_return_delay_ms", "0");
+	pthread_join(t, NULL);
 	gdt_ok(m.ret == -ESTALE, "the transfer fails with ESTALE (%d)", m.ret);
 	/* A read of the freed mapping shows as a garbage version. */
 	gdt_ok(mismatches >= 0 && gdt_gd_stat("version_mismatch") == mismatches,

@@ -129,6 +129,7 @@ static void test_dma_unmap(CUdeviceptr buf)
 {
 	uint64_t stale = gdt_emu("stale_unmaps");
 	int64_t waits = gdt_gd_stat("unmap_waits");
+	struct gdt_release rel;
 	int ret;
 
 	if (system("insmod /modules/gdirect_kapitest.ko") != 0) {
@@ -142,13 +143,19 @@ static void test_dma_unmap(CUdeviceptr buf)
 	gdt_ok(ret == 0 && gdt_emu("pins") == 0 && gdt_emu("dma_maps") == 0,
 	       "gdirect_dma_unmap: DMA brackets then fail with ENODEV, a second unmap is a no-op, the unpin still puts (%d)",
 	       ret);
-	/* The thread's unmap held open 1 s; the unpin comes while it is. */
-	gdt_emu_knob("unmap_delay_ms", "1000");
+	/*
+	 * The thread's unmap held open (a minute at most) until the unpin
+	 * is seen waiting for it: the window is closed by the test, not by
+	 * a clock.
+	 */
+	gdt_emu_knob("unmap_delay_ms", "60000");
 	ret = gdt_kt_run("race-start", buf, 2 * GDT_KB64);
-	for (int i = 0; !ret && gdt_emu("unmaps_in_flight") == 0 && i < 1000; i++)
+	for (int i = 0; !ret && gdt_emu("unmaps_in_flight") == 0 && i < 30000; i++)
 		usleep(1000);
-	if (!ret)
+	if (!ret && !gdt_release_when(&rel, "unmap_delay_ms", "unmap_waits", waits + 1)) {
 		ret = gdt_kt_run("race-unpin", 0, 0);
+		gdt_release_join(&rel);
+	}
 	gdt_emu_knob("unmap_delay_ms", "0");
 	kt_show_result();
 	gdt_ok(ret == 0 && gdt_gd_stat("unmap_waits") == waits + 1 &&

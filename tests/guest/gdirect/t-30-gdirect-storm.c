@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,7 +40,8 @@
 #define CLOSES		20
 #define EXITS		10
 #define BOUND_MS	5000.0
-#define CB_DELAY_MS	"6000"
+/* A fallback: kill_check ends the callback's delay itself. */
+#define CB_DELAY_MS	"60000"
 #define KILL_BOUND_MS	2000.0
 
 static volatile int *stop;
@@ -204,6 +206,7 @@ struct freer {
 	CUdeviceptr buf;
 	int fd;
 	uint64_t handle;
+	pid_t tid;		/* the thread's, once it runs */
 };
 
 static void *free_thread(void *arg)
@@ -218,17 +221,51 @@ static void *unpin_thread(void *arg)
 {
 	struct freer *f = arg;
 
+	__atomic_store_n(&f->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
 	gdt_unpin(f->fd, f->handle);	/* waits for the provider's lock */
 	return NULL;
 }
 
-/* In a process of its own (with a CUDA context). */
+/* The state letter of thread @tid of process @pid ('?' if unknown). */
+static char task_state(pid_t pid, pid_t tid)
+{
+	char path[64], line[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/* Poll every ms, at most 30 s, until thread @tid of @pid sleeps in 'D'. */
+static int wait_state_d(pid_t pid, pid_t tid)
+{
+	for (int i = 0; i < 30000; i++) {
+		if (tid && task_state(pid, tid) == 'D')
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/*
+ * In a process of its own (with a CUDA context).  Each step starts once
+ * the one before is seen in place, not after a clock: the free's callback
+ * in its delay (the provider's lock held), the unpin asleep waiting for
+ * that lock (holding gdirect's for reading), the child's pin asleep
+ * waiting for gdirect's lock.  The callback's delay is a fallback of a
+ * minute; the check ends it once the child is reaped.
+ */
 static void kill_check(void)
 {
 	struct freer a = { 0 }, b = { 0 };
 	struct gdirect_pin pa, pb;
 	pthread_t ta, tb;
-	int pfd[2], status;
+	int pfd[2], gfd[2], status;
 	pid_t pid;
 	double t;
 	char c;
@@ -242,7 +279,7 @@ static void kill_check(void)
 	    gdt_pin(b.fd, b.buf, GDT_KB64, 0, &pb))
 		_exit(4);
 	b.handle = pb.handle;
-	if (pipe(pfd))
+	if (pipe(pfd) || pipe(gfd))
 		_exit(5);
 	pid = fork();
 	if (pid == 0) {
@@ -253,31 +290,39 @@ static void kill_check(void)
 		int cfd = open("/dev/gdirect", O_RDWR);
 
 		close(pfd[0]);
+		close(gfd[1]);
 		if (cfd < 0 || write(pfd[1], "x", 1) != 1)
 			_exit(4);
-		/* Meanwhile: the free (callback holds the lock), the unpin. */
-		usleep(1000 * 1000);
+		/* Told to go once the free and the unpin wait. */
+		if (read(gfd[0], &c, 1) != 1)
+			_exit(4);
 		gdt_pin(cfd, 0x7e0000000000ULL, GDT_KB64, 0, NULL);
 		_exit(0);
 	}
 	close(pfd[1]);
+	close(gfd[0]);
 	if (pid < 0 || read(pfd[0], &c, 1) != 1)
 		_exit(6);
 	close(pfd[0]);
-	sh->kill_ready = 1;
 	guest_set_param("nvp2p_emu", "callback_delay_ms", CB_DELAY_MS);
 	pthread_create(&ta, NULL, free_thread, &a);
-	usleep(300 * 1000);
+	for (int i = 0; i < 30000 && gdt_emu("callbacks_in_flight") == 0; i++)
+		usleep(1000);
 	pthread_create(&tb, NULL, unpin_thread, &b);
-	usleep(1500 * 1000);	/* the child is in its pin by now */
+	for (int i = 0; i < 30000 && !__atomic_load_n(&b.tid, __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
+	sh->kill_ready = gdt_emu("callbacks_in_flight") == 1 &&
+			 wait_state_d(getpid(), b.tid) &&
+			 write(gfd[1], "g", 1) == 1 && wait_state_d(pid, pid);
 	t = guest_now_ms();
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	sh->kill_ms = guest_now_ms() - t;
 	sh->kill_signaled = WIFSIGNALED(status);
+	guest_set_param("nvp2p_emu", "callback_delay_ms", "0");
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
-	guest_set_param("nvp2p_emu", "callback_delay_ms", "0");
+	close(gfd[1]);
 	_exit(0);
 }
 
@@ -329,7 +374,8 @@ static void body(void)
 			 STORMERS, storm / quiet);
 
 	ok = guest_child_ok(kill_check);
-	if (!gdt_ok(ok && sh->kill_ready, "kill check ran"))
+	if (!gdt_ok(ok && sh->kill_ready,
+		    "kill check ran: the free's callback, the unpin and the pin each seen waiting"))
 		return;
 	gdt_diag("a pin waiting behind an unpin ended %.1f ms after SIGKILL",
 		 sh->kill_ms);

@@ -108,7 +108,14 @@ static void *put_thread(void *p)
 {
 	struct put_arg *a = p;
 
-	usleep(100000);	/* let the free start its callback delay */
+	/*
+	 * Once the free's callback is in flight (its delay, or the call):
+	 * the put then either waits for it, or comes after the revocation;
+	 * both return 0 with the callback counted.  A clock here would let
+	 * a late free put first.
+	 */
+	for (int i = 0; i < 30000 && emu_stat_u64("callbacks_in_flight") == 0; i++)
+		usleep(1000);
 	a->ret = put(3, ST_PUT_NORMAL, a->va, 0);
 	a->callbacks_after = info(3).callbacks;
 	return NULL;
