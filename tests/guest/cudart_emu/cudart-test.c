@@ -201,7 +201,8 @@ int main(void)
 		     cuStreamWaitValue32(CU_STREAM_PER_THREAD, flag, 1, CU_STREAM_WAIT_VALUE_EQ) == CUDA_SUCCESS;
 		a.d = pd;
 		if (ok && pthread_create(&t, NULL, pt_thread, &a) == 0) {
-			for (int i = 0; i < 300 && !__atomic_load_n(&a.done, __ATOMIC_ACQUIRE); i++)
+			/* 30 s: only a stream that does wait pays all of it */
+			for (int i = 0; i < 3000 && !__atomic_load_n(&a.done, __ATOMIC_ACQUIRE); i++)
 				usleep(10000);
 			before = __atomic_load_n(&a.done, __ATOMIC_ACQUIRE);
 			ok = cuStreamWriteValue32(ns, flag, 1, 0) == CUDA_SUCCESS &&

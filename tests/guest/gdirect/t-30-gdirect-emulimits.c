@@ -132,21 +132,27 @@ static void *querier(void *arg)
  * in the middle half of the allocation; without it, queries keep ending
  * there.  Counting them rather than comparing latencies keeps the check
  * true on a loaded machine, where any single query can stall for a
- * scheduler's time slice.
+ * scheduler's time slice.  A stall as long as the whole allocation can
+ * still leave the middle half without a query, so up to ZERO_TRIES
+ * allocations are tried: a zeroing under the lock fails every one.
  */
-static void check_zeroing(void)
+#define ZERO_TRIES	5
+
+/* One allocation with the querier running; the queries in its middle half. */
+static int zeroing_try(CUdeviceptr *big, double *took)
 {
-	CUdeviceptr big;
 	pthread_t t;
 	double t0, t1;
 	long i, lo, hi;
 	int mid = 0;
 
+	memset(query_ends, 0, sizeof(query_ends));
+	atomic_store(&done, 0);
 	query_t0 = guest_now_ms();
 	pthread_create(&t, NULL, querier, NULL);
 	usleep(100 * 1000);
 	t0 = guest_now_ms();
-	big = gdt_alloc(BIG);
+	*big = gdt_alloc(BIG);
 	t1 = guest_now_ms();
 	atomic_store(&done, 1);
 	pthread_join(t, NULL);
@@ -154,11 +160,28 @@ static void check_zeroing(void)
 	hi = (long)(t1 - query_t0 - (t1 - t0) / 4);
 	for (i = lo; i <= hi && i < QUERY_MS; i++)
 		mid += query_ends[i];
-	gdt_diag("a %llu MiB allocation took %.1f ms; %d queries ended in its middle half",
-		 BIG / GDT_MB, t1 - t0, mid);
+	*took = t1 - t0;
+	return mid;
+}
+
+static void check_zeroing(void)
+{
+	CUdeviceptr big = 0;
+	double took = 0;
+	int n, mid = 0;
+
+	for (n = 1; n <= ZERO_TRIES; n++) {
+		mid = zeroing_try(&big, &took);
+		gdt_diag("try %d: a %llu MiB allocation took %.1f ms; %d queries ended in its middle half",
+			 n, BIG / GDT_MB, took, mid);
+		if (!big || mid >= 2)
+			break;
+		gdt_free(big);
+		big = 0;
+	}
 	gdt_ok(big && mid >= 2,
-	       "queries go on during the allocation's zeroing (%d ended in its middle half)",
-	       mid);
+	       "queries go on during the allocation's zeroing (%d ended in its middle half, try %d of %d)",
+	       mid, n > ZERO_TRIES ? ZERO_TRIES : n, ZERO_TRIES);
 	if (big)
 		gdt_free(big);
 }
