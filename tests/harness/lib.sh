@@ -11,3 +11,18 @@ emu_knob_dir() {
 	else echo /sys/kernel/debug/nvp2p_emu; fi
 }
 emu_stat() { cat "$(emu_knob_dir)/$1"; }
+# wait_tcp_listen PORT PID: wait until a TCP socket (IPv4 or IPv6) listens
+# on PORT, at most 120 s, while process PID lives; 1 otherwise.  For a
+# client of a server that prints nothing when it listens: a client started
+# on a clock is refused when the server is late on a loaded machine.
+wait_tcp_listen() {
+	wtl_port=$(printf '%04X' "$1")
+	wtl_k=0
+	until cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+	      awk -v p=":$wtl_port" '$2 ~ p"$" && $4 == "0A" { f = 1 } END { exit !f }'; do
+		kill -0 "$2" 2>/dev/null || return 1
+		wtl_k=$((wtl_k + 1))
+		[ "$wtl_k" -le 1200 ] || return 1
+		sleep 0.1
+	done
+}

@@ -15,6 +15,7 @@
 # figures table at the end.
 . /tests/lib.sh
 . /tests/cluster-lib.sh
+. /tests/xfer-pair.sh	# xfer_wait_listening
 sizes=${XFER_SIZES:-1,64,4096,65536,1048576,4194304}
 nsizes=$(echo "$sizes" | tr ',' '\n' | grep -c .)
 runs="rc_verbs:host tcp:host rc_verbs:cuda tcp:cuda"
@@ -92,11 +93,16 @@ for run in $runs; do
 		(m=0; while :; do p=$(emu_stat pins); [ "$p" -gt "$m" ] && m=$p && echo "$m" >"$maxpins"; sleep 0.5; done) &
 		sampler=$!
 	fi
+	# The client starts once the server listens (a clock would let a
+	# late server refuse it).
 	if [ "$node" = 0 ]; then
-		env $env XFER_SIZES=$sizes timeout 300 ucx-xfer server $port >"$log" 2>&1; rc=$?
+		env $env XFER_SIZES=$sizes timeout 300 ucx-xfer server $port >"$log" 2>&1 &
+		spid=$!
+		xfer_wait_listening "$log" $port $spid || echo "# $label: the server did not listen"
+		barrier "ucx-$wire-$mem-listening" || true
+		wait $spid; rc=$?
 	else
-		# The server listens within a second of the barrier.
-		sleep 2
+		barrier "ucx-$wire-$mem-listening" || true
 		env $env XFER_SIZES=$sizes timeout 300 ucx-xfer client "$peer" $port >"$log" 2>&1; rc=$?
 	fi
 	[ "$mem" = cuda ] && { kill "$sampler"; wait "$sampler" 2>/dev/null; }
@@ -126,9 +132,13 @@ if [ "$gpu_ucx" = 0 ]; then
 	barrier ucx-fallback || true
 	if [ "$node" = 0 ]; then
 		env UCX_TLS=tcp,self UCX_NET_DEVICES=eth0 XFER_MEM=cuda XFER_SIZES=4096 \
-			timeout 120 ucx-xfer server $port >"$log" 2>&1
+			timeout 120 ucx-xfer server $port >"$log" 2>&1 &
+		spid=$!
+		xfer_wait_listening "$log" $port $spid || echo "# fallback: the server did not listen"
+		barrier ucx-fallback-listening || true
+		wait $spid
 	else
-		sleep 2
+		barrier ucx-fallback-listening || true
 		env UCX_TLS=tcp,self UCX_NET_DEVICES=eth0 XFER_MEM=cuda XFER_SIZES=4096 \
 			timeout 120 ucx-xfer client "$peer" $port >"$log" 2>&1
 	fi

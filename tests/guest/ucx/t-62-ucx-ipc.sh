@@ -91,7 +91,7 @@ port=$((port + 1))
 imp0=$(emu_stat imports_total)
 UCX_TLS=sm,cuda_copy,cuda_ipc timeout 120 "$ucx/bin/ucx_perftest" -p $port >/tmp/perf-srv.log 2>&1 &
 spid=$!
-sleep 2
+wait_tcp_listen $port $spid || echo "# ucx_perftest's server did not listen on port $port"
 UCX_TLS=sm,cuda_copy,cuda_ipc UCX_LOG_LEVEL=info timeout 120 "$ucx/bin/ucx_perftest" -p $port \
 	127.0.0.1 -t tag_bw -m cuda,cuda -s 1048576 -n 20 -w 2 >/tmp/perf-cli.log 2>&1
 prc=$?
