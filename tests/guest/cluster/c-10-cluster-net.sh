@@ -21,11 +21,12 @@ log=/tmp/pingpong.log
 if [ "$node" = 0 ]; then
 	timeout 60 ibv_rc_pingpong -d rxe0 -g "${gid:-1}" -n 200 >"$log" 2>&1 &
 	pid=$!
+	# its TCP port for the exchange of addresses (18515), before the client
+	wait_tcp_listen 18515 $pid || echo "# ibv_rc_pingpong did not listen"
 	barrier pingpong-listening || true
 	wait $pid; rc=$?
 else
 	barrier pingpong-listening || true
-	sleep 1
 	retry 5 timeout 60 ibv_rc_pingpong -d rxe0 -g "${gid:-1}" -n 200 "$peer" >"$log" 2>&1; rc=$?
 fi
 sed 's/^/# /' "$log"

@@ -39,7 +39,7 @@
 #define UNPINS		60
 #define CLOSES		20
 #define EXITS		10
-#define BOUND_MS	5000.0
+#define BOUND_MS	10000.0	/* a quarter of STORM_S; 166 ms measured */
 /* A fallback: kill_check ends the callback's delay itself. */
 #define CB_DELAY_MS	"60000"
 #define KILL_BOUND_MS	2000.0

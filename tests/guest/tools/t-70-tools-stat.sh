@@ -14,7 +14,7 @@ mkfifo /tmp/hold
 # pin-hold keeps its region while the fifo's writer (fd 3 here) is open.
 pin-hold 131072 </tmp/hold >/tmp/held &
 exec 3>/tmp/hold
-i=0; while [ ! -s /tmp/held ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+i=0; while [ ! -s /tmp/held ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 set -- $(cat /tmp/held)
 echo "# pin-hold: $*"
 check "a region is pinned and mapped by pin-hold" test "$1" = pinned
@@ -41,7 +41,7 @@ GDIRECT_PUBLISH_STATS=1 GDIRECT_PUBLISH_INTERVAL_MS=100 lib-hold 131072 10 \
 	</tmp/hold2 >/tmp/held2 &
 lpid=$!
 exec 4>/tmp/hold2
-i=0; while [ ! -s /tmp/held2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+i=0; while [ ! -s /tmp/held2 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 echo "# lib-hold: $(cat /tmp/held2)"
 check "lib-hold registered through libgdirect, 9 hits" grep -q ' 9$' /tmp/held2
 sdir=/dev/shm/gdirect-$(id -u)
@@ -50,7 +50,7 @@ check "which nobody else can write (a directory, mode 0700)" sh -c \
 	"test -d $sdir && test ! -L $sdir && ls -ld $sdir | grep -q '^drwx------'"
 # The first file is written at creation; the 9 hits by the next period.
 i=0
-while [ $i -lt 50 ]; do
+while [ $i -lt 300 ]; do
 	gdirect stat --json > /tmp/stat.json
 	grep -q '"hits": 9,' /tmp/stat.json && break
 	sleep 0.1; i=$((i + 1))
