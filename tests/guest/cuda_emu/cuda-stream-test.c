@@ -61,10 +61,14 @@ static void callback(CUstream s, CUresult status, void *arg)
  */
 #define PAUSE_MS 300
 
+/* The test's last release: a failed check leaves it to end_release(). */
+static struct order_release *last_release;
+
 static void release_start(struct order_release *r, volatile uint32_t *w, unsigned int ms)
 {
 	if (order_release_start(r, w, ms))
 		TAP_SKIP("no thread for the release");
+	last_release = r;
 }
 
 /* A release by RELEASE_HOSTFN(@letter), order_release_now() or _arm(). */
@@ -72,7 +76,23 @@ static void release_on(struct order_release *r, volatile uint32_t *w, char lette
 {
 	if (order_release_prepare(r, w, letter))
 		TAP_SKIP("no thread for the release");
+	last_release = r;
 }
+
+/*
+ * After each test: a release a failed check left unjoined is made and its
+ * thread ended, so that the next test starts with no thread of ours.
+ */
+static void end_release(void)
+{
+	if (last_release && last_release->started) {
+		order_release_now(last_release);
+		order_release_join(last_release);
+	}
+	last_release = NULL;
+}
+
+#define STREAM_TEST(fn) do { TAP_TEST(fn); end_release(); } while (0)
 
 #define CK(call) CHECK_EQ(call, CUDA_SUCCESS)
 #define HOSTFN(s, c) CK(cuLaunchHostFunc(s, order_hostfn, (void *)(uintptr_t)(c)))
@@ -521,18 +541,18 @@ int main(void)
 	    cuCtxSetCurrent(primary) || cuMemAllocHost((void **)&word, 4096) ||
 	    cuMemHostGetDevicePointer(&dword, (void *)word, 0))
 		tap_skip_all("no emulated GPU (cuInit, primary context, host words)");
-	TAP_TEST(null_stream_follows_blocking);
-	TAP_TEST(blocking_follows_null_stream);
-	TAP_TEST(nonblocking_exempt);
-	TAP_TEST(ctx_synchronize_waits);
-	TAP_TEST(sync_copy_follows_blocking);
-	TAP_TEST(default_stream_handles);
-	TAP_TEST(ptsz_null_is_per_thread);
-	TAP_TEST(ctx_destroy_ends_streams);
-	TAP_TEST(mem_free_waits);
-	TAP_TEST(event_record_queues);
-	TAP_TEST(event_pending_records);
-	TAP_TEST(sticky_error);	/* last: CUDA is unusable after it */
+	STREAM_TEST(null_stream_follows_blocking);
+	STREAM_TEST(blocking_follows_null_stream);
+	STREAM_TEST(nonblocking_exempt);
+	STREAM_TEST(ctx_synchronize_waits);
+	STREAM_TEST(sync_copy_follows_blocking);
+	STREAM_TEST(default_stream_handles);
+	STREAM_TEST(ptsz_null_is_per_thread);
+	STREAM_TEST(ctx_destroy_ends_streams);
+	STREAM_TEST(mem_free_waits);
+	STREAM_TEST(event_record_queues);
+	STREAM_TEST(event_pending_records);
+	STREAM_TEST(sticky_error);	/* last: CUDA is unusable after it */
 	cuMemFreeHost((void *)word);
 	cuDevicePrimaryCtxRelease(0);
 	return tap_done();
