@@ -19,7 +19,7 @@
 #
 # ucx-build.sh source-tarball FILE.tar.xz: only the source, Debian's
 # patches and ours applied and autogen.sh run, as a tarball for a machine
-# that builds UCX against real CUDA (tests/device/ucx-h100.sh).
+# that builds UCX against real CUDA (tests/device/ucx/ucx-gpu.sh).
 #
 # The source package is cached under UCX_CACHE, outside BUILD: it is the
 # same for every checkout and survives `make clean`; the build depends on
@@ -76,7 +76,7 @@ fetch_source() {
 # libtoolize): Debian's source with Debian's patches and ours, autogen.sh
 # run, in one tarball (top directory src/).  UCX's own .gitignore hides
 # configure and Makefile.in, so a tarball rather than a copied tree.
-# tests/device/ucx-h100.sh builds it against real CUDA.
+# tests/device/ucx/ucx-gpu.sh builds it against real CUDA.
 if [ "$1" = source-tarball ]; then
 	[ $# -eq 2 ] || usage
 	case "$2" in *.tar.xz) ;; *) echo "ucx-build: source-tarball '$2': expected FILE.tar.xz" >&2; exit 2 ;; esac
