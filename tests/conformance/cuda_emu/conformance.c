@@ -2038,7 +2038,9 @@ static void s_streamdestroy(void)
 	order_note('X');
 	order_release_now(&rel);
 	order_release_join(&rel);
-	usleep(300 * 1000);
+	/* A, if it runs: waited for, not given a time (10 s at most) */
+	for (int i = 0; i < 10000 && __atomic_load_n(&order_nseq, __ATOMIC_SEQ_CST) < 3; i++)
+		usleep(1000);
 	order_out("stream.order");
 
 	release_prepare(&rel, &m[1], 0);

@@ -27,7 +27,11 @@
  * order_release_now(): release at once, if not yet released; from any
  * thread, a host function included;
  * order_release_hostfn(): a host function that notes the prepared letter
- * and releases at once, for work that must run while another stream waits;
+ * and arms the release ORDER_PAUSE_MS from then, for work that must run
+ * while another stream waits: its letter comes before 'R' however slow
+ * the machine, and work that should wait for the word but does not gets
+ * the pause to show itself before 'R' (a slow machine can only hide such
+ * a bug, never fail a correct run);
  * order_release_arm(): release a pause from now, for a call that must wait
  * for the word, made after the questions that must see it unreleased.
  * order_release_join(): wait for a started release, at its time, and end
@@ -77,6 +81,8 @@ static inline const char *order_take(void)
 
 /* The pause of a release that is only a fallback: a failed order, not a hang. */
 #define ORDER_FALLBACK_MS 10000
+/* The pause order_release_hostfn() arms. */
+#define ORDER_PAUSE_MS 300
 
 struct order_release {
 	volatile uint32_t *word;
@@ -126,20 +132,20 @@ static inline void order_release_now(struct order_release *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
-static inline void order_release_hostfn(void *arg)
-{
-	struct order_release *r = arg;
-
-	order_hostfn((void *)(uintptr_t)r->letter);
-	order_release_now(r);
-}
-
 static inline void order_release_arm(struct order_release *r, unsigned int ms)
 {
 	pthread_mutex_lock(&r->lock);
 	r->until = order_after_ms(ms);
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
+}
+
+static inline void order_release_hostfn(void *arg)
+{
+	struct order_release *r = arg;
+
+	order_hostfn((void *)(uintptr_t)r->letter);
+	order_release_arm(r, ORDER_PAUSE_MS);
 }
 
 static inline void *order_release_fn(void *arg)
