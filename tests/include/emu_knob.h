@@ -11,6 +11,8 @@
  * that a check for 0 fails rather than passes without an emulator.
  * emu_knob_set(): write a knob.
  * emu_wait_quiet(): wait for no pins and no BAR1 bytes left.
+ * emu_wait_stat(): wait for a counter to reach a value (a call seen inside
+ * a window a delay knob holds open).
  */
 #ifndef GUEST_EMU_KNOB_H
 #define GUEST_EMU_KNOB_H
@@ -75,6 +77,26 @@ static inline int emu_wait_quiet(unsigned int ms, int (*also)(void))
 	       (unsigned long long)emu_stat_u64("bar1_used"));
 	fflush(stdout);
 	return 0;
+}
+
+/*
+ * Wait up to @ms milliseconds, polling every millisecond, until counter
+ * @name is at least @value: 1 then; 0 after @ms, or at once if the counter
+ * cannot be read.
+ */
+static inline int emu_wait_stat(const char *name, uint64_t value, unsigned int ms)
+{
+	for (unsigned int waited = 0; ; waited++) {
+		uint64_t v = emu_stat_u64(name);
+
+		if (v == UINT64_MAX)
+			return 0;
+		if (v >= value)
+			return 1;
+		if (waited >= ms)
+			return 0;
+		usleep(1000);
+	}
 }
 
 #endif

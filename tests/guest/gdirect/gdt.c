@@ -259,6 +259,11 @@ uint64_t gdt_emu(const char *name)
 	return emu_stat_u64(name);
 }
 
+int gdt_emu_wait(const char *name, uint64_t value, unsigned int ms)
+{
+	return emu_wait_stat(name, value, ms);
+}
+
 void gdt_emu_knob(const char *name, const char *value)
 {
 	/* No such knob (no emulator loaded): nothing to set. */

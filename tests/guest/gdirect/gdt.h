@@ -86,6 +86,8 @@ uint64_t gdt_region_phys(uint64_t handle);
 
 /* Emulator counters and knobs (tests/include/emu_knob.h). */
 uint64_t gdt_emu(const char *name);
+/* emu_wait_stat(): wait up to @ms for counter @name to reach @value. */
+int gdt_emu_wait(const char *name, uint64_t value, unsigned int ms);
 void gdt_emu_knob(const char *name, const char *value);
 /* gdirect /proc/driver/gdirect/stats counter. */
 int64_t gdt_gd_stat(const char *name);

@@ -106,7 +106,7 @@ static void test_unbind_races_free(uint8_t *data)
 	uint64_t callbacks = gdt_emu("callbacks"), stale = gdt_emu("stale_unmaps");
 	int64_t waits = gdt_gd_stat("unmap_waits");
 	struct gdt_release rel = { 0 };
-	int status = -1, polls = 0;
+	int status = -1;
 	char dev[64];
 	pid_t pid;
 
@@ -122,8 +122,7 @@ static void test_unbind_races_free(uint8_t *data)
 	pid = fork();
 	if (pid == 0)
 		_exit(edu_sysfs(dev, "unbind") == 0 ? 0 : 1);
-	while (gdt_emu("unmaps_in_flight") == 0 && polls++ < 1000)
-		usleep(10000);
+	gdt_emu_wait("unmaps_in_flight", 1, 10000);
 	gdt_ok(pid > 0 && gdt_emu("unmaps_in_flight") == 1,
 	       "the unbind's dma_unmap_pages is in flight");
 	gdt_release_when(&rel, "unmap_delay_ms", "unmap_waits", waits + 1);
@@ -175,7 +174,6 @@ static void test_map_races_free(uint8_t *data)
 	struct map_race m = { .gpu = gdt_alloc(GDT_KB64), .data = data, .ret = 1 };
 	uint64_t callbacks = gdt_emu("callbacks");
 	int64_t mismatches = gdt_gd_stat("version_mismatch");
-	int polls = 0;
 	pthread_t t;
 
 	/* Held until the free is done: a minute at most. */
@@ -185,8 +183,7 @@ static void test_map_races_free(uint8_t *data)
 		gdt_emu_knob("map_return_delay_ms", "0");
 		return;
 	}
-	while (gdt_emu("maps_returning") == 0 && polls++ < 1000)
-		usleep(10000);
+	gdt_emu_wait("maps_returning", 1, 10000);
 	gdt_ok(gdt_emu("maps_returning") == 1,
 	       "the transfer's dma_map_pages made its mapping and has not returned");
 	gdt_free(m.gpu);

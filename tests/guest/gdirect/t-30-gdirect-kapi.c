@@ -150,8 +150,8 @@ static void test_dma_unmap(CUdeviceptr buf)
 	 */
 	gdt_emu_knob("unmap_delay_ms", "60000");
 	ret = gdt_kt_run("race-start", buf, 2 * GDT_KB64);
-	for (int i = 0; !ret && gdt_emu("unmaps_in_flight") == 0 && i < 30000; i++)
-		usleep(1000);
+	if (!ret)
+		gdt_emu_wait("unmaps_in_flight", 1, 30000);
 	if (!ret && !gdt_release_when(&rel, "unmap_delay_ms", "unmap_waits", waits + 1)) {
 		ret = gdt_kt_run("race-unpin", 0, 0);
 		gdt_release_join(&rel);

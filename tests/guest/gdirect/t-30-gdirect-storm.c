@@ -306,8 +306,7 @@ static void kill_check(void)
 	close(pfd[0]);
 	guest_set_param("nvp2p_emu", "callback_delay_ms", CB_DELAY_MS);
 	pthread_create(&ta, NULL, free_thread, &a);
-	for (int i = 0; i < 30000 && gdt_emu("callbacks_in_flight") == 0; i++)
-		usleep(1000);
+	gdt_emu_wait("callbacks_in_flight", 1, 30000);
 	pthread_create(&tb, NULL, unpin_thread, &b);
 	for (int i = 0; i < 30000 && !__atomic_load_n(&b.tid, __ATOMIC_SEQ_CST); i++)
 		usleep(1000);

@@ -114,8 +114,7 @@ static void *put_thread(void *p)
 	 * both return 0 with the callback counted.  A clock here would let
 	 * a late free put first.
 	 */
-	for (int i = 0; i < 30000 && emu_stat_u64("callbacks_in_flight") == 0; i++)
-		usleep(1000);
+	emu_wait_stat("callbacks_in_flight", 1, 30000);
 	a->ret = put(3, ST_PUT_NORMAL, a->va, 0);
 	a->callbacks_after = info(3).callbacks;
 	return NULL;
