@@ -17,6 +17,7 @@
  * figures the plots are drawn from (bench/plot.sh) into DIR, which must
  * exist: hits-{random,locality,reuse}-{1,2}.dat and contended-{gdirect,ucx}.dat.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -87,11 +88,27 @@ int main(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--repeats") && i + 1 < argc) {
-			o.repeats = atoi(argv[++i]);
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(argv[++i], &end, 10);
+			/* "7x" is a typo, not 7. */
+			if (errno || end == argv[i] || *end || v < 1 || v > 64) {
+				fprintf(stderr, "--repeats %s: a number from 1 "
+					"to 64\n", argv[i]);
+				return 2;
+			}
+			o.repeats = (int)v;
 		} else if (!strcmp(argv[i], "--quick")) {
 			o.quick = true;
 		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
 			only = argv[++i];
+			if (only[strspn(only, "12345,")] || !strpbrk(only, "12345")) {
+				fprintf(stderr, "--only %s: scenario numbers, "
+					"1 to 5 (e.g. 13 or 1,3)\n", only);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--data") && i + 1 < argc) {
 			o.data = argv[++i];
 		} else if (!strcmp(argv[i], "--md") && i + 1 < argc) {
@@ -105,10 +122,6 @@ int main(int argc, char **argv)
 				"[--only 12345] [--md FILE] [--data DIR]\n", argv[0]);
 			return 2;
 		}
-	}
-	if (o.repeats < 1 || o.repeats > 64) {
-		fprintf(stderr, "--repeats: 1 to 64\n");
-		return 2;
 	}
 	if (o.data) {
 		struct stat st;
