@@ -75,6 +75,11 @@ struct summary {
 	double hit_ratio[3], hit_ratio_cpu[3];	/* gdirect/UCX, 1 thread */
 	double hit_ratio2[3], hit_ratio2_cpu[3];	/* the same, 2 threads */
 	double reuse_get[3][2];			/* ns per get alone, reuse trace */
+	double random1[3][2];			/* ns per hit, random, 1 thread */
+	/* The floor of gdirect's random hit (s_hits.c): ns, and the
+	 * dependent loads it adds to the reuse trace's hit, by pointer
+	 * chase: the slot, the status word, less an L1 load. */
+	double floor[3], lat_slot[3], lat_status[3], lat_l1;
 	double scaling[3][2];			/* [size][cache], 2.0 = linear */
 	double scaling_cpu[3][2];		/* the same from thread CPU time */
 	double in_pin_median, in_pin_mean;	/* gdirect during/alone */

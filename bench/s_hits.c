@@ -18,7 +18,21 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "chase.h"
 #include "harness.h"
+
+/*
+ * What a random hit among n regions cannot avoid in libgdirect's lookup
+ * path, beyond what the reuse trace's hit costs (whose reads all hit L1):
+ * two dependent loads.  First the request page's slot: 32 bytes, but
+ * alloc_buffers() leaves a hole after every buffer, so each region's slot
+ * has a 64-byte line to itself and n regions' slots are n lines.  Then its
+ * status word, found from the slot: 4 bytes each, dense (the status page,
+ * bench_backend.c).  The reuse trace pays an L1 load of the status word
+ * itself, hence less one L1 load.
+ */
+#define SLOT_LINE_BYTES 64
+#define STATUS_BYTES 4
 
 struct hitter {
 	struct inst *in;
@@ -110,6 +124,44 @@ static uint64_t *make_trace(const uint64_t *bufs, size_t n, size_t len,
 		t[i] = bufs[last] + ((r >> 40) % 15) * 4 * KiB;
 	}
 	return t;
+}
+
+/*
+ * How close a random hit is to its floor, per size: the dependent loads
+ * it adds to the reuse trace's hit, each by a pointer chase over a buffer
+ * the size of what it is drawn from, measured in this run.
+ */
+static void floor_report(FILE *f, const size_t nreg[3],
+			 double wall[NTRACE][3][2][2])
+{
+	const struct summary *s = &summary;
+
+	fprintf(f, "\nThe serial floor of a random hit, one thread: the reuse "
+		"trace's get + put (every line it reads in L1), plus the two "
+		"dependent loads a random hit adds in libgdirect's lookup path, "
+		"each timed by a pointer chase over a buffer the size of what "
+		"it is drawn from (`bench/chase.c`, in this run): the request "
+		"page's slot (one 64-byte line per region here: the benchmark's "
+		"buffers have a hole after each), then the region's status word "
+		"(4 bytes per region), less the L1 load of the status word that "
+		"the reuse trace pays too (%.1f ns).  UCX's hit waits for at "
+		"least three dependent lines (its lock, a page-table level, the "
+		"region).  At 16 regions the recent path answers from per-page "
+		"hints, and the slot is not read at all.  It is the floor of "
+		"hits taken one at a time: the next request's address does not "
+		"depend on this hit, so the core may start its loads before "
+		"this one ends, and a hit may come in under it (random / floor "
+		"below 1).\n\n"
+		"| regions | reuse get + put | slot load | status-word load | "
+		"floor | random hit | random / floor | 3x UCX needs at most |\n"
+		"|---:|---:|---:|---:|---:|---:|---:|---:|\n", s->lat_l1);
+	for (int si = 0; si < 3; si++)
+		fprintf(f, "| %zu | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | "
+			"%.1f |\n", nreg[si], wall[REUSE][si][0][0],
+			s->lat_slot[si], s->lat_status[si], s->floor[si],
+			wall[RANDOM][si][0][0],
+			wall[RANDOM][si][0][0] / s->floor[si],
+			wall[RANDOM][si][0][1] / 3);
 }
 
 /* The table rows, to stdout and to the report. */
@@ -207,6 +259,11 @@ void scenario_hits(const struct opts *o)
 		}
 		progress("hits: reuse, %zu regions, get alone: gdirect %.1f ns, "
 			 "ucx %.1f ns", n, getns[si][0], getns[si][1]);
+		summary.lat_slot[si] = chase_ns(n * SLOT_LINE_BYTES, o->repeats);
+		summary.lat_status[si] = chase_ns(n * STATUS_BYTES, o->repeats);
+		progress("hits: %zu regions, a dependent load among the slots "
+			 "%.1f ns, among the status words %.1f ns", n,
+			 summary.lat_slot[si], summary.lat_status[si]);
 		/* Not timed. */
 		for (int k = 0; k < 2; k++)
 			inst_close(&in[k]);
@@ -215,6 +272,11 @@ void scenario_hits(const struct opts *o)
 				free(trace[tr][t]);
 		free(bufs);
 	}
+
+	summary.lat_l1 = chase_ns(4 * KiB, o->repeats);
+	for (int si = 0; si < 3; si++)
+		summary.floor[si] = wall[REUSE][si][0][0] + summary.lat_slot[si] +
+				    summary.lat_status[si] - summary.lat_l1;
 
 	printf("\n1. Hit path (get + put of a 4 KiB request), ns/op per thread, "
 	       "median of %d (wall clock; thread CPU time)\n", o->repeats);
@@ -226,6 +288,11 @@ void scenario_hits(const struct opts *o)
 	for (int si = 0; si < 3; si++)
 		printf(" %zu regions %.1f, %.1f%s", nreg[si], getns[si][0],
 		       getns[si][1], si < 2 ? ";" : "\n");
+	printf("Floor of a random hit, 1 thread, ns (gdirect measured, floor):");
+	for (int si = 0; si < 3; si++)
+		printf(" %zu regions %.1f, %.1f%s", nreg[si],
+		       wall[RANDOM][si][0][0], summary.floor[si],
+		       si < 2 ? ";" : "\n");
 
 	/* For the plots: one file per trace and thread count. */
 	for (int tr = 0; tr < NTRACE; tr++)
@@ -253,6 +320,8 @@ void scenario_hits(const struct opts *o)
 
 		summary.nreg[si] = nreg[si];
 		summary.hit_ratio[si] = w[0][0] / w[0][1];
+		summary.random1[si][0] = w[0][0];
+		summary.random1[si][1] = w[0][1];
 		summary.hit_ratio_cpu[si] = c[0][0] / c[0][1];
 		summary.hit_ratio2[si] = w[1][0] / w[1][1];
 		summary.hit_ratio2_cpu[si] = c[1][0] / c[1][1];
@@ -308,6 +377,7 @@ void scenario_hits(const struct opts *o)
 		fprintf(o->md, " %zu regions: gdirect %.1f ns, UCX %.1f ns%s",
 			nreg[si], getns[si][0], getns[si][1], si < 2 ? ";" : ".");
 	fprintf(o->md, "\n");
+	floor_report(o->md, nreg, wall);
 	fprintf(o->md, "\nRegistration with a free pin (the cache's own "
 		"insertion cost, mean over the N registrations, one thread):");
 	for (int si = 0; si < 3; si++)
