@@ -170,7 +170,11 @@ demo-mode)    demo_mode; exit $? ;;
 userspace)    needs="$userspace" ;;
 modules)      needs="$modules" ;;
 build)        needs="$userspace $modules" ;;
-test)         needs="$userspace $modules $guest sparse dkms pkg-config ucx gnuplot $cluster" ;;
+# pahole: the backports kernel's build tree ships vmlinux, so its module
+# builds (the 6.12 lane, the DKMS test against it) generate BTF, with the
+# pahole its linux-kbuild package depends on; kernel-bpo unpacks that
+# package without its dependencies.
+test)         needs="$userspace $modules $guest sparse dkms pkg-config ucx gnuplot pahole $cluster" ;;
 demo-cluster) needs="$userspace $modules $guest pkg-config $cluster" ;;
 demo)
 	mode=$(demo_mode) || exit 2
