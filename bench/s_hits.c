@@ -24,15 +24,23 @@
 /*
  * What a random hit among n regions cannot avoid in libgdirect's lookup
  * path, beyond what the reuse trace's hit costs (whose reads all hit L1):
- * two dependent loads.  First the request page's slot: 32 bytes, but
- * alloc_buffers() leaves a hole after every buffer, so each region's slot
- * has a 64-byte line to itself and n regions' slots are n lines.  Then its
- * status word, found from the slot: 4 bytes each, dense (the status page,
- * bench_backend.c).  The reuse trace pays an L1 load of the status word
- * itself, hence less one L1 load.
+ * two dependent loads.  First the request page's slot (slot_set_bytes()).
+ * Then its status word, found from the slot: 4 bytes each, dense (the
+ * status page, bench_backend.c).  The reuse trace pays an L1 load of the
+ * status word itself, hence less one L1 load.
  */
-#define SLOT_LINE_BYTES 64
+#define SLOT_BYTES 32	/* lib/src/slotab.h: one per 64 KiB page, two a line */
 #define STATUS_BYTES 4
+
+/* The bytes of slot lines n regions' hits draw from, from the buffers'
+ * own stride: buffers a page apart share lines, and alloc_buffers()'s
+ * hole after each gives every region's slot a line to itself. */
+static size_t slot_set_bytes(const uint64_t *bufs, size_t n)
+{
+	uint64_t pages = n > 1 ? (bufs[1] - bufs[0]) / GPU_PAGE : 2;
+
+	return n * (pages >= 2 ? 2 * SLOT_BYTES : SLOT_BYTES);
+}
 
 struct hitter {
 	struct inst *in;
@@ -259,7 +267,8 @@ void scenario_hits(const struct opts *o)
 		}
 		progress("hits: reuse, %zu regions, get alone: gdirect %.1f ns, "
 			 "ucx %.1f ns", n, getns[si][0], getns[si][1]);
-		summary.lat_slot[si] = chase_ns(n * SLOT_LINE_BYTES, o->repeats);
+		summary.lat_slot[si] = chase_ns(slot_set_bytes(bufs, n),
+						 o->repeats);
 		summary.lat_status[si] = chase_ns(n * STATUS_BYTES, o->repeats);
 		progress("hits: %zu regions, a dependent load among the slots "
 			 "%.1f ns, among the status words %.1f ns", n,
