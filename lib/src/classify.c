@@ -501,9 +501,10 @@ static inline int classify_hit(struct gdirect_ctx *c, const void *ptr,
 		*info = al->info;
 		gd_epoch_exit_own(gd_epoch_my_slot);
 	}
-	/* A thread with no shard yet: the full path counts the hit. */
+	/* A thread that owns no shard counts the hit out of line. */
 	if (__builtin_expect(!SHARD_TRY_INC(c, classify_hits), 0))
-		return classify_full(c, ptr, info);
+		return gd_shard_inc_slow(c, offsetof(struct gd_shard,
+						     classify_hits));
 	return 0;
 miss:
 	gd_epoch_exit_own(gd_epoch_my_slot);

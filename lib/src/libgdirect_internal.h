@@ -179,32 +179,28 @@ struct gd_shard {
 
 extern __thread unsigned gd_my_shard	/* 1 + index; 0: not assigned yet */
 	__attribute__((tls_model("initial-exec")));
+/* The byte offset in a context of the shard this thread owns, or 0 (none
+ * yet, or a shared one): what the hit paths' inline count needs, with no
+ * arithmetic on the index and one test. */
+extern __thread unsigned gd_my_shard_own
+	__attribute__((tls_model("initial-exec")));
 unsigned gd_shard_assign(void);
+/* SHARD_INC out of line, for hit paths whose inline count was refused:
+ * assigns the thread a shard first if it has none.  Returns 0. */
+int gd_shard_inc_slow(struct gdirect_ctx *c, size_t field);
 
-static inline unsigned gd_shard_index(void)
-{
-	unsigned s = gd_my_shard;
-
-	return __builtin_expect(s != 0, 1) ? s - 1 : gd_shard_assign();
-}
-
-static inline void gd_shard_inc(_Atomic uint64_t *ctr, unsigned shard)
-{
-	if (shard < GD_SHARDS)
-		atomic_store_explicit(ctr, atomic_load_explicit(ctr,
-				memory_order_relaxed) + 1, memory_order_relaxed);
-	else
-		atomic_fetch_add_explicit(ctr, 1, memory_order_relaxed);
-}
-
+/* One on field f of the thread's shard: inline when the thread owns one,
+ * else out of line. */
 #define SHARD_INC(c, f) do {						\
-	unsigned sh_ = gd_shard_index();				\
-	gd_shard_inc(&(c)->shard[sh_].f, sh_);				\
+	struct gdirect_ctx *sc_ = (c);					\
+									\
+	if (__builtin_expect(!SHARD_TRY_INC(sc_, f), 0))		\
+		gd_shard_inc_slow(sc_, offsetof(struct gd_shard, f));	\
 } while (0)
 
 /* SHARD_INC without a call, for hit paths kept leaf functions: false,
- * counting nothing, for a thread without a shard yet (0 - 1 wraps), whose
- * caller leaves the hit to a path that counts it with SHARD_INC. */
+ * counting nothing, for a thread that owns no shard (none yet, or a shared
+ * one), whose caller counts the hit with gd_shard_inc_slow(). */
 #define SHARD_TRY_INC(c, f)	gd_shard_try_inc((c), offsetof(struct gd_shard, f))
 
 struct gdirect_ctx {
@@ -331,14 +327,23 @@ static inline struct gd_alloc *gd_alloc_find(const struct gdirect_ctx *c,
 						       a >> GD_PAGE_SHIFT), a);
 }
 
+/* gd_my_shard_own: 0 means none, and every shard's offset fits. */
+_Static_assert(offsetof(struct gdirect_ctx, shard) != 0,
+	       "a shard at offset 0 would read as no shard");
+_Static_assert(sizeof(struct gdirect_ctx) <= UINT32_MAX,
+	       "shard offsets are unsigned");
+
 static inline bool gd_shard_try_inc(struct gdirect_ctx *c, size_t field)
 {
-	unsigned shard = gd_my_shard - 1;
+	unsigned off = gd_my_shard_own;
+	_Atomic uint64_t *ctr;
 
-	if (__builtin_expect(shard >= GD_SHARDS + GD_SHARDS_SHARED, 0))
+	if (__builtin_expect(off == 0, 0))
 		return false;
-	gd_shard_inc((_Atomic uint64_t *)((char *)&c->shard[shard] + field),
-		     shard);
+	/* Only this thread writes its own shard: no locked instruction. */
+	ctr = (_Atomic uint64_t *)((char *)c + off + field);
+	atomic_store_explicit(ctr, atomic_load_explicit(ctr,
+			memory_order_relaxed) + 1, memory_order_relaxed);
 	return true;
 }
 

@@ -655,10 +655,11 @@ static inline bool tc_covers(const struct gd_tc_ent *x, uint64_t a,
  * unchanged; kgen values are unique, so this also says the entry's region
  * is c's).
  * Counts the reference there and checks the status word; reads no region,
- * no slot and no context, writes nothing shared.
+ * no slot and no context, writes nothing shared.  Returns the entry (its
+ * r is the region), or NULL.
  */
-static inline struct gdirect_reg *tc_recent(struct gdirect_ctx *c,
-					    uint64_t a, uint64_t e)
+static inline struct gd_tc_ent *tc_recent(struct gdirect_ctx *c,
+					  uint64_t a, uint64_t e)
 {
 	struct gd_tc_ent *x = gd_tc_last;
 	int64_t n;
@@ -683,7 +684,7 @@ static inline struct gdirect_reg *tc_recent(struct gdirect_ctx *c,
 		atomic_store_explicit(&x->n, n, memory_order_release);
 		return NULL;
 	}
-	return x->r;
+	return x;
 }
 
 /*
@@ -1205,40 +1206,32 @@ static __attribute__((noinline)) int reg_get_lookup(struct gdirect_ctx *c,
 	return miss(c, a, e, out);
 }
 
-/* A recent-path hit of a thread without a statistics shard yet: count it
- * (which assigns one) out of line, so that the recent path calls nothing
- * and saves no registers.  Rare: entries are filled by the lookup path,
- * whose counted hit assigns the shard, unless the hit then failed
- * validation. */
-static __attribute__((noinline)) int reg_hit_unsharded(struct gdirect_ctx *c,
-						       struct gdirect_reg *r,
-						       struct gdirect_reg **out)
-{
-	SHARD_INC(c, hits);
-	*out = r;
-	return 0;
-}
-
 GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 			      size_t len, unsigned int flags,
 			      struct gdirect_reg **out)
 {
 	uint64_t a = (uintptr_t)ptr, e = a + len;
-	struct gdirect_reg *r;
+	struct gd_tc_ent *x;
 
-	/* No user address reaches 2^63; tc_covers() relies on it. */
-	if (!c || !out || !len || flags || e < a || e >> 63)
+	/* No user address reaches 2^63; tc_covers() relies on it.  With a
+	 * and len - 1 below 2^63, a + len cannot wrap, so one test of bit
+	 * 63 refuses a zero length, a wrapped end and an end reaching 2^63
+	 * (three branches here, not six). */
+	if (!c || !out || flags || (a | ((uint64_t)len - 1) | e) >> 63)
 		return gd_err(-EINVAL, "invalid argument");
 	/* Before the fork check: a fork child starts with empty entries,
 	 * and only lookup_ref, after that check, fills them. */
-	r = tc_recent(c, a, e);
-	if (__builtin_expect(r != NULL, 1)) {
-		if (__builtin_expect(!SHARD_TRY_INC(c, hits), 0))
-			return reg_hit_unsharded(c, r, out);
-		*out = r;
-		return 0;
-	}
-	return reg_get_lookup(c, a, e, out);
+	x = tc_recent(c, a, e);
+	if (__builtin_expect(x == NULL, 0))
+		return reg_get_lookup(c, a, e, out);
+	*out = x->r;
+	/* A thread that owns no statistics shard (none yet: its entries
+	 * were filled by a lookup whose hit then failed validation; or
+	 * one of the shared ones) counts out of line, so that the recent
+	 * path calls nothing and saves no registers. */
+	if (__builtin_expect(!SHARD_TRY_INC(c, hits), 0))
+		return gd_shard_inc_slow(c, offsetof(struct gd_shard, hits));
+	return 0;
 }
 
 GD_EXPORT void gdirect_reg_put(struct gdirect_reg *r)

@@ -195,14 +195,28 @@ static void refused(void)
 	CHECK(strstr(gdirect_errmsg(), "managed"));
 	CHECK_EQ(gdirect_reg_get(c, host, sizeof(host), 0, &r), -EINVAL);
 	CHECK(strstr(gdirect_errmsg(), "not GPU memory"));
-	CHECK_EQ(gdirect_reg_get(c, P(d), 0, 0, &r), -EINVAL);
-	CHECK_EQ(gdirect_reg_get(c, P(d), 1, 1, &r), -EINVAL);
-	/* A range reaching 2^63 holds no device memory (and would defeat
-	 * the recent path's one-branch range test). */
-	CHECK_EQ(gdirect_reg_get(c, P(d), (size_t)1 << 63, 0, &r), -EINVAL);
-	/* Past the end of its allocation. */
+	/* Past the end of its allocation: the miss path's check (a hit
+	 * checks the range against the region's 64 KiB pages only). */
 	CHECK_EQ(gdirect_reg_get(c, P(d + 90 * KiB), 20 * KiB, 0, &r), -EINVAL);
 	CHECK(strstr(gdirect_errmsg(), "past its allocation"));
+	/* Each bad request after a hit, so that the thread's recent entry
+	 * covers d: one that got past the argument checks would hit it. */
+	CHECK_EQ(gdirect_reg_get(c, P(d), 1, 0, &r), 0);
+	gdirect_reg_put(r);
+	CHECK_EQ(gdirect_reg_get(c, P(d), 0, 0, &r), -EINVAL);
+	CHECK_EQ(gdirect_reg_get(c, P(d), 1, 1, &r), -EINVAL);
+	CHECK_EQ(gdirect_reg_get(NULL, P(d), 1, 0, &r), -EINVAL);
+	CHECK_EQ(gdirect_reg_get(c, P(d), 1, 0, NULL), -EINVAL);
+	/* A range reaching 2^63 holds no device memory (and would defeat
+	 * the recent path's one-branch range test); nor one that wraps. */
+	CHECK_EQ(gdirect_reg_get(c, P(d), (size_t)1 << 63, 0, &r), -EINVAL);
+	CHECK_EQ(gdirect_reg_get(c, P(d), SIZE_MAX, 0, &r), -EINVAL);
+	CHECK_EQ(gdirect_reg_get(c, P(d + 4 * KiB), SIZE_MAX - 2 * KiB, 0, &r),
+		 -EINVAL);
+	CHECK_EQ(gdirect_reg_get(c, (void *)(uintptr_t)(1ULL << 63), 1, 0, &r),
+		 -EINVAL);
+	CHECK_EQ(gdirect_reg_get(c, (void *)(uintptr_t)(UINT64_MAX - 4), 8, 0,
+				 &r), -EINVAL);
 	gdirect_ctx_destroy(c);
 	fake_cuda_reset();
 }

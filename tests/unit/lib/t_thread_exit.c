@@ -120,6 +120,7 @@ static void check_uses_nothing_given_back(void)
 	CHECK(gd_epoch_my_slot == &gd_epoch_overflow);
 	CHECK(gd_tc_mine == &gd_tc_none);
 	CHECK(gd_my_shard > GD_SHARDS);
+	CHECK_EQ(gd_my_shard_own, 0);	/* what the inline count reads */
 }
 
 /*
