@@ -68,8 +68,8 @@ static void targets(FILE *f)
 				fprintf(f, ".\n");
 			}
 		fprintf(f, "- A thread's own reuse answered in at most 5 ns "
-			"(get alone, reuse trace, 1 thread): gdirect %.1f / %.1f "
-			"/ %.1f ns at %zu / %zu / %zu regions (%s; UCX %.1f / "
+			"(get alone, reuse trace, 1 thread): gdirect %.2f / %.2f "
+			"/ %.2f ns at %zu / %zu / %zu regions (%s; UCX %.1f / "
 			"%.1f / %.1f ns).\n", s->reuse_get[0][0],
 			s->reuse_get[1][0], s->reuse_get[2][0], s->nreg[0],
 			s->nreg[1], s->nreg[2],
