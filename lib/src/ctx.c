@@ -92,30 +92,30 @@ unsigned gd_shard_assign(void)
 	return gd_my_shard - 1;
 }
 
-/* A thread's first count: assign it a shard, then count there.  Apart,
- * so that gd_shard_inc_slow() calls nothing and saves no register. */
+/* A thread's first count: assign it a shard, then count there, inline
+ * if it owns it now.  Apart, so that gd_shard_inc_slow() calls nothing
+ * and saves no register. */
 static __attribute__((noinline, cold)) int shard_inc_first(
 	struct gdirect_ctx *c, size_t field)
 {
 	gd_shard_assign();
+	if (gd_shard_try_inc(c, field))
+		return 0;
 	return gd_shard_inc_slow(c, field);
 }
 
-/* Called where gd_my_shard_own was 0: the thread has no shard yet, or a
- * shared one, or an owned one that shard_inc_first() assigned just now. */
+/* Called where the inline count was refused (gd_my_shard_own 0): the
+ * thread has no shard yet, or counts in a shared one, atomically. */
 int gd_shard_inc_slow(struct gdirect_ctx *c, size_t field)
 {
 	unsigned sh = gd_my_shard;
-	_Atomic uint64_t *ctr;
+	char *shard;
 
 	if (__builtin_expect(sh == 0, 0))
 		return shard_inc_first(c, field);
-	ctr = (_Atomic uint64_t *)((char *)&c->shard[sh - 1] + field);
-	if (sh - 1 < GD_SHARDS)
-		atomic_store_explicit(ctr, atomic_load_explicit(ctr,
-				memory_order_relaxed) + 1, memory_order_relaxed);
-	else
-		atomic_fetch_add_explicit(ctr, 1, memory_order_relaxed);
+	shard = (char *)&c->shard[sh - 1];
+	atomic_fetch_add_explicit((_Atomic uint64_t *)(shard + field), 1,
+				  memory_order_relaxed);
 	return 0;
 }
 
