@@ -1,7 +1,11 @@
 #!/bin/sh
 # run.sh BUILD - the guest suite under the debug kernel, and proof it bites.
 #
-#   1. build (or reuse) the debug kernel: tests/debug-kernel/build.sh BUILD/debug-kernel
+#   1. build (or reuse) the debug kernel: tests/debug-kernel/build.sh KOUT,
+#      where KOUT is $GDIRECT_DEBUG_KERNEL_DIR if set, else
+#      /var/cache/gdirect-debug-kernel when /var/cache is writable (so that
+#      every clone on the machine, CI's fresh one included, reuses one
+#      build), else BUILD/debug-kernel
 #   2. build our modules against it into BUILD/kmod-debug/v2, the Tegra
 #      flavour's into BUILD/kmod-debug/tegra, and the planted module
 #      (tests/debug-kernel/planted) into BUILD/kmod-debug/planted; and the
@@ -26,7 +30,13 @@ build=$(cd "$1" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 results=${RESULTS:-$top/results}
 mkdir -p "$results"
-kout=$build/debug-kernel
+if [ -n "${GDIRECT_DEBUG_KERNEL_DIR:-}" ]; then
+	kout=$GDIRECT_DEBUG_KERNEL_DIR
+elif [ -w /var/cache ]; then
+	kout=/var/cache/gdirect-debug-kernel
+else
+	kout=$build/debug-kernel
+fi
 total_p=0 total_f=0 total_s=0
 add() { total_p=$((total_p + $1)); total_f=$((total_f + $2)); total_s=$((total_s + $3)); }
 finish() {
