@@ -90,11 +90,11 @@ for v in CUDA_EMU CUDA_EMU_OVERWRITE; do
 	*) echo "install: $v=$val: want 0 or 1" >&2; exit 1 ;;
 	esac
 done
-emu_libs="cuda_emu/libcuda.so.1.0.0:libcuda.so.1:libcuda.so
-cudart_emu/libcudart.so.13.0.0:libcudart.so.13:libcudart.so
-nvml_emu/libnvidia-ml.so.1.0.0:libnvidia-ml.so.1:libnvidia-ml.so"
-emu_headers="cuda_emu/include/cuda.h cudart_emu/include/cuda_runtime.h
-cudart_emu/include/cuda_runtime_api.h nvml_emu/include/nvml.h"
+emu_libs="emu/cuda/libcuda.so.1.0.0:libcuda.so.1:libcuda.so
+emu/cudart/libcudart.so.13.0.0:libcudart.so.13:libcudart.so
+emu/nvml/libnvidia-ml.so.1.0.0:libnvidia-ml.so.1:libnvidia-ml.so"
+emu_headers="include/nvidia/cuda.h include/nvidia/cuda_runtime.h
+include/nvidia/cuda_runtime_api.h include/nvidia/nvml.h"
 if [ "${CUDA_EMU:-0}" = 1 ]; then
 	foreign=""
 	for l in $emu_libs; do

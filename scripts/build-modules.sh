@@ -1,7 +1,7 @@
 #!/bin/sh
 # build-modules.sh KDIR OUTDIR FLAVOUR MODULE...
 #
-# Builds each kernel module of kernel/ or tests/modules/ with Kbuild into
+# Builds each kernel module of kernel/, emu/ or tests/modules/ with Kbuild into
 # OUTDIR/<module>/, in dependency order.  A module that calls another's
 # exports gets the provider's Module.symvers through KBUILD_EXTRA_SYMBOLS,
 # exactly as a third-party driver links against nvidia.ko (guide 12.6).
@@ -17,16 +17,19 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 symvers=""
 for m in "$@"; do
-	# The product's modules are under kernel/, the test-only ones
-	# (nvp2p_selftest, gdirect_kapitest) under tests/modules/.
-	src="$top/kernel/$m"
-	[ -d "$src" ] || src="$top/tests/modules/$m"
+	# The product's modules are under kernel/, the emulated GPU's
+	# provider under emu/, the test-only ones (nvp2p_selftest,
+	# gdirect_kapitest) under tests/modules/.
+	case $m in
+	nvp2p_emu) src="$top/emu/nvp2p" ;;
+	*) src="$top/kernel/$m"; [ -d "$src" ] || src="$top/tests/modules/$m" ;;
+	esac
 	dst="$out/$m"
 	mkdir -p "$dst"
 	# Copy only what changed, so Kbuild's incremental build still works.
 	cp -up "$src"/* "$dst"/ 2>/dev/null || true
 	for d in "$src"/*/; do [ -d "$d" ] && cp -rup "$d" "$dst"/; done
-	extra="-I$top/kernel/nvp2p_emu -I$top/include/uapi"
+	extra="-I$top/include/nvidia -I$top/include/uapi"
 	tegra=0
 	case $flavour in
 	v1) extra="$extra -DNVP2P_EMU_PAGE_TABLE_V1" ;;

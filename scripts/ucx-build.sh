@@ -136,9 +136,9 @@ find_hdr() {
   $n in $*: $w"
 }
 
-find_hdr cuda_inc cuda.h "the emulated driver's header" cuda_emu/include
-find_hdr rt_inc cuda_runtime.h "the emulated CUDA runtime's header" cudart_emu/include
-find_hdr nvml_inc nvml.h "the emulated NVML's header" nvml_emu/include
+find_hdr cuda_inc cuda.h "the emulated driver's header" include/nvidia
+find_hdr rt_inc cuda_runtime.h "the emulated CUDA runtime's header" include/nvidia
+find_hdr nvml_inc nvml.h "the emulated NVML's header" include/nvidia
 find_lib libcuda libcuda.so.1 "the emulated driver library (make userspace)"
 find_lib libcudart libcudart.so.13 "the emulated CUDA runtime (make userspace)"
 find_lib libnvml libnvidia-ml.so.1 "the emulated NVML (make userspace)"
@@ -172,7 +172,7 @@ if [ -z "$cuda_missing" ]; then
 		cuStreamAddCallback cuStreamCreate cuStreamDestroy; do
 		grep -q "\b$n\b" "$stage/include/cuda.h" || lacks="$lacks $n"
 	done
-	[ -z "$lacks" ] || die "cuda_emu/include/cuda.h lacks what UCX's CUDA modules use:$lacks"
+	[ -z "$lacks" ] || die "include/nvidia/cuda.h lacks what UCX's CUDA modules use:$lacks"
 	ln -s "$libcuda" "$stage/lib64/libcuda.so"
 	ln -s "$libcudart" "$stage/lib64/libcudart.so"
 	ln -s "$libnvml" "$stage/lib64/libnvidia-ml.so"
@@ -207,7 +207,7 @@ build_tests() {
 		t=$out/guest/$(basename "$c" .c)
 		say "building $(basename "$t")"
 		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$t" "$c" \
-			-I"$prefix/include" -I"$cuda_inc" -I"$gdr_inc" -I"$top/tests/include" \
+			-I"$prefix/include" -I"$cuda_inc" -I"$gdr_inc" -I"$top/tests/include" -I"$top/emu/include" \
 			-L"$prefix/lib" -lucp -lucs -lucm \
 			"$libcuda" "$libgdrapi" || die "building $c failed"
 	done

@@ -29,14 +29,12 @@
 #include "nvp2p_emu.h"
 
 /*
- * From the guest tests' helpers (tests/guest/gdirect/gdt.c), declared here:
- * gdt.h includes gdirect.ko's uapi gdirect.h, which shares its name with
- * libgdirect's header above.
+ * The emulated machine's guest-side helpers (emu/include/): its counters,
+ * the host's view of GPU memory, the CUDA context.
  */
-int gdt_cuda_init(void);
-int gdt_mem_offset(CUdeviceptr p, uint64_t *off);	/* offset in GPU memory */
-int gdt_host_has(uint64_t off, const void *data, size_t len);	/* hostcheck */
-uint64_t gdt_emu(const char *name);			/* emulator counter */
+#include "emu_knob.h"
+#include "gpumem.h"
+#include "guest_cuda.h"
 
 #define KiB (1ULL << 10)
 #define MiB (1ULL << 20)
@@ -104,7 +102,7 @@ int main(void)
 	if (fd < 0 || ioctl(fd, NVP2P_EMU_IOC_INFO, &info))
 		return fail("the emulated GPU (" NVP2P_EMU_DEVICE ") is not there");
 	close(fd);
-	if (gdt_cuda_init())
+	if (guest_cuda_init())
 		return fail("CUDA context");
 	cuDeviceGetName(name, sizeof(name), 0);
 	printf("    GPU: %s, %llu MiB of memory, BAR1 %llu MiB (%llu reserved)\n", name,
@@ -119,9 +117,9 @@ int main(void)
 	t = now_ns() - t0;
 	cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, d);
 	/* Where step 6's bytes lie in the host's backing file; looked up
-	 * before libgdirect registers anything (gdt_mem_offset reads gdirect's
+	 * before libgdirect registers anything (guest_mem_offset reads gdirect's
 	 * per-process region list, which would then hold two handle 1s). */
-	if (gdt_mem_offset(d + EDU_OFF, &moff))
+	if (guest_mem_offset(d + EDU_OFF, &moff))
 		return fail("offset of the buffer in GPU memory");
 	printf("    %llu MiB at GPU VA 0x%llx in %.0f us, BUFFER_ID %llu\n", mib(BUF), d, t / 1e3, id);
 
@@ -171,7 +169,7 @@ int main(void)
 	       t / 1e3, (unsigned long long)ri.addr, (unsigned long long)(ri.size >> 10),
 	       (unsigned long long)ri.kernel_handle);
 	printf("    emulator: %llu pin(s), %llu KiB of BAR1 used\n",
-	       (unsigned long long)gdt_emu("pins"), (unsigned long long)(gdt_emu("bar1_used") >> 10));
+	       (unsigned long long)emu_stat_u64("pins"), (unsigned long long)(emu_stat_u64("bar1_used") >> 10));
 	gdirect_reg_put(r);
 	t0 = now_ns();
 	for (int i = 0; i < n; i++) {
@@ -231,7 +229,7 @@ int main(void)
 			printf("    first difference at +%zu: %02x, not %02x\n", i, back[i], pat[i]);
 			return fail("CUDA reads the DMA'd bytes");
 		}
-		if (!gdt_host_has(moff, pat, len))
+		if (!guest_host_has(moff, pat, len))
 			return fail("the host's backing file holds the DMA'd bytes");
 		memset(back, 0, len);
 		if (gdirect_copy_from_gpu(g, back, (void *)(d + off), len) || memcmp(back, pat, len))
@@ -243,7 +241,7 @@ int main(void)
 		       "    libgdirect reads the same bytes through its BAR mapping\n",
 		       (unsigned long long)moff);
 		printf("    gdirect_edu: %llu pin through gdirect_pin(), cached; emulator: %llu pins in all\n",
-		       (unsigned long long)es.pins, (unsigned long long)gdt_emu("pins"));
+		       (unsigned long long)es.pins, (unsigned long long)emu_stat_u64("pins"));
 	}
 
 	step("Freed while registered: revocation event, then a fresh registration");
@@ -331,7 +329,7 @@ int main(void)
 		printf("    (each eviction answered a pin that gdirect.ko refused for want of BAR1:\n"
 		       "    its pin_failures below; none reached the caller)\n");
 		printf("    now pinned: %llu regions, %llu MiB; BAR1 used %llu MiB\n",
-		       (unsigned long long)st.regions, mib(st.bytes_pinned), mib(gdt_emu("bar1_used")));
+		       (unsigned long long)st.regions, mib(st.bytes_pinned), mib(emu_stat_u64("bar1_used")));
 		if (failed || st.evictions_bar == ev0)
 			return fail("every operation succeeds, through evictions");
 		for (int i = 0; i < nb; i++)

@@ -2,8 +2,9 @@
 /*
  * The one place that knows which nv-p2p flavour we build on
  *
- * Desktop (dGPU): nv-p2p.h of the NVIDIA driver or of nvp2p_emu, found on
- * the include path the build selected.  Tegra (GDIRECT_TEGRA): the 13.4
+ * Desktop (dGPU): nv-p2p.h of the NVIDIA driver or include/nvidia/nv-p2p.h
+ * (the interface the emulator implements), whichever the build put on the
+ * include path.  Tegra (GDIRECT_TEGRA): the 13.4
  * interface, from the board's <linux/nv-p2p.h> (with
  * GDIRECT_TEGRA_SYSTEM_HEADER) or from nvp2p_emu built in its Tegra flavour.
  * The rest of the module calls only the gd_nv_*() helpers below.

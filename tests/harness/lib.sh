@@ -5,7 +5,7 @@
 load_module() { m=$1; shift; insmod "/modules/$m.ko" "$@"; }
 unload_module() { rmmod "$1"; }
 # The emulator's counters and knobs: debugfs in the open licence flavour,
-# /proc/driver/nvp2p_emu in the proprietary one (tests/include/emu_knob.h).
+# /proc/driver/nvp2p_emu in the proprietary one (emu/include/emu_knob.h).
 emu_knob_dir() {
 	if [ -d /proc/driver/nvp2p_emu ]; then echo /proc/driver/nvp2p_emu
 	else echo /sys/kernel/debug/nvp2p_emu; fi

@@ -80,7 +80,7 @@ export LD_LIBRARY_PATH=$P/lib:$cuda/lib64
 for tl in cuda_copy cuda_ipc tcp; do
 	check "ucx_info -d lists $tl" grep -q "Transport: $tl\$" "$out/ucx_info_d.txt"
 done
-gcc -std=gnu11 -O2 -Wall -Wextra -DXFER_CUDA -DXFER_NO_GDRAPI -I"$top/tests/include" \
+gcc -std=gnu11 -O2 -Wall -Wextra -DXFER_CUDA -DXFER_NO_GDRAPI -I"$top/tests/include" -I"$top/emu/include" \
 	-I"$P/include" -I"$cuda/include" "$xfer_c" -o ucx-xfer \
 	-L"$P/lib" -lucp -lucs -L"$cuda/lib64/stubs" -L"$cuda/lib64" -lcuda >"$out/xfer-build.txt" 2>&1
 check "ucx-xfer builds (no gdrapi: XFER_BAR=0)" test -x ucx-xfer

@@ -199,51 +199,17 @@ int gdt_free(CUdeviceptr p)
 	return cuMemFree(p) == CUDA_SUCCESS ? 0 : -1;
 }
 
-/* Bus address of the first page of this process's registration @handle. */
 uint64_t gdt_region_phys(uint64_t handle)
 {
-	unsigned long long h, phys = 0;
-	char line[512];
-	int mine = 0;
-	FILE *f = fopen("/proc/driver/gdirect/regions", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "process ", 8)) {
-			mine = atoi(line + 8) == getpid();
-		} else if (mine && sscanf(line, " handle %llu", &h) == 1 &&
-			   h == handle && strstr(line, " phys ")) {
-			phys = strtoull(strstr(line, " phys ") + 6, NULL, 0);
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	return phys;
+	return guest_region_phys(handle);
 }
 
-/*
- * Pin the page holding @p through a scratch gdirect file and read its bus
- * address from /proc/driver/gdirect/regions (root only): in the emulator, BAR
- * address minus BAR2's start is the offset in the host's backing file.
- */
 int gdt_mem_offset(CUdeviceptr p, uint64_t *off)
 {
-	struct gdirect_pin pin;
-	int fd = open("/dev/gdirect", O_RDWR | O_CLOEXEC);
-	uint64_t bar = guest_bar2_start(), phys;
-
-	if (fd < 0 || !bar || gdt_pin(fd, p, 1, 0, &pin)) {
+	if (guest_mem_offset(p, off)) {
 		gdt_diag("gdt_mem_offset: cannot pin %#llx", (unsigned long long)p);
-		if (fd >= 0)
-			close(fd);
 		return -1;
 	}
-	phys = gdt_region_phys(pin.handle);
-	gdt_unpin(fd, pin.handle);
-	close(fd);
-	if (!phys)
-		return -1;
-	*off = phys - bar + (p - pin.pinned_addr);
 	return 0;
 }
 

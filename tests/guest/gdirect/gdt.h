@@ -84,7 +84,7 @@ void gdt_body_close(int fd, volatile uint32_t *status, struct gdt_buffer *b);
 /* Bus address of the first page of our registration HANDLE; 0 if none. */
 uint64_t gdt_region_phys(uint64_t handle);
 
-/* Emulator counters and knobs (tests/include/emu_knob.h). */
+/* Emulator counters and knobs (emu/include/emu_knob.h). */
 uint64_t gdt_emu(const char *name);
 /* emu_wait_stat(): wait up to @ms for counter @name to reach @value. */
 int gdt_emu_wait(const char *name, uint64_t value, unsigned int ms);

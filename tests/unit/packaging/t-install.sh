@@ -28,8 +28,8 @@ check "libgdirect.so.0 under $prefix" [ -n "$lib" ]
 pc=$(find "$p" -name gdirect.pc | head -n1)
 check "gdirect.pc under $prefix" [ -n "$pc" ]
 src="$d/usr/src/gdirect-$version"
-for f in dkms.conf Makefile include/uapi/gdirect_ioctl.h include/uapi/gdrdrv.h kernel/nvp2p_emu/Kbuild \
-	kernel/nvp2p_emu/nv-p2p.h kernel/gdirect/Kbuild kernel/gdirect/include/gdirect_kapi.h \
+for f in dkms.conf Makefile include/uapi/gdirect_ioctl.h include/uapi/gdrdrv.h emu/nvp2p/Kbuild \
+	include/nvidia/nv-p2p.h kernel/gdirect/Kbuild kernel/gdirect/include/gdirect_kapi.h \
 	kernel/gdirect_edu/Kbuild include/uapi/gdirect_edu.h; do
 	exists "$src/$f"
 done

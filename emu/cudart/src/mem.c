@@ -5,7 +5,7 @@
  *
  * The allocation and free calls UCX's memory hooks patch (cudaMalloc,
  * cudaMallocManaged, cudaMallocPitch, cudaFree, cudaFreeHost) are exported
- * through EMU_HOOKABLE stubs (cuda_emu/src/hookable.h).
+ * through EMU_HOOKABLE stubs (emu/cuda/src/hookable.h).
  */
 #include <stdint.h>
 

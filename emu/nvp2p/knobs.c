@@ -5,7 +5,7 @@
  * One table, printer and parser for both front-ends: debugfs.c publishes
  * them under /sys/kernel/debug/nvp2p_emu/, procfs.c (the proprietary
  * flavour) under /proc/driver/nvp2p_emu/, with these names and formats
- * (tests/include/emu_knob.h and tests/harness/lib.sh read them):
+ * (emu/include/emu_knob.h and tests/harness/lib.sh read them):
  *
  *   allocations  pins  dma_maps  callbacks   live counts / callbacks fired
  *   imports  imports_total                   IPC imports (cuIpcOpenMemHandle):
