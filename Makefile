@@ -124,7 +124,7 @@ test-gpu: userspace
 bench-gpu: userspace
 	@test -x "$(BUILD)/device/roundtrip" || { \
 	  echo "bench-gpu: no benchmark in $(BUILD): meson found no CUDA toolkit (scripts/find-cuda.sh says why)"; exit 1; }
-	timeout 300 "$(BUILD)/device/roundtrip" $(BENCH_ARGS)
+	timeout 300 "$(BUILD)/device/roundtrip" --target $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan results

@@ -31,7 +31,13 @@
 // distribution: percentiles in the summary and, given a file, quantiles
 // for bench/plot.sh to draw.
 //
-//   roundtrip [iterations-per-repeat [repeats [distribution-file]]]
+//   roundtrip [--target] [iterations-per-repeat [repeats [distribution-file]]]
+//
+// Each of our methods is reported against libcu++ as the ratio of the
+// medians and its spread over the repeats (the smallest and largest of the
+// per-repeat ratios).  A verdict against the target (ratio <= 1) is printed
+// only with --target, which make bench-gpu passes: a difference within the
+// spread is noise, and the demo must not read it as a failure.
 #include <gdirect_device.h>
 #include <gdirect_device_inline.cuh>
 
@@ -243,8 +249,8 @@ static double pct(std::vector<double> v, double p)
 }
 
 // A ratio printed with three decimals, or as many more as it takes for the
-// printed figure to fall on the same side of 1 as the verdict beside it
-// (1.0004 is "1.0004", never "1.000" next to "NOT met").
+// printed figure to fall on the same side of 1 as the ratio itself
+// (1.0004 is "1.0004", never "1.000" next to a verdict of "NOT met").
 static void fmt_ratio(char *buf, size_t n, double ratio)
 {
 	for (int prec = 3; prec <= 15; prec++) {
@@ -317,9 +323,15 @@ static void write_dist(const char *path, const std::vector<double> *all, int n,
 
 int main(int argc, char **argv)
 {
-	if (argc > 4) {
-		fprintf(stderr, "usage: roundtrip [iterations-per-repeat [repeats "
-			"[distribution-file]]]\n");
+	bool target = argc > 1 && !strcmp(argv[1], "--target");
+
+	if (target) {
+		argv++;
+		argc--;
+	}
+	if (argc > 4 || (argc > 1 && argv[1][0] == '-')) {
+		fprintf(stderr, "usage: roundtrip [--target] [iterations-per-repeat "
+			"[repeats [distribution-file]]]\n");
 		return 2;
 	}
 	int n = argc > 1 ? count_arg("iterations per repeat", argv[1], 51) : 20000;
@@ -405,15 +417,26 @@ int main(int argc, char **argv)
 	const enum method ours[] = { PTX, PTX_TIMEOUT, INLINE, X_EQ, X_WS, X_NOREP };
 	for (enum method m : ours) {
 		double ratio = pct(med[m], 0.5) / pct(med[LIBCXX], 0.5);
+		double lo = 0, hi = 0;
 		int le = 0;
-		char rs[32];
+		char rs[32], los[32], his[32];
 
-		for (int r = 0; r < repeats; r++)
+		for (int r = 0; r < repeats; r++) {
+			double rr = med[m][r] / med[LIBCXX][r];
+
 			le += med[m][r] <= med[LIBCXX][r];
+			lo = r ? std::min(lo, rr) : rr;
+			hi = r ? std::max(hi, rr) : rr;
+		}
 		fmt_ratio(rs, sizeof(rs), ratio);
-		printf("%-7s / libcu++ median ratio: %s, at or below in %d of %d repeats"
-		       " (target <= 1: %s)\n", names[m], rs, le, repeats,
-		       ratio <= 1.0 ? "met" : "NOT met");
+		fmt_ratio(los, sizeof(los), lo);
+		fmt_ratio(his, sizeof(his), hi);
+		printf("%-7s / libcu++ median ratio: %s, per repeat %s to %s, at or"
+		       " below in %d of %d repeats", names[m], rs, los, his, le,
+		       repeats);
+		if (target)
+			printf(" (target <= 1: %s)", ratio <= 1.0 ? "met" : "NOT met");
+		printf("\n");
 	}
 	if (dist)
 		write_dist(dist, all, n, repeats, head);
