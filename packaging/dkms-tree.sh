@@ -10,9 +10,11 @@ top=$1 out=$2 version=$3
 rm -rf "$out"
 for d in emu/nvp2p kernel/gdirect kernel/gdirect_edu; do
 	mkdir -p "$out/$d"
+	# cp --parents, not cpio: make install must work where only
+	# coreutils are (a GPU server has no cpio).
 	(cd "$top/$d" && find . -type f \
-		\( -name '*.c' -o -name '*.h' -o -name Kbuild \) -print |
-		cpio -pdm --quiet "$out/$d")
+		\( -name '*.c' -o -name '*.h' -o -name Kbuild \) \
+		-exec cp -p --parents {} "$out/$d" \;)
 done
 mkdir -p "$out/include/nvidia"
 cp "$top/include/nvidia/nv-p2p.h" "$top/include/nvidia/nv-p2p-tegra.h" \

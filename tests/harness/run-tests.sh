@@ -21,6 +21,12 @@
 #   6. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
 #      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1
 #
+#   7. the GPU suites (meson suite 'gpu', what make test-gpu runs) where
+#      this machine has an NVIDIA GPU and meson built them
+#
+# GDIRECT_TEST_LANES=available (scripts/test.sh sets it on a GPU server)
+# skips each lane whose needs are missing here, one line each with the
+# reason; with `all` (CI's) every lane runs and a missing need fails it.
 # Skips are counted and shown, never folded into passes.  Whatever failed is
 # repeated just above the last line, so a log cut to its tail still names it.
 # The last line is "N passed, N failed, N skipped".
@@ -29,7 +35,7 @@ build=$1
 top=$(cd "$(dirname "$0")/../.." && pwd)
 results="$top/results"
 mkdir -p "$results"
-kver=$(ls -1 /lib/modules | grep -- '-amd64$' | sort -V | tail -n1)
+kver=$(ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -n1)
 kernel=/boot/vmlinuz-$kver
 total_p=0 total_f=0 total_s=0
 failures="$results/failures.txt"
@@ -40,6 +46,43 @@ note_failure() { printf '%s\n' "$*" >>"$failures"; }
 
 add() { # add PASSED FAILED SKIPPED
 	total_p=$((total_p + $1)); total_f=$((total_f + $2)); total_s=$((total_s + $3))
+}
+
+lanes=${GDIRECT_TEST_LANES:-all}
+case $lanes in
+all|available) ;;
+*) echo "run-tests.sh: GDIRECT_TEST_LANES='$lanes': expected 'all' or 'available'" >&2; exit 2 ;;
+esac
+skipped="$results/skipped.txt"
+: >"$skipped"
+# lane_skip LABEL WHY: a lane that cannot run here, counted as skipped.
+lane_skip() {
+	echo "$1: SKIPPED: $2"
+	echo "$1: $2" >>"$skipped"
+	add 0 0 1
+}
+# Why the emulated machine cannot boot here (nothing when it can): only
+# asked with GDIRECT_TEST_LANES=available, since deps.sh installed all of
+# it otherwise.
+guest_missing() {
+	w=""
+	command -v qemu-system-x86_64 >/dev/null 2>&1 || w="$w, no qemu-system-x86_64"
+	[ -n "$kver" ] && [ -f "$kernel" ] || w="$w, no Debian guest kernel (/boot/vmlinuz-*-amd64)"
+	[ -x /bin/busybox ] || [ -x /usr/bin/busybox ] || w="$w, no busybox"
+	command -v cpio >/dev/null 2>&1 || w="$w, no cpio"
+	[ -f "$build/kmod/v2/gdirect/gdirect.ko" ] || w="$w, no kernel modules built (no kernel headers for the guest)"
+	echo "${w#, }"
+}
+guest_why=""
+[ "$lanes" = available ] && guest_why=$(guest_missing)
+# Can the compiler build and run a program with these sanitizers?
+cc_sanitizes() {
+	d=$(mktemp -d)
+	echo 'int main(void) { return 0; }' >"$d/t.c"
+	${CC:-cc} -fsanitize="$1" "$d/t.c" -o "$d/t" >/dev/null 2>&1 && "$d/t"
+	r=$?
+	rm -rf "$d"
+	return $r
 }
 
 # meson's testlog.json has one line per test with its result.
@@ -160,14 +203,25 @@ run_guest() { # run_guest FLAVOUR [TESTS]
 }
 
 echo "== unit tests (ASan + UBSan)"
-run_unit "$build-san" address,undefined unit unit-asan
+if [ "$lanes" = available ] && ! cc_sanitizes address,undefined; then
+	lane_skip unit-asan "the compiler cannot build with ASan and UBSan here; the unit tests run without sanitizers instead"
+	run_unit "$build-nosan" none unit unit-nosan
+else
+	run_unit "$build-san" address,undefined unit unit-asan
+fi
 echo "== concurrent unit tests (TSan)"
-run_unit "$build-tsan" thread tsan unit-tsan
+if [ "$lanes" = available ] && ! cc_sanitizes thread; then
+	lane_skip unit-tsan "the compiler cannot build with TSan here"
+else
+	run_unit "$build-tsan" thread tsan unit-tsan
+fi
 # CI starts from a clean clone: UCX is built here, and a failed build is a
 # failure of its own, not only the guest tests' skips.
 echo "== UCX build (make ucx: scripts/ucx-build.sh, docs/cluster.md)"
 ucx_t0=$(date +%s)
-if "$top/scripts/deps.sh" ucx >"$results/ucx-build.log" 2>&1 &&
+if [ -n "$guest_why" ]; then
+	lane_skip ucx-build "UCX serves only the emulated machine's lanes, which cannot run here ($guest_why)"
+elif "$top/scripts/deps.sh" ucx >"$results/ucx-build.log" 2>&1 &&
    JOBS=${JOBS:-2} "$top/scripts/ucx-build.sh" "$build" >>"$results/ucx-build.log" 2>&1; then
 	echo "ucx-build: $(tail -n1 "$results/ucx-build.log" | sed 's/^ucx-build: //') ($(( $(date +%s) - ucx_t0 )) s)"
 	add 1 0 0
@@ -177,6 +231,13 @@ else
 	note_failure "ucx-build: the UCX build failed (results/ucx-build.log)"
 	add 0 1 0
 fi
+if [ -n "$guest_why" ]; then
+	echo "== the emulated machine's lanes: SKIPPED here ($guest_why)"
+	for l in "guest[v2]" conformance conformance-64k conformance-runtime \
+		"guest[v1]" "guest[tegra]" "guest[prop]" "guest[bpo]" "guest[cluster]"; do
+		lane_skip "$l" "$guest_why"
+	done
+else
 echo "== guest suite, page table 0x00020000"
 run_guest v2
 # The emulator's CUDA transcript (t-15) against a real GPU's: the diff count,
@@ -268,7 +329,11 @@ fi
 unset UCX_PREFIX
 echo "cluster: $(( $(date +%s) - cl_t0 )) s"
 
-if [ "${DEBUG_KERNEL:-0}" = 1 ]; then
+fi
+
+if [ "${DEBUG_KERNEL:-0}" = 1 ] && [ -n "$guest_why" ]; then
+	lane_skip debug-kernel "$guest_why"
+elif [ "${DEBUG_KERNEL:-0}" = 1 ]; then
 	echo "== guest suite under the debug kernel (docs/debug-kernel.md)"
 	"$top/scripts/deps.sh" debug-kernel || add 0 1 0
 	RESULTS="$results" MODULES="${MODULES:-}" "$top/tests/debug-kernel/run.sh" "$build" | tee "$results/debug-kernel.summary"
@@ -277,7 +342,24 @@ if [ "${DEBUG_KERNEL:-0}" = 1 ]; then
 	add_summary "$results/debug-kernel.summary"
 fi
 
+# The GPU suites (make test-gpu), where there is a GPU to run them on.
+echo "== GPU suites (make test-gpu; docs/device.md)"
+if ! { [ -e /dev/nvidiactl ] || [ -r /proc/driver/nvidia/version ]; }; then
+	lane_skip gpu "no NVIDIA driver here (make test-gpu runs these on a GPU server)"
+elif [ ! -e "$build/tests/device/test_device" ]; then
+	lane_skip gpu "meson found no CUDA toolkit, so the GPU tests were not built (scripts/find-cuda.sh says why)"
+else
+	rm -f "$build/meson-logs/testlog.json"
+	meson test -C "$build" --no-rebuild --suite gpu --print-errorlogs \
+		>"$results/gpu.log" 2>&1
+	count_meson "$build" gpu
+fi
+
 echo "results and logs: $results/"
+if [ -s "$skipped" ]; then
+	echo "== what was skipped, and why"
+	sed 's/^/  /' "$skipped"
+fi
 if [ -s "$failures" ]; then
 	echo "== what failed"
 	sed 's/^/  /' "$failures"

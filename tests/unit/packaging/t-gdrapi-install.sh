@@ -29,9 +29,9 @@ ver=$(PKG_CONFIG_PATH=$L/pkgconfig pkg-config --define-variable=prefix="$d/a$pre
 printf '#include <gdrapi.h>\n#include <stdio.h>\nint main(void) { int a, b; gdr_runtime_get_version(&a, &b); printf("%%d.%%d\\n", a, b); return 0; }\n' > "$d/t.c"
 flags=$(PKG_CONFIG_PATH=$L/pkgconfig pkg-config --define-variable=prefix="$d/a$prefix" --cflags --libs gdrapi)
 # A sanitizer build's library needs the same runtime in the program.
-san=$(meson introspect --buildoptions "$build" | python3 -c \
-	'import json,sys; v=next(o["value"] for o in json.load(sys.stdin) if o["name"] == "b_sanitize"); print("" if v == "none" else "-fsanitize=" + v)')
-out=$(cc $san -o "$d/t" "$d/t.c" $flags 2>&1 && LD_LIBRARY_PATH=$L "$d/t" 2>&1)
+san=$("$(dirname "$0")/sanitize-flags.sh" "$build")
+out=$(cc $san -o "$d/t" "$d/t.c" $flags 2>"$d/cc.log" && LD_LIBRARY_PATH=$L "$d/t" 2>&1 ||
+	cat "$d/cc.log")
 [ "$out" = 2.6 ]; check_rc $? "a program built through pkg-config runs on it: '$out'"
 inst "$d/a"; check_rc $? "installing again over our own library needs no option"
 

@@ -70,8 +70,7 @@ if [ -n "$pc" ] && command -v pkg-config >/dev/null; then
 	check "pkg-config version '$mod'" [ "$mod" = "$version" ]
 	printf '#include <gdirect.h>\nint main(void) { return gdirect_copy_impl()[0] == 0; }\n' > "$d/t.c"
 	# A sanitizer build's library needs the same runtime in the program.
-	san=$(meson introspect --buildoptions "$build" | python3 -c \
-		'import json,sys; v=next(o["value"] for o in json.load(sys.stdin) if o["name"] == "b_sanitize"); print("" if v == "none" else "-fsanitize=" + v)')
+	san=$("$(dirname "$0")/sanitize-flags.sh" "$build")
 	# shellcheck disable=SC2086
 	if cc $san -o "$d/t" "$d/t.c" $flags; then
 		ok "a program builds against the installed header and library"
