@@ -381,15 +381,19 @@ CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int ui, size_t n, CUstream s
 CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
 			    size_t height, unsigned int elem);
 
-#define CU_STREAM_DEFAULT 0x0
-#define CU_STREAM_NON_BLOCKING 0x1
+typedef enum CUstream_flags_enum {
+	CU_STREAM_DEFAULT = 0x0,
+	CU_STREAM_NON_BLOCKING = 0x1
+} CUstream_flags;
 /* The default streams' handles: the legacy NULL stream, and this thread's. */
 #define CU_STREAM_LEGACY ((CUstream)0x1)
 #define CU_STREAM_PER_THREAD ((CUstream)0x2)
-#define CU_EVENT_DEFAULT 0x0
-#define CU_EVENT_BLOCKING_SYNC 0x1
-#define CU_EVENT_DISABLE_TIMING 0x2
-#define CU_EVENT_INTERPROCESS 0x4
+typedef enum CUevent_flags_enum {
+	CU_EVENT_DEFAULT = 0x0,
+	CU_EVENT_BLOCKING_SYNC = 0x1,
+	CU_EVENT_DISABLE_TIMING = 0x2,
+	CU_EVENT_INTERPROCESS = 0x4
+} CUevent_flags;
 
 CUresult cuStreamCreate(CUstream *ps, unsigned int flags);
 CUresult cuStreamCreateWithPriority(CUstream *ps, unsigned int flags,
@@ -403,12 +407,16 @@ CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags);
 CUresult cuEventCreate(CUevent *pe, unsigned int flags);
 
 /* Stream memory operations: a wait holds its stream until the word passes. */
-#define CU_STREAM_WAIT_VALUE_GEQ 0x0
-#define CU_STREAM_WAIT_VALUE_EQ 0x1
-#define CU_STREAM_WAIT_VALUE_AND 0x2
-#define CU_STREAM_WAIT_VALUE_NOR 0x3
-#define CU_STREAM_WAIT_VALUE_FLUSH (1 << 30)
-#define CU_STREAM_WRITE_VALUE_DEFAULT 0x0
+typedef enum CUstreamWaitValue_flags_enum {
+	CU_STREAM_WAIT_VALUE_GEQ = 0x0,
+	CU_STREAM_WAIT_VALUE_EQ = 0x1,
+	CU_STREAM_WAIT_VALUE_AND = 0x2,
+	CU_STREAM_WAIT_VALUE_NOR = 0x3,
+	CU_STREAM_WAIT_VALUE_FLUSH = 1 << 30
+} CUstreamWaitValue_flags;
+typedef enum CUstreamWriteValue_flags_enum {
+	CU_STREAM_WRITE_VALUE_DEFAULT = 0x0
+} CUstreamWriteValue_flags;
 #define cuStreamWaitValue32 cuStreamWaitValue32_v2
 #define cuStreamWaitValue64 cuStreamWaitValue64_v2
 #define cuStreamWriteValue32 cuStreamWriteValue32_v2
@@ -481,9 +489,11 @@ CUresult cuStreamAddCallback(CUstream s, CUstreamCallback callback,
 			     void *userData, unsigned int flags);
 
 /* Managed memory: the emulated GPU has none (CUDA_ERROR_NOT_SUPPORTED). */
-#define CU_MEM_ATTACH_GLOBAL 0x1
-#define CU_MEM_ATTACH_HOST 0x2
-#define CU_MEM_ATTACH_SINGLE 0x4
+typedef enum CUmemAttach_flags_enum {
+	CU_MEM_ATTACH_GLOBAL = 0x1,
+	CU_MEM_ATTACH_HOST = 0x2,
+	CU_MEM_ATTACH_SINGLE = 0x4
+} CUmemAttach_flags;
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 			   unsigned int flags);
 
@@ -562,7 +572,9 @@ CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
 typedef enum CUmemRangeHandleType_enum {
 	CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 0x1
 } CUmemRangeHandleType;
-#define CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE 0x1
+typedef enum CUmemRangeFlags_enum {
+	CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE = 0x1
+} CUmemRangeFlags;
 CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
 				       size_t size, CUmemRangeHandleType handleType,
 				       unsigned long long flags);
@@ -575,7 +587,9 @@ typedef struct CUipcMemHandle_st {
 typedef struct CUipcEventHandle_st {
 	char reserved[CU_IPC_HANDLE_SIZE];
 } CUipcEventHandle;
-#define CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS 0x1
+typedef enum CUipcMem_flags_enum {
+	CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x1
+} CUipcMem_flags;
 #define cuIpcOpenMemHandle cuIpcOpenMemHandle_v2
 CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr);
 CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle,
