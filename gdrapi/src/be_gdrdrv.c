@@ -3,7 +3,9 @@
  * be_gdrdrv.c - libgdrapi over /dev/gdrdrv (include/uapi/gdrdrv.h): the
  * gdrdrv ioctl interface, served by gdirect.ko's gdrdrv personality or by
  * gdrcopy's own gdrdrv.ko.  Requests newer than the driver's version are
- * not sent (the version gates of gdrdrv.h); mmap offset = handle <<
+ * not sent: the version gates of gdrdrv.h are gdrcopy's (GET_INFO_V2 from
+ * 2.4, GET_ATTR, PIN_BUFFER_V2 and REQ_MAPPING_TYPE from 2.5), so that an
+ * older gdrdrv.ko never sees a request it lacks.  mmap offset = handle <<
  * PAGE_SHIFT.
  */
 #include <errno.h>

@@ -7,14 +7,22 @@
  * device, ioctls of magic 0xDA and mmap() of offset handle << PAGE_SHIFT.
  * gdirect.ko provides the same interface over its own registrations so that
  * any libgdrapi 2.x works unchanged; this header declares that interface.
- * The numbers, field order and sizes are those of gdrcopy 2.6 and must not
- * change: tests/unit/gdirect/t_gdrdrv_abi.c checks them at compile time.
+ * The request numbers, version constants, field order and sizes are those
+ * of gdrcopy 2.6 and must not change: the unit test
+ * tests/unit/gdirect/t-gdrdrv-peer.sh compares them with the header in
+ * gdrcopy's release tarball.
  *
- * Ioctl encodings.  The request numbers carry an argument size.  PIN_BUFFER
- * (1) encodes the size of its structure (40 bytes); every other request
- * encodes the size of a pointer to its structure (8 bytes on LP64), which
- * is how gdrcopy declares them.  The kernel copies sizeof(struct) bytes in
- * both cases.
+ * Ioctl encodings.  Each request number carries the argument size that
+ * gdrcopy's own header declares for it, because a library sends exactly
+ * that number and the kernel dispatches on it.  PIN_BUFFER (1) and
+ * PIN_BUFFER_V2 (7) encode the size of their structure (40 and 32 bytes).
+ * Every other request encodes the size of a pointer to its structure (8
+ * bytes on LP64), because gdrcopy declares them with a pointer type.  The
+ * kernel copies sizeof(struct) bytes in every case.  Earlier versions of
+ * this header declared PIN_BUFFER_V2 with a pointer type (0xC008DA07),
+ * which no gdrcopy release sends.  gdirect.ko still accepts that number so
+ * that libraries built from those versions keep working
+ * (kernel/gdirect/gdrdrv.c), but this header declares only gdrcopy's.
  *
  * Semantics, and where gdirect differs from gdrcopy's own module, are
  * described in docs/driver.md ("The /dev/gdrdrv personality").
@@ -38,11 +46,15 @@
 #define MINIMUM_GDR_API_VERSION	((MINIMUM_GDR_API_MAJOR_VERSION << 16) | \
 				 MINIMUM_GDR_API_MINOR_VERSION)
 
-/* Driver versions from which the library uses the newer requests. */
+/*
+ * Driver versions from which the library sends the newer requests.  The
+ * values are gdrcopy's (2.4 for GET_INFO_V2, 2.5 for the rest), because a
+ * library gates on them against any gdrdrv, NVIDIA's included.
+ */
 #define GDRDRV_MINIMUM_VERSION_WITH_GET_INFO_V2	\
 	((2 << GDRDRV_MAJOR_VERSION_SHIFT) | 4)
 #define GDRDRV_MINIMUM_VERSION_WITH_GET_ATTR	\
-	((2 << GDRDRV_MAJOR_VERSION_SHIFT) | 4)
+	((2 << GDRDRV_MAJOR_VERSION_SHIFT) | 5)
 #define GDRDRV_MINIMUM_VERSION_WITH_PIN_BUFFER_V2	\
 	((2 << GDRDRV_MAJOR_VERSION_SHIFT) | 5)
 #define GDRDRV_MINIMUM_VERSION_WITH_REQ_MAPPING_TYPE	\
@@ -149,7 +161,8 @@ struct GDRDRV_IOC_PIN_BUFFER_V2_PARAMS {
 };
 
 #define GDRDRV_IOC_PIN_BUFFER_V2	\
-	_IOWR(GDRDRV_IOCTL, 7, struct GDRDRV_IOC_PIN_BUFFER_V2_PARAMS *)
+	_IOWR(GDRDRV_IOCTL, 7, struct GDRDRV_IOC_PIN_BUFFER_V2_PARAMS)
+
 
 /* 8: choose the CPU mapping type of the next mmap() of a handle. */
 struct GDRDRV_IOC_REQ_MAPPING_TYPE_PARAMS {

@@ -23,6 +23,17 @@
 #include "gdrdrv.h"
 #include "gdirect_internal.h"
 
+/*
+ * PIN_BUFFER_V2 as gdirect's own gdrdrv.h declared it before it was made
+ * to match gdrcopy's: request 7 encoding the size of a pointer (0xC008DA07
+ * on LP64) instead of the structure's 32 bytes (0xC020DA07).  The driver
+ * accepts both, because libgdrapi builds from that header send this one;
+ * the argument is the same structure either way.
+ */
+#define GD_GDR_IOC_PIN_BUFFER_V2_PTR	\
+	_IOWR(GDRDRV_IOCTL, 7, struct GDRDRV_IOC_PIN_BUFFER_V2_PARAMS *)
+static_assert(GD_GDR_IOC_PIN_BUFFER_V2_PTR != GDRDRV_IOC_PIN_BUFFER_V2);
+
 static bool gd_gdrdrv_enable = true;
 module_param_named(gdrdrv, gd_gdrdrv_enable, bool, 0444);
 MODULE_PARM_DESC(gdrdrv,
@@ -217,6 +228,7 @@ static long gd_gdr_ioctl(struct file *filp, unsigned int cmd,
 		return -EACCES;
 	/* As on /dev/gdirect: what changes the context needs FMODE_WRITE. */
 	if ((cmd == GDRDRV_IOC_PIN_BUFFER || cmd == GDRDRV_IOC_PIN_BUFFER_V2 ||
+	     cmd == GD_GDR_IOC_PIN_BUFFER_V2_PTR ||
 	     cmd == GDRDRV_IOC_UNPIN_BUFFER ||
 	     cmd == GDRDRV_IOC_REQ_MAPPING_TYPE) &&
 	    !(filp->f_mode & FMODE_WRITE))
@@ -226,6 +238,7 @@ static long gd_gdr_ioctl(struct file *filp, unsigned int cmd,
 	case GDRDRV_IOC_PIN_BUFFER:
 		return gd_gdr_pin(ctx, uarg, false);
 	case GDRDRV_IOC_PIN_BUFFER_V2:
+	case GD_GDR_IOC_PIN_BUFFER_V2_PTR:
 		return gd_gdr_pin(ctx, uarg, true);
 	case GDRDRV_IOC_UNPIN_BUFFER:
 		return gd_gdr_unpin(ctx, uarg);

@@ -55,6 +55,24 @@ static int pin2(int f, uint64_t addr, uint64_t size, uint32_t flags,
 	return ret;
 }
 
+/*
+ * Request 7 as gdirect's gdrdrv.h once declared it, with the size of a
+ * pointer: the driver still accepts it for libraries built from that
+ * header (docs/gdrcopy.md).
+ */
+#define OLD_PIN_BUFFER_V2	\
+	_IOWR(GDRDRV_IOCTL, 7, struct GDRDRV_IOC_PIN_BUFFER_V2_PARAMS *)
+
+static int pin_old(uint64_t addr, uint64_t *h)
+{
+	struct GDRDRV_IOC_PIN_BUFFER_V2_PARAMS p = {
+		.addr = addr, .size = 4096 };
+	int ret = ioc(fd, OLD_PIN_BUFFER_V2, &p);
+
+	*h = ret ? 0 : p.handle;
+	return ret;
+}
+
 static int unpin(uint64_t h)
 {
 	struct GDRDRV_IOC_UNPIN_BUFFER_PARAMS p = { .handle = h };
@@ -167,6 +185,9 @@ static void test_pin_errors(CUdeviceptr buf, size_t size)
 	       "PIN_BUFFER NULL: EFAULT");
 	gdt_ok(ioc(fd, GDRDRV_IOC_PIN_BUFFER_V2, NULL) == -EFAULT,
 	       "PIN_BUFFER_V2 NULL: EFAULT");
+	gdt_ok(GDRDRV_IOC_PIN_BUFFER_V2 != OLD_PIN_BUFFER_V2 &&
+	       !pin_old(buf, &h) && h && !unpin(h),
+	       "PIN_BUFFER_V2 in gdirect's old pointer-sized encoding: pinned");
 	gdt_emu_knob("fail_next", "1 12");
 	gdt_ok(pin2(fd, buf, 4096, 0, NULL) == -ENOMEM,
 	       "PIN_BUFFER_V2 when the provider fails with ENOMEM");

@@ -23,14 +23,14 @@ _Static_assert(GDRDRV_IOCTL == 0xDA, "magic");
 _Static_assert(GDRDRV_VERSION == 0x20006, "driver version 2.6");
 _Static_assert(MINIMUM_GDR_API_VERSION == 0x20000, "minimum library 2.0");
 
-/* 1 encodes sizeof(struct) = 40; the others sizeof(pointer) = 8. */
+/* 1 and 7 encode sizeof(struct), 40 and 32; the others sizeof(pointer). */
 _Static_assert(GDRDRV_IOC_PIN_BUFFER == 0xC028DA01u, "PIN_BUFFER");
 _Static_assert(GDRDRV_IOC_UNPIN_BUFFER == 0xC008DA02u, "UNPIN_BUFFER");
 _Static_assert(GDRDRV_IOC_GET_CB_FLAG == 0xC008DA03u, "GET_CB_FLAG");
 _Static_assert(GDRDRV_IOC_GET_INFO == 0xC008DA04u, "GET_INFO");
 _Static_assert(GDRDRV_IOC_GET_INFO_V2 == 0xC008DA05u, "GET_INFO_V2");
 _Static_assert(GDRDRV_IOC_GET_ATTR == 0xC008DA06u, "GET_ATTR");
-_Static_assert(GDRDRV_IOC_PIN_BUFFER_V2 == 0xC008DA07u, "PIN_BUFFER_V2");
+_Static_assert(GDRDRV_IOC_PIN_BUFFER_V2 == 0xC020DA07u, "PIN_BUFFER_V2");
 _Static_assert(GDRDRV_IOC_REQ_MAPPING_TYPE == 0xC008DA08u, "REQ_MAPPING_TYPE");
 _Static_assert(GDRDRV_IOC_GET_VERSION == 0xC008DAFFu, "GET_VERSION");
 
