@@ -178,29 +178,52 @@ static int gd_gdr_attr(void __user *arg)
 	return copy_to_user(arg, &p, sizeof(p)) ? -EFAULT : 0;
 }
 
+/*
+ * 0 if @r can be mapped with @type, else -EOPNOTSUPP.  gdrdrv 2.6 refuses
+ * at REQ_MAPPING_TYPE a type its platform cannot give: CACHING unless the
+ * pages are CPU-cacheable, DEVICE unless the CPU must map GPU memory as
+ * device memory, WC when it must.  gdirect never makes device mappings, so
+ * WC and NONE (the region's own type) are always possible and DEVICE never.
+ */
+static int gd_gdr_type_ok(struct gd_reg *r, u32 type)
+{
+	switch (type) {
+	case GDR_MR_NONE:
+	case GDR_MR_WC:
+		return 0;
+	case GDR_MR_CACHING:
+		return r->cpu_cacheable ? 0 : -EOPNOTSUPP;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
 static int gd_gdr_req_type(struct gd_ctx *ctx, void __user *arg)
 {
 	struct GDRDRV_IOC_REQ_MAPPING_TYPE_PARAMS p;
 	struct gd_reg *r;
-	int ret = 0;
+	int ret;
 
 	if (copy_from_user(&p, arg, sizeof(p)))
 		return -EFAULT;
+	/* gdrdrv's order: unknown type, unknown handle, mapped, unsupported. */
+	if (p.mapping_type > GDR_MR_DEVICE)
+		return -EINVAL;
 	r = gd_ctx_lookup(ctx, p.handle);
 	if (!r)
 		return -EINVAL;
-	if (p.mapping_type > GDR_MR_DEVICE) {
-		ret = -EINVAL;
-		goto put;
-	}
 	/* mmap() decides and claims under the same lock: no request is lost. */
 	spin_lock(&r->lock);
-	if (atomic64_read(&r->mapped_len))
+	if (atomic64_read(&r->mapped_len)) {
 		ret = -EBUSY;
-	else
-		r->gdr_req_type = p.mapping_type;
+		goto unlock;
+	}
+	ret = gd_gdr_type_ok(r, p.mapping_type);
+	if (ret)
+		goto unlock;
+	r->gdr_req_type = p.mapping_type;
+unlock:
 	spin_unlock(&r->lock);
-put:
 	gd_reg_put(r);
 	return ret;
 }
@@ -272,9 +295,12 @@ static int gd_gdr_claim(struct gd_reg *r, bool *wc)
 	lockdep_assert_held(&r->lock);
 	if (type == GDR_MR_NONE)
 		type = r->cpu_cacheable ? GDR_MR_CACHING : GDR_MR_WC;
-	/* Cached only where the pages say so; no device mappings here. */
-	if ((type == GDR_MR_CACHING && !r->cpu_cacheable) ||
-	    type == GDR_MR_DEVICE)
+	/*
+	 * REQ_MAPPING_TYPE accepts only types gd_gdr_type_ok() allows; the
+	 * check stays here so that no path maps a region with a type its
+	 * pages cannot take.
+	 */
+	if (gd_gdr_type_ok(r, type))
 		return -EINVAL;
 	r->gdr_map_type = type;
 	*wc = type == GDR_MR_WC;
