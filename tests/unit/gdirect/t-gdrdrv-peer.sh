@@ -1,0 +1,182 @@
+#!/bin/sh
+# t-gdrdrv-peer.sh SOURCE CC... - include/uapi/gdrdrv.h against gdrcopy's
+# own gdrdrv.h, taken from gdrcopy's release tarball.
+#
+# NVIDIA's libgdrapi sends the request numbers of its own header and lays
+# out the arguments as that header says, so ours must equal it.  This test
+# reads gdrcopy's header from gdrcopy-2.6.tar.gz, never from a copy in this
+# repository, compiles gdrdrv_probe.c against it and against ours, and
+# compares every request number, structure size, member offset, version
+# constant, enumeration and flag.  It also checks that the probe names
+# every request, structure member and constant gdrcopy's header declares,
+# and that a planted wrong request number or version gate is caught.
+#
+# The tarball is looked up in $GDIRECT_PEERS_DIR, or in SOURCE/../shared/peers
+# when that variable is unset (docs/testing.md; /work/shared/peers/README.md
+# describes the directory).  A set but empty, relative or missing directory
+# is an error.  Without the tarball the test is a SKIP that names the file.
+# CC is the compiler command meson uses.
+set -u
+src=$1
+shift
+. "$src/tests/include/tap.sh"
+
+tarball=gdrcopy-2.6.tar.gz
+sha=60e98685bf447524077940dd1b383db27028436eab95ef359814138618471b2a
+member=gdrcopy-2.6/src/gdrdrv/gdrdrv.h
+
+if [ "${GDIRECT_PEERS_DIR+set}" = set ]; then
+	case $GDIRECT_PEERS_DIR in
+	/*) ;;
+	*)
+		echo "1..1"
+		echo "not ok 1 - GDIRECT_PEERS_DIR='$GDIRECT_PEERS_DIR' is not an absolute path (unset it for the default)"
+		exit 1 ;;
+	esac
+	if [ ! -d "$GDIRECT_PEERS_DIR" ]; then
+		echo "1..1"
+		echo "not ok 1 - GDIRECT_PEERS_DIR=$GDIRECT_PEERS_DIR is not a directory"
+		exit 1
+	fi
+	peers=$GDIRECT_PEERS_DIR
+else
+	peers=$src/../shared/peers
+fi
+if [ ! -f "$peers/$tarball" ]; then
+	skip_all "no $peers/$tarball (gdrcopy 2.6 release tarball, https://github.com/NVIDIA/gdrcopy tag v2.6): gdrcopy's gdrdrv.h cannot be compared"
+fi
+
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+
+got=$(sha256sum "$peers/$tarball" 2>&1 | cut -d' ' -f1)
+if [ "$got" != "$sha" ]; then
+	echo "1..1"
+	echo "not ok 1 - $peers/$tarball has sha256 $got, not $sha"
+	exit 1
+fi
+ok "$tarball sha256 $sha"
+
+if ! tar -xzf "$peers/$tarball" -C "$d" "$member" 2>"$d/tar.log"; then
+	not_ok "extract $member"; diag "$(cat "$d/tar.log")"
+	tap_done; exit 1
+fi
+peer=$d/$member
+ok "extracted $member"
+
+# run_probe HEADER NAME: compile and run the probe against HEADER; output
+# in $d/NAME.txt.  gdrcopy's header needs the kernel types and ioctl macros
+# included before it, as its own sources do.
+run_probe() {
+	hdr=$1 name=$2
+	if ! $CC -std=c11 -Wall -Wextra -Werror -include linux/types.h \
+		-include linux/ioctl.h -include "$hdr" \
+		"$src/tests/unit/gdirect/gdrdrv_probe.c" -o "$d/$name" \
+		>"$d/$name.log" 2>&1; then
+		diag "$(cat "$d/$name.log")"
+		return 1
+	fi
+	"$d/$name" >"$d/$name.txt"
+}
+CC="$*"
+
+check "probe compiled and ran against gdrcopy's gdrdrv.h" run_probe "$peer" peer
+check "probe compiled and ran against include/uapi/gdrdrv.h" run_probe "$src/include/uapi/gdrdrv.h" ours
+
+# val NAME KEY: KEY's value in $d/NAME.txt (empty if none).
+val() {
+	awk -v k="$2" '$1 == k { print $2 }' "$d/$1.txt"
+}
+
+# compare A B: one check per line of A; a line B lacks or has with another
+# value fails.  Status 0 when every line matched.
+compare() {
+	cmp_fails=0
+	while read -r key v; do
+		other=$(val "$2" "$key")
+		if [ "$other" = "$v" ]; then
+			ok "$key = $v in both"
+		else
+			not_ok "$key: gdrcopy $v, ours ${other:-missing}"
+			cmp_fails=$((cmp_fails + 1))
+		fi
+	done <"$d/$1.txt"
+	[ "$(wc -l <"$d/$1.txt")" -eq "$(wc -l <"$d/$2.txt")" ] ||
+		{ not_ok "line counts differ"; cmp_fails=$((cmp_fails + 1)); }
+	[ "$cmp_fails" -eq 0 ]
+}
+
+if [ -s "$d/peer.txt" ] && [ -s "$d/ours.txt" ]; then
+	compare peer ours
+else
+	not_ok "no probe output to compare"
+fi
+
+# Every name gdrcopy's header declares must be in the probe's output, so
+# that a request, member or constant added there cannot go unchecked.
+# Macros: all but the header guard and the string helpers.
+names=$(sed -n 's/^#define[ 	]*\([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' "$peer" |
+	grep -v -e '^__GDR_DRV_H__$' -e 'STRINGIFY' -e 'TOSTRING' -e '_STRING$')
+# Enumerators: NAME = value lines.
+names="$names $(sed -n 's/^[ 	]*\([A-Z][A-Z0-9_]*\)[ 	]*=.*/\1/p' "$peer")"
+missing=
+for nm in $names; do
+	grep -q "^$nm " "$d/peer.txt" || missing="$missing $nm"
+done
+check "the probe prints every macro and enumerator of gdrcopy's header (missing:${missing:- none})" [ -z "$missing" ]
+
+# Structure members: "type name;" lines between "struct NAME" and "};".
+awk '
+	/^struct [A-Z0-9_]+/ { s = $2; next }
+	/^};/ { s = ""; next }
+	s != "" {
+		sub(/\/\/.*/, "")
+		if (match($0, /[A-Za-z_][A-Za-z0-9_]*[ \t]*;/)) {
+			m = substr($0, RSTART, RLENGTH)
+			sub(/[ \t]*;/, "", m)
+			print "offsetof(" s "," m ")"
+		}
+	}' "$peer" >"$d/members.txt"
+missing=
+nmem=0
+while read -r m; do
+	nmem=$((nmem + 1))
+	grep -qF "$m " "$d/peer.txt" || missing="$missing $m"
+done <"$d/members.txt"
+check "the probe prints the offset of all $nmem members of gdrcopy's structures (missing:${missing:- none})" [ -z "$missing" ] && [ "$nmem" -gt 20 ]
+
+# Self-checks: the comparison catches the two mistakes this header once
+# had, planted in a copy of it.  plant WHAT SED-EXPR KEY: the copy must
+# differ from ours, and compare must fail on KEY.
+plant() {
+	what=$1 expr=$2 key=$3
+	sed "$expr" "$src/include/uapi/gdrdrv.h" >"$d/planted.h"
+	if cmp -s "$d/planted.h" "$src/include/uapi/gdrdrv.h"; then
+		not_ok "self-check ($what): the plant did not change the header"
+		return
+	fi
+	if ! run_probe "$d/planted.h" planted; then
+		not_ok "self-check ($what): the planted header did not compile"
+		return
+	fi
+	# The same comparison as above, its TAP lines kept aside.
+	out=$(n=0; compare peer planted)
+	st=$?
+	bad=$(printf '%s\n' "$out" | grep '^not ok')
+	if [ "$st" -eq 0 ]; then
+		not_ok "self-check ($what): the comparison passed"
+	elif [ "$(printf '%s\n' "$bad" | wc -l)" -ne 1 ] ||
+		! printf '%s\n' "$bad" | grep -q " - $key: "; then
+		not_ok "self-check ($what): the comparison failed, but not on $key alone"
+		diag "$bad"
+	else
+		ok "self-check ($what): the comparison tells $key apart"
+	fi
+}
+plant "PIN_BUFFER_V2 encoding a pointer" \
+	's/\(_IOWR(GDRDRV_IOCTL, 7, struct GDRDRV_IOC_PIN_BUFFER_V2_PARAMS\))/\1 *)/' \
+	GDRDRV_IOC_PIN_BUFFER_V2
+plant "GET_ATTR gated at 2.4" \
+	'/define GDRDRV_MINIMUM_VERSION_WITH_GET_ATTR/{n;s/| 5)/| 4)/;}' \
+	GDRDRV_MINIMUM_VERSION_WITH_GET_ATTR
+tap_done
