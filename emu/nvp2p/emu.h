@@ -89,8 +89,10 @@ struct emu_sub {
  * neither freed the allocation nor withdrawn it, and while an import of it
  * is left.  On emu->exports, under emu->lock.
  */
-/* Distinct ranges of one allocation exported at once (cuda_emu exports
- * whole allocations: one). */
+/*
+ * Distinct ranges of one allocation exported at once (cuda_emu exports
+ * whole allocations: one).
+ */
 #define EMU_MAX_EXPORTS_PER_ALLOC	16
 
 struct emu_export {
