@@ -10,8 +10,17 @@
 # builds the emulator as NVIDIA's proprietary driver (page table 2.0,
 # licensed "NVIDIA", plain exports), and the modules above it find that
 # out from its Module.symvers.
+# GDIRECT_KBUILD_CHECK=sparse passes C=2 CHECK=sparse to Kbuild, so every
+# source file is run through sparse whether or not it is recompiled
+# (scripts/lint-kernel.sh); its warnings go to stderr with the compiler's.
 set -eu
 kdir=$1; out=$2; flavour=$3; shift 3
+check=""
+case ${GDIRECT_KBUILD_CHECK:-} in
+"") ;;
+sparse) check="C=2 CHECK=sparse" ;;
+*) echo "build-modules.sh: GDIRECT_KBUILD_CHECK='$GDIRECT_KBUILD_CHECK': expected 'sparse' or empty" >&2; exit 2 ;;
+esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -36,7 +45,9 @@ for m in "$@"; do
 	tegra) extra="$extra -DNVP2P_EMU_TEGRA"; tegra=1 ;;
 	prop) extra="$extra -DNVP2P_EMU_PROPRIETARY" ;;
 	esac
-	make -s -C "$kdir" M="$dst" KBUILD_EXTRA_SYMBOLS="$symvers" \
+	# $check is empty or two words, split on purpose.
+	# shellcheck disable=SC2086
+	make -s -C "$kdir" M="$dst" KBUILD_EXTRA_SYMBOLS="$symvers" $check \
 		GDIRECT_EXTRA_CFLAGS="$extra" GDIRECT_TEGRA=$tegra modules
 	symvers="$symvers $dst/Module.symvers"
 done
