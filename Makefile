@@ -34,7 +34,7 @@ PROP_MODULES := nvp2p_emu gdirect gdirect_edu
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local
 
-.PHONY: all deps userspace modules test unit-test guest-test demo demo-nvp2p demo-cluster bench ucx install test-debug-kernel test-gpu bench-gpu clean
+.PHONY: all deps userspace modules test lint unit-test guest-test demo demo-nvp2p demo-cluster bench ucx install test-debug-kernel test-gpu bench-gpu clean
 
 all: userspace modules
 
@@ -108,6 +108,11 @@ ucx:
 	@JOBS=$(JOBS) scripts/ucx-build.sh "$(BUILD)"
 
 # The guest suite under a KASAN/lockdep/kmemleak/KFENCE kernel (docs/debug-kernel.md).
+# checkpatch and sparse over the kernel code, as make test runs them
+# (scripts/lint-kernel.sh, docs/testing.md).
+lint:
+	@scripts/lint-kernel.sh "$(BUILD)"
+
 test-debug-kernel:
 	@scripts/deps.sh debug-kernel
 	@$(MAKE) --no-print-directory all

@@ -174,7 +174,8 @@ build)        needs="$userspace $modules" ;;
 # builds (the 6.12 lane, the DKMS test against it) generate BTF, with the
 # pahole its linux-kbuild package depends on; kernel-bpo unpacks that
 # package without its dependencies.
-test)         needs="$userspace $modules $guest sparse dkms pkg-config ucx gnuplot pahole $cluster" ;;
+# linux-source: the lint lane's checkpatch.pl comes from its tarball.
+test)         needs="$userspace $modules $guest sparse linux-source xz dkms pkg-config ucx gnuplot pahole $cluster" ;;
 demo-cluster) needs="$userspace $modules $guest pkg-config $cluster" ;;
 demo)
 	mode=$(demo_mode) || exit 2

@@ -2,7 +2,9 @@
 # run-tests.sh BUILD - every test layer, one closing line for them all.
 #
 #   1. unit tests (meson suite 'unit') built with ASan + UBSan in BUILD-san
-#   2. concurrent unit tests (suite 'tsan') built with TSan in BUILD-tsan
+#   2. concurrent unit tests (suite 'tsan') built with TSan in BUILD-tsan,
+#      then checkpatch and sparse over the kernel code against the accepted
+#      warnings of tests/lint/kernel-baseline.txt (scripts/lint-kernel.sh)
 #   3. UCX from Debian's source package, GPU-aware over our libraries
 #      (scripts/ucx-build.sh; a no-op when built already), for the guest
 #      tests that use it (t-60-ucx*), which skip, saying so, without it
@@ -215,6 +217,13 @@ if [ "$lanes" = available ] && ! cc_sanitizes thread; then
 else
 	run_unit "$build-tsan" thread tsan unit-tsan
 fi
+echo "== checkpatch and sparse over the kernel code (scripts/lint-kernel.sh)"
+"$top/scripts/lint-kernel.sh" "$build" >"$results/lint.tap" 2>&1
+grep -v -E '^(TAP version|1\.\.)' "$results/lint.tap"
+grep '^not ok' "$results/lint.tap" | sed 's|^|lint: |; s|$| (results/lint.tap)|' |
+	while IFS= read -r l; do note_failure "$l"; done
+tail -n1 "$results/lint.tap" | sed 's/^lint: //' >"$results/lint.summary"
+add_summary "$results/lint.summary"
 # CI starts from a clean clone: UCX is built here, and a failed build is a
 # failure of its own, not only the guest tests' skips.
 echo "== UCX build (make ucx: scripts/ucx-build.sh, docs/cluster.md)"
