@@ -13,8 +13,10 @@
 #      writable, else BUILD/checkpatch).
 #   2. sparse through Kbuild (C=2 CHECK=sparse, scripts/build-modules.sh
 #      with GDIRECT_KBUILD_CHECK=sparse): the v2 flavour of every module,
-#      against /lib/modules/<newest -amd64>/build, in BUILD/lint/kmod.  The
-#      compiler's warnings of that build are counted with sparse's.
+#      against /lib/modules/<newest -amd64>/build, in BUILD/kmod/v2, the
+#      tree `make modules` builds, so that after it only sparse runs (C=2
+#      checks every file, compiled again or not).  The compiler's warnings
+#      of files compiled again count with sparse's.
 #
 # A warning is its file, tool, type and message, without the line number,
 # so that an edit above it does not make it new.  Any warning not in
@@ -24,9 +26,10 @@
 #
 # Prints TAP, then "lint: N passed, N failed, N skipped" last.  Exit status 0
 # when nothing failed.  Cost, measured on the 2-core build machine shared
-# with other jobs (2026-11-27): about 50 s (checkpatch 20 s, sparse 30 s);
-# 2 min 10 s the first time on a machine, extracting checkpatch (30 s) and
-# building the modules from scratch.
+# with other jobs (2026-11-27): 25 to 50 s with the load (checkpatch about
+# 20 s, sparse the rest) after `make modules`; 1.5 to 2 min with the modules
+# not built yet; 30 s more the first time on a machine, for extracting
+# checkpatch.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
@@ -139,6 +142,7 @@ fi
 # 2. sparse (and the compiler) through Kbuild
 kver=$(ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -n1 || true)
 kdir=${KDIR:-/lib/modules/$kver/build}
+kmod="$build/kmod/v2"
 if ! command -v sparse >/dev/null 2>&1; then
 	skipped sparse "no sparse (scripts/deps.sh test installs it)"
 elif [ ! -d "$kdir" ]; then
@@ -146,15 +150,15 @@ elif [ ! -d "$kdir" ]; then
 else
 	# shellcheck disable=SC2086
 	if GDIRECT_KBUILD_CHECK=sparse "$top/scripts/build-modules.sh" "$kdir" \
-		"$work/kmod" v2 $modules >"$work/sparse.out" 2>&1; then
-		# Paths of the Kbuild copies, BUILD/lint/kmod/<module>/F, back to
+		"$kmod" v2 $modules >"$work/sparse.out" 2>&1; then
+		# Paths of the Kbuild copies, BUILD/kmod/v2/<module>/F, back to
 		# the sources; line and column dropped.
 		sed -n -E 's/^([^:]*):[0-9]+:[0-9]+: (warning|error): (.*)$/\1: \2: \3/p' \
 			"$work/sparse.out" | while IFS= read -r l; do
 			f=${l%%: *}; rest=${l#*: }
 			case $f in
-			"$work/kmod/"*)
-				f=${f#"$work/kmod/"}; m=${f%%/*}; f=${f#*/}
+			"$kmod/"*)
+				f=${f#"$kmod/"}; m=${f%%/*}; f=${f#*/}
 				case $m in
 				nvp2p_emu) f=emu/nvp2p/$f ;;
 				gdirect|gdirect_edu) f=kernel/$m/$f ;;
