@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * ctl.c - /dev/nvp2p_emu, the emulated GPU's user interface
  *

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * debugfs.c - the knobs of knobs.c under /sys/kernel/debug/nvp2p_emu/
  *

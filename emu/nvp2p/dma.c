@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * dma.c - nvidia_p2p_dma_map_pages(): BAR pages as DMA addresses of a peer
  *

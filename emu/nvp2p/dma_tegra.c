@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * dma_tegra.c - nvidia_p2p_dma_map_pages() of the Tegra interface (guide
  * 13.4, nvp2p_emu built with NVP2P_EMU_TEGRA)

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * dmabuf.c - dma-buf export of GPU memory (cuMemGetHandleForAddressRange)
  *

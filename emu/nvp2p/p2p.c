@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * p2p.c - nvidia_p2p_get_pages() and friends, with the NVIDIA driver's rules
  *

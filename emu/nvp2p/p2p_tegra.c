@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * p2p_tegra.c - nvidia_p2p_get_pages() and friends of the Tegra interface
  * (guide 13.4, nvp2p_emu built with NVP2P_EMU_TEGRA)

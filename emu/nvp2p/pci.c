@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * pci.c - nvp2p_emu.ko: an emulated NVIDIA GPU on qemu's ivshmem device
  *

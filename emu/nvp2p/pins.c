@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * pins.c - what both nv-p2p flavours (p2p.c and dma.c, p2p_tegra.c and
  * dma_tegra.c) share: checking a range, finding a live pin by its page

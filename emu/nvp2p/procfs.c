@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * procfs.c - the knobs of knobs.c under /proc/driver/nvp2p_emu/, root only
  *
