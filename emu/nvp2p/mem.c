@@ -95,9 +95,14 @@ static bool emu_sub_covers(struct emu_alloc *a, u64 va, u64 len)
 
 /*
  * Find the live allocation of process @tgid that wholly contains
- * [va, va + len).  A range that straddles two allocations is not found:
- * get_pages requires one allocation (kernel_p2p.md 2.2), and so is one
- * that spans two CUDA allocations sharing a page.
+ * [va, va + len).  A range that straddles two allocations is not found,
+ * because the NVIDIA driver's get_pages requires one allocation: its
+ * resource manager refuses a range that ends past the allocation holding
+ * its start (CliGetThirdPartyP2PVidmemInfoFromAddress() in
+ * src/nvidia/src/kernel/gpu/bus/third_party_p2p.c of
+ * open-gpu-kernel-modules).  A range that spans two CUDA allocations
+ * sharing a page is not found either (docs/emulator.md, "Placement of
+ * device memory").
  */
 struct emu_alloc *emu_alloc_find(pid_t tgid, u64 va, u64 len)
 {
