@@ -360,16 +360,14 @@ void gd_kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v, size_t n,
 		    enum gd_cause cause, struct gdirect_reg **killed);
 size_t gd_release_try(struct gdirect_ctx *c, struct gdirect_reg *killed);
 void gd_release_wake(struct gdirect_ctx *c);
+size_t gd_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
+			      struct gdirect_reg **out, size_t max);
+int gd_drain(struct gdirect_ctx *c);
 
 /* publish.c: statistics for `gdirect stat`, when the context opts in. */
 int gd_publish_start(struct gdirect_ctx *c);
 void gd_publish_stop(struct gdirect_ctx *c);
 void gd_publish_drop_in_child(struct gdirect_ctx *c);
-size_t gd_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
-			      struct gdirect_reg **out, size_t max);
-int gd_drain(struct gdirect_ctx *c);
-int gd_ctx_create_backend(const struct gdirect_params *p,
-			  struct gd_backend *b, struct gdirect_ctx **out);
 
 /* classify.c */
 struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *q);
@@ -378,6 +376,8 @@ void gd_allocs_free_all(struct gdirect_ctx *c);
 int gd_allocs_init(struct gdirect_ctx *c);
 
 /* ctx.c */
+int gd_ctx_create_backend(const struct gdirect_params *p,
+			  struct gd_backend *b, struct gdirect_ctx **out);
 void gd_ctx_list_add(struct gdirect_ctx *c);
 void gd_ctx_list_del(struct gdirect_ctx *c);
 void gd_ctx_list_foreach(void (*fn)(struct gdirect_ctx *, void *), void *arg);
