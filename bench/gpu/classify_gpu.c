@@ -37,9 +37,6 @@
 #include "epoch.h"
 #include "libgdirect_internal.h"
 
-int gd_ctx_create_backend(const struct gdirect_params *p,
-			  struct gd_backend *b, struct gdirect_ctx **out);
-
 #define NALLOC 4096
 #define SZ (64u << 10)
 
