@@ -375,7 +375,7 @@ static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
 
 	if (!c || !info)
 		return gd_err(-EINVAL, "invalid argument");
-	if (atomic_load_explicit(&gd_fork_gen, memory_order_relaxed) != c->fork_gen)
+	if (gd_inherited(c))
 		return gd_err(-EPERM, "context inherited across fork");
 	/* The cache first: it only holds answers a driver gave. */
 	s = gd_epoch_enter();
@@ -476,9 +476,7 @@ static inline int classify_hit(struct gdirect_ctx *c, const void *ptr,
 
 	if (__builtin_expect(!c, 0) || __builtin_expect(!info, 0) ||
 	    __builtin_expect(!s, 0) ||
-	    __builtin_expect(atomic_load_explicit(&gd_fork_gen,
-						  memory_order_relaxed) !=
-			     c->fork_gen, 0))
+	    __builtin_expect(gd_inherited(c), 0))
 		return classify_full(c, ptr, info);
 	hint = prefix & (CLASSIFY_HINTS - 1);
 	if (__builtin_expect(ch.serial[hint] != c->allocs.serial ||

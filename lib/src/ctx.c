@@ -159,7 +159,7 @@ void gd_ctx_list_foreach(void (*fn)(struct gdirect_ctx *, void *), void *arg)
 {
 	pthread_mutex_lock(&ctx_list_lock);
 	for (struct gdirect_ctx *c = ctx_list; c; c = c->reg_next)
-		if (c->fork_gen == atomic_load(&gd_fork_gen))
+		if (!gd_inherited(c))
 			fn(c, arg);
 	pthread_mutex_unlock(&ctx_list_lock);
 }
@@ -412,7 +412,7 @@ GD_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 
 	if (!c)
 		return;
-	if (atomic_load(&gd_fork_gen) != c->fork_gen) {
+	if (gd_inherited(c)) {
 		destroy_in_child(c);
 		return;
 	}

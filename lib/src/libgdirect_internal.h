@@ -250,7 +250,13 @@ struct gdirect_ctx {
 
 extern _Atomic uint64_t gd_fork_gen;
 
-/* c was created before a fork, and this is the child. */
+/*
+ * The fork check, the only one: true when c was created before a fork and
+ * this process is the child.  A relaxed load is enough, because only the
+ * atfork child handler writes gd_fork_gen, while the child has a single
+ * thread, and threads started later see the value through pthread_create.
+ * It is inline because the lookup and classification hit paths call it.
+ */
 static inline bool gd_inherited(const struct gdirect_ctx *c)
 {
 	return atomic_load_explicit(&gd_fork_gen, memory_order_relaxed) !=

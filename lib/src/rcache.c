@@ -104,7 +104,7 @@ static void region_release(struct gdirect_reg *r)
 
 	if (m)
 		c->backend->ops->unmap(c->backend, m, RC(r)->pin.size);
-	if (atomic_load(&gd_fork_gen) == c->fork_gen)
+	if (!gd_inherited(c))
 		c->backend->ops->unpin(c->backend, RC(r)->pin.handle);
 	ST_INC(c, unpins);
 	ST_SUB(c, regions, 1);
@@ -1331,7 +1331,7 @@ GD_EXPORT int gdirect_process_events(struct gdirect_ctx *c)
 {
 	if (!c)
 		return gd_err(-EINVAL, "invalid argument");
-	if (atomic_load(&gd_fork_gen) != c->fork_gen)
+	if (gd_inherited(c))
 		return gd_err(-EPERM, "context inherited across fork");
 	return gd_drain(c);
 }
@@ -1343,7 +1343,7 @@ GD_EXPORT int gdirect_flush(struct gdirect_ctx *c)
 
 	if (!c)
 		return gd_err(-EINVAL, "invalid argument");
-	if (atomic_load(&gd_fork_gen) != c->fork_gen)
+	if (gd_inherited(c))
 		return gd_err(-EPERM, "context inherited across fork");
 	gd_drain(c);
 	pthread_mutex_lock(&c->lock);
