@@ -407,7 +407,6 @@ static void destroy_in_child(struct gdirect_ctx *c)
 
 GD_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 {
-	struct gdirect_reg *killed = NULL;
 	bool leaked;
 
 	if (!c)
@@ -423,10 +422,10 @@ GD_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 	while (RC(c->live)->next != c->live) {
 		struct gdirect_reg *r = RC(c->live)->next;
 
-		gd_kill_locked(c, &r, 1, GD_CAUSE_FLUSH, &killed);
+		gd_kill_locked(c, &r, 1, GD_CAUSE_FLUSH, NULL);
 	}
 	pthread_mutex_unlock(&c->lock);
-	gd_release_try(c, killed);
+	gd_release_try(c);
 	gd_drain(c);
 	/* Still on the dying list: still referenced, the caller broke the
 	 * contract.  Its holder may still read it: keep the memory. */

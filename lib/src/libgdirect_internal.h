@@ -364,7 +364,7 @@ int gd_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int gd_regions_init(struct gdirect_ctx *c);
 void gd_kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v, size_t n,
 		    enum gd_cause cause, struct gdirect_reg **killed);
-size_t gd_release_try(struct gdirect_ctx *c, struct gdirect_reg *killed);
+size_t gd_release_try(struct gdirect_ctx *c);
 void gd_release_wake(struct gdirect_ctx *c);
 size_t gd_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 			      struct gdirect_reg **out, size_t max);

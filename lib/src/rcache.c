@@ -203,9 +203,15 @@ static size_t release_dying(struct gdirect_ctx *c)
 	return k;
 }
 
-size_t gd_release_try(struct gdirect_ctx *c, struct gdirect_reg *killed)
+/*
+ * Release every dead region of c that nobody holds any more, and return
+ * how many were released.  Other files call it after gd_kill_locked() and
+ * after dropping ctx->lock.  It scans all of ctx->dying, because a release
+ * is claimed by whoever sees a dead region's counts reach zero, not owned
+ * by the thread that killed it.
+ */
+size_t gd_release_try(struct gdirect_ctx *c)
 {
-	(void)killed;
 	return release_dying(c);
 }
 
@@ -442,6 +448,9 @@ static size_t kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v,
 	return k;
 }
 
+/* kill_locked() for other files.  When killed is not NULL and some region
+ * was killed, *killed is set to one of them, so that the caller knows a
+ * release is due. */
 void gd_kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v, size_t n,
 		    enum gd_cause cause, struct gdirect_reg **killed)
 {
@@ -494,7 +503,7 @@ static size_t lru_candidates(struct gdirect_ctx *c, struct cand **out)
  * (GD_HOLD: new references refused) while every thread's counts are read
  * after the readers' fence; it is evicted only if the index's reference
  * is all there is, else let go.  The evicted go to ctx->dying, unheld: the
- * caller's gd_release_try() unpins them.
+ * caller's release_dying() unpins them.
  */
 static size_t evict_locked(struct gdirect_ctx *c, struct cand *v, size_t n,
 			   size_t *i, size_t want, enum gd_cause cause)
