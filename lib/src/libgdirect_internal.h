@@ -179,18 +179,22 @@ struct gd_shard {
 
 extern __thread unsigned gd_my_shard	/* 1 + index; 0: not assigned yet */
 	__attribute__((tls_model("initial-exec")));
-/* The byte offset in a context of the shard this thread owns, or 0 (none
- * yet, or a shared one): what the hit paths' inline count needs, with no
- * arithmetic on the index and one test. */
+/* gd_my_shard_own holds the byte offset, in a context, of the shard this
+ * thread owns, or 0 when it owns none (none assigned yet, or a shared
+ * one).  The hit paths' inline count reads it so that it needs one test
+ * and no arithmetic on the shard index. */
 extern __thread unsigned gd_my_shard_own
 	__attribute__((tls_model("initial-exec")));
 unsigned gd_shard_assign(void);
-/* SHARD_INC out of line, for hit paths whose inline count was refused:
- * assigns the thread a shard first if it has none.  Returns 0. */
+/* gd_shard_inc_slow() is SHARD_INC out of line, for hit paths whose
+ * inline count was refused.  It assigns the thread a shard first if it has
+ * none, and returns 0 so that a hit path can tail-call it. */
 int gd_shard_inc_slow(struct gdirect_ctx *c, size_t field);
 
-/* One on field f of the thread's shard: inline when the thread owns one,
- * else out of line. */
+/* SHARD_INC adds one to field f of the thread's shard.  It counts inline
+ * when the thread owns a shard, and calls gd_shard_inc_slow() otherwise,
+ * because only an owned shard can be written without a locked
+ * instruction. */
 #define SHARD_INC(c, f) do {						\
 	struct gdirect_ctx *sc_ = (c);					\
 									\
@@ -198,19 +202,21 @@ int gd_shard_inc_slow(struct gdirect_ctx *c, size_t field);
 		gd_shard_inc_slow(sc_, offsetof(struct gd_shard, f));	\
 } while (0)
 
-/* SHARD_INC without a call, for hit paths kept leaf functions: false,
- * counting nothing, for a thread that owns no shard (none yet, or a shared
- * one), whose caller counts the hit with gd_shard_inc_slow(). */
+/* SHARD_TRY_INC is SHARD_INC without a call, for hit paths kept leaf
+ * functions.  It returns false and counts nothing when the thread owns no
+ * shard (none yet, or a shared one); the caller then counts the hit with
+ * gd_shard_inc_slow(). */
 #define SHARD_TRY_INC(c, f)	gd_shard_try_inc((c), offsetof(struct gd_shard, f))
 
 struct gdirect_ctx {
 	struct gdirect_params p;
 	struct gd_backend *backend;	/* NULL: no pinning device */
-	/* Kill generation, a process-wide unique value (from gd_kgen)
-	 * replaced whenever a region of this context is killed or held,
-	 * after its index slots changed: a thread's entry saw its region
-	 * live at kgen, so if kgen is unchanged it still is (and it is this
-	 * context's region). */
+	/* The kill generation is a process-wide unique value (from
+	 * gd_kgen).  It is replaced whenever a region of this context is
+	 * killed or held, after the region's index slots changed.  A thread's
+	 * entry that saw its region live at kgen can therefore trust, while
+	 * kgen is unchanged, that the region is still live and that it is
+	 * this context's region. */
 	_Atomic uint64_t kgen;
 	uint64_t fork_gen;		/* gd_fork_gen when created */
 
@@ -333,7 +339,8 @@ static inline struct gd_alloc *gd_alloc_find(const struct gdirect_ctx *c,
 						       a >> GD_PAGE_SHIFT), a);
 }
 
-/* gd_my_shard_own: 0 means none, and every shard's offset fits. */
+/* gd_my_shard_own uses 0 to mean "no shard", so no shard may sit at
+ * offset 0, and every shard's offset must fit its unsigned. */
 _Static_assert(offsetof(struct gdirect_ctx, shard) != 0,
 	       "a shard at offset 0 would read as no shard");
 _Static_assert(sizeof(struct gdirect_ctx) <= UINT32_MAX,

@@ -2,22 +2,26 @@
 /*
  * rcache.c - the registration cache.
  *
- * Hit paths (no lock, no system call, no locked instruction, no shared
- * line written; tcache.h has the protocol):
- *  - recent: the request lies in the region this thread last took through
- *    an entry in the request's page (the thread's per-page hints,
- *    tcache.h), and nothing of the context was killed since (ctx->kgen
- *    unchanged): count the reference in that entry, check the status
- *    word.  No lookup, no read of the region.
- *  - lookup: copy the request page's slot in the hit path's index
- *    (slotab.h: 32 bytes per 64 KiB page, read as a seqlock; the region's
- *    line is not read), count the reference in the thread's entry for that
- *    region and read the slot's word again (a compare-and-swap on r->refs,
- *    in an epoch section, when the entry is taken by another region still
- *    counted), then the validity check of the selected invalidation modes.
+ * The hit paths take no lock, make no system call, execute no locked
+ * instruction and write no shared cache line; tcache.h describes the
+ * protocol that lets them.  There are two:
+ *  - The recent path serves a request that lies in the region this thread
+ *    last took through an entry in the request's page (the thread's
+ *    per-page hints, tcache.h), provided nothing of the context was
+ *    killed since (ctx->kgen is unchanged).  It counts the reference in
+ *    that entry and checks the status word.  It does no lookup and does
+ *    not read the region.
+ *  - The lookup path copies the request page's slot in the hit path's
+ *    index (slotab.h: 32 bytes per 64 KiB page, read as a seqlock), so it
+ *    does not read the region's line either.  It counts the reference in
+ *    the thread's entry for that region and reads the slot's word again.
+ *    When the entry is taken by another region that still counts
+ *    references, it counts in r->refs instead, with a compare-and-swap in
+ *    an epoch section.  Then it runs the validity check of the selected
+ *    invalidation modes.
  * A put takes the count off the thread's entry (or off r->refs) and
- * stores the LRU stamp there; when the entry recorded the newest kill
- * generation of the process, without reading the region.
+ * stores the LRU stamp there.  When the entry recorded the newest kill
+ * generation of the process, the put does not read the region at all.
  *
  * Miss path: classify afresh, SYNC_MEMOPS once per allocation, announce a
  * pending pin under ctx->lock, drop the lock, pin (evicting unused regions
@@ -64,8 +68,9 @@ static void list_add_tail(struct gdirect_reg *head, struct gdirect_reg *r)
 	PREV(head) = r;
 }
 
-/* Under ctx->lock, after the index slots of the regions killed or held
- * changed: a hit that reads the new kgen finds them changed (slotab.h). */
+/* Give c a new kill generation.  The caller holds ctx->lock and has
+ * already changed the index slots of the regions it killed or held, so a
+ * hit that reads the new kgen also finds those slots changed (slotab.h). */
 static void kgen_bump(struct gdirect_ctx *c)
 {
 	atomic_store_explicit(&c->kgen, atomic_fetch_add(&gd_kgen, 1) + 1,
@@ -236,10 +241,11 @@ static void put_dead(struct gdirect_reg *r, struct gd_tc_ent *x)
 }
 
 /*
- * Put a reference: off this thread's entry for r when it counts one (no
- * shared line written), else off r->refs.  A region killed between the
- * dead-bit check and the decrement below was scanned with this reference
- * still counted: it waits on ctx->dying for the next drain.
+ * Put a reference that put_ref() could not put itself.  It comes off this
+ * thread's entry for r when that entry counts one, which writes no shared
+ * line, and off r->refs otherwise.  A region killed between the dead-bit
+ * check and the decrement below was scanned while this reference was
+ * still counted, so it waits on ctx->dying for the next drain.
  */
 static __attribute__((noinline)) void put_ref_slow(struct gdirect_reg *r)
 {
@@ -279,15 +285,16 @@ static __attribute__((noinline)) void put_ref_slow(struct gdirect_reg *r)
 }
 
 /*
- * The put of a reference this thread counted, to a region nothing was
- * killed since it saw live: its entry (found from r's address, in the
- * thread's own block) names r and counts a reference, and the entry
- * recorded the newest kill generation of all (gd_kgen: no context killed
- * or held anything since; with several contexts, only the one that did
- * last gets this path).  Then r is not dead, and the
- * put is the entry's store alone: no read of r, of its context or of any
- * line another thread writes.  (A fork child's blocks start empty, so a
- * parent's region never matches.)  Anything else takes put_ref_slow().
+ * Put a reference.  The fast case is a reference this thread counted in
+ * its entry for r (found from r's address, in the thread's own block)
+ * when that entry names r, counts a reference, and recorded the newest
+ * kill generation of all (gd_kgen).  An unchanged gd_kgen means no
+ * context killed or held anything since the entry saw r live, so r is not
+ * dead.  With several contexts, only the one that killed or held last
+ * gets this case.  The put is then the entry's store alone: it reads
+ * nothing of r, of its context, or of any line another thread writes.
+ * A fork child's blocks start empty, so a parent's region never matches.
+ * Every other put goes to put_ref_slow().
  */
 static inline void put_ref(struct gdirect_reg *r)
 {
@@ -612,11 +619,12 @@ static __attribute__((noinline)) int validate_tag(struct gdirect_reg *r,
 	return GD_VALID;
 }
 
-/* GD_VALID, a cause of invalidity, or GD_ASK_SLOW when the tag check needs
+/* Check a hit against the selected invalidation modes.  It returns
+ * GD_VALID, a cause of invalidity, or GD_ASK_SLOW when the tag check needs
  * the miss path (the request is in another allocation than the tag's).
- * st is r's status word, or NULL where kernel mode does not check one
- * (the caller has it from the slot or the region).  Inline: on a hit it
- * is a flag test and the status word. */
+ * st is r's status word, or NULL where kernel mode checks none; the
+ * caller has it from the slot or the region.  It is inline because on a
+ * hit it costs only a flag test and a load of the status word. */
 static inline int validate(struct gdirect_ctx *c, struct gdirect_reg *r,
 			   const uint32_t *st, uint64_t a, uint64_t e)
 {
@@ -645,11 +653,11 @@ static void invalidate(struct gdirect_ctx *c, struct gdirect_reg *r,
 /* ---- hit paths --------------------------------------------------------- */
 
 /*
- * Whether entry x's range holds [a, e), a < e < 2^63, in one branch
- * rather than two: on random requests "a below the last entry's start"
- * is a coin toss for the predictor.  Entries' ranges are user addresses,
- * below 2^63, so each difference's sign is its comparison's answer (an
- * empty entry, 0 to 0, holds nothing: e > 0).
+ * Tell whether entry x's range holds [a, e), where a < e < 2^63.  It uses
+ * one branch rather than two, because on random requests "a is below the
+ * last entry's start" is a coin toss for the predictor.  Entries' ranges
+ * are user addresses, below 2^63, so the sign of each difference answers
+ * its comparison.  An empty entry (0 to 0) holds nothing, since e > 0.
  */
 static inline bool tc_covers(const struct gd_tc_ent *x, uint64_t a,
 			     uint64_t e)
@@ -658,14 +666,14 @@ static inline bool tc_covers(const struct gd_tc_ent *x, uint64_t a,
 }
 
 /*
- * The recent path: the entry of this thread's last acquisition through an
- * entry, else the one its hint for a's page names, if it covers [a, e)
- * and nothing of c was killed since it saw its region live (c->kgen
- * unchanged; kgen values are unique, so this also says the entry's region
- * is c's).
- * Counts the reference there and checks the status word; reads no region,
- * no slot and no context, writes nothing shared.  Returns the entry (its
- * r is the region), or NULL.
+ * The recent path.  It tries the entry of this thread's last acquisition
+ * through an entry, then the entry that the thread's hint for a's page
+ * names.  It takes that entry if it covers [a, e) and nothing of c was
+ * killed since the entry saw its region live (c->kgen is unchanged).
+ * Because kgen values are unique, an unchanged kgen also proves that the
+ * entry's region is c's.  It counts the reference in the entry and checks
+ * the status word; it reads no region, no slot and no context, and writes
+ * nothing shared.  It returns the entry, whose r is the region, or NULL.
  */
 static inline struct gd_tc_ent *tc_recent(struct gdirect_ctx *c,
 					  uint64_t a, uint64_t e)
@@ -697,11 +705,14 @@ static inline struct gd_tc_ent *tc_recent(struct gdirect_ctx *c,
 }
 
 /*
- * Count a reference to the region of slot s, as copied in *k (live, kgen
- * read before the copy), in this thread's entry for it, taking the entry
- * over if it counts nothing; then read the slot's word again (the Dekker
- * recheck, slotab.h).  Reads nothing of the region.  False if the entry is
- * another region's, or the slot changed meanwhile (killed or held).
+ * Count a reference to the region of slot s in this thread's entry for it.
+ * *k is the slot's copy, which showed the region live, and kgen was read
+ * before the copy.  The entry is taken over if it counts nothing.  Then
+ * the slot's word is read again (the Dekker recheck, slotab.h): a kill or
+ * hold that races the count either shows in this read or finds the count
+ * when it scans every thread's counts.
+ * It reads nothing of the region.  It returns false if the entry is
+ * another region's or the slot changed meanwhile (killed or held).
  */
 static inline bool tc_take(struct gdirect_ctx *c, const struct gd_slot *s,
 			   const struct gd_slot_copy *k, uint64_t kgen,
@@ -754,10 +765,11 @@ static inline bool tc_take(struct gdirect_ctx *c, const struct gd_slot *s,
 }
 
 /*
- * The reference in the region's shared word, when this thread's entry for
- * it counts another region: with a compare-and-swap that refuses a dead or
- * held region.  The epoch section, entered before the slot is found
- * unchanged, keeps r's memory alive meanwhile.
+ * Count the reference in the region's shared word.  The lookup path does
+ * this when this thread's entry for the region counts another region.  A
+ * compare-and-swap refuses a dead or held region.  The epoch section is
+ * entered before the slot is found unchanged, so r's memory stays alive
+ * until the count is done.
  */
 static __attribute__((noinline)) bool word_take(const struct gd_slot *s,
 						const struct gd_slot_copy *k)
@@ -782,12 +794,13 @@ static __attribute__((noinline)) bool word_take(const struct gd_slot *s,
 }
 
 /*
- * The lookup path: the slot of the request's first page, copied
- * consistently, names a live region whose extent holds [a, e): count a
- * reference in this thread's entry (or the region's word).  Reads one slot
- * (32 bytes of one line) and the thread's own lines; the region's line
- * only when the entry is another region's.  NULL: ask the miss path.
- * *st: the status word to check (NULL: none).
+ * The lookup path.  When the slot of the request's first page, copied
+ * consistently, names a live region whose extent holds [a, e), it counts
+ * a reference in this thread's entry (or in the region's word).  It reads
+ * one slot (32 bytes of one line) and the thread's own lines, and reads
+ * the region's line only when the entry is another region's.  It returns
+ * the region and sets *st to the status word to check (NULL for none), or
+ * returns NULL to send the request to the miss path.
  */
 static inline struct gdirect_reg *lookup_ref(struct gdirect_ctx *c,
 					     uint64_t a, uint64_t e,
@@ -800,11 +813,12 @@ static inline struct gdirect_reg *lookup_ref(struct gdirect_ctx *c,
 
 	if (!s || !gd_slot_read(s, &k))
 		return NULL;
-	/* The page is the region's: only its end can be too short. */
+	/* The slot says the page is the region's, so only the region's end
+	 * can fall short of the request. */
 	if (e > (p + (k.span >> 32) + 1) << GD_PAGE_SHIFT)
 		return NULL;
-	/* The validity check reads the status word next: start that
-	 * (likely) cache miss now. */
+	/* The validity check reads the status word next, and that read
+	 * likely misses the cache, so start it now. */
 	if (k.status)
 		__builtin_prefetch(k.status);
 	GD_RACE(GD_RACE_SLOT_COPIED);
@@ -1188,8 +1202,10 @@ restart:
 
 /* ---- public ------------------------------------------------------------ */
 
-/* The get when the recent path did not answer: the lookup path, then the
- * miss path.  Apart, so that the recent path saves no registers. */
+/* Serve a get that the recent path did not answer: try the lookup path,
+ * then the miss path.  This function is kept out of line so that
+ * gdirect_reg_get(), whose recent path calls nothing, saves no
+ * registers. */
 static __attribute__((noinline)) int reg_get_lookup(struct gdirect_ctx *c,
 						    uint64_t a, uint64_t e,
 						    struct gdirect_reg **out)
@@ -1222,22 +1238,23 @@ GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 	uint64_t a = (uintptr_t)ptr, e = a + len;
 	struct gd_tc_ent *x;
 
-	/* No user address reaches 2^63; tc_covers() relies on it.  With a
-	 * and len - 1 below 2^63, a + len cannot wrap, so one test of bit
-	 * 63 refuses a zero length, a wrapped end and an end reaching 2^63
-	 * (three branches here, not six). */
+	/* No user address reaches 2^63, and tc_covers() relies on that.
+	 * With a and len - 1 below 2^63, a + len cannot wrap, so one test of
+	 * bit 63 refuses a zero length, a wrapped end and an end reaching
+	 * 2^63 (three branches here, not six). */
 	if (!c || !out || flags || (a | ((uint64_t)len - 1) | e) >> 63)
 		return gd_err(-EINVAL, "invalid argument");
-	/* Before the fork check: a fork child starts with empty entries,
-	 * and only lookup_ref, after that check, fills them. */
+	/* The recent path may run before the fork check, because a fork
+	 * child starts with empty entries and only lookup_ref(), which runs
+	 * after that check, fills them. */
 	x = tc_recent(c, a, e);
 	if (__builtin_expect(x == NULL, 0))
 		return reg_get_lookup(c, a, e, out);
 	*out = x->r;
-	/* A thread that owns no statistics shard (none yet: its entries
-	 * were filled by a lookup whose hit then failed validation; or
-	 * one of the shared ones) counts out of line, so that the recent
-	 * path calls nothing and saves no registers. */
+	/* A thread that owns no statistics shard counts out of line, so
+	 * that the recent path calls nothing and saves no registers.  Such
+	 * a thread has none yet (a lookup filled its entries, but that hit
+	 * then failed validation) or uses one of the shared ones. */
 	if (__builtin_expect(!SHARD_TRY_INC(c, hits), 0))
 		return gd_shard_inc_slow(c, offsetof(struct gd_shard, hits));
 	return 0;
