@@ -285,7 +285,7 @@ CUresult emu_ctx_live(void)
 	/*
 	 * A destroyed context left current, a primary one released to no
 	 * references included: the H100 answers CONTEXT_IS_DESTROYED
-	 * (cuMemAlloc, cuIpcCloseMemHandle; docs/gpu-logs/ctx-released-h100.txt).
+	 * (cuMemAlloc, cuIpcCloseMemHandle; tests/reference/gpu-logs/ctx-released-h100.txt).
 	 */
 	if (emu_current_ctx->destroyed)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;

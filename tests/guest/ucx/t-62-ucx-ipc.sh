@@ -115,7 +115,7 @@ check "the emulator counted IPC imports during ucx_perftest (imports_total $imp0
 
 # 3. UCX 1.13's default protocol layer puts through the CPU on the local
 # buffer (software RMA over tcp): with a GPU buffer it must fault, as on
-# the H100 (docs/gpu-logs/ucx-h100-2026-11-24/).  The 1-byte tagged
+# the H100 (tests/reference/gpu-logs/ucx-h100-2026-11-24/).  The 1-byte tagged
 # message before it is staged correctly.
 xfer_pair default UCX_TLS=tcp,cuda_copy,self UCX_NET_DEVICES=lo XFER_MEM=cuda XFER_SIZES=1
 grep -v '^##' /tmp/default.client.log | sed 's/^/# client: /'
