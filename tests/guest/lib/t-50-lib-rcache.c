@@ -12,7 +12,7 @@
  *  5-6  copies to and from GPU memory byte-exact, 1 B .. 16 MiB, at
  *       misaligned offsets, through the real BAR mmap;
  *  7    a fork child cannot use the parent's context; the parent can;
- *  8    the README's example program runs (helper gdirect-example-emu);
+ *  8    the example program of docs/libgdirect.md runs (helper gdirect-example-emu);
  *  9    hooks mode: a primary context release that leaves it retained
  *       invalidates nothing; the last one, which frees its memory,
  *       invalidates, and memory allocated after the next retain (at the
@@ -353,7 +353,7 @@ static void example(void)
 	}
 	if (f)
 		fclose(f);
-	tap_ok(rc == 0, "the README's example program runs");
+	tap_ok(rc == 0, "the example program of docs/libgdirect.md runs");
 }
 
 static void primary_release(CUdevice dev)
