@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "benchcuda.h"
+#include "fake_cuda.h"
 
 bool inst_open(struct inst *in, const struct cache_ops *ops, const char *label,
 	       const struct tb_cfg *dev, uint64_t max_regions, uint64_t max_bytes)
@@ -42,7 +42,7 @@ uint64_t *alloc_buffers(size_t n)
 		exit(1);
 	}
 	for (size_t i = 0; i < n; i++) {
-		b[i] = bc_alloc(GPU_PAGE, GPU_PAGE);
+		b[i] = fake_cuda_alloc_spaced(GPU_PAGE, GPU_PAGE);
 		if (!b[i]) {
 			fprintf(stderr, "out of emulated device address space\n");
 			exit(1);

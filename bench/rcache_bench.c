@@ -11,8 +11,8 @@
  * reuse trace at gdrcopy's costs, 4 twice the BAR budget; 5 registrations
  * alone, to profile (stdout only).
  *
- * Needs GDIRECT_LIBCUDA=<build>/bench/libbenchcuda.so (bench/run.sh sets
- * it): libgdirect's miss path classifies the pointer through "CUDA".
+ * Needs GDIRECT_LIBCUDA=<build>/tests/fakes/libfakecuda.so (bench/run.sh
+ * sets it): libgdirect's miss path classifies the pointer through "CUDA".
  * Progress goes to stderr, tables to stdout, the report to FILE, and the
  * figures the plots are drawn from (bench/plot.sh) into DIR, which must
  * exist: hits-{random,locality,reuse}-{1,2}.dat and contended-{gdirect,ucx}.dat.
@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fake_cuda.h"
 #include "harness.h"
 
 struct summary summary;
@@ -153,8 +154,14 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!getenv("GDIRECT_LIBCUDA")) {
-		fprintf(stderr, "set GDIRECT_LIBCUDA to libbenchcuda.so "
+		fprintf(stderr, "set GDIRECT_LIBCUDA to libfakecuda.so "
 			"(bench/run.sh does)\n");
+		return 2;
+	}
+	/* Address space only, never touched (the benchmark never copies),
+	 * enough for every scenario's buffers and their gaps. */
+	if (fake_cuda_set_arena(64ULL << 30, true)) {
+		fprintf(stderr, "the fake CUDA driver's arena exists already\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

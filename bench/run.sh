@@ -23,7 +23,7 @@ if ! pkg-config --exists ucx-ucs; then
 	exit 1
 fi
 "$root/scripts/meson-setup.sh" "$build"
-if ! ninja -C "$build" -j2 bench/rcache_bench bench/libbenchcuda.so >/dev/null; then
+if ! ninja -C "$build" -j2 bench/rcache_bench tests/fakes/libfakecuda.so >/dev/null; then
 	echo "bench: building bench/rcache_bench failed (is subdir('bench') in meson.build?)" >&2
 	exit 1
 fi
@@ -38,7 +38,7 @@ rm -rf "$res"
 mkdir -p "$res"
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -n1)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-GDIRECT_LIBCUDA=$build/bench/libbenchcuda.so \
+GDIRECT_LIBCUDA=$build/tests/fakes/libfakecuda.so \
 	"$build/bench/rcache_bench" --md "$md" --data "$res" "$@"
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 

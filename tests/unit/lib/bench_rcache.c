@@ -3,7 +3,7 @@
  * bench_rcache: cost of a cache hit (gdirect_reg_get + gdirect_reg_put)
  * and of a cached classification, against the number of cached regions,
  * single thread and with several threads hitting the same context.
- * Run: GDIRECT_LIBCUDA=<build>/tests/unit/lib/libfakecuda.so bench_rcache
+ * Run: GDIRECT_LIBCUDA=<build>/tests/fakes/libfakecuda.so bench_rcache
  */
 #include <pthread.h>
 #include <time.h>

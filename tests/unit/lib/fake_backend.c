@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "fakecuda.h"
+#include "fake_cuda.h"
 
 #define NSLOTS 8192
 #define MAX_IDS 128

@@ -14,7 +14,7 @@
 #include <gdirect.h>
 
 #include "fake_backend.h"
-#include "fakecuda.h"
+#include "fake_cuda.h"
 #include "tap.h"
 
 /* A failed check also says what the library said last. */

@@ -1,0 +1,717 @@
+/* SPDX-License-Identifier: MIT */
+/* fake_cuda.c - the fake CUDA driver (fake_cuda.h has its contract). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cuda.h>
+
+#include "fake_cuda.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define GPU_PAGE 0x10000ULL
+#define SMALL_STEP 0x1000ULL
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) & ~(to - 1);
+}
+
+struct alloc {
+	uint64_t base, size;
+	uint64_t end;	/* of the space it holds: rounded size plus its gap */
+	uint64_t id;
+	unsigned sync;
+	bool managed;
+	bool host;	/* pinned host memory (cuMemAllocHost) */
+};
+
+/* Everything below is under lock, except the per-thread context. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t arena_bytes = 1ULL << 30;
+static bool arena_prot_none;
+static uint8_t *arena;
+static struct alloc *allocs;	/* sorted by base */
+static size_t nallocs, cap;
+/* allocs[0..packed) leave no free space between them: first fit starts
+ * after them, which keeps a benchmark's 65536 allocations linear. */
+static size_t packed;
+static uint64_t next_id = 100;
+static unsigned long queries, frees, ptsz_frees;
+static fake_free_listener listener;
+static void *listener_arg;
+static int driver_version = CUDA_VERSION;
+static int primary_refs;
+static void (*after_last_release)(void);
+static __thread CUcontext current;
+
+EXPORT struct fake_cuda_calls fake_cuda_calls;
+
+static bool arena_init(void)
+{
+	if (!arena) {
+		void *p = mmap(NULL, arena_bytes, arena_prot_none ? PROT_NONE :
+			       PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		arena = p == MAP_FAILED ? NULL : p;
+	}
+	return arena != NULL;
+}
+
+/* Allocations start on a 64 KiB boundary, like GPU allocations. */
+static uint64_t arena_base(void)
+{
+	return round_up((uint64_t)(uintptr_t)arena, GPU_PAGE);
+}
+
+/* The index of the first allocation ending after a. */
+static size_t lower(uint64_t a)
+{
+	size_t lo = 0, hi = nallocs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (allocs[mid].base + allocs[mid].size <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct alloc *find(uint64_t a)
+{
+	size_t i = lower(a);
+
+	return i < nallocs && allocs[i].base <= a ? &allocs[i] : NULL;
+}
+
+static void extend_packed(void)
+{
+	while (packed < nallocs &&
+	       allocs[packed].base == (packed ? allocs[packed - 1].end :
+						arena_base()))
+		packed++;
+}
+
+static uint64_t do_alloc(size_t size, uint64_t gap, uint64_t align,
+			 bool managed, bool host)
+{
+	uint64_t hold = round_up(size, SMALL_STEP) + gap, cand;
+	size_t i;
+
+	pthread_mutex_lock(&lock);
+	if (!size || !arena_init())
+		goto fail;
+	if (nallocs == cap) {
+		size_t ncap = cap ? 2 * cap : 4096;
+		struct alloc *n = realloc(allocs, ncap * sizeof(*n));
+
+		if (!n)
+			goto fail;
+		allocs = n;
+		cap = ncap;
+	}
+	i = packed;
+	cand = i ? allocs[i - 1].end : arena_base();
+	for (;; i++) {
+		cand = round_up(cand, align);
+		if (i == nallocs || cand + hold <= allocs[i].base)
+			break;
+		if (allocs[i].end > cand)
+			cand = allocs[i].end;
+	}
+	if (cand + hold > (uint64_t)(uintptr_t)arena + arena_bytes)
+		goto fail;
+	memmove(&allocs[i + 1], &allocs[i], (nallocs - i) * sizeof(allocs[0]));
+	allocs[i] = (struct alloc){ .base = cand, .size = size,
+				    .end = cand + hold, .id = next_id++,
+				    .managed = managed, .host = host };
+	nallocs++;
+	extend_packed();
+	pthread_mutex_unlock(&lock);
+	return cand;
+fail:
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
+static uint64_t step_for(size_t size)
+{
+	return size >= GPU_PAGE ? GPU_PAGE : SMALL_STEP;
+}
+
+EXPORT int fake_cuda_set_arena(uint64_t bytes, bool address_only)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&lock);
+	if (arena) {
+		rc = -EBUSY;
+	} else {
+		arena_bytes = bytes;
+		arena_prot_none = address_only;
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+EXPORT uint64_t fake_cuda_alloc(size_t size)
+{
+	return do_alloc(size, 0, step_for(size), false, false);
+}
+
+EXPORT uint64_t fake_cuda_alloc_spaced(size_t size, size_t gap)
+{
+	return do_alloc(size, round_up(gap, GPU_PAGE), GPU_PAGE, false, false);
+}
+
+EXPORT uint64_t fake_cuda_alloc_managed(size_t size)
+{
+	return do_alloc(size, 0, step_for(size), true, false);
+}
+
+EXPORT uint64_t fake_cuda_alloc_host(size_t size)
+{
+	return do_alloc(size, 0, step_for(size), false, true);
+}
+
+EXPORT void fake_cuda_reset(void)
+{
+	pthread_mutex_lock(&lock);
+	nallocs = 0;
+	packed = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+EXPORT void fake_cuda_set_driver_version(int v)
+{
+	pthread_mutex_lock(&lock);
+	driver_version = v;
+	pthread_mutex_unlock(&lock);
+}
+
+EXPORT void fake_cuda_set_free_listener(fake_free_listener fn, void *arg)
+{
+	pthread_mutex_lock(&lock);
+	listener = fn;
+	listener_arg = arg;
+	pthread_mutex_unlock(&lock);
+}
+
+EXPORT uint64_t fake_cuda_buffer_id_at(uint64_t addr)
+{
+	pthread_mutex_lock(&lock);
+	struct alloc *a = find(addr);
+	uint64_t id = a ? a->id : 0;
+
+	pthread_mutex_unlock(&lock);
+	return id;
+}
+
+EXPORT unsigned fake_cuda_sync_count(uint64_t addr)
+{
+	pthread_mutex_lock(&lock);
+	struct alloc *a = find(addr);
+	unsigned n = a ? a->sync : 0;
+
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+static unsigned long read_counter(const unsigned long *c)
+{
+	unsigned long v;
+
+	pthread_mutex_lock(&lock);
+	v = *c;
+	pthread_mutex_unlock(&lock);
+	return v;
+}
+
+EXPORT unsigned long fake_cuda_queries(void)
+{
+	return read_counter(&queries);
+}
+
+EXPORT unsigned long fake_cuda_frees(void)
+{
+	return read_counter(&frees);
+}
+
+EXPORT unsigned long fake_cuda_ptsz_frees(void)
+{
+	return read_counter(&ptsz_frees);
+}
+
+static CUresult free_range(uint64_t p, bool exact)
+{
+	fake_free_listener fn;
+	void *arg;
+	uint64_t base, size;
+
+	pthread_mutex_lock(&lock);
+	struct alloc *a = find(p);
+
+	if (!a || (exact && a->base != p)) {
+		pthread_mutex_unlock(&lock);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	base = a->base;
+	size = a->size;
+	fn = listener;
+	arg = listener_arg;
+	pthread_mutex_unlock(&lock);
+	/* Like nvidia.ko: revoke third-party pins before the memory goes. */
+	if (fn)
+		fn(base, size, arg);
+	pthread_mutex_lock(&lock);
+	a = find(base);
+	if (a && a->base == base) {
+		size_t i = a - allocs;
+
+		memmove(&allocs[i], &allocs[i + 1],
+			(nallocs - i - 1) * sizeof(allocs[0]));
+		nallocs--;
+		if (packed > i)
+			packed = i;
+	}
+	frees++;
+	pthread_mutex_unlock(&lock);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuInit(unsigned int flags)
+{
+	__atomic_add_fetch(&fake_cuda_calls.inits, 1, __ATOMIC_RELAXED);
+	return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDriverGetVersion(int *v)
+{
+	pthread_mutex_lock(&lock);
+	*v = driver_version;
+	pthread_mutex_unlock(&lock);
+	return CUDA_SUCCESS;
+}
+
+/* ---- the device ---------------------------------------------------------- */
+
+EXPORT CUresult cuDeviceGetCount(int *n)
+{
+	*n = 1;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGet(CUdevice *dev, int ordinal)
+{
+	if (ordinal != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*dev = 0;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	if (dev)
+		return CUDA_ERROR_INVALID_DEVICE;
+	snprintf(name, (size_t)len, "fake GPU");
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice dev)
+{
+	if (dev)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if ((int)a > 140)
+		return CUDA_ERROR_INVALID_VALUE;
+	*v = (int)a;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice dev)
+{
+	(void)dev;
+	*b = 1ULL << 30;
+	return CUDA_SUCCESS;
+}
+
+/* ---- contexts ------------------------------------------------------------ */
+
+static struct CUctx_st { int dummy; } primary_ctx;
+
+/* Context teardown frees every allocation of the context: here, all. */
+static CUresult free_all(void)
+{
+	for (;;) {
+		uint64_t base;
+
+		pthread_mutex_lock(&lock);
+		base = nallocs ? allocs[0].base : 0;
+		pthread_mutex_unlock(&lock);
+		if (!base)
+			return CUDA_SUCCESS;
+		free_range(base, true);
+	}
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+	if (dev)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&lock);
+	primary_refs++;
+	fake_cuda_calls.retains++;
+	pthread_mutex_unlock(&lock);
+	*ctx = &primary_ctx;
+	return CUDA_SUCCESS;
+}
+
+EXPORT void fake_cuda_after_last_release(void (*fn)(void))
+{
+	pthread_mutex_lock(&lock);
+	after_last_release = fn;
+	pthread_mutex_unlock(&lock);
+}
+
+/* Retains are counted; the last release frees the memory, as NVIDIA's does. */
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	void (*fn)(void);
+	CUresult r;
+
+	(void)dev;
+	pthread_mutex_lock(&lock);
+	if (primary_refs <= 0) {
+		pthread_mutex_unlock(&lock);
+		return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	if (--primary_refs) {
+		pthread_mutex_unlock(&lock);
+		return CUDA_SUCCESS;
+	}
+	fn = after_last_release;
+	after_last_release = NULL;
+	pthread_mutex_unlock(&lock);
+	r = free_all();
+	if (fn)
+		fn();
+	return r;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
+					   int *active)
+{
+	(void)dev;
+	*flags = 0;
+	pthread_mutex_lock(&lock);
+	*active = primary_refs > 0;
+	pthread_mutex_unlock(&lock);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	(void)dev;
+	return free_all();
+}
+
+EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+	(void)ctx;
+	return free_all();
+}
+
+EXPORT CUresult cuCtxGetCurrent(CUcontext *ctx)
+{
+	*ctx = current;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+	current = ctx;
+	return CUDA_SUCCESS;
+}
+
+EXPORT int cudaDeviceReset(void)
+{
+	return free_all() == CUDA_SUCCESS ? 0 : 1;
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+/* Like the real driver, it needs the calling thread's current context. */
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size)
+{
+	if (!current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*p = fake_cuda_alloc(size);
+	pthread_mutex_lock(&lock);
+	fake_cuda_calls.allocs++;
+	fake_cuda_calls.last_alloc = *p;
+	pthread_mutex_unlock(&lock);
+	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
+{
+	pthread_mutex_lock(&lock);
+	fake_cuda_calls.free_calls++;
+	fake_cuda_calls.last_free = p;
+	pthread_mutex_unlock(&lock);
+	return free_range(p, true);
+}
+
+#undef cuMemFree
+EXPORT CUresult cuMemFree(unsigned int p)
+{
+	return free_range(p, true);
+}
+
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
+{
+	(void)s;
+	return free_range(p, true);
+}
+
+/* The per-thread-default-stream variant (cuGetProcAddress with
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM), counted apart. */
+EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s)
+{
+	(void)s;
+	pthread_mutex_lock(&lock);
+	ptsz_frees++;
+	pthread_mutex_unlock(&lock);
+	return free_range(p, true);
+}
+
+EXPORT CUresult cuMemUnmap(CUdeviceptr p, size_t size)
+{
+	(void)size;
+	return free_range(p, false);
+}
+
+EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t size)
+{
+	uint64_t p = fake_cuda_alloc_host(size);
+
+	*pp = (void *)(uintptr_t)p;
+	return p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT CUresult cuMemFreeHost(void *p)
+{
+	return free_range((uintptr_t)p, true);
+}
+
+EXPORT int cudaFreeHost(void *p)
+{
+	return free_range((uintptr_t)p, true) == CUDA_SUCCESS ? 0 : 1;
+}
+
+EXPORT int cudaFree(void *p)
+{
+	return free_range((uintptr_t)p, true) == CUDA_SUCCESS ? 0 : 1;
+}
+
+EXPORT int cudaFreeAsync(void *p, void *stream)
+{
+	(void)stream;
+	return free_range((uintptr_t)p, true) == CUDA_SUCCESS ? 0 : 1;
+}
+
+EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size,
+					CUdeviceptr p)
+{
+	pthread_mutex_lock(&lock);
+	queries++;
+	struct alloc *a = find(p);
+
+	if (a) {
+		if (base)
+			*base = a->base;
+		if (size)
+			*size = a->size;
+	}
+	pthread_mutex_unlock(&lock);
+	return a ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+/* Under lock.  lenient: an unknown pointer gives zeroed values. */
+static CUresult get_attr(void *data, CUpointer_attribute at, CUdeviceptr p,
+			 bool lenient)
+{
+	struct alloc *a = find(p);
+
+	if (!a && !lenient)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (at) {
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(unsigned int *)data = !a ? 0 : a->host ? CU_MEMORYTYPE_HOST :
+					a->managed ? CU_MEMORYTYPE_UNIFIED :
+					CU_MEMORYTYPE_DEVICE;
+		break;
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+		/* Written as a C bool, as the real driver does. */
+		*(bool *)data = a && a->managed;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = a ? 0 : -1;
+		break;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+		*(unsigned long long *)data = a ? a->id : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = a ? a->base : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = a ? a->size : 0;
+		break;
+	default:
+		/* An attribute the fake does not model: the runtime's test
+		 * asks for some of these about memory no driver knows. */
+		if (!a)
+			break;
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute at,
+				      CUdeviceptr p)
+{
+	CUresult rc;
+
+	pthread_mutex_lock(&lock);
+	queries++;
+	rc = get_attr(data, at, p, false);
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+/* Like the real one: unknown pointers succeed with zeroed attributes. */
+EXPORT CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *at,
+				       void **data, CUdeviceptr p)
+{
+	CUresult rc = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&lock);
+	queries++;
+	for (unsigned int i = 0; i < n && rc == CUDA_SUCCESS; i++)
+		rc = get_attr(data[i], at[i], p, true);
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+EXPORT CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute at,
+				      CUdeviceptr p)
+{
+	CUresult rc = CUDA_ERROR_INVALID_VALUE;
+
+	pthread_mutex_lock(&lock);
+	struct alloc *a = find(p);
+
+	if (a && at == CU_POINTER_ATTRIBUTE_SYNC_MEMOPS &&
+	    *(const unsigned int *)value) {
+		a->sync++;
+		rc = CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+/* ---- copies -------------------------------------------------------------- */
+
+static bool inside(uint64_t p, size_t n)
+{
+	pthread_mutex_lock(&lock);
+	struct alloc *a = find(p);
+	bool ok = a && p + n <= a->base + a->size;
+
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
+
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+	if (!inside(dst, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy((void *)(uintptr_t)dst, src, n);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+	if (!inside(src, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(dst, (const void *)(uintptr_t)src, n);
+	return CUDA_SUCCESS;
+}
+
+/* Records the stream it was given; copies nothing. */
+EXPORT CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
+{
+	(void)d, (void)s, (void)n;
+	pthread_mutex_lock(&lock);
+	fake_cuda_calls.last_stream = st;
+	pthread_mutex_unlock(&lock);
+	return CUDA_SUCCESS;
+}
+
+/* ---- cuGetProcAddress ---------------------------------------------------- */
+
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
+				    cuuint64_t flags,
+				    CUdriverProcAddressQueryResult *st)
+{
+	/* cuMemcpy, cuMemAllocManaged and the IPC calls are missing on
+	 * purpose (fake_cuda.h). */
+	static const struct {
+		const char *name;
+		void *fn;
+	} syms[] = {
+		{ "cuInit", (void *)cuInit },
+		{ "cuDriverGetVersion", (void *)cuDriverGetVersion },
+		{ "cuDeviceGetCount", (void *)cuDeviceGetCount },
+		{ "cuDeviceGetName", (void *)cuDeviceGetName },
+		{ "cuDeviceGetAttribute", (void *)cuDeviceGetAttribute },
+		{ "cuDeviceTotalMem", (void *)cuDeviceTotalMem_v2 },
+		{ "cuDevicePrimaryCtxRetain", (void *)cuDevicePrimaryCtxRetain },
+		{ "cuDevicePrimaryCtxRelease", (void *)cuDevicePrimaryCtxRelease_v2 },
+		{ "cuDevicePrimaryCtxReset", (void *)cuDevicePrimaryCtxReset_v2 },
+		{ "cuCtxDestroy", (void *)cuCtxDestroy_v2 },
+		{ "cuCtxGetCurrent", (void *)cuCtxGetCurrent },
+		{ "cuCtxSetCurrent", (void *)cuCtxSetCurrent },
+		{ "cuMemAlloc", (void *)cuMemAlloc_v2 },
+		{ "cuMemFree", (void *)cuMemFree_v2 },
+		{ "cuMemFreeAsync", (void *)cuMemFreeAsync },
+		{ "cuMemUnmap", (void *)cuMemUnmap },
+		{ "cuMemAllocHost", (void *)cuMemAllocHost_v2 },
+		{ "cuMemFreeHost", (void *)cuMemFreeHost },
+		{ "cuMemcpyAsync", (void *)cuMemcpyAsync },
+		{ "cuMemGetAddressRange", (void *)cuMemGetAddressRange_v2 },
+		{ "cuPointerGetAttribute", (void *)cuPointerGetAttribute },
+		{ "cuPointerGetAttributes", (void *)cuPointerGetAttributes },
+		{ "cuPointerSetAttribute", (void *)cuPointerSetAttribute },
+	};
+
+	(void)version;
+	*pfn = NULL;
+	if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM &&
+	    !strcmp(symbol, "cuMemFreeAsync"))
+		*pfn = (void *)cuMemFreeAsync_ptsz;
+	for (size_t i = 0; !*pfn && i < sizeof(syms) / sizeof(syms[0]); i++)
+		if (!strcmp(symbol, syms[i].name))
+			*pfn = syms[i].fn;
+	if (st)
+		*st = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS :
+			     CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
