@@ -9,11 +9,8 @@
 
 #include <gdirect.h>
 
-#include "bench_backend.h"
+#include "fake_backend.h"
 #include "cache.h"
-
-int gd_ctx_create_backend(const struct gdirect_params *p,
-			  struct gd_backend *b, struct gdirect_ctx **out);
 
 static void *gd_create(const struct cache_cfg *cfg)
 {
@@ -26,7 +23,7 @@ static void *gd_create(const struct cache_cfg *cfg)
 	p.invalidation = GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS;
 	p.max_regions = cfg->max_regions;
 	p.max_bytes = cfg->max_bytes;
-	if (gd_ctx_create_backend(&p, tb_gd_backend(cfg->backend), &c)) {
+	if (gd_ctx_create_backend(&p, cfg->backend, &c)) {
 		fprintf(stderr, "gdirect: %s\n", gdirect_errmsg());
 		return NULL;
 	}

@@ -14,7 +14,7 @@
 
 #include <ucs/memory/rcache.h>
 
-#include "bench_backend.h"
+#include "fake_backend.h"
 #include "cache.h"
 
 #define GPU_PAGE (64u << 10)
@@ -26,7 +26,7 @@ struct ureg {
 
 struct ucache {
 	ucs_rcache_t *rc;
-	struct tb *tb;
+	struct gd_backend *dev;
 };
 
 static ucs_status_t u_mem_reg(void *context, ucs_rcache_t *rcache, void *arg,
@@ -34,15 +34,19 @@ static ucs_status_t u_mem_reg(void *context, ucs_rcache_t *rcache, void *arg,
 {
 	struct ucache *u = context;
 	struct ureg *r = (struct ureg *)region;
-	int rc = tb_pin(u->tb, region->super.start,
-			region->super.end - region->super.start, &r->handle);
+	struct gd_pin pin;
+	int rc = u->dev->ops->pin(u->dev, region->super.start,
+				  region->super.end - region->super.start, &pin);
 
 	(void)rcache;
 	(void)arg;
 	(void)flags;
 	if (rc == -ENOMEM)
 		return UCS_ERR_NO_MEMORY;
-	return rc ? UCS_ERR_IO_ERROR : UCS_OK;
+	if (rc)
+		return UCS_ERR_IO_ERROR;
+	r->handle = pin.handle;
+	return UCS_OK;
 }
 
 static void u_mem_dereg(void *context, ucs_rcache_t *rcache,
@@ -51,7 +55,7 @@ static void u_mem_dereg(void *context, ucs_rcache_t *rcache,
 	struct ucache *u = context;
 
 	(void)rcache;
-	tb_unpin(u->tb, ((struct ureg *)region)->handle);
+	u->dev->ops->unpin(u->dev, ((struct ureg *)region)->handle);
 }
 
 static void u_dump(void *context, ucs_rcache_t *rcache,
@@ -88,7 +92,7 @@ static void *u_create(const struct cache_cfg *cfg)
 
 	if (!u)
 		return NULL;
-	u->tb = cfg->backend;
+	u->dev = cfg->backend;
 	if (ucs_rcache_create(&p, "bench", NULL, &u->rc) != UCS_OK) {
 		fprintf(stderr, "ucs_rcache_create failed\n");
 		free(u);

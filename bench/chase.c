@@ -89,10 +89,10 @@ double chase_ns(size_t bytes, int repeats)
 	link_cycle(b, lines);
 	p = walk(b, lines);	/* into the caches and the TLB */
 	for (int r = 0; r < repeats; r++) {
-		uint64_t t0 = tb_now_ns();
+		uint64_t t0 = bench_now_ns();
 
 		p = walk(p, n);
-		v[r] = (double)(tb_now_ns() - t0) / (double)n;
+		v[r] = (double)(bench_now_ns() - t0) / (double)n;
 	}
 	m = median(v, repeats);
 	munmap(base, len);

@@ -1,25 +1,54 @@
 /* SPDX-License-Identifier: MIT */
 #include "harness.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake_cuda.h"
 
+struct gd_backend *bench_device_new(const struct fake_cfg *cfg)
+{
+	struct fake_cfg c = *cfg;
+
+	c.nslots = 1u << 18;
+	c.no_maps = true;
+	c.shared = true;
+	return fake_backend_new(&c);
+}
+
+uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void bench_sleep_until(uint64_t t_ns)
+{
+	struct timespec ts = { (time_t)(t_ns / 1000000000ull),
+			       (long)(t_ns % 1000000000ull) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
 bool inst_open(struct inst *in, const struct cache_ops *ops, const char *label,
-	       const struct tb_cfg *dev, uint64_t max_regions, uint64_t max_bytes)
+	       const struct fake_cfg *dev, uint64_t max_regions, uint64_t max_bytes)
 {
 	memset(in, 0, sizeof(*in));
 	in->ops = ops;
 	in->label = label;
-	in->tb = tb_new(dev);
-	if (!in->tb)
+	in->dev = bench_device_new(dev);
+	if (!in->dev)
 		return false;
-	in->c = ops->create(&(struct cache_cfg){ in->tb, max_regions, max_bytes });
+	in->c = ops->create(&(struct cache_cfg){ in->dev, max_regions, max_bytes });
 	if (!in->c) {
-		tb_free(in->tb);
+		fake_backend_free(in->dev);
 		return false;
 	}
 	return true;
@@ -28,9 +57,9 @@ bool inst_open(struct inst *in, const struct cache_ops *ops, const char *label,
 void inst_close(struct inst *in)
 {
 	/* Unpinning what is left should not take the benchmark's minutes. */
-	tb_set_costs(in->tb, 0, 0);
+	fake_backend_set_costs(in->dev, 0, 0);
 	in->ops->destroy(in->c);
-	tb_free(in->tb);
+	fake_backend_free(in->dev);
 }
 
 uint64_t *alloc_buffers(size_t n)
@@ -55,7 +84,7 @@ uint64_t *alloc_buffers(size_t n)
  * free pin: the cache's own insertion cost). */
 double register_each(struct inst *in, const uint64_t *bufs, size_t n)
 {
-	uint64_t t0 = tb_now_ns();
+	uint64_t t0 = bench_now_ns();
 
 	for (size_t i = 0; i < n; i++) {
 		void *ref;
@@ -67,7 +96,7 @@ double register_each(struct inst *in, const uint64_t *bufs, size_t n)
 		}
 		in->ops->put(in->c, ref);
 	}
-	return (double)(tb_now_ns() - t0) / (double)n;
+	return (double)(bench_now_ns() - t0) / (double)n;
 }
 
 struct start {

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "bench_backend.h"
+#include "fake_backend.h"
 #include "cache.h"
 
 #define KiB 1024ull
@@ -34,16 +34,31 @@ struct opts {
  * exits with a message if it cannot be created. */
 FILE *data_file(const struct opts *o, const char *name);
 
+/*
+ * The emulated pinning device both caches register through: the fake
+ * backend (tests/fakes/fake_backend.h), gdirect's pinning backend and,
+ * through the same ops, what ucs_rcache's mem_reg/mem_dereg call, so the
+ * two caches pay exactly the same for the same work.  Shared (destroying
+ * the gdirect context leaves it to inst_close), never mapped (the
+ * benchmark never copies), with slots for the largest benchmark's 65536
+ * regions several times over.  NULL if out of memory.
+ */
+struct gd_backend *bench_device_new(const struct fake_cfg *cfg);
+
+/* CLOCK_MONOTONIC in ns, and a sleep until an absolute time. */
+uint64_t bench_now_ns(void);
+void bench_sleep_until(uint64_t t_ns);
+
 /* One cache under test with its own emulated device. */
 struct inst {
 	const struct cache_ops *ops;
 	const char *label;	/* column name */
 	void *c;
-	struct tb *tb;
+	struct gd_backend *dev;
 };
 
 bool inst_open(struct inst *in, const struct cache_ops *ops, const char *label,
-	       const struct tb_cfg *dev, uint64_t max_regions, uint64_t max_bytes);
+	       const struct fake_cfg *dev, uint64_t max_regions, uint64_t max_bytes);
 void inst_close(struct inst *in);
 
 /* Deterministic pseudo-random numbers (xorshift64*). */

@@ -36,13 +36,13 @@ struct replay_result replay(struct inst *in, uint64_t *const *traces,
 
 	for (int t = 0; t < nthreads; t++)
 		pl[t] = (struct player){ in, traces[t], len, 0 };
-	tb_reset_counters(in->tb);
-	t0 = tb_now_ns();
+	fake_backend_reset_stats(in->dev);
+	t0 = bench_now_ns();
 	run_threads(nthreads, play, pl, sizeof(pl[0]));
-	r.ns_per_op = (double)(tb_now_ns() - t0) / (double)(len * nthreads);
+	r.ns_per_op = (double)(bench_now_ns() - t0) / (double)(len * nthreads);
 	for (int t = 0; t < nthreads; t++)
 		r.fails += pl[t].fails;
-	tb_counters(in->tb, &r.dev);
+	fake_backend_stats(in->dev, &r.dev);
 	return r;
 }
 

@@ -13,7 +13,7 @@
 struct replay_result {
 	double ns_per_op;		/* wall time / operations, all threads */
 	unsigned long fails;		/* operations that returned an error */
-	struct tb_counters dev;		/* the device's work during the run */
+	struct fake_stats dev;		/* the device's work during the run */
 };
 
 /* traces[t][0..len) for thread t < nthreads; returns what happened. */

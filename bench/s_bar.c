@@ -26,8 +26,9 @@ void scenario_bar(const struct opts *o)
 	uint64_t *bufs = alloc_buffers(WORKING_SET);
 	uint64_t *tr[1] = { zipfish_trace(bufs, WORKING_SET, WORKING_SET, 0,
 					  len, 41) };
-	const struct tb_cfg dev = { PIN_NS, UNPIN_NS, budget, false };
-	const struct tb_cfg dev_free = { PIN_NS, UNPIN_NS, budget, true };
+	const struct fake_cfg dev = { .pin_ns = PIN_NS, .unpin_ns = UNPIN_NS, .bar_bytes = budget };
+	const struct fake_cfg dev_free = { .pin_ns = PIN_NS, .unpin_ns = UNPIN_NS, .bar_bytes = budget,
+					  .refuse_free = true };
 	static const char *const labels[NC] = {
 		"gdirect", "UCX", "UCX, max_size = budget - 64 KiB",
 		"gdirect, refused pins free" };

@@ -30,10 +30,10 @@ static double ns_per_tick;
 
 static void calibrate(void)
 {
-	uint64_t n0 = tb_now_ns(), c0 = tsc();
+	uint64_t n0 = bench_now_ns(), c0 = tsc();
 
-	tb_sleep_until(n0 + 50 * MS);
-	ns_per_tick = (double)(tb_now_ns() - n0) / (double)(tsc() - c0);
+	bench_sleep_until(n0 + 50 * MS);
+	ns_per_tick = (double)(bench_now_ns() - n0) / (double)(tsc() - c0);
 }
 
 struct hitwin {
@@ -52,16 +52,16 @@ struct hitwin {
 static void hit_window(struct hitwin *h)
 {
 	const struct cache_ops *ops = h->in->ops;
-	struct tb *tb = h->in->tb;
+	struct gd_backend *dev = h->in->dev;
 	void *c = h->in->c, *ref;
-	uint64_t t0 = tb_now_ns(), end = t0 + h->window_ns, t = t0;
+	uint64_t t0 = bench_now_ns(), end = t0 + h->window_ns, t = t0;
 	size_t i = 0;
 
 	h->ops = h->n_pin = h->ticks_pin = h->max_pin = 0;
 	h->n_free = h->ticks_free = h->max_free = 0;
 	while (t < end) {
 		for (int b = 0; b < 64; b++) {
-			bool pinning = tb_pins_in_flight(tb) != 0;
+			bool pinning = fake_backend_pins_in_flight(dev) != 0;
 			uint64_t c0 = tsc(), d;
 
 			if (ops->get(c, h->trace[i], 4 * KiB, &ref) == 0)
@@ -86,7 +86,7 @@ static void hit_window(struct hitwin *h)
 				i = 0;
 		}
 		h->ops += 64;
-		t = tb_now_ns();
+		t = bench_now_ns();
 	}
 	h->ns = t - t0;
 }
@@ -164,7 +164,7 @@ void scenario_contended(const struct opts *o)
 	static double dist[2][2][NQ];
 	uint32_t *lat_pin = malloc(LAT_MAX * sizeof(uint32_t));
 	uint32_t *lat_free = malloc(LAT_MAX * sizeof(uint32_t));
-	const struct tb_cfg free_pins = { 0, 0, 0, false };
+	const struct fake_cfg free_pins = { 0 };
 
 	if (!trace || !lat_pin || !lat_free)
 		abort();
@@ -185,7 +185,7 @@ void scenario_contended(const struct opts *o)
 				abort();
 			in[k].ops->put(in[k].c, ref);
 		}
-		tb_set_costs(in[k].tb, PIN_NS, UNPIN_NS);
+		fake_backend_set_costs(in[k].dev, PIN_NS, UNPIN_NS);
 	}
 
 	struct registrar reg[2] = {
@@ -212,7 +212,7 @@ void scenario_contended(const struct opts *o)
 
 			atomic_store(&reg[k].stop, false);
 			pthread_create(&th, NULL, register_loop, &reg[k]);
-			while (!tb_pins_in_flight(in[k].tb))
+			while (!fake_backend_pins_in_flight(in[k].dev))
 				;	/* start with a pin in flight */
 			hit_window(&h);
 			atomic_store(&reg[k].stop, true);

@@ -26,7 +26,7 @@
  * path, beyond what the reuse trace's hit costs (whose reads all hit L1):
  * two dependent loads.  First the request page's slot (slot_set_bytes()).
  * Then its status word, found from the slot: 4 bytes each, dense (the
- * status page, bench_backend.c).  The reuse trace pays an L1 load of the
+ * status page, tests/fakes/fake_backend.c).  The reuse trace pays an L1 load of the
  * status word itself, hence less one L1 load.
  */
 #define SLOT_BYTES 32	/* lib/src/slotab.h: one per 64 KiB page, two a line */
@@ -63,7 +63,7 @@ static void *hit_loop(void *p)
 	struct hitter *h = p;
 	const struct cache_ops *ops = h->in->ops;
 	void *c = h->in->c, *ref;
-	uint64_t t0 = tb_now_ns(), c0 = thread_cpu_ns();
+	uint64_t t0 = bench_now_ns(), c0 = thread_cpu_ns();
 
 	for (size_t i = 0; i < h->ops; i++) {
 		if (ops->get(c, h->trace[i], 4 * KiB, &ref)) {
@@ -72,7 +72,7 @@ static void *hit_loop(void *p)
 		}
 		ops->put(c, ref);
 	}
-	h->ns = tb_now_ns() - t0;
+	h->ns = bench_now_ns() - t0;
 	h->cpu_ns = thread_cpu_ns() - c0;
 	return NULL;
 }
@@ -90,9 +90,9 @@ static double clock_cost_ns(void)
 	if (!v)
 		abort();
 	for (int i = 0; i < N; i++) {
-		uint64_t t0 = tb_now_ns();
+		uint64_t t0 = bench_now_ns();
 
-		v[i] = (double)(tb_now_ns() - t0);
+		v[i] = (double)(bench_now_ns() - t0);
 	}
 	m = median(v, N);
 	free(v);
@@ -117,14 +117,14 @@ static double get_only(struct inst *in, const uint64_t *trace, size_t ops,
 	if (!v)
 		abort();
 	for (size_t i = 0; i + 64 <= ops; i += 64) {
-		uint64_t t0 = tb_now_ns();
+		uint64_t t0 = bench_now_ns();
 		size_t k = 0;
 
 		for (; k < 64; k++)
 			if (o->get(in->c, trace[i + k], 4 * KiB, &refs[k]))
 				break;
 		if (k == 64)
-			v[nb++] = ((double)(tb_now_ns() - t0) - clk) / 64;
+			v[nb++] = ((double)(bench_now_ns() - t0) - clk) / 64;
 		while (k)
 			o->put(in->c, refs[--k]);
 	}
@@ -219,7 +219,7 @@ void scenario_hits(const struct opts *o)
 {
 	static const size_t sizes[] = { 16, 4096, 65536 };
 	const size_t ops = o->quick ? 100000 : 300000;
-	const struct tb_cfg free_pins = { 0, 0, 0, false };
+	const struct fake_cfg free_pins = { 0 };
 	/* [trace][size][threads-1][cache] */
 	double wall[NTRACE][3][2][2], cpu[NTRACE][3][2][2], ins[3][2];
 	double getns[3][2], clk = clock_cost_ns();

@@ -20,7 +20,7 @@
 static double register_all(const struct cache_ops *ops, const uint64_t *bufs,
 			   size_t n)
 {
-	const struct tb_cfg free_pins = { 0, 0, 0, false };
+	const struct fake_cfg free_pins = { 0 };
 	struct inst in;
 	double ns;
 

@@ -27,7 +27,7 @@ void scenario_reuse(const struct opts *o)
 		zipfish_trace(bufs, POOL, HOT, HOT_PCT, len / 2, 32),
 		zipfish_trace(bufs, POOL, HOT, HOT_PCT, len / 2, 33),
 	};
-	const struct tb_cfg dev = { PIN_NS, UNPIN_NS, 0, false };
+	const struct fake_cfg dev = { .pin_ns = PIN_NS, .unpin_ns = UNPIN_NS };
 	struct inst in[2];
 	double ns[2][2][64], pins[2][2][64], unpins[2][2][64], fails[2][2][64];
 

@@ -6,7 +6,7 @@
  *
  *   classify_gpu [--repeats N]
  *
- * Pinning goes to the benchmark's emulated device (bench/bench_backend.c, free
+ * Pinning goes to the fake backend (tests/fakes/fake_backend.c, free
  * pins): a GPU machine need not have gdirect.ko loaded, and only the
  * cache's hit path, which never calls the pinning device, is timed.  CUDA
  * is real: allocations, classification, BUFFER_ID, SYNC_MEMOPS.
@@ -33,8 +33,8 @@
 
 #include <gdirect.h>
 
-#include "../bench_backend.h"
 #include "epoch.h"
+#include "fake_backend.h"
 #include "libgdirect_internal.h"
 
 #define NALLOC 4096
@@ -640,7 +640,7 @@ static long realloc_check(struct gdirect_ctx *c, uint64_t *oldp, int n,
 	return wrong;
 }
 
-static struct gdirect_ctx *mkctx(struct tb *dev, unsigned inv, unsigned flags)
+static struct gdirect_ctx *mkctx(struct gd_backend *dev, unsigned inv, unsigned flags)
 {
 	struct gdirect_params p;
 	struct gdirect_ctx *c;
@@ -650,7 +650,7 @@ static struct gdirect_ctx *mkctx(struct tb *dev, unsigned inv, unsigned flags)
 	p.flags = flags;
 	p.max_regions = 0;
 	p.max_bytes = 0;
-	if (gd_ctx_create_backend(&p, tb_gd_backend(dev), &c)) {
+	if (gd_ctx_create_backend(&p, dev, &c)) {
 		fprintf(stderr, "context: %s\n", gdirect_errmsg());
 		exit(1);
 	}
@@ -708,7 +708,9 @@ int main(int argc, char **argv)
 	printf("page-table leaves (256 MiB each): device pointers %d, host %d\n",
 	       leaves(dptr, NALLOC), leaves(hptr, NALLOC));
 
-	struct tb *devb = tb_new(&(struct tb_cfg){ 0, 0, 0, false });
+	/* Shared by the contexts below, freed at the end; never mapped. */
+	struct gd_backend *devb = fake_backend_new(&(struct fake_cfg){
+		.nslots = 1u << 18, .no_maps = true, .shared = true });
 	struct gdirect_ctx *c_def = mkctx(devb, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS, 0);
 	struct gdirect_ctx *c_host = mkctx(devb, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS,
 					   GDIRECT_CTX_CACHE_HOST);
@@ -883,7 +885,7 @@ int main(int argc, char **argv)
 	gdirect_ctx_destroy(c_host);
 	gdirect_ctx_destroy(c_hooks);
 	gdirect_ctx_destroy(c_tag);
-	tb_free(devb);
+	fake_backend_free(devb);
 	for (int i = 0; i < NALLOC; i++)
 		if (dptr[i])
 			cuMemFree(dptr[i]);

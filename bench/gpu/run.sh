@@ -2,7 +2,7 @@
 # bench/gpu/run.sh [OUTDIR] - build and run classify_gpu on a machine with an
 # NVIDIA GPU and the CUDA toolkit (found by scripts/find-cuda.sh).
 # Built with the C compiler alone (no meson, no UCX needed there):
-# libgdirect's sources, the benchmark's emulated pinning device, the program.
+# libgdirect's sources, the fake pinning backend (tests/fakes/), the program.
 # The log (GPU, driver, figures) goes to stdout and OUTDIR/classify_gpu.log.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,9 +20,10 @@ for f in "$root"/lib/src/*.c; do
 	$cc $flags -I"$root/lib/include" -I"$root/lib/src" -I"$root/include" \
 		-I"$root/include/nvidia" -c "$f" -o "$obj/gd_$(basename "$f" .c).o"
 done
-$cc $flags -c "$root/bench/bench_backend.c" -o "$obj/bench_backend.o"
-$cc $flags -I"$root/lib/include" -I"$root/lib/src" -I"$cuda/include" \
-	-c "$root/bench/gpu/classify_gpu.c" -o "$obj/classify_gpu.o"
+$cc $flags -I"$root/lib/src" -c "$root/tests/fakes/fake_backend.c" \
+	-o "$obj/fake_backend.o"
+$cc $flags -I"$root/lib/include" -I"$root/lib/src" -I"$root/tests/fakes" \
+	-I"$cuda/include" -c "$root/bench/gpu/classify_gpu.c" -o "$obj/classify_gpu.o"
 libdir=$cuda/lib64
 [ -e "$libdir/libcuda.so" ] || libdir=$cuda/lib64/stubs
 $cc -pthread -o "$obj/classify_gpu" "$obj"/*.o -L"$libdir" -lcuda -ldl

@@ -2,7 +2,8 @@
 /*
  * pin_backend.h - the pinning backend: how a context pins, maps and learns of
  * revocations.  gdirect.ko (backend_kernel.c) is the real one; the unit
- * tests supply a fake with the same contract (tests/unit/lib/fake_backend.c).
+ * tests and benchmarks supply a fake with the same contract
+ * (tests/fakes/fake_backend.c).
  */
 #ifndef GD_BACKEND_H
 #define GD_BACKEND_H

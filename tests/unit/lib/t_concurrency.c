@@ -156,7 +156,7 @@ static void misses_pin_once(void)
 	pthread_barrier_t bar;
 
 	params(&p, GDIRECT_INV_HOOKS);
-	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ .pin_delay_us = 100000 }, &b);
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ .pin_ns = 100000000 }, &b);
 	uint64_t x = fake_cuda_alloc(256 * KiB);
 
 	pthread_barrier_init(&bar, NULL, N);

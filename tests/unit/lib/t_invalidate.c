@@ -186,7 +186,7 @@ static void persistent_pins(void)
 	struct fake_cfg cfg = { .persistent = true };
 	struct gdirect_params p;
 	struct gdirect_ctx *c = NULL;
-	struct gd_backend *b = fake_backend_new(&cfg);
+	struct gd_backend *b = fake_backend_over_cuda(&cfg);
 
 	CHECK(b);
 	params(&p, GDIRECT_INV_KERNEL);

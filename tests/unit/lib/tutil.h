@@ -31,12 +31,23 @@ static inline void *P(uint64_t a)
 	return (void *)(uintptr_t)a;
 }
 
+/* A fake backend over the fake CUDA driver's memory: pins must cover its
+ * live allocations, and its frees taint (and may revoke) them. */
+static inline struct gd_backend *fake_backend_over_cuda(const struct fake_cfg *cfg)
+{
+	struct fake_cfg c = *cfg;
+
+	c.buffer_id_at = fake_cuda_buffer_id_at;
+	c.set_free_listener = fake_cuda_set_free_listener;
+	return fake_backend_new(&c);
+}
+
 /* A context over a fresh fake backend. */
 static inline struct gdirect_ctx *mkctx(struct gdirect_params *p,
 					const struct fake_cfg *cfg,
 					struct gd_backend **bout)
 {
-	struct gd_backend *b = fake_backend_new(cfg);
+	struct gd_backend *b = fake_backend_over_cuda(cfg);
 	struct gdirect_ctx *c = NULL;
 
 	CHECK(b);
