@@ -294,7 +294,8 @@ static inline uint64_t gd_lru_stamp(void)
  * Where kill generations come from: a process-wide counter, whose every
  * value is some context's kgen for a while (ctx->kgen).  A put whose
  * entry recorded the newest value knows that nothing was killed or held
- * anywhere since, without reading its region or context (rcache.c).
+ * anywhere since, without reading its region or context (put_ref,
+ * rcache_hit.h).
  */
 extern _Atomic uint64_t gd_kgen;
 

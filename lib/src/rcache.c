@@ -2,26 +2,12 @@
 /*
  * rcache.c - the registration cache.
  *
- * The hit paths take no lock, make no system call, execute no locked
- * instruction and write no shared cache line; tcache.h describes the
- * protocol that lets them.  There are two:
- *  - The recent path serves a request that lies in the region this thread
- *    last took through an entry in the request's page (the thread's
- *    per-page hints, tcache.h), provided nothing of the context was
- *    killed since (ctx->kgen is unchanged).  It counts the reference in
- *    that entry and checks the status word.  It does no lookup and does
- *    not read the region.
- *  - The lookup path copies the request page's slot in the hit path's
- *    index (slotab.h: 32 bytes per 64 KiB page, read as a seqlock), so it
- *    does not read the region's line either.  It counts the reference in
- *    the thread's entry for that region and reads the slot's word again.
- *    When the entry is taken by another region that still counts
- *    references, it counts in r->refs instead, with a compare-and-swap in
- *    an epoch section.  Then it runs the validity check of the selected
- *    invalidation modes.
- * A put takes the count off the thread's entry (or off r->refs) and
- * stores the LRU stamp there.  When the entry recorded the newest kill
- * generation of the process, the put does not read the region at all.
+ * The hit paths, gdirect_reg_get() and gdirect_reg_put() with what they
+ * inline, are in rcache_hit.h, which this file includes once below.  That
+ * file lists the constraints they keep (no lock, no system call, no write
+ * to a line another thread writes, no call but named out-of-line slow
+ * paths), why each holds, and how to change them safely.  This file holds
+ * what they call out of line and everything behind them.
  *
  * Miss path: classify afresh, SYNC_MEMOPS once per allocation, announce a
  * pending pin under ctx->lock, drop the lock, pin (evicting unused regions
@@ -241,11 +227,12 @@ static void put_dead(struct gdirect_reg *r, struct gd_tc_ent *x)
 }
 
 /*
- * Put a reference that put_ref() could not put itself.  It comes off this
- * thread's entry for r when that entry counts one, which writes no shared
- * line, and off r->refs otherwise.  A region killed between the dead-bit
- * check and the decrement below was scanned while this reference was
- * still counted, so it waits on ctx->dying for the next drain.
+ * Put a reference that put_ref() (rcache_hit.h) could not put itself.
+ * It comes off this thread's entry for r when that entry counts one,
+ * which writes no shared line, and off r->refs otherwise.  A region
+ * killed between the dead-bit check and the decrement below was scanned
+ * while this reference was still counted, so it waits on ctx->dying for
+ * the next drain.
  */
 static __attribute__((noinline)) void put_ref_slow(struct gdirect_reg *r)
 {
@@ -282,40 +269,6 @@ static __attribute__((noinline)) void put_ref_slow(struct gdirect_reg *r)
 	}
 	atomic_store_explicit(&r->stamp, gd_lru_stamp(), memory_order_relaxed);
 	atomic_fetch_sub(&r->refs, 1);	/* r is not ours to read after this */
-}
-
-/*
- * Put a reference.  The fast case is a reference this thread counted in
- * its entry for r (found from r's address, in the thread's own block)
- * when that entry names r, counts a reference, and recorded the newest
- * kill generation of all (gd_kgen).  An unchanged gd_kgen means no
- * context killed or held anything since the entry saw r live, so r is not
- * dead.  With several contexts, only the one that killed or held last
- * gets this case.  The put is then the entry's store alone: it reads
- * nothing of r, of its context, or of any line another thread writes.
- * A fork child's blocks start empty, so a parent's region never matches.
- * Every other put goes to put_ref_slow().
- */
-static inline void put_ref(struct gdirect_reg *r)
-{
-	struct gd_tc_block *b = gd_tc_mine;
-
-	if (__builtin_expect(b != NULL, 1)) {
-		struct gd_tc_ent *x = &b->e[gd_tc_way(r)];
-		int64_t n = atomic_load_explicit(&x->n, memory_order_relaxed);
-
-		if (__builtin_expect(x->r == r && n > 0 && x->kgen ==
-				     atomic_load_explicit(&gd_kgen,
-							  memory_order_relaxed),
-				     1)) {
-			atomic_store_explicit(&x->stamp, gd_lru_stamp(),
-					      memory_order_relaxed);
-			atomic_store_explicit(&x->n, n - 1,
-					      memory_order_release);
-			return;
-		}
-	}
-	put_ref_slow(r);
 }
 
 /* ---- killing (removal from the index), under ctx->lock ----------------- */
@@ -600,45 +553,10 @@ static bool evict_one_for_bar(struct gdirect_ctx *c)
 	return killed != 0;
 }
 
-/* ---- validity ---------------------------------------------------------- */
+/* ---- invalidation ------------------------------------------------------ */
 
-#define GD_VALID 0
-#define GD_ASK_SLOW (-1)
-
-/* The BUFFER_ID tag check: a CUDA call, out of the hit path's line. */
-static __attribute__((noinline)) int validate_tag(struct gdirect_reg *r,
-						  uint64_t a, uint64_t e)
-{
-	const struct gd_reg_cold *x = RC(r);
-	uint64_t id;
-
-	if (a < x->tag_base || e > x->tag_base + x->tag_size)
-		return GD_ASK_SLOW;
-	if (gd_cuda_buffer_id(a, &id) < 0 || id != x->tag_id)
-		return GD_CAUSE_BUFFER_ID;
-	return GD_VALID;
-}
-
-/* Check a hit against the selected invalidation modes.  It returns
- * GD_VALID, a cause of invalidity, or GD_ASK_SLOW when the tag check needs
- * the miss path (the request is in another allocation than the tag's).
- * st is r's status word, or NULL where kernel mode checks none; the
- * caller has it from the slot or the region.  It is inline because on a
- * hit it costs only a flag test and a load of the status word. */
-static inline int validate(struct gdirect_ctx *c, struct gdirect_reg *r,
-			   const uint32_t *st, uint64_t a, uint64_t e)
-{
-	uint32_t inv = c->p.invalidation;
-
-	if ((inv & GDIRECT_INV_KERNEL) && st &&
-	    __builtin_expect(__atomic_load_n(st, __ATOMIC_ACQUIRE) !=
-			     GD_STATUS_PINNED, 0))
-		return GD_CAUSE_KERNEL;
-	if (__builtin_expect(inv & GDIRECT_INV_BUFFER_ID, 0))
-		return validate_tag(r, a, e);
-	return GD_VALID;
-}
-
+/* invalidate() kills r, which a hit or a miss found invalid, under
+ * ctx->lock. */
 static void invalidate(struct gdirect_ctx *c, struct gdirect_reg *r,
 		       enum gd_cause cause)
 {
@@ -650,183 +568,13 @@ static void invalidate(struct gdirect_ctx *c, struct gdirect_reg *r,
 	/* The caller still holds r: its put releases it. */
 }
 
-/* ---- hit paths --------------------------------------------------------- */
+/* ---- hit paths (rcache_hit.h) ------------------------------------------ */
 
-/*
- * Tell whether entry x's range holds [a, e), where a < e < 2^63.  It uses
- * one branch rather than two, because on random requests "a is below the
- * last entry's start" is a coin toss for the predictor.  Entries' ranges
- * are user addresses, below 2^63, so the sign of each difference answers
- * its comparison.  An empty entry (0 to 0) holds nothing, since e > 0.
- */
-static inline bool tc_covers(const struct gd_tc_ent *x, uint64_t a,
-			     uint64_t e)
-{
-	return (int64_t)((a - x->start) | (x->end - e)) >= 0;
-}
+/* The hit path falls back to the miss path, which is defined below. */
+static int miss(struct gdirect_ctx *c, uint64_t a, uint64_t e,
+		struct gdirect_reg **out);
 
-/*
- * The recent path.  It tries the entry of this thread's last acquisition
- * through an entry, then the entry that the thread's hint for a's page
- * names.  It takes that entry if it covers [a, e) and nothing of c was
- * killed since the entry saw its region live (c->kgen is unchanged).
- * Because kgen values are unique, an unchanged kgen also proves that the
- * entry's region is c's.  It counts the reference in the entry and checks
- * the status word; it reads no region, no slot and no context, and writes
- * nothing shared.  It returns the entry, whose r is the region, or NULL.
- */
-static inline struct gd_tc_ent *tc_recent(struct gdirect_ctx *c,
-					  uint64_t a, uint64_t e)
-{
-	struct gd_tc_ent *x = gd_tc_last;
-	int64_t n;
-
-	if (__builtin_expect(!x || !tc_covers(x, a, e), 0)) {
-		struct gd_tc_block *b = gd_tc_mine;
-
-		if (!b)
-			return NULL;
-		x = *gd_tc_hint(b, a);	/* gd_tc_none's are all NULL */
-		if (!x || !tc_covers(x, a, e))
-			return NULL;
-		gd_tc_last = x;
-	}
-	n = atomic_load_explicit(&x->n, memory_order_relaxed);
-	atomic_store_explicit(&x->n, n + 1, memory_order_release);
-	gd_epoch_reader_fence();
-	if (__builtin_expect(atomic_load_explicit(&c->kgen, memory_order_acquire)
-			     != x->kgen || (x->status &&
-			     __atomic_load_n(x->status, __ATOMIC_ACQUIRE) !=
-			     GD_STATUS_PINNED), 0)) {
-		atomic_store_explicit(&x->n, n, memory_order_release);
-		return NULL;
-	}
-	return x;
-}
-
-/*
- * Count a reference to the region of slot s in this thread's entry for it.
- * *k is the slot's copy, which showed the region live, and kgen was read
- * before the copy.  The entry is taken over if it counts nothing.  Then
- * the slot's word is read again (the Dekker recheck, slotab.h): a kill or
- * hold that races the count either shows in this read or finds the count
- * when it scans every thread's counts.
- * It reads nothing of the region.  It returns false if the entry is
- * another region's or the slot changed meanwhile (killed or held).
- */
-static inline bool tc_take(struct gdirect_ctx *c, const struct gd_slot *s,
-			   const struct gd_slot_copy *k, uint64_t kgen,
-			   uint64_t a)
-{
-	struct gd_tc_block *b = gd_tc_block();
-	struct gd_tc_ent *x;
-	uint64_t t, id = k->w >> 1;
-	int64_t n;
-
-	if (!b)
-		return false;
-	x = &b->e[gd_tc_way(k->r)];
-	t = atomic_load_explicit(&x->tag, memory_order_relaxed);
-	n = atomic_load_explicit(&x->n, memory_order_relaxed);
-	if (t == id) {
-		atomic_store_explicit(&x->n, n + 1, memory_order_release);
-	} else if (n == 0 || (t & GD_TC_GONE)) {
-		uint64_t p = a >> GD_PAGE_SHIFT;
-
-		/* A scan that reads the old tag, then this count, reads
-		 * the old tag no more (tcache.c). */
-		atomic_store_explicit(&x->tag, 0, memory_order_relaxed);
-		n = 0;
-		atomic_store_explicit(&x->n, 1, memory_order_release);
-		x->r = k->r;
-		x->start = (p - (uint32_t)k->span) << GD_PAGE_SHIFT;
-		/* Tag mode checks every hit with a CUDA call: no recent path
-		 * (an empty range), only the count here. */
-		x->end = c->p.invalidation & GDIRECT_INV_BUFFER_ID ? 0 :
-			 (p + (k->span >> 32) + 1) << GD_PAGE_SHIFT;
-		x->status = k->status;
-		x->kgen = 0;
-		atomic_store_explicit(&x->tag, id, memory_order_release);
-	} else {
-		return false;
-	}
-	GD_RACE(GD_RACE_COUNTED);
-	gd_epoch_reader_fence();
-	if (__builtin_expect(atomic_load_explicit(&s->w, memory_order_relaxed)
-			     != k->w, 0)) {
-		atomic_store_explicit(&x->n, n, memory_order_release);
-		GD_RACE(GD_RACE_BACKED_OFF);
-		return false;
-	}
-	x->kgen = kgen;
-	*gd_tc_hint(b, a) = x;
-	gd_tc_last = x;
-	return true;
-}
-
-/*
- * Count the reference in the region's shared word.  The lookup path does
- * this when this thread's entry for the region counts another region.  A
- * compare-and-swap refuses a dead or held region.  The epoch section is
- * entered before the slot is found unchanged, so r's memory stays alive
- * until the count is done.
- */
-static __attribute__((noinline)) bool word_take(const struct gd_slot *s,
-						const struct gd_slot_copy *k)
-{
-	struct gd_epoch_slot *es = gd_epoch_enter();
-	struct gdirect_reg *r = k->r;
-	bool ok = false;
-
-	if (atomic_load_explicit(&s->w, memory_order_acquire) == k->w) {
-		uint64_t v = atomic_load_explicit(&r->refs, memory_order_relaxed);
-
-		do {
-			if (v & (GD_DEAD | GD_HOLD))
-				break;
-			ok = atomic_compare_exchange_weak_explicit(&r->refs,
-					&v, v + 1, memory_order_acquire,
-					memory_order_relaxed);
-		} while (!ok);
-	}
-	gd_epoch_exit(es);
-	return ok;
-}
-
-/*
- * The lookup path.  When the slot of the request's first page, copied
- * consistently, names a live region whose extent holds [a, e), it counts
- * a reference in this thread's entry (or in the region's word).  It reads
- * one slot (32 bytes of one line) and the thread's own lines, and reads
- * the region's line only when the entry is another region's.  It returns
- * the region and sets *st to the status word to check (NULL for none), or
- * returns NULL to send the request to the miss path.
- */
-static inline struct gdirect_reg *lookup_ref(struct gdirect_ctx *c,
-					     uint64_t a, uint64_t e,
-					     const uint32_t **st)
-{
-	uint64_t kgen = atomic_load_explicit(&c->kgen, memory_order_acquire);
-	uint64_t p = a >> GD_PAGE_SHIFT;
-	const struct gd_slot *s = gd_slotab_get(&c->slots, p);
-	struct gd_slot_copy k;
-
-	if (!s || !gd_slot_read(s, &k))
-		return NULL;
-	/* The slot says the page is the region's, so only the region's end
-	 * can fall short of the request. */
-	if (e > (p + (k.span >> 32) + 1) << GD_PAGE_SHIFT)
-		return NULL;
-	/* The validity check reads the status word next, and that read
-	 * likely misses the cache, so start it now. */
-	if (k.status)
-		__builtin_prefetch(k.status);
-	GD_RACE(GD_RACE_SLOT_COPIED);
-	if (!tc_take(c, s, &k, kgen, a) && !word_take(s, &k))
-		return NULL;
-	*st = k.status;
-	return k.r;
-}
+#include "rcache_hit.h"
 
 /* ---- miss path --------------------------------------------------------- */
 
@@ -1201,70 +949,6 @@ restart:
 }
 
 /* ---- public ------------------------------------------------------------ */
-
-/* Serve a get that the recent path did not answer: try the lookup path,
- * then the miss path.  This function is kept out of line so that
- * gdirect_reg_get(), whose recent path calls nothing, saves no
- * registers. */
-static __attribute__((noinline)) int reg_get_lookup(struct gdirect_ctx *c,
-						    uint64_t a, uint64_t e,
-						    struct gdirect_reg **out)
-{
-	const uint32_t *st = NULL;
-	struct gdirect_reg *r;
-
-	if (gd_inherited(c))
-		return gd_err(-EPERM, "context inherited across fork");
-	r = lookup_ref(c, a, e, &st);
-	if (r) {
-		int v = validate(c, r, st, a, e);
-
-		if (__builtin_expect(v == GD_VALID, 1)) {
-			SHARD_INC(c, hits);
-			*out = r;
-			return 0;
-		}
-		if (v != GD_ASK_SLOW)
-			invalidate(c, r, v);
-		put_ref(r);
-	}
-	return miss(c, a, e, out);
-}
-
-GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
-			      size_t len, unsigned int flags,
-			      struct gdirect_reg **out)
-{
-	uint64_t a = (uintptr_t)ptr, e = a + len;
-	struct gd_tc_ent *x;
-
-	/* No user address reaches 2^63, and tc_covers() relies on that.
-	 * With a and len - 1 below 2^63, a + len cannot wrap, so one test of
-	 * bit 63 refuses a zero length, a wrapped end and an end reaching
-	 * 2^63 (three branches here, not six). */
-	if (!c || !out || flags || (a | ((uint64_t)len - 1) | e) >> 63)
-		return gd_err(-EINVAL, "invalid argument");
-	/* The recent path may run before the fork check, because a fork
-	 * child starts with empty entries and only lookup_ref(), which runs
-	 * after that check, fills them. */
-	x = tc_recent(c, a, e);
-	if (__builtin_expect(x == NULL, 0))
-		return reg_get_lookup(c, a, e, out);
-	*out = x->r;
-	/* A thread that owns no statistics shard counts out of line, so
-	 * that the recent path calls nothing and saves no registers.  Such
-	 * a thread has none yet (a lookup filled its entries, but that hit
-	 * then failed validation) or uses one of the shared ones. */
-	if (__builtin_expect(!SHARD_TRY_INC(c, hits), 0))
-		return gd_shard_inc_slow(c, offsetof(struct gd_shard, hits));
-	return 0;
-}
-
-GD_EXPORT void gdirect_reg_put(struct gdirect_reg *r)
-{
-	if (r)
-		put_ref(r);
-}
 
 GD_EXPORT int gdirect_reg_info(const struct gdirect_reg *r,
 			       struct gdirect_reg_info *info)

@@ -35,7 +35,7 @@
  * Entries are direct-mapped by region address; a thread finds the entry of
  * a region it used recently again through its hints (one per 64 KiB page
  * of the request, modulo GD_TC_HINTS) without touching the region or any
- * page table (tc_recent, rcache.c): a thread cycling among up to
+ * page table (tc_recent, rcache_hit.h): a thread cycling among up to
  * GD_TC_HINTS single-page regions hits that way every time.  An entry is
  * reused for another region only when its count is zero or its region was
  * released (tag marked GD_TC_GONE by the releaser).  Blocks of exited
