@@ -120,11 +120,12 @@
 /* ---- recent path ------------------------------------------------------- */
 
 /*
- * Tell whether entry x's range holds [a, e), where a < e < 2^63.  It uses
- * one branch rather than two, because on random requests "a is below the
- * last entry's start" is a coin toss for the predictor.  Entries' ranges
- * are user addresses, below 2^63, so the sign of each difference answers
- * its comparison.  An empty entry (0 to 0) holds nothing, since e > 0.
+ * tc_covers() tells whether entry x's range holds [a, e), where
+ * a < e < 2^63.  It uses one branch rather than two, because on random
+ * requests "a is below the last entry's start" is a coin toss for the
+ * predictor.  Entries' ranges are user addresses, below 2^63, so the sign
+ * of each difference answers its comparison.  An empty entry (0 to 0)
+ * holds nothing, since e > 0.
  */
 static inline bool tc_covers(const struct gd_tc_ent *x, uint64_t a,
 			     uint64_t e)
@@ -133,14 +134,17 @@ static inline bool tc_covers(const struct gd_tc_ent *x, uint64_t a,
 }
 
 /*
- * The recent path.  It tries the entry of this thread's last acquisition
- * through an entry, then the entry that the thread's hint for a's page
- * names.  It takes that entry if it covers [a, e) and nothing of c was
- * killed since the entry saw its region live (c->kgen is unchanged).
- * Because kgen values are unique, an unchanged kgen also proves that the
- * entry's region is c's.  It counts the reference in the entry and checks
- * the status word; it reads no region, no slot and no context, and writes
- * nothing shared.  It returns the entry, whose r is the region, or NULL.
+ * tc_recent() is the recent path.  It tries the entry of this thread's
+ * last acquisition through an entry, then the entry that the thread's
+ * hint for a's page names.  It takes that entry if it covers [a, e) and
+ * nothing of c was killed since the entry saw its region live (c->kgen is
+ * unchanged).  Because kgen values are unique, an unchanged kgen also
+ * proves that the entry's region is c's.  It counts the reference in the
+ * entry, and only then, after the reader fence, compares c->kgen with the
+ * entry's (the Dekker recheck, tcache.h) and checks the status word.  It
+ * reads no region, no slot and no field of c but kgen, and writes only
+ * this thread's lines.  It returns the entry, whose r is the region, or
+ * NULL with the count taken back.
  */
 static inline struct gd_tc_ent *tc_recent(struct gdirect_ctx *c,
 					  uint64_t a, uint64_t e)
@@ -153,7 +157,7 @@ static inline struct gd_tc_ent *tc_recent(struct gdirect_ctx *c,
 
 		if (!b)
 			return NULL;
-		x = *gd_tc_hint(b, a);	/* gd_tc_none's are all NULL */
+		x = *gd_tc_hint(b, a);	/* gd_tc_none's hints are NULL */
 		if (!x || !tc_covers(x, a, e))
 			return NULL;
 		gd_tc_last = x;
@@ -174,14 +178,16 @@ static inline struct gd_tc_ent *tc_recent(struct gdirect_ctx *c,
 /* ---- lookup path ------------------------------------------------------- */
 
 /*
- * Count a reference to the region of slot s in this thread's entry for it.
- * *k is the slot's copy, which showed the region live, and kgen was read
- * before the copy.  The entry is taken over if it counts nothing.  Then
- * the slot's word is read again (the Dekker recheck, slotab.h): a kill or
- * hold that races the count either shows in this read or finds the count
- * when it scans every thread's counts.
- * It reads nothing of the region.  It returns false if the entry is
- * another region's or the slot changed meanwhile (killed or held).
+ * tc_take() counts a reference to the region of slot s in this thread's
+ * entry for it.  *k is the slot's copy, which showed the region live, and
+ * kgen was read before the copy.  The entry is taken over if it counts
+ * nothing.  Then the slot's word is read again (the Dekker recheck,
+ * slotab.h): a kill or hold that races the count either shows in this
+ * read or finds the count when it scans every thread's counts.  Only a
+ * recheck that passes records kgen in the entry, because the recent path
+ * trusts an entry exactly as long as c->kgen equals it.  tc_take() reads
+ * nothing of the region.  It returns false if the entry is another
+ * region's or the slot changed meanwhile (killed or held).
  */
 static inline bool tc_take(struct gdirect_ctx *c, const struct gd_slot *s,
 			   const struct gd_slot_copy *k, uint64_t kgen,
@@ -202,15 +208,16 @@ static inline bool tc_take(struct gdirect_ctx *c, const struct gd_slot *s,
 	} else if (n == 0 || (t & GD_TC_GONE)) {
 		uint64_t p = a >> GD_PAGE_SHIFT;
 
-		/* A scan that reads the old tag, then this count, reads
-		 * the old tag no more (tcache.c). */
+		/* The tag is cleared before the count changes, so a scan
+		 * that read the old tag before this count finds the tag
+		 * changed when it reads it again (gd_tc_count). */
 		atomic_store_explicit(&x->tag, 0, memory_order_relaxed);
 		n = 0;
 		atomic_store_explicit(&x->n, 1, memory_order_release);
 		x->r = k->r;
 		x->start = (p - (uint32_t)k->span) << GD_PAGE_SHIFT;
-		/* Tag mode checks every hit with a CUDA call: no recent path
-		 * (an empty range), only the count here. */
+		/* Tag mode checks every hit with a CUDA call, so it has
+		 * no recent path: the entry's range stays empty. */
 		x->end = c->p.invalidation & GDIRECT_INV_BUFFER_ID ? 0 :
 			 (p + (k->span >> 32) + 1) << GD_PAGE_SHIFT;
 		x->status = k->status;
@@ -234,11 +241,14 @@ static inline bool tc_take(struct gdirect_ctx *c, const struct gd_slot *s,
 }
 
 /*
- * Count the reference in the region's shared word.  The lookup path does
- * this when this thread's entry for the region counts another region.  A
- * compare-and-swap refuses a dead or held region.  The epoch section is
- * entered before the slot is found unchanged, so r's memory stays alive
- * until the count is done.
+ * word_take() counts the reference in the region's shared word.  The
+ * lookup path does this when this thread's entry for the region counts
+ * another region.  A compare-and-swap refuses a dead or held region.  The
+ * epoch section is entered before the slot is found unchanged, so r's
+ * memory stays alive until the count is done.  This is the lookup path's
+ * one write to a line that other threads write.  It is kept out of line
+ * so that its epoch section and compare-and-swap loop do not add to the
+ * lookup path's register pressure.
  */
 static __attribute__((noinline)) bool word_take(const struct gd_slot *s,
 						const struct gd_slot_copy *k)
@@ -263,13 +273,14 @@ static __attribute__((noinline)) bool word_take(const struct gd_slot *s,
 }
 
 /*
- * The lookup path.  When the slot of the request's first page, copied
- * consistently, names a live region whose extent holds [a, e), it counts
- * a reference in this thread's entry (or in the region's word).  It reads
- * one slot (32 bytes of one line) and the thread's own lines, and reads
- * the region's line only when the entry is another region's.  It returns
- * the region and sets *st to the status word to check (NULL for none), or
- * returns NULL to send the request to the miss path.
+ * lookup_ref() is the lookup path.  When the slot of the request's first
+ * page, copied consistently, names a live region whose extent holds
+ * [a, e), it counts a reference in this thread's entry (or in the
+ * region's word).  It reads one slot (32 bytes of one line) and the
+ * thread's own lines, and reads the region's line only when the entry is
+ * another region's.  It returns the region and sets *st to the status
+ * word to check (NULL for none), or returns NULL to send the request to
+ * the miss path.
  */
 static inline struct gdirect_reg *lookup_ref(struct gdirect_ctx *c,
 					     uint64_t a, uint64_t e,
@@ -300,7 +311,14 @@ static inline struct gdirect_reg *lookup_ref(struct gdirect_ctx *c,
 #define GD_VALID 0
 #define GD_ASK_SLOW (-1)
 
-/* The BUFFER_ID tag check: a CUDA call, out of the hit path's line. */
+/*
+ * validate_tag() runs the BUFFER_ID check: the allocation at a must still
+ * have the buffer id that the region's allocation had when it was pinned.
+ * A request outside the region's allocation is left to the miss path
+ * (GD_ASK_SLOW).  The check makes a CUDA call, so it is kept out of line:
+ * inlined, it would cost registers in every mode and save nothing beside
+ * the call.
+ */
 static __attribute__((noinline)) int validate_tag(struct gdirect_reg *r,
 						  uint64_t a, uint64_t e)
 {
@@ -314,12 +332,16 @@ static __attribute__((noinline)) int validate_tag(struct gdirect_reg *r,
 	return GD_VALID;
 }
 
-/* Check a hit against the selected invalidation modes.  It returns
- * GD_VALID, a cause of invalidity, or GD_ASK_SLOW when the tag check needs
- * the miss path (the request is in another allocation than the tag's).
- * st is r's status word, or NULL where kernel mode checks none; the
- * caller has it from the slot or the region.  It is inline because on a
- * hit it costs only a flag test and a load of the status word. */
+/*
+ * validate() checks a region that the lookup path (or the miss path, in
+ * rcache.c) found against the selected invalidation modes.  It returns
+ * GD_VALID, a cause of invalidity, or GD_ASK_SLOW when the tag check
+ * needs the miss path (the request lies in another allocation than the
+ * tag's).  st is r's status word, or NULL where kernel
+ * mode checks none; the caller has it from the slot or the region.  It is
+ * inline because in the default modes it costs a flag test and one load
+ * of the status word.
+ */
 static inline int validate(struct gdirect_ctx *c, struct gdirect_reg *r,
 			   const uint32_t *st, uint64_t a, uint64_t e)
 {
@@ -337,16 +359,18 @@ static inline int validate(struct gdirect_ctx *c, struct gdirect_reg *r,
 /* ---- put --------------------------------------------------------------- */
 
 /*
- * Put a reference.  The fast case is a reference this thread counted in
- * its entry for r (found from r's address, in the thread's own block)
- * when that entry names r, counts a reference, and recorded the newest
- * kill generation of all (gd_kgen).  An unchanged gd_kgen means no
- * context killed or held anything since the entry saw r live, so r is not
- * dead.  With several contexts, only the one that killed or held last
- * gets this case.  The put is then the entry's store alone: it reads
- * nothing of r, of its context, or of any line another thread writes.
- * A fork child's blocks start empty, so a parent's region never matches.
- * Every other put goes to put_ref_slow().
+ * put_ref() puts a reference.  Its fast case is a reference that this
+ * thread counted in its entry for r (found from r's address in the
+ * thread's own block) when that entry names r, counts a reference, and
+ * recorded the newest kill generation of the process (gd_kgen).  An
+ * unchanged gd_kgen means that no context killed or held anything since
+ * the entry saw r live, so r is not dead.  With several contexts, only
+ * the one that killed or held last gets this case.  The put is then the
+ * entry's two stores alone: it reads nothing of r or of its context, and
+ * no line that another thread writes except gd_kgen and gd_lru_era, which
+ * only kills and misses write.  A fork child's blocks start empty, so a
+ * parent's region never matches.  Every other put goes to put_ref_slow()
+ * in rcache.c.
  */
 static inline void put_ref(struct gdirect_reg *r)
 {
@@ -372,10 +396,12 @@ static inline void put_ref(struct gdirect_reg *r)
 
 /* ---- entry points ------------------------------------------------------ */
 
-/* Serve a get that the recent path did not answer: try the lookup path,
- * then the miss path.  This function is kept out of line so that
- * gdirect_reg_get(), whose recent path calls nothing, saves no
- * registers. */
+/*
+ * reg_get_lookup() serves a get that the recent path did not answer: it
+ * tries the lookup path, then the miss path.  It is kept out of line so
+ * that gdirect_reg_get(), whose recent path calls nothing, saves no
+ * register.
+ */
 static __attribute__((noinline)) int reg_get_lookup(struct gdirect_ctx *c,
 						    uint64_t a, uint64_t e,
 						    struct gdirect_reg **out)
@@ -401,6 +427,12 @@ static __attribute__((noinline)) int reg_get_lookup(struct gdirect_ctx *c,
 	return miss(c, a, e, out);
 }
 
+/*
+ * gdirect_reg_get() checks its arguments, then tries the recent path.  On
+ * a recent hit it calls nothing: it is a leaf function that saves no
+ * register.  Everything else leaves it by a tail call: reg_get_lookup(),
+ * gd_shard_inc_slow() or gd_err().
+ */
 GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 			      size_t len, unsigned int flags,
 			      struct gdirect_reg **out)
@@ -430,6 +462,8 @@ GD_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 	return 0;
 }
 
+/* gdirect_reg_put() puts a reference that gdirect_reg_get() took; a NULL
+ * r does nothing. */
 GD_EXPORT void gdirect_reg_put(struct gdirect_reg *r)
 {
 	if (r)
