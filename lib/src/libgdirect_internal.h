@@ -271,13 +271,14 @@ static inline bool gd_inherited(const struct gdirect_ctx *c)
 
 /*
  * LRU stamps.  Exact order would need one counter written by every put,
- * whose cache line then bounces between cores (measured: 8 threads hitting
- * took ~500 ns a hit instead of ~200).  So: the context's LRU era, which
- * every miss advances (a line that hits only read), in the high bits, and
- * a per-thread sequence number in the low 24: exact within a thread, and
- * across threads exact up to the puts made between two misses, which is
- * what an eviction (done by a miss) needs to tell apart.  (A coarse clock
- * read cost 21 ns in a VM, more than the rest of the put.)
+ * and that counter's cache line would bounce between cores
+ * (docs/performance.md has the cost).  So a stamp is the process's LRU
+ * era, which every miss advances (a line that hits only read), in the
+ * high bits, and a per-thread sequence number in the low 24.  It is exact
+ * within a thread, and across threads exact up to the puts made between
+ * two misses, which is what an eviction (done by a miss) needs to tell
+ * apart.  A put reads no clock, because a clock read costs more than the
+ * rest of the put (docs/libgdirect.md).
  */
 extern __thread uint64_t gd_my_seq __attribute__((tls_model("initial-exec")));
 /* The LRU era, process-wide (advanced by every miss of every context):
