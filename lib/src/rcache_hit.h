@@ -37,20 +37,24 @@
  *    signal, which is the slot's word on the lookup path, slotab.h, and
  *    ctx->kgen on the recent path), and a region stays readable through
  *    epoch reclamation (epoch.h).  Only invalidate() and miss() take
- *    ctx->lock, and a get reaches them only after its hit failed.  The
- *    one lock inside a hit belongs to threads beyond GD_EPOCH_SLOTS: their
- *    epoch sections (in word_take) share an rwlock (epoch.c).
+ *    ctx->lock, and a get reaches them only after its hit failed; a put
+ *    takes it only in put_ref_slow(), when it drops the last reference to
+ *    a dead region and releases it.  The one lock inside a hit belongs to
+ *    threads beyond GD_EPOCH_SLOTS: their epoch sections (in word_take)
+ *    share an rwlock (epoch.c).
  * 2. A hit makes no system call and, where membarrier is available,
- *    executes no locked instruction on the recent path or on a lookup
- *    hit through the thread's entry.  The reader's fence
+ *    executes no locked instruction on the recent path, on a lookup hit
+ *    through the thread's entry, or on the fast put.  The reader's fence
  *    (gd_epoch_reader_fence) is a compiler barrier because the writers'
  *    side (gd_epoch_sync_readers) pays with membarrier; without
- *    membarrier it is a full fence, a locked instruction.  The locked
- *    instructions of a hit are word_take()'s compare-and-swap and the
- *    shared statistics shards' add (gd_shard_inc_slow, for threads beyond
- *    GD_SHARDS).  A thread's first hit claims its block of counts, epoch
- *    slot and shard (gd_tc_claim, gd_shard_assign), which may make system
- *    calls once.
+ *    membarrier it is a full fence, a locked instruction.  The other
+ *    cases' locked instructions are word_take()'s compare-and-swap,
+ *    put_ref_slow()'s decrement of r->refs, and the shared statistics
+ *    shards' add (gd_shard_inc_slow, for threads beyond GD_SHARDS).
+ *    System calls come only with a thread's first hit, which claims its
+ *    block of counts, epoch slot and shard (gd_tc_claim, gd_shard_assign)
+ *    once, and with the put of a dead region's last reference, whose
+ *    release fences the readers and unpins.
  * 3. A hit writes only lines that no other thread writes: its entry's
  *    count (and, when it takes the entry over, the entry's other fields),
  *    the put's LRU stamp beside the count, its hints and gd_tc_last
