@@ -33,8 +33,36 @@
  * any test function is a TAP line of its own.  TAP_SKIP("why") in a test
  * function ends it as a skip.
  *
+ * An errno check, as one line: tap_errno(ret, want, "what %d", x) passes
+ * when RET is 0 and WANT is 0, or RET is non-zero and errno is WANT (the
+ * line says "what: <strerror(want)>", or what came instead); in a test
+ * function CHECK_ERRNO(ret, want) is the same as a check.
+ *
  * tap_context, if set, is called on a failure and its text added to the
  * diagnostic (libgdirect's tests set gdirect_errmsg).
+ *
+ * Fork mode: each test function in a child process of its own, so that a
+ * failed check, a crash, a leak or a hang ends that test only and leaves
+ * nothing (memory, pins, open files, locks) to the next:
+ *   tap_fork_mode(1);               at run time, before the tests, or
+ *   #define TAP_FORK                before including tap.h (in any one
+ *                                   file of the program);
+ *   tap_test_timeout(s);            a time limit per test (alarm(): the
+ *                                   child gets SIGALRM), 0 for none (the
+ *                                   default)
+ *   TAP_FORK=0 / TAP_FORK=1 in the environment overrides the program's
+ *   choice (TAP_FORK=0 to follow a test in a debugger).
+ * The child runs the function and the lines it prints (tap_ok, tap_skip)
+ * take the parent's numbers; it tells the parent through a pipe of each
+ * line and, last, of its outcome, and the parent prints the test's line:
+ * "not ok" when a check failed, when the child was killed by a signal
+ * (named: "killed by SIGSEGV") or exited before it finished, and when it
+ * finished but then failed (LeakSanitizer found a leak: the child asks it
+ * before exiting, and a leak is the test's failure, its report on standard
+ * error; a leak check sees what the parent lost before the fork too).  The
+ * child ends with _exit(): the program's atexit handlers do not run in it.
+ * Call the tests from the program's one thread; the time limit uses the
+ * child's SIGALRM.
  *
  * Meson runs programs using this header with protocol : 'tap': it counts
  * each line, reads "1..0 # SKIP" as a skipped test (exit status 0, as TAP
@@ -45,12 +73,17 @@
 #ifndef GDIRECT_TAP_H
 #define GDIRECT_TAP_H
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct tap_state {
@@ -67,11 +100,14 @@ struct tap_state {
 	int done;		/* tap_done() or tap_skip_all() ran */
 	pid_t main_pid;		/* the process whose exit ends the TAP */
 	int skips;		/* "# SKIP" lines */
+	int fork;		/* fork mode (tap_fork_mode(), TAP_FORK) */
+	unsigned int timeout;	/* fork mode: seconds a test may take, 0: any */
+	int report;		/* in a test's child: the pipe to the parent */
 };
 
 /* Every member, in order: C and C++ alike (no designated initialisers). */
 __attribute__((weak)) struct tap_state tap_state = {
-	PTHREAD_MUTEX_INITIALIZER, 0, 0, -1, 0, 0, 0, "", 0, 0, 0, 0
+	PTHREAD_MUTEX_INITIALIZER, 0, 0, -1, 0, 0, 0, "", 0, 0, 0, 0, 0, 0, -1
 };
 /* The thread running the test function, where a failure may jump. */
 __attribute__((weak)) __thread jmp_buf *tap_jump;
@@ -84,6 +120,13 @@ static inline void tap_plan(int n)
 	printf("1..%d\n", n);
 	fflush(stdout);
 	pthread_mutex_unlock(&tap_state.lock);
+}
+
+/* In a test's child (fork mode): tell the parent of a line printed. */
+static inline void tap_report_(char kind)
+{
+	if (tap_state.report >= 0 && write(tap_state.report, &kind, 1) != 1)
+		tap_state.report = -1;	/* the parent is gone */
 }
 
 static inline void tap_vline_(int cond, const char *directive,
@@ -104,6 +147,7 @@ static inline void tap_vline_(int cond, const char *directive,
 	fflush(stdout);
 	if (!cond)
 		tap_state.failed++;
+	tap_report_(cond ? 'o' : 'f');
 	pthread_mutex_unlock(&tap_state.lock);
 }
 
@@ -118,12 +162,34 @@ static inline int tap_ok(int cond, const char *fmt, ...)
 	return cond;
 }
 
+/*
+ * An errno check as one line: RET is 0 (success) or non-zero with errno
+ * set; WANT is 0 or the errno wanted.
+ */
+__attribute__((format(printf, 3, 4)))
+static inline int tap_errno(int ret, int want, const char *fmt, ...)
+{
+	int got = ret ? errno : 0;
+	char what[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (got == want)
+		return tap_ok(1, "%s: %s", what, want ? strerror(want) : "ok");
+	return tap_ok(0, "%s: got %s (%d), want %s (%d)", what,
+		      got ? strerror(got) : "success", got,
+		      want ? strerror(want) : "success", want);
+}
+
 static inline void tap_skip(const char *what, const char *why)
 {
 	pthread_mutex_lock(&tap_state.lock);
 	printf("ok %d - %s # SKIP %s\n", ++tap_state.n, what, why);
 	tap_state.skips++;
 	fflush(stdout);
+	tap_report_('s');
 	pthread_mutex_unlock(&tap_state.lock);
 }
 
@@ -203,6 +269,9 @@ static inline void tap_atexit_(void)
 
 __attribute__((constructor)) static void tap_init_(void)
 {
+#ifdef TAP_FORK
+	tap_state.fork = 1;
+#endif
 	if (tap_state.main_pid)
 		return;		/* another file of the program did it */
 	tap_state.main_pid = getpid();
@@ -287,6 +356,19 @@ static inline void tap_pass_(const char *file, int line, const char *fmt, ...)
 			  #a, a_ ? a_ : "(null)", b_ ? b_ : "(null)");	\
 } while (0)
 
+/* RET is 0, or non-zero with errno WANT (0: success wanted). */
+#define CHECK_ERRNO(ret, want) do {					\
+	int r_ = (ret) ? -1 : 0, e_ = r_ ? errno : 0, w_ = (want);	\
+	if (e_ == w_)							\
+		tap_pass_(__FILE__, __LINE__, "%s: %s", #ret,		\
+			  w_ ? strerror(w_) : "ok");			\
+	else								\
+		tap_fail_(__FILE__, __LINE__,				\
+			  "%s: got %s (%d), want %s (%d)", #ret,	\
+			  e_ ? strerror(e_) : "success", e_,		\
+			  w_ ? strerror(w_) : "success", w_);		\
+} while (0)
+
 /* A failure the checks above cannot express: printf-style, a check's fate. */
 #define TAP_FAIL(...) tap_fail_(__FILE__, __LINE__, __VA_ARGS__)
 
@@ -299,15 +381,10 @@ static inline void tap_pass_(const char *file, int line, const char *fmt, ...)
 	longjmp(*tap_jump, 1);						\
 } while (0)
 
-/*
- * Run FN as one test: one TAP line named WHAT, "not ok" if a check in it
- * (or in a thread it started) failed.  Returns 1 when it passed or was
- * skipped.
- */
-static inline int tap_test(const char *what, void (*fn)(void))
+/* Run FN here: its failures, or its skip, in tap_state. */
+static inline void tap_run_(void (*fn)(void))
 {
 	jmp_buf jb, *volatile outer = tap_jump;
-	int ok;
 
 	tap_state.why[0] = 0;
 	tap_state.skipped = 0;
@@ -320,18 +397,255 @@ static inline int tap_test(const char *what, void (*fn)(void))
 	}
 	tap_jump = outer;
 	__atomic_store_n(&tap_state.in_test, 0, __ATOMIC_SEQ_CST);
-	if (tap_state.skipped && !__atomic_load_n(&tap_state.test_failed, __ATOMIC_SEQ_CST)) {
-		tap_skip(what, tap_state.why);
+}
+
+/* The test's line from what tap_run_() left (or a child reported). */
+static inline int tap_result_(const char *what, int failed, int skipped,
+			      const char *why)
+{
+	if (skipped && !failed) {
+		tap_skip(what, why);
 		return 1;
 	}
-	ok = __atomic_load_n(&tap_state.test_failed, __ATOMIC_SEQ_CST) == 0;
-	tap_ok(ok, "%s", what);
-	if (!ok)
-		tap_diag("%s", tap_state.why);
-	if (__atomic_load_n(&tap_state.test_failed, __ATOMIC_SEQ_CST) > 1)
+	tap_ok(!failed, "%s", what);
+	if (failed)
+		tap_diag("%s", why);
+	if (failed > 1)
 		tap_diag("and %d more failed checks (on standard error)",
-			 __atomic_load_n(&tap_state.test_failed, __ATOMIC_SEQ_CST) - 1);
-	return ok;
+			 failed - 1);
+	return !failed;
+}
+
+/* Fork mode (see the header's comment). */
+static inline void tap_fork_mode(int on)
+{
+	tap_state.fork = on;
+}
+
+static inline void tap_test_timeout(unsigned int seconds)
+{
+	tap_state.timeout = seconds;
+}
+
+static inline int tap_forking_(void)
+{
+	const char *env = getenv("TAP_FORK");
+
+	if (tap_state.report >= 0)
+		return 0;	/* already a test's child: nested tests run here */
+	if (env && *env)
+		return strcmp(env, "0") != 0;
+	return tap_state.fork;
+}
+
+/* The name of signal SIG, "SIGSEGV"; NULL if not one of these. */
+static inline const char *tap_signame_(int sig)
+{
+	static const struct { int sig; const char *name; } names[] = {
+		{ SIGSEGV, "SIGSEGV" }, { SIGBUS, "SIGBUS" },
+		{ SIGABRT, "SIGABRT" }, { SIGFPE, "SIGFPE" },
+		{ SIGILL, "SIGILL" }, { SIGKILL, "SIGKILL" },
+		{ SIGALRM, "SIGALRM" }, { SIGTERM, "SIGTERM" },
+		{ SIGPIPE, "SIGPIPE" }, { SIGTRAP, "SIGTRAP" },
+		{ SIGINT, "SIGINT" }, { SIGQUIT, "SIGQUIT" },
+		{ SIGSYS, "SIGSYS" }, { SIGXCPU, "SIGXCPU" },
+		{ SIGUSR1, "SIGUSR1" }, { SIGUSR2, "SIGUSR2" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].sig == sig)
+			return names[i].name;
+	return NULL;
+}
+
+/* How a child ended: "was killed by SIGSEGV (...)", "exited with status 3". */
+static inline void tap_status_(char *buf, size_t size, int status)
+{
+	if (WIFSIGNALED(status)) {
+		const char *name = tap_signame_(WTERMSIG(status));
+
+		if (name)
+			snprintf(buf, size, "was killed by %s (%s)", name,
+				 strsignal(WTERMSIG(status)));
+		else
+			snprintf(buf, size, "was killed by signal %d (%s)",
+				 WTERMSIG(status), strsignal(WTERMSIG(status)));
+	} else if (WIFEXITED(status)) {
+		snprintf(buf, size, "exited with status %d", WEXITSTATUS(status));
+	} else {
+		snprintf(buf, size, "wait status %#x", status);
+	}
+}
+
+/*
+ * LeakSanitizer's check where the program has one (ASan's runtime): a
+ * weak reference, null elsewhere.  Non-zero if it reported a leak.
+ */
+#ifdef __cplusplus
+extern "C"
+#endif
+__attribute__((weak)) int __lsan_do_recoverable_leak_check(void);
+
+/* What a test's child tells its parent last, after its lines. */
+struct tap_outcome_ {
+	char kind;		/* 'R' */
+	int failed;		/* checks failed */
+	int skipped;
+	int leaked;		/* LeakSanitizer reported a leak */
+	char why[sizeof(tap_state.why)];
+};
+
+__attribute__((noreturn))
+static inline void tap_child_(int report, void (*fn)(void))
+{
+	struct tap_outcome_ out;
+
+	tap_state.report = report;
+	if (tap_state.timeout)
+		alarm(tap_state.timeout);
+	tap_run_(fn);
+	alarm(0);
+	memset(&out, 0, sizeof(out));
+	out.kind = 'R';
+	out.failed = __atomic_load_n(&tap_state.test_failed, __ATOMIC_SEQ_CST);
+	out.skipped = tap_state.skipped;
+	memcpy(out.why, tap_state.why, sizeof(out.why));
+	/* A test that failed or skipped left what it held by longjmp. */
+	fflush(NULL);
+	if (!out.failed && !out.skipped && __lsan_do_recoverable_leak_check)
+		out.leaked = __lsan_do_recoverable_leak_check() != 0;
+	if (write(report, &out, sizeof(out)) != (ssize_t)sizeof(out))
+		_exit(3);
+	fflush(NULL);
+	_exit(out.failed || out.leaked ? 1 : 0);
+}
+
+/* FN in a child; the parent counts its lines and prints the test's. */
+static inline int tap_test_forked_(const char *what, void (*fn)(void))
+{
+	struct tap_outcome_ out;
+	size_t got = 0;		/* bytes of OUT read */
+	int pfd[2], status = 0, reaped = 0, fin;
+	char buf[4096], how[128], why[sizeof(tap_state.why) + 256];
+	pid_t pid;
+
+	if (pipe(pfd)) {
+		tap_ok(0, "%s", what);
+		tap_diag("fork mode: pipe: %s", strerror(errno));
+		return 0;
+	}
+	fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
+	fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
+	fflush(NULL);		/* nothing buffered to print twice */
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		tap_ok(0, "%s", what);
+		tap_diag("fork mode: fork: %s", strerror(errno));
+		return 0;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		tap_child_(pfd[1], fn);
+	}
+	close(pfd[1]);
+	/*
+	 * The child's lines, then its outcome; until the pipe's end or, if
+	 * something the child started holds the pipe, the child's end.
+	 */
+	for (;;) {
+		struct pollfd p = { pfd[0], POLLIN, 0 };
+		int r = poll(&p, 1, reaped ? 0 : 100);
+		ssize_t k;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0) {
+			if (reaped)
+				break;
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				reaped = 1;
+			continue;
+		}
+		if (r < 0)
+			break;
+		k = read(pfd[0], buf, sizeof(buf));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		pthread_mutex_lock(&tap_state.lock);
+		for (ssize_t i = 0; i < k; i++) {
+			if (got) {	/* inside the outcome */
+				if (got < sizeof(out))
+					((char *)&out)[got++] = buf[i];
+				continue;
+			}
+			switch (buf[i]) {
+			case 'f':
+				tap_state.failed++;
+				tap_state.n++;
+				break;
+			case 's':
+				tap_state.skips++;
+				tap_state.n++;
+				break;
+			case 'o':
+				tap_state.n++;
+				break;
+			case 'R':
+				((char *)&out)[got++] = buf[i];
+				break;
+			}
+		}
+		pthread_mutex_unlock(&tap_state.lock);
+	}
+	close(pfd[0]);
+	while (!reaped && waitpid(pid, &status, 0) != pid)
+		if (errno != EINTR) {
+			status = -1;
+			break;
+		}
+	fin = got == sizeof(out);
+	tap_status_(how, sizeof(how), status);
+	if (!fin) {
+		snprintf(why, sizeof(why),
+			 "the test's process %s before the test finished%s",
+			 how, WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM &&
+			 tap_state.timeout ? ": over its time limit" : "");
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM &&
+		    tap_state.timeout)
+			snprintf(why + strlen(why), sizeof(why) - strlen(why),
+				 " of %u s", tap_state.timeout);
+		return tap_result_(what, 1, 0, why);
+	}
+	out.why[sizeof(out.why) - 1] = 0;
+	if (out.leaked)
+		return tap_result_(what, 1, 0,
+				   "LeakSanitizer found a leak (its report is on standard error)");
+	if (status == -1 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != (out.failed ? 1 : 0)) {
+		snprintf(why, sizeof(why), "%s%sthe test's process then %s",
+			 out.why, *out.why ? "\n" : "", how);
+		return tap_result_(what, out.failed ? out.failed : 1, 0, why);
+	}
+	return tap_result_(what, out.failed, out.skipped, out.why);
+}
+
+/*
+ * Run FN as one test: one TAP line named WHAT, "not ok" if a check in it
+ * (or in a thread it started) failed.  Returns 1 when it passed or was
+ * skipped.  In fork mode FN runs in a child process.
+ */
+static inline int tap_test(const char *what, void (*fn)(void))
+{
+	if (tap_forking_())
+		return tap_test_forked_(what, fn);
+	tap_run_(fn);
+	return tap_result_(what,
+			   __atomic_load_n(&tap_state.test_failed, __ATOMIC_SEQ_CST),
+			   tap_state.skipped, tap_state.why);
 }
 
 /* tap_test(#fn, fn): the function's name is the line's. */

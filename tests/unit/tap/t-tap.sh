@@ -48,6 +48,54 @@ check "C: a skipped test function says why" has "ok 1 - skips # SKIP no widget h
 check "C: ... stops there" has "# after_failure=0"
 check "C: ... and is no failure" [ "$rc" = 0 ]
 
+# Fork mode: each test in a child.  Under ASan or TSan their SEGV handler
+# would turn the crash into an exit; it is left to the kernel here, so
+# that the signal is the one named.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0" \
+TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}handle_segv=0" run fork
+check "C fork: a test's state does not reach the next test" has "ok 3 - sees_no_state"
+check "C fork: lines printed in the child keep the parent's numbers" \
+	has "ok 2 - a line of its own inside a forked test"
+check "C fork: a failed check is not ok, with its diagnostic" has "not ok 4 - fails_holding"
+check "C fork: ... which names the check" \
+	has_re '^# .*tap_demo.c:[0-9]+: 6 \* 7 == 42 \(0x2a\), expected 41 == 41 \(0x29\)$'
+check "C fork: ... and ended the child, not the parent's state" has "# after_failure=0"
+check "C fork: the test after a failure passes" has "ok 6 - sees_no_state"
+check "C fork: a line before a crash is kept" has "ok 7 - a line before the crash"
+check "C fork: a crash is not ok" has "not ok 8 - crashes"
+check "C fork: ... naming the signal" \
+	has_re '^# the test.s process was killed by SIGSEGV .* before the test finished$'
+check "C fork: the test after a crash passes" has "ok 10 - sees_no_state"
+if has "# asan"; then
+	check "C fork: a leak is the leaking test's failure (LeakSanitizer)" has "not ok 11 - leaks"
+	check "C fork: ... saying so" has "# LeakSanitizer found a leak (its report is on standard error)"
+else
+	check "C fork: a leak passes without LeakSanitizer" has "ok 11 - leaks"
+fi
+check "C fork: the test after a leak passes" has "ok 13 - sees_no_state"
+check "C fork: a test over its time limit is not ok" has "not ok 14 - hangs"
+check "C fork: ... naming the signal and the limit" \
+	has_re '^# .*killed by SIGALRM .*time limit of 1 s$'
+check "C fork: a skip in a child says why" has "ok 15 - skips_forked # SKIP no gadget here"
+check "C fork: the last test passes" has "ok 16 - passes"
+check "C fork: every line counted once" has "1..16"
+check "C fork: ... and the failures make the exit status 1" [ "$rc" = 1 ]
+run forkstate
+check "C fork: a program's tests, forked" has "ok 3 - sees_no_state"
+TAP_FORK=0 run forkstate
+check "C fork: TAP_FORK=0 runs them in the program (state carries over)" \
+	has "not ok 2 - sees_no_state"
+
+run errno
+check "C: tap_errno passes on the errno wanted" has "ok 1 - close(-1): Bad file descriptor"
+check "C: ... and on success wanted" has "ok 2 - nothing: ok"
+check "C: ... fails on another errno, naming both" \
+	has "not ok 3 - close: got Bad file descriptor (9), want No such file or directory (2)"
+check "C: ... and on a success" \
+	has "not ok 4 - success where a failure was wanted: got success (0), want Invalid argument (22)"
+check "C: CHECK_ERRNO in a test function names both" \
+	has_re '^# .*tap_demo.c:[0-9]+: close\(-1\): got Bad file descriptor \(9\), want No such file or directory \(2\)$'
+
 run skipall
 check "C: a whole program skipped" has "1..0 # SKIP no widget here"
 check "C: ... exits 0 (meson reads the plan)" [ "$rc" = 0 ]

@@ -4,9 +4,12 @@
  * skipping tests; t-tap.sh runs each mode and checks the TAP and the exit
  * status that come out.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tap.h"
 
@@ -53,6 +56,73 @@ static void skips(void)
 	after_failure = 1;
 }
 
+/*
+ * Fork mode: each test below in a child of its own.  A test that changes
+ * the program's state, one that fails halfway, one that crashes, one that
+ * leaks and one that hangs; the test after each sees none of it.
+ */
+static int state;		/* what a test left behind */
+static void *volatile held;	/* what a test holds */
+
+static void changes_state(void)
+{
+	state = 1;
+	held = malloc(100);	/* reachable: no leak */
+	CHECK(held);
+}
+
+static void sees_no_state(void)
+{
+	CHECK_EQ(state, 0);	/* the test before ran in another process */
+	CHECK(held == NULL);
+	tap_ok(1, "a line of its own inside a forked test");
+}
+
+static void fails_holding(void)
+{
+	held = malloc(100);
+	held = NULL;		/* dropped, then the failure's longjmp */
+	CHECK_EQ(6 * 7, 41);
+	after_failure = 1;
+}
+
+static void crashes(void)
+{
+	/* A page that cannot be read: a real SIGSEGV, whatever sanitizer. */
+	volatile int *p = (volatile int *)mmap(NULL, 4096, PROT_NONE,
+					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	tap_ok(1, "a line before the crash");
+	CHECK(p != MAP_FAILED);
+	after_failure = *p;
+	after_failure = 1;
+}
+
+static void leaks(void)
+{
+	held = malloc(100);
+	held = NULL;		/* lost: LeakSanitizer, where there is one */
+	CHECK(1);
+}
+
+static void hangs(void)
+{
+	sleep(30);		/* the time limit (1 s) ends it */
+}
+
+static void skips_forked(void)
+{
+	TAP_SKIP("no %s here", "gadget");
+}
+
+static void errno_checks(void)
+{
+	errno = 0;
+	CHECK_ERRNO(close(-1), EBADF);
+	CHECK_ERRNO(0, 0);
+	CHECK_ERRNO(close(-1), ENOENT);
+}
+
 static const char *context(void)
 {
 	return "the library said: no such region";
@@ -83,6 +153,36 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "skip")) {
 		TAP_TEST(skips);
 		tap_diag("after_failure=%d", after_failure);
+	} else if (!strcmp(mode, "fork")) {
+#if defined(__SANITIZE_ADDRESS__)
+		tap_diag("asan");
+#endif
+		tap_fork_mode(1);
+		tap_test_timeout(1);
+		TAP_TEST(changes_state);
+		TAP_TEST(sees_no_state);
+		TAP_TEST(fails_holding);
+		tap_diag("after_failure=%d", after_failure);
+		TAP_TEST(sees_no_state);
+		TAP_TEST(crashes);
+		TAP_TEST(sees_no_state);
+		TAP_TEST(leaks);
+		TAP_TEST(sees_no_state);
+		TAP_TEST(hangs);
+		TAP_TEST(skips_forked);
+		TAP_TEST(passes);
+		tap_diag("after_failure=%d", after_failure);
+	} else if (!strcmp(mode, "forkstate")) {
+		tap_fork_mode(1);	/* TAP_FORK=0 in the environment: off */
+		TAP_TEST(changes_state);
+		TAP_TEST(sees_no_state);
+	} else if (!strcmp(mode, "errno")) {
+		errno = 0;
+		tap_errno(close(-1), EBADF, "close(%d)", -1);
+		tap_errno(0, 0, "nothing");
+		tap_errno(close(-1), ENOENT, "close");
+		tap_errno(0, EINVAL, "success where a failure was wanted");
+		TAP_TEST(errno_checks);
 	} else if (!strcmp(mode, "skipall")) {
 		tap_skip_all("no widget here");
 	} else if (!strcmp(mode, "plan")) {
@@ -93,7 +193,7 @@ int main(int argc, char **argv)
 		CHECK(argc == 7);
 		return 0;	/* without tap_done(): the exit status is still 1 */
 	} else {
-		fprintf(stderr, "usage: tap_demo pass|fail|thread|outside|skip|skipall|plan|noend\n");
+		fprintf(stderr, "usage: tap_demo pass|fail|thread|outside|skip|fork|forkstate|errno|skipall|plan|noend\n");
 		return 2;
 	}
 	return tap_done();
