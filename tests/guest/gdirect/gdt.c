@@ -10,7 +10,6 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,50 +22,6 @@
 #include <unistd.h>
 #include "gpumem.h"
 #include "tap.h"
-
-/* TAP: tests/include/tap.h's, under the names the tests use. */
-int gdt_ok(int cond, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return tap_ok(cond, "%s", buf);
-}
-
-void gdt_diag(const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	tap_diag("%s", buf);
-}
-
-void gdt_skip(const char *what, const char *why)
-{
-	tap_skip(what, why);
-}
-
-int gdt_errno_is(int ret, int want, const char *what)
-{
-	int got = ret ? errno : 0;
-
-	if (got == want)
-		return gdt_ok(1, "%s: %s", what, want ? strerror(want) : "ok");
-	return gdt_ok(0, "%s: got %s (%d), want %s (%d)", what,
-		      got ? strerror(got) : "success", got,
-		      want ? strerror(want) : "success", want);
-}
-
-int gdt_done(void)
-{
-	return tap_done();
-}
 
 /* Modules (tests/include/guest_harness.h) */
 
@@ -120,15 +75,15 @@ int gdt_main(const char *params, int edu, void (*body)(void))
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (gdt_setup(params, edu)) {
 		gdt_teardown();
-		gdt_skip("gdirect guest test", "modules could not be loaded");
-		return gdt_done();
+		tap_skip("gdirect guest test", "modules could not be loaded");
+		return tap_done();
 	}
 	status = guest_run_body(body);
-	gdt_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	tap_ok(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	       "test process ended normally (status %#x)", status);
-	gdt_ok(gdt_quiet(), "nothing pinned after the test process exited");
-	gdt_ok(gdt_teardown() == 0, "modules unload");
-	return gdt_done();
+	tap_ok(gdt_quiet(), "nothing pinned after the test process exited");
+	tap_ok(gdt_teardown() == 0, "modules unload");
+	return tap_done();
 }
 
 /* CUDA */
@@ -142,11 +97,11 @@ int gdt_open_gdirect(volatile uint32_t **status)
 {
 	int fd = open("/dev/gdirect", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 
-	if (!gdt_ok(fd >= 0, "open /dev/gdirect"))
+	if (!tap_ok(fd >= 0, "open /dev/gdirect"))
 		return -1;
 	*status = mmap(NULL, GDIRECT_STATUS_BYTES, PROT_READ, MAP_SHARED, fd,
 		       GDIRECT_STATUS_OFFSET);
-	if (!gdt_ok(*status != MAP_FAILED, "mmap the status area read-only")) {
+	if (!tap_ok(*status != MAP_FAILED, "mmap the status area read-only")) {
 		close(fd);
 		return -1;
 	}
@@ -156,7 +111,7 @@ int gdt_open_gdirect(volatile uint32_t **status)
 int gdt_body_open(int *fd, volatile uint32_t **status, void (*first)(void),
 		  size_t size, unsigned int shift, struct gdt_buffer *b)
 {
-	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context on the emulated GPU"))
+	if (!tap_ok(gdt_cuda_init() == 0, "CUDA context on the emulated GPU"))
 		return -1;
 	*fd = gdt_open_gdirect(status);
 	if (*fd < 0)
@@ -167,7 +122,7 @@ int gdt_body_open(int *fd, volatile uint32_t **status, void (*first)(void),
 	b->pattern = malloc(size);
 	for (size_t i = 0; b->pattern && i < size; i++)
 		b->pattern[i] = (uint8_t)(i * 7 + (i >> shift));
-	gdt_ok(b->gpu && b->pattern &&
+	tap_ok(b->gpu && b->pattern &&
 	       cuMemcpyHtoD(b->gpu, b->pattern, size) == CUDA_SUCCESS,
 	       "cuMemAlloc + cuMemcpyHtoD %zu MiB", size >> 20);
 	return 0;
@@ -178,8 +133,8 @@ void gdt_body_close(int fd, volatile uint32_t *status, struct gdt_buffer *b)
 	gdt_free(b->gpu);
 	free(b->pattern);
 	munmap((void *)status, GDIRECT_STATUS_BYTES);
-	gdt_ok(close(fd) == 0 && gdt_quiet(), "close: nothing left pinned");
-	gdt_ok(gdt_gd_stat("live_regions") == 0, "gdirect: no live regions");
+	tap_ok(close(fd) == 0 && gdt_quiet(), "close: nothing left pinned");
+	tap_ok(gdt_gd_stat("live_regions") == 0, "gdirect: no live regions");
 }
 
 CUdeviceptr gdt_alloc(size_t size)
@@ -207,7 +162,7 @@ uint64_t gdt_region_phys(uint64_t handle)
 int gdt_mem_offset(CUdeviceptr p, uint64_t *off)
 {
 	if (guest_mem_offset(p, off)) {
-		gdt_diag("gdt_mem_offset: cannot pin %#llx", (unsigned long long)p);
+		tap_diag("gdt_mem_offset: cannot pin %#llx", (unsigned long long)p);
 		return -1;
 	}
 	return 0;
@@ -234,7 +189,7 @@ void gdt_emu_knob(const char *name, const char *value)
 {
 	/* No such knob (no emulator loaded): nothing to set. */
 	if (emu_knob_set(name, value) && errno != ENOENT)
-		gdt_diag("write %s to knob %s: %s", value, name, strerror(errno));
+		tap_diag("write %s to knob %s: %s", value, name, strerror(errno));
 }
 
 int64_t gdt_gd_stat(const char *name)
@@ -259,7 +214,7 @@ int gdt_quiet(void)
 {
 	if (emu_wait_quiet(10000, no_live_regions))
 		return 1;
-	gdt_diag("live_regions %lld", (long long)gdt_gd_stat("live_regions"));
+	tap_diag("live_regions %lld", (long long)gdt_gd_stat("live_regions"));
 	return 0;
 }
 

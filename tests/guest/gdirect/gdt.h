@@ -2,9 +2,10 @@
 /*
  * gdt.h - helpers shared by gdirect's guest tests (t-30-gdirect-*)
  *
- * TAP output (the plan is printed last, by gdt_done()), module loading,
- * GPU memory through the CUDA driver API subset, the emulator's
- * counters and knobs, gdirect's own counters, and a fault probe.
+ * Module loading, GPU memory through the CUDA driver API subset, the
+ * emulator's counters and knobs, gdirect's own counters, and a fault
+ * probe.  The tests print TAP with tests/include/tap.h, included here
+ * (tap_ok, tap_diag, tap_skip, tap_errno, tap_done: the plan last).
  */
 #ifndef GDT_H
 #define GDT_H
@@ -17,19 +18,10 @@
 #include <cuda.h>
 
 #include "gdirect_ioctl.h"
+#include "tap.h"
 
 #define GDT_KB64	(64ULL << 10)
 #define GDT_MB		(1ULL << 20)
-
-/* TAP */
-__attribute__((format(printf, 2, 3)))
-int gdt_ok(int cond, const char *fmt, ...);
-__attribute__((format(printf, 1, 2)))
-void gdt_diag(const char *fmt, ...);
-void gdt_skip(const char *what, const char *why);
-/* "errno" check: ret is 0 or -1 with errno; want 0 or an errno value */
-int gdt_errno_is(int ret, int want, const char *what);
-int gdt_done(void);
 
 /*
  * Load nvp2p_emu (64 MiB BAR1, 8 MiB reserved), gdirect with PARAMS (may

@@ -28,63 +28,63 @@ static void test_info(void)
 	struct gdirect_info info;
 
 	memset(&info, 0xff, sizeof(info));
-	gdt_errno_is(ioctl(fd, GDIRECT_IOC_INFO, &info), 0, "INFO");
-	gdt_ok(info.abi_version == GDIRECT_ABI_VERSION, "INFO abi_version %u",
+	tap_errno(ioctl(fd, GDIRECT_IOC_INFO, &info), 0, "INFO");
+	tap_ok(info.abi_version == GDIRECT_ABI_VERSION, "INFO abi_version %u",
 	       info.abi_version);
-	gdt_ok(info.provider == GDIRECT_PROVIDER_EMULATOR, "INFO provider %u",
+	tap_ok(info.provider == GDIRECT_PROVIDER_EMULATOR, "INFO provider %u",
 	       info.provider);
-	gdt_ok(info.page_table_version == 0x00020000 ||
+	tap_ok(info.page_table_version == 0x00020000 ||
 	       info.page_table_version == 0x00010002,
 	       "INFO page_table_version %#x", info.page_table_version);
-	gdt_ok(info.dma_mapping_version == 0x00020003,
+	tap_ok(info.dma_mapping_version == 0x00020003,
 	       "INFO dma_mapping_version %#x", info.dma_mapping_version);
-	gdt_ok((info.caps & GDIRECT_CAP_PERSISTENT) &&
+	tap_ok((info.caps & GDIRECT_CAP_PERSISTENT) &&
 	       (info.caps & GDIRECT_CAP_MMAP_WC), "INFO caps %#x", info.caps);
-	gdt_ok(!info.reserved[0] && !info.reserved[3] && !info.default_persistent,
+	tap_ok(!info.reserved[0] && !info.reserved[3] && !info.default_persistent,
 	       "INFO reserved zero, default_persistent 0");
-	gdt_errno_is(ioctl(fd, GDIRECT_IOC_INFO, (void *)8), EFAULT,
-		     "INFO with a bad pointer");
+	tap_errno(ioctl(fd, GDIRECT_IOC_INFO, (void *)8), EFAULT,
+		  "INFO with a bad pointer");
 }
 
 static void test_pin_errors(CUdeviceptr buf, size_t size)
 {
 	struct gdirect_pin p;
 
-	gdt_ok(gdt_pin(fd, buf, 0, 0, NULL) == -EINVAL, "PIN size 0: EINVAL");
-	gdt_ok(gdt_pin(fd, buf, 4096, 0x80, NULL) == -EINVAL,
+	tap_ok(gdt_pin(fd, buf, 0, 0, NULL) == -EINVAL, "PIN size 0: EINVAL");
+	tap_ok(gdt_pin(fd, buf, 4096, 0x80, NULL) == -EINVAL,
 	       "PIN unknown flag: EINVAL");
 	memset(&p, 0, sizeof(p));
 	p.addr = buf;
 	p.size = 4096;
 	p.reserved = 1;
-	gdt_errno_is(ioctl(fd, GDIRECT_IOC_PIN, &p), EINVAL,
-		     "PIN reserved field set");
-	gdt_ok(gdt_pin(fd, UINT64_MAX - 100, 200, 0, NULL) == -EINVAL,
+	tap_errno(ioctl(fd, GDIRECT_IOC_PIN, &p), EINVAL,
+		  "PIN reserved field set");
+	tap_ok(gdt_pin(fd, UINT64_MAX - 100, 200, 0, NULL) == -EINVAL,
 	       "PIN wrapping range: EINVAL");
-	gdt_ok(gdt_pin(fd, 0, 2ULL << 40, 0, NULL) == -EINVAL,
+	tap_ok(gdt_pin(fd, 0, 2ULL << 40, 0, NULL) == -EINVAL,
 	       "PIN over 1 TiB: EINVAL");
-	gdt_ok(gdt_pin(fd, 0x10000, 4096, 0, NULL) == -EINVAL,
+	tap_ok(gdt_pin(fd, 0x10000, 4096, 0, NULL) == -EINVAL,
 	       "PIN of memory that is not GPU memory: EINVAL");
-	gdt_ok(gdt_pin(fd, buf, size + GDT_KB64, 0, NULL) == -EINVAL,
+	tap_ok(gdt_pin(fd, buf, size + GDT_KB64, 0, NULL) == -EINVAL,
 	       "PIN past the end of the allocation: EINVAL");
 	memset(&p, 0, sizeof(p));
 	p.addr = buf;
 	p.size = 4096;
 	p.p2p_token = 1;
 	p.flags = GDIRECT_PIN_PERSISTENT;
-	gdt_errno_is(ioctl(fd, GDIRECT_IOC_PIN, &p), EINVAL,
-		     "PIN persistent with tokens");
-	gdt_errno_is(ioctl(fd, GDIRECT_IOC_PIN, NULL), EFAULT,
-		     "PIN with a NULL pointer");
+	tap_errno(ioctl(fd, GDIRECT_IOC_PIN, &p), EINVAL,
+		  "PIN persistent with tokens");
+	tap_errno(ioctl(fd, GDIRECT_IOC_PIN, NULL), EFAULT,
+		  "PIN with a NULL pointer");
 
 	gdt_emu_knob("fail_next", "1 5");
-	gdt_ok(gdt_pin(fd, buf, 4096, 0, NULL) == -EIO,
+	tap_ok(gdt_pin(fd, buf, 4096, 0, NULL) == -EIO,
 	       "PIN when the provider fails with EIO");
 	gdt_emu_knob("fail_next", "1 12");
-	gdt_ok(gdt_pin(fd, buf, 4096, 0, NULL) == -ENOMEM,
+	tap_ok(gdt_pin(fd, buf, 4096, 0, NULL) == -ENOMEM,
 	       "PIN when the provider fails with ENOMEM");
 	gdt_emu_knob("fail_next", "1 524");
-	gdt_ok(gdt_pin(fd, buf, 4096, 0, NULL) == -EOPNOTSUPP,
+	tap_ok(gdt_pin(fd, buf, 4096, 0, NULL) == -EOPNOTSUPP,
 	       "PIN when the provider says ENOTSUPP: EOPNOTSUPP");
 	/* Legacy tokens: t-30-gdirect-kapi, from another process. */
 }
@@ -97,17 +97,17 @@ static void test_pin_map(CUdeviceptr buf, const uint8_t *pattern)
 	int ret;
 
 	ret = gdt_pin(fd, buf + 100, 1000, 0, &p);
-	if (!gdt_ok(ret == 0, "PIN 1000 bytes at +100: %d", ret))
+	if (!tap_ok(ret == 0, "PIN 1000 bytes at +100: %d", ret))
 		return;
-	gdt_ok(p.handle && p.pinned_addr == (buf & ~(GDT_KB64 - 1)) &&
+	tap_ok(p.handle && p.pinned_addr == (buf & ~(GDT_KB64 - 1)) &&
 	       p.pinned_size == GDT_KB64, "PIN widened to one 64 KiB page");
-	gdt_ok(p.mmap_offset == p.handle << 40, "PIN mmap_offset");
-	gdt_ok(p.status_slot < GDIRECT_MAX_SLOTS &&
+	tap_ok(p.mmap_offset == p.handle << 40, "PIN mmap_offset");
+	tap_ok(p.status_slot < GDIRECT_MAX_SLOTS &&
 	       status_word(p.status_slot) == GDIRECT_STATUS_PINNED,
 	       "status word of slot %u is PINNED", p.status_slot);
 
 	ret = gdt_region_info(fd, p.handle, &ri);
-	gdt_ok(!ret && ri.pinned_addr == p.pinned_addr &&
+	tap_ok(!ret && ri.pinned_addr == p.pinned_addr &&
 	       ri.pinned_size == GDT_KB64 && ri.page_size == 65536 &&
 	       ri.page_count == 1 && ri.status == GDIRECT_STATUS_PINNED &&
 	       ri.mapped_len == 0 && ri.flags == 0,
@@ -115,46 +115,46 @@ static void test_pin_map(CUdeviceptr buf, const uint8_t *pattern)
 
 	map = mmap(NULL, GDT_KB64, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		   p.mmap_offset);
-	if (gdt_ok(map != MAP_FAILED, "mmap of the region")) {
-		gdt_ok(!memcmp(map, pattern, GDT_KB64),
+	if (tap_ok(map != MAP_FAILED, "mmap of the region")) {
+		tap_ok(!memcmp(map, pattern, GDT_KB64),
 		       "mapping shows the GPU memory");
 		map[5] = 0xa5;
 		back = malloc(GDT_KB64);
 		cuMemcpyDtoH(back, buf, GDT_KB64);
-		gdt_ok(back[5] == 0xa5, "a CPU store reaches GPU memory");
+		tap_ok(back[5] == 0xa5, "a CPU store reaches GPU memory");
 		free(back);
 		gdt_region_info(fd, p.handle, &ri);
-		gdt_ok(ri.mapped_len == GDT_KB64, "REGION_INFO mapped_len %llu",
+		tap_ok(ri.mapped_len == GDT_KB64, "REGION_INFO mapped_len %llu",
 		       (unsigned long long)ri.mapped_len);
-		gdt_errno_is(munmap(map + 4096, 4096), EINVAL,
-			     "splitting the mapping");
+		tap_errno(munmap(map + 4096, 4096), EINVAL,
+			  "splitting the mapping");
 		munmap(map, GDT_KB64);
 		gdt_region_info(fd, p.handle, &ri);
-		gdt_ok(ri.mapped_len == 0, "mapped_len 0 after munmap");
+		tap_ok(ri.mapped_len == 0, "mapped_len 0 after munmap");
 	}
 	map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
 		   p.mmap_offset + 8192);
-	gdt_ok(map != MAP_FAILED, "mmap at an offset inside the region");
+	tap_ok(map != MAP_FAILED, "mmap at an offset inside the region");
 	if (map != MAP_FAILED) {
-		gdt_ok(!memcmp(map + 1, pattern + 8193, 100),
+		tap_ok(!memcmp(map + 1, pattern + 8193, 100),
 		       "offset mapping shows the right bytes");
 		munmap(map, 4096);
 	}
-	gdt_errno_is(mmap(NULL, GDT_KB64, PROT_READ, MAP_PRIVATE, fd,
-			  p.mmap_offset) == MAP_FAILED ? -1 : 0, EINVAL,
-		     "private (copy-on-write) mapping of a region");
-	gdt_errno_is(mmap(NULL, 2 * GDT_KB64, PROT_READ, MAP_SHARED, fd,
-			  p.mmap_offset) == MAP_FAILED ? -1 : 0, EINVAL,
-		     "mmap beyond the pinned size");
-	gdt_errno_is(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
-			  (p.handle + 1000) << 40) == MAP_FAILED ? -1 : 0,
-		     EINVAL, "mmap of an unknown region");
+	tap_errno(mmap(NULL, GDT_KB64, PROT_READ, MAP_PRIVATE, fd,
+		       p.mmap_offset) == MAP_FAILED ? -1 : 0, EINVAL,
+		  "private (copy-on-write) mapping of a region");
+	tap_errno(mmap(NULL, 2 * GDT_KB64, PROT_READ, MAP_SHARED, fd,
+		       p.mmap_offset) == MAP_FAILED ? -1 : 0, EINVAL,
+		  "mmap beyond the pinned size");
+	tap_errno(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
+		       (p.handle + 1000) << 40) == MAP_FAILED ? -1 : 0,
+		  EINVAL, "mmap of an unknown region");
 
-	gdt_ok(gdt_unpin(fd, p.handle) == 0, "UNPIN");
-	gdt_ok(gdt_unpin(fd, p.handle) == -ENOENT, "UNPIN again: ENOENT");
-	gdt_ok(status_word(p.status_slot) == GDIRECT_STATUS_FREE,
+	tap_ok(gdt_unpin(fd, p.handle) == 0, "UNPIN");
+	tap_ok(gdt_unpin(fd, p.handle) == -ENOENT, "UNPIN again: ENOENT");
+	tap_ok(status_word(p.status_slot) == GDIRECT_STATUS_FREE,
 	       "status word FREE after UNPIN");
-	gdt_ok(gdt_region_info(fd, p.handle, &ri) == -ENOENT,
+	tap_ok(gdt_region_info(fd, p.handle, &ri) == -ENOENT,
 	       "REGION_INFO of an unpinned handle: ENOENT");
 }
 
@@ -164,25 +164,25 @@ static void test_misc(void)
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	void *m;
 
-	gdt_ok(gdt_unpin(fd, 0) == -ENOENT, "UNPIN handle 0: ENOENT");
-	gdt_ok(gdt_unpin(fd, UINT64_MAX) == -ENOENT, "UNPIN huge handle: ENOENT");
-	gdt_errno_is(ioctl(fd, GDIRECT_IOC_UNPIN, NULL), EFAULT,
-		     "UNPIN with a NULL pointer");
-	gdt_errno_is(ioctl(fd, GDIRECT_IOC_REGION_INFO, NULL), EFAULT,
-		     "REGION_INFO with a NULL pointer");
-	gdt_errno_is(ioctl(fd, _IO('G', 0x7f)), ENOTTY, "unknown ioctl");
-	gdt_errno_is(read(fd, &ev, sizeof(ev) - 1) < 0 ? -1 : 0, EINVAL,
-		     "read shorter than one event");
-	gdt_errno_is(read(fd, &ev, sizeof(ev)) < 0 ? -1 : 0, EAGAIN,
-		     "read with no event queued (O_NONBLOCK)");
-	gdt_ok(poll(&pfd, 1, 0) == 0, "poll: nothing to read");
+	tap_ok(gdt_unpin(fd, 0) == -ENOENT, "UNPIN handle 0: ENOENT");
+	tap_ok(gdt_unpin(fd, UINT64_MAX) == -ENOENT, "UNPIN huge handle: ENOENT");
+	tap_errno(ioctl(fd, GDIRECT_IOC_UNPIN, NULL), EFAULT,
+		  "UNPIN with a NULL pointer");
+	tap_errno(ioctl(fd, GDIRECT_IOC_REGION_INFO, NULL), EFAULT,
+		  "REGION_INFO with a NULL pointer");
+	tap_errno(ioctl(fd, _IO('G', 0x7f)), ENOTTY, "unknown ioctl");
+	tap_errno(read(fd, &ev, sizeof(ev) - 1) < 0 ? -1 : 0, EINVAL,
+		  "read shorter than one event");
+	tap_errno(read(fd, &ev, sizeof(ev)) < 0 ? -1 : 0, EAGAIN,
+		  "read with no event queued (O_NONBLOCK)");
+	tap_ok(poll(&pfd, 1, 0) == 0, "poll: nothing to read");
 	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	gdt_errno_is(m == MAP_FAILED ? -1 : 0, EACCES,
-		     "status area mapped writable");
+	tap_errno(m == MAP_FAILED ? -1 : 0, EACCES,
+		  "status area mapped writable");
 	m = mmap(NULL, GDIRECT_STATUS_BYTES + 4096, PROT_READ, MAP_SHARED, fd, 0);
-	gdt_errno_is(m == MAP_FAILED ? -1 : 0, EINVAL,
-		     "status area mapped too long");
-	gdt_ok(mprotect((void *)status, 4096, PROT_READ | PROT_WRITE) != 0,
+	tap_errno(m == MAP_FAILED ? -1 : 0, EINVAL,
+		  "status area mapped too long");
+	tap_ok(mprotect((void *)status, 4096, PROT_READ | PROT_WRITE) != 0,
 	       "status area cannot be made writable");
 }
 
@@ -197,39 +197,39 @@ static void test_revoke(void)
 	volatile uint8_t *map;
 	ssize_t n;
 
-	if (!gdt_ok(buf && !gdt_pin(fd, buf, 3 * GDT_KB64, 0, &p),
+	if (!tap_ok(buf && !gdt_pin(fd, buf, 3 * GDT_KB64, 0, &p),
 		    "pin for revocation"))
 		return;
 	map = mmap(NULL, 3 * GDT_KB64, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		   p.mmap_offset);
-	gdt_ok(map != MAP_FAILED && !gdt_faults(map, 0), "mapped and readable");
-	gdt_ok(gdt_free(buf) == 0, "cuMemFree of pinned memory");
-	gdt_ok(gdt_emu("callbacks") == callbacks + 1, "the free callback ran");
-	gdt_ok(status_word(p.status_slot) == GDIRECT_STATUS_REVOKED,
+	tap_ok(map != MAP_FAILED && !gdt_faults(map, 0), "mapped and readable");
+	tap_ok(gdt_free(buf) == 0, "cuMemFree of pinned memory");
+	tap_ok(gdt_emu("callbacks") == callbacks + 1, "the free callback ran");
+	tap_ok(status_word(p.status_slot) == GDIRECT_STATUS_REVOKED,
 	       "status word REVOKED");
-	gdt_ok(poll(&pfd, 1, 1000) == 1 && (pfd.revents & POLLIN),
+	tap_ok(poll(&pfd, 1, 1000) == 1 && (pfd.revents & POLLIN),
 	       "poll: event ready");
 	n = read(fd, ev, sizeof(ev));
-	gdt_ok(n == sizeof(ev[0]) && ev[0].handle == p.handle &&
+	tap_ok(n == sizeof(ev[0]) && ev[0].handle == p.handle &&
 	       ev[0].status_slot == p.status_slot &&
 	       ev[0].cause == GDIRECT_EVENT_REVOKED &&
 	       ev[0].pinned_addr == p.pinned_addr &&
 	       ev[0].pinned_size == p.pinned_size, "read: one REVOKED event");
 	if (map != MAP_FAILED) {
-		gdt_ok(gdt_faults(map, 0) && gdt_faults(map + GDT_KB64, 1) &&
+		tap_ok(gdt_faults(map, 0) && gdt_faults(map + GDT_KB64, 1) &&
 		       gdt_faults(map + 2 * GDT_KB64 + 4000, 0),
 		       "revoked mapping faults on read and write");
 		munmap((void *)map, 3 * GDT_KB64);
 	}
-	gdt_ok(!gdt_region_info(fd, p.handle, &ri) &&
+	tap_ok(!gdt_region_info(fd, p.handle, &ri) &&
 	       ri.status == GDIRECT_STATUS_REVOKED, "REGION_INFO: REVOKED");
-	gdt_errno_is(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
-			  p.mmap_offset) == MAP_FAILED ? -1 : 0, ESTALE,
-		     "mmap of a revoked region");
-	gdt_ok(gdt_emu("pins") == 0 && gdt_emu("bar1_used") == 0,
+	tap_errno(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
+		       p.mmap_offset) == MAP_FAILED ? -1 : 0, ESTALE,
+		  "mmap of a revoked region");
+	tap_ok(gdt_emu("pins") == 0 && gdt_emu("bar1_used") == 0,
 	       "provider released the pages");
-	gdt_ok(gdt_unpin(fd, p.handle) == 0, "UNPIN of a revoked region");
-	gdt_ok(status_word(p.status_slot) == GDIRECT_STATUS_FREE,
+	tap_ok(gdt_unpin(fd, p.handle) == 0, "UNPIN of a revoked region");
+	tap_ok(status_word(p.status_slot) == GDIRECT_STATUS_FREE,
 	       "slot FREE after UNPIN");
 }
 
@@ -241,20 +241,20 @@ static void test_persistent(void)
 	uint64_t callbacks = gdt_emu("callbacks");
 	volatile uint32_t *map;
 
-	if (!gdt_ok(buf && !gdt_pin(fd, buf, 64, GDIRECT_PIN_PERSISTENT, &p),
+	if (!tap_ok(buf && !gdt_pin(fd, buf, 64, GDIRECT_PIN_PERSISTENT, &p),
 		    "persistent PIN"))
 		return;
-	gdt_ok(!gdt_region_info(fd, p.handle, &ri) &&
+	tap_ok(!gdt_region_info(fd, p.handle, &ri) &&
 	       ri.flags == GDIRECT_PIN_PERSISTENT, "REGION_INFO flags persistent");
 	cuMemsetD8(buf, 0x3c, GDT_KB64);
 	map = mmap(NULL, GDT_KB64, PROT_READ, MAP_SHARED, fd, p.mmap_offset);
 	gdt_free(buf);
-	gdt_ok(gdt_emu("callbacks") == callbacks, "no callback for a persistent pin");
-	gdt_ok(map != MAP_FAILED && !gdt_faults(map, 0) && map[10] == 0x3c3c3c3c,
+	tap_ok(gdt_emu("callbacks") == callbacks, "no callback for a persistent pin");
+	tap_ok(map != MAP_FAILED && !gdt_faults(map, 0) && map[10] == 0x3c3c3c3c,
 	       "persistent pin survives cuMemFree (guide 11.x, gdrcopy#336)");
 	if (map != MAP_FAILED)
 		munmap((void *)map, GDT_KB64);
-	gdt_ok(gdt_unpin(fd, p.handle) == 0 && gdt_quiet(),
+	tap_ok(gdt_unpin(fd, p.handle) == 0 && gdt_quiet(),
 	       "UNPIN of a persistent pin frees it");
 }
 
@@ -307,32 +307,32 @@ static void test_wc_memtype(void)
 	uint64_t phys;
 
 	if (access("/sys/kernel/debug/x86/pat_memtype_list", R_OK)) {
-		gdt_skip("write-combining memtype while pinned",
+		tap_skip("write-combining memtype while pinned",
 			 "no /sys/kernel/debug/x86/pat_memtype_list (PAT off)");
 		gdt_free(buf);
 		return;
 	}
 	if (!pat_gives_wc()) {
-		gdt_skip("write-combining memtype while pinned",
+		tap_skip("write-combining memtype while pinned",
 			 "the emulator's ioremap_wc() BAR2 is uncached-minus in the PAT memtype list: this kernel and CPU give no WC");
 		gdt_free(buf);
 		return;
 	}
 	phys = buf && gdt_pin(fd, buf, 2 * GDT_KB64, 0, &p) == 0 ?
 	       gdt_region_phys(p.handle) : 0;
-	if (!gdt_ok(phys != 0, "pin 128 KiB, find its BAR pages")) {
+	if (!tap_ok(phys != 0, "pin 128 KiB, find its BAR pages")) {
 		gdt_free(buf);
 		return;
 	}
-	gdt_ok(pat_has_wc(phys, phys + 2 * GDT_KB64),
+	tap_ok(pat_has_wc(phys, phys + 2 * GDT_KB64),
 	       "BAR pages %#llx+128 KiB reserved write-combining while pinned",
 	       (unsigned long long)phys);
 	gdt_unpin(fd, p.handle);
-	gdt_ok(!pat_has_wc(phys, phys + 2 * GDT_KB64),
+	tap_ok(!pat_has_wc(phys, phys + 2 * GDT_KB64),
 	       "the reservation goes with the unpin");
-	gdt_ok(gdt_pin(fd, buf, 2 * GDT_KB64, 0, &p) == 0, "pinned again");
+	tap_ok(gdt_pin(fd, buf, 2 * GDT_KB64, 0, &p) == 0, "pinned again");
 	gdt_free(buf);	/* revocation */
-	gdt_ok(!pat_has_wc(phys, phys + 2 * GDT_KB64),
+	tap_ok(!pat_has_wc(phys, phys + 2 * GDT_KB64),
 	       "and with a revocation");
 	gdt_unpin(fd, p.handle);
 }

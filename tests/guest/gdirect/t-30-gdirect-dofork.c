@@ -30,26 +30,26 @@ static void body(void)
 	pid_t pid;
 
 	if (gdt_cuda_init()) {
-		gdt_ok(0, "CUDA context");
+		tap_ok(0, "CUDA context");
 		return;
 	}
 	fd = open("/dev/gdirect", O_RDWR);
 	mem = gdt_alloc(2 * GDT_KB64);
-	if (!gdt_ok(fd >= 0 && mem && !gdt_pin(fd, mem, 2 * GDT_KB64, 0, &p),
+	if (!tap_ok(fd >= 0 && mem && !gdt_pin(fd, mem, 2 * GDT_KB64, 0, &p),
 		    "pin 128 KiB"))
 		return;
 	status = mmap(NULL, GDIRECT_STATUS_BYTES, PROT_READ, MAP_SHARED, fd, 0);
 	region = mmap(NULL, 2 * GDT_KB64, PROT_READ | PROT_WRITE, MAP_SHARED,
 		      fd, p.mmap_offset);
-	if (!gdt_ok(status != MAP_FAILED && region != MAP_FAILED,
+	if (!tap_ok(status != MAP_FAILED && region != MAP_FAILED,
 		    "map the status area and the region"))
 		return;
 	status_dofork = madvise(status, GDIRECT_STATUS_BYTES, MADV_DOFORK) == 0;
 	region_dofork = madvise(region, 2 * GDT_KB64, MADV_DOFORK) == 0;
-	gdt_diag("MADV_DOFORK accepted: status %d, region %d", status_dofork,
+	tap_diag("MADV_DOFORK accepted: status %d, region %d", status_dofork,
 		 region_dofork);
 
-	if (!gdt_ok(pipe(sync) == 0 && pipe(sync2) == 0, "pipes"))
+	if (!tap_ok(pipe(sync) == 0 && pipe(sync2) == 0, "pipes"))
 		return;
 	fflush(stdout);
 	pid = fork();
@@ -75,11 +75,11 @@ static void body(void)
 	close(sync2[1]);
 	waitpid(pid, &wst, 0);
 	close(sync2[0]);
-	gdt_ok(WIFEXITED(wst) && WEXITSTATUS(wst) == 0,
+	tap_ok(WIFEXITED(wst) && WEXITSTATUS(wst) == 0,
 	       "the child cannot read either mapping");
-	gdt_ok(gdt_emu("pins") == 0,
+	tap_ok(gdt_emu("pins") == 0,
 	       "closing the fd unpinned everything, the child notwithstanding");
-	gdt_ok(gdt_gd_stat("orphaned") == orphaned, "no registration orphaned");
+	tap_ok(gdt_gd_stat("orphaned") == orphaned, "no registration orphaned");
 	gdt_free(mem);
 }
 

@@ -72,24 +72,24 @@ static void test_unbind(CUdeviceptr gpu, uint8_t *data)
 	char dev[64];
 
 	if (!edu_sysfs_dev(dev, sizeof(dev))) {
-		gdt_skip("unbind with open files", "edu device not found in sysfs");
+		tap_skip("unbind with open files", "edu device not found in sysfs");
 		return;
 	}
-	gdt_ok(xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == 0 &&
+	tap_ok(xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == 0 &&
 	       gdt_emu("pins") == 1 && gdt_emu("dma_maps") == 1,
 	       "a cached pin and its DMA mapping before unbind");
-	gdt_ok(edu_sysfs(dev, "unbind") == 0, "unbind %s with the file open", dev);
+	tap_ok(edu_sysfs(dev, "unbind") == 0, "unbind %s with the file open", dev);
 	/* The unbind ran in another process: unmapped there, not put. */
-	gdt_ok(gdt_emu("dma_maps") == 0 && gdt_emu("pins") == 1,
+	tap_ok(gdt_emu("dma_maps") == 0 && gdt_emu("pins") == 1,
 	       "unbind unmaps the device's DMA mapping, keeps the pin (%lld maps, %lld pins)",
 	       (long long)gdt_emu("dma_maps"), (long long)gdt_emu("pins"));
-	gdt_ok(xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == -ENODEV,
+	tap_ok(xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == -ENODEV,
 	       "transfer after unbind: ENODEV");
 	close(efd);
-	gdt_ok(gdt_emu("pins") == 0, "closing the file drops its pins");
-	gdt_ok(edu_sysfs(dev, "bind") == 0, "bind again");
+	tap_ok(gdt_emu("pins") == 0, "closing the file drops its pins");
+	tap_ok(edu_sysfs(dev, "bind") == 0, "bind again");
 	efd = open(GDEDU_DEVICE, O_RDWR);
-	gdt_ok(efd >= 0 && xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == 0,
+	tap_ok(efd >= 0 && xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == 0,
 	       "rebound device transfers again");
 }
 
@@ -111,10 +111,10 @@ static void test_unbind_races_free(uint8_t *data)
 	pid_t pid;
 
 	if (!edu_sysfs_dev(dev, sizeof(dev))) {
-		gdt_skip("unbind racing a free", "edu device not found in sysfs");
+		tap_skip("unbind racing a free", "edu device not found in sysfs");
 		return;
 	}
-	gdt_ok(ioctl(efd, GDEDU_IOC_FLUSH) == 0 &&
+	tap_ok(ioctl(efd, GDEDU_IOC_FLUSH) == 0 &&
 	       xfer(victim, data, 16, GDEDU_TO_GPU) == 0 &&
 	       gdt_emu("dma_maps") == 1, "pinned and mapped for edu");
 	/* Held until the free's callback is seen waiting: a minute at most. */
@@ -123,26 +123,26 @@ static void test_unbind_races_free(uint8_t *data)
 	if (pid == 0)
 		_exit(edu_sysfs(dev, "unbind") == 0 ? 0 : 1);
 	gdt_emu_wait("unmaps_in_flight", 1, 10000);
-	gdt_ok(pid > 0 && gdt_emu("unmaps_in_flight") == 1,
+	tap_ok(pid > 0 && gdt_emu("unmaps_in_flight") == 1,
 	       "the unbind's dma_unmap_pages is in flight");
 	gdt_release_when(&rel, "unmap_delay_ms", "unmap_waits", waits + 1);
 	gdt_free(victim);
 	gdt_release_join(&rel);
-	gdt_ok(gdt_emu("callbacks") == callbacks + 1, "the free ran the callback");
+	tap_ok(gdt_emu("callbacks") == callbacks + 1, "the free ran the callback");
 	/* Proof the race was run: the callback found the unmap in flight. */
-	gdt_ok(gdt_gd_stat("unmap_waits") == waits + 1,
+	tap_ok(gdt_gd_stat("unmap_waits") == waits + 1,
 	       "the callback came while the unmap was in flight, and waited for it");
-	gdt_ok(gdt_emu("unmaps_in_flight") == 0 &&
+	tap_ok(gdt_emu("unmaps_in_flight") == 0 &&
 	       gdt_emu("stale_unmaps") == stale,
 	       "it returned only after the unmap: none made on a dead table");
-	gdt_ok(gdt_emu("dma_maps") == 0 && gdt_emu("pins") == 0,
+	tap_ok(gdt_emu("dma_maps") == 0 && gdt_emu("pins") == 0,
 	       "no mapping or pin left");
 	if (pid > 0)
 		waitpid(pid, &status, 0);
-	gdt_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "unbind %s done", dev);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "unbind %s done", dev);
 	gdt_emu_knob("unmap_delay_ms", "0");
 	close(efd);
-	gdt_ok(edu_sysfs(dev, "bind") == 0, "bind again");
+	tap_ok(edu_sysfs(dev, "bind") == 0, "bind again");
 	efd = open(GDEDU_DEVICE, O_RDWR);
 }
 
@@ -178,24 +178,24 @@ static void test_map_races_free(uint8_t *data)
 
 	/* Held until the free is done: a minute at most. */
 	gdt_emu_knob("map_return_delay_ms", "60000");
-	if (!gdt_ok(m.gpu && pthread_create(&t, NULL, map_race_xfer, &m) == 0,
+	if (!tap_ok(m.gpu && pthread_create(&t, NULL, map_race_xfer, &m) == 0,
 		    "transfer thread started")) {
 		gdt_emu_knob("map_return_delay_ms", "0");
 		return;
 	}
 	gdt_emu_wait("maps_returning", 1, 10000);
-	gdt_ok(gdt_emu("maps_returning") == 1,
+	tap_ok(gdt_emu("maps_returning") == 1,
 	       "the transfer's dma_map_pages made its mapping and has not returned");
 	gdt_free(m.gpu);
-	gdt_ok(gdt_emu("callbacks") == callbacks + 1 && gdt_emu("dma_maps") == 0,
+	tap_ok(gdt_emu("callbacks") == callbacks + 1 && gdt_emu("dma_maps") == 0,
 	       "the free ran the callback and the mapping was freed meanwhile");
 	gdt_emu_knob("map_return_delay_ms", "0");
 	pthread_join(t, NULL);
-	gdt_ok(m.ret == -ESTALE, "the transfer fails with ESTALE (%d)", m.ret);
+	tap_ok(m.ret == -ESTALE, "the transfer fails with ESTALE (%d)", m.ret);
 	/* A read of the freed mapping shows as a garbage version. */
-	gdt_ok(mismatches >= 0 && gdt_gd_stat("version_mismatch") == mismatches,
+	tap_ok(mismatches >= 0 && gdt_gd_stat("version_mismatch") == mismatches,
 	       "gdirect read nothing of the freed mapping (no version mismatch)");
-	gdt_ok(gdt_emu("pins") == 0 && gdt_emu("dma_maps") == 0 &&
+	tap_ok(gdt_emu("pins") == 0 && gdt_emu("dma_maps") == 0 &&
 	       gdt_emu("maps_returning") == 0, "nothing pinned or mapped");
 }
 
@@ -208,10 +208,10 @@ static void body(void)
 	CUdeviceptr buf, many;
 	int ret;
 
-	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context"))
+	if (!tap_ok(gdt_cuda_init() == 0, "CUDA context"))
 		return;
 	efd = open(GDEDU_DEVICE, O_RDWR);
-	if (!gdt_ok(efd >= 0, "open " GDEDU_DEVICE))
+	if (!tap_ok(efd >= 0, "open " GDEDU_DEVICE))
 		return;
 	buf = gdt_alloc(4 * GDT_KB64);
 	cuMemsetD8(buf, 0, 4 * GDT_KB64);
@@ -219,45 +219,45 @@ static void body(void)
 		data[i] = (uint8_t)(i * 13 + 7);
 
 	ret = xfer(buf + off, data, len, GDEDU_TO_GPU);
-	gdt_ok(ret == 0, "edu DMA of %zu bytes into GPU memory: %d", len, ret);
-	gdt_ok(!gdt_mem_offset(buf + off, &moff) &&
+	tap_ok(ret == 0, "edu DMA of %zu bytes into GPU memory: %d", len, ret);
+	tap_ok(!gdt_mem_offset(buf + off, &moff) &&
 	       gdt_host_has(moff, data, len),
 	       "host sees the bytes in the GPU's backing file");
 	cuMemcpyDtoH(back, buf + off, len);
-	gdt_ok(!memcmp(back, data, len), "CUDA reads the same bytes back");
+	tap_ok(!memcmp(back, data, len), "CUDA reads the same bytes back");
 	s = stats();
-	gdt_ok(s.pins == 1 && s.cached == 1 && s.chunks == 4,
+	tap_ok(s.pins == 1 && s.cached == 1 && s.chunks == 4,
 	       "one lazy pin, 4 chunks (%llu pins, %llu chunks)",
 	       (unsigned long long)s.pins, (unsigned long long)s.chunks);
 
 	memset(back, 0, len);
 	ret = xfer(buf + off, back, len, GDEDU_FROM_GPU);
-	gdt_ok(ret == 0 && !memcmp(back, data, len),
+	tap_ok(ret == 0 && !memcmp(back, data, len),
 	       "edu DMA from GPU memory returns the data");
 	for (size_t i = 0; i < len; i++)
 		data[i] ^= 0xff;
 	cuMemcpyHtoD(buf + off, data, len);
 	ret = xfer(buf + off, back, len, GDEDU_FROM_GPU);
-	gdt_ok(ret == 0 && !memcmp(back, data, len),
+	tap_ok(ret == 0 && !memcmp(back, data, len),
 	       "edu DMA sees what CUDA wrote");
 	s = stats();
-	gdt_ok(s.pins == 1 && s.hits == 2, "pin reused (%llu pins, %llu hits)",
+	tap_ok(s.pins == 1 && s.hits == 2, "pin reused (%llu pins, %llu hits)",
 	       (unsigned long long)s.pins, (unsigned long long)s.hits);
 
-	gdt_ok(xfer(buf, data, 0, GDEDU_TO_GPU) == -EINVAL,
+	tap_ok(xfer(buf, data, 0, GDEDU_TO_GPU) == -EINVAL,
 	       "zero-length transfer: EINVAL");
-	gdt_ok(xfer(buf, data, 16, 7) == -EINVAL, "bad direction: EINVAL");
-	gdt_ok(xfer(buf, NULL, 16, GDEDU_TO_GPU) == -EFAULT,
+	tap_ok(xfer(buf, data, 16, 7) == -EINVAL, "bad direction: EINVAL");
+	tap_ok(xfer(buf, NULL, 16, GDEDU_TO_GPU) == -EFAULT,
 	       "bad user buffer: EFAULT");
 
 	/* Free: the invalidate callback marks the cached pin stale. */
 	gdt_free(buf);
 	s = stats();
-	gdt_ok(s.invalidations == 1, "free fires the invalidate callback");
-	gdt_ok(xfer(buf + off, data, 16, GDEDU_TO_GPU) == -EINVAL,
+	tap_ok(s.invalidations == 1, "free fires the invalidate callback");
+	tap_ok(xfer(buf + off, data, 16, GDEDU_TO_GPU) == -EINVAL,
 	       "transfer to freed memory: EINVAL");
 	s = stats();
-	gdt_ok(s.cached == 0 && gdt_emu("pins") == 0,
+	tap_ok(s.cached == 0 && gdt_emu("pins") == 0,
 	       "the stale pin is dropped, nothing pinned");
 
 	/* Ten 64 KiB pages through an 8-entry cache: two evictions. */
@@ -265,12 +265,12 @@ static void body(void)
 	for (int i = 0; i < 10; i++)
 		xfer(many + i * GDT_KB64 + 8, data, 16, GDEDU_TO_GPU);
 	s = stats();
-	gdt_ok(s.cached == 8 && s.evictions == 2,
+	tap_ok(s.cached == 8 && s.evictions == 2,
 	       "LRU: %llu cached, %llu evicted", (unsigned long long)s.cached,
 	       (unsigned long long)s.evictions);
-	gdt_ok(xfer(many + 9 * GDT_KB64 + 100, back, 16, GDEDU_FROM_GPU) == 0 &&
+	tap_ok(xfer(many + 9 * GDT_KB64 + 100, back, 16, GDEDU_FROM_GPU) == 0 &&
 	       stats().hits == s.hits + 1, "most recent page still cached");
-	gdt_ok(ioctl(efd, GDEDU_IOC_FLUSH) == 0 && stats().cached == 0 &&
+	tap_ok(ioctl(efd, GDEDU_IOC_FLUSH) == 0 && stats().cached == 0 &&
 	       gdt_emu("pins") == 0, "FLUSH unpins everything");
 	test_map_races_free(data);
 	test_unbind(many, data);

@@ -64,16 +64,16 @@ static void body(void)
 	int uffd, freed;
 
 	if (gdt_cuda_init()) {
-		gdt_ok(0, "CUDA context");
+		tap_ok(0, "CUDA context");
 		return;
 	}
 	efd = open(GDEDU_DEVICE, O_RDWR);
 	gpu = gdt_alloc(GDT_KB64);
-	if (!gdt_ok(efd >= 0 && gpu, "open gdirect_edu, allocate 64 KiB"))
+	if (!tap_ok(efd >= 0 && gpu, "open gdirect_edu, allocate 64 KiB"))
 		return;
 	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
 	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api)) {
-		gdt_skip("user page fault inside a DMA bracket",
+		tap_skip("user page fault inside a DMA bracket",
 			 "no userfaultfd in this kernel");
 		return;
 	}
@@ -82,14 +82,14 @@ static void body(void)
 	reg.range.start = (uintptr_t)ubuf;
 	reg.range.len = 4096;
 	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	if (!gdt_ok(ubuf != MAP_FAILED && !ioctl(uffd, UFFDIO_REGISTER, &reg),
+	if (!tap_ok(ubuf != MAP_FAILED && !ioctl(uffd, UFFDIO_REGISTER, &reg),
 		    "userfaultfd registered on the transfer's buffer"))
 		return;
 
 	pthread_create(&tx, NULL, xfer, NULL);
 	pfd.fd = uffd;
 	pfd.events = POLLIN;
-	if (!gdt_ok(poll(&pfd, 1, 60000) == 1 &&
+	if (!tap_ok(poll(&pfd, 1, 60000) == 1 &&
 		    read(uffd, &msg, sizeof(msg)) == sizeof(msg) &&
 		    msg.event == UFFD_EVENT_PAGEFAULT,
 		    "the transfer faults on its user buffer"))
@@ -100,18 +100,18 @@ static void body(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 20;
 	freed = pthread_timedjoin_np(tf, NULL, &ts) == 0;
-	gdt_ok(freed, "the free completes while the user fault is pending");
+	tap_ok(freed, "the free completes while the user fault is pending");
 
 	memset(page, 0x42, sizeof(page));
 	copy.dst = (uintptr_t)ubuf;
 	copy.src = (uintptr_t)page;
 	copy.len = 4096;
-	gdt_ok(ioctl(uffd, UFFDIO_COPY, &copy) == 0, "resolve the fault");
+	tap_ok(ioctl(uffd, UFFDIO_COPY, &copy) == 0, "resolve the fault");
 	if (!freed)
 		pthread_join(tf, NULL);
 	pthread_join(tx, NULL);
-	gdt_ok(free_ret == 0, "cuMemFree succeeded");
-	gdt_diag("transfer returned %d", xfer_ret);
+	tap_ok(free_ret == 0, "cuMemFree succeeded");
+	tap_diag("transfer returned %d", xfer_ret);
 	close(uffd);
 	close(efd);
 }

@@ -44,21 +44,21 @@ static void check_overlap(void)
 	int ret;
 
 	if (system("insmod /modules/gdirect_kapitest.ko") != 0) {
-		gdt_skip("65537 overlapping pins", "gdirect_kapitest.ko did not load");
+		tap_skip("65537 overlapping pins", "gdirect_kapitest.ko did not load");
 		return;
 	}
 	buf = gdt_alloc(GDT_KB64);
 	ret = buf ? gdt_kt_run("overlap-pin", buf, GDT_KB64) : -ENOMEM;
 	used = gdt_emu("bar1_used");
-	gdt_ok(!ret, "65537 overlapping pins of one page (%d)", ret);
-	gdt_ok(used == GDT_KB64, "BAR1 used: %llu bytes, one page",
+	tap_ok(!ret, "65537 overlapping pins of one page (%d)", ret);
+	tap_ok(used == GDT_KB64, "BAR1 used: %llu bytes, one page",
 	       (unsigned long long)used);
 	ret = gdt_kt_run("overlap-unpin", 0, 0);
-	gdt_ok(!ret && gdt_emu("bar1_used") == 0 && gdt_emu("pins") == 0,
+	tap_ok(!ret && gdt_emu("bar1_used") == 0 && gdt_emu("pins") == 0,
 	       "all unpinned: BAR1 used %llu bytes (%d)",
 	       (unsigned long long)gdt_emu("bar1_used"), ret);
 	if (system("rmmod gdirect_kapitest") != 0)
-		gdt_ok(0, "rmmod gdirect_kapitest");
+		tap_ok(0, "rmmod gdirect_kapitest");
 	gdt_free(buf);
 }
 
@@ -72,8 +72,8 @@ static void check_user_cap(void)
 
 	guest_set_param("nvp2p_emu", "max_mem_per_user_mb", USER_CAP_MB);
 	a = gdt_alloc(4 * GDT_MB);
-	gdt_ok(a != 0, "max_mem_per_user_mb=4: 4 MiB allocated");
-	gdt_ok(cuMemAlloc(&b, GDT_KB64) == CUDA_ERROR_OUT_OF_MEMORY,
+	tap_ok(a != 0, "max_mem_per_user_mb=4: 4 MiB allocated");
+	tap_ok(cuMemAlloc(&b, GDT_KB64) == CUDA_ERROR_OUT_OF_MEMORY,
 	       "64 KiB more: CUDA_ERROR_OUT_OF_MEMORY");
 	/* This process has a context: the child opens the device itself. */
 	pid = fork();
@@ -93,8 +93,8 @@ static void check_user_cap(void)
 		_exit(0);
 	}
 	waitpid(pid, &status, 0);
-	gdt_ok(*child_ok, "another process of the same user: ENOMEM");
-	gdt_ok(a && !gdt_free(a) && (b = gdt_alloc(GDT_KB64)) != 0,
+	tap_ok(*child_ok, "another process of the same user: ENOMEM");
+	tap_ok(a && !gdt_free(a) && (b = gdt_alloc(GDT_KB64)) != 0,
 	       "a free makes room");
 	if (b)
 		gdt_free(b);
@@ -172,14 +172,14 @@ static void check_zeroing(void)
 
 	for (n = 1; n <= ZERO_TRIES; n++) {
 		mid = zeroing_try(&big, &took);
-		gdt_diag("try %d: a %llu MiB allocation took %.1f ms; %d queries ended in its middle half",
+		tap_diag("try %d: a %llu MiB allocation took %.1f ms; %d queries ended in its middle half",
 			 n, BIG / GDT_MB, took, mid);
 		if (!big || mid >= 2)
 			break;
 		gdt_free(big);
 		big = 0;
 	}
-	gdt_ok(big && mid >= 2,
+	tap_ok(big && mid >= 2,
 	       "queries go on during the allocation's zeroing (%d ended in its middle half, try %d of %d)",
 	       mid, n > ZERO_TRIES ? ZERO_TRIES : n, ZERO_TRIES);
 	if (big)
@@ -193,11 +193,11 @@ static void body(void)
 	child_ok = mmap(NULL, sizeof(*child_ok), PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (stat(NVP2P_EMU_DEVICE, &st))
-		gdt_diag("stat %s: %s", NVP2P_EMU_DEVICE, strerror(errno));
-	gdt_ok((st.st_mode & 0777) == 0660,
+		tap_diag("stat %s: %s", NVP2P_EMU_DEVICE, strerror(errno));
+	tap_ok((st.st_mode & 0777) == 0660,
 	       "/dev/nvp2p_emu mode %o (dev_mode default 0660)",
 	       st.st_mode & 0777);
-	if (!gdt_ok(child_ok != MAP_FAILED && gdt_cuda_init() == 0,
+	if (!tap_ok(child_ok != MAP_FAILED && gdt_cuda_init() == 0,
 		    "CUDA context"))
 		return;
 	check_overlap();

@@ -62,13 +62,13 @@ static int foreign_checks(int f, volatile uint8_t *parent_map)
 
 static void report(int bits, const char *who)
 {
-	gdt_ok(bits & C_INFO, "%s: INFO refused with EPERM", who);
-	gdt_ok(bits & C_PIN, "%s: PIN refused with EPERM", who);
-	gdt_ok(bits & C_UNPIN, "%s: UNPIN refused with EPERM", who);
-	gdt_ok(bits & C_MMAP, "%s: mmap refused with EPERM", who);
-	gdt_ok(bits & C_READ, "%s: read refused with EPERM", who);
-	gdt_ok(bits & C_MAPGONE, "%s: the owner's mapping is not there", who);
-	gdt_ok(bits & C_POLL, "%s: poll says POLLERR", who);
+	tap_ok(bits & C_INFO, "%s: INFO refused with EPERM", who);
+	tap_ok(bits & C_PIN, "%s: PIN refused with EPERM", who);
+	tap_ok(bits & C_UNPIN, "%s: UNPIN refused with EPERM", who);
+	tap_ok(bits & C_MMAP, "%s: mmap refused with EPERM", who);
+	tap_ok(bits & C_READ, "%s: read refused with EPERM", who);
+	tap_ok(bits & C_MAPGONE, "%s: the owner's mapping is not there", who);
+	tap_ok(bits & C_POLL, "%s: poll says POLLERR", who);
 }
 
 static void *thread_fn(void *arg)
@@ -91,7 +91,7 @@ static void test_fork(void)
 		_exit(foreign_checks(fd, map));
 	waitpid(pid, &status, 0);
 	report(WIFEXITED(status) ? WEXITSTATUS(status) : 0, "forked child");
-	gdt_ok(!gdt_faults(map, 0), "owner's mapping still works after fork");
+	tap_ok(!gdt_faults(map, 0), "owner's mapping still works after fork");
 }
 
 /*
@@ -110,7 +110,7 @@ static void test_socket(CUdeviceptr buf)
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
 		return;
 	f2 = open("/dev/gdirect", O_RDWR);
-	gdt_ok(f2 >= 0 && !gdt_pin(f2, buf + GDT_KB64, GDT_KB64, 0, &p),
+	tap_ok(f2 >= 0 && !gdt_pin(f2, buf + GDT_KB64, GDT_KB64, 0, &p),
 	       "second fd, pinned");
 	pid = fork();
 	if (pid == 0) {
@@ -134,9 +134,9 @@ static void test_socket(CUdeviceptr buf)
 	close(f2);
 	c = 'c';
 	if (write(sv[0], &c, 1) != 1)
-		gdt_diag("write to the receiver failed");
+		tap_diag("write to the receiver failed");
 	waitpid(pid, &status, 0);
-	gdt_ok(gdt_gd_stat("orphaned") == orphaned + 1 && gdt_emu("pins") >= 1,
+	tap_ok(gdt_gd_stat("orphaned") == orphaned + 1 && gdt_emu("pins") >= 1,
 	       "release in the receiver does not put the owner's pages");
 	close(sv[0]);
 }
@@ -148,16 +148,16 @@ static void body(void)
 	int all = 1;
 	CUdeviceptr buf;
 
-	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context"))
+	if (!tap_ok(gdt_cuda_init() == 0, "CUDA context"))
 		return;
 	buf = gdt_alloc(4 * GDT_KB64);
 	fd = open("/dev/gdirect", O_RDWR | O_NONBLOCK);
-	if (!gdt_ok(buf && fd >= 0 && !gdt_pin(fd, buf, GDT_KB64, 0, &pin),
+	if (!tap_ok(buf && fd >= 0 && !gdt_pin(fd, buf, GDT_KB64, 0, &pin),
 		    "pin in the owner"))
 		return;
 	map = mmap(NULL, GDT_KB64, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		   pin.mmap_offset);
-	gdt_ok(map != MAP_FAILED, "owner maps the region");
+	tap_ok(map != MAP_FAILED, "owner maps the region");
 
 	for (int i = 0; i < 4; i++)
 		pthread_create(&th[i], NULL, thread_fn, NULL);
@@ -165,18 +165,18 @@ static void body(void)
 		pthread_join(th[i], &ret);
 		all &= ret != NULL;
 	}
-	gdt_ok(all, "the owner's threads pin, map and unpin");
+	tap_ok(all, "the owner's threads pin, map and unpin");
 
 	test_fork();
 	test_socket(buf);
 
 	/* The owner frees: the orphan's callback ends it. */
-	gdt_ok(gdt_free(buf) == 0, "owner frees the memory");
-	gdt_ok(gdt_faults(map, 0), "owner's mapping faults after the free");
+	tap_ok(gdt_free(buf) == 0, "owner frees the memory");
+	tap_ok(gdt_faults(map, 0), "owner's mapping faults after the free");
 	munmap((void *)map, GDT_KB64);
-	gdt_ok(gdt_unpin(fd, pin.handle) == 0, "owner unpins its revoked handle");
+	tap_ok(gdt_unpin(fd, pin.handle) == 0, "owner unpins its revoked handle");
 	close(fd);
-	gdt_ok(gdt_quiet(), "orphaned registration ended by the callback");
+	tap_ok(gdt_quiet(), "orphaned registration ended by the callback");
 }
 
 int main(void)

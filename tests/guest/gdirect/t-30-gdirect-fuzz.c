@@ -52,7 +52,7 @@ static void check(const char *what, int ret, unsigned long cmd)
 	calls_err++;
 	if (!is_documented(errno)) {
 		bad++;
-		gdt_diag("%s (cmd %#lx): undocumented errno %d (%s)", what, cmd,
+		tap_diag("%s (cmd %#lx): undocumented errno %d (%s)", what, cmd,
 			 errno, strerror(errno));
 	}
 }
@@ -220,12 +220,12 @@ static void one_other(void)
 
 static void body(void)
 {
-	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context"))
+	if (!tap_ok(gdt_cuda_init() == 0, "CUDA context"))
 		return;
 	fd = open("/dev/gdirect", O_RDWR | O_NONBLOCK);
 	edge = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!gdt_ok(fd >= 0 && edge != MAP_FAILED, "open, guard page"))
+	if (!tap_ok(fd >= 0 && edge != MAP_FAILED, "open, guard page"))
 		return;
 	munmap(edge + 4096, 4096);
 	for (int i = 0; i < 4; i++)
@@ -243,15 +243,15 @@ static void body(void)
 			one_other();
 	}
 	gdt_emu_knob("fail_next", "0 5");
-	gdt_ok(!bad, "%d calls: %d succeeded, %d failed, %d with an undocumented errno",
+	tap_ok(!bad, "%d calls: %d succeeded, %d failed, %d with an undocumented errno",
 	       CALLS, calls_ok, calls_err, bad);
-	gdt_ok(calls_ok > 100 && calls_err > 100,
+	tap_ok(calls_ok > 100 && calls_err > 100,
 	       "both successes and failures were exercised");
 	for (int i = 0; i < nhandles; i++)
 		gdt_unpin(fd, handles[i]);
 	for (int i = 0; i < 4; i++)
 		gdt_free(gpu[i]);
-	gdt_ok(close(fd) == 0 && gdt_quiet(), "nothing pinned after close");
+	tap_ok(close(fd) == 0 && gdt_quiet(), "nothing pinned after close");
 }
 
 int main(void)

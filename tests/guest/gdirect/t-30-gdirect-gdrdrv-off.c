@@ -12,10 +12,10 @@ static void off(void)
 {
 	int fd;
 
-	gdt_errno_is(access("/dev/gdrdrv", F_OK), ENOENT,
-		     "gdrdrv=0: no /dev/gdrdrv");
+	tap_errno(access("/dev/gdrdrv", F_OK), ENOENT,
+		  "gdrdrv=0: no /dev/gdrdrv");
 	fd = open("/dev/gdirect", O_RDWR);
-	gdt_ok(fd >= 0, "/dev/gdirect still opens");
+	tap_ok(fd >= 0, "/dev/gdirect still opens");
 	if (fd >= 0)
 		close(fd);
 }

@@ -26,38 +26,38 @@ static void persistent(void)
 	CUdeviceptr buf;
 	int fd;
 
-	gdt_ok(stat("/dev/gdrdrv", &st) == 0 && (st.st_mode & 0777) == 0600,
+	tap_ok(stat("/dev/gdrdrv", &st) == 0 && (st.st_mode & 0777) == 0600,
 	       "dev_mode=0600: /dev/gdrdrv mode %o", st.st_mode & 0777);
-	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context"))
+	if (!tap_ok(gdt_cuda_init() == 0, "CUDA context"))
 		return;
 	fd = open("/dev/gdrdrv", O_RDWR);
 	buf = gdt_alloc(GDT_KB64);
-	gdt_ok(!ioctl(fd, GDRDRV_IOC_GET_ATTR, &a) && a.val == 1,
+	tap_ok(!ioctl(fd, GDRDRV_IOC_GET_ATTR, &a) && a.val == 1,
 	       "GET_ATTR USE_PERSISTENT_MAPPING 1");
 	p.addr = buf;
 	p.size = GDT_KB64;
 	p.p2p_token = 1;
-	gdt_errno_is(ioctl(fd, GDRDRV_IOC_PIN_BUFFER, &p), EINVAL,
-		     "PIN_BUFFER with a token in persistent mode");
+	tap_errno(ioctl(fd, GDRDRV_IOC_PIN_BUFFER, &p), EINVAL,
+		  "PIN_BUFFER with a token in persistent mode");
 	p.p2p_token = 0;
 	p.va_space = 1;
-	gdt_errno_is(ioctl(fd, GDRDRV_IOC_PIN_BUFFER, &p), EINVAL,
-		     "PIN_BUFFER with a va_space in persistent mode");
+	tap_errno(ioctl(fd, GDRDRV_IOC_PIN_BUFFER, &p), EINVAL,
+		  "PIN_BUFFER with a va_space in persistent mode");
 	p.va_space = 0;
-	if (!gdt_ok(!ioctl(fd, GDRDRV_IOC_PIN_BUFFER, &p), "token-less PIN"))
+	if (!tap_ok(!ioctl(fd, GDRDRV_IOC_PIN_BUFFER, &p), "token-less PIN"))
 		return;
 	cuMemsetD8(buf, 0x22, GDT_KB64);
 	m = mmap(NULL, GDT_KB64, PROT_READ, MAP_SHARED, fd, p.handle * 4096);
 	gdt_free(buf);
 	cb.handle = p.handle;
-	gdt_ok(!ioctl(fd, GDRDRV_IOC_GET_CB_FLAG, &cb) && cb.flag == 0,
+	tap_ok(!ioctl(fd, GDRDRV_IOC_GET_CB_FLAG, &cb) && cb.flag == 0,
 	       "cuMemFree: flag stays 0 (persistent)");
-	gdt_ok(m != MAP_FAILED && !gdt_faults(m, 0) && m[3] == 0x22222222,
+	tap_ok(m != MAP_FAILED && !gdt_faults(m, 0) && m[3] == 0x22222222,
 	       "the mapping stays readable");
 	if (m != MAP_FAILED)
 		munmap((void *)m, GDT_KB64);
 	u.handle = p.handle;
-	gdt_ok(!ioctl(fd, GDRDRV_IOC_UNPIN_BUFFER, &u) && gdt_quiet(),
+	tap_ok(!ioctl(fd, GDRDRV_IOC_UNPIN_BUFFER, &u) && gdt_quiet(),
 	       "UNPIN releases the persistent pin");
 	close(fd);
 }

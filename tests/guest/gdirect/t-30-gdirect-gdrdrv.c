@@ -133,33 +133,33 @@ static void test_version_attr(void)
 	struct GDRDRV_IOC_GET_ATTR_PARAMS a;
 	struct stat st = { 0 };
 
-	gdt_ok(stat("/dev/gdrdrv", &st) == 0 && S_ISCHR(st.st_mode) &&
+	tap_ok(stat("/dev/gdrdrv", &st) == 0 && S_ISCHR(st.st_mode) &&
 	       (st.st_mode & 0777) == 0660, "/dev/gdrdrv, mode %o",
 	       st.st_mode & 0777);
-	gdt_ok(!ioc(fd, GDRDRV_IOC_GET_VERSION, &v) &&
+	tap_ok(!ioc(fd, GDRDRV_IOC_GET_VERSION, &v) &&
 	       v.gdrdrv_version == 0x20006 &&
 	       v.minimum_gdr_api_version == 0x20000,
 	       "GET_VERSION: driver %#x, minimum library %#x",
 	       v.gdrdrv_version, v.minimum_gdr_api_version);
 	a.attr = GDRDRV_ATTR_USE_PERSISTENT_MAPPING;
 	a.val = 7;
-	gdt_ok(!ioc(fd, GDRDRV_IOC_GET_ATTR, &a) && a.val == 0,
+	tap_ok(!ioc(fd, GDRDRV_IOC_GET_ATTR, &a) && a.val == 0,
 	       "GET_ATTR USE_PERSISTENT_MAPPING 0 (use_persistent=N)");
 	a.attr = GDRDRV_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE;
 	a.val = 7;
-	gdt_ok(!ioc(fd, GDRDRV_IOC_GET_ATTR, &a) && a.val == 0,
+	tap_ok(!ioc(fd, GDRDRV_IOC_GET_ATTR, &a) && a.val == 0,
 	       "GET_ATTR SUPPORT_PIN_FLAG_FORCE_PCIE 0");
 	a.attr = GDRDRV_ATTR_MAX;
-	gdt_ok(ioc(fd, GDRDRV_IOC_GET_ATTR, &a) == -EINVAL,
+	tap_ok(ioc(fd, GDRDRV_IOC_GET_ATTR, &a) == -EINVAL,
 	       "GET_ATTR unknown attribute: EINVAL");
 	a.attr = 0;
-	gdt_ok(ioc(fd, GDRDRV_IOC_GET_ATTR, &a) == -EINVAL,
+	tap_ok(ioc(fd, GDRDRV_IOC_GET_ATTR, &a) == -EINVAL,
 	       "GET_ATTR attribute 0: EINVAL");
-	gdt_ok(ioc(fd, GDRDRV_IOC_GET_VERSION, NULL) == -EFAULT,
+	tap_ok(ioc(fd, GDRDRV_IOC_GET_VERSION, NULL) == -EFAULT,
 	       "GET_VERSION with a NULL pointer: EFAULT");
-	gdt_ok(ioc(fd, _IOWR('G', 1, struct GDRDRV_IOC_GET_VERSION_PARAMS),
+	tap_ok(ioc(fd, _IOWR('G', 1, struct GDRDRV_IOC_GET_VERSION_PARAMS),
 		   &v) == -EINVAL, "another magic: EINVAL");
-	gdt_ok(ioc(fd, _IOWR(GDRDRV_IOCTL, 9, void *), &v) == -ENOTTY,
+	tap_ok(ioc(fd, _IOWR(GDRDRV_IOCTL, 9, void *), &v) == -ENOTTY,
 	       "unknown request 9: ENOTTY");
 }
 
@@ -168,30 +168,30 @@ static void test_pin_errors(CUdeviceptr buf, size_t size)
 	struct GDRDRV_IOC_PIN_BUFFER_PARAMS *ro;
 	uint64_t h = 0;
 
-	gdt_ok(pin1(buf, 0, NULL) == -EINVAL, "PIN_BUFFER size 0: EINVAL");
-	gdt_ok(pin1(UINT64_MAX - 100, 200, NULL) == -EINVAL,
+	tap_ok(pin1(buf, 0, NULL) == -EINVAL, "PIN_BUFFER size 0: EINVAL");
+	tap_ok(pin1(UINT64_MAX - 100, 200, NULL) == -EINVAL,
 	       "PIN_BUFFER wrapping range: EINVAL");
-	gdt_ok(pin1(0x10000, 4096, NULL) == -EINVAL,
+	tap_ok(pin1(0x10000, 4096, NULL) == -EINVAL,
 	       "PIN_BUFFER of memory that is not GPU memory: EINVAL");
-	gdt_ok(pin1(buf, size + GDT_KB64, NULL) == -EINVAL,
+	tap_ok(pin1(buf, size + GDT_KB64, NULL) == -EINVAL,
 	       "PIN_BUFFER past the end of the allocation: EINVAL");
-	gdt_ok(pin2(fd, buf, 4096, GDRDRV_PIN_BUFFER_FLAG_FORCE_PCIE, NULL) ==
+	tap_ok(pin2(fd, buf, 4096, GDRDRV_PIN_BUFFER_FLAG_FORCE_PCIE, NULL) ==
 	       -EINVAL, "PIN_BUFFER_V2 FORCE_PCIE (unsupported): EINVAL");
-	gdt_ok(pin2(fd, buf, 4096, 0x100, NULL) == -EINVAL,
+	tap_ok(pin2(fd, buf, 4096, 0x100, NULL) == -EINVAL,
 	       "PIN_BUFFER_V2 unknown flag: EINVAL");
-	gdt_ok(pin2(fd, buf, 0, 0, NULL) == -EINVAL,
+	tap_ok(pin2(fd, buf, 0, 0, NULL) == -EINVAL,
 	       "PIN_BUFFER_V2 size 0: EINVAL");
-	gdt_ok(ioc(fd, GDRDRV_IOC_PIN_BUFFER, NULL) == -EFAULT,
+	tap_ok(ioc(fd, GDRDRV_IOC_PIN_BUFFER, NULL) == -EFAULT,
 	       "PIN_BUFFER NULL: EFAULT");
-	gdt_ok(ioc(fd, GDRDRV_IOC_PIN_BUFFER_V2, NULL) == -EFAULT,
+	tap_ok(ioc(fd, GDRDRV_IOC_PIN_BUFFER_V2, NULL) == -EFAULT,
 	       "PIN_BUFFER_V2 NULL: EFAULT");
-	gdt_ok(GDRDRV_IOC_PIN_BUFFER_V2 != OLD_PIN_BUFFER_V2 &&
+	tap_ok(GDRDRV_IOC_PIN_BUFFER_V2 != OLD_PIN_BUFFER_V2 &&
 	       !pin_old(buf, &h) && h && !unpin(h),
 	       "PIN_BUFFER_V2 in gdirect's old pointer-sized encoding: pinned");
 	gdt_emu_knob("fail_next", "1 12");
-	gdt_ok(pin2(fd, buf, 4096, 0, NULL) == -ENOMEM,
+	tap_ok(pin2(fd, buf, 4096, 0, NULL) == -ENOMEM,
 	       "PIN_BUFFER_V2 when the provider fails with ENOMEM");
-	gdt_ok(ioc(fd, GDRDRV_IOC_PIN_BUFFER, (void *)8) == -EFAULT,
+	tap_ok(ioc(fd, GDRDRV_IOC_PIN_BUFFER, (void *)8) == -EFAULT,
 	       "PIN_BUFFER from a bad pointer: EFAULT");
 	/* A pin whose answer cannot be written back leaves nothing. */
 	ro = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -200,12 +200,12 @@ static void test_pin_errors(CUdeviceptr buf, size_t size)
 		ro->addr = buf;
 		ro->size = 4096;
 		mprotect(ro, PG, PROT_READ);
-		gdt_ok(ioc(fd, GDRDRV_IOC_PIN_BUFFER, ro) == -EFAULT &&
+		tap_ok(ioc(fd, GDRDRV_IOC_PIN_BUFFER, ro) == -EFAULT &&
 		       gdt_emu("pins") == 0,
 		       "PIN_BUFFER into a read-only answer: EFAULT, not pinned");
 		munmap(ro, PG);
 	}
-	gdt_ok(!pin1(buf, 4096, &h) && h != 0, "PIN_BUFFER works after that");
+	tap_ok(!pin1(buf, 4096, &h) && h != 0, "PIN_BUFFER works after that");
 	unpin(h);
 }
 
@@ -214,22 +214,22 @@ static void test_handles(void)
 	struct GDRDRV_IOC_GET_INFO_PARAMS i;
 	uint32_t flag;
 
-	gdt_ok(unpin(0) == -EINVAL, "UNPIN handle 0: EINVAL");
-	gdt_ok(unpin(UINT64_MAX) == -EINVAL, "UNPIN huge handle: EINVAL");
-	gdt_ok(unpin(12345) == -EINVAL, "UNPIN unknown handle: EINVAL");
-	gdt_ok(cb_flag(12345, &flag) == -EINVAL,
+	tap_ok(unpin(0) == -EINVAL, "UNPIN handle 0: EINVAL");
+	tap_ok(unpin(UINT64_MAX) == -EINVAL, "UNPIN huge handle: EINVAL");
+	tap_ok(unpin(12345) == -EINVAL, "UNPIN unknown handle: EINVAL");
+	tap_ok(cb_flag(12345, &flag) == -EINVAL,
 	       "GET_CB_FLAG unknown handle: EINVAL");
-	gdt_ok(info1(12345, &i) == -EINVAL, "GET_INFO unknown handle: EINVAL");
-	gdt_ok(req_type(12345, GDR_MR_WC) == -EINVAL,
+	tap_ok(info1(12345, &i) == -EINVAL, "GET_INFO unknown handle: EINVAL");
+	tap_ok(req_type(12345, GDR_MR_WC) == -EINVAL,
 	       "REQ_MAPPING_TYPE unknown handle: EINVAL");
-	gdt_ok(ioc(fd, GDRDRV_IOC_UNPIN_BUFFER, NULL) == -EFAULT &&
+	tap_ok(ioc(fd, GDRDRV_IOC_UNPIN_BUFFER, NULL) == -EFAULT &&
 	       ioc(fd, GDRDRV_IOC_GET_CB_FLAG, NULL) == -EFAULT &&
 	       ioc(fd, GDRDRV_IOC_GET_INFO, NULL) == -EFAULT &&
 	       ioc(fd, GDRDRV_IOC_GET_INFO_V2, NULL) == -EFAULT &&
 	       ioc(fd, GDRDRV_IOC_GET_ATTR, NULL) == -EFAULT &&
 	       ioc(fd, GDRDRV_IOC_REQ_MAPPING_TYPE, NULL) == -EFAULT,
 	       "NULL arguments: EFAULT");
-	gdt_ok(map_errno(fd, 12345, PG, MAP_SHARED) == EINVAL,
+	tap_ok(map_errno(fd, 12345, PG, MAP_SHARED) == EINVAL,
 	       "mmap of an unknown handle: EINVAL");
 }
 
@@ -243,63 +243,63 @@ static void test_unaligned(CUdeviceptr buf, uint64_t boff)
 	uint32_t flag = 7;
 	uint8_t *m;
 
-	if (!gdt_ok(!pin1(buf + 100, 1000, &h) && h, "PIN_BUFFER 1000 bytes at +100"))
+	if (!tap_ok(!pin1(buf + 100, 1000, &h) && h, "PIN_BUFFER 1000 bytes at +100"))
 		return;
-	gdt_ok(!info1(h, &i1) && i1.handle == h && i1.va == buf &&
+	tap_ok(!info1(h, &i1) && i1.handle == h && i1.va == buf &&
 	       i1.mapped_size == GDT_KB64 && i1.page_size == 65536 &&
 	       i1.tsc_khz == 0 && i1.tm_cycles == 0 && !i1.mapped &&
 	       !i1.wc_mapping, "GET_INFO: va 64 KiB-aligned, one page, unmapped");
-	gdt_ok(!info2(h, &i2) && i2.va == buf && i2.mapped_size == GDT_KB64 &&
+	tap_ok(!info2(h, &i2) && i2.va == buf && i2.mapped_size == GDT_KB64 &&
 	       i2.page_size == 65536 && i2.mapping_type == GDR_MR_NONE,
 	       "GET_INFO_V2: mapping type NONE");
-	gdt_ok(!cb_flag(h, &flag) && flag == 0, "GET_CB_FLAG 0");
+	tap_ok(!cb_flag(h, &flag) && flag == 0, "GET_CB_FLAG 0");
 
-	gdt_ok(map_errno(fd, h, GDT_KB64, MAP_PRIVATE) == EINVAL,
+	tap_ok(map_errno(fd, h, GDT_KB64, MAP_PRIVATE) == EINVAL,
 	       "private mapping: EINVAL");
-	gdt_ok(map_errno(fd, h, 2 * GDT_KB64, MAP_SHARED) == EINVAL,
+	tap_ok(map_errno(fd, h, 2 * GDT_KB64, MAP_SHARED) == EINVAL,
 	       "mapping longer than the pin: EINVAL");
-	gdt_ok(map_errno(fd, h + 1, PG, MAP_SHARED) == EINVAL,
+	tap_ok(map_errno(fd, h + 1, PG, MAP_SHARED) == EINVAL,
 	       "mapping at an offset inside the pin: EINVAL");
 	m = map(fd, h, GDT_KB64, MAP_SHARED);
-	if (!gdt_ok(m != MAP_FAILED, "mmap at handle << PAGE_SHIFT"))
+	if (!tap_ok(m != MAP_FAILED, "mmap at handle << PAGE_SHIFT"))
 		goto out;
 	for (size_t k = 0; k < sizeof(data); k++)
 		data[k] = (uint8_t)(k * 13 + 5);
 	memcpy(m + 100, data, sizeof(data));
 	cuMemcpyDtoH(back, buf + 100, sizeof(back));
-	gdt_ok(!memcmp(back, data, sizeof(data)),
+	tap_ok(!memcmp(back, data, sizeof(data)),
 	       "stores at map + (addr - va) reach the pinned bytes");
-	gdt_ok(gdt_host_has(boff + 100, data, sizeof(data)),
+	tap_ok(gdt_host_has(boff + 100, data, sizeof(data)),
 	       "the host's backing file has them");
-	gdt_ok(!info1(h, &i1) && i1.mapped == 1 && i1.wc_mapping == 1,
+	tap_ok(!info1(h, &i1) && i1.mapped == 1 && i1.wc_mapping == 1,
 	       "GET_INFO: mapped, write-combining");
-	gdt_ok(!info2(h, &i2) && i2.mapping_type == GDR_MR_WC,
+	tap_ok(!info2(h, &i2) && i2.mapping_type == GDR_MR_WC,
 	       "GET_INFO_V2: mapping type WC");
-	gdt_ok(map_errno(fd, h, GDT_KB64, MAP_SHARED) == EINVAL,
+	tap_ok(map_errno(fd, h, GDT_KB64, MAP_SHARED) == EINVAL,
 	       "a second mapping of the handle: EINVAL");
-	gdt_ok(req_type(h, GDR_MR_WC) == -EBUSY,
+	tap_ok(req_type(h, GDR_MR_WC) == -EBUSY,
 	       "REQ_MAPPING_TYPE while mapped: EBUSY");
 	munmap(m, GDT_KB64);
-	gdt_ok(!info2(h, &i2) && i2.mapping_type == GDR_MR_NONE &&
+	tap_ok(!info2(h, &i2) && i2.mapping_type == GDR_MR_NONE &&
 	       !info1(h, &i1) && !i1.mapped, "unmapped again after munmap");
 
-	gdt_ok(req_type(h, 4) == -EINVAL, "REQ_MAPPING_TYPE 4: EINVAL");
-	gdt_ok(req_type(h, GDR_MR_CACHING) == -EOPNOTSUPP,
+	tap_ok(req_type(h, 4) == -EINVAL, "REQ_MAPPING_TYPE 4: EINVAL");
+	tap_ok(req_type(h, GDR_MR_CACHING) == -EOPNOTSUPP,
 	       "REQ_MAPPING_TYPE CACHING of uncacheable BAR pages: EOPNOTSUPP");
-	gdt_ok(req_type(h, GDR_MR_DEVICE) == -EOPNOTSUPP,
+	tap_ok(req_type(h, GDR_MR_DEVICE) == -EOPNOTSUPP,
 	       "REQ_MAPPING_TYPE DEVICE (no device mappings here): EOPNOTSUPP");
-	gdt_ok(!info2(h, &i2) && i2.mapping_type == GDR_MR_NONE,
+	tap_ok(!info2(h, &i2) && i2.mapping_type == GDR_MR_NONE,
 	       "a refused request maps nothing");
-	gdt_ok(!req_type(h, GDR_MR_WC), "REQ_MAPPING_TYPE WC");
+	tap_ok(!req_type(h, GDR_MR_WC), "REQ_MAPPING_TYPE WC");
 	m = map(fd, h, PG, MAP_SHARED);
-	gdt_ok(m != MAP_FAILED && !info2(h, &i2) && i2.mapping_type == GDR_MR_WC &&
+	tap_ok(m != MAP_FAILED && !info2(h, &i2) && i2.mapping_type == GDR_MR_WC &&
 	       !memcmp(m + 100, data, 100), "mapped WC as requested, one page");
 	if (m != MAP_FAILED)
 		munmap(m, PG);
 out:
-	gdt_ok(unpin(h) == 0, "UNPIN_BUFFER");
-	gdt_ok(unpin(h) == -EINVAL, "UNPIN_BUFFER again: EINVAL");
-	gdt_ok(info1(h, &i1) == -EINVAL && cb_flag(h, &flag) == -EINVAL,
+	tap_ok(unpin(h) == 0, "UNPIN_BUFFER");
+	tap_ok(unpin(h) == -EINVAL, "UNPIN_BUFFER again: EINVAL");
+	tap_ok(info1(h, &i1) == -EINVAL && cb_flag(h, &flag) == -EINVAL,
 	       "GET_INFO, GET_CB_FLAG of an unpinned handle: EINVAL");
 }
 
@@ -310,21 +310,21 @@ static void test_shared_page(CUdeviceptr buf, uint64_t boff)
 	uint8_t *m1, *m2;
 	uint32_t a = 0x11223344, b = 0x55667788;
 
-	if (!gdt_ok(!pin2(fd, buf + 256, 256, 0, &h1) &&
+	if (!tap_ok(!pin2(fd, buf + 256, 256, 0, &h1) &&
 		    !pin2(fd, buf + 8192, 512, 0, &h2),
 		    "two PIN_BUFFER_V2 of small buffers in one 64 KiB page"))
 		return;
-	gdt_ok(h1 != h2 && (h2 >= h1 + GDT_KB64 / PG || h1 >= h2 + GDT_KB64 / PG),
+	tap_ok(h1 != h2 && (h2 >= h1 + GDT_KB64 / PG || h1 >= h2 + GDT_KB64 / PG),
 	       "handles %llu, %llu: offset ranges do not overlap",
 	       (unsigned long long)h1, (unsigned long long)h2);
 	m1 = map(fd, h1, GDT_KB64, MAP_SHARED);
 	m2 = map(fd, h2, GDT_KB64, MAP_SHARED);
-	if (gdt_ok(m1 != MAP_FAILED && m2 != MAP_FAILED, "both mapped")) {
+	if (tap_ok(m1 != MAP_FAILED && m2 != MAP_FAILED, "both mapped")) {
 		memcpy(m1 + 256, &a, 4);
 		memcpy(m2 + 8192, &b, 4);
-		gdt_ok(!memcmp(m2 + 256, &a, 4) && !memcmp(m1 + 8192, &b, 4),
+		tap_ok(!memcmp(m2 + 256, &a, 4) && !memcmp(m1 + 8192, &b, 4),
 		       "each mapping sees the other's store (same page)");
-		gdt_ok(gdt_host_has(boff + 256, &a, 4) &&
+		tap_ok(gdt_host_has(boff + 256, &a, 4) &&
 		       gdt_host_has(boff + 8192, &b, 4),
 		       "the host's backing file has both");
 	}
@@ -332,7 +332,7 @@ static void test_shared_page(CUdeviceptr buf, uint64_t boff)
 		munmap(m1, GDT_KB64);
 	if (m2 != MAP_FAILED)
 		munmap(m2, GDT_KB64);
-	gdt_ok(!unpin(h1) && !unpin(h2), "both unpinned");
+	tap_ok(!unpin(h1) && !unpin(h2), "both unpinned");
 }
 
 static uint64_t thread_handle;
@@ -349,11 +349,11 @@ static void test_thread(CUdeviceptr buf)
 	pthread_t t;
 	uint32_t flag = 7;
 
-	if (!gdt_ok(!pthread_create(&t, NULL, thread_pin, &buf) &&
+	if (!tap_ok(!pthread_create(&t, NULL, thread_pin, &buf) &&
 		    !pthread_join(t, NULL), "thread ran"))
 		return;
-	gdt_ok(thread_ret == 0, "a thread of the opener pins: %d", thread_ret);
-	gdt_ok(!thread_ret && !cb_flag(thread_handle, &flag) && flag == 0 &&
+	tap_ok(thread_ret == 0, "a thread of the opener pins: %d", thread_ret);
+	tap_ok(!thread_ret && !cb_flag(thread_handle, &flag) && flag == 0 &&
 	       !unpin(thread_handle), "the main thread uses and unpins it");
 }
 
@@ -365,10 +365,10 @@ static void test_fork(CUdeviceptr buf)
 	int st = 0;
 	pid_t pid;
 
-	if (!gdt_ok(!pin2(fd, buf, GDT_KB64, 0, &h), "pin before fork"))
+	if (!tap_ok(!pin2(fd, buf, GDT_KB64, 0, &h), "pin before fork"))
 		return;
 	m = map(fd, h, GDT_KB64, MAP_SHARED);
-	gdt_ok(m != MAP_FAILED, "mapped before fork");
+	tap_ok(m != MAP_FAILED, "mapped before fork");
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
@@ -382,9 +382,9 @@ static void test_fork(CUdeviceptr buf)
 		_exit(bad);
 	}
 	waitpid(pid, &st, 0);
-	gdt_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	       "fork: the child gets EACCES for ioctl and mmap, no mapping");
-	gdt_ok(m != MAP_FAILED && !gdt_faults(m, 1) && !unpin(h),
+	tap_ok(m != MAP_FAILED && !gdt_faults(m, 1) && !unpin(h),
 	       "the parent keeps its mapping and handle");
 	if (m != MAP_FAILED)
 		munmap(m, GDT_KB64);
@@ -397,7 +397,7 @@ static void test_fd_passing(CUdeviceptr buf)
 	uint64_t h = 0;
 	pid_t pid;
 
-	if (!gdt_ok(!socketpair(AF_UNIX, SOCK_STREAM, 0, sv), "socketpair"))
+	if (!tap_ok(!socketpair(AF_UNIX, SOCK_STREAM, 0, sv), "socketpair"))
 		return;
 	fflush(stdout);
 	pid = fork();
@@ -417,14 +417,14 @@ static void test_fd_passing(CUdeviceptr buf)
 	}
 	close(sv[1]);
 	f = open("/dev/gdrdrv", O_RDWR | O_CLOEXEC);
-	gdt_ok(f >= 0 && !pin2(f, buf, GDT_KB64, 0, &h),
+	tap_ok(f >= 0 && !pin2(f, buf, GDT_KB64, 0, &h),
 	       "a second /dev/gdrdrv with a pin");
-	gdt_ok(f >= 0 && !gdt_send_fd(sv[0], f), "sent over a unix socket");
+	tap_ok(f >= 0 && !gdt_send_fd(sv[0], f), "sent over a unix socket");
 	waitpid(pid, &st, 0);
 	close(sv[0]);
-	gdt_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	       "the receiver gets EACCES for ioctl, pin and mmap");
-	gdt_ok(f >= 0 && !close(f) && gdt_emu("pins") == 0,
+	tap_ok(f >= 0 && !close(f) && gdt_emu("pins") == 0,
 	       "the owner's close releases the pin");
 }
 
@@ -510,10 +510,10 @@ static void test_type_race(CUdeviceptr buf)
 	pthread_t t;
 	void *m;
 
-	if (!gdt_ok(!pin2(fd, buf, GDT_KB64, 0, &race_h) &&
+	if (!tap_ok(!pin2(fd, buf, GDT_KB64, 0, &race_h) &&
 		    !req_type(race_h, GDR_MR_NONE), "pin 64 KiB for the race"))
 		return;
-	if (!gdt_ok(!pthread_create(&t, NULL, race_requester, NULL),
+	if (!tap_ok(!pthread_create(&t, NULL, race_requester, NULL),
 		    "requester thread started"))
 		goto out;
 	while (!last_ok) {
@@ -536,14 +536,14 @@ static void test_type_race(CUdeviceptr buf)
 		last_ok = done;
 	}
 	pthread_join(t, NULL);
-	gdt_ok(!bad && !race_bad,
+	tap_ok(!bad && !race_bad,
 	       "type race: every mapping of the last accepted type, GET_INFO never between (%u+%u bad; %u maps, %u requests accepted, %u EBUSY, %u EOPNOTSUPP)",
 	       bad, race_bad, maps, race_accepted, race_busy,
 	       race_unsupported);
-	gdt_ok(maps && race_accepted && race_busy && race_unsupported,
+	tap_ok(maps && race_accepted && race_busy && race_unsupported,
 	       "type race: the threads met (a request busy) and CACHING was refused");
 out:
-	gdt_ok(unpin(race_h) == 0, "UNPIN the raced handle");
+	tap_ok(unpin(race_h) == 0, "UNPIN the raced handle");
 }
 
 /* cuMemFree while mapped: the flag flips and the mapping faults. */
@@ -555,28 +555,28 @@ static void test_revoke(void)
 	uint32_t flag = 7;
 	volatile uint8_t *m;
 
-	if (!gdt_ok(buf && !pin2(fd, buf, 3 * GDT_KB64, 0, &h),
+	if (!tap_ok(buf && !pin2(fd, buf, 3 * GDT_KB64, 0, &h),
 		    "pin 192 KiB for revocation"))
 		return;
 	m = map(fd, h, 3 * GDT_KB64, MAP_SHARED);
-	gdt_ok(m != MAP_FAILED && !gdt_faults(m, 0) && !cb_flag(h, &flag) &&
+	tap_ok(m != MAP_FAILED && !gdt_faults(m, 0) && !cb_flag(h, &flag) &&
 	       flag == 0, "mapped, readable, flag 0");
-	gdt_ok(gdt_free(buf) == 0 && gdt_emu("callbacks") == callbacks + 1,
+	tap_ok(gdt_free(buf) == 0 && gdt_emu("callbacks") == callbacks + 1,
 	       "cuMemFree: the free callback ran");
-	gdt_ok(!cb_flag(h, &flag) && flag == 1, "GET_CB_FLAG 1");
+	tap_ok(!cb_flag(h, &flag) && flag == 1, "GET_CB_FLAG 1");
 	if (m != MAP_FAILED) {
-		gdt_ok(gdt_faults(m, 0) && gdt_faults(m + GDT_KB64, 1) &&
+		tap_ok(gdt_faults(m, 0) && gdt_faults(m + GDT_KB64, 1) &&
 		       gdt_faults(m + 2 * GDT_KB64 + 4000, 0),
 		       "the revoked mapping faults on read and write");
 		munmap((void *)m, 3 * GDT_KB64);
 	}
-	gdt_ok(!info1(h, &i1) && i1.mapped_size == 3 * GDT_KB64 && !i1.mapped,
+	tap_ok(!info1(h, &i1) && i1.mapped_size == 3 * GDT_KB64 && !i1.mapped,
 	       "GET_INFO still answers");
-	gdt_ok(map_errno(fd, h, GDT_KB64, MAP_SHARED) == EINVAL,
+	tap_ok(map_errno(fd, h, GDT_KB64, MAP_SHARED) == EINVAL,
 	       "mmap of a revoked handle: EINVAL");
-	gdt_ok(gdt_emu("pins") == 0 && gdt_emu("bar1_used") == 0,
+	tap_ok(gdt_emu("pins") == 0 && gdt_emu("bar1_used") == 0,
 	       "the provider released the pages");
-	gdt_ok(unpin(h) == 0, "UNPIN of a revoked handle");
+	tap_ok(unpin(h) == 0, "UNPIN of a revoked handle");
 }
 
 static void body(void)
@@ -585,13 +585,13 @@ static void body(void)
 	CUdeviceptr buf;
 	uint64_t boff = 0;
 
-	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context on the emulated GPU"))
+	if (!tap_ok(gdt_cuda_init() == 0, "CUDA context on the emulated GPU"))
 		return;
 	fd = open("/dev/gdrdrv", O_RDWR | O_CLOEXEC);
-	if (!gdt_ok(fd >= 0, "open /dev/gdrdrv"))
+	if (!tap_ok(fd >= 0, "open /dev/gdrdrv"))
 		return;
 	buf = gdt_alloc(size);
-	if (!gdt_ok(buf && (buf & (GDT_KB64 - 1)) == 0 &&
+	if (!tap_ok(buf && (buf & (GDT_KB64 - 1)) == 0 &&
 		    !gdt_mem_offset(buf, &boff), "cuMemAlloc 256 KiB"))
 		return;
 	cuMemsetD8(buf, 0, size);
@@ -607,8 +607,8 @@ static void body(void)
 	test_revoke();
 	test_type_race(buf);
 	gdt_free(buf);
-	gdt_ok(close(fd) == 0 && gdt_quiet(), "close: nothing left pinned");
-	gdt_ok(gdt_emu("pins") == 0 && gdt_emu("bar1_used") == 0 &&
+	tap_ok(close(fd) == 0 && gdt_quiet(), "close: nothing left pinned");
+	tap_ok(gdt_emu("pins") == 0 && gdt_emu("bar1_used") == 0 &&
 	       gdt_gd_stat("live_regions") == 0,
 	       "0 pins, 0 BAR1 bytes, no live regions");
 }

@@ -66,7 +66,7 @@ static void test_tokens(void)
 	uint64_t va = mfd >= 0 ? emu_alloc(mfd, 2 * GDT_KB64) : 0;
 	pid_t pid;
 
-	if (!gdt_ok(va && !ioctl(mfd, NVP2P_EMU_IOC_TOKENS, &t) &&
+	if (!tap_ok(va && !ioctl(mfd, NVP2P_EMU_IOC_TOKENS, &t) &&
 		    (t.p2p_token || t.va_space), "emulator memory with tokens")) {
 		if (mfd >= 0)
 			close(mfd);
@@ -98,18 +98,18 @@ static void test_tokens(void)
 		res[0] = 1;
 	waitpid(pid, &status, 0);
 	close(sv[0]);
-	gdt_ok(res[0] == -EINVAL, "user PIN of another process's memory without tokens: EINVAL (%d)", res[0]);
-	gdt_ok(res[1] == 0, "user PIN with its legacy tokens (deprecated): %d", res[1]);
-	gdt_ok(res[2] == -EINVAL, "gdirect_pin of another process's memory without tokens: EINVAL (%d)", res[2]);
-	gdt_ok(res[3] == 0, "gdirect_pin with legacy tokens: %d", res[3]);
-	gdt_ok(gdt_quiet(), "token pins released when that process exited");
+	tap_ok(res[0] == -EINVAL, "user PIN of another process's memory without tokens: EINVAL (%d)", res[0]);
+	tap_ok(res[1] == 0, "user PIN with its legacy tokens (deprecated): %d", res[1]);
+	tap_ok(res[2] == -EINVAL, "gdirect_pin of another process's memory without tokens: EINVAL (%d)", res[2]);
+	tap_ok(res[3] == 0, "gdirect_pin with legacy tokens: %d", res[3]);
+	tap_ok(gdt_quiet(), "token pins released when that process exited");
 
 	guest_set_param("gdirect", "allow_tokens", "N");
-	gdt_ok(kpin(va, 4096, 0, 0, t.p2p_token, t.va_space, NULL) == -EPERM,
+	tap_ok(kpin(va, 4096, 0, 0, t.p2p_token, t.va_space, NULL) == -EPERM,
 	       "gdirect_pin with tokens when allow_tokens=N: EPERM");
 	guest_set_param("gdirect", "allow_tokens", "Y");
 	close(mfd);
-	gdt_ok(gdt_quiet() && gdt_emu("allocations") == 0,
+	tap_ok(gdt_quiet() && gdt_emu("allocations") == 0,
 	       "emulator memory freed with its file");
 }
 
@@ -133,14 +133,14 @@ static void test_dma_unmap(CUdeviceptr buf)
 	int ret;
 
 	if (system("insmod /modules/gdirect_kapitest.ko") != 0) {
-		gdt_skip("gdirect_dma_unmap", "gdirect_kapitest.ko did not load");
-		gdt_skip("gdirect_dma_unmap racing gdirect_unpin",
+		tap_skip("gdirect_dma_unmap", "gdirect_kapitest.ko did not load");
+		tap_skip("gdirect_dma_unmap racing gdirect_unpin",
 			 "gdirect_kapitest.ko did not load");
 		return;
 	}
 	ret = gdt_kt_run("unmap", buf, 2 * GDT_KB64);
 	kt_show_result();
-	gdt_ok(ret == 0 && gdt_emu("pins") == 0 && gdt_emu("dma_maps") == 0,
+	tap_ok(ret == 0 && gdt_emu("pins") == 0 && gdt_emu("dma_maps") == 0,
 	       "gdirect_dma_unmap: DMA brackets then fail with ENODEV, a second unmap is a no-op, the unpin still puts (%d)",
 	       ret);
 	/*
@@ -158,12 +158,12 @@ static void test_dma_unmap(CUdeviceptr buf)
 	}
 	gdt_emu_knob("unmap_delay_ms", "0");
 	kt_show_result();
-	gdt_ok(ret == 0 && gdt_gd_stat("unmap_waits") == waits + 1 &&
+	tap_ok(ret == 0 && gdt_gd_stat("unmap_waits") == waits + 1 &&
 	       gdt_emu("stale_unmaps") == stale && gdt_emu("pins") == 0 &&
 	       gdt_emu("dma_maps") == 0,
 	       "an unpin racing gdirect_dma_unmap waits for its unmap, then puts: one unmap, none on a dead table");
 	if (system("rmmod gdirect_kapitest") != 0)
-		gdt_ok(0, "rmmod gdirect_kapitest");
+		tap_ok(0, "rmmod gdirect_kapitest");
 }
 
 static void body(void)
@@ -173,53 +173,53 @@ static void body(void)
 	pid_t other;
 	int ret;
 
-	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context"))
+	if (!tap_ok(gdt_cuda_init() == 0, "CUDA context"))
 		return;
 	efd = open(GDEDU_DEVICE, O_RDWR);
 	buf = gdt_alloc(4 * GDT_KB64);
-	if (!gdt_ok(efd >= 0 && buf, "open " GDEDU_DEVICE ", GPU memory"))
+	if (!tap_ok(efd >= 0 && buf, "open " GDEDU_DEVICE ", GPU memory"))
 		return;
 
 	ret = kpin(buf + 10, 3 * GDT_KB64, 0, 0, 0, 0, &p);
-	gdt_ok(ret == 0 && p.pinned_addr == buf && p.pinned_size == 4 * GDT_KB64 &&
+	tap_ok(ret == 0 && p.pinned_addr == buf && p.pinned_size == 4 * GDT_KB64 &&
 	       p.entries == 4, "gdirect_pin with a peer: 4 DMA addresses");
-	gdt_ok(gdt_gd_stat("dma_maps") >= 1 && gdt_emu("dma_maps") >= 1,
+	tap_ok(gdt_gd_stat("dma_maps") >= 1 && gdt_emu("dma_maps") >= 1,
 	       "nvidia_p2p_dma_map_pages was called");
-	gdt_ok(kunpin(buf) == 0 && gdt_emu("pins") == 0 &&
+	tap_ok(kunpin(buf) == 0 && gdt_emu("pins") == 0 &&
 	       gdt_emu("dma_maps") == 0, "gdirect_unpin frees pin and mapping");
-	gdt_ok(kunpin(buf) == -ENOENT, "nothing cached any more");
+	tap_ok(kunpin(buf) == -ENOENT, "nothing cached any more");
 
 	ret = kpin(buf, GDT_KB64, GDEDU_PIN_PERSISTENT, getpid(), 0, 0, &p);
-	gdt_ok(ret == 0, "gdirect_pin persistent, owner given as self: %d", ret);
+	tap_ok(ret == 0, "gdirect_pin persistent, owner given as self: %d", ret);
 	kunpin(buf);
 
-	gdt_ok(kpin(buf, 0, 0, 0, 0, 0, NULL) == -EINVAL, "size 0: EINVAL");
-	gdt_ok(kpin(buf, 4096, 0x40, 0, 0, 0, NULL) == -EINVAL,
+	tap_ok(kpin(buf, 0, 0, 0, 0, 0, NULL) == -EINVAL, "size 0: EINVAL");
+	tap_ok(kpin(buf, 4096, 0x40, 0, 0, 0, NULL) == -EINVAL,
 	       "unknown flag: EINVAL");
-	gdt_ok(kpin(UINT64_MAX - 10, 20, 0, 0, 0, 0, NULL) == -EINVAL,
+	tap_ok(kpin(UINT64_MAX - 10, 20, 0, 0, 0, 0, NULL) == -EINVAL,
 	       "wrapping range: EINVAL");
-	gdt_ok(kpin(buf, 4096, GDEDU_PIN_PERSISTENT, 0, 5, 1, NULL) == -EINVAL,
+	tap_ok(kpin(buf, 4096, GDEDU_PIN_PERSISTENT, 0, 5, 1, NULL) == -EINVAL,
 	       "persistent with tokens: EINVAL");
-	gdt_ok(kpin(0x20000, 4096, 0, 0, 0, 0, NULL) == -EINVAL,
+	tap_ok(kpin(0x20000, 4096, 0, 0, 0, 0, NULL) == -EINVAL,
 	       "not GPU memory: EINVAL (provider)");
 	other = fork();
 	if (other == 0) {
 		pause();
 		_exit(0);
 	}
-	gdt_ok(kpin(buf, 4096, 0, other, 0, 0, NULL) == -EPERM,
+	tap_ok(kpin(buf, 4096, 0, other, 0, 0, NULL) == -EPERM,
 	       "another process as owner, no tokens: EPERM");
 	kill(other, SIGKILL);
 	waitpid(other, NULL, 0);
 	gdt_emu_knob("fail_next", "1 12");
-	gdt_ok(kpin(buf, 4096, 0, 0, 0, 0, NULL) == -ENOMEM,
+	tap_ok(kpin(buf, 4096, 0, 0, 0, 0, NULL) == -ENOMEM,
 	       "provider out of BAR1: ENOMEM");
 	gdt_emu_knob("fail_next", "1 5");
-	gdt_ok(kpin(buf, 4096, 0, 0, 0, 0, NULL) == -EIO, "provider EIO: EIO");
+	tap_ok(kpin(buf, 4096, 0, 0, 0, 0, NULL) == -EIO, "provider EIO: EIO");
 	gdt_emu_knob("fail_next", "1 524");
-	gdt_ok(kpin(buf, 4096, 0, 0, 0, 0, NULL) == -EOPNOTSUPP,
+	tap_ok(kpin(buf, 4096, 0, 0, 0, 0, NULL) == -EOPNOTSUPP,
 	       "provider ENOTSUPP: EOPNOTSUPP");
-	gdt_ok(gdt_emu("pins") == 0, "failed pins leave nothing pinned");
+	tap_ok(gdt_emu("pins") == 0, "failed pins leave nothing pinned");
 	test_dma_unmap(buf);
 
 	/* Revocation through the kernel API: DMA brackets refuse, -ESTALE. */
@@ -227,14 +227,14 @@ static void body(void)
 	gdt_emu_knob("callback_delay_ms", "10");
 	gdt_free(buf);
 	gdt_emu_knob("callback_delay_ms", "0");
-	gdt_ok(ret == 0, "pinned before the free");
+	tap_ok(ret == 0, "pinned before the free");
 	{
 		struct gdedu_stats s;
 
 		ioctl(efd, GDEDU_IOC_STATS, &s);
-		gdt_ok(s.invalidations == 1, "invalidate callback called once");
+		tap_ok(s.invalidations == 1, "invalidate callback called once");
 	}
-	gdt_ok(kunpin(buf) == 0 && gdt_quiet(),
+	tap_ok(kunpin(buf) == 0 && gdt_quiet(),
 	       "gdirect_unpin of a revoked region");
 
 	test_tokens();

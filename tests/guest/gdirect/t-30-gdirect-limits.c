@@ -92,7 +92,7 @@ static void check_memcg(void)
 	write_str(CG "/cgroup.subtree_control", "+memory");
 	mkdir(CG_TEST, 0755);
 	if (access(CG_TEST "/memory.current", R_OK)) {
-		gdt_skip("status area charged to the memory cgroup",
+		tap_skip("status area charged to the memory cgroup",
 			 "no cgroup2 memory controller in this kernel");
 		return;
 	}
@@ -100,9 +100,9 @@ static void check_memcg(void)
 	if (pid == 0)
 		memcg_child();
 	waitpid(pid, &status, 0);
-	gdt_diag("memory.current %lld -> %lld over %d opens", sh->before,
+	tap_diag("memory.current %lld -> %lld over %d opens", sh->before,
 		 sh->after, FILES);
-	gdt_ok(sh->cg_ok && sh->after - sh->before >=
+	tap_ok(sh->cg_ok && sh->after - sh->before >=
 	       (long long)FILES * GDIRECT_STATUS_BYTES,
 	       "%d opens charge at least %d KiB to the opener's memory cgroup (%lld KiB)",
 	       FILES, FILES * GDIRECT_STATUS_BYTES / 1024,
@@ -146,7 +146,7 @@ static void check_caps(void)
 	/* The initramfs root may be 0700: let the other user reach /dev. */
 	if (stat("/", &root) || chmod("/", root.st_mode | 0755) ||
 	    chmod("/dev/gdirect", 0666) || chmod("/dev/nvp2p_emu", 0666))
-		gdt_diag("chmod: %s", strerror(errno));
+		tap_diag("chmod: %s", strerror(errno));
 	if (pipe(pfd))
 		return;
 	sh->other_ret = 1;
@@ -157,55 +157,55 @@ static void check_caps(void)
 	}
 	close(pfd[0]);
 
-	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context"))
+	if (!tap_ok(gdt_cuda_init() == 0, "CUDA context"))
 		return;
 	buf = gdt_alloc(GDT_KB64);
 	fd1 = open("/dev/gdirect", O_RDWR);
 	fd2 = open("/dev/gdirect", O_RDWR);
-	if (!gdt_ok(buf && fd1 >= 0 && fd2 >= 0, "allocate, open twice"))
+	if (!tap_ok(buf && fd1 >= 0 && fd2 >= 0, "allocate, open twice"))
 		return;
 
 	while (n1 < FILE_CAP && !gdt_pin(fd1, buf, GDT_KB64, 0, &p))
 		h1[n1++] = p.handle;
-	gdt_ok(n1 == FILE_CAP, "%d pins in one file (max_pins_per_file=%d)",
+	tap_ok(n1 == FILE_CAP, "%d pins in one file (max_pins_per_file=%d)",
 	       n1, FILE_CAP);
-	gdt_errno_is(gdt_pin(fd1, buf, GDT_KB64, 0, NULL), EDQUOT,
-		     "one more pin in that file");
-	gdt_ok(!gdt_unpin(fd1, h1[--n1]) &&
+	tap_errno(gdt_pin(fd1, buf, GDT_KB64, 0, NULL), EDQUOT,
+		  "one more pin in that file");
+	tap_ok(!gdt_unpin(fd1, h1[--n1]) &&
 	       !gdt_pin(fd1, buf, GDT_KB64, 0, &p), "an unpin makes room");
 	h1[n1++] = p.handle;
 
 	while (n2 < USER_CAP && !gdt_pin(fd2, buf, GDT_KB64, 0, &p))
 		h2[n2++] = p.handle;
-	gdt_ok(n2 == USER_CAP - FILE_CAP,
+	tap_ok(n2 == USER_CAP - FILE_CAP,
 	       "%d more in another file reach max_pins_per_user=%d", n2,
 	       USER_CAP);
-	gdt_errno_is(gdt_pin(fd2, buf, GDT_KB64, 0, NULL), EDQUOT,
-		     "one more pin of this user, in a file below its cap");
+	tap_errno(gdt_pin(fd2, buf, GDT_KB64, 0, NULL), EDQUOT,
+		  "one more pin of this user, in a file below its cap");
 
 	/* Meanwhile another user pins as usual. */
 	if (write(pfd[1], "x", 1) != 1)
 		return;
 	close(pfd[1]);
 	waitpid(pid, &status, 0);
-	gdt_ok(WIFEXITED(status) && !WEXITSTATUS(status) && !sh->other_ret,
+	tap_ok(WIFEXITED(status) && !WEXITSTATUS(status) && !sh->other_ret,
 	       "another user's pin is not counted against this one (status %#x, pin %d)",
 	       status, sh->other_ret);
 
 	close(fd1);
 	ret = gdt_pin(fd2, buf, GDT_KB64, 0, &p);
-	gdt_ok(!ret, "a close gives its pins back to the user (%d)", ret);
+	tap_ok(!ret, "a close gives its pins back to the user (%d)", ret);
 	if (!ret)
 		h2[n2++] = p.handle;
 
 	ro = open("/dev/gdirect", O_RDONLY);
-	gdt_ok(ro >= 0 && !ioctl(ro, GDIRECT_IOC_INFO, &info),
+	tap_ok(ro >= 0 && !ioctl(ro, GDIRECT_IOC_INFO, &info),
 	       "INFO on a read-only file");
-	gdt_errno_is(gdt_pin(ro, buf, GDT_KB64, 0, NULL), EBADF,
-		     "PIN on a read-only file");
-	gdt_errno_is(gdt_unpin(ro, 1), EBADF, "UNPIN on a read-only file");
-	gdt_errno_is(gdt_region_info(ro, 1, &ri), ENOENT,
-		     "REGION_INFO on a read-only file");
+	tap_errno(gdt_pin(ro, buf, GDT_KB64, 0, NULL), EBADF,
+		  "PIN on a read-only file");
+	tap_errno(gdt_unpin(ro, 1), EBADF, "UNPIN on a read-only file");
+	tap_errno(gdt_region_info(ro, 1, &ri), ENOENT,
+		  "REGION_INFO on a read-only file");
 	close(ro);
 	for (int i = 0; i < n2; i++)
 		gdt_unpin(fd2, h2[i]);
@@ -219,7 +219,7 @@ static void body(void)
 {
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (!gdt_ok(sh != MAP_FAILED, "shared memory"))
+	if (!tap_ok(sh != MAP_FAILED, "shared memory"))
 		return;
 	check_memcg();
 	check_caps();

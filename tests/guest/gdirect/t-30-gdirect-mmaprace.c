@@ -113,7 +113,7 @@ static int round_one(int unpin, unsigned int spins, int *mapped)
 			   !gdt_faults((char *)j.map + MAP_LEN - 4096, 0);
 		munmap(j.map, MAP_LEN);
 	} else if (j.map_errno != ESTALE && j.map_errno != EINVAL) {
-		gdt_diag("mmap: unexpected errno %d", j.map_errno);
+		tap_diag("mmap: unexpected errno %d", j.map_errno);
 		survived = 1;
 	}
 	if (unpin)
@@ -134,11 +134,11 @@ static void race(int unpin)
 		else
 			survived += r;
 	}
-	gdt_diag("%s: %d rounds, %d mmaps succeeded, %d mappings survived",
+	tap_diag("%s: %d rounds, %d mmaps succeeded, %d mappings survived",
 		 unpin ? "UNPIN" : "free", ROUNDS, mapped, survived);
-	gdt_ok(!errors, "%s race: every round could allocate and pin",
+	tap_ok(!errors, "%s race: every round could allocate and pin",
 	       unpin ? "UNPIN" : "free");
-	gdt_ok(!survived,
+	tap_ok(!survived,
 	       "mmap racing %s: no mapping readable once it returned",
 	       unpin ? "UNPIN" : "a free (revocation)");
 }
@@ -154,7 +154,7 @@ static void offsets(void)
 	for (size_t i = 0; i < sizeof(pattern); i++)
 		pattern[i] = (uint8_t)(i * 13 + (i >> 12));
 	mem = gdt_alloc(MAP_LEN);
-	if (!gdt_ok(mem && !gdt_pin(gfd, mem, MAP_LEN, 0, &p),
+	if (!tap_ok(mem && !gdt_pin(gfd, mem, MAP_LEN, 0, &p),
 		    "pin 256 KiB for the offset check"))
 		return;
 	for (uint64_t off = 0; off < MAP_LEN; off += 3 * 4096 + GDT_KB64) {
@@ -173,24 +173,24 @@ static void offsets(void)
 		memset(back, 0, sizeof(back));
 		if (cuMemcpyDtoH(back, mem + off, len) != CUDA_SUCCESS ||
 		    memcmp(back, pattern + off, len)) {
-			gdt_diag("offset %#llx: GPU memory differs",
+			tap_diag("offset %#llx: GPU memory differs",
 				 (unsigned long long)off);
 			good = 0;
 		}
 	}
-	gdt_ok(good, "writes through mappings at 4 offsets land in GPU memory");
-	gdt_ok(gdt_unpin(gfd, p.handle) == 0, "unpin after the offset check");
+	tap_ok(good, "writes through mappings at 4 offsets land in GPU memory");
+	tap_ok(gdt_unpin(gfd, p.handle) == 0, "unpin after the offset check");
 	gdt_free(mem);
 }
 
 static void body(void)
 {
 	if (gdt_cuda_init()) {
-		gdt_ok(0, "CUDA context");
+		tap_ok(0, "CUDA context");
 		return;
 	}
 	gfd = open("/dev/gdirect", O_RDWR);
-	if (!gdt_ok(gfd >= 0, "open /dev/gdirect"))
+	if (!tap_ok(gfd >= 0, "open /dev/gdirect"))
 		return;
 	offsets();
 	race(1);

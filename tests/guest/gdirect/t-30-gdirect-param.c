@@ -24,26 +24,26 @@ static void body(void)
 	CUdeviceptr buf;
 	int fd;
 
-	gdt_ok(stat("/dev/gdirect", &st) == 0 && (st.st_mode & 0777) == 0600,
+	tap_ok(stat("/dev/gdirect", &st) == 0 && (st.st_mode & 0777) == 0600,
 	       "dev_mode=0600: /dev/gdirect mode %o", st.st_mode & 0777);
-	if (!gdt_ok(gdt_cuda_init() == 0, "CUDA context"))
+	if (!tap_ok(gdt_cuda_init() == 0, "CUDA context"))
 		return;
 	fd = open("/dev/gdirect", O_RDWR);
 	buf = gdt_alloc(GDT_KB64);
-	gdt_ok(!ioctl(fd, GDIRECT_IOC_INFO, &info) && info.default_persistent == 1,
+	tap_ok(!ioctl(fd, GDIRECT_IOC_INFO, &info) && info.default_persistent == 1,
 	       "INFO default_persistent 1");
-	if (!gdt_ok(buf && !gdt_pin(fd, buf, 100, 0, &p), "pin without flags"))
+	if (!tap_ok(buf && !gdt_pin(fd, buf, 100, 0, &p), "pin without flags"))
 		return;
-	gdt_ok(!gdt_region_info(fd, p.handle, &ri) &&
+	tap_ok(!gdt_region_info(fd, p.handle, &ri) &&
 	       ri.flags == GDIRECT_PIN_PERSISTENT, "pinned persistent by default");
 	cuMemsetD8(buf, 0x11, GDT_KB64);
 	map = mmap(NULL, GDT_KB64, PROT_READ, MAP_SHARED, fd, p.mmap_offset);
 	status = mmap(NULL, GDIRECT_STATUS_BYTES, PROT_READ, MAP_SHARED, fd, 0);
 	callbacks = gdt_emu("callbacks");
 	gdt_free(buf);
-	gdt_ok(gdt_emu("callbacks") == callbacks && gdt_emu("pins") == 1,
+	tap_ok(gdt_emu("callbacks") == callbacks && gdt_emu("pins") == 1,
 	       "cuMemFree: no callback, still pinned");
-	gdt_ok(map != MAP_FAILED && status != MAP_FAILED &&
+	tap_ok(map != MAP_FAILED && status != MAP_FAILED &&
 	       !gdt_faults(map, 0) && map[7] == 0x11111111 &&
 	       status[p.status_slot] == GDIRECT_STATUS_PINNED,
 	       "mapping still readable, status PINNED");
@@ -51,7 +51,7 @@ static void body(void)
 		munmap((void *)map, GDT_KB64);
 	if (status != MAP_FAILED)
 		munmap((void *)status, GDIRECT_STATUS_BYTES);
-	gdt_ok(gdt_unpin(fd, p.handle) == 0 && gdt_quiet(),
+	tap_ok(gdt_unpin(fd, p.handle) == 0 && gdt_quiet(),
 	       "UNPIN releases the persistent pin and the freed memory");
 	close(fd);
 }

@@ -44,7 +44,7 @@ static atomic_int undocumented, pins_ok, revoked_seen, stop;
 static void bad(const char *what, int err)
 {
 	atomic_fetch_add(&undocumented, 1);
-	gdt_diag("%s: undocumented errno %d (%s)", what, err, strerror(err));
+	tap_diag("%s: undocumented errno %d (%s)", what, err, strerror(err));
 }
 
 static void *pinner(void *arg)
@@ -175,7 +175,7 @@ static void worker(int round)
 		pthread_join(th[t], NULL);
 	atomic_store(&stop, 1);
 	pthread_join(rd, NULL);
-	gdt_diag("round %d: %d pins, %d seen revoked", round,
+	tap_diag("round %d: %d pins, %d seen revoked", round,
 		 atomic_load(&pins_ok), atomic_load(&revoked_seen));
 	_exit(atomic_load(&undocumented) ? 1 : 0);	/* no cleanup */
 }
@@ -203,19 +203,19 @@ static void body(void)
 		}
 		waitpid(pid, &status, 0);
 		if (!killed || WIFEXITED(status))
-			gdt_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 			       "round %d: worker saw only documented errnos (status %#x)",
 			       round, status);
 		else
-			gdt_ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+			tap_ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 			       "round %d: worker killed mid-operation", round);
-		gdt_ok(gdt_quiet() && gdt_emu("allocations") == 0,
+		tap_ok(gdt_quiet() && gdt_emu("allocations") == 0,
 		       "round %d (callback delay %s ms): 0 pins, 0 BAR1 bytes, 0 allocations",
 		       round, delay);
 	}
 	gdt_emu_knob("callback_delay_ms", "0");
 	gdt_emu_knob("pin_latency_us", "0");
-	gdt_ok(gdt_gd_stat("callbacks") > 0 && gdt_gd_stat("put_errors") == 0,
+	tap_ok(gdt_gd_stat("callbacks") > 0 && gdt_gd_stat("put_errors") == 0,
 	       "callbacks fired (%lld), no put_pages errors",
 	       (long long)gdt_gd_stat("callbacks"));
 }

@@ -83,15 +83,15 @@ static double report(const char *what, double *v, int n)
 {
 	double p50, p99, max;
 
-	if (!gdt_ok(n > 0, "%s: samples taken", what))
+	if (!tap_ok(n > 0, "%s: samples taken", what))
 		return 0;
 	qsort(v, n, sizeof(*v), cmp_double);
 	p50 = v[n / 2];
 	p99 = v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
 	max = v[n - 1];
-	gdt_diag("%s latency: p50 %.2f ms, p99 %.2f ms, max %.2f ms (%d samples)",
+	tap_diag("%s latency: p50 %.2f ms, p99 %.2f ms, max %.2f ms (%d samples)",
 		 what, p50, p99, max, n);
-	gdt_ok(max < BOUND_MS, "%s: max latency %.1f ms < %.0f ms", what, max,
+	tap_ok(max < BOUND_MS, "%s: max latency %.1f ms < %.0f ms", what, max,
 	       BOUND_MS);
 	return p50;
 }
@@ -337,7 +337,7 @@ static void body(void)
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (!gdt_ok(sh != MAP_FAILED, "shared memory"))
+	if (!tap_ok(sh != MAP_FAILED, "shared memory"))
 		return;
 	stop = &sh->stop;
 	guest_set_param("nvp2p_emu", "pin_latency_us", PIN_LATENCY_US);
@@ -361,24 +361,24 @@ static void body(void)
 			bad++;
 	}
 	guest_set_param("nvp2p_emu", "pin_latency_us", "0");
-	gdt_ok(!bad, "the pin storm's processes ran and ended (%d did not)",
+	tap_ok(!bad, "the pin storm's processes ran and ended (%d did not)",
 	       bad);
-	gdt_ok(ok && !sh->failed,
+	tap_ok(ok && !sh->failed,
 	       "every pin, unpin and child succeeded (%d failed)", sh->failed);
 	storm = report("unpin under the storm", sh->unpins, sh->nu);
 	report("close under the storm", sh->closes, sh->nc);
 	report("exit under the storm", sh->exits, sh->ne);
 	if (quiet > 0)
-		gdt_diag("unpin p50 under a storm of %d pinning processes / without: %.1f",
+		tap_diag("unpin p50 under a storm of %d pinning processes / without: %.1f",
 			 STORMERS, storm / quiet);
 
 	ok = guest_child_ok(kill_check);
-	if (!gdt_ok(ok && sh->kill_ready,
+	if (!tap_ok(ok && sh->kill_ready,
 		    "kill check ran: the free's callback, the unpin and the pin each seen waiting"))
 		return;
-	gdt_diag("a pin waiting behind an unpin ended %.1f ms after SIGKILL",
+	tap_diag("a pin waiting behind an unpin ended %.1f ms after SIGKILL",
 		 sh->kill_ms);
-	gdt_ok(sh->kill_signaled && sh->kill_ms < KILL_BOUND_MS,
+	tap_ok(sh->kill_signaled && sh->kill_ms < KILL_BOUND_MS,
 	       "a pin waiting for gdirect's lock dies at SIGKILL (%.0f ms < %.0f ms)",
 	       sh->kill_ms, KILL_BOUND_MS);
 }

@@ -79,24 +79,24 @@ static void one(enum order order, int delay_ms, int kill_it)
 		kill(pid, SIGKILL);
 	}
 	waitpid(pid, &status, 0);
-	gdt_ok(kill_it ? WIFSIGNALED(status) :
+	tap_ok(kill_it ? WIFSIGNALED(status) :
 			 WIFEXITED(status) && !WEXITSTATUS(status),
 	       "%s, callback delay %d ms%s: child ended (status %#x)", name,
 	       delay_ms, kill_it ? ", killed while pinning" : "", status);
-	gdt_ok(gdt_quiet() && gdt_emu("allocations") == 0,
+	tap_ok(gdt_quiet() && gdt_emu("allocations") == 0,
 	       "%s, delay %d%s: no pins, no BAR1, no allocations left", name,
 	       delay_ms, kill_it ? ", killed" : "");
 	if (kill_it)
 		return;
-	gdt_diag("%s: %lld unpins, %llu callbacks", name,
+	tap_diag("%s: %lld unpins, %llu callbacks", name,
 		 (long long)(gdt_gd_stat("unpins") - unpins),
 		 (unsigned long long)(gdt_emu("callbacks") - callbacks));
 	if (order == OURS_FIRST)
-		gdt_ok(gdt_gd_stat("unpins") >= unpins + 8 &&
+		tap_ok(gdt_gd_stat("unpins") >= unpins + 8 &&
 		       gdt_emu("callbacks") == callbacks,
 		       "%s: gdirect put the pages, no callback fired", name);
 	else
-		gdt_ok(gdt_emu("callbacks") == callbacks + 8,
+		tap_ok(gdt_emu("callbacks") == callbacks + 8,
 		       "%s: all 8 pins revoked by callbacks", name);
 }
 
@@ -109,7 +109,7 @@ static void body(void)
 	for (int i = 0; i < 4; i++)
 		one(i & 1 ? NVIDIA_FIRST : OURS_FIRST, i < 2 ? 0 : 5, 1);
 	gdt_emu_knob("callback_delay_ms", "0");
-	gdt_ok(gdt_gd_stat("orphaned") == 0, "no registration left orphaned");
+	tap_ok(gdt_gd_stat("orphaned") == 0, "no registration left orphaned");
 }
 
 int main(void)

@@ -134,16 +134,16 @@ static void body(void)
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (!gdt_ok(sh != MAP_FAILED && !find_bdf(), "emulated GPU bound at %s",
+	if (!tap_ok(sh != MAP_FAILED && !find_bdf(), "emulated GPU bound at %s",
 		    bdf))
 		return;
 	ok = guest_child_ok(child);
 	for (int i = 0; i < sh->n; i++)
-		gdt_ok(sh->ok[i], "%s", sh->what[i]);
-	gdt_ok(ok && sh->n == 9, "the unbind checks ran to the end (%d)",
+		tap_ok(sh->ok[i], "%s", sh->what[i]);
+	tap_ok(ok && sh->n == 9, "the unbind checks ran to the end (%d)",
 	       sh->n);
-	gdt_ok(!guest_write(DRV "bind", bdf), "bind again once unused");
-	gdt_ok(guest_child_ok(child_again), "allocate, pin, unpin on the rebound GPU");
+	tap_ok(!guest_write(DRV "bind", bdf), "bind again once unused");
+	tap_ok(guest_child_ok(child_again), "allocate, pin, unpin on the rebound GPU");
 }
 
 int main(void)

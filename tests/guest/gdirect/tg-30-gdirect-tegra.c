@@ -31,7 +31,7 @@ static void test_flavour(void)
 	int cfd = open(NVP2P_EMU_DEVICE, O_RDWR | O_CLOEXEC);
 
 	memset(&info, 0, sizeof(info));
-	gdt_ok(cfd >= 0 && ioctl(cfd, NVP2P_EMU_IOC_INFO, &info) == 0 &&
+	tap_ok(cfd >= 0 && ioctl(cfd, NVP2P_EMU_IOC_INFO, &info) == 0 &&
 	       info.page_table_version == 0x00010000 &&
 	       info.dma_mapping_version == 0x00010000 && !info.persistent_api,
 	       "emulator in the Tegra flavour: table %#x, mapping %#x, no persistent API",
@@ -50,35 +50,35 @@ static void test_pin_map_unpin(CUdeviceptr buf, const uint8_t *pattern)
 	int ret;
 
 	ret = gdt_pin(fd, buf + 4096, 3 * GDT_KB64, 0, &p);
-	if (!gdt_ok(ret == 0, "PIN 192 KiB at +4 KiB: %d", ret))
+	if (!tap_ok(ret == 0, "PIN 192 KiB at +4 KiB: %d", ret))
 		return;
-	gdt_ok(p.pinned_addr == buf && p.pinned_size == 4 * GDT_KB64 &&
+	tap_ok(p.pinned_addr == buf && p.pinned_size == 4 * GDT_KB64 &&
 	       status[p.status_slot] == GDIRECT_STATUS_PINNED,
 	       "widened to 256 KiB, status PINNED");
-	gdt_ok(gdt_emu("pins") == 1, "one Tegra page table");
+	tap_ok(gdt_emu("pins") == 1, "one Tegra page table");
 	ret = gdt_region_info(fd, p.handle, &ri);
-	gdt_ok(!ret && ri.page_size == 65536 && ri.page_count == 4,
+	tap_ok(!ret && ri.page_size == 65536 && ri.page_count == 4,
 	       "REGION_INFO in 64 KiB pages");
 
 	map = mmap(NULL, 4 * GDT_KB64, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		   p.mmap_offset);
-	if (gdt_ok(map != MAP_FAILED, "mmap of the region")) {
-		gdt_ok(!memcmp(map, pattern, 4 * GDT_KB64),
+	if (tap_ok(map != MAP_FAILED, "mmap of the region")) {
+		tap_ok(!memcmp(map, pattern, 4 * GDT_KB64),
 		       "the mapping shows the GPU memory, every 4 KiB page");
 		memset(map + 3 * GDT_KB64 + 8192, 0x5a, 16);
 		cuMemcpyDtoH(back, buf + 3 * GDT_KB64 + 8192, 16);
-		gdt_ok(back[0] == 0x5a && back[15] == 0x5a,
+		tap_ok(back[0] == 0x5a && back[15] == 0x5a,
 		       "a CPU store reaches GPU memory");
 		memcpy(map + 3 * GDT_KB64 + 8192, pattern + 3 * GDT_KB64 + 8192, 16);
 		munmap(map, 4 * GDT_KB64);
 	}
 
-	gdt_ok(gdt_unpin(fd, p.handle) == 0, "UNPIN");
-	gdt_ok(gdt_emu("callbacks") == cb + 1 && gdt_gd_stat("callbacks") == gcb + 1,
+	tap_ok(gdt_unpin(fd, p.handle) == 0, "UNPIN");
+	tap_ok(gdt_emu("callbacks") == cb + 1 && gdt_gd_stat("callbacks") == gcb + 1,
 	       "put_pages ran the free callback (13.4.3)");
-	gdt_ok(gdt_emu("pins") == 0 && gdt_emu("unfreed_tables") == 0,
+	tap_ok(gdt_emu("pins") == 0 && gdt_emu("unfreed_tables") == 0,
 	       "the callback freed the table: no pin, no table left");
-	gdt_ok(status[p.status_slot] == GDIRECT_STATUS_FREE,
+	tap_ok(status[p.status_slot] == GDIRECT_STATUS_FREE,
 	       "status word FREE after an unpin, not REVOKED");
 }
 
@@ -89,23 +89,23 @@ static void test_revoke(void)
 	struct gdirect_pin p;
 	uint8_t *map;
 
-	if (!gdt_ok(buf && gdt_pin(fd, buf, 2 * GDT_KB64, 0, &p) == 0,
+	if (!tap_ok(buf && gdt_pin(fd, buf, 2 * GDT_KB64, 0, &p) == 0,
 		    "pin 128 KiB"))
 		return;
 	map = mmap(NULL, 2 * GDT_KB64, PROT_READ, MAP_SHARED, fd, p.mmap_offset);
-	gdt_ok(map != MAP_FAILED && !gdt_faults(map, 0), "mapped and readable");
-	gdt_ok(gdt_free(buf) == 0, "cuMemFree while pinned");
-	gdt_ok(gdt_emu("callbacks") == cb + 1 &&
+	tap_ok(map != MAP_FAILED && !gdt_faults(map, 0), "mapped and readable");
+	tap_ok(gdt_free(buf) == 0, "cuMemFree while pinned");
+	tap_ok(gdt_emu("callbacks") == cb + 1 &&
 	       status[p.status_slot] == GDIRECT_STATUS_REVOKED,
 	       "the free callback ran: status REVOKED");
-	gdt_ok(gdt_emu("pins") == 0 && gdt_emu("unfreed_tables") == 0,
+	tap_ok(gdt_emu("pins") == 0 && gdt_emu("unfreed_tables") == 0,
 	       "revoked table freed from the callback");
 	if (map != MAP_FAILED) {
-		gdt_ok(gdt_faults(map + GDT_KB64, 0),
+		tap_ok(gdt_faults(map + GDT_KB64, 0),
 		       "the revoked mapping faults");
 		munmap(map, 2 * GDT_KB64);
 	}
-	gdt_ok(gdt_unpin(fd, p.handle) == 0 && gdt_emu("callbacks") == cb + 1,
+	tap_ok(gdt_unpin(fd, p.handle) == 0 && gdt_emu("callbacks") == cb + 1,
 	       "UNPIN of a revoked region: no second callback");
 }
 
@@ -113,9 +113,9 @@ static void test_persistent(CUdeviceptr buf)
 {
 	struct gdirect_pin p;
 
-	gdt_ok(gdt_pin(fd, buf, GDT_KB64, GDIRECT_PIN_PERSISTENT, &p) ==
+	tap_ok(gdt_pin(fd, buf, GDT_KB64, GDIRECT_PIN_PERSISTENT, &p) ==
 	       -EOPNOTSUPP, "persistent pin: EOPNOTSUPP (no such API on Tegra)");
-	gdt_ok(gdt_pin(fd, buf, GDT_KB64, 0, &p) == 0 &&
+	tap_ok(gdt_pin(fd, buf, GDT_KB64, 0, &p) == 0 &&
 	       gdt_unpin(fd, p.handle) == 0, "a plain pin still works");
 	/* Malformed before unsupported, as from gdirect_pin() and on v2. */
 	memset(&p, 0, sizeof(p));
@@ -123,8 +123,8 @@ static void test_persistent(CUdeviceptr buf)
 	p.size = GDT_KB64;
 	p.p2p_token = 1;
 	p.flags = GDIRECT_PIN_PERSISTENT;
-	gdt_errno_is(ioctl(fd, GDIRECT_IOC_PIN, &p), EINVAL,
-		     "persistent pin with tokens: EINVAL, not EOPNOTSUPP");
+	tap_errno(ioctl(fd, GDIRECT_IOC_PIN, &p), EINVAL,
+		  "persistent pin with tokens: EINVAL, not EOPNOTSUPP");
 }
 
 static int xfer(int efd, CUdeviceptr gpu, void *buf, size_t len,
@@ -150,7 +150,7 @@ static void test_edu(unsigned int run_kb)
 	char knob[16];
 	int efd = open(GDEDU_DEVICE, O_RDWR);
 
-	if (!gdt_ok(gpu && efd >= 0, "runs of %u KiB: open %s", run_kb,
+	if (!tap_ok(gpu && efd >= 0, "runs of %u KiB: open %s", run_kb,
 		    GDEDU_DEVICE))
 		return;
 	snprintf(knob, sizeof(knob), "%u", run_kb);
@@ -158,22 +158,22 @@ static void test_edu(unsigned int run_kb)
 	for (size_t i = 0; i < sizeof(out); i++)
 		out[i] = (uint8_t)(i * 13 + run_kb);
 	/* Across the 64 KiB boundary: two bus pages. */
-	gdt_ok(xfer(efd, gpu + GDT_KB64 - 1000, out, sizeof(out),
+	tap_ok(xfer(efd, gpu + GDT_KB64 - 1000, out, sizeof(out),
 		    GDEDU_TO_GPU) == 0 && gdt_emu("dma_maps") == 1,
 	       "runs of %u KiB: edu DMA of 3000 bytes into GPU memory, mapping kept",
 	       run_kb);
 	cuMemcpyDtoH(check, gpu + GDT_KB64 - 1000, sizeof(check));
-	gdt_ok(!memcmp(check, out, sizeof(out)), "runs of %u KiB: CUDA reads what edu wrote",
+	tap_ok(!memcmp(check, out, sizeof(out)), "runs of %u KiB: CUDA reads what edu wrote",
 	       run_kb);
-	gdt_ok(gdt_mem_offset(gpu + GDT_KB64 - 1000, &off) == 0 &&
+	tap_ok(gdt_mem_offset(gpu + GDT_KB64 - 1000, &off) == 0 &&
 	       gdt_host_has(off, out, sizeof(out)),
 	       "runs of %u KiB: the host's backing file has it, peer to peer",
 	       run_kb);
 	memset(in, 0, sizeof(in));
-	gdt_ok(xfer(efd, gpu + GDT_KB64 - 1000, in, sizeof(in),
+	tap_ok(xfer(efd, gpu + GDT_KB64 - 1000, in, sizeof(in),
 		    GDEDU_FROM_GPU) == 0 && !memcmp(in, out, sizeof(out)),
 	       "runs of %u KiB: and edu DMAs it back", run_kb);
-	gdt_ok(gdt_free(gpu) == 0 && gdt_emu("pins") == 0 &&
+	tap_ok(gdt_free(gpu) == 0 && gdt_emu("pins") == 0 &&
 	       gdt_emu("dma_maps") == 0 && gdt_emu("unfreed_tables") == 0 &&
 	       gdt_emu("leftover_dma_maps") == 0,
 	       "runs of %u KiB: free: the callback freed the mapping (free_dma_mapping) and the table",
@@ -194,7 +194,7 @@ static void body(void)
 	test_edu(0);
 	test_edu(4);
 	test_edu(12);
-	gdt_ok(gdt_emu("stale_unmaps") == 0 && gdt_emu("leftover_dma_maps") == 0,
+	tap_ok(gdt_emu("stale_unmaps") == 0 && gdt_emu("leftover_dma_maps") == 0,
 	       "no unmap of a dead mapping, none left to the provider");
 	gdt_body_close(fd, status, &b);
 }
