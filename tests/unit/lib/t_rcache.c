@@ -7,42 +7,74 @@
  */
 #include <pthread.h>
 
+/* Each test in a child of its own: one that fails leaves nothing behind. */
+#define TAP_FORK
 #include "tutil.h"
 
 /*
- * One registration followed through its life, one behaviour a test: each
- * goes on from where the one before left the context (rr).
+ * One registration followed through its life, one behaviour a test.  Each
+ * test builds its own: a context, a 1 MiB buffer and r1, a registration
+ * of its first 64 KiB page (held); then does what the story did before
+ * its behaviour, so that it runs alone.
  */
-static struct {
+struct one_reg {
 	struct gdirect_ctx *c;
 	struct gd_backend *b;
 	uint64_t buf;
 	struct gdirect_reg *r1;
-} rr;
+};
 
-static void rounds_to_64k(void)
+static void one_reg(struct one_reg *rr)
 {
 	struct gdirect_params p;
-	struct gdirect_reg_info ri;
 
 	params(&p, GDIRECT_INV_HOOKS);
 	p.whole_alloc_max = 0;
-	rr.c = mkctx(&p, &(struct fake_cfg){ 0 }, &rr.b);
-	rr.buf = fake_cuda_alloc(1 * MiB);
+	rr->r1 = NULL;
+	rr->c = mkctx(&p, &(struct fake_cfg){ 0 }, &rr->b);
+	rr->buf = fake_cuda_alloc(1 * MiB);
 
-	CHECK(rr.buf);
-	CHECK_EQ(gdirect_reg_get(rr.c, P(rr.buf + 100), 10, 0, &rr.r1), 0);
+	CHECK(rr->buf);
+	CHECK_EQ(gdirect_reg_get(rr->c, P(rr->buf + 100), 10, 0, &rr->r1), 0);
+}
+
+static void one_reg_end(struct one_reg *rr)
+{
+	gdirect_ctx_destroy(rr->c);
+	fake_cuda_reset();
+}
+
+/* Another request inside r1's page, a hit: the second step of the story. */
+static void one_reg_hit(struct one_reg *rr)
+{
+	struct gdirect_reg *r2;
+
+	CHECK_EQ(gdirect_reg_get(rr->c, P(rr->buf + 60 * KiB), 4 * KiB, 0, &r2), 0);
+	gdirect_reg_put(rr->r1);
+	gdirect_reg_put(r2);
+}
+
+static void rounds_to_64k(void)
+{
+	struct one_reg rr;
+	struct gdirect_reg_info ri;
+
+	one_reg(&rr);
 	CHECK_EQ(gdirect_reg_info(rr.r1, &ri), 0);
 	CHECK_EQ(ri.addr, rr.buf);		/* rounded down to 64 KiB */
 	CHECK_EQ(ri.size, 64 * KiB);		/* and up */
 	CHECK(ri.valid);
+	gdirect_reg_put(rr.r1);
+	one_reg_end(&rr);
 }
 
 /* Another request inside the same 64 KiB page: the same region. */
 static void same_page_hit_without_cuda(void)
 {
+	struct one_reg rr;
 	struct gdirect_reg *r2;
 
+	one_reg(&rr);
 	CHECK(rr.r1);
 	unsigned long q0 = fake_cuda_queries();
 
@@ -51,52 +83,68 @@ static void same_page_hit_without_cuda(void)
 	CHECK_EQ(fake_cuda_queries(), q0);	/* a hit costs no CUDA call */
 	gdirect_reg_put(rr.r1);
 	gdirect_reg_put(r2);
+	one_reg_end(&rr);
 }
 
 /* Lazy unpinning: still pinned after the last put. */
 static void unpins_lazily(void)
 {
+	struct one_reg rr;
 	struct fake_stats fs;
 
+	one_reg(&rr);
+	one_reg_hit(&rr);
 	CHECK(rr.c);
 	fake_backend_stats(rr.b, &fs);
 	CHECK_EQ(fs.pins, 1);
 	CHECK_EQ(fs.unpins, 0);
+	one_reg_end(&rr);
 }
 
 static void counts_hits_and_misses(void)
 {
+	struct one_reg rr;
 	struct gdirect_reg *r1;
 	struct gdirect_stats st;
 
+	one_reg(&rr);
+	one_reg_hit(&rr);
 	CHECK(rr.c);
 	CHECK_EQ(gdirect_reg_get(rr.c, P(rr.buf), 1, 0, &r1), 0);
 	gdirect_reg_put(r1);
 	gdirect_stats(rr.c, &st);
 	CHECK_EQ(st.misses, 1);
-	CHECK_EQ(st.hits, 2);
+	CHECK_EQ(st.hits, 2);			/* one_reg_hit's and this one */
 	CHECK_EQ(st.regions, 1);
 	CHECK_EQ(st.bytes_pinned, 64 * KiB);
+	one_reg_end(&rr);
 }
 
 /* SYNC_MEMOPS was set exactly once, before the pin. */
 static void sync_memops_once(void)
 {
+	struct one_reg rr;
 	struct gdirect_stats st;
 
+	one_reg(&rr);
+	one_reg_hit(&rr);
 	CHECK(rr.c);
 	gdirect_stats(rr.c, &st);
 	CHECK_EQ(fake_cuda_sync_count(rr.buf), 1);
 	CHECK_EQ(st.sync_memops, 1);
+	one_reg_end(&rr);
 }
 
 /* A different page of the same allocation: a second pin, no second
  * SYNC_MEMOPS. */
 static void second_page_second_pin(void)
 {
+	struct one_reg rr;
 	struct gdirect_reg *r1;
 	struct fake_stats fs;
 
+	one_reg(&rr);
+	one_reg_hit(&rr);
 	CHECK(rr.c);
 	CHECK_EQ(gdirect_reg_get(rr.c, P(rr.buf + 512 * KiB), 8, 0, &r1), 0);
 	gdirect_reg_put(r1);
@@ -104,9 +152,7 @@ static void second_page_second_pin(void)
 	CHECK_EQ(gdirect_flush(rr.c), 2);
 	fake_backend_stats(rr.b, &fs);
 	CHECK_EQ(fs.unpins, 2);
-	gdirect_ctx_destroy(rr.c);
-	rr.c = NULL;
-	fake_cuda_reset();
+	one_reg_end(&rr);
 }
 
 static void whole_alloc(void)
