@@ -57,10 +57,13 @@
  * line and, last, of its outcome, and the parent prints the test's line:
  * "not ok" when a check failed, when the child was killed by a signal
  * (named: "killed by SIGSEGV") or exited before it finished, and when it
- * finished but then failed (LeakSanitizer found a leak: the child asks it
- * before exiting, and a leak is the test's failure, its report on standard
- * error; a leak check sees what the parent lost before the fork too).  The
- * child ends with _exit(): the program's atexit handlers do not run in it.
+ * finished but then failed (LeakSanitizer found a leak: the child of a
+ * passing test asks it before exiting, and a leak is the test's failure,
+ * its report on standard error; it sees what the parent lost before the
+ * fork too).  Under ASan or TSan their SEGV handler reports a crash and the
+ * child exits (or aborts) instead: handle_segv=0 in ASAN_OPTIONS leaves the
+ * signal to name.  The child ends with _exit(): the program's atexit
+ * handlers do not run in it.
  * Call the tests from the program's one thread; the time limit uses the
  * child's SIGALRM.
  *
