@@ -14,8 +14,9 @@
  *   guest_child_ok(fn)                 FN in a child: 1 if it exited 0
  *   guest_run_body(body)               BODY's checks in a child (so that the
  *                                      parent can look once its files are
- *                                      gone): the child's count of checks
- *                                      and failures become this process's;
+ *                                      gone): each line the child prints
+ *                                      is counted here as it comes, so the
+ *                                      count holds if the child dies;
  *                                      returns its wait status, -1 if it
  *                                      could not run
  */
@@ -106,42 +107,10 @@ static inline int guest_child_ok(void (*fn)(void))
 	       WIFEXITED(status) && !WEXITSTATUS(status);
 }
 
+/* tap.h's tap_run_child(): BODY's lines counted as they come. */
 static inline int guest_run_body(void (*body)(void))
 {
-	int pfd[2], counts[2] = { 0, 0 }, status = -1;
-	pid_t pid;
-
-	if (pipe(pfd)) {
-		tap_diag("pipe: %s", strerror(errno));
-		return -1;
-	}
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		tap_diag("fork: %s", strerror(errno));
-		close(pfd[0]);
-		close(pfd[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		close(pfd[0]);
-		body();
-		counts[0] = tap_state.n;
-		counts[1] = tap_state.failed;
-		if (write(pfd[1], counts, sizeof(counts)) != sizeof(counts))
-			_exit(2);
-		fflush(stdout);
-		_exit(0);
-	}
-	close(pfd[1]);
-	if (read(pfd[0], counts, sizeof(counts)) != sizeof(counts))
-		counts[0] = counts[1] = 0;
-	close(pfd[0]);
-	if (waitpid(pid, &status, 0) != pid)
-		status = -1;
-	tap_state.n = counts[0];
-	tap_state.failed = counts[1];
-	return status;
+	return tap_run_child(body);
 }
 
 #endif /* GUEST_HARNESS_H */

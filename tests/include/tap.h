@@ -64,6 +64,10 @@
  * child exits (or aborts) instead: handle_segv=0 in ASAN_OPTIONS leaves the
  * signal to name.  The child ends with _exit(): the program's atexit
  * handlers do not run in it.
+ *   status = tap_run_child(fn);     FN, a stretch of checks (lines, not one
+ *                                   test), in a child the same way, with no
+ *                                   line of its own: its wait status back
+ *                                   (guest_harness.h's guest_run_body)
  * Call the tests from the program's one thread; the time limit uses the
  * child's SIGALRM.
  *
@@ -434,8 +438,6 @@ static inline int tap_forking_(void)
 {
 	const char *env = getenv("TAP_FORK");
 
-	if (tap_state.report >= 0)
-		return 0;	/* already a test's child: nested tests run here */
 	if (env && *env)
 		return strcmp(env, "0") != 0;
 	return tap_state.fork;
@@ -499,11 +501,10 @@ struct tap_outcome_ {
 };
 
 __attribute__((noreturn))
-static inline void tap_child_(int report, void (*fn)(void))
+static inline void tap_child_(void (*fn)(void))
 {
 	struct tap_outcome_ out;
 
-	tap_state.report = report;
 	if (tap_state.timeout)
 		alarm(tap_state.timeout);
 	tap_run_(fn);
@@ -517,48 +518,61 @@ static inline void tap_child_(int report, void (*fn)(void))
 	fflush(NULL);
 	if (!out.failed && !out.skipped && __lsan_do_recoverable_leak_check)
 		out.leaked = __lsan_do_recoverable_leak_check() != 0;
-	if (write(report, &out, sizeof(out)) != (ssize_t)sizeof(out))
+	if (write(tap_state.report, &out, sizeof(out)) != (ssize_t)sizeof(out))
 		_exit(3);
 	fflush(NULL);
 	_exit(out.failed || out.leaked ? 1 : 0);
 }
 
-/* FN in a child; the parent counts its lines and prints the test's. */
-static inline int tap_test_forked_(const char *what, void (*fn)(void))
+/*
+ * Fork, the child's end of a pipe to it as tap_state.report: the child's
+ * pid (0 in the child), or -1 having said why; *RFD the parent's end.
+ */
+static inline pid_t tap_fork_(int *rfd)
 {
-	struct tap_outcome_ out;
-	size_t got = 0;		/* bytes of OUT read */
-	int pfd[2], status = 0, reaped = 0, fin;
-	char buf[4096], how[128], why[sizeof(tap_state.why) + 256];
+	int pfd[2];
 	pid_t pid;
 
 	if (pipe(pfd)) {
-		tap_ok(0, "%s", what);
 		tap_diag("fork mode: pipe: %s", strerror(errno));
-		return 0;
+		return -1;
 	}
 	fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
 	fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
 	fflush(NULL);		/* nothing buffered to print twice */
 	pid = fork();
 	if (pid < 0) {
+		tap_diag("fork mode: fork: %s", strerror(errno));
 		close(pfd[0]);
 		close(pfd[1]);
-		tap_ok(0, "%s", what);
-		tap_diag("fork mode: fork: %s", strerror(errno));
-		return 0;
+		return -1;
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		tap_child_(pfd[1], fn);
+		tap_state.report = pfd[1];
+		return 0;
 	}
 	close(pfd[1]);
-	/*
-	 * The child's lines, then its outcome; until the pipe's end or, if
-	 * something the child started holds the pipe, the child's end.
-	 */
+	*rfd = pfd[0];
+	return pid;
+}
+
+/*
+ * The parent's side: count the child's lines as they come (passing them
+ * on, where this process is itself a child that reports), and its outcome
+ * into OUT (*GOT bytes of it; OUT may be NULL), until the pipe's end or,
+ * if something the child started holds the pipe, the child's end.  Closes
+ * RFD; returns the child's wait status, -1 if it could not be had.
+ */
+static inline int tap_collect_(int rfd, pid_t pid, struct tap_outcome_ *out,
+			       size_t *got)
+{
+	int status = 0, reaped = 0;
+	char buf[4096];
+
+	*got = 0;
 	for (;;) {
-		struct pollfd p = { pfd[0], POLLIN, 0 };
+		struct pollfd p = { rfd, POLLIN, 0 };
 		int r = poll(&p, 1, reaped ? 0 : 100);
 		ssize_t k;
 
@@ -573,16 +587,17 @@ static inline int tap_test_forked_(const char *what, void (*fn)(void))
 		}
 		if (r < 0)
 			break;
-		k = read(pfd[0], buf, sizeof(buf));
+		k = read(rfd, buf, sizeof(buf));
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			break;
 		pthread_mutex_lock(&tap_state.lock);
 		for (ssize_t i = 0; i < k; i++) {
-			if (got) {	/* inside the outcome */
-				if (got < sizeof(out))
-					((char *)&out)[got++] = buf[i];
+			if (*got && *got < sizeof(struct tap_outcome_)) {
+				if (out)	/* inside the outcome */
+					((char *)out)[*got] = buf[i];
+				++*got;
 				continue;
 			}
 			switch (buf[i]) {
@@ -598,21 +613,44 @@ static inline int tap_test_forked_(const char *what, void (*fn)(void))
 				tap_state.n++;
 				break;
 			case 'R':
-				((char *)&out)[got++] = buf[i];
-				break;
+				if (*got)
+					continue;	/* had one */
+				if (out)
+					((char *)out)[0] = buf[i];
+				*got = 1;
+				continue;
+			default:
+				continue;
 			}
+			tap_report_(buf[i]);
 		}
 		pthread_mutex_unlock(&tap_state.lock);
 	}
-	close(pfd[0]);
+	close(rfd);
 	while (!reaped && waitpid(pid, &status, 0) != pid)
 		if (errno != EINTR) {
 			status = -1;
 			break;
 		}
-	fin = got == sizeof(out);
+	return status;
+}
+
+/* FN in a child; the parent counts its lines and prints the test's. */
+static inline int tap_test_forked_(const char *what, void (*fn)(void))
+{
+	struct tap_outcome_ out;
+	size_t got;
+	int rfd = -1, status;
+	char how[128], why[sizeof(tap_state.why) + 256];
+	pid_t pid = tap_fork_(&rfd);
+
+	if (pid < 0)
+		return tap_ok(0, "%s", what);
+	if (pid == 0)
+		tap_child_(fn);
+	status = tap_collect_(rfd, pid, &out, &got);
 	tap_status_(how, sizeof(how), status);
-	if (!fin) {
+	if (got != sizeof(out)) {
 		snprintf(why, sizeof(why),
 			 "the test's process %s before the test finished%s",
 			 how, WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM &&
@@ -634,6 +672,29 @@ static inline int tap_test_forked_(const char *what, void (*fn)(void))
 		return tap_result_(what, out.failed ? out.failed : 1, 0, why);
 	}
 	return tap_result_(what, out.failed, out.skipped, out.why);
+}
+
+/*
+ * Run FN, a stretch of a program's checks (its lines, not one test's), in
+ * a child process: its lines take this process's numbers and are counted
+ * here as they come, so a child that dies halfway leaves the count right.
+ * No line of its own: returns the child's wait status (the child exits 0
+ * when FN returns), -1 if it could not run (said why).
+ */
+static inline int tap_run_child(void (*fn)(void))
+{
+	size_t got;
+	int rfd = -1;
+	pid_t pid = tap_fork_(&rfd);
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		fn();
+		fflush(NULL);
+		_exit(0);
+	}
+	return tap_collect_(rfd, pid, NULL, &got);
 }
 
 /*

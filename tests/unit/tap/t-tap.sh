@@ -86,6 +86,15 @@ TAP_FORK=0 run forkstate
 check "C fork: TAP_FORK=0 runs them in the program (state carries over)" \
 	has "not ok 2 - sees_no_state"
 
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0" \
+TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}handle_segv=0" run child
+check "C child: tap_run_child's lines take the parent's numbers" has "ok 2 - in the child"
+check "C child: ... its failures too" has "not ok 3 - a failure in the child"
+check "C child: ... and those of a forked test inside it" has "ok 4 - passes"
+check "C child: the count holds when the child dies" has "ok 5 - the child's status says SIGSEGV"
+check "C child: ... every line counted once" has "1..5"
+check "C child: ... and the child's failure fails the program" [ "$rc" = 1 ]
+
 run errno
 check "C: tap_errno passes on the errno wanted" has "ok 1 - close(-1): Bad file descriptor"
 check "C: ... and on success wanted" has "ok 2 - nothing: ok"

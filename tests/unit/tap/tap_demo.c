@@ -123,6 +123,19 @@ static void errno_checks(void)
 	CHECK_ERRNO(close(-1), ENOENT);
 }
 
+/* A stretch of checks in a child (tap_run_child) that dies halfway. */
+static void body_dies(void)
+{
+	volatile int *p = (volatile int *)mmap(NULL, 4096, PROT_NONE,
+					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	tap_ok(1, "in the child");
+	tap_ok(0, "a failure in the child");
+	tap_fork_mode(1);
+	TAP_TEST(passes);	/* a grandchild: its line is counted too */
+	after_failure = *p;
+}
+
 static const char *context(void)
 {
 	return "the library said: no such region";
@@ -176,6 +189,13 @@ int main(int argc, char **argv)
 		tap_fork_mode(1);	/* TAP_FORK=0 in the environment: off */
 		TAP_TEST(changes_state);
 		TAP_TEST(sees_no_state);
+	} else if (!strcmp(mode, "child")) {
+		int status;
+
+		tap_ok(1, "before");
+		status = tap_run_child(body_dies);
+		tap_ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
+		       "the child's status says SIGSEGV");
 	} else if (!strcmp(mode, "errno")) {
 		errno = 0;
 		tap_errno(close(-1), EBADF, "close(%d)", -1);
@@ -193,7 +213,7 @@ int main(int argc, char **argv)
 		CHECK(argc == 7);
 		return 0;	/* without tap_done(): the exit status is still 1 */
 	} else {
-		fprintf(stderr, "usage: tap_demo pass|fail|thread|outside|skip|fork|forkstate|errno|skipall|plan|noend\n");
+		fprintf(stderr, "usage: tap_demo pass|fail|thread|outside|skip|fork|forkstate|child|errno|skipall|plan|noend\n");
 		return 2;
 	}
 	return tap_done();
