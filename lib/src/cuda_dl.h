@@ -2,10 +2,10 @@
 /*
  * cuda_dl.h - the CUDA driver, loaded at run time.
  *
- * libgdirect never links libcuda: it dlopens libcuda.so.1 (or
- * $GDIRECT_LIBCUDA) once and resolves the few entry points it needs,
- * through cuGetProcAddress_v2 where the driver has it.  Without a driver
- * every pointer is CPU memory.
+ * libgdirect never links libcuda: it loads libcuda.so.1 (or
+ * $GDIRECT_LIBCUDA) once with the product's one loader (lib/cudaload) and
+ * resolves the few entry points it needs through cuGetProcAddress_v2 where
+ * the driver has it.  Without a driver every pointer is CPU memory.
  */
 #ifndef GD_CUDA_DL_H
 #define GD_CUDA_DL_H

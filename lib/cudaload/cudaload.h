@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cudaload.h - the one loader of the CUDA driver, libcuda.so.1, at run time.
+ *
+ * The product never links libcuda: it must run where no CUDA is installed
+ * and pick the real driver on a GPU server.  gd_cuload_open() dlopens
+ * libcuda.so.1 (or the file GDIRECT_LIBCUDA names) and fills a struct
+ * gd_cuda with the entry points of cuda_entries.h; gd_cuload_next() gives
+ * the interposer the definition after its own.  libgdirect, its interposer
+ * and the gdirect command link this code statically, with hidden
+ * visibility, and each keeps its own table and its own scheme for loading
+ * it once.
+ */
+#ifndef GD_CUDALOAD_H
+#define GD_CUDALOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_entries.h"
+
+/* GD_CU_<field>: an entry's index, for the masks of gd_cuload_open(). */
+enum gd_cuda_entry {
+#define GD_CUDA_X(field, name, symbol, type) GD_CU_##field,
+	GD_CUDA_ENTRIES(GD_CUDA_X)
+#undef GD_CUDA_X
+	GD_CU_COUNT
+};
+
+#define GD_CU_BIT(field) (UINT64_C(1) << GD_CU_##field)
+
+/* gd_cu_<field>_t: an entry's function pointer type. */
+#define GD_CUDA_X(field, name, symbol, type)				\
+	typedef __typeof__(type) gd_cu_##field##_t;
+GD_CUDA_ENTRIES(GD_CUDA_X)
+#undef GD_CUDA_X
+
+/* The entry points one user resolved; NULL where the driver lacks one. */
+struct gd_cuda {
+	void *dl;	/* the dlopen handle; NULL when nothing is loaded */
+#define GD_CUDA_X(field, name, symbol, type) gd_cu_##field##_t field;
+	GD_CUDA_ENTRIES(GD_CUDA_X)
+#undef GD_CUDA_X
+};
+
+/* Options of gd_cuload_open(). */
+enum {
+	/*
+	 * Resolve through the driver's cuGetProcAddress_v2, asking for the
+	 * version of each entry that include/nvidia/cuda.h's CUDA_VERSION
+	 * names (NVIDIA's documented way to reach an entry point), and fall
+	 * back to dlsym of the versioned symbol where the driver has no
+	 * cuGetProcAddress_v2 or does not know the name.
+	 */
+	GD_CUDA_PROC_ADDRESS = 1 << 0,
+	/* dlopen with RTLD_GLOBAL instead of RTLD_LOCAL. */
+	GD_CUDA_GLOBAL = 1 << 1,
+};
+
+/*
+ * The library to load: GDIRECT_LIBCUDA when it is set and not empty, else
+ * "libcuda.so.1".  The variable is read with secure_getenv(), so a
+ * set-user-ID process ignores it.  A value is either an absolute path or a
+ * bare file name, which dlopen searches for as it does libcuda.so.1; a
+ * relative path with a slash would depend on the working directory and is
+ * refused.  0 with the name in *path, or -EINVAL with a sentence naming the
+ * variable in err.
+ */
+int gd_cuload_path(const char **path, char *err, size_t errlen);
+
+/*
+ * Load the driver and fill *cu with the entries in want (GD_CU_BIT masks),
+ * the others NULL.  Every entry in need (a subset of want) must resolve.
+ * Returns 0; -EINVAL (a bad GDIRECT_LIBCUDA), -ENOENT (dlopen failed) or
+ * -ENOSYS (a needed entry is missing, which err names), with *cu zeroed and
+ * the library closed.  Not thread-safe: each caller loads once its own way.
+ */
+int gd_cuload_open(struct gd_cuda *cu, uint64_t want, uint64_t need,
+		 unsigned int flags, char *err, size_t errlen);
+
+/* dlclose the driver and zero *cu. */
+void gd_cuload_close(struct gd_cuda *cu);
+
+/*
+ * The next definition of entry e after the calling object (dlsym with
+ * RTLD_NEXT), else libcuda's if another library loaded libcuda.so.1
+ * locally, so that it is not in the global scope; NULL if neither has it.
+ * An interposer calls it for the functions it defines itself.  Nothing is
+ * cached: the caller keeps what it found (a NULL is looked up again next
+ * time, since libcuda may be loaded later).  It must be linked into the
+ * interposer itself, since RTLD_NEXT is relative to the object calling
+ * dlsym.
+ */
+void *gd_cuload_next(enum gd_cuda_entry e);
+
+/* The symbol libcuda exports for entry e ("cuMemFree_v2"). */
+const char *gd_cuload_symbol(enum gd_cuda_entry e);
+
+#endif
