@@ -1,69 +1,45 @@
 // SPDX-License-Identifier: MIT
 /*
- * cuda.c - the five CUDA driver API calls the benchmarks need
+ * cuda.c - the CUDA driver API calls the benchmarks need
  *
- * Declared here with the CUDA driver API's documented types (CUresult an
- * int, 0 = CUDA_SUCCESS; CUdevice an int; CUdeviceptr 64 bits on 64-bit
- * hosts) so the tool builds without CUDA headers.
+ * The driver is loaded by the product's one loader (lib/cudaload), with
+ * the types and prototypes of include/nvidia/cuda.h.
  */
 #include "tool_cuda.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 
-typedef int CUresult;
-typedef int CUdevice;
-typedef struct CUctx_st *CUcontext;
-typedef unsigned long long CUdeviceptr;
+#include "cudaload.h"
 
-static struct {
-	void *lib;
-	CUdevice dev;
-	CUcontext ctx;
-	CUresult (*init)(unsigned int);
-	CUresult (*device_get)(CUdevice *, int);
-	CUresult (*retain)(CUcontext *, CUdevice);
-	CUresult (*release)(CUdevice);
-	CUresult (*set_current)(CUcontext);
-	CUresult (*alloc)(CUdeviceptr *, size_t);
-	CUresult (*free)(CUdeviceptr);
-} cu;
+/* The command is single-threaded: opened once by gd_cuda_open(). */
+static struct gd_cuda cu;
+static CUdevice dev;
+static CUcontext ctx;
+
+/* Every entry is required; they are looked up by their versioned symbols
+ * with dlsym, and the library is loaded RTLD_GLOBAL. */
+#define TOOL_ENTRIES (GD_CU_BIT(init) | GD_CU_BIT(device_get) |		\
+		      GD_CU_BIT(primary_retain) | GD_CU_BIT(primary_release) | \
+		      GD_CU_BIT(ctx_set_current) | GD_CU_BIT(mem_alloc) |	\
+		      GD_CU_BIT(mem_free))
 
 int gd_cuda_open(char *err, size_t errlen)
 {
-	/* Not from a less privileged user's environment (set-user-ID). */
-	const char *name = secure_getenv("GDIRECT_LIBCUDA");
 	CUresult rc;
+	int ret;
 
-	cu.lib = dlopen(name && *name ? name : "libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-	if (!cu.lib) {
-		snprintf(err, errlen, "cannot load libcuda.so.1: %s", dlerror());
-		return -ENOENT;
-	}
-	*(void **)&cu.init = dlsym(cu.lib, "cuInit");
-	*(void **)&cu.device_get = dlsym(cu.lib, "cuDeviceGet");
-	*(void **)&cu.retain = dlsym(cu.lib, "cuDevicePrimaryCtxRetain");
-	*(void **)&cu.release = dlsym(cu.lib, "cuDevicePrimaryCtxRelease_v2");
-	*(void **)&cu.set_current = dlsym(cu.lib, "cuCtxSetCurrent");
-	*(void **)&cu.alloc = dlsym(cu.lib, "cuMemAlloc_v2");
-	*(void **)&cu.free = dlsym(cu.lib, "cuMemFree_v2");
-	if (!cu.init || !cu.device_get || !cu.retain || !cu.release ||
-	    !cu.set_current || !cu.alloc || !cu.free) {
-		snprintf(err, errlen, "libcuda.so.1 lacks a needed function");
-		dlclose(cu.lib);
-		cu.lib = NULL;
-		return -ENOSYS;
-	}
-	if ((rc = cu.init(0)) || (rc = cu.device_get(&cu.dev, 0)) ||
-	    (rc = cu.retain(&cu.ctx, cu.dev))) {
+	ret = gd_cuload_open(&cu, TOOL_ENTRIES, TOOL_ENTRIES, GD_CUDA_GLOBAL,
+			     err, errlen);
+	if (ret)
+		return ret;
+	if ((rc = cu.init(0)) || (rc = cu.device_get(&dev, 0)) ||
+	    (rc = cu.primary_retain(&ctx, dev))) {
 		snprintf(err, errlen, "CUDA initialisation failed (CUresult %d)", rc);
-		dlclose(cu.lib);
-		cu.lib = NULL;
+		gd_cuload_close(&cu);
 		return -EIO;
 	}
-	if ((rc = cu.set_current(cu.ctx))) {
+	if ((rc = cu.ctx_set_current(ctx))) {
 		snprintf(err, errlen, "cuCtxSetCurrent failed (CUresult %d)", rc);
 		gd_cuda_close();
 		return -EIO;
@@ -75,7 +51,7 @@ int gd_cuda_alloc(size_t size, uint64_t *dptr)
 {
 	CUdeviceptr p;
 
-	if (cu.alloc(&p, size))
+	if (cu.mem_alloc(&p, size))
 		return -ENOMEM;
 	*dptr = p;
 	return 0;
@@ -83,14 +59,14 @@ int gd_cuda_alloc(size_t size, uint64_t *dptr)
 
 void gd_cuda_free(uint64_t dptr)
 {
-	cu.free((CUdeviceptr)dptr);
+	cu.mem_free((CUdeviceptr)dptr);
 }
 
 void gd_cuda_close(void)
 {
-	if (!cu.lib)
+	if (!cu.dl)
 		return;
-	cu.release(cu.dev);
+	cu.primary_release(dev);
 	/* libcuda is not unloaded: the real one does not support it well. */
-	cu.lib = NULL;
+	cu.dl = NULL;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tool_cuda.h - GPU memory for the benchmarks, from libcuda.so.1 loaded at run
- * time (or the file GDIRECT_LIBCUDA names), as libgdirect loads it: the
- * real driver on a GPU machine, cuda_emu's in the emulated machine.
+ * time (or the file GDIRECT_LIBCUDA names) by lib/cudaload, the loader
+ * libgdirect uses: the real driver on a GPU machine, cuda_emu's in the
+ * emulated machine.
  */
 #ifndef GDTOOL_CUDA_H
 #define GDTOOL_CUDA_H
