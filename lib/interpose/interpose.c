@@ -31,55 +31,48 @@
 #include <string.h>
 
 #include <cuda.h>
+#include <cuda_runtime_api.h>
 #include <gdirect.h>
+
+#include "cudaload.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
-typedef int cudaError_t;
-typedef struct CUstream_st *cudaStream_t;
-
-typedef CUresult (*free_v2_fn)(CUdeviceptr);
-typedef CUresult (*free_v1_fn)(unsigned int);
-typedef CUresult (*free_async_fn)(CUdeviceptr, CUstream);
-typedef CUresult (*unmap_fn)(CUdeviceptr, size_t);
-typedef CUresult (*range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
-typedef cudaError_t (*rt_free_fn)(void *);
-typedef cudaError_t (*rt_free_async_fn)(void *, cudaStream_t);
-typedef CUresult (*free_host_fn)(void *);
-typedef CUresult (*attr_fn)(void *, CUpointer_attribute, CUdeviceptr);
-typedef CUresult (*gpa_v2_fn)(const char *, void **, int, cuuint64_t,
-			      CUdriverProcAddressQueryResult *);
-typedef CUresult (*gpa_v1_fn)(const char *, void **, int, cuuint64_t);
-
-/* The next definition of name: RTLD_NEXT, or libcuda if it was dlopened
- * locally (then it is not in the global scope). */
-static void *next(const char *name)
-{
-	void *f = dlsym(RTLD_NEXT, name);
-
-	if (!f) {
-		void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-
-		if (h) {
-			f = dlsym(h, name);
-			dlclose(h);
-		}
+/*
+ * real_<var>: the next definition of the driver's entry field of
+ * cudaload's table (RTLD_NEXT, or libcuda if it was dlopened locally, then
+ * not in the global scope: gd_cuload_next()).  Each call site keeps what
+ * it found in its own atomic, so a wrapper costs one acquire load after
+ * the first call; a NULL is looked up again, since libcuda may come later.
+ */
+#define REAL(field, var)						\
+	static _Atomic(gd_cu_##field##_t) var;				\
+	gd_cu_##field##_t real_##var =					\
+		atomic_load_explicit(&var, memory_order_acquire);	\
+	if (!real_##var) {						\
+		real_##var = (gd_cu_##field##_t)gd_cuload_next(GD_CU_##field); \
+		atomic_store_explicit(&var, real_##var, memory_order_release); \
 	}
-	return f;
-}
 
-#define REAL(type, var, name)						\
+/* The same for the runtime's functions, which are not libcuda's: the next
+ * definition of name after this library. */
+#define REAL_RT(type, var, name)					\
 	static _Atomic(type) var;					\
 	type real_##var = atomic_load_explicit(&var, memory_order_acquire); \
 	if (!real_##var) {						\
-		real_##var = (type)next(name);				\
+		real_##var = (type)dlsym(RTLD_NEXT, name);		\
 		atomic_store_explicit(&var, real_##var, memory_order_release); \
 	}
+
+typedef __typeof__(&cudaFree) rt_free_fn;
+typedef __typeof__(&cudaDeviceReset) rt_reset_fn;
+/* Not in cuda_runtime_api.h's subset: the product only wraps it. */
+typedef cudaError_t (*rt_free_async_fn)(void *, cudaStream_t);
 
 /* Report the whole allocation holding p. */
 static void report(CUdeviceptr p)
 {
-	REAL(range_fn, range, "cuMemGetAddressRange_v2");
+	REAL(mem_get_address_range, range);
 	CUdeviceptr base = 0;
 	size_t size = 0;
 
@@ -95,7 +88,7 @@ static void report(CUdeviceptr p)
  * attributes give it, else the allocation holding it, else p alone. */
 static void report_host(void *hp)
 {
-	REAL(attr_fn, attr, "cuPointerGetAttribute");
+	REAL(pointer_get_attribute, attr);
 	CUdeviceptr p = (uintptr_t)hp, base = 0;
 	size_t size = 0;
 
@@ -112,21 +105,21 @@ static void report_host(void *hp)
 
 EXPORT CUresult cuMemFreeHost(void *p)
 {
-	REAL(free_host_fn, f, "cuMemFreeHost");
+	REAL(mem_free_host, f);
 	report_host(p);
 	return real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 EXPORT cudaError_t cudaFreeHost(void *p)
 {
-	REAL(rt_free_fn, f, "cudaFreeHost");
+	REAL_RT(rt_free_fn, f, "cudaFreeHost");
 	report_host(p);
-	return real_f ? real_f(p) : 3 /* cudaErrorInitializationError */;
+	return real_f ? real_f(p) : cudaErrorInitializationError;
 }
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
-	REAL(free_v2_fn, f, "cuMemFree_v2");
+	REAL(mem_free, f);
 	report(p);
 	return real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED;
 }
@@ -135,44 +128,41 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 #undef cuMemFree
 EXPORT CUresult cuMemFree(unsigned int p)
 {
-	REAL(free_v1_fn, f, "cuMemFree");
+	REAL(mem_free_v1, f);
 	report(p);
 	return real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
 {
-	REAL(free_async_fn, f, "cuMemFreeAsync");
+	REAL(mem_free_async, f);
 	report(p);
 	return real_f ? real_f(p, s) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 EXPORT CUresult cuMemUnmap(CUdeviceptr p, size_t size)
 {
-	REAL(unmap_fn, f, "cuMemUnmap");
+	REAL(mem_unmap, f);
 	gdirect_notify_free((const void *)(uintptr_t)p, size);
 	return real_f ? real_f(p, size) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 EXPORT cudaError_t cudaFree(void *p)
 {
-	REAL(rt_free_fn, f, "cudaFree");
+	REAL_RT(rt_free_fn, f, "cudaFree");
 	report((uintptr_t)p);
-	return real_f ? real_f(p) : 3 /* cudaErrorInitializationError */;
+	return real_f ? real_f(p) : cudaErrorInitializationError;
 }
 
 EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
-	REAL(rt_free_async_fn, f, "cudaFreeAsync");
+	REAL_RT(rt_free_async_fn, f, "cudaFreeAsync");
 	report((uintptr_t)p);
-	return real_f ? real_f(p, s) : 3;
+	return real_f ? real_f(p, s) : cudaErrorInitializationError;
 }
 
 /* ---- context teardown: frees the context's memory without a free call */
 
-typedef CUresult (*ctx_destroy_fn)(CUcontext);
-typedef CUresult (*ctx_reset_fn)(CUdevice);
-typedef cudaError_t (*rt_reset_fn)(void);
 
 /*
  * Everything may be freed: the context's allocations are not known here.
@@ -186,10 +176,10 @@ static void report_all(void)
 	gdirect_notify_free((const void *)(uintptr_t)1, SIZE_MAX);
 }
 
-#define TEARDOWN(name, type, param, arg)				\
+#define TEARDOWN(name, field, param, arg)				\
 	EXPORT CUresult name(param)					\
 	{								\
-		REAL(type, f, #name);					\
+		REAL(field, f);						\
 		report_all();						\
 		return real_f ? real_f(arg) : CUDA_ERROR_NOT_INITIALIZED; \
 	}
@@ -197,10 +187,10 @@ static void report_all(void)
 #undef cuCtxDestroy
 #undef cuDevicePrimaryCtxReset
 #undef cuDevicePrimaryCtxRelease
-TEARDOWN(cuCtxDestroy_v2, ctx_destroy_fn, CUcontext ctx, ctx)
-TEARDOWN(cuCtxDestroy, ctx_destroy_fn, CUcontext ctx, ctx)
-TEARDOWN(cuDevicePrimaryCtxReset_v2, ctx_reset_fn, CUdevice dev, dev)
-TEARDOWN(cuDevicePrimaryCtxReset, ctx_reset_fn, CUdevice dev, dev)
+TEARDOWN(cuCtxDestroy_v2, ctx_destroy, CUcontext ctx, ctx)
+TEARDOWN(cuCtxDestroy, ctx_destroy_v1, CUcontext ctx, ctx)
+TEARDOWN(cuDevicePrimaryCtxReset_v2, primary_reset, CUdevice dev, dev)
+TEARDOWN(cuDevicePrimaryCtxReset, primary_reset_v1, CUdevice dev, dev)
 /*
  * The last primary-context release destroys the context and frees its
  * memory (measured on an H100, tests/conformance/cuda_emu: primrelease).
@@ -223,14 +213,11 @@ TEARDOWN(cuDevicePrimaryCtxReset, ctx_reset_fn, CUdevice dev, dev)
  * already, and with hooks alone pins are persistent, so a hit in between
  * maps the old pages, never another allocation's.
  */
-typedef CUresult (*ctx_state_fn)(CUdevice, unsigned int *, int *);
-typedef CUresult (*ctx_retain_fn)(CUcontext *, CUdevice);
-
 static _Atomic unsigned long primary_retains;
 
 static void report_if_destroyed(CUdevice dev, unsigned long retains)
 {
-	REAL(ctx_state_fn, st, "cuDevicePrimaryCtxGetState");
+	REAL(primary_get_state, st);
 	unsigned int flags;
 	int active = 0;
 
@@ -241,15 +228,15 @@ static void report_if_destroyed(CUdevice dev, unsigned long retains)
 
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-	REAL(ctx_retain_fn, f, "cuDevicePrimaryCtxRetain");
+	REAL(primary_retain, f);
 	atomic_fetch_add(&primary_retains, 1);
 	return real_f ? real_f(pctx, dev) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
-#define RELEASE(name)							\
+#define RELEASE(name, field)						\
 	EXPORT CUresult name(CUdevice dev)				\
 	{								\
-		REAL(ctx_reset_fn, f, #name);				\
+		REAL(field, f);						\
 		unsigned long n = atomic_load(&primary_retains);	\
 		CUresult r = real_f ? real_f(dev) : CUDA_ERROR_NOT_INITIALIZED; \
 									\
@@ -258,14 +245,14 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 		return r;						\
 	}
 
-RELEASE(cuDevicePrimaryCtxRelease_v2)
-RELEASE(cuDevicePrimaryCtxRelease)
+RELEASE(cuDevicePrimaryCtxRelease_v2, primary_release)
+RELEASE(cuDevicePrimaryCtxRelease, primary_release_v1)
 
 EXPORT cudaError_t cudaDeviceReset(void)
 {
-	REAL(rt_reset_fn, f, "cudaDeviceReset");
+	REAL_RT(rt_reset_fn, f, "cudaDeviceReset");
 	report_all();
-	return real_f ? real_f() : 3 /* cudaErrorInitializationError */;
+	return real_f ? real_f() : cudaErrorInitializationError;
 }
 
 /* ---- cuGetProcAddress: hand out wrappers around what the driver gives -- */
@@ -285,22 +272,23 @@ EXPORT cudaError_t cudaDeviceReset(void)
 		return atomic_load(&name##_target) args;		\
 	}
 
-WRAPPER(w_free_v2, free_v2_fn, (CUdeviceptr p), (p), report(p))
-WRAPPER(w_free_v1, free_v1_fn, (unsigned int p), (p), report(p))
-WRAPPER(w_free_async, free_async_fn, (CUdeviceptr p, CUstream s), (p, s), report(p))
-WRAPPER(w_free_async_ptsz, free_async_fn, (CUdeviceptr p, CUstream s), (p, s),
-	report(p))
-WRAPPER(w_unmap, unmap_fn, (CUdeviceptr p, size_t size), (p, size),
+WRAPPER(w_free_v2, gd_cu_mem_free_t, (CUdeviceptr p), (p), report(p))
+WRAPPER(w_free_v1, gd_cu_mem_free_v1_t, (unsigned int p), (p), report(p))
+WRAPPER(w_free_async, gd_cu_mem_free_async_t, (CUdeviceptr p, CUstream s),
+	(p, s), report(p))
+WRAPPER(w_free_async_ptsz, gd_cu_mem_free_async_t,
+	(CUdeviceptr p, CUstream s), (p, s), report(p))
+WRAPPER(w_unmap, gd_cu_mem_unmap_t, (CUdeviceptr p, size_t size), (p, size),
 	gdirect_notify_free((const void *)(uintptr_t)p, size))
-WRAPPER(w_free_host, free_host_fn, (void *p), (p), report_host(p))
-WRAPPER(w_ctx_destroy_v2, ctx_destroy_fn, (CUcontext c), (c), report_all())
-WRAPPER(w_ctx_destroy_v1, ctx_destroy_fn, (CUcontext c), (c), report_all())
-WRAPPER(w_ctx_reset_v2, ctx_reset_fn, (CUdevice d), (d), report_all())
-WRAPPER(w_ctx_reset_v1, ctx_reset_fn, (CUdevice d), (d), report_all())
-WRAPPER(w_ctx_retain, ctx_retain_fn, (CUcontext *pc, CUdevice d), (pc, d),
-	atomic_fetch_add(&primary_retains, 1))
+WRAPPER(w_free_host, gd_cu_mem_free_host_t, (void *p), (p), report_host(p))
+WRAPPER(w_ctx_destroy_v2, gd_cu_ctx_destroy_t, (CUcontext c), (c), report_all())
+WRAPPER(w_ctx_destroy_v1, gd_cu_ctx_destroy_t, (CUcontext c), (c), report_all())
+WRAPPER(w_ctx_reset_v2, gd_cu_primary_reset_t, (CUdevice d), (d), report_all())
+WRAPPER(w_ctx_reset_v1, gd_cu_primary_reset_t, (CUdevice d), (d), report_all())
+WRAPPER(w_ctx_retain, gd_cu_primary_retain_t, (CUcontext *pc, CUdevice d),
+	(pc, d), atomic_fetch_add(&primary_retains, 1))
 #define WRAPPER_RELEASE(name)						\
-	static _Atomic(ctx_reset_fn) name##_target;			\
+	static _Atomic(gd_cu_primary_release_t) name##_target;		\
 	static CUresult name(CUdevice d)				\
 	{								\
 		unsigned long n = atomic_load(&primary_retains);	\
@@ -329,35 +317,35 @@ static void wrap(const char *sym, void **pfn, int version, cuuint64_t flags)
 		return;
 	if (!strcmp(sym, "cuMemFree")) {
 		if (version >= 3020)	/* _v2 since CUDA 3.2 */
-			HAND_OUT(w_free_v2, free_v2_fn);
+			HAND_OUT(w_free_v2, gd_cu_mem_free_t);
 		else
-			HAND_OUT(w_free_v1, free_v1_fn);
+			HAND_OUT(w_free_v1, gd_cu_mem_free_v1_t);
 	} else if (!strcmp(sym, "cuMemFreeAsync")) {
 		if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
-			HAND_OUT(w_free_async_ptsz, free_async_fn);
+			HAND_OUT(w_free_async_ptsz, gd_cu_mem_free_async_t);
 		else
-			HAND_OUT(w_free_async, free_async_fn);
+			HAND_OUT(w_free_async, gd_cu_mem_free_async_t);
 	} else if (!strcmp(sym, "cuMemUnmap")) {
-		HAND_OUT(w_unmap, unmap_fn);
+		HAND_OUT(w_unmap, gd_cu_mem_unmap_t);
 	} else if (!strcmp(sym, "cuMemFreeHost")) {
-		HAND_OUT(w_free_host, free_host_fn);
+		HAND_OUT(w_free_host, gd_cu_mem_free_host_t);
 	} else if (!strcmp(sym, "cuCtxDestroy")) {
 		if (version >= 4000)	/* _v2 since CUDA 4.0 */
-			HAND_OUT(w_ctx_destroy_v2, ctx_destroy_fn);
+			HAND_OUT(w_ctx_destroy_v2, gd_cu_ctx_destroy_t);
 		else
-			HAND_OUT(w_ctx_destroy_v1, ctx_destroy_fn);
+			HAND_OUT(w_ctx_destroy_v1, gd_cu_ctx_destroy_t);
 	} else if (!strcmp(sym, "cuDevicePrimaryCtxReset")) {
 		if (version >= 11000)	/* _v2 since CUDA 11.0 */
-			HAND_OUT(w_ctx_reset_v2, ctx_reset_fn);
+			HAND_OUT(w_ctx_reset_v2, gd_cu_primary_reset_t);
 		else
-			HAND_OUT(w_ctx_reset_v1, ctx_reset_fn);
+			HAND_OUT(w_ctx_reset_v1, gd_cu_primary_reset_t);
 	} else if (!strcmp(sym, "cuDevicePrimaryCtxRetain")) {
-		HAND_OUT(w_ctx_retain, ctx_retain_fn);
+		HAND_OUT(w_ctx_retain, gd_cu_primary_retain_t);
 	} else if (!strcmp(sym, "cuDevicePrimaryCtxRelease")) {
 		if (version >= 11000)	/* _v2 since CUDA 11.0 */
-			HAND_OUT(w_ctx_release_v2, ctx_reset_fn);
+			HAND_OUT(w_ctx_release_v2, gd_cu_primary_release_t);
 		else
-			HAND_OUT(w_ctx_release_v1, ctx_reset_fn);
+			HAND_OUT(w_ctx_release_v1, gd_cu_primary_release_t);
 	}
 }
 
@@ -365,7 +353,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int version,
 				    cuuint64_t flags,
 				    CUdriverProcAddressQueryResult *st)
 {
-	REAL(gpa_v2_fn, f, "cuGetProcAddress_v2");
+	REAL(get_proc_address, f);
 	CUresult rc;
 
 	if (!real_f)
@@ -380,7 +368,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int version,
 EXPORT CUresult cuGetProcAddress(const char *sym, void **pfn, int version,
 				 cuuint64_t flags)
 {
-	REAL(gpa_v1_fn, f, "cuGetProcAddress");
+	REAL(get_proc_address_v1, f);
 	CUresult rc;
 
 	if (!real_f)
