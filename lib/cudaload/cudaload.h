@@ -60,18 +60,18 @@ enum {
 /*
  * The library to load: GDIRECT_LIBCUDA when it is set and not empty, else
  * "libcuda.so.1".  The variable is read with secure_getenv(), so a
- * set-user-ID process ignores it.  A value is either an absolute path or a
- * bare file name, which dlopen searches for as it does libcuda.so.1; a
- * relative path with a slash would depend on the working directory and is
- * refused.  0 with the name in *path, or -EINVAL with a sentence naming the
- * variable in err.
+ * set-user-ID process ignores it.  Any value is a name for dlopen: a path,
+ * or a file name dlopen searches for as it does libcuda.so.1 (the tests
+ * and benchmarks pass paths relative to the build directory).  Whether it
+ * loads is gd_cuload_open()'s to say.  0 with the name in *path; err names
+ * a refused value, which no value is today.
  */
 int gd_cuload_path(const char **path, char *err, size_t errlen);
 
 /*
  * Load the driver and fill *cu with the entries in want (GD_CU_BIT masks),
  * the others NULL.  Every entry in need (a subset of want) must resolve.
- * Returns 0; -EINVAL (a bad GDIRECT_LIBCUDA), -ENOENT (dlopen failed) or
+ * Returns 0; -ENOENT (dlopen of GDIRECT_LIBCUDA or libcuda.so.1 failed) or
  * -ENOSYS (a needed entry is missing, which err names), with *cu zeroed and
  * the library closed.  Not thread-safe: each caller loads once its own way.
  */

@@ -19,7 +19,6 @@
 
 #include "copy.h"
 #include "cuda_dl.h"
-#include "cudaload.h"
 #include "epoch.h"
 #include "libgdirect_internal.h"
 #include "parse.h"
@@ -233,10 +232,6 @@ static int env_apply(struct gdirect_params *p, char *why, size_t n)
 		goto bad;
 	if ((v = env(name = "GDIRECT_COPY")) && gd_copy_check(v, w, sizeof(w)))
 		goto bad;
-	/* The loader reads GDIRECT_LIBCUDA only at the first classification;
-	 * a value it would refuse fails here, where the others do. */
-	if (gd_cuload_path(&v, why, n))
-		return -EINVAL;
 	return 0;
 not_absolute:
 	snprintf(w, sizeof(w), "\"%s\" is not an absolute path", v);
