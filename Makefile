@@ -10,6 +10,8 @@
 #                   (docs/cluster.md)
 #   make install    libgdirect, the gdirect tool, module sources for DKMS, udev rule
 #                   (PREFIX=/usr/local, DESTDIR=, DKMS=1 to build with dkms)
+#   make deb        Debian packages (dpkg-buildpackage, debhelper, dh-dkms) into
+#                   build/deb, lintian-checked (docs/building.md)
 #   make bench      registration-cache benchmarks against UCX's, in one run
 #   make ucx        Debian's UCX built GPU-aware against our CUDA libraries and
 #                   libgdrapi, into build/ucx/prefix (docs/cluster.md)
@@ -34,12 +36,12 @@ PROP_MODULES := nvp2p_emu gdirect gdirect_edu
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local
 
-.PHONY: all deps userspace modules test lint unit-test guest-test demo demo-nvp2p demo-cluster bench ucx install test-debug-kernel test-gpu bench-gpu clean
+.PHONY: all deps userspace modules test lint unit-test guest-test demo demo-nvp2p demo-cluster bench ucx install deb test-debug-kernel test-gpu bench-gpu clean
 
 all: userspace modules
 
 # The packages every build target needs (make, make bench); only this,
-# make test and make demo install anything.  Build steps check and say.
+# make test, make demo and make deb install anything.  Build steps check and say.
 deps:
 	@scripts/deps.sh build
 	@scripts/deps.sh bench
@@ -94,6 +96,13 @@ demo-cluster:
 
 install: userspace
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" DKMS="$(DKMS)" packaging/install.sh "$(BUILD)"
+
+# Debian packages from a copy of the tree (build/deb/src; the tree stays
+# clean), built by dpkg-buildpackage from packaging/debian/ and checked by
+# lintian.  Like make test, it installs the packaging tools it needs.
+deb:
+	@scripts/deps.sh deb
+	@packaging/deb.sh "$(BUILD)/deb"
 
 bench:
 	@scripts/deps.sh --check bench

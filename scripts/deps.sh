@@ -1,12 +1,12 @@
 #!/bin/sh
 # deps.sh - install, or name, what a target needs.
 #
-# usage: scripts/deps.sh [--check] userspace|modules|build|test|demo|demo-cluster|bench|debug-kernel|ucx
+# usage: scripts/deps.sh [--check] userspace|modules|build|test|demo|demo-cluster|bench|debug-kernel|ucx|deb|deb-lane
 #        scripts/deps.sh kernel-bpo    fetches the backports kernel (below)
 #        scripts/deps.sh demo-mode     prints "gpu" or "emulated" (see below)
 #
-# Only `make deps`, `make test`, `make demo` (and the debug-kernel lane of
-# `make test`) install.  Build steps (`make`, `make install`, `make bench`)
+# Only `make deps`, `make test`, `make demo`, `make deb` (and the
+# debug-kernel lane of `make test`) install.  Build steps (`make`, `make install`, `make bench`)
 # run it with --check: it then installs nothing, and names what is missing,
 # the packages, and the command that installs them.
 #
@@ -125,6 +125,9 @@ have() {
 	libelf)      pkg-config --exists libelf 2>/dev/null ;;
 	openssl)     pkg-config --exists openssl 2>/dev/null ;;
 	linux-source) ls /usr/src/linux-source-6.1.tar.* >/dev/null 2>&1 ;;
+	dpkg-buildpackage|lintian|debootstrap) command -v "$1" >/dev/null 2>&1 ;;
+	debhelper)   command -v dh >/dev/null 2>&1 ;;
+	dh-dkms)     command -v dh_dkms >/dev/null 2>&1 ;;
 	*) echo "deps.sh: unknown need '$1'" >&2; exit 2 ;;
 	esac
 }
@@ -150,6 +153,7 @@ pkg() {
 	libelf)       echo libelf-dev ;;
 	openssl)      echo libssl-dev ;;
 	linux-source) echo linux-source-6.1 ;;
+	dpkg-buildpackage) echo dpkg-dev ;;
 	guest-kernel) echo linux-image-amd64 ;;
 	guest-headers)
 		# Ubuntu has no Debian -amd64 kernel; its headers are per kernel.
@@ -191,6 +195,13 @@ bench)        needs="$userspace pkg-config ucx gnuplot" ;;
 # is run directly; NUMA, FUSE, Java, doxygen: configured off), plus
 # dpkg-source to unpack it.
 ucx)          needs="$userspace autoconf automake libtool c++ patch dpkg-dev ibverbs-dev rdmacm-dev" ;;
+# deb: packaging/debian/control's Build-Depends (debhelper compat 13,
+# dh-dkms, meson, ninja, pkg-config, python3), dpkg-buildpackage, and
+# lintian, which make deb runs on what it built.
+deb)          needs="$userspace pkg-config dpkg-buildpackage debhelper dh-dkms lintian" ;;
+# deb-lane: tests/packaging/deb-lane.sh, the packages installed and purged
+# in a debootstrap'd Debian 12 chroot.
+deb-lane)     needs="debootstrap" ;;
 debug-kernel) needs="$userspace $modules $guest linux-source bc bison flex libelf openssl pahole rsync xz" ;;
 *) echo "deps.sh: unknown target '$want'" >&2; exit 2 ;;
 esac
