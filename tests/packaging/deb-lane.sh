@@ -1,0 +1,191 @@
+#!/bin/sh
+# deb-lane.sh BUILD - the Debian packages of `make deb` (BUILD/deb/*.deb)
+# installed on a clean Debian 12, used, purged, and nothing left behind.
+#
+# The clean system is a debootstrap'd bookworm minbase chroot with what a
+# user of the packages brings (linux-headers-amd64, dkms, a C compiler,
+# pkg-config), built once and cached as a tarball in
+# GDIRECT_DEB_CHROOT (/var/cache/gdirect-deb-chroot); every run unpacks it
+# afresh, so each starts clean and needs no network.  In it:
+#   apt-get install ./*.deb  (every package but -dbgsym)
+#   dkms built gdirect for the chroot's headers, the .ko files are there,
+#   the group and udev rule exist, gdirect runs from /usr/bin, the example
+#   program builds against the installed header and library through
+#   pkg-config, libgdrapi and the emulated GPU's libraries stay out of the
+#   dynamic linker's path until asked;
+#   apt-get purge, and the file list, the group, the dkms tree, /usr/src
+#   are as before the install.
+# Loading the modules is not tested here (a chroot shares the host's
+# kernel): the emulated machine's lanes do that with the tree's modules.
+#
+# TAP, ending with "deb: N passed, N failed, N skipped".  Skips, saying
+# why, without root, debootstrap, the packages, or the archive.
+set -u
+build=$1
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/include/tap.sh"
+cache=${GDIRECT_DEB_CHROOT:-/var/cache/gdirect-deb-chroot}
+mirror=${GDIRECT_DEB_MIRROR:-http://deb.debian.org/debian}
+image=$cache/bookworm-minbase.tar
+skips=0
+summary() {
+	passed=$((n - fails - skips))
+	echo "deb: $passed passed, $fails failed, $skips skipped"
+}
+skip_lane() {
+	echo "1..0 # SKIP $*"
+	echo "deb: 0 passed, 0 failed, 1 skipped ($*)"
+	exit 0
+}
+[ "$(id -u)" = 0 ] || skip_lane "not root: a chroot needs root"
+command -v debootstrap >/dev/null || skip_lane "no debootstrap (scripts/deps.sh deb-lane installs it)"
+debs=$(ls "$build"/deb/*.deb 2>/dev/null | grep -v -- '-dbgsym_')
+[ -n "$debs" ] || skip_lane "no packages in $build/deb: run make deb first"
+
+root=$(mktemp -d /var/tmp/gdirect-deb-lane.XXXXXX)
+cleanup() {
+	for m in sys proc; do
+		mountpoint -q "$root/$m" 2>/dev/null && umount -l "$root/$m"
+	done
+	# --one-file-system: never into a mount that outlived umount.
+	rm -rf --one-file-system "$root"; rm -f "$root".*
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# 1. the clean system, built once.
+if [ ! -s "$image" ]; then
+	diag "no cached chroot: debootstrap bookworm minbase from $mirror into $image (once)"
+	mkdir -p "$cache"
+	if ! debootstrap --variant=minbase \
+		--include=linux-headers-amd64,dkms,gcc,make,libc6-dev,pkg-config,adduser \
+		bookworm "$root" "$mirror" >"$root.debootstrap.log" 2>&1; then
+		tail -5 "$root.debootstrap.log" | sed 's/^/# /'
+		rm -f "$root.debootstrap.log"
+		skip_lane "debootstrap of bookworm from $mirror failed (no archive?)"
+	fi
+	rm -f "$root.debootstrap.log"
+	chroot "$root" apt-get clean
+	tar -C "$root" --numeric-owner -cf "$image.tmp" . && mv "$image.tmp" "$image"
+	rm -rf --one-file-system "$root" && mkdir "$root"
+fi
+tar -C "$root" --numeric-owner -xf "$image" || skip_lane "cannot unpack $image"
+ok "a fresh Debian 12 minbase chroot from $image"
+mount -t proc proc "$root/proc"
+mount -t sysfs -o ro sysfs "$root/sys"
+printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+chmod 755 "$root/usr/sbin/policy-rc.d"
+in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }
+# The file list of the system, less what changes by use alone: logs, apt's
+# and debconf's caches, dpkg's and apt's own bookkeeping (-old copies,
+# apt's record of automatically installed packages), the shadow tools'
+# backups (/etc/group- and friends: addgroup's copy of the file before it
+# changed), and depmod's indexes (modules.dep and friends), which dkms
+# rebuilds on install and on removal and so may appear where no kernel
+# image made them: they are checked instead not to name our modules.
+snapshot() {
+	(cd "$root" && find . -xdev \( -path ./proc -o -path ./sys -o -path ./dev -o -path ./tmp \
+		-o -path ./run -o -path ./var/log -o -path ./var/cache -o -path ./var/tmp \) -prune \
+		-o -print) | grep -v -e '^\./var/lib/dpkg/[a-z]*-old$' -e '^\./etc/[a-z]*-$' \
+		-e '^\./usr/sbin/policy-rc.d$' -e '^\./var/lib/dpkg/triggers/' \
+		-e '^\./var/lib/apt/extended_states$' -e '^\./usr/lib/modules/[^/]*/modules\.[a-z.]*$' | sort
+}
+snapshot >"$root.before"
+kver=$(ls "$root/lib/modules" | grep -- '-amd64$' | sort -V | tail -n1)
+diag "chroot kernel headers: $kver"
+version=$(basename "$(ls "$build"/deb/gdirect-dkms_*_all.deb)" | sed 's/^gdirect-dkms_\(.*\)_all\.deb$/\1/')
+
+# 2. install.
+mkdir -p "$root/tmp/debs"
+cp $debs "$root/tmp/debs/"
+names=$(for d in $debs; do dpkg-deb -f "$d" Package; done | tr '\n' ' ')
+diag "packages: $names"
+if in_root sh -c 'apt-get install -y /tmp/debs/*.deb' >"$root.install.log" 2>&1; then
+	ok "apt-get install of the packages"
+else
+	not_ok "apt-get install of the packages"
+	diag "$(tail -40 "$root.install.log")"
+fi
+diag "$(grep -i -e 'dkms' -e 'error' -e 'warn' "$root.install.log" | head -20)"
+rm -f "$root.install.log"
+
+# 3. the modules.
+st=$(in_root dkms status gdirect 2>&1)
+diag "dkms status: $st"
+check "dkms built and installed gdirect/$version for $kver" \
+	sh -c 'printf "%s\n" "$1" | grep -q "^gdirect/$2, $3, x86_64: installed"' _ "$st" "$version" "$kver"
+for m in nvp2p_emu gdirect gdirect_edu; do
+	ko=$(find "$root/lib/modules/$kver/updates/dkms" -name "$m.ko*" 2>/dev/null | head -n1)
+	check "$m.ko installed for $kver${ko:+ (${ko#$root})}" [ -n "$ko" ]
+done
+# The packaged tree is the one packaging/dkms-tree.sh lays out (the tree
+# tests/unit/packaging/t-dkms.sh builds).
+"$top/packaging/dkms-tree.sh" "$top" "$root.tree" "$version"
+d=$(diff -r "$root.tree" "$root/usr/src/gdirect-$version" 2>&1)
+rm -rf "$root.tree"
+check "/usr/src/gdirect-$version is packaging/dkms-tree.sh's tree" [ -z "$d" ]
+[ -z "$d" ] || diag "$d"
+check "the group gdirect exists" sh -c 'chroot "$1" getent group gdirect >/dev/null' _ "$root"
+check "the udev rule 60-gdirect.rules is installed" [ -f "$root/usr/lib/udev/rules.d/60-gdirect.rules" ]
+
+# 4. user space.
+check "gdirect is /usr/bin/gdirect" [ "$(in_root sh -c 'command -v gdirect')" = /usr/bin/gdirect ]
+out=$(in_root gdirect version 2>&1)
+check "gdirect version says 'gdirect $version' ($out)" [ "$out" = "gdirect $version" ]
+if out=$(in_root gdirect info 2>&1); then ok "gdirect info runs"
+else not_ok "gdirect info runs"; fi
+diag "$(printf '%s\n' "$out" | head -15)"
+cp "$top/lib/examples/gdirect-example.c" "$root/tmp/"
+ma=x86_64-linux-gnu
+if in_root sh -c "cc -o /tmp/example /tmp/gdirect-example.c \$(pkg-config --cflags --libs gdirect) \
+	-I/usr/include/gdirect-emu -L/usr/lib/$ma/gdirect-emu -lcuda" >"$root.cc.log" 2>&1; then
+	ok "the example builds against gdirect.h and libgdirect through pkg-config"
+	# /lib is /usr/lib on Debian 12 (merged /usr): compare the real paths.
+	lib=$(in_root sh -c 'LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/gdirect-emu ldd /tmp/example' |
+		sed -n 's/^[[:space:]]*libgdirect\.so\.0 => \([^ ]*\).*/\1/p')
+	[ -z "$lib" ] || lib=$(in_root readlink -f "$lib")
+	check "it links the installed libgdirect ($lib)" [ "$lib" = "/usr/lib/$ma/libgdirect.so.0.1.0" ]
+	out=$(in_root env LD_LIBRARY_PATH=/usr/lib/$ma/gdirect-emu /tmp/example 2>&1)
+	diag "the example, with the emulated GPU's libcuda and no device: $out"
+else
+	not_ok "the example builds against gdirect.h and libgdirect through pkg-config"
+	diag "$(cat "$root.cc.log")"
+fi
+rm -f "$root.cc.log"
+cache_has() { in_root ldconfig -p | grep -q "$1"; }
+check "libcuda.so.1 (gdirect-emu) is not in ld.so.cache" sh -c '! chroot "$1" ldconfig -p | grep -q libcuda.so.1' _ "$root"
+check "libgdrapi.so.2 is not in ld.so.cache by default" sh -c '! chroot "$1" ldconfig -p | grep -q libgdrapi.so.2' _ "$root"
+in_root update-alternatives --quiet --set gdirect-libgdrapi /usr/lib/$ma/gdirect/ld.so.conf.d/gdirect.conf
+in_root ldconfig
+check "update-alternatives --set gdirect-libgdrapi: ours in ld.so.cache" \
+	sh -c 'chroot "$1" ldconfig -p | grep -q "libgdrapi.so.2 .*=> /usr/lib/x86_64-linux-gnu/gdirect/libgdrapi.so.2"' _ "$root"
+if in_root sh -c "printf '#include <gdrapi.h>\nint main(void){int a,b;gdr_runtime_get_version(&a,&b);return !(a==2);}\n' >/tmp/g.c &&
+	cc -o /tmp/g /tmp/g.c \$(PKG_CONFIG_PATH=/usr/lib/$ma/gdirect/pkgconfig pkg-config --cflags --libs gdrapi) && /tmp/g" >/dev/null 2>&1; then
+	ok "a gdrcopy program builds (gdrapi.pc) and runs on ours, found by ldconfig"
+else
+	not_ok "a gdrcopy program builds (gdrapi.pc) and runs on ours, found by ldconfig"
+fi
+
+# 5. purge, and nothing left.
+if in_root apt-get purge -y $names >"$root.purge.log" 2>&1; then ok "apt-get purge of the packages"
+else not_ok "apt-get purge of the packages"; diag "$(tail -30 "$root.purge.log")"; fi
+rm -f "$root.purge.log"
+rm -rf "$root/tmp/debs" "$root/tmp/example" "$root/tmp/gdirect-example.c" "$root/tmp/g" "$root/tmp/g.c"
+check "dkms status knows no gdirect" [ -z "$(in_root dkms status gdirect 2>/dev/null)" ]
+check "no /var/lib/dkms/gdirect" [ ! -e "$root/var/lib/dkms/gdirect" ]
+check "no /usr/src/gdirect-$version" [ ! -e "$root/usr/src/gdirect-$version" ]
+idx=$(grep -l -a -e gdirect -e nvp2p_emu "$root"/lib/modules/*/modules.* 2>/dev/null)
+check "depmod's indexes name no gdirect module${idx:+: $idx}" [ -z "$idx" ]
+check "no gdirect module under /lib/modules" [ -z "$(find "$root/lib/modules" -name 'gdirect*.ko*' -o -name 'nvp2p_emu.ko*')" ]
+check "the group gdirect is gone" sh -c '! chroot "$1" getent group gdirect' _ "$root"
+check "the udev rule is gone" [ ! -e "$root/usr/lib/udev/rules.d/60-gdirect.rules" ]
+check "the gdirect-libgdrapi alternative is gone" [ ! -e "$root/etc/ld.so.conf.d/00-gdirect-libgdrapi.conf" ] 
+snapshot >"$root.after"
+left=$(diff "$root.before" "$root.after" | grep '^[<>]')
+rm -f "$root.before" "$root.after"
+check "the file list is as before the install${left:+ (differences below)}" [ -z "$left" ]
+[ -z "$left" ] || diag "$left"
+tap_done >/dev/null
+echo "1..$n"
+summary
+[ "$fails" = 0 ]
