@@ -4,15 +4,17 @@
 #
 # The clean system is a debootstrap'd bookworm minbase chroot with what a
 # user of the packages brings (linux-headers-amd64, dkms, a C compiler,
-# pkg-config), built once and cached as a tarball in
+# pkg-config) and bookworm-backports' 6.12 headers beside Debian's 6.1,
+# built once (the only step that needs the archive) and cached as a tarball in
 # GDIRECT_DEB_CHROOT (/var/cache/gdirect-deb-chroot); every run unpacks it
 # afresh, so each starts clean and needs no network.  In it:
 #   apt-get install ./*.deb  (every package but -dbgsym)
-#   dkms built gdirect for the chroot's headers, the .ko files are there,
+#   dkms built gdirect for each kernel's headers, the .ko files are there,
 #   the group and udev rule exist, gdirect runs from /usr/bin, the example
 #   program builds against the installed header and library through
 #   pkg-config, libgdrapi and the emulated GPU's libraries stay out of the
-#   dynamic linker's path until asked;
+#   dynamic linker's path until asked, and the gdirect-libgdrapi
+#   alternative puts ours ahead of a stand-in for NVIDIA's, and back;
 #   apt-get purge, and the file list, the group, the dkms tree, /usr/src
 #   are as before the install.
 # Loading the modules is not tested here (a chroot shares the host's
@@ -26,7 +28,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/include/tap.sh"
 cache=${GDIRECT_DEB_CHROOT:-/var/cache/gdirect-deb-chroot}
 mirror=${GDIRECT_DEB_MIRROR:-http://deb.debian.org/debian}
-image=$cache/bookworm-minbase.tar
+# What the image holds names it: a change here builds a new one.
+include=linux-headers-amd64,dkms,gcc,make,libc6-dev,pkg-config,adduser
+image=$cache/bookworm-minbase-$(printf '%s bpo' "$include" | md5sum | cut -c1-8).tar
 skips=0
 summary() {
 	passed=$((n - fails - skips))
@@ -58,15 +62,27 @@ if [ ! -s "$image" ]; then
 	diag "no cached chroot: debootstrap bookworm minbase from $mirror into $image (once)"
 	mkdir -p "$cache"
 	if ! debootstrap --variant=minbase \
-		--include=linux-headers-amd64,dkms,gcc,make,libc6-dev,pkg-config,adduser \
+		--include="$include" \
 		bookworm "$root" "$mirror" >"$root.debootstrap.log" 2>&1; then
 		tail -5 "$root.debootstrap.log" | sed 's/^/# /'
 		rm -f "$root.debootstrap.log"
 		skip_lane "debootstrap of bookworm from $mirror failed (no archive?)"
 	fi
 	rm -f "$root.debootstrap.log"
+	# bookworm-backports' kernel headers (6.12) beside 6.1's, as on a
+	# machine running the backports kernel; without them the lane tests
+	# 6.1 alone and says so.
+	echo "deb $mirror bookworm-backports main" >"$root/etc/apt/sources.list.d/bookworm-backports.list"
+	if ! { chroot "$root" apt-get update -qq &&
+	       chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		-t bookworm-backports linux-headers-amd64; } >"$root.bpo.log" 2>&1; then
+		diag "bookworm-backports' linux-headers-amd64 not installed in the image:" "$(tail -5 "$root.bpo.log")"
+	fi
+	rm -f "$root.bpo.log"
 	chroot "$root" apt-get clean
 	tar -C "$root" --numeric-owner -cf "$image.tmp" . && mv "$image.tmp" "$image"
+	# Images of an older include list are never used again.
+	find "$cache" -maxdepth 1 -name 'bookworm-minbase*.tar' ! -name "$(basename "$image")" -delete
 	rm -rf --one-file-system "$root" && mkdir "$root"
 fi
 tar -C "$root" --numeric-owner -xf "$image" || skip_lane "cannot unpack $image"
@@ -91,8 +107,8 @@ snapshot() {
 		-e '^\./var/lib/apt/extended_states$' -e '^\./usr/lib/modules/[^/]*/modules\.[a-z.]*$' | sort
 }
 snapshot >"$root.before"
-kver=$(ls "$root/lib/modules" | grep -- '-amd64$' | sort -V | tail -n1)
-diag "chroot kernel headers: $kver"
+kvers=$(ls "$root/lib/modules" | grep -- '-amd64$' | sort -V)
+diag "chroot kernel headers:" $kvers
 version=$(basename "$(ls "$build"/deb/gdirect-dkms_*_all.deb)" | sed 's/^gdirect-dkms_\(.*\)_all\.deb$/\1/')
 
 # 2. install.
@@ -109,14 +125,27 @@ fi
 diag "$(grep -i -e 'dkms' -e 'error' -e 'warn' "$root.install.log" | head -20)"
 rm -f "$root.install.log"
 
-# 3. the modules.
+# 3. the modules, built by the postinst for the kernels with headers; one
+# it left out (dkms builds for the running kernel, the host's here, and
+# the newest) is built as the kernel's own hook (/etc/kernel/postinst.d/
+# dkms) would build it: dkms autoinstall, a no-op where already built.
+newest=$(printf '%s\n' $kvers | tail -n1)
+for k in $kvers; do
+	[ "$k" = "$newest" ] && continue
+	in_root dkms autoinstall -k "$k" >"$root.dkms.log" 2>&1 || diag "$(tail -20 "$root.dkms.log")"
+	rm -f "$root.dkms.log"
+done
 st=$(in_root dkms status gdirect 2>&1)
-diag "dkms status: $st"
-check "dkms built and installed gdirect/$version for $kver" \
-	sh -c 'printf "%s\n" "$1" | grep -q "^gdirect/$2, $3, x86_64: installed"' _ "$st" "$version" "$kver"
-for m in nvp2p_emu gdirect gdirect_edu; do
-	ko=$(find "$root/lib/modules/$kver/updates/dkms" -name "$m.ko*" 2>/dev/null | head -n1)
-	check "$m.ko installed for $kver${ko:+ (${ko#$root})}" [ -n "$ko" ]
+diag "dkms status:" "$st"
+[ "$(printf '%s\n' $kvers | wc -l)" -ge 2 ] ||
+	skip "gdirect built for bookworm-backports' 6.12 headers" "not in the cached image (the backports archive was unavailable when it was built)"
+for kver in $kvers; do
+	check "dkms built and installed gdirect/$version for $kver" \
+		sh -c 'printf "%s\n" "$1" | grep -q "^gdirect/$2, $3, x86_64: installed"' _ "$st" "$version" "$kver"
+	for m in nvp2p_emu gdirect gdirect_edu; do
+		ko=$(find "$root/lib/modules/$kver/updates/dkms" -name "$m.ko*" 2>/dev/null | head -n1)
+		check "$m.ko installed for $kver${ko:+ (${ko#$root})}" [ -n "$ko" ]
+	done
 done
 # The packaged tree is the one packaging/dkms-tree.sh lays out (the tree
 # tests/unit/packaging/t-dkms.sh builds).
@@ -165,6 +194,22 @@ if in_root sh -c "printf '#include <gdrapi.h>\nint main(void){int a,b;gdr_runtim
 else
 	not_ok "a gdrcopy program builds (gdrapi.pc) and runs on ours, found by ldconfig"
 fi
+
+# Ours ahead of NVIDIA's: a stand-in with NVIDIA's name and SONAME in
+# /usr/lib/<triplet>, where gdrcopy's libgdrapi package puts it.
+in_root sh -c "echo 'int gdr_stand_in;' >/tmp/n.c && cc -shared -fPIC -Wl,-soname,libgdrapi.so.2 \
+	-o /usr/lib/$ma/libgdrapi.so.2 /tmp/n.c && rm /tmp/n.c && ldconfig"
+resolved() { in_root ldd /tmp/g 2>/dev/null | sed -n 's/^[[:space:]]*libgdrapi\.so\.2 => \([^ ]*\).*/\1/p'; }
+r=$(resolved)
+check "with NVIDIA's libgdrapi.so.2 beside it and ours chosen, programs get ours ($r)" \
+	[ "$r" = "/usr/lib/$ma/gdirect/libgdrapi.so.2" ]
+in_root update-alternatives --quiet --auto gdirect-libgdrapi
+in_root ldconfig
+r=$(resolved)
+case "$r" in /usr/lib/$ma/libgdrapi.so.2|/lib/$ma/libgdrapi.so.2) ok "update-alternatives --auto: NVIDIA's again ($r)" ;;
+*) not_ok "update-alternatives --auto: NVIDIA's again ($r)" ;; esac
+rm -f "$root/usr/lib/$ma/libgdrapi.so.2"
+in_root ldconfig
 
 # 5. purge, and nothing left.
 if in_root apt-get purge -y $names >"$root.purge.log" 2>&1; then ok "apt-get purge of the packages"
