@@ -13,7 +13,7 @@ set -eu
 out=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
 
-version=$(meson introspect "$top/meson.build" --projectinfo |
+version=$(meson introspect "$top/meson.build" --projectinfo 2>/dev/null |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
 [ -n "$version" ] || { echo "deb: cannot read the project version from meson.build" >&2; exit 1; }
 
