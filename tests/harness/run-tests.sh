@@ -224,6 +224,27 @@ grep '^not ok' "$results/lint.tap" | sed 's|^|lint: |; s|$| (results/lint.tap)|'
 	while IFS= read -r l; do note_failure "$l"; done
 tail -n1 "$results/lint.tap" | sed 's/^lint: //' >"$results/lint.summary"
 add_summary "$results/lint.summary"
+# The Debian packages (make deb) installed, used, removed and purged in a
+# clean Debian 12 chroot (docs/building.md, "Debian packages").
+echo "== Debian packages (make deb, tests/packaging/deb-lane.sh)"
+deb_t0=$(date +%s)
+if [ "$lanes" = available ] && ! "$top/scripts/deps.sh" --check deb >/dev/null 2>&1; then
+	lane_skip deb "the packaging tools (debhelper, dh-dkms, lintian) are not installed here"
+elif ! { "$top/scripts/deps.sh" deb && "$top/scripts/deps.sh" deb-lane &&
+	"$top/packaging/deb.sh" "$build/deb"; } >"$results/deb-build.log" 2>&1; then
+	tail -n 15 "$results/deb-build.log" | sed 's/^/  /'
+	echo "deb: make deb failed (results/deb-build.log)"
+	note_failure "deb: make deb failed (results/deb-build.log)"
+	add 0 1 0
+else
+	"$top/tests/packaging/deb-lane.sh" "$build" >"$results/deb-lane.tap" 2>&1
+	grep '^not ok' "$results/deb-lane.tap" | sed 's|^|deb: |; s|$| (results/deb-lane.tap)|' |
+		while IFS= read -r l; do note_failure "$l"; done
+	tail -n1 "$results/deb-lane.tap"
+	tail -n1 "$results/deb-lane.tap" | sed 's/^deb: //; s/ (.*//' >"$results/deb.summary"
+	add_summary "$results/deb.summary"
+fi
+echo "deb: $(( $(date +%s) - deb_t0 )) s"
 # CI starts from a clean clone: UCX is built here, and a failed build is a
 # failure of its own, not only the guest tests' skips.
 echo "== UCX build (make ucx: scripts/ucx-build.sh, docs/cluster.md)"
