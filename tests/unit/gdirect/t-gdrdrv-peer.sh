@@ -12,7 +12,7 @@
 # and that a planted wrong request number or version gate is caught.
 #
 # The tarball is looked up in $GDIRECT_PEERS_DIR, or in SOURCE/../shared/peers
-# when that variable is unset (docs/testing.md; /work/shared/peers/README.md
+# when that variable is unset (docs/testing.md; the README beside the tarballs
 # describes the directory).  A set but empty, relative or missing directory
 # is an error.  Without the tarball the test is a SKIP that names the file.
 # CC is the compiler command meson uses.
