@@ -2,7 +2,9 @@
 #
 #   make            build user space (meson, build/) and the kernel modules
 #   make deps       install the Debian packages the build targets need
-#   make test       unit tests + the emulated machine's guest suite
+#   make test       every lane: unit tests, lint, packages, the emulated machine's
+#                   guest suites, the GPU suites where a GPU is (scripts/test.sh)
+#   make lint       checkpatch and sparse over the kernel code
 #   make demo       the product walked end to end: the emulated machine, or the
 #                   real path with an NVIDIA driver (scripts/demo-gpu.sh)
 #   make demo-nvp2p the raw nv-p2p walk on the emulated machine, for driver authors
