@@ -4,6 +4,7 @@
 # usage: scripts/deps.sh [--check] userspace|modules|build|test|demo|demo-cluster|bench|debug-kernel|ucx|deb|deb-lane
 #        scripts/deps.sh kernel-bpo    fetches the backports kernel (below)
 #        scripts/deps.sh demo-mode     prints "gpu" or "emulated" (see below)
+#        scripts/deps.sh nvidia-present  exit status 0 where an NVIDIA driver is loaded
 #
 # Only `make deps`, `make test`, `make demo`, `make deb` (and the
 # debug-kernel lane of `make test`) install.  Build steps (`make`, `make install`, `make bench`)
@@ -171,6 +172,7 @@ cluster="rdma ibverbs-utils rxe-provider librdmacm ucx ucx-utils"
 modules="cc make guest-headers"
 case "$want" in
 demo-mode)    demo_mode; exit $? ;;
+nvidia-present) nvidia_present; exit $? ;;
 userspace)    needs="$userspace" ;;
 modules)      needs="$modules" ;;
 build)        needs="$userspace $modules" ;;

@@ -15,9 +15,8 @@ set -eu
 build=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
 
-nvidia_present() { [ -e /dev/nvidiactl ] || [ -r /proc/driver/nvidia/version ]; }
 case "${GDIRECT_TEST_LANES:-}" in
-"")        if nvidia_present; then lanes=available; else lanes=all; fi ;;
+"")        if "$top/scripts/deps.sh" nvidia-present; then lanes=available; else lanes=all; fi ;;
 all|available) lanes=$GDIRECT_TEST_LANES ;;
 *) echo "test.sh: GDIRECT_TEST_LANES='$GDIRECT_TEST_LANES': expected 'all' or 'available'" >&2
    exit 2 ;;

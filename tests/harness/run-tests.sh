@@ -374,7 +374,7 @@ fi
 
 # The GPU suites (make test-gpu), where there is a GPU to run them on.
 echo "== GPU suites (make test-gpu; docs/device.md)"
-if ! { [ -e /dev/nvidiactl ] || [ -r /proc/driver/nvidia/version ]; }; then
+if ! "$top/scripts/deps.sh" nvidia-present; then
 	lane_skip gpu "no NVIDIA driver here (make test-gpu runs these on a GPU server)"
 elif [ ! -e "$build/tests/device/test_device" ]; then
 	lane_skip gpu "meson found no CUDA toolkit, so the GPU tests were not built (scripts/find-cuda.sh says why)"
