@@ -3,10 +3,15 @@
  * pointer.c - cuPointerGetAttribute(s) and cuPointerSetAttribute
  *
  * What a real H200 with driver 580 shows, reproduced: a freed pointer's
- * BUFFER_ID query is CUDA_ERROR_INVALID_VALUE; a host pointer is refused for
- * SYNC_MEMOPS; cuPointerGetAttributes does not fail on a host pointer but
- * reports memory type 0; P2P tokens read as 0 (and, as in guide 11.7,
- * retrieving them turns on SYNC_MEMOPS for the allocation).
+ * BUFFER_ID query is CUDA_ERROR_INVALID_VALUE; cuPointerGetAttributes does
+ * not fail on a host pointer but reports memory type 0; P2P tokens read as
+ * 0 (and, as in guide 11.7, retrieving them turns on SYNC_MEMOPS for the
+ * allocation).  Setting SYNC_MEMOPS succeeds on cuMemAlloc, IPC-opened and
+ * page-locked host memory, fails with CUDA_ERROR_NOT_SUPPORTED on a VMM
+ * mapping (with or without gpuDirectRDMACapable; the attribute then reads
+ * 0) and with CUDA_ERROR_INVALID_VALUE on memory the driver does not know
+ * (malloc's).  IS_GPU_DIRECT_RDMA_CAPABLE reads 1 for cuMemAlloc memory
+ * and for VMM memory created gpuDirectRDMACapable, 0 for the rest.
  */
 #include <string.h>
 
@@ -111,8 +116,9 @@ static CUresult get_attr(struct alloc *a, CUpointer_attribute attr,
 			a->sync_memops = 1;
 		break;
 	}
+	/* VMM mappings refuse the attribute and read 0 (see above). */
 	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
-		*(unsigned int *)data = a ? a->sync_memops : 0;
+		*(unsigned int *)data = a && !a->vmm ? a->sync_memops : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
 	case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
@@ -209,8 +215,12 @@ EMU_EXPORT CUresult cuPointerSetAttribute(const void *value,
 		return r;
 	pthread_mutex_lock(&emu.lock);
 	a = emu_find_alloc(ptr);
-	if (a)
+	if (a && a->vmm)
+		r = CUDA_ERROR_NOT_SUPPORTED;
+	else if (a)
 		a->sync_memops = *(const unsigned int *)value ? 1 : 0;
+	else if (!emu_find_hostmem(ptr))
+		r = CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_unlock(&emu.lock);
-	return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	return r;
 }
