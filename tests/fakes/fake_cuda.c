@@ -28,6 +28,8 @@ struct alloc {
 	unsigned sync;
 	bool managed;
 	bool host;	/* pinned host memory (cuMemAllocHost) */
+	bool vmm;	/* a cuMemCreate + cuMemMap mapping */
+	bool rdma;	/* ... created gpuDirectRDMACapable */
 };
 
 /* Everything below is under lock, except the per-thread context. */
@@ -42,6 +44,7 @@ static size_t nallocs, cap;
 static size_t packed;
 static uint64_t next_id = 100;
 static unsigned long queries, frees, ptsz_frees;
+static CUresult sync_fail;	/* fake_cuda_fail_sync_memops */
 static fake_free_listener listener;
 static void *listener_arg;
 static int driver_version = CUDA_VERSION;
@@ -100,8 +103,10 @@ static void extend_packed(void)
 		packed++;
 }
 
+enum kind { K_DEVICE, K_MANAGED, K_HOST, K_VMM, K_VMM_RDMA };
+
 static uint64_t do_alloc(size_t size, uint64_t gap, uint64_t align,
-			 bool managed, bool host)
+			 enum kind k)
 {
 	uint64_t hold = round_up(size, SMALL_STEP) + gap, cand;
 	size_t i;
@@ -132,7 +137,10 @@ static uint64_t do_alloc(size_t size, uint64_t gap, uint64_t align,
 	memmove(&allocs[i + 1], &allocs[i], (nallocs - i) * sizeof(allocs[0]));
 	allocs[i] = (struct alloc){ .base = cand, .size = size,
 				    .end = cand + hold, .id = next_id++,
-				    .managed = managed, .host = host };
+				    .managed = k == K_MANAGED,
+				    .host = k == K_HOST,
+				    .vmm = k == K_VMM || k == K_VMM_RDMA,
+				    .rdma = k == K_VMM_RDMA };
 	nallocs++;
 	extend_packed();
 	pthread_mutex_unlock(&lock);
@@ -164,22 +172,35 @@ EXPORT int fake_cuda_set_arena(uint64_t bytes, bool address_only)
 
 EXPORT uint64_t fake_cuda_alloc(size_t size)
 {
-	return do_alloc(size, 0, step_for(size), false, false);
+	return do_alloc(size, 0, step_for(size), K_DEVICE);
 }
 
 EXPORT uint64_t fake_cuda_alloc_spaced(size_t size, size_t gap)
 {
-	return do_alloc(size, round_up(gap, GPU_PAGE), GPU_PAGE, false, false);
+	return do_alloc(size, round_up(gap, GPU_PAGE), GPU_PAGE, K_DEVICE);
 }
 
 EXPORT uint64_t fake_cuda_alloc_managed(size_t size)
 {
-	return do_alloc(size, 0, step_for(size), true, false);
+	return do_alloc(size, 0, step_for(size), K_MANAGED);
 }
 
 EXPORT uint64_t fake_cuda_alloc_host(size_t size)
 {
-	return do_alloc(size, 0, step_for(size), false, true);
+	return do_alloc(size, 0, step_for(size), K_HOST);
+}
+
+EXPORT uint64_t fake_cuda_alloc_vmm(size_t size, bool rdma)
+{
+	return do_alloc(round_up(size, GPU_PAGE), 0, GPU_PAGE,
+			rdma ? K_VMM_RDMA : K_VMM);
+}
+
+EXPORT void fake_cuda_fail_sync_memops(CUresult r)
+{
+	pthread_mutex_lock(&lock);
+	sync_fail = r;
+	pthread_mutex_unlock(&lock);
 }
 
 EXPORT void fake_cuda_reset(void)
@@ -187,6 +208,7 @@ EXPORT void fake_cuda_reset(void)
 	pthread_mutex_lock(&lock);
 	nallocs = 0;
 	packed = 0;
+	sync_fail = CUDA_SUCCESS;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -574,6 +596,15 @@ static CUresult get_attr(void *data, CUpointer_attribute at, CUdeviceptr p,
 	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
 		*(size_t *)data = a ? a->size : 0;
 		break;
+	/* Managed memory reads 1 before any setting; VMM mappings, which
+	 * refuse the setting, read 0. */
+	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+		*(unsigned int *)data = a && (a->managed || a->sync);
+		break;
+	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+		*(unsigned int *)data = a && (a->vmm ? a->rdma :
+					      !a->managed && !a->host);
+		break;
 	default:
 		/* An attribute the fake does not model: the runtime's test
 		 * asks for some of these about memory no driver knows. */
@@ -620,11 +651,39 @@ EXPORT CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute at,
 
 	if (a && at == CU_POINTER_ATTRIBUTE_SYNC_MEMOPS &&
 	    *(const unsigned int *)value) {
-		a->sync++;
+		if (a->vmm) {
+			rc = CUDA_ERROR_NOT_SUPPORTED;
+		} else if (sync_fail) {
+			rc = sync_fail;
+		} else {
+			a->sync++;
+			rc = CUDA_SUCCESS;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+/* The handle of a VMM mapping is its BUFFER_ID; nothing is counted. */
+EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *h,
+					    void *addr)
+{
+	CUresult rc = CUDA_ERROR_INVALID_VALUE;
+
+	pthread_mutex_lock(&lock);
+	struct alloc *a = find((uint64_t)(uintptr_t)addr);
+
+	if (a && a->vmm) {
+		*h = a->id;
 		rc = CUDA_SUCCESS;
 	}
 	pthread_mutex_unlock(&lock);
 	return rc;
+}
+
+EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle h)
+{
+	return h ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 /* ---- copies -------------------------------------------------------------- */
@@ -700,6 +759,9 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
 		{ "cuPointerGetAttribute", (void *)cuPointerGetAttribute },
 		{ "cuPointerGetAttributes", (void *)cuPointerGetAttributes },
 		{ "cuPointerSetAttribute", (void *)cuPointerSetAttribute },
+		{ "cuMemRetainAllocationHandle",
+		  (void *)cuMemRetainAllocationHandle },
+		{ "cuMemRelease", (void *)cuMemRelease },
 	};
 
 	(void)version;

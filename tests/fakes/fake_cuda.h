@@ -8,7 +8,16 @@
  * "Device memory" is host memory in one reserved arena, allocated first
  * fit, so that a freed address is handed out again with a new BUFFER_ID;
  * small allocations are packed at 4 KiB steps inside 64 KiB pages, as on
- * real GPUs.  Lookups are binary searches, so a benchmark with 65536
+ * real GPUs.  Besides cuMemAlloc's memory it has managed, pinned host and
+ * VMM memory (made by the calls below, not by cuMemCreate), whose
+ * SYNC_MEMOPS and IS_GPU_DIRECT_RDMA_CAPABLE answers are those measured on
+ * an H200 with driver 580.159.04: cuPointerSetAttribute(SYNC_MEMOPS)
+ * succeeds on device, managed and host memory, returns
+ * CUDA_ERROR_NOT_SUPPORTED on VMM memory (which then reads 0) and
+ * CUDA_ERROR_INVALID_VALUE on memory it does not know; managed memory
+ * reads 1 before any setting; RDMA_CAPABLE reads 1 for device memory and
+ * VMM memory created gpuDirectRDMACapable, 0 for the rest.
+ * cuMemRetainAllocationHandle knows VMM memory only.  Lookups are binary searches, so a benchmark with 65536
  * allocations pays a small constant for each driver call.
  *
  * It records, under its lock, attribute queries, frees and per-thread
@@ -57,6 +66,11 @@ uint64_t fake_cuda_alloc_spaced(size_t size, size_t gap);
 uint64_t fake_cuda_alloc_managed(size_t size);
 /* Pinned host memory, as cuMemAllocHost gives it: MEMORY_TYPE host. */
 uint64_t fake_cuda_alloc_host(size_t size);
+/* VMM memory, as cuMemCreate + cuMemMap give it (size rounded up to 64
+ * KiB): MEMORY_TYPE device; rdma is allocFlags.gpuDirectRDMACapable. */
+uint64_t fake_cuda_alloc_vmm(size_t size, bool rdma);
+/* Later SYNC_MEMOPS settings on non-VMM memory fail with r (0: succeed). */
+void fake_cuda_fail_sync_memops(CUresult r);
 /* Forgets every allocation without calling the free listener. */
 void fake_cuda_reset(void);
 /* cuDriverGetVersion's answer from now on (default CUDA_VERSION). */
