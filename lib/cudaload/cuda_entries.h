@@ -72,6 +72,11 @@
 	X(mem_unmap, "cuMemUnmap", cuMemUnmap, GD_CUDA_PROTO(cuMemUnmap)) \
 	X(mem_free_host, "cuMemFreeHost", cuMemFreeHost,		\
 	  GD_CUDA_PROTO(cuMemFreeHost))					\
+	X(mem_retain_allocation_handle, "cuMemRetainAllocationHandle",	\
+	  cuMemRetainAllocationHandle,					\
+	  GD_CUDA_PROTO(cuMemRetainAllocationHandle))			\
+	X(mem_release, "cuMemRelease", cuMemRelease,			\
+	  GD_CUDA_PROTO(cuMemRelease))					\
 	X(mem_get_address_range, "cuMemGetAddressRange",		\
 	  cuMemGetAddressRange_v2, GD_CUDA_PROTO(cuMemGetAddressRange_v2)) \
 	X(pointer_get_attribute, "cuPointerGetAttribute",		\

@@ -129,7 +129,9 @@ struct gdirect_stats {
 	uint64_t bytes_pinned;	 /* bytes pinned now */
 	uint64_t release_waits;	 /* pins out of BAR space, nothing to evict, that
 				    waited for other threads' releases */
-	uint64_t reserved[7];
+	uint64_t sync_memops_vmm; /* VMM allocations registered without
+				     SYNC_MEMOPS, which the driver refuses them */
+	uint64_t reserved[6];
 };
 
 /* Fill *p with the defaults, then apply the environment. */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "cudaload.h"
@@ -18,8 +19,9 @@ static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 /*
  * cuPointerGetAttribute and cuMemGetAddressRange are required: without
  * them the library behaves as if there were no driver.  The others are
- * optional (one call for four attributes, SYNC_MEMOPS).  Entry points come
- * through cuGetProcAddress_v2, which knows the right version of each name.
+ * optional (one call for four attributes, SYNC_MEMOPS, telling VMM
+ * mappings apart).  Entry points come through cuGetProcAddress_v2, which
+ * knows the right version of each name.
  */
 static void cu_load(void)
 {
@@ -29,7 +31,9 @@ static void cu_load(void)
 		       GD_CU_BIT(pointer_get_attributes) |
 		       GD_CU_BIT(pointer_get_attribute) |
 		       GD_CU_BIT(pointer_set_attribute) |
-		       GD_CU_BIT(mem_get_address_range),
+		       GD_CU_BIT(mem_get_address_range) |
+		       GD_CU_BIT(mem_retain_allocation_handle) |
+		       GD_CU_BIT(mem_release),
 		       GD_CU_BIT(pointer_get_attribute) |
 		       GD_CU_BIT(mem_get_address_range),
 		       GD_CUDA_PROC_ADDRESS, err, sizeof(err));
@@ -117,12 +121,37 @@ int gd_cuda_buffer_id(uint64_t addr, uint64_t *id)
 	return 0;
 }
 
-int gd_cuda_sync_memops(uint64_t addr)
+/* addr lies in a VMM mapping (cuMemCreate + cuMemMap): the driver hands
+ * out its allocation handle.  The reference taken is given back at once. */
+static bool is_vmm(uint64_t addr)
+{
+	CUmemGenericAllocationHandle h;
+
+	if (!cu.mem_retain_allocation_handle || !cu.mem_release ||
+	    cu.mem_retain_allocation_handle(&h, (void *)(uintptr_t)addr) !=
+	    CUDA_SUCCESS)
+		return false;
+	cu.mem_release(h);
+	return true;
+}
+
+int gd_cuda_sync_memops(uint64_t addr, int *cu_err)
 {
 	unsigned int one = 1;
+	CUresult r;
 
+	*cu_err = CUDA_SUCCESS;
 	if (!gd_cuda_available() || !cu.pointer_set_attribute)
 		return -ENOSYS;
-	return cu.pointer_set_attribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
-					addr) == CUDA_SUCCESS ? 0 : -EINVAL;
+	r = cu.pointer_set_attribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
+				     addr);
+	if (r == CUDA_SUCCESS)
+		return 0;
+	/* The driver refuses the attribute on VMM mappings, with or without
+	 * gpuDirectRDMACapable; asking only once it refused keeps the
+	 * common case at one call. */
+	if (r == CUDA_ERROR_NOT_SUPPORTED && is_vmm(addr))
+		return GD_SYNC_VMM;
+	*cu_err = r;
+	return r == CUDA_ERROR_NOT_SUPPORTED ? -EOPNOTSUPP : -EINVAL;
 }

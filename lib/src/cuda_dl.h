@@ -30,7 +30,18 @@ void gd_cuda_query(uint64_t addr, struct gd_cuquery *q);
  * valid device memory. */
 int gd_cuda_buffer_id(uint64_t addr, uint64_t *id);
 
-/* cuPointerSetAttribute(SYNC_MEMOPS, 1) on the allocation holding addr. */
-int gd_cuda_sync_memops(uint64_t addr);
+/* gd_cuda_sync_memops(): the allocation is a VMM mapping, which the driver
+ * gives no SYNC_MEMOPS; it is registered without it. */
+#define GD_SYNC_VMM 1
+
+/*
+ * cuPointerSetAttribute(SYNC_MEMOPS, 1) on the allocation holding addr.
+ * 0 when set; GD_SYNC_VMM when the driver answered CUDA_ERROR_NOT_SUPPORTED
+ * and addr is a VMM mapping (cuMemRetainAllocationHandle knows it);
+ * -ENOSYS without the driver's entry point; otherwise *cu_err is the
+ * driver's answer and the result -EOPNOTSUPP (CUDA_ERROR_NOT_SUPPORTED on
+ * other memory) or -EINVAL.
+ */
+int gd_cuda_sync_memops(uint64_t addr, int *cu_err);
 
 #endif

@@ -151,7 +151,7 @@ struct gd_pending {			/* a pin in progress */
 	X(misses) X(pin_waits) X(pins) X(pin_failures) X(unpins)	\
 	X(evictions) X(evictions_bar) X(release_waits) X(inv_kernel)	\
 	X(inv_hooks) X(inv_buffer_id) X(sync_memops) X(classify_misses)	\
-	X(regions) X(bytes_pinned)
+	X(regions) X(bytes_pinned) X(sync_memops_vmm)
 #define GD_STATS_FIELDS(X) X(hits) X(classify_hits) GD_COUNTER_FIELDS(X)
 
 #define GD_COUNTER_DECL(f) _Atomic uint64_t f;

@@ -9,11 +9,12 @@
  * paths), why each holds, and how to change them safely.  This file holds
  * what they call out of line and everything behind them.
  *
- * Miss path: classify afresh, SYNC_MEMOPS once per allocation, announce a
- * pending pin under ctx->lock, drop the lock, pin (evicting unused regions
- * in LRU order and retrying while the pin fails for BAR space), retake the
- * lock and point the new region's pages at it.  Misses on a range that is
- * being pinned wait for that pin; hits never wait for anything.
+ * Miss path: classify afresh, SYNC_MEMOPS once per allocation (not on VMM
+ * mappings, which the driver refuses it), announce a pending pin under
+ * ctx->lock, drop the lock, pin (evicting unused regions in LRU order and
+ * retrying while the pin fails for BAR space), retake the lock and point
+ * the new region's pages at it.  Misses on a range that is being pinned
+ * wait for that pin; hits never wait for anything.
  *
  * Death and release: a killed region leaves the index and waits on
  * ctx->dying until a scan of every thread's counts finds nobody holding
@@ -605,10 +606,15 @@ static void pending_del(struct gdirect_ctx *c, struct gd_pending *x)
 /*
  * SYNC_MEMOPS once per allocation, before its first registration.  Called
  * and returns with ctx->lock held; drops it around the CUDA call.  Returns
- * 0, -EAGAIN if the allocation went away meanwhile, or an error.
+ * 0, -EAGAIN if the allocation went away meanwhile, or an error, with the
+ * driver's answer in *cu_err.  A VMM mapping, which the driver refuses the
+ * attribute, counts as done: its registration goes on without it, as
+ * NCCL's and UCX's registrations of such memory do.
  */
-static int sync_memops_locked(struct gdirect_ctx *c, const struct gd_cuquery *q)
+static int sync_memops_locked(struct gdirect_ctx *c, const struct gd_cuquery *q,
+			      int *cu_err)
 {
+	*cu_err = 0;
 	for (;;) {
 		struct gd_alloc *al = gd_alloc_update(c, q);
 		int rc, st;
@@ -624,17 +630,21 @@ static int sync_memops_locked(struct gdirect_ctx *c, const struct gd_cuquery *q)
 		}
 		atomic_store(&al->sync_done, 1);
 		pthread_mutex_unlock(&c->lock);
-		rc = gd_cuda_sync_memops(q->base);
+		rc = gd_cuda_sync_memops(q->base, cu_err);
 		pthread_mutex_lock(&c->lock);
 		/* Look again: a free may have dropped the entry meanwhile. */
 		struct gd_alloc *now = gd_alloc_find(c, q->base);
 		if (now != al || al->buffer_id != q->buffer_id)
 			rc = -EAGAIN;
 		else
-			atomic_store(&al->sync_done, rc ? 0 : 2);
+			atomic_store(&al->sync_done, rc < 0 ? 0 : 2);
 		pthread_cond_broadcast(&c->pin_done);
 		if (rc == 0)
 			ST_INC(c, sync_memops);
+		if (rc == GD_SYNC_VMM) {
+			ST_INC(c, sync_memops_vmm);
+			rc = 0;
+		}
 		return rc;
 	}
 }
@@ -905,7 +915,7 @@ static int miss(struct gdirect_ctx *c, uint64_t a, uint64_t e,
 	struct gdirect_reg *r = NULL;
 	struct gd_pin pin;
 	uint64_t ps, pe;
-	int rc, tries = 0;
+	int rc, cu_err, tries = 0;
 
 	gd_drain(c);
 restart:
@@ -918,11 +928,21 @@ restart:
 	miss_range(c, &q, a, e, &ps, &pe);
 
 	pthread_mutex_lock(&c->lock);
-	rc = sync_memops_locked(c, &q);
+	rc = sync_memops_locked(c, &q, &cu_err);
 	if (rc) {
 		pthread_mutex_unlock(&c->lock);
 		if (rc == -EAGAIN)
 			goto restart;
+		if (rc == -ENOSYS)
+			return gd_err(rc, "cannot set SYNC_MEMOPS on %#llx: "
+				      "the CUDA driver has no "
+				      "cuPointerSetAttribute",
+				      (unsigned long long)q.base);
+		if (cu_err)
+			return gd_err(rc, "cannot set SYNC_MEMOPS on %#llx: "
+				      "cuPointerSetAttribute failed with CUDA "
+				      "error %d", (unsigned long long)q.base,
+				      cu_err);
 		return gd_err(rc, "cannot set SYNC_MEMOPS on %#llx",
 			      (unsigned long long)q.base);
 	}

@@ -2,7 +2,8 @@
 /*
  * t_rcache: the registration cache's basic contract: 64 KiB rounding,
  * refcounted handles, lazy unpinning, hits without CUDA calls, whole-
- * allocation registration and its cap, SYNC_MEMOPS once per allocation,
+ * allocation registration and its cap, SYNC_MEMOPS once per allocation
+ * (VMM memory registered without it, other refusals reported),
  * managed and CPU memory refused, growing and overlapping requests.
  */
 #include <pthread.h>
@@ -133,6 +134,73 @@ static void sync_memops_once(void)
 	CHECK_EQ(fake_cuda_sync_count(rr.buf), 1);
 	CHECK_EQ(st.sync_memops, 1);
 	one_reg_end(&rr);
+}
+
+/*
+ * VMM memory (cuMemCreate + cuMemMap), with and without
+ * gpuDirectRDMACapable: the driver refuses SYNC_MEMOPS on it with
+ * CUDA_ERROR_NOT_SUPPORTED (measured on an H200, driver 580.159.04), and
+ * its registration goes on without it, once per allocation.
+ */
+static void vmm_registers_without_sync_memops(void)
+{
+	struct gdirect_params p;
+	struct gdirect_stats st;
+	struct gdirect_reg *r;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	p.whole_alloc_max = 0;
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+
+	for (int rdma = 0; rdma < 2; rdma++) {
+		uint64_t v = fake_cuda_alloc_vmm(2 * MiB, rdma);
+
+		CHECK(v);
+		CHECK_EQ(gdirect_reg_get(c, P(v + 100), 10, 0, &r), 0);
+		gdirect_reg_put(r);
+		/* another page of it: a second pin, no second attempt */
+		CHECK_EQ(gdirect_reg_get(c, P(v + 1 * MiB), 10, 0, &r), 0);
+		gdirect_reg_put(r);
+		CHECK_EQ(fake_cuda_sync_count(v), 0);
+	}
+	gdirect_stats(c, &st);
+	CHECK_EQ(st.sync_memops, 0);
+	CHECK_EQ(st.sync_memops_vmm, 2);
+	CHECK_EQ(st.misses, 4);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
+}
+
+/* Any other refusal of SYNC_MEMOPS fails the registration and says what
+ * the driver answered: CUDA_ERROR_NOT_SUPPORTED on memory that is not a
+ * VMM mapping, or another error. */
+static void sync_memops_failure_reported(void)
+{
+	struct gdirect_params p;
+	struct gdirect_stats st;
+	struct gdirect_reg *r;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	struct gdirect_ctx *c = mkctx(&p, &(struct fake_cfg){ 0 }, NULL);
+	uint64_t d = fake_cuda_alloc(1 * MiB);
+
+	fake_cuda_fail_sync_memops(CUDA_ERROR_NOT_SUPPORTED);
+	CHECK_EQ(gdirect_reg_get(c, P(d), 10, 0, &r), -EOPNOTSUPP);
+	CHECK(strstr(gdirect_errmsg(), "cannot set SYNC_MEMOPS"));
+	CHECK(strstr(gdirect_errmsg(), "CUDA error 801"));
+	fake_cuda_fail_sync_memops(CUDA_ERROR_INVALID_VALUE);
+	CHECK_EQ(gdirect_reg_get(c, P(d), 10, 0, &r), -EINVAL);
+	CHECK(strstr(gdirect_errmsg(), "CUDA error 1"));
+	/* Nothing was marked done: once the driver agrees, it is set. */
+	fake_cuda_fail_sync_memops(CUDA_SUCCESS);
+	CHECK_EQ(gdirect_reg_get(c, P(d), 10, 0, &r), 0);
+	gdirect_reg_put(r);
+	CHECK_EQ(fake_cuda_sync_count(d), 1);
+	gdirect_stats(c, &st);
+	CHECK_EQ(st.sync_memops, 1);
+	CHECK_EQ(st.sync_memops_vmm, 0);
+	gdirect_ctx_destroy(c);
+	fake_cuda_reset();
 }
 
 /* A different page of the same allocation: a second pin, no second
@@ -346,6 +414,8 @@ int main(void)
 	TAP_TEST(unpins_lazily);
 	TAP_TEST(counts_hits_and_misses);
 	TAP_TEST(sync_memops_once);
+	TAP_TEST(vmm_registers_without_sync_memops);
+	TAP_TEST(sync_memops_failure_reported);
 	TAP_TEST(second_page_second_pin);
 	TAP_TEST(whole_alloc);
 	TAP_TEST(growing_and_overlapping);
