@@ -32,6 +32,7 @@ KERNEL_PROBLEMS = re.compile(
     r"inconsistent lock state|lock held when returning|"
     r"suspicious RCU usage|INFO: task .* blocked|Kernel panic|"
     r"UBSAN:|refcount_t:|invoked oom-killer)")
+GUEST_MARK = re.compile(r"gdirect-guest: (BEGIN|END) (\S+)")
 TAP_RESULT = re.compile(r"^(not )?ok\b\s*(\d+)?\s*(.*)$")
 TAP_PLAN = re.compile(r"^1\.\.(\d+)")
 
@@ -224,8 +225,18 @@ class Guest:
         elif not self.done:
             failed += 1
             print(f"guest[{self.name}]: guest stopped before the suite finished")
+        # Each problem with the test program that was running (the guest's
+        # init writes BEGIN and END lines into the kernel log).
+        problems = []
+        test = None
         with open(self.console_path, errors="replace") as f:
-            problems = [l.rstrip() for l in f if KERNEL_PROBLEMS.search(l)]
+            for l in f:
+                m = GUEST_MARK.search(l)
+                if m:
+                    test = m.group(2) if m.group(1) == "BEGIN" else None
+                elif KERNEL_PROBLEMS.search(l):
+                    problems.append(l.rstrip() +
+                                    (f"  <- during {test}" if test else ""))
         for p in problems[:20]:
             print(f"guest[{self.name}] kernel log: {p}")
         failed += len(problems)
