@@ -27,6 +27,27 @@ for ko in "${KMOD_DIR:-$build/kmod/$flavour}"/*/*.ko; do
 	[ -e "$ko" ] && cp "$ko" "$root/modules/"
 done
 
+# The guest kernel's own modules for a disk filesystem (ext2 through ext4,
+# on a loop device), for tests that need a file system with a real backing
+# device (t-30-gdirect-fadvise): the release is the one our modules were
+# built for, and its modules come from this machine's /lib/modules or the
+# bookworm-backports tree.  Without them those tests skip.
+mkdir -p "$root/modules/hostfs"
+ko1=$(ls "${KMOD_DIR:-$build/kmod/$flavour}"/*/*.ko 2>/dev/null | head -n1)
+rel=$( [ -n "$ko1" ] && modinfo -F vermagic "$ko1" 2>/dev/null | cut -d' ' -f1)
+for d in "/lib/modules/$rel" "${BPO_ROOT:-/var/cache/gdirect-bpo}/root/lib/modules/$rel"; do
+	[ -n "$rel" ] && [ -d "$d/kernel" ] || continue
+	for m in lib/crc16 fs/mbcache fs/jbd2/jbd2 crypto/crc32c_generic \
+		fs/ext4/ext4 drivers/block/loop; do
+		if [ -f "$d/kernel/$m.ko" ]; then
+			cp "$d/kernel/$m.ko" "$root/modules/hostfs/"
+		elif [ -f "$d/kernel/$m.ko.xz" ]; then
+			xz -dc "$d/kernel/$m.ko.xz" >"$root/modules/hostfs/${m##*/}.ko"
+		fi
+	done
+	break
+done
+
 # Programs built by meson in any guest/ folder, and shell tests in source.
 find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" \) -prune -o -path '*/guest/*' -type f \
 	-perm -u+x ! -path '*.p/*' -print | while read -r f; do
