@@ -233,6 +233,7 @@ int gd_reg_charge(struct gd_reg *r);
 void gd_reg_uncharge(struct gd_reg *r);
 int gd_ctx_open(struct inode *inode, struct file *filp, bool gdrdrv);
 int gd_ctx_release(struct inode *inode, struct file *filp);
+int gd_fadvise(struct file *filp, loff_t offset, loff_t len, int advice);
 
 /* ioctl.c */
 

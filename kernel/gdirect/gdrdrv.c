@@ -342,6 +342,7 @@ static const struct file_operations gd_gdr_fops = {
 	.release	= gd_ctx_release,
 	.unlocked_ioctl	= gd_gdr_ioctl,
 	.mmap		= gd_gdr_mmap,
+	.fadvise	= gd_fadvise,
 };
 
 static struct miscdevice gd_gdr_misc = {

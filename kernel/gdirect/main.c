@@ -9,6 +9,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cred.h>
+#include <linux/fadvise.h>
 #include <linux/fs.h>
 #include <linux/hashtable.h>
 #include <linux/miscdevice.h>
@@ -263,9 +264,15 @@ int gd_ctx_open(struct inode *inode, struct file *filp, bool gdrdrv)
 	/*
 	 * A private address space per open file: unmap_mapping_range() on it
 	 * reaches exactly this file's VMAs, which lets a revocation zap them
-	 * even after release() (by then there are none).
+	 * even after release() (by then there are none).  It never holds
+	 * page cache; the empty operations and an initialised invalidate_lock
+	 * (which address_space_init_once() leaves alone) keep any generic
+	 * page-cache path that reaches it harmless, as for the inode's own
+	 * mapping.
 	 */
 	address_space_init_once(&ctx->mapping);
+	init_rwsem(&ctx->mapping.invalidate_lock);
+	ctx->mapping.a_ops = &empty_aops;
 	ctx->mapping.host = inode;
 	filp->f_mapping = &ctx->mapping;
 	filp->private_data = ctx;
@@ -279,6 +286,30 @@ int gd_ctx_open(struct inode *inode, struct file *filp, bool gdrdrv)
 static int gd_open(struct inode *inode, struct file *filp)
 {
 	return gd_ctx_open(inode, filp, false);
+}
+
+/*
+ * posix_fadvise() and madvise(MADV_WILLNEED): the file has no page cache,
+ * so valid advice is accepted and ignored, as generic_fadvise() does where
+ * the backing device has no page cache.  generic_fadvise() itself is not
+ * safe here: on a device node made on a disk file system (mknod in a
+ * chroot or container image) it reads ahead through the file's mapping.
+ */
+int gd_fadvise(struct file *filp, loff_t offset, loff_t len, int advice)
+{
+	if (len < 0)
+		return -EINVAL;
+	switch (advice) {
+	case POSIX_FADV_NORMAL:
+	case POSIX_FADV_RANDOM:
+	case POSIX_FADV_SEQUENTIAL:
+	case POSIX_FADV_WILLNEED:
+	case POSIX_FADV_NOREUSE:
+	case POSIX_FADV_DONTNEED:
+		return 0;
+	default:
+		return -EINVAL;
+	}
 }
 
 /*
@@ -318,6 +349,7 @@ static const struct file_operations gd_fops = {
 	.mmap		= gd_mmap,
 	.read		= gd_read,
 	.poll		= gd_poll,
+	.fadvise	= gd_fadvise,
 	/* no .llseek: the file does not seek (kcompat.h, 6.12) */
 };
 
