@@ -43,7 +43,8 @@ void emu_dma_map_release(struct emu_dma_map *m)
  * @page_table: a live page table from get_pages
  * @dma_mapping: receives the mapping, one address per 64 KiB page
  *
- * May sleep.
+ * A table put or revoked already is a use-after-free in NVIDIA's driver
+ * and here an emu_misuse() WARN.  May sleep.
  *
  * Return: 0, -EINVAL (bad argument, or a table not live), -ENOMEM, -EIO
  * (dma_map_resource failed), or an injected error.
@@ -65,7 +66,14 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 	if (ret)
 		goto out_unlock;
 	pin = emu_pin_find(page_table);
-	if (!pin || pin->pt.page_size != NVIDIA_P2P_PAGE_SIZE_64KB) {
+	if (!pin) {
+		emu_misuse("dma_map_pages",
+			   "a page table no longer live (put or revoked)",
+			   page_table, sizeof(*page_table));
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (pin->pt.page_size != NVIDIA_P2P_PAGE_SIZE_64KB) {
 		ret = -EINVAL;
 		goto out_unlock;
 	}
@@ -122,8 +130,8 @@ NVP2P_EXPORT(nvidia_p2p_dma_map_pages);
  *
  * An unknown mapping of a live table is not an error: returns 0 without
  * touching it.  A table that is no longer live (revoked or put) also
- * returns 0, but is counted and logged: the NVIDIA driver would
- * dereference it after it was freed.  Takes only the mapping-list
+ * returns 0, but is counted in stale_unmaps and is an emu_misuse() WARN:
+ * the NVIDIA driver would dereference it after it was freed.  Takes only the mapping-list
  * lock, never the API lock, so it may run while a free callback of the
  * same table is in flight (and the callback may wait for it).  May sleep.
  *
@@ -152,7 +160,9 @@ int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer,
 		 * table here: a use-after-free in the caller's unmap path.
 		 */
 		emu->nr_stale_unmaps++;
-		pr_err_ratelimited("dma_unmap_pages of a page table that is no longer live (a use-after-free with the NVIDIA driver)\n");
+		emu_misuse("dma_unmap_pages",
+			   "a page table no longer live (put or revoked)",
+			   page_table, sizeof(*page_table));
 		goto out;
 	}
 	list_for_each_entry(m, &pin->dma_maps, node) {

@@ -188,8 +188,7 @@ static int emu_dma_unmap(struct nvidia_p2p_dma_mapping *map, const char *fn)
 	}
 	/* Already freed with its table: the L4T driver would use freed memory. */
 	emu->nr_stale_unmaps++;
-	pr_err_ratelimited("%s of a mapping that is no longer live (a use-after-free with the NVIDIA driver)\n",
-			   fn);
+	emu_misuse(fn, "a mapping no longer live", map, sizeof(*map));
 out:
 	mutex_unlock(&emu->maps_lock);
 	atomic_dec(&emu->unmaps_in_flight);
@@ -203,7 +202,7 @@ out:
  * Takes only the mapping-list lock.  May sleep.
  *
  * Return: 0, or -EINVAL for NULL or a mapping no longer live (counted in
- * stale_unmaps and logged).
+ * stale_unmaps and misuse, and a WARN: emu_misuse()).
  */
 int nvidia_p2p_dma_unmap_pages(struct nvidia_p2p_dma_mapping *map)
 {

@@ -195,6 +195,7 @@ struct emu_dev {
 	atomic_t callbacks_in_flight;	/* a free callback's delay or call */
 	atomic_t maps_returning;	/* dma_map_pages() past its lock */
 	u64 nr_stale_unmaps;		/* dma_unmap_pages() of a dead table */
+	atomic_t nr_misuse;		/* see emu_misuse() */
 	u64 nr_unfreed_tables;		/* Tegra: on emu->revoked */
 	u64 nr_leftover_dma_maps;	/* Tegra: left mapped past a callback */
 
@@ -229,6 +230,7 @@ extern unsigned int emu_pin_latency_us;
 extern unsigned int emu_callback_delay_ms;
 extern unsigned int emu_unmap_delay_ms;
 extern unsigned int emu_map_return_delay_ms;
+extern unsigned int emu_expect_misuse;
 extern unsigned int emu_max_mem_per_user_mb;
 extern unsigned short emu_dev_mode;
 #ifdef NVP2P_EMU_TEGRA
@@ -255,6 +257,8 @@ void emu_user_put(struct emu_user *u);
 /* pins.c */
 int emu_pin_range(u64 va, u64 len, unsigned int shift, u64 *entries);
 struct emu_pin *emu_pin_find(struct nvidia_p2p_page_table *pt);
+void emu_misuse(const char *call, const char *what, const void *freed,
+		size_t size);
 void emu_dma_map_remove(struct emu_dma_map *m);
 void emu_dma_unmap_all(struct emu_pin *pin);
 int emu_fault_inject(struct emu_fault *f);

@@ -14,6 +14,10 @@
  *                                            mapping and have not yet returned
  *   unmaps_in_flight  stale_unmaps           dma_unmap_pages calls running /
  *                                            made on a table no longer live
+ *   misuse                                   calls on a page table no longer
+ *                                            live or of the wrong kind, which
+ *                                            NVIDIA's driver would turn into a
+ *                                            use-after-free (emu_misuse())
  *   callbacks_in_flight                      free callbacks in their delay or
  *                                            running
  *   unfreed_tables                           Tegra: tables put or revoked but
@@ -27,6 +31,9 @@
  *   pin_latency_us  callback_delay_ms        the module parameters, writable;
  *   unmap_delay_ms  map_return_delay_ms      a delay in progress ends when its
  *                                            knob is lowered (emu_hold)
+ *   expect_misuse                            writable: that many misuse calls
+ *                                            are made on purpose by a test and
+ *                                            are logged without a WARN
  *   fail_next          "COUNT ERRNO": the next COUNT get_pages calls fail
  *   fail_next_dma_map  "COUNT ERRNO": the next COUNT dma_map_pages calls fail
  *
@@ -67,6 +74,7 @@ static const struct emu_knob emu_knobs[] = {
 	EMU_FIELD("unmaps_in_flight", EMU_ATOMIC, unmaps_in_flight),
 	EMU_FIELD("callbacks_in_flight", EMU_ATOMIC, callbacks_in_flight),
 	EMU_FIELD("stale_unmaps", EMU_U64, nr_stale_unmaps),
+	EMU_FIELD("misuse", EMU_ATOMIC, nr_misuse),
 	EMU_FIELD("unfreed_tables", EMU_U64, nr_unfreed_tables),
 	EMU_FIELD("leftover_dma_maps", EMU_U64, nr_leftover_dma_maps),
 #ifdef NVP2P_EMU_TEGRA
@@ -81,6 +89,7 @@ static const struct emu_knob emu_knobs[] = {
 	EMU_PARAM("callback_delay_ms", emu_callback_delay_ms),
 	EMU_PARAM("unmap_delay_ms", emu_unmap_delay_ms),
 	EMU_PARAM("map_return_delay_ms", emu_map_return_delay_ms),
+	EMU_PARAM("expect_misuse", emu_expect_misuse),
 	EMU_FIELD("fail_next", EMU_FAULT, fail_pin),
 	EMU_FIELD("fail_next_dma_map", EMU_FAULT, fail_dma),
 };

@@ -16,7 +16,10 @@
  *    waits on emu->lock while a callback is in flight;
  *  - dma_unmap_pages does not take emu->lock (only emu->maps_lock), so it
  *    runs while a callback is in flight and the callback may wait for it;
- *  - persistent pins never see a callback and keep the memory alive.
+ *  - persistent pins never see a callback and keep the memory alive;
+ *  - a call on a table put or revoked, or put_pages_persistent of a table
+ *    that is not persistent, reads freed or absent state in NVIDIA's
+ *    driver: here it fails, and emu_misuse() makes it loud.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -322,7 +325,9 @@ NVP2P_EXPORT(nvidia_p2p_put_pages);
  * @page_table: the page table it returned
  * @flags: must be 0
  *
- * May be called from any process.  May sleep.
+ * May be called from any process.  A table put or revoked already, or one
+ * from nvidia_p2p_get_pages(), is memory misuse in NVIDIA's driver and
+ * here an emu_misuse() WARN.  May sleep.
  *
  * Return: 0, or -EINVAL for bad flags, an unknown or non-persistent table or
  * a wrong address.
@@ -339,7 +344,15 @@ int nvidia_p2p_put_pages_persistent(uint64_t virtual_address,
 		return -EINVAL;
 	mutex_lock(&emu->lock);
 	pin = emu_pin_find(page_table);
-	if (pin && pin->persistent && pin->va == virtual_address) {
+	if (!pin)
+		emu_misuse("put_pages_persistent",
+			   "a page table no longer live (put or revoked)",
+			   page_table, sizeof(*page_table));
+	else if (!pin->persistent)
+		emu_misuse("put_pages_persistent",
+			   "a page table from get_pages (not persistent)",
+			   NULL, 0);
+	else if (pin->va == virtual_address) {
 		a = pin->alloc;
 		emu_pin_destroy(pin);
 		emu_alloc_put(a);

@@ -62,6 +62,10 @@ unsigned int emu_map_return_delay_ms;
 module_param_named(map_return_delay_ms, emu_map_return_delay_ms, uint, 0644);
 MODULE_PARM_DESC(map_return_delay_ms, "delay before each successful dma_map_pages returns, no lock held, in ms");
 
+unsigned int emu_expect_misuse;
+module_param_named(expect_misuse, emu_expect_misuse, uint, 0644);
+MODULE_PARM_DESC(expect_misuse, "calls on a dead or wrong-kind page table a test makes on purpose: counted and logged without a WARN");
+
 #ifdef NVP2P_EMU_TEGRA
 /*
  * struct pages for BAR2, of the generic device type: never given to the

@@ -6,7 +6,45 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/kasan-checks.h>
+
 #include "emu.h"
+
+/**
+ * emu_misuse() - a call that NVIDIA's driver would turn into memory misuse
+ * @call: the nv-p2p function
+ * @what: what it was given, e.g. "a page table no longer live"
+ * @freed: memory NVIDIA's driver would read and that is freed here (the
+ *	stale table or mapping), or NULL
+ * @size: bytes of @freed
+ *
+ * NVIDIA's driver trusts the table or mapping it is given: it reads it,
+ * reaches the structure it is embedded in and may write there, so one
+ * that was put or revoked is a use-after-free, and a live table of the
+ * other kind reaches state that does not exist.  Here the call fails
+ * cleanly, so the caller's bug is made loud instead: it is counted in
+ * "misuse" and is a WARN, which the guest harness reports as a kernel
+ * problem, unless a test announced it by raising "expect_misuse".
+ * @freed is also checked by KASAN as the read NVIDIA's driver makes, so
+ * the debug-kernel lane names its allocation and its free.
+ */
+void emu_misuse(const char *call, const char *what, const void *freed,
+		size_t size)
+{
+	unsigned int n = READ_ONCE(emu_expect_misuse);
+
+	atomic_inc(&emu->nr_misuse);
+	while (n) {
+		if (try_cmpxchg(&emu_expect_misuse, &n, n - 1)) {
+			pr_info("%s of %s, as the test expects\n", call, what);
+			return;
+		}
+	}
+	if (freed)
+		kasan_check_read(freed, size);
+	WARN_RATELIMIT(1, KBUILD_MODNAME ": %s of %s: memory misuse with NVIDIA's driver\n",
+		       call, what);
+}
 
 /* Return the injected error for this call, if one is armed. */
 int emu_fault_inject(struct emu_fault *f)

@@ -126,10 +126,10 @@ int main(void)
 	CUcontext ctx;
 	CUdeviceptr d, d2, big, big2;
 	struct st_slot_info si;
-	uint64_t bar_start, used0;
+	uint64_t bar_start, used0, misuse0, stale0;
 	uint8_t pat[3000], back[3000];
 
-	tap_plan(60);
+	tap_plan(65);
 	st_fd = open("/dev/nvp2p_selftest", O_RDWR);
 	if (!tap_ok(st_fd >= 0, "selftest driver bound to edu") ||
 	    !tap_ok(cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&dev, 0) == 0 &&
@@ -179,8 +179,17 @@ int main(void)
 	tap_ok(dma(ST_IOC_DMA_UNMAP, 0, ST_DMA_BOGUS_MAPPING) == 0, "dma_unmap_pages of an unknown mapping: 0");
 	tap_ok(dma(ST_IOC_DMA_UNMAP, 0, ST_DMA_EDU) == 0 && emu_stat_u64("dma_maps") == 0, "dma_unmap_pages");
 	tap_ok(put(0, ST_PUT_NORMAL, d + KB64, 0) == -EINVAL, "put_pages with the wrong address: -EINVAL");
-	tap_ok(put(0, ST_PUT_PERSISTENT, d, 0) == -EINVAL, "put_pages_persistent of a callback pin: -EINVAL");
+	/*
+	 * Misuse: calls that NVIDIA's driver answers by reading state that is
+	 * freed or absent.  Each is counted in "misuse" and is a WARN unless
+	 * announced in expect_misuse first, as here.
+	 */
+	misuse0 = emu_stat_u64("misuse");
+	knob("expect_misuse", "1");
+	tap_ok(put(0, ST_PUT_PERSISTENT, d, 0) == -EINVAL && emu_stat_u64("misuse") == misuse0 + 1 && emu_stat_u64("expect_misuse") == 0, "put_pages_persistent of a callback pin: -EINVAL, counted in misuse");
 	tap_ok(put(0, ST_PUT_NORMAL, d, 0) == 0 && emu_stat_u64("pins") == 0 && emu_stat_u64("bar1_used") == 0, "put_pages releases the pin and its BAR1");
+	knob("expect_misuse", "1");
+	tap_ok(dma(ST_IOC_DMA_MAP, 0, ST_DMA_DEAD) == -EINVAL && emu_stat_u64("misuse") == misuse0 + 2 && emu_stat_u64("expect_misuse") == 0, "dma_map_pages of a table put already: -EINVAL, counted in misuse");
 
 	/* Revocation when the owner frees the memory. */
 	used0 = emu_stat_u64("callbacks");
@@ -188,6 +197,12 @@ int main(void)
 	tap_ok(cuMemFree(d) == 0 && info(2).callbacks == 1 && !info(2).live, "cuMemFree fires the free callback");
 	tap_ok(emu_stat_u64("callbacks") == used0 + 1 && emu_stat_u64("pins") == 0 && emu_stat_u64("dma_maps") == 0 && emu_stat_u64("bar1_used") == 0, "after the callback: pin, DMA mapping and BAR1 released");
 	tap_ok(put(2, ST_PUT_NORMAL, d, 0) == 0, "put_pages after revocation returns 0");
+	stale0 = emu_stat_u64("stale_unmaps");
+	knob("expect_misuse", "3");
+	tap_ok(dma(ST_IOC_DMA_MAP, 2, ST_DMA_DEAD) == -EINVAL, "dma_map_pages of a revoked table: -EINVAL");
+	tap_ok(put(2, ST_PUT_DEAD_PERSISTENT, d, 0) == -EINVAL, "put_pages_persistent of a revoked table: -EINVAL");
+	tap_ok(dma(ST_IOC_DMA_UNMAP, 2, ST_DMA_DEAD) == 0 && emu_stat_u64("stale_unmaps") == stale0 + 1, "dma_unmap_pages of a revoked table's mapping: 0, counted in stale_unmaps");
+	tap_ok(emu_stat_u64("misuse") == misuse0 + 5 && emu_stat_u64("expect_misuse") == 0, "the three counted in misuse, as announced");
 
 	/* put_pages racing a callback in flight waits for it. */
 	knob("callback_delay_ms", "500");

@@ -42,6 +42,13 @@ struct st_slot {
 	u64 va;
 	u32 callbacks;
 	bool persistent;
+	/*
+	 * The last table put or revoked and its mapping, never dereferenced:
+	 * kept only to hand them back to the provider, which must treat the
+	 * call as the use-after-free it is with NVIDIA's driver.
+	 */
+	struct nvidia_p2p_page_table *dead_pt;
+	struct nvidia_p2p_dma_mapping *dead_map;
 };
 
 static struct {
@@ -65,6 +72,8 @@ static void st_free_callback(void *data)
 	map = s->map;
 	s->pt = NULL;
 	s->map = NULL;
+	s->dead_pt = pt;
+	s->dead_map = map;
 	s->callbacks++;
 	spin_unlock(&st.lock);
 	/* No DMA of ours is in flight: edu transfers hold a pin reference. */
@@ -127,6 +136,13 @@ static long st_put(struct st_put *p)
 
 	if (!s)
 		return -EINVAL;
+	if (p->mode == ST_PUT_DEAD_PERSISTENT) {
+		spin_lock(&st.lock);
+		pt = s->dead_pt;
+		spin_unlock(&st.lock);
+		p->ret = nvidia_p2p_put_pages_persistent(p->va, pt, 0);
+		return 0;
+	}
 	spin_lock(&st.lock);
 	pt = s->pt;
 	map = s->map;
@@ -145,9 +161,11 @@ static long st_put(struct st_put *p)
 					      pt);
 	if (!p->ret) {
 		spin_lock(&st.lock);
-		if (s->pt == pt) {
+		if (s->pt == pt && pt) {
 			s->pt = NULL;
 			s->map = NULL;
+			s->dead_pt = pt;
+			s->dead_map = map;
 		}
 		spin_unlock(&st.lock);
 	}
@@ -205,11 +223,11 @@ static long st_dma_map(struct st_dma *d)
 	if (!s)
 		return -EINVAL;
 	spin_lock(&st.lock);
-	pt = s->pt;
+	pt = d->mode == ST_DMA_DEAD ? s->dead_pt : s->pt;
 	spin_unlock(&st.lock);
 	d->ret = nvidia_p2p_dma_map_pages(d->mode == ST_DMA_NULL_PEER ? NULL : st.edu,
 					  pt, &map);
-	if (d->ret)
+	if (d->ret || d->mode == ST_DMA_DEAD)
 		return 0;
 	if (!NVIDIA_P2P_DMA_MAPPING_VERSION_COMPATIBLE(map))
 		pr_err("incompatible DMA mapping version\n");
@@ -230,8 +248,8 @@ static long st_dma_unmap(struct st_dma *d)
 	if (!s)
 		return -EINVAL;
 	spin_lock(&st.lock);
-	pt = s->pt;
-	map = s->map;
+	pt = d->mode == ST_DMA_DEAD ? s->dead_pt : s->pt;
+	map = d->mode == ST_DMA_DEAD ? s->dead_map : s->map;
 	spin_unlock(&st.lock);
 	if (d->mode == ST_DMA_BOGUS_MAPPING)
 		map = &bogus;

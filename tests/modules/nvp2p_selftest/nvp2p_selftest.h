@@ -36,6 +36,8 @@ struct st_pin {
 /* st_put.mode */
 #define ST_PUT_NORMAL		0	/* put_pages */
 #define ST_PUT_PERSISTENT	1	/* put_pages_persistent(flags) */
+/* put_pages_persistent of the slot's last table put or revoked */
+#define ST_PUT_DEAD_PERSISTENT	2
 
 struct st_put {
 	__u32 slot;
@@ -71,6 +73,8 @@ struct st_slot_info {
 #define ST_DMA_NULL_PEER	1	/* peer == NULL */
 #define ST_DMA_WRONG_PEER	2	/* unmap naming another device */
 #define ST_DMA_BOGUS_MAPPING	3	/* unmap a mapping never made */
+/* map (or unmap) the slot's last table put or revoked (and its mapping) */
+#define ST_DMA_DEAD		4
 
 struct st_dma {
 	__u32 slot;
