@@ -46,7 +46,9 @@ void emu_dma_map_release(struct emu_dma_map *m)
  * A table put or revoked already is a use-after-free in NVIDIA's driver
  * and here an emu_misuse() WARN.  May sleep.
  *
- * Return: 0, -EINVAL (bad argument, or a table not live), -ENOMEM, -EIO
+ * Return: 0, -EINVAL (bad argument, or a table not live), -ENOTSUPP (a
+ * persistent table pinned with NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING, for
+ * CPU mappings only, as in NVIDIA's driver), -ENOMEM, -EIO
  * (dma_map_resource failed), or an injected error.
  */
 int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
@@ -71,6 +73,10 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 			   "a page table no longer live (put or revoked)",
 			   page_table, sizeof(*page_table));
 		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (pin->force_bar1) {
+		ret = -ENOTSUPP;
 		goto out_unlock;
 	}
 	if (pin->pt.page_size != NVIDIA_P2P_PAGE_SIZE_64KB) {

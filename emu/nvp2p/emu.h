@@ -115,6 +115,7 @@ struct emu_pin {
 	u64 va;
 	u64 len;
 	bool persistent;
+	bool force_bar1;		 /* NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING */
 	void (*free_callback)(void *data);
 	void *data;
 	struct list_head dma_maps;	 /* struct emu_dma_map */

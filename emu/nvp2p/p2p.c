@@ -17,6 +17,8 @@
  *  - dma_unmap_pages does not take emu->lock (only emu->maps_lock), so it
  *    runs while a callback is in flight and the callback may wait for it;
  *  - persistent pins never see a callback and keep the memory alive;
+ *  - a persistent pin with NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING may be
+ *    mapped by the CPU only: dma_map_pages of it is -ENOTSUPP;
  *  - a call on a table put or revoked, or put_pages_persistent of a table
  *    that is not persistent, reads freed or absent state in NVIDIA's
  *    driver: here it fails, and emu_misuse() makes it loud.
@@ -116,7 +118,7 @@ void emu_revoke_pins(struct emu_alloc *a, u64 va, u64 size)
 static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 			 struct nvidia_p2p_page_table **page_table,
 			 void (*free_callback)(void *data), void *data,
-			 bool persistent)
+			 bool persistent, bool force_bar1)
 {
 	struct emu_pin *pin = NULL;
 	struct emu_alloc *a;
@@ -184,6 +186,7 @@ static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	pin->va = va;
 	pin->len = len;
 	pin->persistent = persistent;
+	pin->force_bar1 = force_bar1;
 	pin->free_callback = free_callback;
 	pin->data = data;
 	INIT_LIST_HEAD(&pin->dma_maps);
@@ -249,7 +252,7 @@ int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space,
 	if (!page_table || !free_callback)
 		return -EINVAL;
 	return emu_get_pages(p2p_token, va_space, virtual_address, length,
-			     page_table, free_callback, data, false);
+			     page_table, free_callback, data, false, false);
 }
 NVP2P_EXPORT(nvidia_p2p_get_pages);
 
@@ -261,7 +264,9 @@ NVP2P_EXPORT(nvidia_p2p_get_pages);
  * @flags: NVIDIA_P2P_FLAGS_DEFAULT or NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING
  *
  * The pin keeps the memory alive even after the owner frees it; no callback
- * is ever invoked.  May sleep.
+ * is ever invoked.  With NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING the pages are
+ * for CPU mappings only, as in NVIDIA's driver: nvidia_p2p_dma_map_pages()
+ * of the table is -ENOTSUPP.  May sleep.
  *
  * Return: as nvidia_p2p_get_pages().
  */
@@ -272,7 +277,8 @@ int nvidia_p2p_get_pages_persistent(uint64_t virtual_address, uint64_t length,
 	if (!page_table || flags > NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING)
 		return -EINVAL;
 	return emu_get_pages(0, 0, virtual_address, length, page_table,
-			     NULL, NULL, true);
+			     NULL, NULL, true,
+			     flags == NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING);
 }
 NVP2P_EXPORT(nvidia_p2p_get_pages_persistent);
 

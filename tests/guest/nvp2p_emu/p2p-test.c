@@ -129,7 +129,7 @@ int main(void)
 	uint64_t bar_start, used0, misuse0, stale0;
 	uint8_t pat[3000], back[3000];
 
-	tap_plan(65);
+	tap_plan(68);
 	st_fd = open("/dev/nvp2p_selftest", O_RDWR);
 	if (!tap_ok(st_fd >= 0, "selftest driver bound to edu") ||
 	    !tap_ok(cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&dev, 0) == 0 &&
@@ -231,6 +231,10 @@ int main(void)
 	used0 = emu_stat_u64("mem_used");
 	tap_ok(pin_flags(4, d, 2 * MB, NVIDIA_P2P_FLAGS_DEFAULT) == 0, "get_pages_persistent");
 	si = info(4);
+	/* As NVIDIA's driver: a FORCE_BAR1 table is for CPU mappings only. */
+	tap_ok(pin_flags(7, d, KB64, NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING) == 0, "get_pages_persistent with FORCE_BAR1_MAPPING");
+	tap_ok(dma(ST_IOC_DMA_MAP, 7, ST_DMA_EDU) == -ENOTSUPP && emu_stat_u64("dma_maps") == 0, "dma_map_pages of a FORCE_BAR1_MAPPING table: -ENOTSUPP");
+	tap_ok(put(7, ST_PUT_PERSISTENT, d, 0) == 0, "put_pages_persistent of it");
 	tap_ok(cuMemFree(d) == 0 && info(4).live && info(4).callbacks == 0, "free of persistently pinned memory: no callback");
 	tap_ok(emu_stat_u64("mem_used") == used0 && guest_host_has(si.phys0 - bar_start, pat, sizeof(pat)), "the memory and its data stay alive");
 	tap_ok(put(4, ST_PUT_PERSISTENT, d, 1) == -EINVAL, "put_pages_persistent with flags: -EINVAL");
