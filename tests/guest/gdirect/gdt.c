@@ -8,6 +8,7 @@
 #include "guest_fault.h"
 #include "guest_harness.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -15,12 +16,14 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "gpumem.h"
+#include "nvp2p_emu.h"
 #include "tap.h"
 
 /* Modules (tests/include/guest_harness.h) */
@@ -350,4 +353,141 @@ int gdt_recv_fd(int sock)
 	if (cm && cm->cmsg_type == SCM_RIGHTS)
 		memcpy(&f, CMSG_DATA(cm), sizeof(int));
 	return f;
+}
+
+/* Owner processes (gdt_owners_start) */
+
+struct gdt_own_cmd {
+	uint64_t addr, size, stride;
+	uint32_t count;		/* 0: close the file and exit */
+};
+
+static void owner_child(int cmd, int ack, uint64_t token, uint32_t va_space)
+{
+	int fd = open("/dev/gdirect", O_RDWR);
+	struct gdt_own_cmd c;
+
+	while (read(cmd, &c, sizeof(c)) == sizeof(c) && c.count) {
+		int ret = fd < 0 ? -ENODEV : 0;
+
+		for (uint32_t k = 0; !ret && k < c.count; k++) {
+			struct gdirect_pin p = {
+				.addr = c.addr + k * c.stride, .size = c.size,
+				.p2p_token = token, .va_space = va_space,
+			};
+
+			if (ioctl(fd, GDIRECT_IOC_PIN, &p))
+				ret = -errno;
+		}
+		if (write(ack, &ret, sizeof(ret)) != sizeof(ret))
+			break;
+	}
+	_exit(0);	/* the file's release unpins, in this process */
+}
+
+int gdt_owners_start(struct gdt_owners *o, int n, uint64_t size)
+{
+	struct nvp2p_emu_tokens t = { 0 };
+	struct nvp2p_emu_alloc a = { .size = size };
+	struct rlimit rl;
+	uint8_t *va;
+
+	memset(o, 0, sizeof(*o));
+	o->mfd = open(NVP2P_EMU_DEVICE, O_RDWR | O_CLOEXEC);
+	va = mmap(NULL, size + GDT_KB64, PROT_NONE,
+		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (o->mfd < 0 || va == MAP_FAILED) {
+		tap_diag("gdt_owners_start: no emulator file or no VA");
+		return -1;
+	}
+	a.va = ((uintptr_t)va + GDT_KB64 - 1) & ~(GDT_KB64 - 1);
+	if (ioctl(o->mfd, NVP2P_EMU_IOC_ALLOC, &a) ||
+	    ioctl(o->mfd, NVP2P_EMU_IOC_TOKENS, &t)) {
+		tap_diag("gdt_owners_start: emulator memory: %s", strerror(errno));
+		return -1;
+	}
+	o->va = a.va;
+	o->size = size;
+	/* Two pipe ends per child; root may raise its own limit. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 2ULL * n + 64) {
+		rl.rlim_cur = 2ULL * n + 64;
+		if (rl.rlim_max < rl.rlim_cur)
+			rl.rlim_max = rl.rlim_cur;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			tap_diag("gdt_owners_start: RLIMIT_NOFILE: %s", strerror(errno));
+	}
+	o->pid = calloc(n, sizeof(*o->pid));
+	o->cmd = calloc(n, sizeof(*o->cmd));
+	o->ack = calloc(n, sizeof(*o->ack));
+	if (!o->pid || !o->cmd || !o->ack)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		int c[2], k[2];
+
+		if (pipe(c)) {
+			tap_diag("gdt_owners_start: pipe: %s", strerror(errno));
+			return -1;
+		}
+		if (pipe(k)) {
+			close(c[0]);
+			close(c[1]);
+			tap_diag("gdt_owners_start: pipe: %s", strerror(errno));
+			return -1;
+		}
+		o->pid[i] = fork();
+		if (o->pid[i] == 0) {
+			/* Only our own pipe ends: the others' EOF is theirs. */
+			for (int j = 0; j < i; j++) {
+				close(o->cmd[j]);
+				close(o->ack[j]);
+			}
+			close(c[1]);
+			close(k[0]);
+			owner_child(c[0], k[1], t.p2p_token, t.va_space);
+		}
+		close(c[0]);
+		close(k[1]);
+		o->cmd[i] = c[1];
+		o->ack[i] = k[0];
+		o->n = i + 1;
+		if (o->pid[i] < 0) {
+			tap_diag("gdt_owners_start: fork: %s", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int gdt_owner_pin(struct gdt_owners *o, int i, uint64_t addr, uint64_t size,
+		  uint64_t stride, uint32_t count)
+{
+	struct gdt_own_cmd c = {
+		.addr = addr, .size = size, .stride = stride, .count = count,
+	};
+	int ret;
+
+	if (!count)
+		return 0;
+	if (write(o->cmd[i], &c, sizeof(c)) != sizeof(c) ||
+	    read(o->ack[i], &ret, sizeof(ret)) != sizeof(ret))
+		return -EPIPE;
+	return ret;
+}
+
+void gdt_owners_stop(struct gdt_owners *o)
+{
+	for (int i = 0; i < o->n; i++) {
+		close(o->cmd[i]);
+		close(o->ack[i]);
+	}
+	for (int i = 0; i < o->n; i++)
+		if (o->pid[i] > 0)
+			waitpid(o->pid[i], NULL, 0);
+	if (o->mfd >= 0)
+		close(o->mfd);
+	free(o->pid);
+	free(o->cmd);
+	free(o->ack);
+	memset(o, 0, sizeof(*o));
+	o->mfd = -1;
 }

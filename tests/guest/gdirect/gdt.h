@@ -123,6 +123,27 @@ int gdt_faults(volatile void *p, int write);
 int gdt_send_fd(int sock, int fd);
 int gdt_recv_fd(int sock);
 
+/*
+ * Owner processes for /proc/driver/gdirect/regions (t-30-gdirect-regions,
+ * gdirect-regionsbench): @n children, each with its own /dev/gdirect file,
+ * that pin on command with the legacy tokens of memory from the emulator
+ * (this process's, gdt_owners_start()) and keep their pins until
+ * gdt_owners_stop().  A child costs a process and a file's status area.
+ * gdt_owner_pin(): child @i pins @count ranges of @size bytes, the k-th at
+ * @addr + k * @stride; returns 0 or the first -errno.
+ */
+struct gdt_owners {
+	int n;
+	pid_t *pid;
+	int *cmd, *ack;		/* pipes to and from each child */
+	int mfd;		/* the emulator's file holding the memory */
+	uint64_t va, size;	/* the memory */
+};
+int gdt_owners_start(struct gdt_owners *o, int n, uint64_t size);
+int gdt_owner_pin(struct gdt_owners *o, int i, uint64_t addr, uint64_t size,
+		  uint64_t stride, uint32_t count);
+void gdt_owners_stop(struct gdt_owners *o);
+
 /* Deterministic random numbers. */
 uint64_t gdt_rand(void);
 void gdt_srand(uint64_t seed);
