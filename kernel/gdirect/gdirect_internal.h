@@ -17,8 +17,8 @@
  *                 reference" ("two references" in docs/driver.md).
  *
  * Lock order: mmap_lock (a page fault) before gd_reg.sem; gd_reg.sem
- * before gd_reg.lock; gd_regs_lock before gd_reg.lock; gd_ctx.ev_lock,
- * xa_lock and gd_reg.lock are leaves.
+ * before gd_reg.lock; gd_regs' xa_lock before gd_reg.lock; gd_ctx.ev_lock,
+ * the contexts' xa_lock and gd_reg.lock are leaves.
  * None of them is held across a call into the nv-p2p provider; only
  * gd_excl (pin.c) is, which the callback never waits for.  The rules
  * behind this ("no callback lock across provider calls", "fenced unmap",
@@ -165,7 +165,7 @@ struct gd_reg {
 	void (*invalidate)(struct gdirect_region *r, void *data);
 	void *inv_data;
 
-	struct list_head node;		/* gd_regs, for /proc */
+	u32 proc_id;			/* index in gd_regs; 0: none */
 };
 
 /* Counters for /proc; atomics so the callback never takes a lock. */
@@ -181,8 +181,7 @@ extern bool gd_use_persistent;
 extern bool gd_allow_tokens;
 extern unsigned int gd_max_pins_per_file;
 extern unsigned int gd_max_pins_per_user;
-extern spinlock_t gd_regs_lock;
-extern struct list_head gd_regs;
+extern struct xarray gd_regs;
 extern struct mutex gd_ctxs_lock;
 extern struct list_head gd_ctxs;
 

@@ -46,9 +46,13 @@ module_param_named(dev_mode, gd_dev_mode, ushort, 0444);
 MODULE_PARM_DESC(dev_mode, "Permissions of /dev/gdirect and /dev/gdrdrv (default: 0660)");
 
 struct gd_stats gd_stats;
-/* Every registration, user and kernel, for /proc; a leaf lock. */
-DEFINE_SPINLOCK(gd_regs_lock);
-LIST_HEAD(gd_regs);
+/*
+ * Every registration, user and kernel, for /proc, by an id given at pin
+ * time in increasing order (cyclic past U32_MAX): a reader can resume its
+ * walk at an id after dropping the lock (procfs.c).  Its xa_lock is taken
+ * before gd_reg.lock.
+ */
+DEFINE_XARRAY_ALLOC1(gd_regs);
 /* Every open context, for /proc. */
 DEFINE_MUTEX(gd_ctxs_lock);
 LIST_HEAD(gd_ctxs);

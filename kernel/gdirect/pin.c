@@ -37,6 +37,9 @@
  */
 DECLARE_RWSEM(gd_excl);
 
+/* The next id xa_alloc_cyclic() tries for gd_regs; under its xa_lock. */
+static u32 gd_regs_next;
+
 void gd_owner_current(struct gd_owner *o)
 {
 	o->tgid = current->tgid;
@@ -84,7 +87,6 @@ static struct gd_reg *gd_reg_alloc(struct gd_ctx *ctx, gfp_t gfp)
 	spin_lock_init(&r->lock);
 	init_waitqueue_head(&r->wait);
 	INIT_LIST_HEAD(&r->ev_node);
-	INIT_LIST_HEAD(&r->node);
 	r->state = GD_DEAD;
 	r->slot = U32_MAX;
 	atomic64_set(&r->mapped_len, 0);
@@ -100,9 +102,8 @@ static void gd_reg_free(struct kref *kref)
 {
 	struct gd_reg *r = container_of(kref, struct gd_reg, ref);
 
-	spin_lock(&gd_regs_lock);
-	list_del(&r->node);
-	spin_unlock(&gd_regs_lock);
+	if (r->proc_id)
+		xa_erase(&gd_regs, r->proc_id);
 	if (r->ctx) {
 		/*
 		 * Only now may the slot be reused: a callback still in flight
@@ -351,12 +352,25 @@ static int gd_check_table(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
  * Waits for gdirect's lock (gd_excl) killably for a user registration.
  *
  * Return: 0 with @r PINNED, or a negative errno with @r DEAD: -EINTR when
- * a user caller got a fatal signal while waiting for the lock.
+ * a user caller got a fatal signal while waiting for the lock, -ENOMEM
+ * when no id could be had for its entry in gd_regs.
  */
 int gd_reg_pin(struct gd_reg *r)
 {
 	struct nvidia_p2p_page_table *pt = NULL;
 	int ret, bad;
+	u32 id;
+
+	/*
+	 * The registration's id in gd_regs, reserved (an empty entry) before
+	 * anything else so that listing it below cannot fail.
+	 */
+	ret = xa_alloc_cyclic(&gd_regs, &id, NULL, XA_LIMIT(1, U32_MAX),
+			      &gd_regs_next,
+			      r->ctx ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	r->proc_id = id;
 
 	/* A user process may be killed while it waits; a kernel caller not. */
 	if (r->ctx) {
@@ -374,9 +388,8 @@ int gd_reg_pin(struct gd_reg *r)
 	r->state = GD_PINNING;
 	atomic64_inc(&gd_stats.live_regions);
 	atomic64_add(r->size, &gd_stats.live_bytes);
-	spin_lock(&gd_regs_lock);
-	list_add_tail(&r->node, &gd_regs);
-	spin_unlock(&gd_regs_lock);
+	/* Storing into the reserved entry allocates nothing. */
+	WARN_ON(xa_is_err(xa_store(&gd_regs, r->proc_id, r, GFP_KERNEL)));
 
 	if (r->persistent) {
 #if GD_HAVE_PERSISTENT
