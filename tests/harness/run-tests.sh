@@ -199,6 +199,7 @@ run_guest() { # run_guest FLAVOUR [TESTS]
 	fi
 	python3 "$top/tests/harness/run.py" --initrd "$initrd" --kernel "${guest_kernel:-$kernel}" \
 		--name "$1" --results "$results" --timeout "${GUEST_TIMEOUT_S:-1500}" \
+		--tcg-thread "${tcg_thread:-multi}" \
 		2>/dev/null | tee "$results/guest-$1.summary"
 	note_guest_failures "$results/guest-$1.summary" "$results/$1.tap"
 	add_summary "$results/guest-$1.summary"
@@ -323,7 +324,14 @@ else
 	else
 		export KMOD_DIR="$build/kmod/bpo-v2"
 		guest_kernel=$bpo/boot/vmlinuz-$bpo_rel
+		# All vCPUs on one host thread: under qemu 7.2's multi-threaded
+		# TCG the 6.12 kernel's static-key patching (int3, then the new
+		# bytes) can leave another vCPU running a stale int3, an
+		# "Oops: int3" in CI that no 6.1 run has shown.  One thread
+		# costs little here: few tests keep both CPUs busy.
+		tcg_thread=single
 		run_guest "$(echo "$bpo_rel" | cut -d. -f1,2)" "${GUEST_BPO_TESTS:-t-1* t-30-* t-31-*}"
+		tcg_thread=multi
 		unset KMOD_DIR guest_kernel
 	fi
 fi

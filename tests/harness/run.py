@@ -106,7 +106,7 @@ class Guest:
 
     def __init__(self, name, kernel, initrd, results, tmp, mem_mb=1024,
                  gpu_mb=256, append="", smp=2, extra=(), show=False,
-                 requests=None, label=""):
+                 requests=None, label="", tcg_thread="multi"):
         self.name = name
         self.show = show
         self.label = label
@@ -118,7 +118,7 @@ class Guest:
         self.console_path = os.path.join(results, name + ".console.log")
         self.tap_path = os.path.join(results, name + ".tap")
         self.cmd = [
-            "qemu-system-x86_64", "-accel", "tcg,thread=multi", "-smp", str(smp),
+            "qemu-system-x86_64", "-accel", "tcg,thread=" + tcg_thread, "-smp", str(smp),
             "-m", str(mem_mb), "-nodefaults", "-display", "none",
             "-no-reboot", "-cpu", "max",
             "-kernel", kernel, "-initrd", initrd,
@@ -263,6 +263,9 @@ def main():
     ap.add_argument("--mem-mb", type=int, default=1024)
     ap.add_argument("--gpu-mb", type=int, default=256)
     ap.add_argument("--append", default="")
+    ap.add_argument("--tcg-thread", choices=("multi", "single"), default="multi",
+                    help="qemu's TCG threading: one host thread per vCPU "
+                    "(multi), or all vCPUs on one (single)")
     ap.add_argument("--show", action="store_true",
                     help="echo the guest's output as it arrives")
     a = ap.parse_args()
@@ -270,7 +273,8 @@ def main():
     os.makedirs(a.results, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="gdirect-guest-")
     g = Guest(a.name, a.kernel, a.initrd, a.results, tmp, mem_mb=a.mem_mb,
-              gpu_mb=a.gpu_mb, append=a.append, show=a.show)
+              gpu_mb=a.gpu_mb, append=a.append, show=a.show,
+              tcg_thread=a.tcg_thread)
     try:
         if not g.start():
             print(f"guest[{a.name}]: qemu did not start (exit {g.qemu.poll()})")
