@@ -26,6 +26,8 @@ set -u
 build=$1
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/include/tap.sh"
+# tap.sh's skip, counted for the summary line.
+skip() { skips=$((skips + 1)); n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 cache=${GDIRECT_DEB_CHROOT:-/var/cache/gdirect-deb-chroot}
 mirror=${GDIRECT_DEB_MIRROR:-http://deb.debian.org/debian}
 # What the image holds names it: a change here builds a new one.
