@@ -2,12 +2,19 @@
 # build-initramfs.sh BUILD FLAVOUR OUT
 #
 # Environment: GUEST_TESTS (names or globs of the tests to run, default all),
-# GUEST_TIMEOUT (seconds per test), KMOD_DIR (modules, default BUILD/kmod/FLAVOUR).
+# GUEST_TIMEOUT (seconds per test), KMOD_DIR (modules, default BUILD/kmod/FLAVOUR),
+# GUEST_TREE (a directory: see below).
 #
 # Packs the test guest's initramfs: busybox, our init, the kernel modules of
 # FLAVOUR (BUILD/kmod/FLAVOUR), every program built in a guest/ folder, the
 # guest shell tests, our shared libraries (libcuda.so.1 of the emulator
 # among them, in /usr/lib/gdirect) and the host libraries they need.
+#
+# With GUEST_TREE=DIR nothing of BUILD is packed: DIR's tree is copied to
+# the root instead (installed files at their installed paths, and its tests
+# in DIR/tests), with the harness, busybox and the host libraries its
+# programs need (tests/packaging/deb-lane.sh boots the Debian packages'
+# files this way).
 set -eu
 build=$(cd "$1" && pwd); flavour=$2; out=$3
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,75 +29,88 @@ cp "$top/tests/harness/init" "$root/init"
 cp "$top/tests/harness/lib.sh" "$top/tests/include/tap.sh" \
 	"$top/tests/harness/hostcheck" "$root/tests/"
 
-# KMOD_DIR overrides where the modules come from (a debug kernel's build).
-for ko in "${KMOD_DIR:-$build/kmod/$flavour}"/*/*.ko; do
-	[ -e "$ko" ] && cp "$ko" "$root/modules/"
-done
-
-# The guest kernel's own modules for a disk filesystem (ext2 through ext4,
-# on a loop device), for tests that need a file system with a real backing
-# device (t-30-gdirect-fadvise): the release is the one our modules were
-# built for, and its modules come from this machine's /lib/modules or the
-# bookworm-backports tree.  Without them those tests skip.
-mkdir -p "$root/modules/hostfs"
-ko1=$(ls "${KMOD_DIR:-$build/kmod/$flavour}"/*/*.ko 2>/dev/null | head -n1)
-rel=$( [ -n "$ko1" ] && modinfo -F vermagic "$ko1" 2>/dev/null | cut -d' ' -f1)
-for d in "/lib/modules/$rel" "${BPO_ROOT:-/var/cache/gdirect-bpo}/root/lib/modules/$rel"; do
-	[ -n "$rel" ] && [ -d "$d/kernel" ] || continue
-	for m in lib/crc16 fs/mbcache fs/jbd2/jbd2 crypto/crc32c_generic \
-		fs/ext4/ext4 drivers/block/loop; do
-		if [ -f "$d/kernel/$m.ko" ]; then
-			cp "$d/kernel/$m.ko" "$root/modules/hostfs/"
-		elif [ -f "$d/kernel/$m.ko.xz" ]; then
-			xz -dc "$d/kernel/$m.ko.xz" >"$root/modules/hostfs/${m##*/}.ko"
-		fi
-	done
-	break
-done
-
-# Programs built by meson in any guest/ folder, and shell tests in source.
-find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" \) -prune -o -path '*/guest/*' -type f \
-	-perm -u+x ! -path '*.p/*' -print | while read -r f; do
-	cp "$f" "$root/tests/"
-done
-find "$top" -path "$top/build*" -prune -o -path '*/guest/*.sh' -type f \
-	-print | while read -r f; do
-	cp "$f" "$root/tests/"
-done
-# Our shared libraries, found by LD_LIBRARY_PATH in the guest.
-find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" \) -prune -o \( -name 'lib*.so' -o \
-	-name 'lib*.so.*' \) -type f -print | while read -r f; do
-	cp "$f" "$root/usr/lib/gdirect/"
-done
-# Keep the SONAME links meson made (libcuda.so.1 -> libcuda.so.1.0.0 ...).
-find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" \) -prune -o -name 'lib*.so*' -type l \
-	-print | while read -r f; do
-	cp -P "$f" "$root/usr/lib/gdirect/"
-done
-
-# UCX built by `make ucx` (scripts/ucx-build.sh) as /opt/ucx: the libraries
-# (UCX loads its modules from lib/ucx, next to libucs), ucx_info and
-# ucx_perftest, debug info stripped; our programs that use it in /tests.
-ucx=$build/ucx/prefix
-if [ -f "$ucx/.gdirect-ucx-stamp" ]; then
-	mkdir -p "$root/opt/ucx/bin" "$root/opt/ucx/lib/ucx"
-	cp "$ucx/bin/ucx_info" "$ucx/bin/ucx_perftest" "$root/opt/ucx/bin/"
-	cp -P "$ucx"/lib/lib*.so* "$root/opt/ucx/lib/"
-	cp -P "$ucx"/lib/ucx/lib*.so* "$root/opt/ucx/lib/ucx/"
-	find "$root/opt/ucx" -type f -exec strip --strip-debug {} +
-	for t in "$build"/ucx/guest/*; do
-		[ -f "$t" ] && cp "$t" "$root/tests/"
-	done
+if [ -n "${GUEST_TREE:-}" ]; then
+	cp -a "$GUEST_TREE"/. "$root"/
 else
-	echo "build-initramfs: no UCX in $build/ucx (make ucx): the UCX guest tests will SKIP" >&2
+	# KMOD_DIR overrides where the modules come from (a debug kernel's build).
+	for ko in "${KMOD_DIR:-$build/kmod/$flavour}"/*/*.ko; do
+		[ -e "$ko" ] && cp "$ko" "$root/modules/"
+	done
+
+	# The guest kernel's own modules for a disk filesystem (ext2 through
+	# ext4, on a loop device), for tests that need a file system with a
+	# real backing device (t-30-gdirect-fadvise): the release is the one
+	# our modules were built for, and its modules come from this machine's
+	# /lib/modules or the bookworm-backports tree.  Without them those
+	# tests skip.
+	mkdir -p "$root/modules/hostfs"
+	ko1=$(ls "${KMOD_DIR:-$build/kmod/$flavour}"/*/*.ko 2>/dev/null | head -n1)
+	rel=$( [ -n "$ko1" ] && modinfo -F vermagic "$ko1" 2>/dev/null | cut -d' ' -f1)
+	for d in "/lib/modules/$rel" "${BPO_ROOT:-/var/cache/gdirect-bpo}/root/lib/modules/$rel"; do
+		[ -n "$rel" ] && [ -d "$d/kernel" ] || continue
+		for m in lib/crc16 fs/mbcache fs/jbd2/jbd2 crypto/crc32c_generic \
+			fs/ext4/ext4 drivers/block/loop; do
+			if [ -f "$d/kernel/$m.ko" ]; then
+				cp "$d/kernel/$m.ko" "$root/modules/hostfs/"
+			elif [ -f "$d/kernel/$m.ko.xz" ]; then
+				xz -dc "$d/kernel/$m.ko.xz" >"$root/modules/hostfs/${m##*/}.ko"
+			fi
+		done
+		break
+	done
+
+	# Programs built by meson in any guest/ folder, and shell tests in source.
+	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" \) -prune -o -path '*/guest/*' -type f \
+		-perm -u+x ! -path '*.p/*' -print | while read -r f; do
+		cp "$f" "$root/tests/"
+	done
+	find "$top" -path "$top/build*" -prune -o -path '*/guest/*.sh' -type f \
+		-print | while read -r f; do
+		cp "$f" "$root/tests/"
+	done
+	# Our shared libraries, found by LD_LIBRARY_PATH in the guest.
+	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" \) -prune -o \( -name 'lib*.so' -o \
+		-name 'lib*.so.*' \) -type f -print | while read -r f; do
+		cp "$f" "$root/usr/lib/gdirect/"
+	done
+	# Keep the SONAME links meson made (libcuda.so.1 -> libcuda.so.1.0.0 ...).
+	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" \) -prune -o -name 'lib*.so*' -type l \
+		-print | while read -r f; do
+		cp -P "$f" "$root/usr/lib/gdirect/"
+	done
+
+	# UCX built by `make ucx` (scripts/ucx-build.sh) as /opt/ucx: the libraries
+	# (UCX loads its modules from lib/ucx, next to libucs), ucx_info and
+	# ucx_perftest, debug info stripped; our programs that use it in /tests.
+	ucx=$build/ucx/prefix
+	if [ -f "$ucx/.gdirect-ucx-stamp" ]; then
+		mkdir -p "$root/opt/ucx/bin" "$root/opt/ucx/lib/ucx"
+		cp "$ucx/bin/ucx_info" "$ucx/bin/ucx_perftest" "$root/opt/ucx/bin/"
+		cp -P "$ucx"/lib/lib*.so* "$root/opt/ucx/lib/"
+		cp -P "$ucx"/lib/ucx/lib*.so* "$root/opt/ucx/lib/ucx/"
+		find "$root/opt/ucx" -type f -exec strip --strip-debug {} +
+		for t in "$build"/ucx/guest/*; do
+			[ -f "$t" ] && cp "$t" "$root/tests/"
+		done
+	else
+		echo "build-initramfs: no UCX in $build/ucx (make ucx): the UCX guest tests will SKIP" >&2
+	fi
 fi
 
 # Host libraries of every ELF we ship, at the same paths (ours, found in
 # the tree being packed, are not copied again).
-for f in "$root"/tests/* "$root"/usr/lib/gdirect/* "$root"/opt/ucx/bin/* \
-	"$root"/opt/ucx/lib/* "$root"/opt/ucx/lib/ucx/*; do
+# GUEST_TREE's programs and libraries are every ELF file in it, and its
+# libraries are found in their own directories.
+libpath=$root/opt/ucx/lib:$root/usr/lib/gdirect
+elves=$(ls -d "$root"/tests/* "$root"/usr/lib/gdirect/* "$root"/opt/ucx/bin/* \
+	"$root"/opt/ucx/lib/* "$root"/opt/ucx/lib/ucx/* 2>/dev/null || true)
+if [ -n "${GUEST_TREE:-}" ]; then
+	elves=$(find "$root" -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
+	libpath=$(find "$root" -name 'lib*.so*' -exec dirname {} \; | sort -u | tr '\n' :)
+fi
+for f in $elves; do
 	[ -f "$f" ] || continue
-	LD_LIBRARY_PATH="$root/opt/ucx/lib:$root/usr/lib/gdirect" ldd "$f" 2>/dev/null |
+	LD_LIBRARY_PATH="$libpath" ldd "$f" 2>/dev/null |
 		awk '/=> \//{print $3} /^\t\//{print $1}' || true
 done | grep -v "^$root/" | sort -u | while read -r lib; do
 	mkdir -p "$root$(dirname "$lib")"

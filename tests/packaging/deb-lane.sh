@@ -17,8 +17,11 @@
 #   alternative puts ours ahead of a stand-in for NVIDIA's, and back;
 #   apt-get purge, and the file list, the group, the dkms tree, /usr/src
 #   are as before the install.
-# Loading the modules is not tested here (a chroot shares the host's
-# kernel): the emulated machine's lanes do that with the tree's modules.
+# Before the purge, the installed files at work in the emulated machine (a
+# chroot shares the host's kernel, so modules are loaded in a guest): the
+# modules DKMS built, gdirect, libgdirect, gdirect-emu's libcuda and the
+# example taken from the chroot and booted with nothing of the build tree
+# (tests/packaging/deb-guest.sh, step 5 below).
 #
 # TAP, ending with "deb: N passed, N failed, N skipped".  Skips, saying
 # why, without root, debootstrap, the packages, or the archive.
@@ -54,7 +57,7 @@ cleanup() {
 		mountpoint -q "$root/$m" 2>/dev/null && umount -l "$root/$m"
 	done
 	# --one-file-system: never into a mount that outlived umount.
-	rm -rf --one-file-system "$root"; rm -f "$root".*
+	rm -rf --one-file-system "$root" "$root".*
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -213,7 +216,99 @@ case "$r" in /usr/lib/$ma/libgdrapi.so.2|/lib/$ma/libgdrapi.so.2) ok "update-alt
 rm -f "$root/usr/lib/$ma/libgdrapi.so.2"
 in_root ldconfig
 
-# 5. purge, and nothing left.
+# 5. the installed files in the emulated machine: the modules DKMS built,
+# the installed gdirect, libgdirect and gdirect-emu's libcuda, and the
+# example built above, at their installed paths in a guest of their own
+# (build-initramfs.sh's GUEST_TREE: nothing of the build tree), booted on
+# a kernel DKMS built for: the host's /boot/vmlinuz-KVER (the 6.1 guest
+# lanes' kernel) where the chroot has its headers, else bookworm-backports'
+# (scripts/deps.sh kernel-bpo, the 6.12 lane's), where its release is the
+# chroot's.  tests/packaging/deb-guest.sh runs there; its checks are this
+# lane's, "guest: " before each.
+guest_checks=24
+bpo_root=${BPO_ROOT:-/var/cache/gdirect-bpo}/root
+# guest_kernel: the first of those present, in gkernel and gkver.
+guest_kernel() {
+	gkernel='' gkver=''
+	for k in $kvers; do
+		for v in "/boot/vmlinuz-$k" "$bpo_root/boot/vmlinuz-$k"; do
+			[ -z "$gkernel" ] && [ -f "$v" ] && gkernel=$v gkver=$k
+		done
+	done
+}
+guest_kernel
+# The backports kernel is fetched after this lane in make test: here first
+# when it is the one wanted.
+if [ -z "$gkernel" ]; then
+	"$top/scripts/deps.sh" kernel-bpo >/dev/null 2>&1 || diag "scripts/deps.sh kernel-bpo failed"
+	guest_kernel
+fi
+why=''
+command -v qemu-system-x86_64 >/dev/null 2>&1 || why="no qemu-system-x86_64"
+[ -x /bin/busybox ] || why="${why:+$why, }no /bin/busybox"
+command -v cpio >/dev/null 2>&1 || why="${why:+$why, }no cpio"
+[ -n "$gkernel" ] || why="${why:+$why, }no guest kernel of a release DKMS built for ($(echo $kvers)) in /boot or $bpo_root/boot"
+[ -x "$root/tmp/example" ] || why="${why:+$why, }the example did not build"
+if [ -n "$why" ]; then
+	skip "the installed files in the emulated machine" "$why"
+	echo "# deb-guest: skipped ($why)"
+else
+	g=$root.guest
+	d=$g/lib/modules/$gkver/updates/dkms
+	mkdir -p "$d" "$g/tests" "$g/etc" "$g/usr/bin" "$g/usr/local/bin" "$g/usr/lib/$ma/gdirect-emu"
+	env=$g/etc/gdirect-deb.env
+	echo "kver=$gkver" >"$env"
+	for m in nvp2p_emu gdirect gdirect_edu; do
+		ko=$(find "$root/lib/modules/$gkver/updates/dkms" -name "$m.ko*" | head -n1)
+		case $ko in
+		'') ;;
+		*.xz) xz -dc "$ko" >"$d/$m.ko" ;;
+		*.zst) zstd -q -dc "$ko" >"$d/$m.ko" ;;
+		*) cp "$ko" "$d/$m.ko" ;;
+		esac
+		id=$(readelf -n "$d/$m.ko" 2>/dev/null | sed -n 's/^[[:space:]]*Build ID: //p')
+		echo "buildid_$m=$id" >>"$env"
+	done
+	cp "$root/usr/bin/gdirect" "$g/usr/bin/"
+	cp -P "$root/usr/lib/$ma"/libgdirect.so.0* "$g/usr/lib/$ma/"
+	cp -P "$root/usr/lib/$ma/gdirect-emu"/lib*.so* "$g/usr/lib/$ma/gdirect-emu/"
+	cp "$root/tmp/example" "$g/usr/local/bin/gdirect-example"
+	sum() { sha256sum "$1" | cut -d' ' -f1; }
+	{ echo "sha_gdirect=$(sum "$root/usr/bin/gdirect")"
+	  echo "sha_libgdirect=$(sum "$root/usr/lib/$ma/libgdirect.so.0")"
+	  echo "sha_libcuda=$(sum "$root/usr/lib/$ma/gdirect-emu/libcuda.so.1")"
+	  echo "sha_example=$(sum "$root/tmp/example")"; } >>"$env"
+	cp "$top/tests/packaging/deb-guest.sh" "$g/tests/t-deb-installed.sh"
+	diag "guest: kernel $gkernel;" $(cat "$env")
+	t0=$(date +%s)
+	if GUEST_TREE=$g GUEST_TESTS=t-deb-installed.sh \
+		"$top/tests/harness/build-initramfs.sh" "$build" v2 "$root.cpio.gz" >"$root.guest.log" 2>&1 &&
+	   python3 "$top/tests/harness/run.py" --initrd "$root.cpio.gz" --kernel "$gkernel" \
+		--name deb-guest --results "$root.results" --timeout 600 >>"$root.guest.log" 2>&1; then
+		rc=0
+	else
+		rc=1
+	fi
+	mkdir -p "$root.results"
+	[ -f "$root.results/deb-guest.tap" ] || : >"$root.results/deb-guest.tap"
+	n0=$n f0=$fails
+	tap_relay guest "$root.results/deb-guest.tap" "$guest_checks" "the guest test"
+	# run.py also fails a run whose kernel log has a BUG, WARNING or Oops.
+	secs=$(( $(date +%s) - t0 ))
+	check_rc $rc "guest: booted on $gkver, the test finished, no kernel problem in its log ($secs s)"
+	# The guest's own recap line, which run-tests.sh shows.
+	echo "# deb-guest: $((n - n0 - fails + f0)) passed, $((fails - f0)) failed on $gkver ($secs s)"
+	if [ "$rc" != 0 ]; then
+		# Kept for a look, and for booting again by hand.
+		kept=$build/deb/guest
+		rm -rf "$kept" && mkdir -p "$kept"
+		cp "$root.cpio.gz" "$root.guest.log" "$root.results"/* "$kept/" 2>/dev/null
+		diag "$(tail -20 "$root.guest.log")" "the guest's initramfs, log and console log: $kept"
+	fi
+	rm -rf "$g" "$root.cpio.gz" "$root.results" "$root.guest.log"
+fi
+
+# 6. purge, and nothing left.
 if in_root apt-get purge -y $names >"$root.purge.log" 2>&1; then ok "apt-get purge of the packages"
 else not_ok "apt-get purge of the packages"; diag "$(tail -30 "$root.purge.log")"; fi
 rm -f "$root.purge.log"
