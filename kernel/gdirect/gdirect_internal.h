@@ -130,6 +130,7 @@ struct gd_reg {
 	bool nv_ref;			/* nv reference still held */
 	bool unmapping;			/* inside dma_unmap_pages(); see dma.c */
 	bool peer_gone;			/* gdirect_dma_unmap() was called */
+	bool table_ok;			/* pt passed gd_check_table() */
 	int dma_users;			/* gdirect_dma_begin() holders */
 	wait_queue_head_t wait;		/* PINNING done, no DMA or unmap */
 

@@ -363,11 +363,12 @@ int gd_reg_pin(struct gd_reg *r)
 
 	/*
 	 * The registration's id in gd_regs, reserved (an empty entry) before
-	 * anything else so that listing it below cannot fail.
+	 * anything else so that listing it below cannot fail.  The index is
+	 * shared by every user, so its nodes are charged to no one's memory
+	 * cgroup: a node outlives the pin that allocated it.
 	 */
 	ret = xa_alloc_cyclic(&gd_regs, &id, NULL, XA_LIMIT(1, U32_MAX),
-			      &gd_regs_next,
-			      r->ctx ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+			      &gd_regs_next, GFP_KERNEL);
 	if (ret < 0)
 		return ret;
 	r->proc_id = id;
@@ -423,6 +424,7 @@ int gd_reg_pin(struct gd_reg *r)
 		gd_status_set(r->ctx, r->slot, GDIRECT_STATUS_PINNED);
 	spin_lock(&r->lock);
 	r->pt = pt;
+	r->table_ok = !bad;
 	r->state = GD_PINNED;
 	spin_unlock(&r->lock);
 	wake_up_all(&r->wait);

@@ -106,12 +106,13 @@ static void gd_proc_copy(struct gd_proc_reg *c, struct gd_reg *r)
 	c->addr = r->addr;
 	c->size = r->size;
 	c->persistent = r->persistent;
-	c->mapped = atomic64_read(&r->mapped_len);
 	spin_lock(&r->lock);
+	c->mapped = atomic64_read(&r->mapped_len);
 	pt = r->pt;
 	c->state = r->state;
 	c->revoked = r->revoked;
-	c->phys = pt && r->state == GD_PINNED ? gd_nv_page_phys(pt, 0) : 0;
+	c->phys = pt && r->state == GD_PINNED && r->table_ok ?
+		  gd_nv_page_phys(pt, 0) : 0;
 	spin_unlock(&r->lock);
 }
 
@@ -129,7 +130,8 @@ static int gd_proc_collect(struct gd_proc_snap *s)
 			if (cap > U32_MAX / 2 - GD_PROC_BATCH)
 				goto err_nomem;
 			cap = max_t(u32, cap * 2, 4 * GD_PROC_BATCH);
-			grown = kvmalloc_array(cap, sizeof(*grown), GFP_KERNEL);
+			grown = kvmalloc_array(cap, sizeof(*grown),
+					       GFP_KERNEL_ACCOUNT);
 			if (!grown)
 				goto err_nomem;
 			if (n)
@@ -208,7 +210,8 @@ static int gd_proc_group(struct gd_proc_snap *s)
 	}
 	sort(s->regs, s->nregs, sizeof(*s->regs), gd_proc_by_key, NULL);
 
-	s->owners = kvcalloc(max(m, 1U), sizeof(*s->owners), GFP_KERNEL);
+	s->owners = kvcalloc(max(m, 1U), sizeof(*s->owners),
+			     GFP_KERNEL_ACCOUNT);
 	if (!s->owners)
 		return -ENOMEM;
 	for (i = 0, o = s->owners - 1; i < s->nregs; i++) {
