@@ -11,8 +11,10 @@
 #ifndef GDIRECT_CUDA_SUBSET_H
 #define GDIRECT_CUDA_SUBSET_H
 
+/* NVIDIA's cuda.h includes stdlib.h, and code written for it relies on that. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -216,6 +218,13 @@ typedef enum CUdevice_attribute_enum {
 	CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED = 146,
 	CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED = 147
 } CUdevice_attribute;
+
+/* The values of CU_DEVICE_ATTRIBUTE_COMPUTE_MODE; the emulated GPU is DEFAULT. */
+typedef enum CUcomputemode_enum {
+	CU_COMPUTEMODE_DEFAULT = 0,
+	CU_COMPUTEMODE_PROHIBITED = 2,
+	CU_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
+} CUcomputemode;
 
 typedef enum CUpointer_attribute_enum {
 	CU_POINTER_ATTRIBUTE_CONTEXT = 1,
