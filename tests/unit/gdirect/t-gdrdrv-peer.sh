@@ -11,53 +11,35 @@
 # every request, structure member and constant gdrcopy's header declares,
 # and that a planted wrong request number or version gate is caught.
 #
-# The tarball is looked up in $GDIRECT_PEERS_DIR, or in SOURCE/../shared/peers
-# when that variable is unset (docs/testing.md; the README beside the tarballs
-# describes the directory).  A set but empty, relative or missing directory
-# is an error.  Without the tarball the test is a SKIP that names the file.
+# The tarball is found by tests/peers/peers.sh, as for every peer: in
+# $GDIRECT_PEERS_DIR, or in SOURCE/../shared/peers when that variable is
+# unset, checked by its sha256, else downloaded from upstream where the
+# machine can (docs/gdrcopy.md).  A set but relative or missing directory,
+# or a tarball with another checksum, is an error.  Without the tarball the
+# test is a SKIP that names the file.
 # CC is the compiler command meson uses.
 set -u
 src=$1
 shift
 . "$src/tests/include/tap.sh"
 
-tarball=gdrcopy-2.6.tar.gz
-sha=60e98685bf447524077940dd1b383db27028436eab95ef359814138618471b2a
 member=gdrcopy-2.6/src/gdrdrv/gdrdrv.h
-
-if [ "${GDIRECT_PEERS_DIR+set}" = set ]; then
-	case $GDIRECT_PEERS_DIR in
-	/*) ;;
-	*)
-		echo "1..1"
-		echo "not ok 1 - GDIRECT_PEERS_DIR='$GDIRECT_PEERS_DIR' is not an absolute path (unset it for the default)"
-		exit 1 ;;
-	esac
-	if [ ! -d "$GDIRECT_PEERS_DIR" ]; then
-		echo "1..1"
-		echo "not ok 1 - GDIRECT_PEERS_DIR=$GDIRECT_PEERS_DIR is not a directory"
-		exit 1
-	fi
-	peers=$GDIRECT_PEERS_DIR
-else
-	peers=$src/../shared/peers
-fi
-if [ ! -f "$peers/$tarball" ]; then
-	skip_all "no $peers/$tarball (gdrcopy 2.6 release tarball, https://github.com/NVIDIA/gdrcopy tag v2.6): gdrcopy's gdrdrv.h cannot be compared"
-fi
 
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 
-got=$(sha256sum "$peers/$tarball" 2>&1 | cut -d' ' -f1)
-if [ "$got" != "$sha" ]; then
+tarball=$("$src/tests/peers/peers.sh" find gdrcopy-2.6.tar.gz "$d/cache" 2>"$d/find.log")
+case $? in
+0) ;;
+77) skip_all "$(cat "$d/find.log"): gdrcopy's gdrdrv.h cannot be compared" ;;
+*)
 	echo "1..1"
-	echo "not ok 1 - $peers/$tarball has sha256 $got, not $sha"
-	exit 1
-fi
-ok "$tarball sha256 $sha"
+	echo "not ok 1 - $(cat "$d/find.log")"
+	exit 1 ;;
+esac
+ok "found and checked $tarball (tests/peers/peers.sh)"
 
-if ! tar -xzf "$peers/$tarball" -C "$d" "$member" 2>"$d/tar.log"; then
+if ! tar -xzf "$tarball" -C "$d" "$member" 2>"$d/tar.log"; then
 	not_ok "extract $member"; diag "$(cat "$d/tar.log")"
 	tap_done; exit 1
 fi
