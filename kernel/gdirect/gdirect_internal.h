@@ -160,6 +160,7 @@ struct gd_reg {
 	atomic64_t mapped_len;		/* claimed from 0 under lock */
 	u32 gdr_req_type;		/* gdrdrv: requested type; under lock */
 	u32 gdr_map_type;		/* gdrdrv: live mapping's; under lock */
+	bool gdr_unaligned;		/* gdrdrv: asked start not 64 KiB-aligned */
 	struct list_head ev_node;	/* on ctx->events while queued */
 
 	/* Kernel registrations. */

@@ -311,6 +311,9 @@ static int gd_gdr_claim(struct gd_reg *r, bool *wc)
  * One mapping per handle, from its start (offset handle << PAGE_SHIFT
  * exactly), of the requested type or the region's natural one; as gdrdrv,
  * EINVAL for anything else, a second mapping or a revoked region included.
+ * A pin whose start is not 64 KiB-aligned is never mapped, as gdrdrv 2.6
+ * refuses it ("offset != 0 is not supported"): the mapping would begin
+ * before the pinned bytes, and gdrcopy's own tests expect the refusal.
  */
 static int gd_gdr_mmap(struct file *filp, struct vm_area_struct *vma)
 {
@@ -323,6 +326,10 @@ static int gd_gdr_mmap(struct file *filp, struct vm_area_struct *vma)
 	r = gd_ctx_lookup(ctx, vma->vm_pgoff);
 	if (!r)
 		return -EINVAL;
+	if (r->gdr_unaligned) {
+		gd_reg_put(r);
+		return -EINVAL;
+	}
 	/* The lookup's reference goes to the VMA. */
 	ret = gd_mmap_region(r, vma, 0, false, gd_gdr_claim);
 	if (!ret)

@@ -133,6 +133,12 @@ int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
 		r->mmap_base = id << GD_MMAP_REGION_SHIFT;
 	}
 	r->handle = id;
+	/*
+	 * Set before the region is published, so that every mmap() sees it:
+	 * gdrdrv records the start's offset in its GPU page and never maps
+	 * a pin whose offset is not 0 (gd_gdr_mmap()).
+	 */
+	r->gdr_unaligned = ctx->gdrdrv && (addr & (GD_PAGE_SIZE - 1));
 
 	ret = gd_reg_pin(r);
 	if (ret)
