@@ -3,7 +3,9 @@
 #
 # Environment: GUEST_TESTS (names or globs of the tests to run, default all),
 # GUEST_TIMEOUT (seconds per test), KMOD_DIR (modules, default BUILD/kmod/FLAVOUR),
-# GUEST_TREE (a directory: see below).
+# GUEST_TREE (a directory: see below), GUEST_EXTRA (a folder copied onto the
+# initramfs's root, for the peers lane's programs: tests/peers/; the host
+# libraries of its ELFs come too).
 #
 # Packs the test guest's initramfs: busybox, our init, the kernel modules of
 # FLAVOUR (BUILD/kmod/FLAVOUR), every program built in a guest/ folder, the
@@ -60,7 +62,7 @@ else
 	done
 
 	# Programs built by meson in any guest/ folder, and shell tests in source.
-	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" \) -prune -o -path '*/guest/*' -type f \
+	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/peers" \) -prune -o -path '*/guest/*' -type f \
 		-perm -u+x ! -path '*.p/*' -print | while read -r f; do
 		cp "$f" "$root/tests/"
 	done
@@ -69,12 +71,12 @@ else
 		cp "$f" "$root/tests/"
 	done
 	# Our shared libraries, found by LD_LIBRARY_PATH in the guest.
-	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" \) -prune -o \( -name 'lib*.so' -o \
+	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/peers" \) -prune -o \( -name 'lib*.so' -o \
 		-name 'lib*.so.*' \) -type f -print | while read -r f; do
 		cp "$f" "$root/usr/lib/gdirect/"
 	done
 	# Keep the SONAME links meson made (libcuda.so.1 -> libcuda.so.1.0.0 ...).
-	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" \) -prune -o -name 'lib*.so*' -type l \
+	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/peers" \) -prune -o -name 'lib*.so*' -type l \
 		-print | while read -r f; do
 		cp -P "$f" "$root/usr/lib/gdirect/"
 	done
@@ -97,6 +99,11 @@ else
 	fi
 fi
 
+if [ -n "${GUEST_EXTRA:-}" ]; then
+	[ -d "$GUEST_EXTRA" ] || { echo "build-initramfs: GUEST_EXTRA=$GUEST_EXTRA is not a folder" >&2; exit 1; }
+	cp -RP "$GUEST_EXTRA"/. "$root"/
+fi
+
 # Host libraries of every ELF we ship, at the same paths (ours, found in
 # the tree being packed, are not copied again).
 # GUEST_TREE's programs and libraries are every ELF file in it, and its
@@ -104,6 +111,11 @@ fi
 libpath=$root/opt/ucx/lib:$root/usr/lib/gdirect
 elves=$(ls -d "$root"/tests/* "$root"/usr/lib/gdirect/* "$root"/opt/ucx/bin/* \
 	"$root"/opt/ucx/lib/* "$root"/opt/ucx/lib/ucx/* 2>/dev/null || true)
+# GUEST_EXTRA's files are the peers lane's programs and libraries.
+if [ -n "${GUEST_EXTRA:-}" ]; then
+	elves="$elves
+$(cd "$GUEST_EXTRA" && find . -type f | sed "s|^\.|$root|")"
+fi
 if [ -n "${GUEST_TREE:-}" ]; then
 	elves=$(find "$root" -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
 	libpath=$(find "$root" -name 'lib*.so*' -exec dirname {} \; | sort -u | tr '\n' :)

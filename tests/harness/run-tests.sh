@@ -15,6 +15,11 @@
 #      built as NVIDIA's proprietary driver runs gdirect's suites on it
 #      ($GUEST_PROP_TESTS); and the kernel suites again on bookworm-
 #      backports' 6.12 kernel ($GUEST_BPO_TESTS)
+#   4a. the peers lane: gdrcopy 2.6 built unchanged from its release
+#      tarball and run in every pairing with gdirect, in one guest
+#      (tests/peers/gdrcopy-lane.sh, docs/gdrcopy.md); where the tarball is
+#      neither in the peers folder nor downloadable, a failure naming it
+#      (with GDIRECT_TEST_LANES=available, a SKIP)
 #   5. the two-node cluster (tests/harness/cluster.py, docs/cluster.md): two
 #      guests linked by e1000 + Soft-RoCE run the c-* tests, UCX between
 #      them over rc_verbs and tcp; a loud SKIP when the RDMA user space, the
@@ -267,7 +272,8 @@ fi
 if [ -n "$guest_why" ]; then
 	echo "== the emulated machine's lanes: SKIPPED here ($guest_why)"
 	for l in "guest[v2]" conformance conformance-64k conformance-runtime \
-		"guest[v1]" "guest[tegra]" "guest[prop]" "guest[bpo]" "guest[cluster]"; do
+		"guest[v1]" "guest[tegra]" "guest[prop]" "guest[bpo]" "guest[cluster]" \
+		"peers[gdrcopy-2.6]"; do
 		lane_skip "$l" "$guest_why"
 	done
 else
@@ -297,6 +303,25 @@ if python3 "$top/tests/conformance/cuda_emu/compare.py" --quiet --tap "$results/
 	>"$results/conformance-runtime.txt" 2>&1; then add 1 0 0; else
 	add 0 1 0; note_failure "runtime conformance: $(tail -n1 "$results/conformance-runtime.txt") (results/conformance-runtime.txt)"; fi
 tail -n1 "$results/conformance-runtime.txt"
+# gdrcopy 2.6 from its release tarball, in every pairing with gdirect.
+echo "== peers: gdrcopy 2.6 unchanged, with gdirect (tests/peers/, docs/gdrcopy.md)"
+"$top/tests/peers/gdrcopy-lane.sh" "$build" "$results" "$kernel" \
+	>"$results/peers.summary" 2>&1
+peers_rc=$?
+if [ "$peers_rc" = 77 ]; then
+	if [ "$lanes" = available ]; then
+		lane_skip "peers[gdrcopy-2.6]" "$(tail -n1 "$results/peers.summary")"
+	else
+		echo "peers[gdrcopy-2.6]: $(tail -n1 "$results/peers.summary")"
+		note_failure "peers[gdrcopy-2.6]: $(tail -n1 "$results/peers.summary") (GDIRECT_PEERS_DIR, docs/gdrcopy.md)"
+		add 0 1 0
+	fi
+else
+	grep -v -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$results/peers.summary"
+	grep -E '^peers\[.*[1-9][0-9]* failed|kernel log:|did not finish|timed out|does not build|could not' \
+		"$results/peers.summary" | while IFS= read -r l; do note_failure "$l"; done
+	add_summary "$results/peers.summary"
+fi
 echo "== guest suite, page table 0x00010002"
 run_guest v1 "${GUEST_V1_TESTS:-t-1* t-3* t-70-tools-info.sh}"
 echo "== guest suite, Tegra interface (guide 13.4)"

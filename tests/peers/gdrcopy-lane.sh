@@ -1,0 +1,94 @@
+#!/bin/sh
+# gdrcopy-lane.sh BUILD RESULTS KERNEL - the peers lane of make test:
+# gdrcopy 2.6, unchanged, in every pairing with gdirect on the emulated
+# machine (docs/gdrcopy.md).
+#
+# 1. tests/peers/peers.sh finds gdrcopy-2.6.tar.gz (checked by sha256);
+# 2. tests/peers/gdrcopy-build.sh builds it by its own Makefiles against
+#    the guest kernel and the emulated CUDA (cached in BUILD/peers/);
+# 3. one guest (page table 2.0, BUILD/kmod/v2, KERNEL) runs the pairings a
+#    to d in sequence, one program each (tests/peers/gdrcopy-guest.sh),
+#    the modules loaded and unloaded between them;
+# 4. one line per pairing:
+#      peers[gdrcopy-2.6 PAIRING]: N passed, N failed, N waived
+#    (waived: gdrcopy's own waivers and tests/peers/gdrcopy-2.6.waivers,
+#    never passes), the dma-buf pairing a SKIP naming what is missing,
+#    and last "N passed, N failed, N skipped" for run-tests.sh's totals
+#    (waived counted as skipped).
+# Exit status 77, with the reason on stdout, when the tarball is neither
+# in the peers folder nor downloadable; 1 when gdrcopy does not build.
+set -u
+build=$(cd "$1" && pwd); results=$2; kernel=$3
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kver=$(basename "$kernel" | sed 's/^vmlinuz-//')
+t0=$(date +%s)
+
+if ! tarball=$("$top/tests/peers/peers.sh" find gdrcopy-2.6.tar.gz \
+	"$build/peers/cache" 2>"$results/peers-find.log"); then
+	rc=$?
+	cat "$results/peers-find.log"
+	exit "$rc"
+fi
+if ! "$top/tests/peers/gdrcopy-build.sh" "$build" "$tarball" "$kver" \
+	>"$results/peers-gdrcopy-build.log" 2>&1; then
+	tail -n 15 "$results/peers-gdrcopy-build.log" | sed 's/^/  /'
+	echo "peers[gdrcopy-2.6]: gdrcopy 2.6 does not build here (results/peers-gdrcopy-build.log)"
+	exit 1
+fi
+
+# What the guest gets besides the usual initramfs: gdrcopy's build in
+# /peers/gdrcopy, the waivers, and one program per pairing in /tests.
+stage=$build/peers/gdrcopy-2.6/stage
+rm -rf "$stage"
+mkdir -p "$stage/peers/gdrcopy" "$stage/tests"
+cp -RP "$build/peers/gdrcopy-2.6/out"/. "$stage/peers/gdrcopy/"
+cp "$top/tests/peers/gdrcopy-2.6.waivers" "$top/tests/peers/gdrcopy-guest.sh" \
+	"$stage/peers/gdrcopy/"
+for p in a b c d; do
+	printf '#!/bin/sh\nexec /peers/gdrcopy/gdrcopy-guest.sh %s\n' "$p" \
+		>"$stage/tests/p-gdrcopy-$p.sh"
+	chmod +x "$stage/tests/p-gdrcopy-$p.sh"
+done
+initrd=$build/guest-peers.cpio.gz
+if ! GUEST_EXTRA=$stage GUEST_TESTS="p-gdrcopy-a.sh p-gdrcopy-b.sh p-gdrcopy-c.sh p-gdrcopy-d.sh" \
+	GUEST_TIMEOUT=2400 "$top/tests/harness/build-initramfs.sh" "$build" v2 "$initrd" \
+	>"$results/peers-initramfs.log" 2>&1; then
+	echo "peers[gdrcopy-2.6]: could not build the initramfs (results/peers-initramfs.log)"
+	exit 1
+fi
+python3 "$top/tests/harness/run.py" --initrd "$initrd" --kernel "$kernel" \
+	--name peers --results "$results" --timeout "${PEERS_TIMEOUT_S:-3000}" \
+	>"$results/guest-peers.summary" 2>/dev/null
+
+# The guest's lines, the pairings named.
+p=0 f=0 s=0
+while IFS= read -r l; do
+	case $l in
+	"guest[peers] p-gdrcopy-"*)
+		x=${l#guest\[peers\] p-gdrcopy-}; x=${x%%.sh:*}
+		case $x in
+		a) what="a: NVIDIA gdrdrv.ko + NVIDIA libgdrapi" ;;
+		b) what="b: gdirect.ko + NVIDIA libgdrapi" ;;
+		c) what="c: NVIDIA gdrdrv.ko + our libgdrapi" ;;
+		d) what="d: gdirect.ko + our libgdrapi" ;;
+		*) what=$x ;;
+		esac
+		rest=${l#*.sh: }
+		echo "peers[gdrcopy-2.6 $what]: $rest" | sed 's/ skipped/ waived/' ;;
+	[0-9]*" passed, "*" failed, "*" skipped")
+		# The closing line's words, split on purpose.
+		# shellcheck disable=SC2086
+		set -- $l; p=$1 f=$3 s=$5 ;;
+	*) echo "$l" ;;
+	esac
+done <"$results/guest-peers.summary"
+# Each failure and each use of the waiver list, with its pairing.
+awk '/^=== BEGIN p-gdrcopy-/ { p = substr($3, 11, 1); next }
+	/^not ok/ || /# SKIP waived \(gdrcopy-2.6.waivers\)/ { print "  " p ": " $0 }' \
+	"$results/peers.tap" 2>/dev/null
+# The fifth pairing needs the emulator's dma-buf exports to be mmap-able
+# and its CUDA driver to report 13.3 (gdrcopy 2.6's dma-buf backend).
+echo "peers[gdrcopy-2.6 e: dma-buf, no module]: SKIPPED: the emulator's dma-buf exports cannot be mmap'ed and its CUDA driver reports 13.0, not 13.3 (gdrcopy's GDRCOPY_USE_DMABUF_MMAP backend needs both)"
+s=$((s + 1))
+echo "peers: $(($(date +%s) - t0)) s"
+echo "$p passed, $f failed, $s skipped"
