@@ -320,6 +320,8 @@ else
 	grep -v -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$results/peers.summary"
 	grep -E '^peers\[.*[1-9][0-9]* failed|kernel log:|did not finish|timed out|does not build|could not' \
 		"$results/peers.summary" | while IFS= read -r l; do note_failure "$l"; done
+	tail -n1 "$results/peers.summary" | grep -q -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' ||
+		note_failure "peers[gdrcopy-2.6]: $(tail -n1 "$results/peers.summary") (results/peers.summary)"
 	add_summary "$results/peers.summary"
 fi
 echo "== guest suite, page table 0x00010002"

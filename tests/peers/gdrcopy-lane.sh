@@ -23,9 +23,10 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=$(basename "$kernel" | sed 's/^vmlinuz-//')
 t0=$(date +%s)
 
-if ! tarball=$("$top/tests/peers/peers.sh" find gdrcopy-2.6.tar.gz \
-	"$build/peers/cache" 2>"$results/peers-find.log"); then
-	rc=$?
+tarball=$("$top/tests/peers/peers.sh" find gdrcopy-2.6.tar.gz \
+	"$build/peers/cache" 2>"$results/peers-find.log")
+rc=$?
+if [ "$rc" != 0 ]; then
 	cat "$results/peers-find.log"
 	exit "$rc"
 fi
