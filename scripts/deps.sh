@@ -181,7 +181,7 @@ build)        needs="$userspace $modules" ;;
 # pahole its linux-kbuild package depends on; kernel-bpo unpacks that
 # package without its dependencies.
 # linux-source: the lint lane's checkpatch.pl comes from its tarball.
-test)         needs="$userspace $modules $guest sparse linux-source xz dkms pkg-config ucx gnuplot pahole $cluster" ;;
+test)         needs="$userspace $modules $guest c++ sparse linux-source xz dkms pkg-config ucx gnuplot pahole $cluster" ;;
 demo-cluster) needs="$userspace $modules $guest pkg-config $cluster" ;;
 demo)
 	mode=$(demo_mode) || exit 2
