@@ -138,9 +138,9 @@ test-gpu: userspace
 	@meson test -C "$(BUILD)" --no-rebuild --suite gpu --verbose
 
 bench-gpu: userspace
-	@test -x "$(BUILD)/device/roundtrip" || { \
+	@test -x "$(BUILD)/bench/device/roundtrip" || { \
 	  echo "bench-gpu: no benchmark in $(BUILD): meson found no CUDA toolkit (scripts/find-cuda.sh says why)"; exit 1; }
-	timeout 300 "$(BUILD)/device/roundtrip" --target $(BENCH_ARGS)
+	timeout 300 "$(BUILD)/bench/device/roundtrip" --target $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan results

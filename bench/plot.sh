@@ -14,7 +14,7 @@
 # DATA/note.txt, if present, is its first line printed under each plot
 # (machine and date).
 #
-# Second form: from a saved log of device/bench's roundtrip program, the
+# Second form: from a saved log of bench/device's roundtrip program, the
 # per-repeat median round trip of each method, into OUT/roundtrip.svg; with
 # DIST, the distribution file the same run wrote (roundtrip's third
 # argument), every single round trip of each method, into

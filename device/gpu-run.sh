@@ -35,7 +35,7 @@ grep -v '^ok' "$out/test-gpu.log"
 # Each run also writes every round trip's distribution (dist-RUN.txt), for
 # bench/plot.sh --roundtrip LOG OUT DIST, drawn here where gnuplot is.
 for run in a b; do
-	timeout 300 "$build/device/roundtrip" 20000 ${REPEATS:-15} "$out/dist-$run.txt" \
+	timeout 300 "$build/bench/device/roundtrip" 20000 ${REPEATS:-15} "$out/dist-$run.txt" \
 		>"$out/bench-$run.log" 2>&1
 	cat "$out/bench-$run.log"
 	if command -v gnuplot >/dev/null 2>&1; then
@@ -45,7 +45,7 @@ done
 
 # The functions whose cost the benchmark compares, for reading side by side
 # in one file, since some runners hand back only a few files.
-cuobjdump -sass "$build/device/roundtrip" >"$out/sass-roundtrip.txt" 2>&1
+cuobjdump -sass "$build/bench/device/roundtrip" >"$out/sass-roundtrip.txt" 2>&1
 awk '/Function :/ { on = $0 ~ /gdirect_wait|gdirect_signal_u32|gdirect_bench_wait|cxx_wait|cxx_signal|libcxx_kernel|inline_kernel|x_ws_kernel/ }
      on && (/Function :/ || /^[ \t]+\/\*[0-9a-f]+\*\//)' \
 	"$out/sass-roundtrip.txt" >"$out/sass-waits.txt"

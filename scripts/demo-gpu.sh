@@ -8,7 +8,7 @@
 #      SYNC_MEMOPS, registration and BAR copies (with gdirect.ko), BUFFER_ID
 #      reuse after a free;
 #   3. `gdirect info`: BAR1 through NVML, the PCIe path and the IOMMU check;
-#   4. with nvcc: the device library's flag round trip (device/bench).
+#   4. with nvcc: the device library's flag round trip (bench/device).
 # Exits non-zero only when a step that ran failed.
 set -eu
 build=$1
@@ -75,10 +75,10 @@ if ! "$build/tools/gdirect" info "$@"; then
 	rc=1
 fi
 
-section "The device library's flag round trip (device/bench/roundtrip)"
-if [ ! -x "$build/device/roundtrip" ]; then
+section "The device library's flag round trip (bench/device/roundtrip)"
+if [ ! -x "$build/bench/device/roundtrip" ]; then
 	skip "$("$top/scripts/find-cuda.sh" 2>&1 >/dev/null || true) -- the device library was not built"
-elif ! timeout 300 "$build/device/roundtrip" 5000 5; then
+elif ! timeout 300 "$build/bench/device/roundtrip" 5000 5; then
 	echo "FAILED: roundtrip"
 	rc=1
 fi

@@ -38,10 +38,10 @@ check_quiet "the GPU tests (tests/device/gpu/*.cu) link with the library and the
 	"$NVCC" $GENCODE $inc -rdc=true -lineinfo -o "$T/test_device" \
 	"$DEVICE_TESTS"/gpu/*.cu "$DEVICE_DIR/jit/gdirect_jitlink.c" \
 	"$T/abi_probe.o" -L"$T" -lgdirect_device -lcuda -lnvJitLink -L"$CUDA_ROOT/lib64/stubs"
-check_quiet "bench/wait_lean.ptx nvcc -dc" \
-	"$NVCC" $GENCODE -dc "$DEVICE_DIR/bench/wait_lean.ptx" -o "$T/wait_lean.o"
-check_quiet "bench/roundtrip.cu links with the library" \
+check_quiet "bench/device/wait_lean.ptx nvcc -dc" \
+	"$NVCC" $GENCODE -dc "$DEVICE_DIR/../bench/device/wait_lean.ptx" -o "$T/wait_lean.o"
+check_quiet "bench/device/roundtrip.cu links with the library" \
 	"$NVCC" $GENCODE $inc -rdc=true -O2 -o "$T/roundtrip" \
-	"$DEVICE_DIR/bench/roundtrip.cu" "$T/wait_lean.o" -L"$T" -lgdirect_device \
+	"$DEVICE_DIR/../bench/device/roundtrip.cu" "$T/wait_lean.o" -L"$T" -lgdirect_device \
 	-lcuda -L"$CUDA_ROOT/lib64/stubs"
 tap_done

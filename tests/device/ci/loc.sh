@@ -5,8 +5,10 @@
 . "$(dirname "$0")/common.sh"
 scratch
 
-for f in "$DEVICE_DIR"/ptx/*.ptx "$DEVICE_TESTS"/gpu/*.ptx "$DEVICE_DIR"/bench/*.ptx; do
-	name=${f#"$DEVICE_DIR"/}; name=${name#"$DEVICE_TESTS"/}
+bench=$DEVICE_DIR/../bench/device
+for f in "$DEVICE_DIR"/ptx/*.ptx "$DEVICE_TESTS"/gpu/*.ptx "$bench"/*.ptx; do
+	name=${f#"$DEVICE_DIR"/../}; name=${name#"$DEVICE_DIR"/}
+	name=${name#"$DEVICE_TESTS"/}
 	check_quiet "$name: .loc and @line numbers current" \
 		sh -c "grep -q '^[[:space:]]*\.loc[[:space:]]' '$f' &&
 		       awk -f '$DEVICE_DIR/tools/loc-renumber.awk' '$f' | diff -u '$f' -"

@@ -17,8 +17,8 @@ for a in $ARCHES; do
 done
 
 for a in $ARCHES; do
-	check_quiet "ptxas -arch=$a bench/wait_lean.ptx" \
-		"$PTXAS" -arch="$a" -c "$DEVICE_DIR/bench/wait_lean.ptx" -o "$T/lean.$a.cubin"
+	check_quiet "ptxas -arch=$a bench/device/wait_lean.ptx" \
+		"$PTXAS" -arch="$a" -c "$DEVICE_DIR/../bench/device/wait_lean.ptx" -o "$T/lean.$a.cubin"
 done
 
 if command -v readelf >/dev/null 2>&1; then

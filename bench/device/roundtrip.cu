@@ -1,5 +1,5 @@
 // roundtrip.cu - GPU flag round trip through host memory, several ways, in
-// one run (make -C device bench).
+// one run (make bench-gpu).
 //
 // A CPU thread stores i into a flag in mapped host memory; the GPU waits for
 // it and stores i into a second flag; the CPU spins until it sees i.  One
@@ -17,7 +17,7 @@
 //              store
 //   memops     cuStreamWaitValue32(GEQ) + cuStreamWriteValue32 on a stream,
 //              no kernel (both queued before the clock starts)
-//   x-norep    candidate (bench/wait_lean.ptx): gdirect_wait_u32 less the
+//   x-norep    candidate (bench/device/wait_lean.ptx): gdirect_wait_u32 less the
 //              vprintf report, so with no stack frame
 //   x-eq       candidate: a frame-free EQ spin wait, two parameters, no
 //              status, + gdirect_signal_u32 (the shape of cxx-call)
