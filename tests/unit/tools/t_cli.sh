@@ -28,7 +28,7 @@ status() {
 	else not_ok "exit status $rc, want $1"; diag "$(cat "$tmp/err")"; fi
 }
 
-# PCIe switches only, no IOMMU; BAR1 from (the stand-in) NVML.
+# PCIe switches only, no IOMMU; BAR1 from the fake NVML (tests/fakes/fake_nvml.h).
 run switch proc -- info --json --peer 0000:04:00.0
 status 0
 has '"bdf": "0000:03:00.0"'

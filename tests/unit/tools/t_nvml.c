@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * t_nvml.c - NVML loaded at run time: BAR1 from a stand-in library
- * (GDIRECT_LIBNVML), and a clean failure without one.
+ * t_nvml.c - NVML loaded at run time: BAR1 from the fake library
+ * (tests/fakes/fake_nvml.h, through GDIRECT_LIBNVML), and a clean failure
+ * without one.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_nvml.h"
 #include "tap.h"
 #include "tool_cuda.h"
 #include "tool_nvml.h"
@@ -37,19 +39,20 @@ int main(void)
 		return 1;
 	}
 	setenv("GDIRECT_LIBNVML", fake, 1);
-	CHECK(gd_nvml_bar1("0000:03:00.0", &b, err, sizeof(err)) == 0);
-	CHECK(b.total == 256ULL << 20 && b.used == 2ULL << 20 && b.free == 254ULL << 20);
+	CHECK(gd_nvml_bar1(FAKE_NVML_BDF, &b, err, sizeof(err)) == 0);
+	CHECK(b.total == FAKE_NVML_BAR1_TOTAL && b.used == FAKE_NVML_BAR1_USED &&
+	      b.free == FAKE_NVML_BAR1_TOTAL - FAKE_NVML_BAR1_USED);
 	CHECK(gd_nvml_bar1("0000:04:00.0", &b, err, sizeof(err)) == -EIO);
 	CHECK(strstr(err, "Not Found") != NULL);
 	CHECK(gd_nvml_driver_version(ver, sizeof(ver)) == 0);
-	CHECK_STR(ver, "580.95.05");
+	CHECK_STR(ver, FAKE_NVML_DRIVER_VERSION);
 
-	/* Under AT_SECURE the stand-in is not loaded (whatever the default
-	 * library gives, it is not the stand-in's BAR1). */
+	/* Under AT_SECURE the fake is not loaded (whatever the default
+	 * library gives, it is not the fake's BAR1). */
 	at_secure = 1;
-	CHECK(gd_nvml_bar1("0000:03:00.0", &b, err, sizeof(err)) != 0 ||
-	      b.total != 256ULL << 20);
-	/* The stand-in has no CUDA: named as the CUDA driver it is loaded and
+	CHECK(gd_nvml_bar1(FAKE_NVML_BDF, &b, err, sizeof(err)) != 0 ||
+	      b.total != FAKE_NVML_BAR1_TOTAL);
+	/* The fake has no CUDA: named as the CUDA driver it is loaded and
 	 * found lacking, unless the name is ignored. */
 	setenv("GDIRECT_LIBCUDA", fake, 1);
 	rc = gd_cuda_open(err, sizeof(err));
@@ -61,7 +64,7 @@ int main(void)
 	unsetenv("GDIRECT_LIBCUDA");
 
 	setenv("GDIRECT_LIBNVML", "/nonexistent/libnvidia-ml.so.1", 1);
-	CHECK(gd_nvml_bar1("0000:03:00.0", &b, err, sizeof(err)) == -ENOENT);
+	CHECK(gd_nvml_bar1(FAKE_NVML_BDF, &b, err, sizeof(err)) == -ENOENT);
 	CHECK(strstr(err, "not found") != NULL);
 	return tap_done();
 }
