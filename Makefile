@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # gdirect - top-level entry points.
 #
 #   make            build user space (meson, build/) and the kernel modules

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/plot.sh DATA OUT
 # bench/plot.sh --roundtrip LOG OUT [DIST]
 #

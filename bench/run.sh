@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/run.sh [BUILD [rcache_bench options...]]
 #
 # `make bench`: build and run the registration-cache benchmark (libgdirect

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # gpu-run.sh [OUTDIR] - the device library's whole GPU plan in one go, for a
 # machine with an NVIDIA GPU and the CUDA toolkit: environment, build (make
 # userspace: meson builds the GPU programs when scripts/find-cuda.sh finds

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # deb.sh OUT - what "make deb" does: Debian packages built with Debian's
 # tools (dpkg-buildpackage, debhelper compat 13, dh-dkms) into OUT
 # (build/deb), then checked with lintian.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # dkms-tree.sh SOURCE OUT VERSION - lay out the DKMS source tree of gdirect's
 # modules in OUT (/usr/src/gdirect-VERSION when installed): the modules'
 # sources in the repository's layout (gdirect_edu includes

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # install.sh BUILD - what "make install" does; honours DESTDIR and PREFIX.
 #
 #   PREFIX (default: the build's meson prefix, /usr/local unless set up

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # build-modules.sh KDIR OUTDIR FLAVOUR MODULE...
 #
 # Builds each kernel module of kernel/, emu/ or tests/modules/ with Kbuild into

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check-gpl-imports.sh [-v] SYMVERS... -- MODULE.ko...
 #
 # Lists each module's undefined symbols against the kernel's Module.symvers

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # demo-cluster.sh BUILD - two emulated GPU nodes running UCX between them.
 #
 # Boots two guests (tests/harness/cluster.py), each with its own emulated

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # demo-gpu.sh BUILD - `make demo` on a machine with an NVIDIA driver.
 #
 # Runs what this machine can of the real path, each step with its figures,

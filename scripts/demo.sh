@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # demo.sh BUILD [nvp2p] - the guide's flow, end to end.
 #
 # With an NVIDIA driver present it walks the real path (scripts/demo-gpu.sh)

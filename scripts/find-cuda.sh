@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # find-cuda.sh [nvcc|root] - the CUDA toolkit the build uses.  Everything
 # that needs nvcc finds it here: meson (once, at configure time, which hands
 # it to the tests), the device tests' shell helper, the GPU scripts.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # lint-kernel.sh [BUILD] - checkpatch and sparse over the kernel code.
 #
 # The kernel code is every .c, .h and Kbuild file of kernel/gdirect,

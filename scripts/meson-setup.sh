@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # meson-setup.sh BUILD [meson options...] - configure BUILD, or configure it
 # again when an optional dependency came or went since it was configured.
 #

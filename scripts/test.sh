@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test.sh BUILD - what `make test` runs: install what the lanes need, build,
 # then every lane (tests/harness/run-tests.sh).
 #

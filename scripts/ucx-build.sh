@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ucx-build.sh BUILD - a GPU-aware UCX from Debian 12's ucx source package,
 # built against gdirect's CUDA driver, runtime and NVML libraries and
 # libgdrapi (never NVIDIA's), installed into BUILD/ucx/prefix.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // roundtrip.cu - GPU flag round trip through host memory, several ways, in
 // one run (make bench-gpu).
 //

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/gpu/run.sh [OUTDIR] - build and run classify_gpu on a machine with an
 # NVIDIA GPU and the CUDA toolkit (found by scripts/find-cuda.sh).
 # Built with the C compiler alone (no meson, no UCX needed there):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # make demo-nvp2p inside the guest: load the emulator and the peer driver, run the
 # walk-through, check that nothing stays pinned after the process exits.
 . /tests/lib.sh

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # make demo inside the guest: load the provider, gdirect.ko and the example
 # driver, walk the product (demo-walk), then check that nothing stays pinned
 # and no BAR1 stays used once the process is gone.

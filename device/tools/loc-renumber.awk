@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Rewrites line numbers in a hand-written PTX file, which drift with every
 # edit:
 #   ".loc 1 N C"                 N becomes the line after the directive, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # build.sh [OUTDIR] - the debug guest kernel (KASAN, lockdep, kmemleak, KFENCE)
 #
 # Builds Debian's linux-source-6.1 from allnoconfig plus debug.config into

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh BUILD - the guest suite under the debug kernel, and proof it bites.
 #
 #   1. build (or reuse) the debug kernel: tests/debug-kernel/build.sh KOUT,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # build-cluster-initramfs.sh BUILD OUT - the initramfs of a cluster node.
 #
 # Environment: GUEST_TESTS (default "c-*", the cluster tests), GUEST_TIMEOUT,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # build-initramfs.sh BUILD FLAVOUR OUT
 #
 # Environment: GUEST_TESTS (names or globs of the tests to run, default all),

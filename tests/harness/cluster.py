@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """cluster.py - boot two emulated GPU machines linked by a network.
 
 usage: cluster.py --initrd FILE --kernel FILE --results DIR

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lib.sh - helpers for guest tests written in busybox sh (source it):
 # TAP from tests/include/tap.sh, and the emulated machine's modules and
 # counters.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-tests.sh BUILD - every test layer, one closing line for them all.
 #
 #   1. unit tests (meson suite 'unit') built with ASan + UBSan in BUILD-san

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """run.py - boot the emulated GPU machine and run the guest test suite.
 
 usage: run.py --initrd FILE --kernel FILE --name NAME --results DIR

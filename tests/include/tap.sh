@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tap.sh - the one shell test helper (source it; POSIX sh, busybox too):
 # TAP on standard output, every check one line, a failure counted and the
 # test going on, a skip saying why.  The C twin is tests/include/tap.h.

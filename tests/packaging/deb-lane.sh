@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # deb-lane.sh BUILD - the Debian packages of `make deb` (BUILD/deb/*.deb)
 # installed on a clean Debian 12, used, purged, and nothing left behind.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # dk-kmemleak.sh - kmemleak's verdict on everything the tests before it did.
 #
 # The debug-kernel lane runs it last.  kmemleak reports an object only when

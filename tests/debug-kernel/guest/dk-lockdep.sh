@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # dk-lockdep.sh - was lockdep still watching when the suite ended?
 #
 # Lockdep switches itself off for good after its first report, and also when

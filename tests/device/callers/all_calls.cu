@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A CUDA C caller of every function in gdirect_device.h, through the
 // header.  nvcc emits a .extern prototype for each from the C declaration;
 // linking this against the PTX (nvlink or nvJitLink) makes the device linker

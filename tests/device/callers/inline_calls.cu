@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // inline_calls.cu - a kernel of every gdirect_device_inline.cuh function,
 // for tests/ci/inline.sh: its PTX must hold the acquire polls and release
 // stores of the library, and no call.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Callers whose declarations disagree with the PTX on purpose, one per
 // MISMATCH value: the device link must refuse each of them, naming the
 // function.  This is what keeps a wrong prototype from linking silently.

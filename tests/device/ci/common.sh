@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by the device CI tests (sourced; POSIX sh).  Takes the toolkit
 # meson found (meson test sets NVCC and CUDA_ROOT), else asks
 # scripts/find-cuda.sh, the one place nvcc is looked for, and makes a

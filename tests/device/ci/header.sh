@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # gdirect_device.h is plain C (it compiles as C11 with warnings as errors),
 # declares exactly the functions the PTX defines, one per line, and
 # tests/callers/all_calls.cu calls each (so link.sh checks every prototype).

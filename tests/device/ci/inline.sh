@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # gdirect_device_inline.cuh compiles for sm_80 and sm_90 and inlines: the
 # caller's kernel holds the library's instructions (ld.acquire.sys polls,
 # st.release.sys stores), calls nothing and needs no stack frame.

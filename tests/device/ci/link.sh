@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The PTX links with CUDA C callers: nvcc -dc on the PTX, nvcc -lib, then a
 # caller of every header function linked by nvcc -dlink and the host
 # compiler, and by nvcc alone; the ABI probe and the GPU test programs link

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Line numbers in the hand-written PTX are current: each ".loc 1 N" names
 # the line after it, each "// @line" immediate its own line.  An edit that
 # forgot tools/loc-renumber.awk fails here (and shows the fix).

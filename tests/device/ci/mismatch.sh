@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Negative test: callers that declare a library function wrongly
 # (tests/callers/mismatch.cu, one case per MISMATCH) must fail to link, with
 # nvlink naming the function, both against the objects and the archive.  If

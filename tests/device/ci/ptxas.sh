@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The hand-written PTX assembles with ptxas for sm_80 and sm_90, and line
 # information (.loc) reaches the object as .debug_line for a debugger.
 . "$(dirname "$0")/common.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # seq_cst.ptx is the PTX ABI's seq_cst mapping (PTX Interoperability 12.8,
 # chapter 4) and nothing weaker: for each function, its memory instructions
 # in order must be exactly the table's.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # scripts/find-cuda.sh finds the CUDA toolkit nvcc belongs to, however nvcc
 # is reached: directly, through a symbolic link, or through a wrapper script
 # in another directory (as /usr/local/bin/nvcc is on some machines), where

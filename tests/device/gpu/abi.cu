@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // abi.cu - CUDA C calling hand-written PTX (abi_probe.ptx) with every
 // ABI parameter kind: small integers widened by the caller, 64-bit, floating
 // point, generic pointers to each state space, aggregates, return values.

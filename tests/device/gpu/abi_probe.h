@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // CUDA C declarations of abi_probe.ptx (test only).  The types are what the
 // PTX's parameter declarations encode; see the comments there.
 #ifndef GDIRECT_ABI_PROBE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // common.cu - TAP output and host helpers of the GPU tests
 #include "gpu_test.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // gpu_test.h - what the GPU tests of the device library share: the TAP
 // counters, host memory mapped for the GPU, waiting on the CPU side.
 // One binary (test_device.cu's main) runs every family in turn:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // jit.cu - the library's PTX JIT-linked with nvJitLink, loaded and run;
 // line information and the seq_cst SASS of that cubin (nvdisasm).
 #include "gpu_test.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ring.cu - gdirect_ring_consume against a CPU producer, with flow
 // control, overrun and timeout.
 #include "gpu_test.h"

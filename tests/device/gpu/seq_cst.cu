@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // seq_cst.cu - the sequentially consistent atomics under contention.
 #include "gpu_test.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // syscalls.cu - vprintf, malloc, free and __assertfail called from PTX.
 // vprintf and the assertion are checked in a child process (an assertion
 // ends the CUDA context), whose output is read back.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // test_device.cu - the device library on a real GPU (make -C device test-gpu).
 //
 //   test_device PTXDIR ALL_CALLS.ptx

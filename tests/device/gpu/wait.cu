@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // wait.cu - gdirect_wait/gdirect_signal (and the inline header's
 // waits and signals) against a CPU thread through mapped host memory.
 #include "gpu_test.h"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # ucx-gpu.sh SRC.tar.xz OUTDIR - UCX 1.13.1 (Debian's source) on a machine
 # with a real NVIDIA GPU: the reference the emulated GPU's UCX runs are
 # compared with (docs/cluster.md, "On a real GPU").  TAP on stdout, every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cluster-lib.sh - helpers for the two-node cluster tests (source it after
 # lib.sh).  The harness (tests/harness/cluster.py) boots node N with gdirect.node=N
 # on the kernel command line; node N has address 10.0.0.(N+1) on eth0 and

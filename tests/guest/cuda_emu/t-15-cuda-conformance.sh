@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The differential conformance suite on the emulator: its transcript, one
 # "# conf: " line per observation, is compared on the host with the real
 # GPU's (tests/conformance/cuda_emu/compare.py, run by tests/harness/run-tests.sh).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The emulated driver's calls beyond the transcript: threads, stale handles,
 # data through host memory, primary context state (cuda-calls-test.c).
 . /tests/lib.sh

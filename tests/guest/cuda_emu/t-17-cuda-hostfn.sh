@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Host functions on streams and managed memory on the emulated driver
 # (cuda-hostfn-test.c).
 . /tests/lib.sh

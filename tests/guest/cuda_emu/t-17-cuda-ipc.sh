@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # CUDA IPC between two processes, with nv-p2p pins on both sides and an edu
 # DMA through the importer's (cuda-ipc-test.c); afterwards nothing is left.
 . /tests/lib.sh

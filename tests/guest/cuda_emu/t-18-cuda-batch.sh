@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # cuStreamBatchMemOp: order, a wait released by another thread's write,
 # bad input refused before anything runs (cuda-batch-test.c).
 . /tests/lib.sh

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Stream order (the legacy NULL stream's implicit synchronisation, host
 # functions on the driver's thread), cuCtxSynchronize, cuCtxDestroy and
 # sticky errors (cuda-stream-test.c).

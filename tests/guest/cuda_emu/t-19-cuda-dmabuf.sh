@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # cuMemGetHandleForAddressRange: a dma-buf of GPU memory imported by
 # gdirect_edu and DMA'd through, and its teardown (cuda-dmabuf-test.c);
 # afterwards nothing is left and the modules unload.

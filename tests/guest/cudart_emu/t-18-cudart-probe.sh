@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The runtime and NVML probe (tests/conformance/cuda_emu/rt-nvml-probe.c)
 # on the emulator: its transcript, one "# rtprobe: " line per observation,
 # is compared on the host with an H100's (tests/conformance/cuda_emu/

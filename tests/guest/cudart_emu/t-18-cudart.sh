@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The emulated CUDA runtime (libcudart.so.13) over the emulated driver and
 # GPU (cudart-test.c).
 . /tests/lib.sh

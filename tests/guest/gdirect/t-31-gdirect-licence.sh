@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # gdirect.ko and gdirect_edu.ko load next to the emulator in either licence
 # flavour (docs/driver.md).  Built as NVIDIA's proprietary driver the
 # emulator taints the kernel, gdirect and gdirect_edu inherit the taint, and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # libgdirect over gdirect.ko loaded use_persistent=1, where pins are never
 # revoked: kernel invalidation alone cannot see a free, so a context with
 # only that mode is refused with a sentence saying why (the library reads

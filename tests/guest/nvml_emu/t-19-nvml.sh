@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The emulated NVML (libnvidia-ml.so.1) against the emulator's counters,
 # sysfs and the CUDA driver (nvml-test.c).
 . /tests/lib.sh

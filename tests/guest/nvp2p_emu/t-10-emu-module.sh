@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The emulator binds the ivshmem device, exposes its control device and
 # debugfs, honours its BAR1 parameters, and unloads cleanly.
 . /tests/lib.sh

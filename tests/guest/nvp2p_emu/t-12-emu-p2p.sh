@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # nv-p2p behaviours from a third-party driver's side; then, after the test
 # program exits (its CUDA fd closes), every pin it left must be revoked.
 . /tests/lib.sh

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Bad input to every control-device call; nothing may stay allocated.
 . /tests/lib.sh
 load_module nvp2p_emu || exit 1

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # gdirect bench and gdirect stat in the emulated machine: the benchmark pins
 # through gdirect.ko, copies through the BAR mapping, checks the data, and
 # leaves nothing pinned; stat reports what gdirect.ko counted meanwhile.

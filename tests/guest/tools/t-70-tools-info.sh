@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # gdirect info in the emulated machine: its JSON matches how the emulator
 # was configured (BAR1 size and reserve given as module parameters, the
 # page-table version the emulator announces in its probe message) and what

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # gdirect stat in the emulated machine shows a live registration exactly as
 # gdirect.ko holds it: its process, address, size, state and mapping; and a
 # libgdirect process that publishes its statistics, with its cache counters.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # UCX built by `make ucx` (scripts/ucx-build.sh, in /opt/ucx of the guest)
 # on the emulated GPU, in one guest: ucx_info lists the GPU transports;
 # ucx_perftest in loopback with GPU memory (tag, active messages, small and

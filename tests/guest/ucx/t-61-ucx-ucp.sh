@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # UCP between GPU buffers with the UCX of `make ucx` (ucx-ucp-test.c: the
 # bytes checked on the GPU, the memory type UCX detects, its memory hooks).
 . /tests/lib.sh

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # UCX's cuda_ipc between two processes of one guest (docs/cluster.md, "Two
 # processes, one GPU"): ucx-xfer server and client over loopback with GPU
 # buffers on both sides, the data checked by the process that received it

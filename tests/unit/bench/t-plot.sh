@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t-plot.sh SRCDIR - bench/plot.sh draws valid SVG plots from a small fixed
 # input: each file parses as SVG and carries its title, axis labels and
 # legend; a plot whose data is missing is left out, not drawn empty; bad

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t-report.sh BENCH LIBCUDA - rcache_bench's hit scenario, in its quick
 # form, writes a complete report: every row of the hit table, the floor
 # table with each floor the sum of its parts, every random-hit target with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t-gdrdrv-peer.sh SOURCE CC... - include/uapi/gdrdrv.h against gdrcopy's
 # own gdrdrv.h, taken from gdrcopy's release tarball.
 #

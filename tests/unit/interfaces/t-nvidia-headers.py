@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """t-nvidia-headers.py ROOT - our include/nvidia/ against NVIDIA's headers.
 
 Compares declarations, not text: for each header of include/nvidia/ (and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t-boundary.sh ROOT - the product never reaches into the emulated machine
 # or the tests (docs/layout.md).
 #

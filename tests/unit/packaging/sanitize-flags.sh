@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # sanitize-flags.sh BUILD - the -fsanitize= flag of meson build BUILD, or
 # nothing: a program linked against a sanitizer build's library needs the
 # same runtime, linked first.  meson reports b_sanitize as a string up to

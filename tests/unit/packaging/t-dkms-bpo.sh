@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t-dkms-bpo.sh SOURCE BUILD - t-dkms.sh against the newest kernel Debian 12
 # offers (bookworm-backports), whose headers scripts/deps.sh kernel-bpo
 # unpacks privately (docs/testing.md).  Skipped, saying why, when they

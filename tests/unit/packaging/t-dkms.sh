@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t-dkms.sh SOURCE BUILD - the DKMS configuration builds the modules against
 # the installed kernel headers: dkms add + build of the DKMS source tree in
 # private dkms and source trees (nothing registered system-wide), then the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Checks the device library's C header against the .func prototypes of its
 # hand-written PTX, with the ptxabi tool: names, parameter count, kind,
 # size and alignment of every parameter and return value.

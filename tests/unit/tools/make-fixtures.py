@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """make-fixtures.py - write the fixture sysfs/procfs trees under fixtures/.
 
 The trees are checked in; this script says how they were made and remakes

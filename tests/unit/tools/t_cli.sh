@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t_cli.sh GDIRECT FIXTURES FAKE_NVML - the gdirect command end to end on the
 # fixture trees: what info and stat print, as JSON and as text.
 set -u

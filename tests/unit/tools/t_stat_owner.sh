@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # t_stat_owner.sh GDIRECT - `gdirect stat` reads libgdirect's statistics
 # only from per-user directories nobody else can write (BASE/gdirect-UID and
 # BASE/gdirect-UID.XXXXXX, lib/src/statsdir.h), only files owned by the user

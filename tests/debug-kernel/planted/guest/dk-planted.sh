@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # dk-planted.sh - set off every bug of dk_planted.ko (debug-kernel lane only).
 #
 # Not a t-* test: the normal suite never runs it.  tests/debug-kernel/run.sh boots
