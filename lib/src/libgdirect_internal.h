@@ -272,7 +272,7 @@ static inline bool gd_inherited(const struct gdirect_ctx *c)
 /*
  * LRU stamps.  Exact order would need one counter written by every put,
  * and that counter's cache line would bounce between cores
- * (docs/performance.md has the cost).  So a stamp is the process's LRU
+ * (tests/reference/notes/rcache-targets.md has the cost).  So a stamp is the process's LRU
  * era, which every miss advances (a line that hits only read), in the
  * high bits, and a per-thread sequence number in the low 24.  It is exact
  * within a thread, and across threads exact up to the puts made between
