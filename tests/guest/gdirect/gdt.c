@@ -140,6 +140,57 @@ void gdt_body_close(int fd, volatile uint32_t *status, struct gdt_buffer *b)
 	tap_ok(gdt_gd_stat("live_regions") == 0, "gdirect: no live regions");
 }
 
+int gdt_run_child(const char *name, void (*fn)(void))
+{
+	int st = tap_run_child(fn);
+
+	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	tap_ok(0, "%s: its process ended normally (status %#x)", name, st);
+	return -1;
+}
+
+static void (*own_test)(void);
+static const char *own_dev;
+static int *own_fd;
+static volatile uint32_t **own_status;
+
+/* The child of gdt_run_own(): its own context and file, then the test. */
+static void own_body(void)
+{
+	volatile uint32_t *st = NULL;
+	int fd;
+
+	if (gdt_cuda_init()) {
+		tap_ok(0, "CUDA context in the test's own process");
+		return;
+	}
+	/* /dev/gdirect as gdt_open_gdirect() opens it, non-blocking. */
+	fd = open(own_dev, O_RDWR | O_CLOEXEC | (own_status ? O_NONBLOCK : 0));
+	if (fd >= 0 && own_status)
+		st = mmap(NULL, GDIRECT_STATUS_BYTES, PROT_READ, MAP_SHARED, fd,
+			  GDIRECT_STATUS_OFFSET);
+	if (fd < 0 || st == MAP_FAILED) {
+		tap_ok(0, "%s opened%s in the test's own process: %s", own_dev,
+		       own_status ? " and mapped" : "", strerror(errno));
+		return;
+	}
+	*own_fd = fd;
+	if (own_status)
+		*own_status = st;
+	own_test();
+}
+
+int gdt_run_own(const char *name, void (*test)(void), const char *dev,
+		int *fd, volatile uint32_t **status)
+{
+	own_test = test;
+	own_dev = dev;
+	own_fd = fd;
+	own_status = status;
+	return gdt_run_child(name, own_body);
+}
+
 CUdeviceptr gdt_alloc(size_t size)
 {
 	CUdeviceptr p = 0;

@@ -73,6 +73,29 @@ int gdt_body_open(int *fd, volatile uint32_t **status, void (*first)(void),
 		  size_t size, unsigned int shift, struct gdt_buffer *b);
 void gdt_body_close(int fd, volatile uint32_t *status, struct gdt_buffer *b);
 
+/*
+ * Run @fn, a stretch of checks, in a child process of its own (tap.h's
+ * tap_run_child()), so that whatever it still holds when a check fails or
+ * it crashes (pins, mappings, its CUDA context) goes with the child, and
+ * the next stretch starts from the caller's state.  Its lines count as
+ * the caller's; no line of its own unless the child did not exit 0 (then
+ * one failed line naming @name).  Returns 0 when the child exited 0.
+ * The caller must not have made a CUDA context: a child of a process
+ * that did cannot use CUDA (emu/cuda/src/init.c), as with NVIDIA's.
+ */
+int gdt_run_child(const char *name, void (*fn)(void));
+/*
+ * gdt_run_child() for a test that pins: the child first makes its own
+ * CUDA context and opens its own file of @dev into *@fd and, if @status
+ * is not NULL, maps /dev/gdirect's status area into *@status, the file
+ * then non-blocking as gdt_open_gdirect() opens it (no lines
+ * unless that fails), then runs @test.
+ */
+int gdt_run_own(const char *name, void (*test)(void), const char *dev,
+		int *fd, volatile uint32_t **status);
+/* The same on /dev/gdirect, for a test's fd and status globals. */
+#define GDT_RUN_OWN(fn) gdt_run_own(#fn, fn, "/dev/gdirect", &fd, &status)
+
 /* Bus address of the first page of our registration HANDLE; 0 if none. */
 uint64_t gdt_region_phys(uint64_t handle);
 

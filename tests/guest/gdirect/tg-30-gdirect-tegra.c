@@ -182,21 +182,48 @@ static void test_edu(unsigned int run_kb)
 	gdt_emu_knob("dma_max_run_kb", "0");
 }
 
-static void body(void)
+static void test_edu_one_run(void)
+{
+	test_edu(0);
+}
+
+static void test_edu_4k_runs(void)
+{
+	test_edu(4);
+}
+
+static void test_edu_12k_runs(void)
+{
+	test_edu(12);
+}
+
+/* The tests on one buffer, in one process. */
+static void shared(void)
 {
 	struct gdt_buffer b;
 
 	if (gdt_body_open(&fd, &status, test_flavour, GDT_MB, 12, &b))
 		return;
 	test_pin_map_unpin(b.gpu, b.pattern);
-	test_revoke();
 	test_persistent(b.gpu);
-	test_edu(0);
-	test_edu(4);
-	test_edu(12);
+	gdt_body_close(fd, status, &b);
+}
+
+/*
+ * The revocation and the edu transfers pin buffers of their own: each in
+ * a process of its own, with its own CUDA context and files, so that a
+ * failure cannot leave a pin or a DMA mapping to the next.  This process
+ * makes no CUDA context, so its children can.
+ */
+static void body(void)
+{
+	gdt_run_child("shared", shared);
+	GDT_RUN_OWN(test_revoke);
+	GDT_RUN_OWN(test_edu_one_run);
+	GDT_RUN_OWN(test_edu_4k_runs);
+	GDT_RUN_OWN(test_edu_12k_runs);
 	tap_ok(gdt_emu("stale_unmaps") == 0 && gdt_emu("leftover_dma_maps") == 0,
 	       "no unmap of a dead mapping, none left to the provider");
-	gdt_body_close(fd, status, &b);
 }
 
 int main(void)
