@@ -503,7 +503,7 @@ static size_t evict_locked(struct gdirect_ctx *c, struct cand *v, size_t n,
 			/* Between the sum and what it decides: a hit that
 			 * copied r's slot before the hold and counts only now
 			 * is in no sum, and must find the slot held at its
-			 * reread and back off (t_evict_race runs that hit
+			 * reread and back off (t-evict-race runs that hit
 			 * here). */
 			GD_RACE(GD_RACE_EVICT_SUMMED);
 			if (unused) {
@@ -666,7 +666,7 @@ static bool wait_for_releases(struct gdirect_ctx *c)
 
 	/* Counted among the waiters and the generation read, under the
 	 * lock: a release that ends from here on wakes this wait (the point
-	 * where t_release_wait lets one end). */
+	 * where t-release-wait lets one end). */
 	if (any)
 		GD_RACE(GD_RACE_RELEASE_WAIT);
 	while (any && !c->drain_due && c->release_gen == gen &&

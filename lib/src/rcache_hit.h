@@ -99,8 +99,8 @@
  *    ("Hit paths").
  *  - Run the race-hook tests.  They link libgdirect_races, the library
  *    built with -DGD_RACE_HOOKS, where each GD_RACE() point (slotab.h)
- *    calls a hook that the test sets: tests/unit/lib/t_slot.c,
- *    t_model.c, t_evict_race.c, t_release_wait.c.  A new window in the
+ *    calls a hook that the test sets: tests/unit/lib/t-slot.c,
+ *    t-model.c, t-evict-race.c, t-release-wait.c.  A new window in the
  *    protocol gets a new gd_race_point and a test that runs the race
  *    there.
  *  - Run the unit suite (meson test -C build --suite unit; under ASan and

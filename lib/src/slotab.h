@@ -45,8 +45,8 @@
 struct gdirect_reg;
 
 /*
- * Race hooks: points of the lock-free protocols where tests (t_slot,
- * t_model, t_evict_race, t_release_wait, built with GD_RACE_HOOKS against
+ * Race hooks: points of the lock-free protocols where tests (t-slot,
+ * t-model, t-evict-race, t-release-wait, built with GD_RACE_HOOKS against
  * a static copy of the library) run a kill, an eviction or a slot
  * rewrite, or hand over to another thread, deterministically, in the
  * middle of a hit, of an eviction or of a pin's wait for BAR space.

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+/* t-json.c - the JSON writer: nesting, commas, escaping, numbers */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "json.h"
+
+int main(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct gd_json j;
+
+	if (!f)
+		return 1;
+	gd_json_init(&j, f);
+	gd_json_obj(&j, NULL);
+	gd_json_str(&j, "s", "a\"b\\c\nd\x01");
+	gd_json_u64(&j, "u", 18446744073709551615ULL);
+	gd_json_int(&j, "i", -1);
+	gd_json_dbl(&j, "d", 1.5);
+	gd_json_dbl(&j, "nan", NAN);
+	gd_json_bool(&j, "t", 1);
+	gd_json_str(&j, "n", NULL);
+	gd_json_arr(&j, "a");
+	gd_json_str(&j, NULL, "x");
+	gd_json_obj(&j, NULL);
+	gd_json_end(&j, '}');
+	gd_json_end(&j, ']');
+	gd_json_arr(&j, "empty");
+	gd_json_end(&j, ']');
+	gd_json_end(&j, '}');
+	gd_json_done(&j);
+	fclose(f);
+	CHECK_STR(buf,
+		  "{\n"
+		  "  \"s\": \"a\\\"b\\\\c\\nd\\u0001\",\n"
+		  "  \"u\": 18446744073709551615,\n"
+		  "  \"i\": -1,\n"
+		  "  \"d\": 1.5,\n"
+		  "  \"nan\": null,\n"
+		  "  \"t\": true,\n"
+		  "  \"n\": null,\n"
+		  "  \"a\": [\n"
+		  "    \"x\",\n"
+		  "    {}\n"
+		  "  ],\n"
+		  "  \"empty\": []\n"
+		  "}\n");
+	free(buf);
+
+	/* Not UTF-8 (a lone continuation, a truncated sequence, an overlong
+	 * '/', a surrogate, past U+10FFFF) becomes U+FFFD; valid UTF-8 passes;
+	 * ESC, BEL and DEL are escaped. */
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return 1;
+	gd_json_init(&j, f);
+	gd_json_str(&j, NULL, "\x80|\xc3|\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|"
+		    "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\x1b]0;x\x07\x7f|\xff");
+	gd_json_done(&j);
+	fclose(f);
+	CHECK_STR(buf, "\"\\ufffd|\\ufffd|\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|"
+		  "\\ufffd\\ufffd\\ufffd\\ufffd|\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|"
+		  "\\u001b]0;x\\u0007\\u007f|\\ufffd\"\n");
+	free(buf);
+	return tap_done();
+}
