@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # deb-guest.sh - the Debian packages' installed files at work in the
 # emulated machine; tests/packaging/deb-lane.sh copies it into the guest as
 # /tests/t-deb-installed.sh, beside the files it took from its chroot at

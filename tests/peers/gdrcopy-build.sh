@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # gdrcopy-build.sh BUILD TARBALL KVER - gdrcopy built by its own Makefiles
 # against the emulated machine, into BUILD/peers/gdrcopy-2.6/.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # gdrcopy-guest.sh PAIRING - gdrcopy 2.6's programs on the emulated machine,
 # one pairing of a kernel module and a libgdrapi (run in the guest by the
 # peers lane, tests/peers/gdrcopy-lane.sh, which packs it with gdrcopy's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # gdrcopy-lane.sh BUILD RESULTS KERNEL - the peers lane of make test:
 # gdrcopy 2.6, unchanged, in every pairing with gdirect on the emulated
 # machine (docs/gdrcopy.md).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # peers.sh find NAME CACHE - the path of a peer's release tarball, checked.
 #
 # Peers are other projects' releases that gdirect must work with unchanged
