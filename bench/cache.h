@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct gd_backend;
+struct gdl_backend;
 
 struct cache_cfg {
-	struct gd_backend *backend;
+	struct gdl_backend *backend;
 	uint64_t max_regions;	/* unused regions evicted above; 0: no limit */
 	uint64_t max_bytes;	/* likewise for pinned bytes */
 };

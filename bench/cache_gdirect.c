@@ -12,7 +12,7 @@
 #include "fake_backend.h"
 #include "cache.h"
 
-static void *gd_create(const struct cache_cfg *cfg)
+static void *bench_create(const struct cache_cfg *cfg)
 {
 	struct gdirect_params p;
 	struct gdirect_ctx *c = NULL;
@@ -30,27 +30,27 @@ static void *gd_create(const struct cache_cfg *cfg)
 	return c;
 }
 
-static int gd_get(void *cache, uint64_t addr, size_t len, void **ref)
+static int bench_get(void *cache, uint64_t addr, size_t len, void **ref)
 {
 	return gdirect_reg_get(cache, (const void *)(uintptr_t)addr, len, 0,
 			       (struct gdirect_reg **)ref);
 }
 
-static void gd_put(void *cache, void *ref)
+static void bench_put(void *cache, void *ref)
 {
 	(void)cache;
 	gdirect_reg_put(ref);
 }
 
-static void gd_destroy(void *cache)
+static void bench_destroy(void *cache)
 {
 	gdirect_ctx_destroy(cache);
 }
 
 const struct cache_ops cache_gdirect = {
 	.name = "gdirect",
-	.create = gd_create,
-	.get = gd_get,
-	.put = gd_put,
-	.destroy = gd_destroy,
+	.create = bench_create,
+	.get = bench_get,
+	.put = bench_put,
+	.destroy = bench_destroy,
 };

@@ -26,7 +26,7 @@ struct ureg {
 
 struct ucache {
 	ucs_rcache_t *rc;
-	struct gd_backend *dev;
+	struct gdl_backend *dev;
 };
 
 static ucs_status_t u_mem_reg(void *context, ucs_rcache_t *rcache, void *arg,
@@ -34,7 +34,7 @@ static ucs_status_t u_mem_reg(void *context, ucs_rcache_t *rcache, void *arg,
 {
 	struct ucache *u = context;
 	struct ureg *r = (struct ureg *)region;
-	struct gd_pin pin;
+	struct gdl_pin pin;
 	int rc = u->dev->ops->pin(u->dev, region->super.start,
 				  region->super.end - region->super.start, &pin);
 

@@ -10,7 +10,7 @@
 
 #include "fake_cuda.h"
 
-struct gd_backend *bench_device_new(const struct fake_cfg *cfg)
+struct gdl_backend *bench_device_new(const struct fake_cfg *cfg)
 {
 	struct fake_cfg c = *cfg;
 

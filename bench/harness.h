@@ -43,7 +43,7 @@ FILE *data_file(const struct opts *o, const char *name);
  * benchmark never copies), with slots for the largest benchmark's 65536
  * regions several times over.  NULL if out of memory.
  */
-struct gd_backend *bench_device_new(const struct fake_cfg *cfg);
+struct gdl_backend *bench_device_new(const struct fake_cfg *cfg);
 
 /* CLOCK_MONOTONIC in ns, and a sleep until an absolute time. */
 uint64_t bench_now_ns(void);
@@ -54,7 +54,7 @@ struct inst {
 	const struct cache_ops *ops;
 	const char *label;	/* column name */
 	void *c;
-	struct gd_backend *dev;
+	struct gdl_backend *dev;
 };
 
 bool inst_open(struct inst *in, const struct cache_ops *ops, const char *label,

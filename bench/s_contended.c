@@ -52,7 +52,7 @@ struct hitwin {
 static void hit_window(struct hitwin *h)
 {
 	const struct cache_ops *ops = h->in->ops;
-	struct gd_backend *dev = h->in->dev;
+	struct gdl_backend *dev = h->in->dev;
 	void *c = h->in->c, *ref;
 	uint64_t t0 = bench_now_ns(), end = t0 + h->window_ns, t = t0;
 	size_t i = 0;

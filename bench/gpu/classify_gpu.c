@@ -345,7 +345,7 @@ static int cu_range(struct m *m, uint64_t p)
 
 /* ---- libgdirect ------------------------------------------------------- */
 
-static int gd_classify(struct m *m, uint64_t p)
+static int bench_classify(struct m *m, uint64_t p)
 {
 	struct gdirect_ptr_info in;
 
@@ -355,46 +355,46 @@ static int gd_classify(struct m *m, uint64_t p)
 /* Parts of a hit, for telling the code's cost from the machine's. */
 static int part_epoch(struct m *m, uint64_t p)
 {
-	struct gd_epoch_slot *s = gd_epoch_enter();
+	struct gdl_epoch_slot *s = gdl_epoch_enter();
 
 	__asm__ volatile("" : : "r"(m), "r"(p) : "memory");
-	gd_epoch_exit(s);
+	gdl_epoch_exit(s);
 	return 0;
 }
 
 static int part_find(struct m *m, uint64_t p)
 {
-	struct gd_epoch_slot *s = gd_epoch_enter();
-	struct gd_alloc *al = gd_alloc_find(m->ctx, p);
+	struct gdl_epoch_slot *s = gdl_epoch_enter();
+	struct gdl_alloc *al = gdl_alloc_find(m->ctx, p);
 	uint64_t t = al ? al->info.alloc_base : 0;
 
 	__asm__ volatile("" : : "r"(t) : "memory");
-	gd_epoch_exit(s);
+	gdl_epoch_exit(s);
 	return !al;
 }
 
 static int part_copy(struct m *m, uint64_t p)
 {
-	struct gd_epoch_slot *s = gd_epoch_enter();
-	struct gd_alloc *al = gd_alloc_find(m->ctx, p);
+	struct gdl_epoch_slot *s = gdl_epoch_enter();
+	struct gdl_alloc *al = gdl_alloc_find(m->ctx, p);
 	struct gdirect_ptr_info in;
 
 	if (al)
 		in = al->info;
-	gd_epoch_exit(s);
+	gdl_epoch_exit(s);
 	__asm__ volatile("" : : "r"(&in) : "memory");
 	return !al;
 }
 
 static int part_count(struct m *m, uint64_t p)
 {
-	struct gd_epoch_slot *s = gd_epoch_enter();
-	struct gd_alloc *al = gd_alloc_find(m->ctx, p);
+	struct gdl_epoch_slot *s = gdl_epoch_enter();
+	struct gdl_alloc *al = gdl_alloc_find(m->ctx, p);
 	struct gdirect_ptr_info in;
 
 	if (al)
 		in = al->info;
-	gd_epoch_exit(s);
+	gdl_epoch_exit(s);
 	__asm__ volatile("" : : "r"(&in) : "memory");
 	SHARD_INC(m->ctx, classify_hits);
 	return !al;
@@ -579,7 +579,7 @@ static long host_realloc_check(struct gdirect_ctx *c, uint64_t *pinned, int n,
 	return wrong;
 }
 
-static int gd_hit(struct m *m, uint64_t p)
+static int bench_hit(struct m *m, uint64_t p)
 {
 	struct gdirect_reg *r;
 	int rc = gdirect_reg_get(m->ctx, (void *)(uintptr_t)p, 4096, 0, &r);
@@ -640,7 +640,7 @@ static long realloc_check(struct gdirect_ctx *c, uint64_t *oldp, int n,
 	return wrong;
 }
 
-static struct gdirect_ctx *mkctx(struct gd_backend *dev, unsigned inv, unsigned flags)
+static struct gdirect_ctx *mkctx(struct gdl_backend *dev, unsigned inv, unsigned flags)
 {
 	struct gdirect_params p;
 	struct gdirect_ctx *c;
@@ -686,7 +686,7 @@ int main(int argc, char **argv)
 	       name, drv / 1000, drv % 1000 / 10, repeats);
 	if (!dptr || !hptr || !host)
 		return 1;
-	gd_epoch_init();
+	gdl_epoch_init();
 	for (int i = 0; i < NALLOC; i++) {
 		CUdeviceptr d;
 
@@ -709,7 +709,7 @@ int main(int argc, char **argv)
 	       leaves(dptr, NALLOC), leaves(hptr, NALLOC));
 
 	/* Shared by the contexts below, freed at the end; never mapped. */
-	struct gd_backend *devb = fake_backend_new(&(struct fake_cfg){
+	struct gdl_backend *devb = fake_backend_new(&(struct fake_cfg){
 		.nslots = 1u << 18, .no_maps = true, .shared = true });
 	struct gdirect_ctx *c_def = mkctx(devb, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS, 0);
 	struct gdirect_ctx *c_host = mkctx(devb, GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS,
@@ -737,13 +737,13 @@ int main(int argc, char **argv)
 
 	puts("\n-- gdirect_classify (cache hits after the first query) --");
 	struct m gm[] = {
-		{ "gdirect_classify, device pointer, 16 allocations", gd_classify, dptr, 16, c_def, 0, false },
-		{ "gdirect_classify, device pointer, 4096 allocations", gd_classify, dptr, NALLOC, c_def, 0, false },
-		{ "gdirect_classify, host pointer (not cached: default)", gd_classify, hptr, NALLOC, c_def, 0, false },
-		{ "gdirect_classify, host pointer, GDIRECT_CTX_CACHE_HOST", gd_classify, hptr, NALLOC, c_host, 0, false },
-		{ "gdirect_classify, device pointer, hooks off (BUFFER_ID)", gd_classify, dptr, NALLOC, c_tag, 0, false },
-		{ "gdirect_classify, pinned host pointer (not cached: default)", gd_classify, pinned, 16, c_def, 0, false },
-		{ "gdirect_classify, pinned host pointer, GDIRECT_CTX_CACHE_HOST", gd_classify, pinned, 16, c_host, 0, false },
+		{ "gdirect_classify, device pointer, 16 allocations", bench_classify, dptr, 16, c_def, 0, false },
+		{ "gdirect_classify, device pointer, 4096 allocations", bench_classify, dptr, NALLOC, c_def, 0, false },
+		{ "gdirect_classify, host pointer (not cached: default)", bench_classify, hptr, NALLOC, c_def, 0, false },
+		{ "gdirect_classify, host pointer, GDIRECT_CTX_CACHE_HOST", bench_classify, hptr, NALLOC, c_host, 0, false },
+		{ "gdirect_classify, device pointer, hooks off (BUFFER_ID)", bench_classify, dptr, NALLOC, c_tag, 0, false },
+		{ "gdirect_classify, pinned host pointer (not cached: default)", bench_classify, pinned, 16, c_def, 0, false },
+		{ "gdirect_classify, pinned host pointer, GDIRECT_CTX_CACHE_HOST", bench_classify, pinned, 16, c_host, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(gm) / sizeof(gm[0]); i++)
 		measure(&gm[i], gm[i].ctx == c_def && gm[i].ptrs != dptr ? NC : N);
@@ -751,20 +751,20 @@ int main(int argc, char **argv)
 	puts("\n-- parts of a device-pointer hit, 4096 allocations --");
 	struct m pm[] = {
 		{ "parts: epoch enter + exit", part_epoch, dptr, NALLOC, c_def, 0, false },
-		{ "parts: epoch + slot + allocation (gd_alloc_find)", part_find, dptr, NALLOC, c_def, 0, false },
+		{ "parts: epoch + slot + allocation (gdl_alloc_find)", part_find, dptr, NALLOC, c_def, 0, false },
 		{ "parts: + the answer copied to the caller", part_copy, dptr, NALLOC, c_def, 0, false },
 		{ "parts: + the per-thread hit counter", part_count, dptr, NALLOC, c_def, 0, false },
-		{ "parts: all of gdirect_classify", gd_classify, dptr, NALLOC, c_def, 0, false },
+		{ "parts: all of gdirect_classify", bench_classify, dptr, NALLOC, c_def, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(pm) / sizeof(pm[0]); i++)
 		measure(&pm[i], N);
 
 	puts("\n-- registration hit (get + put), 4096 registered allocations --");
 	struct m hm[] = {
-		{ "reg hit, invalidation kernel+hooks (default)", gd_hit, dptr, NALLOC, c_def, 0, false },
-		{ "reg hit, invalidation hooks only", gd_hit, dptr, NALLOC, c_hooks, 0, false },
-		{ "reg hit, invalidation buffer_id (tag check per hit)", gd_hit, dptr, NALLOC, c_tag, 0, false },
-		{ "reg hit, default, the thread's last region again", gd_hit, dptr, 1, c_def, 0, false },
+		{ "reg hit, invalidation kernel+hooks (default)", bench_hit, dptr, NALLOC, c_def, 0, false },
+		{ "reg hit, invalidation hooks only", bench_hit, dptr, NALLOC, c_hooks, 0, false },
+		{ "reg hit, invalidation buffer_id (tag check per hit)", bench_hit, dptr, NALLOC, c_tag, 0, false },
+		{ "reg hit, default, the thread's last region again", bench_hit, dptr, 1, c_def, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(hm) / sizeof(hm[0]); i++)
 		measure(&hm[i], hm[i].ctx == c_tag ? NC : N);
@@ -804,7 +804,7 @@ int main(int argc, char **argv)
 	printf("%-58s %9ld of %d\n", "wrong answers after free + re-allocation, BUFFER_ID",
 	       wrong_tag, nre);
 	struct m rm[] = {
-		{ "gdirect_classify, re-allocated device pointer (hooks)", gd_classify, re, (size_t)nre, c_def, 0, false },
+		{ "gdirect_classify, re-allocated device pointer (hooks)", bench_classify, re, (size_t)nre, c_def, 0, false },
 		{ "cuPointerGetAttribute(MEMORY_TYPE), re-allocated pointer", cu_memtype, re, (size_t)nre, NULL, 0, false },
 	};
 	measure(&rm[0], N);
@@ -820,7 +820,7 @@ int main(int argc, char **argv)
 	printf("%-58s %9ld of %d\n", "wrong answers after cuMemFreeHost + cuMemAlloc",
 	       wrong_host, 16 * 2 + 16);
 	printf("%-58s %9d of 16\n", "freed host pointers inside a new allocation", reused);
-	struct m hrm = { "gdirect_classify, device pointer after host free (cache host)", gd_classify, hre, 16, c_host, 0, false };
+	struct m hrm = { "gdirect_classify, device pointer after host free (cache host)", bench_classify, hre, 16, c_host, 0, false };
 
 	measure(&hrm, N);
 
@@ -828,10 +828,10 @@ int main(int argc, char **argv)
 	puts("\n-- the hit rows again --");
 	struct m am[] = {
 		{ "again: harness", nothing, dptr, NALLOC - NR, NULL, 0, false },
-		{ "again: device pointer, 16 allocations", gd_classify, dptr, 16, c_def, 0, false },
-		{ "again: device pointer, 3584 allocations", gd_classify, dptr, NALLOC - NR, c_def, 0, false },
-		{ "again: host pointer, GDIRECT_CTX_CACHE_HOST", gd_classify, hptr, NALLOC, c_host, 0, false },
-		{ "again: re-allocated device pointer (hooks)", gd_classify, re, (size_t)nre, c_def, 0, false },
+		{ "again: device pointer, 16 allocations", bench_classify, dptr, 16, c_def, 0, false },
+		{ "again: device pointer, 3584 allocations", bench_classify, dptr, NALLOC - NR, c_def, 0, false },
+		{ "again: host pointer, GDIRECT_CTX_CACHE_HOST", bench_classify, hptr, NALLOC, c_host, 0, false },
+		{ "again: re-allocated device pointer (hooks)", bench_classify, re, (size_t)nre, c_def, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(am) / sizeof(am[0]); i++)
 		measure(&am[i], N);
@@ -840,9 +840,9 @@ int main(int argc, char **argv)
 	puts("\n-- the hits over time, by the state of the core --");
 	struct m tm[] = {
 		{ "rounds: harness", nothing, dptr, NALLOC - NR, NULL, 0, false },
-		{ "rounds: gdirect_classify, device pointer, 16 allocations", gd_classify, dptr, 16, c_def, 0, false },
-		{ "rounds: gdirect_classify, device pointer, 3584 allocations", gd_classify, dptr, NALLOC - NR, c_def, 0, false },
-		{ "rounds: gdirect_classify, host pointer, CACHE_HOST", gd_classify, hptr, NALLOC, c_host, 0, false },
+		{ "rounds: gdirect_classify, device pointer, 16 allocations", bench_classify, dptr, 16, c_def, 0, false },
+		{ "rounds: gdirect_classify, device pointer, 3584 allocations", bench_classify, dptr, NALLOC - NR, c_def, 0, false },
+		{ "rounds: gdirect_classify, host pointer, CACHE_HOST", bench_classify, hptr, NALLOC, c_host, 0, false },
 		{ "rounds: direct call, device pointer, 16 allocations", NULL, dptr, 16, c_def, 0, true },
 		{ "rounds: direct call, host pointer, CACHE_HOST", NULL, hptr, NALLOC, c_host, 0, true },
 		{ "rounds: cuPointerGetAttribute(MEMORY_TYPE), device pointer", cu_memtype, dptr, NALLOC - NR, NULL, 0, false },

@@ -19,7 +19,7 @@ flags="-std=c11 -O2 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread"
 # meson build (it dlopens the real libcuda.so.1 at run time).
 for f in "$root"/lib/src/*.c; do
 	$cc $flags -I"$root/lib/include" -I"$root/lib/src" -I"$root/include" \
-		-I"$root/include/nvidia" -c "$f" -o "$obj/gd_$(basename "$f" .c).o"
+		-I"$root/include/nvidia" -c "$f" -o "$obj/gdl_$(basename "$f" .c).o"
 done
 $cc $flags -I"$root/lib/src" -c "$root/tests/fakes/fake_backend.c" \
 	-o "$obj/fake_backend.o"

@@ -18,7 +18,7 @@
 
 #include "gdrapi_internal.h"
 
-static int gd_pin(struct gdr *g, struct gdr_memh *m, unsigned long addr,
+static int gdra_pin(struct gdr *g, struct gdr_memh *m, unsigned long addr,
 		  size_t size, uint64_t token, uint32_t va_space,
 		  uint32_t flags)
 {
@@ -39,14 +39,14 @@ static int gd_pin(struct gdr *g, struct gdr_memh *m, unsigned long addr,
 	return 0;
 }
 
-static int gd_unpin(struct gdr *g, struct gdr_memh *m)
+static int gdra_unpin(struct gdr *g, struct gdr_memh *m)
 {
 	struct gdirect_unpin u = { .handle = m->khandle };
 
 	return ioctl(g->fd, GDIRECT_IOC_UNPIN, &u) < 0 ? errno : 0;
 }
 
-static int gd_cb_flag(struct gdr *g, struct gdr_memh *m, int *flag)
+static int gdra_cb_flag(struct gdr *g, struct gdr_memh *m, int *flag)
 {
 	const _Atomic uint32_t *st = g->status;
 
@@ -58,7 +58,7 @@ static int gd_cb_flag(struct gdr *g, struct gdr_memh *m, int *flag)
 	return 0;
 }
 
-static int gd_map_type(struct gdr *g, struct gdr_memh *m, int flags,
+static int gdra_map_type(struct gdr *g, struct gdr_memh *m, int flags,
 		       gdr_mapping_type_t *type)
 {
 	struct gdirect_region_info ri = { .handle = m->khandle };
@@ -80,7 +80,7 @@ static int gd_map_type(struct gdr *g, struct gdr_memh *m, int flags,
 	}
 }
 
-static int gd_driver_version(struct gdr *g, int *major, int *minor)
+static int gdra_driver_version(struct gdr *g, int *major, int *minor)
 {
 	(void)g;
 	/* gdirect.ko offers what gdrdrv of this interface version offers. */
@@ -89,7 +89,7 @@ static int gd_driver_version(struct gdr *g, int *major, int *minor)
 	return 0;
 }
 
-static int gd_attr(struct gdr *g, gdr_attr_t attr, int *v)
+static int gdra_attr(struct gdr *g, gdr_attr_t attr, int *v)
 {
 	switch (attr) {
 	case GDR_ATTR_USE_PERSISTENT_MAPPING:
@@ -104,7 +104,7 @@ static int gd_attr(struct gdr *g, gdr_attr_t attr, int *v)
 	}
 }
 
-static void gd_close(struct gdr *g)
+static void gdra_close(struct gdr *g)
 {
 	munmap(g->status, GDIRECT_STATUS_BYTES);
 	close(g->fd);
@@ -112,13 +112,13 @@ static void gd_close(struct gdr *g)
 
 static const struct gdr_backend_ops gdirect_ops = {
 	.name = "gdirect",
-	.pin = gd_pin,
-	.unpin = gd_unpin,
-	.cb_flag = gd_cb_flag,
-	.map_type = gd_map_type,
-	.driver_version = gd_driver_version,
-	.attr = gd_attr,
-	.close = gd_close,
+	.pin = gdra_pin,
+	.unpin = gdra_unpin,
+	.cb_flag = gdra_cb_flag,
+	.map_type = gdra_map_type,
+	.driver_version = gdra_driver_version,
+	.attr = gdra_attr,
+	.close = gdra_close,
 };
 
 int gdrapi_open_gdirect(struct gdr *g, const char *path)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(GD_CU_COUNT <= 64, "the entry masks are 64 bits wide");
+_Static_assert(GDL_CU_COUNT <= 64, "the entry masks are 64 bits wide");
 
-/* One entry's names and where struct gd_cuda holds it. */
+/* One entry's names and where struct gdl_cuda holds it. */
 struct entry {
 	const char *name, *symbol;
 	size_t offset;
@@ -17,19 +17,19 @@ struct entry {
 
 /* The symbol is stringified as written, so cuda.h's version macros
  * (cuMemFree for cuMemFree_v2) do not rename the older ABIs. */
-static const struct entry entries[GD_CU_COUNT] = {
-#define GD_CUDA_X(field, name_, symbol_, type)				\
-	[GD_CU_##field] = { name_, #symbol_, offsetof(struct gd_cuda, field) },
-	GD_CUDA_ENTRIES(GD_CUDA_X)
-#undef GD_CUDA_X
+static const struct entry entries[GDL_CU_COUNT] = {
+#define GDL_CUDA_X(field, name_, symbol_, type)				\
+	[GDL_CU_##field] = { name_, #symbol_, offsetof(struct gdl_cuda, field) },
+	GDL_CUDA_ENTRIES(GDL_CUDA_X)
+#undef GDL_CUDA_X
 };
 
-const char *gd_cuload_symbol(enum gd_cuda_entry e)
+const char *gdl_cuload_symbol(enum gdl_cuda_entry e)
 {
 	return entries[e].symbol;
 }
 
-int gd_cuload_path(const char **path, char *err, size_t errlen)
+int gdl_cuload_path(const char **path, char *err, size_t errlen)
 {
 	/* Not from a less privileged user's environment (set-user-ID). */
 	const char *v = secure_getenv("GDIRECT_LIBCUDA");
@@ -40,7 +40,7 @@ int gd_cuload_path(const char **path, char *err, size_t errlen)
 	return 0;
 }
 
-int gd_cuload_open(struct gd_cuda *cu, uint64_t want, uint64_t need,
+int gdl_cuload_open(struct gdl_cuda *cu, uint64_t want, uint64_t need,
 		   unsigned int flags, char *err, size_t errlen)
 {
 	CUresult (*gpa)(const char *, void **, int, cuuint64_t,
@@ -49,19 +49,19 @@ int gd_cuload_open(struct gd_cuda *cu, uint64_t want, uint64_t need,
 	int ret;
 
 	memset(cu, 0, sizeof(*cu));
-	ret = gd_cuload_path(&path, err, errlen);
+	ret = gdl_cuload_path(&path, err, errlen);
 	if (ret)
 		return ret;
 	cu->dl = dlopen(path, RTLD_NOW |
-			(flags & GD_CUDA_GLOBAL ? RTLD_GLOBAL : RTLD_LOCAL));
+			(flags & GDL_CUDA_GLOBAL ? RTLD_GLOBAL : RTLD_LOCAL));
 	if (!cu->dl) {
 		snprintf(err, errlen, "cannot load %s: %s", path, dlerror());
 		return -ENOENT;
 	}
 	/* POSIX allows converting dlsym's void * to a function pointer. */
-	if (flags & GD_CUDA_PROC_ADDRESS)
+	if (flags & GDL_CUDA_PROC_ADDRESS)
 		*(void **)&gpa = dlsym(cu->dl, "cuGetProcAddress_v2");
-	for (int e = 0; e < GD_CU_COUNT; e++) {
+	for (int e = 0; e < GDL_CU_COUNT; e++) {
 		void *fn = NULL;
 		CUdriverProcAddressQueryResult st;
 
@@ -76,7 +76,7 @@ int gd_cuload_open(struct gd_cuda *cu, uint64_t want, uint64_t need,
 		if (!fn && (need & (UINT64_C(1) << e))) {
 			snprintf(err, errlen, "%s lacks %s", path,
 				 entries[e].symbol);
-			gd_cuload_close(cu);
+			gdl_cuload_close(cu);
 			return -ENOSYS;
 		}
 		memcpy((char *)cu + entries[e].offset, &fn, sizeof(fn));
@@ -84,14 +84,14 @@ int gd_cuload_open(struct gd_cuda *cu, uint64_t want, uint64_t need,
 	return 0;
 }
 
-void gd_cuload_close(struct gd_cuda *cu)
+void gdl_cuload_close(struct gdl_cuda *cu)
 {
 	if (cu->dl)
 		dlclose(cu->dl);
 	memset(cu, 0, sizeof(*cu));
 }
 
-void *gd_cuload_next(enum gd_cuda_entry e)
+void *gdl_cuload_next(enum gdl_cuda_entry e)
 {
 	void *f = dlsym(RTLD_NEXT, entries[e].symbol);
 

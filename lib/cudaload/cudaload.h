@@ -3,47 +3,47 @@
  * cudaload.h - the one loader of the CUDA driver, libcuda.so.1, at run time.
  *
  * The product never links libcuda: it must run where no CUDA is installed
- * and pick the real driver on a GPU server.  gd_cuload_open() dlopens
+ * and pick the real driver on a GPU server.  gdl_cuload_open() dlopens
  * libcuda.so.1 (or the file GDIRECT_LIBCUDA names) and fills a struct
- * gd_cuda with the entry points of cuda_entries.h; gd_cuload_next() gives
+ * gdl_cuda with the entry points of cuda_entries.h; gdl_cuload_next() gives
  * the interposer the definition after its own.  libgdirect, its interposer
  * and the gdirect command link this code statically, with hidden
  * visibility, and each keeps its own table and its own scheme for loading
  * it once.
  */
-#ifndef GD_CUDALOAD_H
-#define GD_CUDALOAD_H
+#ifndef GDL_CUDALOAD_H
+#define GDL_CUDALOAD_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "cuda_entries.h"
 
-/* GD_CU_<field>: an entry's index, for the masks of gd_cuload_open(). */
-enum gd_cuda_entry {
-#define GD_CUDA_X(field, name, symbol, type) GD_CU_##field,
-	GD_CUDA_ENTRIES(GD_CUDA_X)
-#undef GD_CUDA_X
-	GD_CU_COUNT
+/* GDL_CU_<field>: an entry's index, for the masks of gdl_cuload_open(). */
+enum gdl_cuda_entry {
+#define GDL_CUDA_X(field, name, symbol, type) GDL_CU_##field,
+	GDL_CUDA_ENTRIES(GDL_CUDA_X)
+#undef GDL_CUDA_X
+	GDL_CU_COUNT
 };
 
-#define GD_CU_BIT(field) (UINT64_C(1) << GD_CU_##field)
+#define GDL_CU_BIT(field) (UINT64_C(1) << GDL_CU_##field)
 
-/* gd_cu_<field>_t: an entry's function pointer type. */
-#define GD_CUDA_X(field, name, symbol, type)				\
-	typedef __typeof__(type) gd_cu_##field##_t;
-GD_CUDA_ENTRIES(GD_CUDA_X)
-#undef GD_CUDA_X
+/* gdl_cu_<field>_t: an entry's function pointer type. */
+#define GDL_CUDA_X(field, name, symbol, type)				\
+	typedef __typeof__(type) gdl_cu_##field##_t;
+GDL_CUDA_ENTRIES(GDL_CUDA_X)
+#undef GDL_CUDA_X
 
 /* The entry points one user resolved; NULL where the driver lacks one. */
-struct gd_cuda {
+struct gdl_cuda {
 	void *dl;	/* the dlopen handle; NULL when nothing is loaded */
-#define GD_CUDA_X(field, name, symbol, type) gd_cu_##field##_t field;
-	GD_CUDA_ENTRIES(GD_CUDA_X)
-#undef GD_CUDA_X
+#define GDL_CUDA_X(field, name, symbol, type) gdl_cu_##field##_t field;
+	GDL_CUDA_ENTRIES(GDL_CUDA_X)
+#undef GDL_CUDA_X
 };
 
-/* Options of gd_cuload_open(). */
+/* Options of gdl_cuload_open(). */
 enum {
 	/*
 	 * Resolve through the driver's cuGetProcAddress_v2, asking for the
@@ -52,9 +52,9 @@ enum {
 	 * back to dlsym of the versioned symbol where the driver has no
 	 * cuGetProcAddress_v2 or does not know the name.
 	 */
-	GD_CUDA_PROC_ADDRESS = 1 << 0,
+	GDL_CUDA_PROC_ADDRESS = 1 << 0,
 	/* dlopen with RTLD_GLOBAL instead of RTLD_LOCAL. */
-	GD_CUDA_GLOBAL = 1 << 1,
+	GDL_CUDA_GLOBAL = 1 << 1,
 };
 
 /*
@@ -63,23 +63,23 @@ enum {
  * set-user-ID process ignores it.  Any value is a name for dlopen: a path,
  * or a file name dlopen searches for as it does libcuda.so.1 (the tests
  * and benchmarks pass paths relative to the build directory).  Whether it
- * loads is gd_cuload_open()'s to say.  0 with the name in *path; err names
+ * loads is gdl_cuload_open()'s to say.  0 with the name in *path; err names
  * a refused value, which no value is today.
  */
-int gd_cuload_path(const char **path, char *err, size_t errlen);
+int gdl_cuload_path(const char **path, char *err, size_t errlen);
 
 /*
- * Load the driver and fill *cu with the entries in want (GD_CU_BIT masks),
+ * Load the driver and fill *cu with the entries in want (GDL_CU_BIT masks),
  * the others NULL.  Every entry in need (a subset of want) must resolve.
  * Returns 0; -ENOENT (dlopen of GDIRECT_LIBCUDA or libcuda.so.1 failed) or
  * -ENOSYS (a needed entry is missing, which err names), with *cu zeroed and
  * the library closed.  Not thread-safe: each caller loads once its own way.
  */
-int gd_cuload_open(struct gd_cuda *cu, uint64_t want, uint64_t need,
+int gdl_cuload_open(struct gdl_cuda *cu, uint64_t want, uint64_t need,
 		 unsigned int flags, char *err, size_t errlen);
 
 /* dlclose the driver and zero *cu. */
-void gd_cuload_close(struct gd_cuda *cu);
+void gdl_cuload_close(struct gdl_cuda *cu);
 
 /*
  * The next definition of entry e after the calling object (dlsym with
@@ -91,9 +91,9 @@ void gd_cuload_close(struct gd_cuda *cu);
  * interposer itself, since RTLD_NEXT is relative to the object calling
  * dlsym.
  */
-void *gd_cuload_next(enum gd_cuda_entry e);
+void *gdl_cuload_next(enum gdl_cuda_entry e);
 
 /* The symbol libcuda exports for entry e ("cuMemFree_v2"). */
-const char *gd_cuload_symbol(enum gd_cuda_entry e);
+const char *gdl_cuload_symbol(enum gdl_cuda_entry e);
 
 #endif

@@ -41,16 +41,16 @@
 /*
  * real_<var>: the next definition of the driver's entry field of
  * cudaload's table (RTLD_NEXT, or libcuda if it was dlopened locally, then
- * not in the global scope: gd_cuload_next()).  Each call site keeps what
+ * not in the global scope: gdl_cuload_next()).  Each call site keeps what
  * it found in its own atomic, so a wrapper costs one acquire load after
  * the first call; a NULL is looked up again, since libcuda may come later.
  */
 #define REAL(field, var)						\
-	static _Atomic(gd_cu_##field##_t) var;				\
-	gd_cu_##field##_t real_##var =					\
+	static _Atomic(gdl_cu_##field##_t) var;				\
+	gdl_cu_##field##_t real_##var =					\
 		atomic_load_explicit(&var, memory_order_acquire);	\
 	if (!real_##var) {						\
-		real_##var = (gd_cu_##field##_t)gd_cuload_next(GD_CU_##field); \
+		real_##var = (gdl_cu_##field##_t)gdl_cuload_next(GDL_CU_##field); \
 		atomic_store_explicit(&var, real_##var, memory_order_release); \
 	}
 
@@ -272,23 +272,23 @@ EXPORT cudaError_t cudaDeviceReset(void)
 		return atomic_load(&name##_target) args;		\
 	}
 
-WRAPPER(w_free_v2, gd_cu_mem_free_t, (CUdeviceptr p), (p), report(p))
-WRAPPER(w_free_v1, gd_cu_mem_free_v1_t, (unsigned int p), (p), report(p))
-WRAPPER(w_free_async, gd_cu_mem_free_async_t, (CUdeviceptr p, CUstream s),
+WRAPPER(w_free_v2, gdl_cu_mem_free_t, (CUdeviceptr p), (p), report(p))
+WRAPPER(w_free_v1, gdl_cu_mem_free_v1_t, (unsigned int p), (p), report(p))
+WRAPPER(w_free_async, gdl_cu_mem_free_async_t, (CUdeviceptr p, CUstream s),
 	(p, s), report(p))
-WRAPPER(w_free_async_ptsz, gd_cu_mem_free_async_t,
+WRAPPER(w_free_async_ptsz, gdl_cu_mem_free_async_t,
 	(CUdeviceptr p, CUstream s), (p, s), report(p))
-WRAPPER(w_unmap, gd_cu_mem_unmap_t, (CUdeviceptr p, size_t size), (p, size),
+WRAPPER(w_unmap, gdl_cu_mem_unmap_t, (CUdeviceptr p, size_t size), (p, size),
 	gdirect_notify_free((const void *)(uintptr_t)p, size))
-WRAPPER(w_free_host, gd_cu_mem_free_host_t, (void *p), (p), report_host(p))
-WRAPPER(w_ctx_destroy_v2, gd_cu_ctx_destroy_t, (CUcontext c), (c), report_all())
-WRAPPER(w_ctx_destroy_v1, gd_cu_ctx_destroy_t, (CUcontext c), (c), report_all())
-WRAPPER(w_ctx_reset_v2, gd_cu_primary_reset_t, (CUdevice d), (d), report_all())
-WRAPPER(w_ctx_reset_v1, gd_cu_primary_reset_t, (CUdevice d), (d), report_all())
-WRAPPER(w_ctx_retain, gd_cu_primary_retain_t, (CUcontext *pc, CUdevice d),
+WRAPPER(w_free_host, gdl_cu_mem_free_host_t, (void *p), (p), report_host(p))
+WRAPPER(w_ctx_destroy_v2, gdl_cu_ctx_destroy_t, (CUcontext c), (c), report_all())
+WRAPPER(w_ctx_destroy_v1, gdl_cu_ctx_destroy_t, (CUcontext c), (c), report_all())
+WRAPPER(w_ctx_reset_v2, gdl_cu_primary_reset_t, (CUdevice d), (d), report_all())
+WRAPPER(w_ctx_reset_v1, gdl_cu_primary_reset_t, (CUdevice d), (d), report_all())
+WRAPPER(w_ctx_retain, gdl_cu_primary_retain_t, (CUcontext *pc, CUdevice d),
 	(pc, d), atomic_fetch_add(&primary_retains, 1))
 #define WRAPPER_RELEASE(name)						\
-	static _Atomic(gd_cu_primary_release_t) name##_target;		\
+	static _Atomic(gdl_cu_primary_release_t) name##_target;		\
 	static CUresult name(CUdevice d)				\
 	{								\
 		unsigned long n = atomic_load(&primary_retains);	\
@@ -317,35 +317,35 @@ static void wrap(const char *sym, void **pfn, int version, cuuint64_t flags)
 		return;
 	if (!strcmp(sym, "cuMemFree")) {
 		if (version >= 3020)	/* _v2 since CUDA 3.2 */
-			HAND_OUT(w_free_v2, gd_cu_mem_free_t);
+			HAND_OUT(w_free_v2, gdl_cu_mem_free_t);
 		else
-			HAND_OUT(w_free_v1, gd_cu_mem_free_v1_t);
+			HAND_OUT(w_free_v1, gdl_cu_mem_free_v1_t);
 	} else if (!strcmp(sym, "cuMemFreeAsync")) {
 		if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
-			HAND_OUT(w_free_async_ptsz, gd_cu_mem_free_async_t);
+			HAND_OUT(w_free_async_ptsz, gdl_cu_mem_free_async_t);
 		else
-			HAND_OUT(w_free_async, gd_cu_mem_free_async_t);
+			HAND_OUT(w_free_async, gdl_cu_mem_free_async_t);
 	} else if (!strcmp(sym, "cuMemUnmap")) {
-		HAND_OUT(w_unmap, gd_cu_mem_unmap_t);
+		HAND_OUT(w_unmap, gdl_cu_mem_unmap_t);
 	} else if (!strcmp(sym, "cuMemFreeHost")) {
-		HAND_OUT(w_free_host, gd_cu_mem_free_host_t);
+		HAND_OUT(w_free_host, gdl_cu_mem_free_host_t);
 	} else if (!strcmp(sym, "cuCtxDestroy")) {
 		if (version >= 4000)	/* _v2 since CUDA 4.0 */
-			HAND_OUT(w_ctx_destroy_v2, gd_cu_ctx_destroy_t);
+			HAND_OUT(w_ctx_destroy_v2, gdl_cu_ctx_destroy_t);
 		else
-			HAND_OUT(w_ctx_destroy_v1, gd_cu_ctx_destroy_t);
+			HAND_OUT(w_ctx_destroy_v1, gdl_cu_ctx_destroy_t);
 	} else if (!strcmp(sym, "cuDevicePrimaryCtxReset")) {
 		if (version >= 11000)	/* _v2 since CUDA 11.0 */
-			HAND_OUT(w_ctx_reset_v2, gd_cu_primary_reset_t);
+			HAND_OUT(w_ctx_reset_v2, gdl_cu_primary_reset_t);
 		else
-			HAND_OUT(w_ctx_reset_v1, gd_cu_primary_reset_t);
+			HAND_OUT(w_ctx_reset_v1, gdl_cu_primary_reset_t);
 	} else if (!strcmp(sym, "cuDevicePrimaryCtxRetain")) {
-		HAND_OUT(w_ctx_retain, gd_cu_primary_retain_t);
+		HAND_OUT(w_ctx_retain, gdl_cu_primary_retain_t);
 	} else if (!strcmp(sym, "cuDevicePrimaryCtxRelease")) {
 		if (version >= 11000)	/* _v2 since CUDA 11.0 */
-			HAND_OUT(w_ctx_release_v2, gd_cu_primary_release_t);
+			HAND_OUT(w_ctx_release_v2, gdl_cu_primary_release_t);
 		else
-			HAND_OUT(w_ctx_release_v1, gd_cu_primary_release_t);
+			HAND_OUT(w_ctx_release_v1, gdl_cu_primary_release_t);
 	}
 }
 

@@ -15,17 +15,17 @@
 
 #include <uapi/gdirect_ioctl.h>
 
-_Static_assert(GD_STATUS_PINNED == GDIRECT_STATUS_PINNED, "status values");
-_Static_assert(GD_STATUS_REVOKED == GDIRECT_STATUS_REVOKED, "status values");
+_Static_assert(GDL_STATUS_PINNED == GDIRECT_STATUS_PINNED, "status values");
+_Static_assert(GDL_STATUS_REVOKED == GDIRECT_STATUS_REVOKED, "status values");
 
 struct kbackend {
-	struct gd_backend b;
+	struct gdl_backend b;
 	int fd;
 	void *status_map;
 };
 
-static int k_pin(struct gd_backend *b, uint64_t addr, uint64_t size,
-		 struct gd_pin *out)
+static int k_pin(struct gdl_backend *b, uint64_t addr, uint64_t size,
+		 struct gdl_pin *out)
 {
 	struct kbackend *k = (struct kbackend *)b;
 	struct gdirect_pin p = { .addr = addr, .size = size };
@@ -40,7 +40,7 @@ static int k_pin(struct gd_backend *b, uint64_t addr, uint64_t size,
 	return 0;
 }
 
-static int k_unpin(struct gd_backend *b, uint64_t handle)
+static int k_unpin(struct gdl_backend *b, uint64_t handle)
 {
 	struct kbackend *k = (struct kbackend *)b;
 	struct gdirect_unpin u = { .handle = handle };
@@ -48,7 +48,7 @@ static int k_unpin(struct gd_backend *b, uint64_t handle)
 	return ioctl(k->fd, GDIRECT_IOC_UNPIN, &u) < 0 ? -errno : 0;
 }
 
-static void *k_map(struct gd_backend *b, const struct gd_pin *p)
+static void *k_map(struct gdl_backend *b, const struct gdl_pin *p)
 {
 	struct kbackend *k = (struct kbackend *)b;
 	void *m = mmap(NULL, p->size, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -57,13 +57,13 @@ static void *k_map(struct gd_backend *b, const struct gd_pin *p)
 	return m == MAP_FAILED ? NULL : m;
 }
 
-static void k_unmap(struct gd_backend *b, void *addr, size_t len)
+static void k_unmap(struct gdl_backend *b, void *addr, size_t len)
 {
 	(void)b;
 	munmap(addr, len);
 }
 
-static int k_read_events(struct gd_backend *b, struct gd_revocation *ev, int max)
+static int k_read_events(struct gdl_backend *b, struct gdl_revocation *ev, int max)
 {
 	struct kbackend *k = (struct kbackend *)b;
 	struct gdirect_event buf[32];
@@ -90,7 +90,7 @@ static int k_read_events(struct gd_backend *b, struct gd_revocation *ev, int max
 	return n;
 }
 
-static void k_destroy(struct gd_backend *b)
+static void k_destroy(struct gdl_backend *b)
 {
 	struct kbackend *k = (struct kbackend *)b;
 
@@ -100,7 +100,7 @@ static void k_destroy(struct gd_backend *b)
 	free(k);
 }
 
-static const struct gd_backend_ops kernel_ops = {
+static const struct gdl_backend_ops kernel_ops = {
 	.name = "gdirect.ko",
 	.pin = k_pin,
 	.unpin = k_unpin,
@@ -110,7 +110,7 @@ static const struct gd_backend_ops kernel_ops = {
 	.destroy = k_destroy,
 };
 
-int gd_backend_kernel_open(const char *path, struct gd_backend **out)
+int gdl_backend_kernel_open(const char *path, struct gdl_backend **out)
 {
 	struct gdirect_info info = { 0 };
 	struct kbackend *k;

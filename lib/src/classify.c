@@ -14,7 +14,7 @@
  * library does not see munmap, and a CPU range may later be reused for
  * device memory (the emulated driver maps device memory with mmap).  When
  * they are, a 64 KiB page without cached device allocations keeps them as
- * a bitmap of its 4 KiB pages in its slot (GD_AHOST): a host hit is the
+ * a bitmap of its 4 KiB pages in its slot (GDL_AHOST): a host hit is the
  * slot's load and a bit test.  A page shared with cached device
  * allocations keeps them as 4 KiB entries in its bucket instead.
  */
@@ -25,15 +25,15 @@
 #include "epoch.h"
 #include "libgdirect_internal.h"
 
-#define HOST_GRAIN (1ULL << GD_AHOST_GRAIN_SHIFT)
-#define GD_ALLOCS_MAX 4096
+#define HOST_GRAIN (1ULL << GDL_AHOST_GRAIN_SHIFT)
+#define GDL_ALLOCS_MAX 4096
 
 static void alloc_free(void *p)
 {
-	struct gd_alloc *al = p;
+	struct gdl_alloc *al = p;
 
 	/* The context outlives its retired entries (destroy waits). */
-	gd_hpmem_free(&al->ctx->allocmem, al);
+	gdl_hpmem_free(&al->ctx->allocmem, al);
 }
 
 static void bucket_free(void *p)
@@ -43,12 +43,12 @@ static void bucket_free(void *p)
 
 static bool is_bucket(void *v)
 {
-	return (uintptr_t)v & GD_ABUCKET;
+	return (uintptr_t)v & GDL_ABUCKET;
 }
 
 static bool is_host(void *v)
 {
-	return (uintptr_t)v & GD_AHOST;
+	return (uintptr_t)v & GDL_AHOST;
 }
 
 /* What of slot value v allocations must keep: host bits are not kept
@@ -58,16 +58,16 @@ static void *dev_part(void *v)
 	return is_host(v) ? NULL : v;
 }
 
-static struct gd_abucket *bucket_of(void *v)
+static struct gdl_abucket *bucket_of(void *v)
 {
-	return (struct gd_abucket *)((uintptr_t)v & ~(uintptr_t)GD_ABUCKET);
+	return (struct gdl_abucket *)((uintptr_t)v & ~(uintptr_t)GDL_ABUCKET);
 }
 
 /* A new bucket: what page slot v holds, plus al. */
-static struct gd_abucket *bucket_with(void *v, struct gd_alloc *al)
+static struct gdl_abucket *bucket_with(void *v, struct gdl_alloc *al)
 {
 	unsigned n = is_bucket(v) ? bucket_of(v)->n : 1;
-	struct gd_abucket *b = malloc(sizeof(*b) + (n + 1) * sizeof(b->a[0]));
+	struct gdl_abucket *b = malloc(sizeof(*b) + (n + 1) * sizeof(b->a[0]));
 
 	if (!b)
 		return NULL;
@@ -84,36 +84,36 @@ static struct gd_abucket *bucket_with(void *v, struct gd_alloc *al)
 /* Replace page p's slot (old value v) with nv, retiring v's bucket. */
 static void slot_replace(struct gdirect_ctx *c, uint64_t p, void *v, void *nv)
 {
-	gd_pgtab_set(&c->allocs, p, nv);
+	gdl_pgtab_set(&c->allocs, p, nv);
 	if (is_bucket(v))
-		gd_epoch_retire(bucket_of(v), bucket_free);
+		gdl_epoch_retire(bucket_of(v), bucket_free);
 }
 
-static void *tagged(struct gd_abucket *b)
+static void *tagged(struct gdl_abucket *b)
 {
-	return (void *)((uintptr_t)b | GD_ABUCKET);
+	return (void *)((uintptr_t)b | GDL_ABUCKET);
 }
 
 /* Point al's pages at it.  Only its first and last page can hold other
  * allocations (cached allocations never overlap), so at most two buckets
  * are needed, and they are made before anything changes. */
-static int alloc_index(struct gdirect_ctx *c, struct gd_alloc *al)
+static int alloc_index(struct gdirect_ctx *c, struct gdl_alloc *al)
 {
-	uint64_t p0 = gd_pg_first(al->base), p1 = gd_pg_last(al->base + al->size);
-	struct gd_abucket *b0 = NULL, *b1 = NULL;
+	uint64_t p0 = gdl_pg_first(al->base), p1 = gdl_pg_last(al->base + al->size);
+	struct gdl_abucket *b0 = NULL, *b1 = NULL;
 	void *v0, *v1;
 
-	if (gd_pgtab_reserve(&c->allocs, p0, p1))
+	if (gdl_pgtab_reserve(&c->allocs, p0, p1))
 		return -ENOMEM;
-	v0 = dev_part(gd_pgtab_get(&c->allocs, p0));
-	v1 = dev_part(gd_pgtab_get(&c->allocs, p1));
+	v0 = dev_part(gdl_pgtab_get(&c->allocs, p0));
+	v1 = dev_part(gdl_pgtab_get(&c->allocs, p1));
 	if ((v0 && !(b0 = bucket_with(v0, al))) ||
 	    (p1 != p0 && v1 && !(b1 = bucket_with(v1, al)))) {
 		free(b0);
 		return -ENOMEM;
 	}
 	for (uint64_t p = p0; p <= p1; p++) {
-		void *v = gd_pgtab_get(&c->allocs, p);
+		void *v = gdl_pgtab_get(&c->allocs, p);
 
 		if (p == p0 && b0)
 			slot_replace(c, p, v, tagged(b0));
@@ -127,17 +127,17 @@ static int alloc_index(struct gdirect_ctx *c, struct gd_alloc *al)
 
 /* Take al off its pages.  If a shrunk bucket cannot be allocated the page
  * is emptied: its other allocations become misses there, which is safe. */
-static void alloc_unindex(struct gdirect_ctx *c, struct gd_alloc *al)
+static void alloc_unindex(struct gdirect_ctx *c, struct gdl_alloc *al)
 {
-	uint64_t p0 = gd_pg_first(al->base), p1 = gd_pg_last(al->base + al->size);
+	uint64_t p0 = gdl_pg_first(al->base), p1 = gdl_pg_last(al->base + al->size);
 
 	for (uint64_t p = p0; p <= p1; p++) {
-		void *v = gd_pgtab_get(&c->allocs, p), *nv = NULL;
-		struct gd_abucket *b, *nb;
+		void *v = gdl_pgtab_get(&c->allocs, p), *nv = NULL;
+		struct gdl_abucket *b, *nb;
 		unsigned k = 0;
 
 		if (v == al) {
-			gd_pgtab_set(&c->allocs, p, NULL);
+			gdl_pgtab_set(&c->allocs, p, NULL);
 			continue;
 		}
 		if (!is_bucket(v))
@@ -164,23 +164,23 @@ static void alloc_unindex(struct gdirect_ctx *c, struct gd_alloc *al)
 }
 
 /* Forget al: off the pages and the list, freed after the grace period. */
-static void alloc_drop(struct gdirect_ctx *c, struct gd_alloc *al)
+static void alloc_drop(struct gdirect_ctx *c, struct gdl_alloc *al)
 {
 	alloc_unindex(c, al);
 	al->prev->next = al->next;
 	al->next->prev = al->prev;
 	c->nallocs--;
-	gd_epoch_retire(al, alloc_free);
+	gdl_epoch_retire(al, alloc_free);
 }
 
 struct aov_walk {
 	struct gdirect_ctx *c;
 	uint64_t s, e;
-	struct gd_alloc **out;
+	struct gdl_alloc **out;
 	size_t n, max;
 };
 
-static int aov_add(struct aov_walk *w, struct gd_alloc *al)
+static int aov_add(struct aov_walk *w, struct gdl_alloc *al)
 {
 	if (al->base + al->size <= w->s || w->e <= al->base)
 		return 0;
@@ -191,16 +191,16 @@ static int aov_add(struct aov_walk *w, struct gd_alloc *al)
 	return w->n == w->max;	/* full: stop, the caller comes back */
 }
 
-/* The bits of a GD_AHOST slot of page whose 4 KiB pages meet [s, e). */
+/* The bits of a GDL_AHOST slot of page whose 4 KiB pages meet [s, e). */
 static uintptr_t host_bits(uint64_t page, uint64_t s, uint64_t e)
 {
-	uint64_t base = page << GD_PAGE_SHIFT, g = 1ULL << GD_AHOST_GRAIN_SHIFT;
+	uint64_t base = page << GDL_PAGE_SHIFT, g = 1ULL << GDL_AHOST_GRAIN_SHIFT;
 	uintptr_t m = 0;
 
 	/* Inclusive ends: the top page's end would wrap to 0. */
-	for (unsigned i = 0; i < GD_AHOST_PAGES; i++)
+	for (unsigned i = 0; i < GDL_AHOST_PAGES; i++)
 		if (base + i * g <= e - 1 && s <= base + i * g + (g - 1))
-			m |= gd_ahost_bit(base + i * g);
+			m |= gdl_ahost_bit(base + i * g);
 	return m;
 }
 
@@ -212,8 +212,8 @@ static int aov_visit(uint64_t page, void *v, void *arg)
 		uintptr_t nv = (uintptr_t)v & ~host_bits(page, w->s, w->e);
 
 		/* No reader dereferences a host slot: nothing to retire. */
-		gd_pgtab_set(&w->c->allocs, page,
-			     nv == GD_AHOST ? NULL : (void *)nv);
+		gdl_pgtab_set(&w->c->allocs, page,
+			     nv == GDL_AHOST ? NULL : (void *)nv);
 		return 0;
 	}
 	if (!is_bucket(v))
@@ -224,27 +224,27 @@ static int aov_visit(uint64_t page, void *v, void *arg)
 	return 0;
 }
 
-void gd_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start, uint64_t end)
+void gdl_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start, uint64_t end)
 {
-	struct gd_alloc *del[64];
+	struct gdl_alloc *del[64];
 	struct aov_walk w;
 
 	if (end <= start)
 		return;
 	do {
 		w = (struct aov_walk){ c, start, end, del, 0, 64 };
-		gd_pgtab_walk(&c->allocs, gd_pg_first(start), gd_pg_last(end),
+		gdl_pgtab_walk(&c->allocs, gdl_pg_first(start), gdl_pg_last(end),
 			      aov_visit, &w);
 		for (size_t i = 0; i < w.n; i++)
 			alloc_drop(c, del[i]);
 	} while (w.n == w.max);
 }
 
-int gd_allocs_init(struct gdirect_ctx *c)
+int gdl_allocs_init(struct gdirect_ctx *c)
 {
 	c->alloc_list.next = c->alloc_list.prev = &c->alloc_list;
-	gd_hpmem_init(&c->allocmem, sizeof(struct gd_alloc), 0);
-	return gd_pgtab_init(&c->allocs);
+	gdl_hpmem_init(&c->allocmem, sizeof(struct gdl_alloc), 0);
+	return gdl_pgtab_init(&c->allocs);
 }
 
 static void fill(struct gdirect_ptr_info *info, int type, int device,
@@ -258,31 +258,31 @@ static void fill(struct gdirect_ptr_info *info, int type, int device,
 }
 
 /* The cache entry for q (under ctx->lock), made if needed. */
-struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *qv)
+struct gdl_alloc *gdl_alloc_update(struct gdirect_ctx *c, const void *qv)
 {
-	const struct gd_cuquery *q = qv;
+	const struct gdl_cuquery *q = qv;
 	uint64_t s = q->base, e = q->base + q->size;
-	struct gd_alloc *al;
+	struct gdl_alloc *al;
 
 	if (q->type == GDIRECT_MEM_CPU) {
 		s = q->base & ~(HOST_GRAIN - 1);
 		e = (q->base + HOST_GRAIN) & ~(HOST_GRAIN - 1);
 	}
-	al = gd_alloc_find(c, s);
+	al = gdl_alloc_find(c, s);
 	if (al && al->base == s && al->size == e - s && al->type == q->type &&
 	    al->buffer_id == q->buffer_id)
 		return al;
-	gd_allocs_drop_locked(c, s, e);
+	gdl_allocs_drop_locked(c, s, e);
 	/* Bound the cache: frees of unpinned memory are invisible without
 	 * hooks, so entries could pile up.  Forgetting costs a re-query (and
 	 * a repeated, harmless SYNC_MEMOPS) later.  The bound grows with the
 	 * live registrations, each of which made an entry: flushing those
-	 * every GD_ALLOCS_MAX misses would make every registration beyond
+	 * every GDL_ALLOCS_MAX misses would make every registration beyond
 	 * them pay for an insertion into cold memory and a drop. */
-	if (c->nallocs >= GD_ALLOCS_MAX && c->nallocs >= 2 * c->nregions)
+	if (c->nallocs >= GDL_ALLOCS_MAX && c->nallocs >= 2 * c->nregions)
 		while (c->alloc_list.next != &c->alloc_list)
 			alloc_drop(c, c->alloc_list.next);
-	al = gd_hpmem_alloc(&c->allocmem);	/* zeroed */
+	al = gdl_hpmem_alloc(&c->allocmem);	/* zeroed */
 	if (!al)
 		return NULL;
 	al->ctx = c;
@@ -293,7 +293,7 @@ struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *qv)
 	fill(&al->info, q->type, q->device, s, e - s, q->buffer_id);
 	al->buffer_id = q->buffer_id;
 	if (alloc_index(c, al) < 0) {
-		gd_hpmem_free(&c->allocmem, al);
+		gdl_hpmem_free(&c->allocmem, al);
 		return NULL;
 	}
 	al->next = &c->alloc_list;
@@ -306,21 +306,21 @@ struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *qv)
 
 /* Cache "CPU" for the 4 KiB page of q->base (under ctx->lock).  Not
  * cached if out of memory: a miss next time. */
-static void host_update(struct gdirect_ctx *c, const struct gd_cuquery *q)
+static void host_update(struct gdirect_ctx *c, const struct gdl_cuquery *q)
 {
-	uint64_t p = q->base >> GD_PAGE_SHIFT;
+	uint64_t p = q->base >> GDL_PAGE_SHIFT;
 	void *v;
 
-	if (gd_pgtab_reserve(&c->allocs, p, p))
+	if (gdl_pgtab_reserve(&c->allocs, p, p))
 		return;
-	v = gd_pgtab_get(&c->allocs, p);
+	v = gdl_pgtab_get(&c->allocs, p);
 	if (v && !is_host(v)) {
 		/* Cached device allocations share the page: a 4 KiB entry. */
-		gd_alloc_update(c, q);
+		gdl_alloc_update(c, q);
 		return;
 	}
-	gd_pgtab_set(&c->allocs, p, (void *)((uintptr_t)v | GD_AHOST |
-					     gd_ahost_bit(q->base)));
+	gdl_pgtab_set(&c->allocs, p, (void *)((uintptr_t)v | GDL_AHOST |
+					     gdl_ahost_bit(q->base)));
 }
 
 static int free_bucket(uint64_t page, void *v, void *arg)
@@ -333,15 +333,15 @@ static int free_bucket(uint64_t page, void *v, void *arg)
 }
 
 /* No readers left (context destroy, fork child): free everything now. */
-void gd_allocs_free_all(struct gdirect_ctx *c)
+void gdl_allocs_free_all(struct gdirect_ctx *c)
 {
 	if (!c->allocs.root)
 		return;
-	gd_pgtab_walk(&c->allocs, 0, UINT64_MAX, free_bucket, NULL);
-	gd_hpmem_destroy(&c->allocmem);
+	gdl_pgtab_walk(&c->allocs, 0, UINT64_MAX, free_bucket, NULL);
+	gdl_hpmem_destroy(&c->allocmem);
 	c->alloc_list.next = c->alloc_list.prev = &c->alloc_list;
 	c->nallocs = 0;
-	gd_pgtab_destroy(&c->allocs);
+	gdl_pgtab_destroy(&c->allocs);
 }
 
 
@@ -353,12 +353,12 @@ void gd_allocs_free_all(struct gdirect_ctx *c)
  * in one thread-local, so that a field of an entry is addressed from the
  * thread pointer, the variable's offset and the index alone: no register
  * for the thread's base or an entry's address.  Same rules as struct
- * gd_pg_hint.
+ * gdl_pg_hint.
  */
 #define CLASSIFY_HINTS 8
 static __thread struct {
 	uint64_t serial[CLASSIFY_HINTS], prefix[CLASSIFY_HINTS];
-	const struct gd_pgnode *leaf[CLASSIFY_HINTS];
+	const struct gdl_pgnode *leaf[CLASSIFY_HINTS];
 } ch __attribute__((tls_model("initial-exec")));
 
 /* Every case: checks, cache, BUFFER_ID, the driver's answer. */
@@ -367,37 +367,37 @@ static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
 						   struct gdirect_ptr_info *info)
 {
 	uint64_t a = (uintptr_t)ptr;
-	struct gd_cuquery q;
-	struct gd_epoch_slot *s;
-	struct gd_alloc *al;
+	struct gdl_cuquery q;
+	struct gdl_epoch_slot *s;
+	struct gdl_alloc *al;
 	uintptr_t v;
 	bool hit = false;
 
 	if (!c || !info)
-		return gd_err(-EINVAL, "invalid argument");
-	if (gd_inherited(c))
-		return gd_err(-EPERM, "context inherited across fork");
+		return gdl_err(-EINVAL, "invalid argument");
+	if (gdl_inherited(c))
+		return gdl_err(-EPERM, "context inherited across fork");
 	/* The cache first: it only holds answers a driver gave. */
-	s = gd_epoch_enter();
-	v = (uintptr_t)gd_pgtab_get(&c->allocs, a >> GD_PAGE_SHIFT);
-	if (v & GD_AHOST) {
+	s = gdl_epoch_enter();
+	v = (uintptr_t)gdl_pgtab_get(&c->allocs, a >> GDL_PAGE_SHIFT);
+	if (v & GDL_AHOST) {
 		/* Host answers: the slot's bit is the whole entry. */
-		if (v & gd_ahost_bit(a)) {
+		if (v & gdl_ahost_bit(a)) {
 			fill(info, GDIRECT_MEM_CPU, -1, 0, 0, 0);
 			hit = true;
 		}
-	} else if ((al = gd_alloc_in_slot(v, a))) {
+	} else if ((al = gdl_alloc_in_slot(v, a))) {
 		*info = al->info;
 		hit = true;
 	}
-	gd_epoch_exit(s);
+	gdl_epoch_exit(s);
 	if (hit && info->type != GDIRECT_MEM_CPU &&
 	    !(c->p.invalidation & GDIRECT_INV_HOOKS)) {
 		uint64_t id;
 
-		hit = gd_cuda_buffer_id(a, &id) == 0 && id == info->buffer_id;
+		hit = gdl_cuda_buffer_id(a, &id) == 0 && id == info->buffer_id;
 	}
-	if (!hit && !gd_cuda_available()) {
+	if (!hit && !gdl_cuda_available()) {
 		/* No driver: everything is CPU memory, nothing to cache. */
 		fill(info, GDIRECT_MEM_CPU, -1, 0, 0, 0);
 		hit = true;
@@ -407,13 +407,13 @@ static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
 		return 0;
 	}
 	ST_INC(c, classify_misses);
-	gd_cuda_query(a, &q);
+	gdl_cuda_query(a, &q);
 	if (q.type == GDIRECT_MEM_CPU)
 		q.base = a;
 	fill(info, q.type, q.device, q.base, q.size, q.buffer_id);
 	if (q.type != GDIRECT_MEM_CPU) {
 		pthread_mutex_lock(&c->lock);
-		gd_alloc_update(c, &q);
+		gdl_alloc_update(c, &q);
 		pthread_mutex_unlock(&c->lock);
 	} else if (c->p.flags & GDIRECT_CTX_CACHE_HOST) {
 		pthread_mutex_lock(&c->lock);
@@ -437,10 +437,10 @@ static __attribute__((noinline)) int classify_rehint(struct gdirect_ctx *c,
 						     const void *ptr,
 						     struct gdirect_ptr_info *info)
 {
-	uint64_t page = (uintptr_t)ptr >> GD_PAGE_SHIFT;
-	uint64_t prefix = page >> GD_PG_BITS;
+	uint64_t page = (uintptr_t)ptr >> GDL_PAGE_SHIFT;
+	uint64_t prefix = page >> GDL_PG_BITS;
 	unsigned hint = prefix & (CLASSIFY_HINTS - 1);
-	const struct gd_pgnode *n = gd_pgtab_leaf(&c->allocs, page);
+	const struct gdl_pgnode *n = gdl_pgtab_leaf(&c->allocs, page);
 
 	if (!n)
 		return classify_full(c, ptr, info);
@@ -468,48 +468,48 @@ static __attribute__((noinline)) int classify_rehint(struct gdirect_ctx *c,
 static inline int classify_hit(struct gdirect_ctx *c, const void *ptr,
 			       struct gdirect_ptr_info *info)
 {
-	struct gd_epoch_slot *s = gd_epoch_own_slot();
-	uint64_t a = (uintptr_t)ptr, prefix = a >> (GD_PAGE_SHIFT + GD_PG_BITS);
-	const struct gd_alloc *al;
+	struct gdl_epoch_slot *s = gdl_epoch_own_slot();
+	uint64_t a = (uintptr_t)ptr, prefix = a >> (GDL_PAGE_SHIFT + GDL_PG_BITS);
+	const struct gdl_alloc *al;
 	unsigned hint;
 	uintptr_t v;
 
 	if (__builtin_expect(!c, 0) || __builtin_expect(!info, 0) ||
 	    __builtin_expect(!s, 0) ||
-	    __builtin_expect(gd_inherited(c), 0))
+	    __builtin_expect(gdl_inherited(c), 0))
 		return classify_full(c, ptr, info);
 	hint = prefix & (CLASSIFY_HINTS - 1);
 	if (__builtin_expect(ch.serial[hint] != c->allocs.serial ||
 			     ch.prefix[hint] != prefix, 0))
 		return classify_rehint(c, ptr, info);
-	gd_epoch_enter_own(s);
+	gdl_epoch_enter_own(s);
 	v = (uintptr_t)atomic_load_explicit(
-		&ch.leaf[hint]->s[gd_pg_idx(a >> GD_PAGE_SHIFT, GD_PG_LEVELS - 1)],
+		&ch.leaf[hint]->s[gdl_pg_idx(a >> GDL_PAGE_SHIFT, GDL_PG_LEVELS - 1)],
 		memory_order_acquire);
-	if (v & GD_AHOST) {
-		if (!(v & gd_ahost_bit(a)))
+	if (v & GDL_AHOST) {
+		if (!(v & gdl_ahost_bit(a)))
 			goto miss;
-		gd_epoch_exit_own(gd_epoch_my_slot);
+		gdl_epoch_exit_own(gdl_epoch_my_slot);
 		fill(info, GDIRECT_MEM_CPU, -1, 0, 0, 0);
 	} else {
-		al = gd_alloc_in_slot(v, a);
+		al = gdl_alloc_in_slot(v, a);
 		if (!al || (al->info.type != GDIRECT_MEM_CPU &&
 			    !(c->p.invalidation & GDIRECT_INV_HOOKS)))
 			goto miss;
 		*info = al->info;
-		gd_epoch_exit_own(gd_epoch_my_slot);
+		gdl_epoch_exit_own(gdl_epoch_my_slot);
 	}
 	/* A thread that owns no shard counts the hit out of line. */
 	if (__builtin_expect(!SHARD_TRY_INC(c, classify_hits), 0))
-		return gd_shard_inc_slow(c, offsetof(struct gd_shard,
+		return gdl_shard_inc_slow(c, offsetof(struct gdl_shard,
 						     classify_hits));
 	return 0;
 miss:
-	gd_epoch_exit_own(gd_epoch_my_slot);
+	gdl_epoch_exit_own(gdl_epoch_my_slot);
 	return classify_full(c, ptr, info);
 }
 
-GD_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
+GDL_EXPORT int gdirect_classify(struct gdirect_ctx *c, const void *ptr,
 			       struct gdirect_ptr_info *info)
 {
 	return classify_hit(c, ptr, info);

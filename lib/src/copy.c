@@ -19,8 +19,8 @@
 #include "copy.h"
 #include "libgdirect_internal.h"
 
-extern const struct gd_copy_impl gd_copy_movdir64b, gd_copy_avx512,
-	gd_copy_avx2, gd_copy_sse;
+extern const struct gdl_copy_impl gdl_copy_movdir64b, gdl_copy_avx512,
+	gdl_copy_avx2, gdl_copy_sse;
 
 static void generic_to(void *dst, const void *src, size_t n)
 {
@@ -39,7 +39,7 @@ static int always(void)
 	return 1;
 }
 
-static const struct gd_copy_impl gd_copy_generic = {
+static const struct gdl_copy_impl gdl_copy_generic = {
 	"generic", always, generic_to, generic_from,
 };
 
@@ -49,24 +49,24 @@ static const struct gd_copy_impl gd_copy_generic = {
  * (wider vectors do not help a link limited by posted-write size, and
  * AVX-512 can lower the core clock).
  */
-GD_EXPORT const struct gd_copy_impl *const gd_copy_impls[] = {
+GDL_EXPORT const struct gdl_copy_impl *const gd_copy_impls[] = {
 #if defined(__x86_64__)
-	&gd_copy_movdir64b,
-	&gd_copy_avx2,
-	&gd_copy_avx512,
-	&gd_copy_sse,
+	&gdl_copy_movdir64b,
+	&gdl_copy_avx2,
+	&gdl_copy_avx512,
+	&gdl_copy_sse,
 #endif
-	&gd_copy_generic,
+	&gdl_copy_generic,
 	NULL,
 };
 
-static _Atomic(const struct gd_copy_impl *) cur;
+static _Atomic(const struct gdl_copy_impl *) cur;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-GD_EXPORT int gd_copy_select(const char *name)
+GDL_EXPORT int gd_copy_select(const char *name)
 {
 	for (int i = 0; gd_copy_impls[i]; i++) {
-		const struct gd_copy_impl *im = gd_copy_impls[i];
+		const struct gdl_copy_impl *im = gd_copy_impls[i];
 
 		if (name && strcmp(name, im->name))
 			continue;
@@ -81,7 +81,7 @@ GD_EXPORT int gd_copy_select(const char *name)
 	return -ENOENT;
 }
 
-int gd_copy_check(const char *name, char *why, size_t n)
+int gdl_copy_check(const char *name, char *why, size_t n)
 {
 	for (int i = 0; gd_copy_impls[i]; i++) {
 		if (strcmp(name, gd_copy_impls[i]->name))
@@ -101,7 +101,7 @@ static void init(void)
 	const char *want = getenv("GDIRECT_COPY");
 	char why[160];
 
-	if (want && *want && gd_copy_check(want, why, sizeof(why))) {
+	if (want && *want && gdl_copy_check(want, why, sizeof(why))) {
 		/*
 		 * A copy made before any context has no caller to hand an error
 		 * to (gdirect_ctx_create() refuses the same value): say so once
@@ -115,9 +115,9 @@ static void init(void)
 		gd_copy_select(NULL);
 }
 
-static const struct gd_copy_impl *impl(void)
+static const struct gdl_copy_impl *impl(void)
 {
-	const struct gd_copy_impl *im =
+	const struct gdl_copy_impl *im =
 		atomic_load_explicit(&cur, memory_order_acquire);
 
 	if (__builtin_expect(!im, 0)) {
@@ -127,20 +127,20 @@ static const struct gd_copy_impl *impl(void)
 	return im;
 }
 
-GD_EXPORT void gdirect_copy_to_mapping(void *map_dst, const void *src, size_t n)
+GDL_EXPORT void gdirect_copy_to_mapping(void *map_dst, const void *src, size_t n)
 {
 	if (n)
 		impl()->to_map(map_dst, src, n);
 }
 
-GD_EXPORT void gdirect_copy_from_mapping(void *dst, const void *map_src,
+GDL_EXPORT void gdirect_copy_from_mapping(void *dst, const void *map_src,
 					 size_t n)
 {
 	if (n)
 		impl()->from_map(dst, map_src, n);
 }
 
-GD_EXPORT const char *gdirect_copy_impl(void)
+GDL_EXPORT const char *gdirect_copy_impl(void)
 {
 	return impl()->name;
 }

@@ -7,12 +7,12 @@
  * Every implementation copies any size at any alignment: it aligns the
  * mapping side, moves whole vectors, and finishes the tail with scalars.
  */
-#ifndef GD_COPY_H
-#define GD_COPY_H
+#ifndef GDL_COPY_H
+#define GDL_COPY_H
 
 #include <stddef.h>
 
-struct gd_copy_impl {
+struct gdl_copy_impl {
 	const char *name;
 	int (*supported)(void);
 	void (*to_map)(void *dst, const void *src, size_t n);
@@ -20,12 +20,12 @@ struct gd_copy_impl {
 };
 
 /* All implementations compiled in, best first, NULL-terminated. */
-extern const struct gd_copy_impl *const gd_copy_impls[];
+extern const struct gdl_copy_impl *const gd_copy_impls[];
 
 /* Select by name (NULL: best supported).  0, or -ENOENT / -ENOTSUP. */
 int gd_copy_select(const char *name);
 
 /* name is an implementation this CPU runs: 0, or -EINVAL with why[n]. */
-int gd_copy_check(const char *name, char *why, size_t n);
+int gdl_copy_check(const char *name, char *why, size_t n);
 
 #endif

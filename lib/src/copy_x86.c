@@ -116,7 +116,7 @@ static void sse_from(void *dst, const void *src, size_t n)
 		sse2_from(dst, src, n);
 }
 
-const struct gd_copy_impl gd_copy_sse = { "sse", sse_ok, sse_to, sse_from };
+const struct gdl_copy_impl gdl_copy_sse = { "sse", sse_ok, sse_to, sse_from };
 
 /* ---- AVX2 ----------------------------------------------------------- */
 
@@ -181,7 +181,7 @@ static void avx2_from(void *dst, const void *src, size_t n)
 	_mm256_zeroupper();
 }
 
-const struct gd_copy_impl gd_copy_avx2 = { "avx2", avx2_ok, avx2_to, avx2_from };
+const struct gdl_copy_impl gdl_copy_avx2 = { "avx2", avx2_ok, avx2_to, avx2_from };
 
 /* ---- AVX-512 ---------------------------------------------------------- */
 
@@ -222,7 +222,7 @@ static void avx512_from(void *dst, const void *src, size_t n)
 	_mm256_zeroupper();
 }
 
-const struct gd_copy_impl gd_copy_avx512 = {
+const struct gdl_copy_impl gdl_copy_avx512 = {
 	"avx512", avx512_ok, avx512_to, avx512_from,
 };
 
@@ -261,9 +261,9 @@ static void movdir64b_from(void *dst, const void *src, size_t n)
 		sse_from(dst, src, n);
 }
 
-const struct gd_copy_impl gd_copy_movdir64b = {
+const struct gdl_copy_impl gdl_copy_movdir64b = {
 	"movdir64b", movdir64b_ok, movdir64b_to, movdir64b_from,
 };
 #else
-typedef int gd_copy_x86_unused;
+typedef int gdl_copy_x86_unused;
 #endif

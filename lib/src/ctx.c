@@ -23,11 +23,11 @@
 #include "libgdirect_internal.h"
 #include "parse.h"
 
-_Atomic uint64_t gd_fork_gen;
+_Atomic uint64_t gdl_fork_gen;
 
-__thread unsigned gd_my_shard __attribute__((tls_model("initial-exec")));
-__thread unsigned gd_my_shard_own __attribute__((tls_model("initial-exec")));
-__thread uint64_t gd_my_seq __attribute__((tls_model("initial-exec")));
+__thread unsigned gdl_my_shard __attribute__((tls_model("initial-exec")));
+__thread unsigned gdl_my_shard_own __attribute__((tls_model("initial-exec")));
+__thread uint64_t gdl_my_seq __attribute__((tls_model("initial-exec")));
 
 /* Bit i: shard i has a live owner (who writes it without atomics). */
 static _Atomic uint32_t shards_owned;
@@ -38,8 +38,8 @@ static pthread_once_t shard_once = PTHREAD_ONCE_INIT;
 /* 1 + the index of a shared shard, counted with atomic increments. */
 static unsigned shared_shard(void)
 {
-	return 1 + GD_SHARDS +
-	       atomic_fetch_add(&next_shared, 1) % GD_SHARDS_SHARED;
+	return 1 + GDL_SHARDS +
+	       atomic_fetch_add(&next_shared, 1) % GDL_SHARDS_SHARED;
 }
 
 /* At thread exit: the shard is free for a new thread.  The release and
@@ -52,9 +52,9 @@ static void shard_release(void *p)
 {
 	unsigned i = (unsigned)(uintptr_t)p - 1;
 
-	gd_thread_exiting = true;
-	gd_my_shard_own = 0;
-	gd_my_shard = shared_shard();
+	gdl_thread_exiting = true;
+	gdl_my_shard_own = 0;
+	gdl_my_shard = shared_shard();
 	atomic_fetch_and(&shards_owned, ~(1u << i));
 }
 
@@ -63,17 +63,17 @@ static void shard_key_make(void)
 	pthread_key_create(&shard_key, shard_release);
 }
 
-unsigned gd_shard_assign(void)
+unsigned gdl_shard_assign(void)
 {
 	uint32_t v;
 
 	pthread_once(&shard_once, shard_key_make);
-	if (gd_thread_exiting) {	/* a claim now might never be given back */
-		gd_my_shard = shared_shard();
-		return gd_my_shard - 1;
+	if (gdl_thread_exiting) {	/* a claim now might never be given back */
+		gdl_my_shard = shared_shard();
+		return gdl_my_shard - 1;
 	}
 	v = atomic_load(&shards_owned);
-	while (v != (1u << GD_SHARDS) - 1) {
+	while (v != (1u << GDL_SHARDS) - 1) {
 		unsigned i = (unsigned)__builtin_ctz(~v);
 
 		if (atomic_compare_exchange_weak(&shards_owned, &v, v | 1u << i)) {
@@ -82,33 +82,33 @@ unsigned gd_shard_assign(void)
 				atomic_fetch_and(&shards_owned, ~(1u << i));
 				break;
 			}
-			gd_my_shard = 1 + i;
-			gd_my_shard_own = offsetof(struct gdirect_ctx, shard) +
-					  i * sizeof(struct gd_shard);
+			gdl_my_shard = 1 + i;
+			gdl_my_shard_own = offsetof(struct gdirect_ctx, shard) +
+					  i * sizeof(struct gdl_shard);
 			return i;
 		}
 	}
-	gd_my_shard = shared_shard();
-	return gd_my_shard - 1;
+	gdl_my_shard = shared_shard();
+	return gdl_my_shard - 1;
 }
 
 /* A thread's first count: assign it a shard, then count there, inline
- * if it owns it now.  Apart, so that gd_shard_inc_slow() calls nothing
+ * if it owns it now.  Apart, so that gdl_shard_inc_slow() calls nothing
  * and saves no register. */
 static __attribute__((noinline, cold)) int shard_inc_first(
 	struct gdirect_ctx *c, size_t field)
 {
-	gd_shard_assign();
-	if (gd_shard_try_inc(c, field))
+	gdl_shard_assign();
+	if (gdl_shard_try_inc(c, field))
 		return 0;
-	return gd_shard_inc_slow(c, field);
+	return gdl_shard_inc_slow(c, field);
 }
 
-/* Called where the inline count was refused (gd_my_shard_own 0): the
+/* Called where the inline count was refused (gdl_my_shard_own 0): the
  * thread has no shard yet, or counts in a shared one, atomically. */
-int gd_shard_inc_slow(struct gdirect_ctx *c, size_t field)
+int gdl_shard_inc_slow(struct gdirect_ctx *c, size_t field)
 {
-	unsigned sh = gd_my_shard;
+	unsigned sh = gdl_my_shard;
 	char *shard;
 
 	if (__builtin_expect(sh == 0, 0))
@@ -125,9 +125,9 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void atfork_child(void)
 {
-	atomic_fetch_add(&gd_fork_gen, 1);
-	gd_epoch_atfork_child();
-	gd_tc_atfork_child();
+	atomic_fetch_add(&gdl_fork_gen, 1);
+	gdl_epoch_atfork_child();
+	gdl_tc_atfork_child();
 	pthread_mutex_init(&ctx_list_lock, NULL);
 }
 
@@ -136,7 +136,7 @@ static void atfork_register(void)
 	pthread_atfork(NULL, NULL, atfork_child);
 }
 
-void gd_ctx_list_add(struct gdirect_ctx *c)
+void gdl_ctx_list_add(struct gdirect_ctx *c)
 {
 	pthread_mutex_lock(&ctx_list_lock);
 	c->reg_next = ctx_list;
@@ -144,7 +144,7 @@ void gd_ctx_list_add(struct gdirect_ctx *c)
 	pthread_mutex_unlock(&ctx_list_lock);
 }
 
-void gd_ctx_list_del(struct gdirect_ctx *c)
+void gdl_ctx_list_del(struct gdirect_ctx *c)
 {
 	pthread_mutex_lock(&ctx_list_lock);
 	for (struct gdirect_ctx **pp = &ctx_list; *pp; pp = &(*pp)->reg_next)
@@ -155,19 +155,19 @@ void gd_ctx_list_del(struct gdirect_ctx *c)
 	pthread_mutex_unlock(&ctx_list_lock);
 }
 
-void gd_ctx_list_foreach(void (*fn)(struct gdirect_ctx *, void *), void *arg)
+void gdl_ctx_list_foreach(void (*fn)(struct gdirect_ctx *, void *), void *arg)
 {
 	pthread_mutex_lock(&ctx_list_lock);
 	for (struct gdirect_ctx *c = ctx_list; c; c = c->reg_next)
-		if (!gd_inherited(c))
+		if (!gdl_inherited(c))
 			fn(c, arg);
 	pthread_mutex_unlock(&ctx_list_lock);
 }
 
-/* gdirect_params.reserved[GD_ENV_BAD]: the environment was not understood
+/* gdirect_params.reserved[GDL_ENV_BAD]: the environment was not understood
  * when gdirect_params_init() read it; check_params() says why. */
-#define GD_ENV_BAD 7
-#define GD_ENV_BAD_MARK 0x67646972656e76ULL
+#define GDL_ENV_BAD 7
+#define GDL_ENV_BAD_MARK 0x67646972656e76ULL
 
 /* The value of environment variable name, NULL when unset or empty. */
 static const char *env(const char *name)
@@ -191,24 +191,24 @@ static int env_apply(struct gdirect_params *p, char *why, size_t n)
 	if ((v = env(name = "GDIRECT_INVALIDATION"))) {
 		uint32_t m;
 
-		if (gd_parse_modes(v, &m, &b, w, sizeof(w)))
+		if (gdl_parse_modes(v, &m, &b, w, sizeof(w)))
 			goto bad;
 		p->invalidation = m;
 		if (b)
 			p->flags |= GDIRECT_CTX_NO_INVALIDATION;
 	}
 	if ((v = env(name = "GDIRECT_MAX_REGIONS"))) {
-		if (gd_parse_uint(v, 0, GD_MAX_REGIONS_LIMIT, &x, w, sizeof(w)))
+		if (gdl_parse_uint(v, 0, GDL_MAX_REGIONS_LIMIT, &x, w, sizeof(w)))
 			goto bad;
 		p->max_regions = x;
 	}
 	if ((v = env(name = "GDIRECT_MAX_BYTES"))) {
-		if (gd_parse_size(v, 0, GD_MAX_BYTES_LIMIT, &x, w, sizeof(w)))
+		if (gdl_parse_size(v, 0, GDL_MAX_BYTES_LIMIT, &x, w, sizeof(w)))
 			goto bad;
 		p->max_bytes = x;
 	}
 	if ((v = env(name = "GDIRECT_WHOLE_ALLOC_MAX"))) {
-		if (gd_parse_size(v, 0, GD_MAX_BYTES_LIMIT, &x, w, sizeof(w)))
+		if (gdl_parse_size(v, 0, GDL_MAX_BYTES_LIMIT, &x, w, sizeof(w)))
 			goto bad;
 		p->whole_alloc_max = x;
 	}
@@ -218,7 +218,7 @@ static int env_apply(struct gdirect_params *p, char *why, size_t n)
 		p->device_path = v;
 	}
 	if ((v = env(name = "GDIRECT_PUBLISH_STATS"))) {
-		if (gd_parse_bool(v, &b, w, sizeof(w)))
+		if (gdl_parse_bool(v, &b, w, sizeof(w)))
 			goto bad;
 		if (b)
 			p->flags |= GDIRECT_CTX_PUBLISH_STATS;
@@ -228,9 +228,9 @@ static int env_apply(struct gdirect_params *p, char *why, size_t n)
 	if ((v = env(name = "GDIRECT_STATS_BASE")) && v[0] != '/')
 		goto not_absolute;
 	if ((v = env(name = "GDIRECT_PUBLISH_INTERVAL_MS")) &&
-	    gd_parse_uint(v, GD_PUBLISH_MIN_MS, GD_PUBLISH_MAX_MS, &x, w, sizeof(w)))
+	    gdl_parse_uint(v, GDL_PUBLISH_MIN_MS, GDL_PUBLISH_MAX_MS, &x, w, sizeof(w)))
 		goto bad;
-	if ((v = env(name = "GDIRECT_COPY")) && gd_copy_check(v, w, sizeof(w)))
+	if ((v = env(name = "GDIRECT_COPY")) && gdl_copy_check(v, w, sizeof(w)))
 		goto bad;
 	return 0;
 not_absolute:
@@ -240,7 +240,7 @@ bad:
 	return -EINVAL;
 }
 
-GD_EXPORT void gdirect_params_init(struct gdirect_params *p)
+GDL_EXPORT void gdirect_params_init(struct gdirect_params *p)
 {
 	char why[256];
 
@@ -251,7 +251,7 @@ GD_EXPORT void gdirect_params_init(struct gdirect_params *p)
 	p->whole_alloc_max = 32ULL << 20;
 	p->device_path = "/dev/gdirect";
 	if (env_apply(p, why, sizeof(why)))
-		p->reserved[GD_ENV_BAD] = GD_ENV_BAD_MARK;
+		p->reserved[GDL_ENV_BAD] = GDL_ENV_BAD_MARK;
 }
 
 /* 0, or -EINVAL with the reason set for gdirect_errmsg(). */
@@ -260,32 +260,32 @@ static int check_params(const struct gdirect_params *p)
 	const uint32_t flags = GDIRECT_CTX_CACHE_HOST | GDIRECT_CTX_PUBLISH_STATS |
 			       GDIRECT_CTX_NO_INVALIDATION;
 
-	if (p->reserved[GD_ENV_BAD] == GD_ENV_BAD_MARK) {
+	if (p->reserved[GDL_ENV_BAD] == GDL_ENV_BAD_MARK) {
 		struct gdirect_params scratch;
 		char why[256];
 
 		memset(&scratch, 0, sizeof(scratch));
 		if (env_apply(&scratch, why, sizeof(why)))
-			return gd_err(-EINVAL, "%s", why);
-		return gd_err(-EINVAL, "the environment gdirect_params_init() "
+			return gdl_err(-EINVAL, "%s", why);
+		return gdl_err(-EINVAL, "the environment gdirect_params_init() "
 			      "read held a setting it could not understand");
 	}
 	for (size_t i = 0; i < sizeof(p->reserved) / sizeof(p->reserved[0]); i++)
 		if (p->reserved[i])
-			return gd_err(-EINVAL, "gdirect_params.reserved must be zero");
+			return gdl_err(-EINVAL, "gdirect_params.reserved must be zero");
 	if (p->invalidation & ~GDIRECT_INV_ALL)
-		return gd_err(-EINVAL, "unknown invalidation mode bits 0x%x",
+		return gdl_err(-EINVAL, "unknown invalidation mode bits 0x%x",
 			      p->invalidation & ~GDIRECT_INV_ALL);
 	if (p->flags & ~flags)
-		return gd_err(-EINVAL, "unknown context flags 0x%x", p->flags & ~flags);
+		return gdl_err(-EINVAL, "unknown context flags 0x%x", p->flags & ~flags);
 	if (!p->invalidation && !(p->flags & GDIRECT_CTX_NO_INVALIDATION))
-		return gd_err(-EINVAL, "no invalidation mode chosen: a freed and "
+		return gdl_err(-EINVAL, "no invalidation mode chosen: a freed and "
 			      "reallocated buffer could be handed a stale "
 			      "registration; choose kernel, hooks or buffer_id "
 			      "(or opt out with GDIRECT_CTX_NO_INVALIDATION, "
-			      "GDIRECT_INVALIDATION=" GD_PARSE_NO_INVALIDATION ")");
+			      "GDIRECT_INVALIDATION=" GDL_PARSE_NO_INVALIDATION ")");
 	if (p->invalidation && p->flags & GDIRECT_CTX_NO_INVALIDATION)
-		return gd_err(-EINVAL, "GDIRECT_CTX_NO_INVALIDATION with "
+		return gdl_err(-EINVAL, "GDIRECT_CTX_NO_INVALIDATION with "
 			      "invalidation modes chosen: pick one");
 	return 0;
 }
@@ -297,10 +297,10 @@ static int check_params(const struct gdirect_params *p)
  * stale registration.  Refuse rather than run unsafe.
  */
 static int check_modes_backend(const struct gdirect_params *p,
-			       const struct gd_backend *b)
+			       const struct gdl_backend *b)
 {
 	if (b && b->persistent && p->invalidation == GDIRECT_INV_KERNEL)
-		return gd_err(-EINVAL, "invalidation mode kernel alone cannot "
+		return gdl_err(-EINVAL, "invalidation mode kernel alone cannot "
 			      "see frees: gdirect.ko pins persistently "
 			      "(use_persistent=Y), so there is no revocation; "
 			      "add hooks or buffer_id (GDIRECT_INVALIDATION="
@@ -308,18 +308,18 @@ static int check_modes_backend(const struct gdirect_params *p,
 	return 0;
 }
 
-GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_backend *b,
+GDL_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gdl_backend *b,
 			  struct gdirect_ctx **out)
 {
 	struct gdirect_ctx *c;
 	int rc;
 
 	pthread_once(&atfork_once, atfork_register);
-	gd_epoch_init();
+	gdl_epoch_init();
 	/* Cache-line aligned: the hit counters' shards each own a line. */
 	c = aligned_alloc(64, (sizeof(*c) + 63) & ~(size_t)63);
 	if (!c)
-		return gd_err(-ENOMEM, "out of memory");
+		return gdl_err(-ENOMEM, "out of memory");
 	memset(c, 0, sizeof(*c));
 	if (p)
 		c->p = *p;
@@ -332,25 +332,25 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 		free(c);
 		return rc;
 	}
-	gd_hpmem_init(&c->regmem, sizeof(struct gdirect_reg),
-		      sizeof(struct gd_reg_cold));
-	if (gd_pgtab_init(&c->index) || gd_slotab_init(&c->slots) ||
-	    gd_allocs_init(c) || gd_regions_init(c)) {
-		gd_pgtab_destroy(&c->index);
-		gd_slotab_destroy(&c->slots);
-		gd_pgtab_destroy(&c->allocs);
-		gd_hpmem_destroy(&c->regmem);
+	gdl_hpmem_init(&c->regmem, sizeof(struct gdirect_reg),
+		      sizeof(struct gdl_reg_cold));
+	if (gdl_pgtab_init(&c->index) || gdl_slotab_init(&c->slots) ||
+	    gdl_allocs_init(c) || gdl_regions_init(c)) {
+		gdl_pgtab_destroy(&c->index);
+		gdl_slotab_destroy(&c->slots);
+		gdl_pgtab_destroy(&c->allocs);
+		gdl_hpmem_destroy(&c->regmem);
 		free(c);
-		return gd_err(-ENOMEM, "out of memory");
+		return gdl_err(-ENOMEM, "out of memory");
 	}
 	c->backend = b;
-	c->fork_gen = atomic_load(&gd_fork_gen);
+	c->fork_gen = atomic_load(&gdl_fork_gen);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->pin_done, NULL);
 	pthread_cond_init(&c->released, NULL);
-	gd_cuda_available();	/* load the driver now, not on a hot path */
-	gd_ctx_list_add(c);
-	rc = gd_publish_start(c);
+	gdl_cuda_available();	/* load the driver now, not on a hot path */
+	gdl_ctx_list_add(c);
+	rc = gdl_publish_start(c);
 
 	if (rc) {
 		c->backend = NULL;	/* the caller's to destroy */
@@ -361,15 +361,15 @@ GD_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_ba
 	return 0;
 }
 
-GD_EXPORT int gdirect_ctx_create(const struct gdirect_params *p,
+GDL_EXPORT int gdirect_ctx_create(const struct gdirect_params *p,
 				 struct gdirect_ctx **out)
 {
 	struct gdirect_params def;
-	struct gd_backend *b = NULL;
+	struct gdl_backend *b = NULL;
 	int rc;
 
 	if (!out)
-		return gd_err(-EINVAL, "invalid argument");
+		return gdl_err(-EINVAL, "invalid argument");
 	if (!p) {
 		gdirect_params_init(&def);
 		p = &def;
@@ -377,10 +377,10 @@ GD_EXPORT int gdirect_ctx_create(const struct gdirect_params *p,
 	rc = check_params(p);
 	if (rc)
 		return rc;
-	rc = gd_backend_kernel_open(p->device_path ? p->device_path :
+	rc = gdl_backend_kernel_open(p->device_path ? p->device_path :
 				    "/dev/gdirect", &b);
 	if (rc && rc != -ENOENT && rc != -ENODEV && rc != -ENXIO)
-		return gd_err(rc, "opening %s failed: %s", p->device_path,
+		return gdl_err(rc, "opening %s failed: %s", p->device_path,
 			      strerror(-rc));
 	rc = gd_ctx_create_backend(p, rc ? NULL : b, out);
 	if (rc && b)
@@ -394,48 +394,48 @@ static void destroy_in_child(struct gdirect_ctx *c)
 	/* Regions live in c->regmem: retired ones are freed into it by the
 	 * next reclaim, so reclaim them all now (in the child only this
 	 * thread is left, and the epoch state was reset), then unmap it. */
-	gd_epoch_barrier();
-	gd_publish_drop_in_child(c);
-	gd_hpmem_destroy(&c->regmem);
-	gd_pgtab_destroy(&c->index);
-	gd_slotab_destroy(&c->slots);
-	gd_allocs_free_all(c);
+	gdl_epoch_barrier();
+	gdl_publish_drop_in_child(c);
+	gdl_hpmem_destroy(&c->regmem);
+	gdl_pgtab_destroy(&c->index);
+	gdl_slotab_destroy(&c->slots);
+	gdl_allocs_free_all(c);
 	if (c->backend && c->backend->event_fd >= 0)
 		close(c->backend->event_fd);
 	free(c);
 }
 
-GD_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
+GDL_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 {
 	bool leaked;
 
 	if (!c)
 		return;
-	if (gd_inherited(c)) {
+	if (gdl_inherited(c)) {
 		destroy_in_child(c);
 		return;
 	}
-	gd_publish_stop(c);
-	gd_ctx_list_del(c);
-	gd_drain(c);
+	gdl_publish_stop(c);
+	gdl_ctx_list_del(c);
+	gdl_drain(c);
 	pthread_mutex_lock(&c->lock);
 	while (RC(c->live)->next != c->live) {
 		struct gdirect_reg *r = RC(c->live)->next;
 
-		gd_kill_locked(c, &r, 1, GD_CAUSE_FLUSH, NULL);
+		gdl_kill_locked(c, &r, 1, GDL_CAUSE_FLUSH, NULL);
 	}
 	pthread_mutex_unlock(&c->lock);
-	gd_release_try(c);
-	gd_drain(c);
+	gdl_release_try(c);
+	gdl_drain(c);
 	/* Still on the dying list: still referenced, the caller broke the
 	 * contract.  Its holder may still read it: keep the memory. */
 	leaked = RC(c->dying)->next != c->dying;
-	gd_epoch_barrier();
+	gdl_epoch_barrier();
 	if (!leaked)
-		gd_hpmem_destroy(&c->regmem);
-	gd_pgtab_destroy(&c->index);
-	gd_slotab_destroy(&c->slots);
-	gd_allocs_free_all(c);
+		gdl_hpmem_destroy(&c->regmem);
+	gdl_pgtab_destroy(&c->index);
+	gdl_slotab_destroy(&c->slots);
+	gdl_allocs_free_all(c);
 	if (c->backend)
 		c->backend->ops->destroy(c->backend);
 	pthread_cond_destroy(&c->pin_done);
@@ -444,15 +444,15 @@ GD_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 	free(c);
 }
 
-GD_EXPORT void gdirect_stats(struct gdirect_ctx *c, struct gdirect_stats *st)
+GDL_EXPORT void gdirect_stats(struct gdirect_ctx *c, struct gdirect_stats *st)
 {
 	if (!c || !st)
 		return;
 	memset(st, 0, sizeof(*st));
 #define CP(f) st->f = atomic_load_explicit(&c->st.f, memory_order_relaxed);
-	GD_COUNTER_FIELDS(CP)
+	GDL_COUNTER_FIELDS(CP)
 #undef CP
-	for (int i = 0; i < GD_SHARDS + GD_SHARDS_SHARED; i++) {
+	for (int i = 0; i < GDL_SHARDS + GDL_SHARDS_SHARED; i++) {
 		st->hits += atomic_load_explicit(&c->shard[i].hits,
 						 memory_order_relaxed);
 		st->classify_hits += atomic_load_explicit(&c->shard[i].classify_hits,
@@ -460,7 +460,7 @@ GD_EXPORT void gdirect_stats(struct gdirect_ctx *c, struct gdirect_stats *st)
 	}
 }
 
-GD_EXPORT int gdirect_event_fd(struct gdirect_ctx *c)
+GDL_EXPORT int gdirect_event_fd(struct gdirect_ctx *c)
 {
 	return c && c->backend ? c->backend->event_fd : -1;
 }

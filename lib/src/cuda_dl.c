@@ -12,7 +12,7 @@
 
 /* Written once, by cu_load() under cu_once, then only read: the calls on
  * the classification path go straight through it. */
-static struct gd_cuda cu;
+static struct gdl_cuda cu;
 
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 
@@ -27,23 +27,23 @@ static void cu_load(void)
 {
 	char err[256];
 
-	gd_cuload_open(&cu,
-		       GD_CU_BIT(pointer_get_attributes) |
-		       GD_CU_BIT(pointer_get_attribute) |
-		       GD_CU_BIT(pointer_set_attribute) |
-		       GD_CU_BIT(mem_get_address_range) |
-		       GD_CU_BIT(mem_retain_allocation_handle) |
-		       GD_CU_BIT(mem_release),
-		       GD_CU_BIT(pointer_get_attribute) |
-		       GD_CU_BIT(mem_get_address_range),
-		       GD_CUDA_PROC_ADDRESS, err, sizeof(err));
+	gdl_cuload_open(&cu,
+		       GDL_CU_BIT(pointer_get_attributes) |
+		       GDL_CU_BIT(pointer_get_attribute) |
+		       GDL_CU_BIT(pointer_set_attribute) |
+		       GDL_CU_BIT(mem_get_address_range) |
+		       GDL_CU_BIT(mem_retain_allocation_handle) |
+		       GDL_CU_BIT(mem_release),
+		       GDL_CU_BIT(pointer_get_attribute) |
+		       GDL_CU_BIT(mem_get_address_range),
+		       GDL_CUDA_PROC_ADDRESS, err, sizeof(err));
 }
 
 /* 0: not loaded yet; 1 + whether a driver is there.  Read on every
  * classification: an acquire load instead of pthread_once's call. */
 static _Atomic int cu_state;
 
-int gd_cuda_available(void)
+int gdl_cuda_available(void)
 {
 	int st = atomic_load_explicit(&cu_state, memory_order_acquire);
 
@@ -55,7 +55,7 @@ int gd_cuda_available(void)
 	return cu.dl != NULL;
 }
 
-void gd_cuda_query(uint64_t addr, struct gd_cuquery *q)
+void gdl_cuda_query(uint64_t addr, struct gdl_cuquery *q)
 {
 	unsigned int memtype = 0, managed = 0;
 	int ordinal = -1;
@@ -64,7 +64,7 @@ void gd_cuda_query(uint64_t addr, struct gd_cuquery *q)
 	memset(q, 0, sizeof(*q));
 	q->type = GDIRECT_MEM_CPU;
 	q->device = -1;
-	if (!gd_cuda_available())
+	if (!gdl_cuda_available())
 		return;
 	if (cu.pointer_get_attributes) {
 		CUpointer_attribute a[] = {
@@ -108,11 +108,11 @@ void gd_cuda_query(uint64_t addr, struct gd_cuquery *q)
 	q->buffer_id = id;
 }
 
-int gd_cuda_buffer_id(uint64_t addr, uint64_t *id)
+int gdl_cuda_buffer_id(uint64_t addr, uint64_t *id)
 {
 	unsigned long long v = 0;
 
-	if (!gd_cuda_available())
+	if (!gdl_cuda_available())
 		return -EINVAL;
 	if (cu.pointer_get_attribute(&v, CU_POINTER_ATTRIBUTE_BUFFER_ID,
 				     addr) != CUDA_SUCCESS)
@@ -135,13 +135,13 @@ static bool is_vmm(uint64_t addr)
 	return true;
 }
 
-int gd_cuda_sync_memops(uint64_t addr, int *cu_err)
+int gdl_cuda_sync_memops(uint64_t addr, int *cu_err)
 {
 	unsigned int one = 1;
 	CUresult r;
 
 	*cu_err = CUDA_SUCCESS;
-	if (!gd_cuda_available() || !cu.pointer_set_attribute)
+	if (!gdl_cuda_available() || !cu.pointer_set_attribute)
 		return -ENOSYS;
 	r = cu.pointer_set_attribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
 				     addr);
@@ -151,7 +151,7 @@ int gd_cuda_sync_memops(uint64_t addr, int *cu_err)
 	 * gpuDirectRDMACapable; asking only once it refused keeps the
 	 * common case at one call. */
 	if (r == CUDA_ERROR_NOT_SUPPORTED && is_vmm(addr))
-		return GD_SYNC_VMM;
+		return GDL_SYNC_VMM;
 	*cu_err = r;
 	return r == CUDA_ERROR_NOT_SUPPORTED ? -EOPNOTSUPP : -EINVAL;
 }

@@ -7,12 +7,12 @@
  * resolves the few entry points it needs through cuGetProcAddress_v2 where
  * the driver has it.  Without a driver every pointer is CPU memory.
  */
-#ifndef GD_CUDA_DL_H
-#define GD_CUDA_DL_H
+#ifndef GDL_CUDA_DL_H
+#define GDL_CUDA_DL_H
 
 #include <stdint.h>
 
-struct gd_cuquery {
+struct gdl_cuquery {
 	int type;		/* GDIRECT_MEM_* */
 	int device;
 	uint64_t base, size;	/* the allocation (device/managed only) */
@@ -20,28 +20,28 @@ struct gd_cuquery {
 };
 
 /* 1 when a CUDA driver was loaded. */
-int gd_cuda_available(void);
+int gdl_cuda_available(void);
 
 /* Classify addr with one cuPointerGetAttributes call (+ cuMemGetAddressRange
  * for device memory).  Always succeeds: errors mean CPU memory. */
-void gd_cuda_query(uint64_t addr, struct gd_cuquery *q);
+void gdl_cuda_query(uint64_t addr, struct gdl_cuquery *q);
 
 /* BUFFER_ID of addr: 0 on success, -EINVAL if addr is not (or no longer)
  * valid device memory. */
-int gd_cuda_buffer_id(uint64_t addr, uint64_t *id);
+int gdl_cuda_buffer_id(uint64_t addr, uint64_t *id);
 
-/* gd_cuda_sync_memops(): the allocation is a VMM mapping, which the driver
+/* gdl_cuda_sync_memops(): the allocation is a VMM mapping, which the driver
  * gives no SYNC_MEMOPS; it is registered without it. */
-#define GD_SYNC_VMM 1
+#define GDL_SYNC_VMM 1
 
 /*
  * cuPointerSetAttribute(SYNC_MEMOPS, 1) on the allocation holding addr.
- * 0 when set; GD_SYNC_VMM when the driver answered CUDA_ERROR_NOT_SUPPORTED
+ * 0 when set; GDL_SYNC_VMM when the driver answered CUDA_ERROR_NOT_SUPPORTED
  * and addr is a VMM mapping (cuMemRetainAllocationHandle knows it);
  * -ENOSYS without the driver's entry point; otherwise *cu_err is the
  * driver's answer and the result -EOPNOTSUPP (CUDA_ERROR_NOT_SUPPORTED on
  * other memory) or -EINVAL.
  */
-int gd_cuda_sync_memops(uint64_t addr, int *cu_err);
+int gdl_cuda_sync_memops(uint64_t addr, int *cu_err);
 
 #endif

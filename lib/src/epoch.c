@@ -36,7 +36,7 @@
  * checks the happens-before edges the argument relies on (the acquire of
  * global, the release of the slot).
  *
- * Threads beyond GD_EPOCH_SLOTS, and exiting threads that gave their slot
+ * Threads beyond GDL_EPOCH_SLOTS, and exiting threads that gave their slot
  * back (slot_release), share an rwlock instead: a reclaimer takes it for
  * writing once, which waits for every such reader.
  */
@@ -51,7 +51,7 @@
 #include <unistd.h>
 #include <linux/membarrier.h>
 
-#define GD_EPOCH_SLOTS 256
+#define GDL_EPOCH_SLOTS 256
 
 struct retired {
 	struct retired *next;
@@ -60,9 +60,9 @@ struct retired {
 	uint64_t tag;
 };
 
-static struct gd_epoch_slot slots[GD_EPOCH_SLOTS];
-struct gd_epoch_slot gd_epoch_overflow; /* returned to overflow readers */
-_Atomic uint64_t gd_epoch_global = 1;
+static struct gdl_epoch_slot slots[GDL_EPOCH_SLOTS];
+struct gdl_epoch_slot gdl_epoch_overflow; /* returned to overflow readers */
+_Atomic uint64_t gdl_epoch_global = 1;
 static pthread_rwlock_t overflow_lock = PTHREAD_RWLOCK_INITIALIZER;
 static _Atomic bool overflow_used;
 
@@ -71,7 +71,7 @@ static struct retired *retire_list;
 static unsigned long retire_count;
 
 /* Nonzero: readers use a compiler barrier, reclaim calls membarrier. */
-_Atomic int gd_epoch_light;
+_Atomic int gdl_epoch_light;
 static pthread_once_t mb_once = PTHREAD_ONCE_INIT;
 
 static int membarrier(int cmd)
@@ -81,11 +81,11 @@ static int membarrier(int cmd)
 
 static void mb_register(void)
 {
-	atomic_store(&gd_epoch_light,
+	atomic_store(&gdl_epoch_light,
 		     membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0);
 }
 
-void gd_epoch_init(void)
+void gdl_epoch_init(void)
 {
 	pthread_once(&mb_once, mb_register);
 }
@@ -94,9 +94,9 @@ static pthread_key_t slot_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 /* initial-exec: a plain %fs-relative load on the hit path, not a call to
  * __tls_get_addr (the default for a shared library). */
-__thread struct gd_epoch_slot *gd_epoch_my_slot
+__thread struct gdl_epoch_slot *gdl_epoch_my_slot
 	__attribute__((tls_model("initial-exec")));
-__thread bool gd_thread_exiting __attribute__((tls_model("initial-exec")));
+__thread bool gdl_thread_exiting __attribute__((tls_model("initial-exec")));
 
 /*
  * At thread exit, run by the exiting thread.  Another library's
@@ -106,10 +106,10 @@ __thread bool gd_thread_exiting __attribute__((tls_model("initial-exec")));
  */
 static void slot_release(void *p)
 {
-	struct gd_epoch_slot *s = p;
+	struct gdl_epoch_slot *s = p;
 
-	gd_thread_exiting = true;
-	gd_epoch_my_slot = &gd_epoch_overflow;
+	gdl_thread_exiting = true;
+	gdl_epoch_my_slot = &gdl_epoch_overflow;
 	atomic_store(&s->epoch, 0);
 	atomic_store(&s->owned, 0);
 }
@@ -119,14 +119,14 @@ static void make_key(void)
 	pthread_key_create(&slot_key, slot_release);
 }
 
-static struct gd_epoch_slot *slot_claim(void)
+static struct gdl_epoch_slot *slot_claim(void)
 {
 	/* Before this thread's first section: the reader fence is chosen. */
 	pthread_once(&mb_once, mb_register);
 	pthread_once(&key_once, make_key);
-	if (gd_thread_exiting)
-		return &gd_epoch_overflow;
-	for (int i = 0; i < GD_EPOCH_SLOTS; i++) {
+	if (gdl_thread_exiting)
+		return &gdl_epoch_overflow;
+	for (int i = 0; i < GDL_EPOCH_SLOTS; i++) {
 		int zero = 0;
 
 		if (atomic_load_explicit(&slots[i].owned, memory_order_relaxed))
@@ -140,43 +140,43 @@ static struct gd_epoch_slot *slot_claim(void)
 		}
 		return &slots[i];
 	}
-	return &gd_epoch_overflow;
+	return &gdl_epoch_overflow;
 }
 
-/* First section of this thread, or a thread beyond GD_EPOCH_SLOTS, or an
+/* First section of this thread, or a thread beyond GDL_EPOCH_SLOTS, or an
  * exiting one. */
-struct gd_epoch_slot *gd_epoch_enter_slow(void)
+struct gdl_epoch_slot *gdl_epoch_enter_slow(void)
 {
-	struct gd_epoch_slot *s = gd_epoch_my_slot;
+	struct gdl_epoch_slot *s = gdl_epoch_my_slot;
 
 	if (s == NULL)
-		s = gd_epoch_my_slot = slot_claim();
-	if (s == &gd_epoch_overflow) {
+		s = gdl_epoch_my_slot = slot_claim();
+	if (s == &gdl_epoch_overflow) {
 		atomic_store(&overflow_used, true);
 		pthread_rwlock_rdlock(&overflow_lock);
 		return s;
 	}
-	return gd_epoch_enter();
+	return gdl_epoch_enter();
 }
 
-void gd_epoch_exit_overflow(void)
+void gdl_epoch_exit_overflow(void)
 {
 	pthread_rwlock_unlock(&overflow_lock);
 }
 
-void gd_epoch_retire(void *obj, void (*fn)(void *))
+void gdl_epoch_retire(void *obj, void (*fn)(void *))
 {
 	struct retired *r = malloc(sizeof(*r));
 
 	if (!r) {
 		/* No memory to defer: wait for every reader instead. */
-		gd_epoch_barrier();
+		gdl_epoch_barrier();
 		fn(obj);
 		return;
 	}
 	r->obj = obj;
 	r->fn = fn;
-	r->tag = atomic_fetch_add(&gd_epoch_global, 1);
+	r->tag = atomic_fetch_add(&gdl_epoch_global, 1);
 	pthread_mutex_lock(&retire_lock);
 	r->next = retire_list;
 	retire_list = r;
@@ -184,7 +184,7 @@ void gd_epoch_retire(void *obj, void (*fn)(void *))
 	pthread_mutex_unlock(&retire_lock);
 }
 
-bool gd_epoch_sync_readers(void)
+bool gdl_epoch_sync_readers(void)
 {
 	pthread_once(&mb_once, mb_register);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -192,7 +192,7 @@ bool gd_epoch_sync_readers(void)
 	 * made by a raw clone() has none); the global one needs none and
 	 * only takes longer (an RCU grace period).  If neither works, say
 	 * so: the caller decides nothing rather than guess. */
-	if (atomic_load_explicit(&gd_epoch_light, memory_order_relaxed) &&
+	if (atomic_load_explicit(&gdl_epoch_light, memory_order_relaxed) &&
 	    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
 	    membarrier(MEMBARRIER_CMD_GLOBAL) != 0)
 		return false;
@@ -206,10 +206,10 @@ static uint64_t min_active(void)
 {
 	uint64_t min = UINT64_MAX;
 
-	if (!gd_epoch_sync_readers())
+	if (!gdl_epoch_sync_readers())
 		return 0;
 
-	for (int i = 0; i < GD_EPOCH_SLOTS; i++) {
+	for (int i = 0; i < GDL_EPOCH_SLOTS; i++) {
 		uint64_t e = atomic_load(&slots[i].epoch);
 
 		if (e && e < min)
@@ -222,7 +222,7 @@ static uint64_t min_active(void)
 	return min;
 }
 
-unsigned long gd_epoch_reclaim(void)
+unsigned long gdl_epoch_reclaim(void)
 {
 	struct retired *list, *keep = NULL, *next;
 	unsigned long kept = 0, left;
@@ -262,16 +262,16 @@ unsigned long gd_epoch_reclaim(void)
 	return left;
 }
 
-void gd_epoch_barrier(void)
+void gdl_epoch_barrier(void)
 {
-	while (gd_epoch_reclaim())
+	while (gdl_epoch_reclaim())
 		sched_yield();
 }
 
-void gd_epoch_atfork_child(void)
+void gdl_epoch_atfork_child(void)
 {
-	for (int i = 0; i < GD_EPOCH_SLOTS; i++) {
-		if (&slots[i] == gd_epoch_my_slot)
+	for (int i = 0; i < GDL_EPOCH_SLOTS; i++) {
+		if (&slots[i] == gdl_epoch_my_slot)
 			continue;
 		atomic_store(&slots[i].epoch, 0);
 		atomic_store(&slots[i].owned, 0);

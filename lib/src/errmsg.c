@@ -6,7 +6,7 @@
 
 static __thread char msg[256];
 
-int gd_err(int err, const char *fmt, ...)
+int gdl_err(int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -16,7 +16,7 @@ int gd_err(int err, const char *fmt, ...)
 	return err;
 }
 
-GD_EXPORT const char *gdirect_errmsg(void)
+GDL_EXPORT const char *gdirect_errmsg(void)
 {
 	return msg;
 }

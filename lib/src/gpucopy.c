@@ -20,7 +20,7 @@ static int with_mapping(struct gdirect_ctx *c, const void *gpu, size_t n,
 	return 0;
 }
 
-GD_EXPORT int gdirect_copy_to_gpu(struct gdirect_ctx *c, void *gpu_dst,
+GDL_EXPORT int gdirect_copy_to_gpu(struct gdirect_ctx *c, void *gpu_dst,
 				  const void *src, size_t n)
 {
 	struct gdirect_reg *r;
@@ -37,7 +37,7 @@ GD_EXPORT int gdirect_copy_to_gpu(struct gdirect_ctx *c, void *gpu_dst,
 	return 0;
 }
 
-GD_EXPORT int gdirect_copy_from_gpu(struct gdirect_ctx *c, void *dst,
+GDL_EXPORT int gdirect_copy_from_gpu(struct gdirect_ctx *c, void *dst,
 				    const void *gpu_src, size_t n)
 {
 	struct gdirect_reg *r;

@@ -16,14 +16,14 @@
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-#define CHUNK GD_HPMEM_CHUNK
+#define CHUNK GDL_HPMEM_CHUNK
 
 /* The header of a chunk links it into m->chunks. */
 struct chunk {
 	struct chunk *next;
 };
 
-void gd_hpmem_init(struct gd_hpmem *m, size_t objsize, size_t coldsize)
+void gdl_hpmem_init(struct gdl_hpmem *m, size_t objsize, size_t coldsize)
 {
 	memset(m, 0, sizeof(*m));
 	m->objsize = (objsize + 63) & ~(size_t)63;
@@ -31,9 +31,9 @@ void gd_hpmem_init(struct gd_hpmem *m, size_t objsize, size_t coldsize)
 	atomic_init(&m->freed, NULL);
 }
 
-static void *cold(const struct gd_hpmem *m, void *p)
+static void *cold(const struct gdl_hpmem *m, void *p)
 {
-	return gd_hpmem_cold(p, m->objsize, m->coldsize);
+	return gdl_hpmem_cold(p, m->objsize, m->coldsize);
 }
 
 /*
@@ -61,7 +61,7 @@ static void *chunk_map(int huge)
 	return (void *)a;
 }
 
-void *gd_hpmem_alloc(struct gd_hpmem *m)
+void *gdl_hpmem_alloc(struct gdl_hpmem *m)
 {
 	void *p = m->avail;
 
@@ -78,7 +78,7 @@ void *gd_hpmem_alloc(struct gd_hpmem *m)
 	}
 	if (!m->left) {
 		struct chunk *c = chunk_map(m->chunks != NULL || m->huge_first);
-		size_t hdr = gd_hpmem_hdr(m->objsize);
+		size_t hdr = gdl_hpmem_hdr(m->objsize);
 
 		if (!c)
 			return NULL;
@@ -96,7 +96,7 @@ void *gd_hpmem_alloc(struct gd_hpmem *m)
 	return p;	/* fresh anonymous memory is zero */
 }
 
-void gd_hpmem_free(struct gd_hpmem *m, void *p)
+void gdl_hpmem_free(struct gdl_hpmem *m, void *p)
 {
 	void *head = atomic_load_explicit(&m->freed, memory_order_relaxed);
 
@@ -112,7 +112,7 @@ void gd_hpmem_free(struct gd_hpmem *m, void *p)
 			memory_order_release, memory_order_relaxed));
 }
 
-void gd_hpmem_destroy(struct gd_hpmem *m)
+void gdl_hpmem_destroy(struct gdl_hpmem *m)
 {
 	struct chunk *c = m->chunks, *next;
 

@@ -9,14 +9,14 @@
  *
  * The first chunk stays in 4 KiB pages (hpmem.c says why).
  *
- * gd_hpmem_alloc() is for one writer at a time (the caller's lock);
- * gd_hpmem_free() may run in any thread at any time without a lock (it
+ * gdl_hpmem_alloc() is for one writer at a time (the caller's lock);
+ * gdl_hpmem_free() may run in any thread at any time without a lock (it
  * pushes on a lock-free stack, which the allocator takes whole), since
  * objects are freed from epoch reclamation.  Memory goes back to the
- * system only at gd_hpmem_destroy().
+ * system only at gdl_hpmem_destroy().
  */
-#ifndef GD_HPMEM_H
-#define GD_HPMEM_H
+#ifndef GDL_HPMEM_H
+#define GDL_HPMEM_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -27,28 +27,28 @@
  * An object may have a cold companion (coldsize bytes) kept apart from it,
  * so that the hot parts of many objects pack densely: a chunk holds a
  * header (the larger of 64 bytes and objsize), n hot objects, then their n
- * companions in the same order.  gd_hpmem_cold() finds one from the other
+ * companions in the same order.  gdl_hpmem_cold() finds one from the other
  * by address arithmetic alone.
  */
-#define GD_HPMEM_CHUNK (2UL << 20)
+#define GDL_HPMEM_CHUNK (2UL << 20)
 
-static inline size_t gd_hpmem_hdr(size_t objsize)
+static inline size_t gdl_hpmem_hdr(size_t objsize)
 {
 	return objsize > 64 ? objsize : 64;
 }
 
-static inline void *gd_hpmem_cold(const void *p, size_t objsize,
+static inline void *gdl_hpmem_cold(const void *p, size_t objsize,
 				  size_t coldsize)
 {
-	uintptr_t chunk = (uintptr_t)p & ~(uintptr_t)(GD_HPMEM_CHUNK - 1);
-	size_t hdr = gd_hpmem_hdr(objsize);
-	size_t n = (GD_HPMEM_CHUNK - hdr) / (objsize + coldsize);
+	uintptr_t chunk = (uintptr_t)p & ~(uintptr_t)(GDL_HPMEM_CHUNK - 1);
+	size_t hdr = gdl_hpmem_hdr(objsize);
+	size_t n = (GDL_HPMEM_CHUNK - hdr) / (objsize + coldsize);
 	size_t i = ((uintptr_t)p - chunk - hdr) / objsize;
 
 	return (char *)chunk + hdr + n * objsize + i * coldsize;
 }
 
-struct gd_hpmem {
+struct gdl_hpmem {
 	size_t objsize;		/* multiple of 64 */
 	size_t coldsize;	/* multiple of 64, may be 0 */
 	void *chunks;		/* list of mapped chunks */
@@ -60,11 +60,11 @@ struct gd_hpmem {
 };
 
 /* objsize and coldsize are rounded up to multiples of 64. */
-void gd_hpmem_init(struct gd_hpmem *m, size_t objsize, size_t coldsize);
+void gdl_hpmem_init(struct gdl_hpmem *m, size_t objsize, size_t coldsize);
 /* A zeroed object (and companion), or NULL. */
-void *gd_hpmem_alloc(struct gd_hpmem *m);
-void gd_hpmem_free(struct gd_hpmem *m, void *p);
+void *gdl_hpmem_alloc(struct gdl_hpmem *m);
+void gdl_hpmem_free(struct gdl_hpmem *m, void *p);
 /* Unmap everything (no object may be used afterwards). */
-void gd_hpmem_destroy(struct gd_hpmem *m);
+void gdl_hpmem_destroy(struct gdl_hpmem *m);
 
 #endif

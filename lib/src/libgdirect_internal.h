@@ -2,8 +2,8 @@
 /*
  * libgdirect_internal.h - libgdirect's context and region structures.  Never installed.
  */
-#ifndef GD_INTERNAL_H
-#define GD_INTERNAL_H
+#ifndef GDL_INTERNAL_H
+#define GDL_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,46 +19,46 @@
 #include "statsdir.h"
 #include "tcache.h"
 
-#define GD_PAGE_SHIFT 16
-#define GD_PAGE_SIZE (1ULL << GD_PAGE_SHIFT)
-#define GD_ALIGN_DOWN(x) ((x) & ~(GD_PAGE_SIZE - 1))
-#define GD_ALIGN_UP(x) (((x) + GD_PAGE_SIZE - 1) & ~(GD_PAGE_SIZE - 1))
+#define GDL_PAGE_SHIFT 16
+#define GDL_PAGE_SIZE (1ULL << GDL_PAGE_SHIFT)
+#define GDL_ALIGN_DOWN(x) ((x) & ~(GDL_PAGE_SIZE - 1))
+#define GDL_ALIGN_UP(x) (((x) + GDL_PAGE_SIZE - 1) & ~(GDL_PAGE_SIZE - 1))
 
-#define GD_EXPORT __attribute__((visibility("default")))
+#define GDL_EXPORT __attribute__((visibility("default")))
 
 /*
- * refs: GD_REF_BIAS + the references counted here (the index's, and those
+ * refs: GDL_REF_BIAS + the references counted here (the index's, and those
  * taken with a compare-and-swap or under ctx->lock), which may go below
  * zero when a reference counted in a thread's block (tcache.h) is put
- * through this word; the true count adds the blocks' counts.  GD_DEAD once
+ * through this word; the true count adds the blocks' counts.  GDL_DEAD once
  * the region has left the index (invalidated, evicted or superseded); a
- * dead region takes no new references.  GD_HOLD while an eviction checks
+ * dead region takes no new references.  GDL_HOLD while an eviction checks
  * that nobody uses it (refused like dead, then cleared or made dead).
- * GD_RELEASED: the one thread that found the true count of a dead region
+ * GDL_RELEASED: the one thread that found the true count of a dead region
  * at zero unpins it.
  */
-#define GD_DEAD (1ULL << 63)
-#define GD_HOLD (1ULL << 62)
-#define GD_RELEASED (1ULL << 61)
-#define GD_REF_BIAS (1ULL << 40)
-#define GD_REF_FLAGS (GD_DEAD | GD_HOLD | GD_RELEASED)
-#define GD_REFS(v) ((int64_t)(((v) & ~GD_REF_FLAGS) - GD_REF_BIAS))
+#define GDL_DEAD (1ULL << 63)
+#define GDL_HOLD (1ULL << 62)
+#define GDL_RELEASED (1ULL << 61)
+#define GDL_REF_BIAS (1ULL << 40)
+#define GDL_REF_FLAGS (GDL_DEAD | GDL_HOLD | GDL_RELEASED)
+#define GDL_REFS(v) ((int64_t)(((v) & ~GDL_REF_FLAGS) - GDL_REF_BIAS))
 
-enum gd_cause {
-	GD_CAUSE_EVICT,		/* threshold */
-	GD_CAUSE_EVICT_BAR,	/* pin ran out of BAR space */
-	GD_CAUSE_KERNEL,
-	GD_CAUSE_HOOKS,
-	GD_CAUSE_BUFFER_ID,
-	GD_CAUSE_SUPERSEDED,	/* replaced by a larger region */
-	GD_CAUSE_FLUSH,
+enum gdl_cause {
+	GDL_CAUSE_EVICT,		/* threshold */
+	GDL_CAUSE_EVICT_BAR,	/* pin ran out of BAR space */
+	GDL_CAUSE_KERNEL,
+	GDL_CAUSE_HOOKS,
+	GDL_CAUSE_BUFFER_ID,
+	GDL_CAUSE_SUPERSEDED,	/* replaced by a larger region */
+	GDL_CAUSE_FLUSH,
 };
 
 /*
  * A region is one cache line holding all that a hit touches, from
  * ctx->regmem, where these lines pack densely (64 KiB of them per thousand
  * regions); the rest, which only misses, releases and mappings use, is its
- * cold companion (gd_reg_cold(), by address arithmetic).
+ * cold companion (gdl_reg_cold(), by address arithmetic).
  */
 struct gdirect_reg {
 	uint64_t start, end;		/* pinned range */
@@ -69,8 +69,8 @@ struct gdirect_reg {
 	struct gdirect_ctx *ctx;
 } __attribute__((aligned(64)));
 
-struct gd_reg_cold {
-	struct gd_pin pin;
+struct gdl_reg_cold {
+	struct gdl_pin pin;
 	uint64_t tag_base, tag_size, tag_id; /* allocation it was pinned for */
 	int device;
 	_Atomic(void *) map;		/* CPU mapping of [start, end) */
@@ -83,23 +83,23 @@ struct gd_reg_cold {
 
 _Static_assert(sizeof(struct gdirect_reg) == 64, "a region is one line");
 
-static inline struct gd_reg_cold *gd_reg_cold(const struct gdirect_reg *r)
+static inline struct gdl_reg_cold *gdl_reg_cold(const struct gdirect_reg *r)
 {
-	return gd_hpmem_cold(r, sizeof(struct gdirect_reg),
-			     (sizeof(struct gd_reg_cold) + 63) & ~(size_t)63);
+	return gdl_hpmem_cold(r, sizeof(struct gdirect_reg),
+			     (sizeof(struct gdl_reg_cold) + 63) & ~(size_t)63);
 }
-#define RC(r) gd_reg_cold(r)
+#define RC(r) gdl_reg_cold(r)
 
 /* A classified allocation (the classification cache).  A hit reads the
  * first line only: the range and the answer, ready to copy. */
-struct gd_alloc {
+struct gdl_alloc {
 	uint64_t base, size;
 	struct gdirect_ptr_info info;	/* what gdirect_classify() answers */
 	int type, device;
 	uint64_t buffer_id;
 	/* second line */
 	_Atomic int sync_done __attribute__((aligned(64)));
-	struct gd_alloc *prev, *next;	/* ctx->alloc_list, under ctx->lock */
+	struct gdl_alloc *prev, *next;	/* ctx->alloc_list, under ctx->lock */
 	struct gdirect_ctx *ctx;
 } __attribute__((aligned(64)));
 
@@ -110,55 +110,55 @@ struct gd_alloc {
  * first and last page of an allocation can be shared, since cached
  * allocations never overlap.
  */
-struct gd_abucket {
+struct gdl_abucket {
 	unsigned n;
-	struct gd_alloc *a[];
+	struct gdl_alloc *a[];
 };
-#define GD_ABUCKET 1u
+#define GDL_ABUCKET 1u
 
 /*
  * A 64 KiB page holding no cached device allocation keeps its cached CPU
- * answers (GDIRECT_CTX_CACHE_HOST) in the slot itself: tag GD_AHOST, and
- * bit GD_AHOST_SHIFT + i set when 4 KiB page i of it is known to be CPU
+ * answers (GDIRECT_CTX_CACHE_HOST) in the slot itself: tag GDL_AHOST, and
+ * bit GDL_AHOST_SHIFT + i set when 4 KiB page i of it is known to be CPU
  * memory.  A CPU answer is the same for every CPU address (type, device -1,
  * no allocation), so a host hit needs nothing but the slot.
  */
-#define GD_AHOST 2u
-#define GD_AHOST_SHIFT 16
-#define GD_AHOST_GRAIN_SHIFT 12
-#define GD_AHOST_PAGES (1u << (GD_PAGE_SHIFT - GD_AHOST_GRAIN_SHIFT))
+#define GDL_AHOST 2u
+#define GDL_AHOST_SHIFT 16
+#define GDL_AHOST_GRAIN_SHIFT 12
+#define GDL_AHOST_PAGES (1u << (GDL_PAGE_SHIFT - GDL_AHOST_GRAIN_SHIFT))
 
-/* The bit of address a's 4 KiB page in a GD_AHOST slot. */
-static inline uintptr_t gd_ahost_bit(uint64_t a)
+/* The bit of address a's 4 KiB page in a GDL_AHOST slot. */
+static inline uintptr_t gdl_ahost_bit(uint64_t a)
 {
-	return (uintptr_t)1 << (GD_AHOST_SHIFT +
-		((a >> GD_AHOST_GRAIN_SHIFT) & (GD_AHOST_PAGES - 1)));
+	return (uintptr_t)1 << (GDL_AHOST_SHIFT +
+		((a >> GDL_AHOST_GRAIN_SHIFT) & (GDL_AHOST_PAGES - 1)));
 }
 
-struct gd_pending {			/* a pin in progress */
+struct gdl_pending {			/* a pin in progress */
 	uint64_t start, end;
 	bool freed;			/* a free of part of it was reported */
-	struct gd_pending *next;
+	struct gdl_pending *next;
 };
 
 /*
- * The fields of struct gdirect_stats kept in struct gd_counters (the rest,
+ * The fields of struct gdirect_stats kept in struct gdl_counters (the rest,
  * hits and classify_hits, are sharded below).  gdirect_stats() copies these
  * and publish.c prints every field, so a new counter is added here and in
  * gdirect.h only.
  */
-#define GD_COUNTER_FIELDS(X)						\
+#define GDL_COUNTER_FIELDS(X)						\
 	X(misses) X(pin_waits) X(pins) X(pin_failures) X(unpins)	\
 	X(evictions) X(evictions_bar) X(release_waits) X(inv_kernel)	\
 	X(inv_hooks) X(inv_buffer_id) X(sync_memops) X(classify_misses)	\
 	X(regions) X(bytes_pinned) X(sync_memops_vmm)
-#define GD_STATS_FIELDS(X) X(hits) X(classify_hits) GD_COUNTER_FIELDS(X)
+#define GDL_STATS_FIELDS(X) X(hits) X(classify_hits) GDL_COUNTER_FIELDS(X)
 
-#define GD_COUNTER_DECL(f) _Atomic uint64_t f;
-struct gd_counters {
-	GD_COUNTER_FIELDS(GD_COUNTER_DECL)
+#define GDL_COUNTER_DECL(f) _Atomic uint64_t f;
+struct gdl_counters {
+	GDL_COUNTER_FIELDS(GDL_COUNTER_DECL)
 };
-#undef GD_COUNTER_DECL
+#undef GDL_COUNTER_DECL
 
 /*
  * Counters bumped on the hit paths, sharded by thread: one shared counter
@@ -166,69 +166,69 @@ struct gd_counters {
  * more than the rest of the hit.
  */
 /*
- * Up to GD_SHARDS live threads each own a shard, which only they write: a
+ * Up to GDL_SHARDS live threads each own a shard, which only they write: a
  * plain load and store, no locked instruction.  A thread gives its shard
  * back when it exits.  Threads beyond that, and exiting threads that gave
- * theirs back, spread over GD_SHARDS_SHARED more, incremented atomically.
+ * theirs back, spread over GDL_SHARDS_SHARED more, incremented atomically.
  */
-#define GD_SHARDS 16
-#define GD_SHARDS_SHARED 4
-struct gd_shard {
+#define GDL_SHARDS 16
+#define GDL_SHARDS_SHARED 4
+struct gdl_shard {
 	_Atomic uint64_t hits, classify_hits;
 } __attribute__((aligned(64)));
 
-extern __thread unsigned gd_my_shard	/* 1 + index; 0: not assigned yet */
+extern __thread unsigned gdl_my_shard	/* 1 + index; 0: not assigned yet */
 	__attribute__((tls_model("initial-exec")));
-/* gd_my_shard_own holds the byte offset, in a context, of the shard this
+/* gdl_my_shard_own holds the byte offset, in a context, of the shard this
  * thread owns, or 0 when it owns none (none assigned yet, or a shared
  * one).  The hit paths' inline count reads it so that it needs one test
  * and no arithmetic on the shard index. */
-extern __thread unsigned gd_my_shard_own
+extern __thread unsigned gdl_my_shard_own
 	__attribute__((tls_model("initial-exec")));
-unsigned gd_shard_assign(void);
-/* gd_shard_inc_slow() is SHARD_INC out of line, for hit paths whose
+unsigned gdl_shard_assign(void);
+/* gdl_shard_inc_slow() is SHARD_INC out of line, for hit paths whose
  * inline count was refused.  It assigns the thread a shard first if it has
  * none, and returns 0 so that a hit path can tail-call it. */
-int gd_shard_inc_slow(struct gdirect_ctx *c, size_t field);
+int gdl_shard_inc_slow(struct gdirect_ctx *c, size_t field);
 
 /* SHARD_INC adds one to field f of the thread's shard.  It counts inline
- * when the thread owns a shard, and calls gd_shard_inc_slow() otherwise,
+ * when the thread owns a shard, and calls gdl_shard_inc_slow() otherwise,
  * because only an owned shard can be written without a locked
  * instruction. */
 #define SHARD_INC(c, f) do {						\
 	struct gdirect_ctx *sc_ = (c);					\
 									\
 	if (__builtin_expect(!SHARD_TRY_INC(sc_, f), 0))		\
-		gd_shard_inc_slow(sc_, offsetof(struct gd_shard, f));	\
+		gdl_shard_inc_slow(sc_, offsetof(struct gdl_shard, f));	\
 } while (0)
 
 /* SHARD_TRY_INC is SHARD_INC without a call, for hit paths kept leaf
  * functions.  It returns false and counts nothing when the thread owns no
  * shard (none yet, or a shared one); the caller then counts the hit with
- * gd_shard_inc_slow(). */
-#define SHARD_TRY_INC(c, f)	gd_shard_try_inc((c), offsetof(struct gd_shard, f))
+ * gdl_shard_inc_slow(). */
+#define SHARD_TRY_INC(c, f)	gdl_shard_try_inc((c), offsetof(struct gdl_shard, f))
 
 struct gdirect_ctx {
 	struct gdirect_params p;
-	struct gd_backend *backend;	/* NULL: no pinning device */
+	struct gdl_backend *backend;	/* NULL: no pinning device */
 	/* The kill generation is a process-wide unique value (from
-	 * gd_kgen).  It is replaced whenever a region of this context is
+	 * gdl_kgen).  It is replaced whenever a region of this context is
 	 * killed or held, after the region's index slots changed.  A thread's
 	 * entry that saw its region live at kgen can therefore trust, while
 	 * kgen is unchanged, that the region is still live and that it is
 	 * this context's region. */
 	_Atomic uint64_t kgen;
-	uint64_t fork_gen;		/* gd_fork_gen when created */
+	uint64_t fork_gen;		/* gdl_fork_gen when created */
 
 	/* Page tables, read without locks (epoch sections), written under
 	 * lock: every 64 KiB page of a live region points to it (regions are
 	 * 64 KiB aligned and never overlap, so a page has at most one);
 	 * every page of a cached allocation to it or to its bucket. */
-	struct gd_pgtab index;		/* live regions */
-	struct gd_slotab slots;		/* the same, as the hit path reads it */
-	struct gd_pgtab allocs;		/* classification cache */
-	struct gd_hpmem regmem;		/* struct gdirect_reg, in huge pages */
-	struct gd_hpmem allocmem;	/* struct gd_alloc, likewise */
+	struct gdl_pgtab index;		/* live regions */
+	struct gdl_slotab slots;		/* the same, as the hit path reads it */
+	struct gdl_pgtab allocs;		/* classification cache */
+	struct gdl_hpmem regmem;		/* struct gdirect_reg, in huge pages */
+	struct gdl_hpmem allocmem;	/* struct gdl_alloc, likewise */
 
 	pthread_mutex_t lock;		/* writers of both tables, lists below */
 	pthread_cond_t pin_done;
@@ -242,30 +242,30 @@ struct gdirect_ctx {
 	struct gdirect_reg *live;	/* list heads (dummy regions from regmem) */
 	struct gdirect_reg *dying;	/* dead, not yet released */
 	bool drain_due;			/* dying gained regions a drain may release */
-	struct gd_pending *pending;
+	struct gdl_pending *pending;
 	uint64_t nregions, nbytes;	/* live, under lock */
-	struct gd_alloc alloc_list;	/* list head of cached allocations */
+	struct gdl_alloc alloc_list;	/* list head of cached allocations */
 	uint64_t nallocs;
 
-	struct gd_counters st;
-	struct gd_shard shard[GD_SHARDS + GD_SHARDS_SHARED];
+	struct gdl_counters st;
+	struct gdl_shard shard[GDL_SHARDS + GDL_SHARDS_SHARED];
 
 	struct gdirect_ctx *reg_next;	/* global list, for notify_free */
-	struct gd_publisher *pub;	/* GDIRECT_CTX_PUBLISH_STATS, or NULL */
+	struct gdl_publisher *pub;	/* GDIRECT_CTX_PUBLISH_STATS, or NULL */
 };
 
-extern _Atomic uint64_t gd_fork_gen;
+extern _Atomic uint64_t gdl_fork_gen;
 
 /*
  * The fork check, the only one: true when c was created before a fork and
  * this process is the child.  A relaxed load is enough, because only the
- * atfork child handler writes gd_fork_gen, while the child has a single
+ * atfork child handler writes gdl_fork_gen, while the child has a single
  * thread, and threads started later see the value through pthread_create.
  * It is inline because the lookup and classification hit paths call it.
  */
-static inline bool gd_inherited(const struct gdirect_ctx *c)
+static inline bool gdl_inherited(const struct gdirect_ctx *c)
 {
-	return atomic_load_explicit(&gd_fork_gen, memory_order_relaxed) !=
+	return atomic_load_explicit(&gdl_fork_gen, memory_order_relaxed) !=
 	       c->fork_gen;
 }
 
@@ -280,15 +280,15 @@ static inline bool gd_inherited(const struct gdirect_ctx *c)
  * apart.  A put reads no clock, because a clock read costs more than the
  * rest of the put (docs/libgdirect.md).
  */
-extern __thread uint64_t gd_my_seq __attribute__((tls_model("initial-exec")));
+extern __thread uint64_t gdl_my_seq __attribute__((tls_model("initial-exec")));
 /* The LRU era, process-wide (advanced by every miss of every context):
  * a put finds it without reading its region or context. */
-extern _Atomic uint64_t gd_lru_era;
+extern _Atomic uint64_t gdl_lru_era;
 
-static inline uint64_t gd_lru_stamp(void)
+static inline uint64_t gdl_lru_stamp(void)
 {
-	return atomic_load_explicit(&gd_lru_era, memory_order_relaxed) << 24 |
-	       (++gd_my_seq & 0xffffff);
+	return atomic_load_explicit(&gdl_lru_era, memory_order_relaxed) << 24 |
+	       (++gdl_my_seq & 0xffffff);
 }
 
 /*
@@ -298,35 +298,35 @@ static inline uint64_t gd_lru_stamp(void)
  * anywhere since, without reading its region or context (put_ref,
  * rcache_hit.h).
  */
-extern _Atomic uint64_t gd_kgen;
+extern _Atomic uint64_t gdl_kgen;
 
 /*
  * The live region holding all of [a, e), or NULL: one page-table lookup and
  * a bounds check (a page belongs to one region at most).  In an epoch
  * section, or under ctx->lock.
  */
-static inline struct gdirect_reg *gd_region_find(const struct gdirect_ctx *c,
+static inline struct gdirect_reg *gdl_region_find(const struct gdirect_ctx *c,
 						 uint64_t a, uint64_t e)
 {
-	struct gdirect_reg *r = gd_pgtab_get(&c->index, a >> GD_PAGE_SHIFT);
+	struct gdirect_reg *r = gdl_pgtab_get(&c->index, a >> GDL_PAGE_SHIFT);
 
 	return r && r->start <= a && e <= r->end ? r : NULL;
 }
 
 /* The cached allocation holding address a in v, the value of a's slot in
  * ctx->allocs, or NULL.  Same rules. */
-static inline struct gd_alloc *gd_alloc_in_slot(uintptr_t v, uint64_t a)
+static inline struct gdl_alloc *gdl_alloc_in_slot(uintptr_t v, uint64_t a)
 {
-	const struct gd_abucket *b;
+	const struct gdl_abucket *b;
 
-	if (v & GD_AHOST)	/* CPU answers only: no allocation */
+	if (v & GDL_AHOST)	/* CPU answers only: no allocation */
 		return NULL;
-	if (!(v & GD_ABUCKET)) {
-		struct gd_alloc *al = (struct gd_alloc *)v;
+	if (!(v & GDL_ABUCKET)) {
+		struct gdl_alloc *al = (struct gdl_alloc *)v;
 
 		return al && a - al->base < al->size ? al : NULL;
 	}
-	b = (const struct gd_abucket *)(v & ~(uintptr_t)GD_ABUCKET);
+	b = (const struct gdl_abucket *)(v & ~(uintptr_t)GDL_ABUCKET);
 	for (unsigned i = 0; i < b->n; i++)
 		if (a - b->a[i]->base < b->a[i]->size)
 			return b->a[i];
@@ -334,23 +334,23 @@ static inline struct gd_alloc *gd_alloc_in_slot(uintptr_t v, uint64_t a)
 }
 
 /* The cached allocation holding address a, or NULL.  Same rules. */
-static inline struct gd_alloc *gd_alloc_find(const struct gdirect_ctx *c,
+static inline struct gdl_alloc *gdl_alloc_find(const struct gdirect_ctx *c,
 					     uint64_t a)
 {
-	return gd_alloc_in_slot((uintptr_t)gd_pgtab_get(&c->allocs,
-						       a >> GD_PAGE_SHIFT), a);
+	return gdl_alloc_in_slot((uintptr_t)gdl_pgtab_get(&c->allocs,
+						       a >> GDL_PAGE_SHIFT), a);
 }
 
-/* gd_my_shard_own uses 0 to mean "no shard", so no shard may sit at
+/* gdl_my_shard_own uses 0 to mean "no shard", so no shard may sit at
  * offset 0, and every shard's offset must fit its unsigned. */
 _Static_assert(offsetof(struct gdirect_ctx, shard) != 0,
 	       "a shard at offset 0 would read as no shard");
 _Static_assert(sizeof(struct gdirect_ctx) <= UINT32_MAX,
 	       "shard offsets are unsigned");
 
-static inline bool gd_shard_try_inc(struct gdirect_ctx *c, size_t field)
+static inline bool gdl_shard_try_inc(struct gdirect_ctx *c, size_t field)
 {
-	unsigned off = gd_my_shard_own;
+	unsigned off = gdl_my_shard_own;
 	_Atomic uint64_t *ctr;
 
 	if (__builtin_expect(off == 0, 0))
@@ -363,39 +363,39 @@ static inline bool gd_shard_try_inc(struct gdirect_ctx *c, size_t field)
 }
 
 /* Bounds of the settings (environment and parameters). */
-#define GD_MAX_REGIONS_LIMIT (1ULL << 32)
-#define GD_MAX_BYTES_LIMIT (1ULL << 50)
+#define GDL_MAX_REGIONS_LIMIT (1ULL << 32)
+#define GDL_MAX_BYTES_LIMIT (1ULL << 50)
 
 /* errmsg.c */
-int gd_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int gdl_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* rcache.c */
-int gd_regions_init(struct gdirect_ctx *c);
-void gd_kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v, size_t n,
-		    enum gd_cause cause, struct gdirect_reg **killed);
-size_t gd_release_try(struct gdirect_ctx *c);
-void gd_release_wake(struct gdirect_ctx *c);
-size_t gd_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
+int gdl_regions_init(struct gdirect_ctx *c);
+void gdl_kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v, size_t n,
+		    enum gdl_cause cause, struct gdirect_reg **killed);
+size_t gdl_release_try(struct gdirect_ctx *c);
+void gdl_release_wake(struct gdirect_ctx *c);
+size_t gdl_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 			      struct gdirect_reg **out, size_t max);
-int gd_drain(struct gdirect_ctx *c);
+int gdl_drain(struct gdirect_ctx *c);
 
 /* publish.c: statistics for `gdirect stat`, when the context opts in. */
-int gd_publish_start(struct gdirect_ctx *c);
-void gd_publish_stop(struct gdirect_ctx *c);
-void gd_publish_drop_in_child(struct gdirect_ctx *c);
+int gdl_publish_start(struct gdirect_ctx *c);
+void gdl_publish_stop(struct gdirect_ctx *c);
+void gdl_publish_drop_in_child(struct gdirect_ctx *c);
 
 /* classify.c */
-struct gd_alloc *gd_alloc_update(struct gdirect_ctx *c, const void *q);
-void gd_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start, uint64_t end);
-void gd_allocs_free_all(struct gdirect_ctx *c);
-int gd_allocs_init(struct gdirect_ctx *c);
+struct gdl_alloc *gdl_alloc_update(struct gdirect_ctx *c, const void *q);
+void gdl_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start, uint64_t end);
+void gdl_allocs_free_all(struct gdirect_ctx *c);
+int gdl_allocs_init(struct gdirect_ctx *c);
 
 /* ctx.c */
 int gd_ctx_create_backend(const struct gdirect_params *p,
-			  struct gd_backend *b, struct gdirect_ctx **out);
-void gd_ctx_list_add(struct gdirect_ctx *c);
-void gd_ctx_list_del(struct gdirect_ctx *c);
-void gd_ctx_list_foreach(void (*fn)(struct gdirect_ctx *, void *), void *arg);
+			  struct gdl_backend *b, struct gdirect_ctx **out);
+void gdl_ctx_list_add(struct gdirect_ctx *c);
+void gdl_ctx_list_del(struct gdirect_ctx *c);
+void gdl_ctx_list_foreach(void (*fn)(struct gdirect_ctx *, void *), void *arg);
 
 #define ST_INC(c, f) atomic_fetch_add_explicit(&(c)->st.f, 1, memory_order_relaxed)
 #define ST_ADD(c, f, v) atomic_fetch_add_explicit(&(c)->st.f, (v), memory_order_relaxed)

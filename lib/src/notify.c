@@ -30,7 +30,7 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 	pthread_mutex_lock(&c->lock);
 	if (e == s) {
 		/* Length unknown: the cached allocation tells it. */
-		struct gd_alloc *al = gd_alloc_find(c, s);
+		struct gdl_alloc *al = gdl_alloc_find(c, s);
 
 		e = al ? al->base + al->size : s + 1;
 		if (al)
@@ -39,13 +39,13 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 	do {
 		struct gdirect_reg *v[64];
 
-		n = gd_regions_overlapping(c, s, e, v, 64);
-		gd_kill_locked(c, v, n < 64 ? n : 64, GD_CAUSE_HOOKS, &killed);
+		n = gdl_regions_overlapping(c, s, e, v, 64);
+		gdl_kill_locked(c, v, n < 64 ? n : 64, GDL_CAUSE_HOOKS, &killed);
 	} while (n > 64);
-	gd_allocs_drop_locked(c, s, e);
+	gdl_allocs_drop_locked(c, s, e);
 	/* A pin in progress over the range may have pinned what is being
 	 * freed: its miss must not publish it (rcache.c). */
-	for (struct gd_pending *p = c->pending; p; p = p->next)
+	for (struct gdl_pending *p = c->pending; p; p = p->next)
 		if (p->start < e && s < p->end)
 			p->freed = true;
 	/* Deferred: the killed regions stay on ctx->dying for a drain; a
@@ -58,7 +58,7 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 	pthread_mutex_unlock(&c->lock);
 }
 
-GD_EXPORT void gdirect_notify_free(const void *ptr, size_t len)
+GDL_EXPORT void gdirect_notify_free(const void *ptr, size_t len)
 {
 	struct range rg = { (uintptr_t)ptr, (uintptr_t)ptr + len };
 
@@ -66,5 +66,5 @@ GD_EXPORT void gdirect_notify_free(const void *ptr, size_t len)
 		return;
 	if (rg.end < rg.start)
 		rg.end = UINT64_MAX;
-	gd_ctx_list_foreach(notify_ctx, &rg);
+	gdl_ctx_list_foreach(notify_ctx, &rg);
 }

@@ -46,7 +46,7 @@ static int bounds(const char *s, uint64_t v, uint64_t min, uint64_t max,
 	return 0;
 }
 
-int gd_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out,
+int gdl_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 		  char *why, size_t n)
 {
 	const char *end;
@@ -68,7 +68,7 @@ int gd_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 	return rc;
 }
 
-int gd_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out,
+int gdl_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 		  char *why, size_t n)
 {
 	const char *end;
@@ -108,7 +108,7 @@ int gd_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 	return rc;
 }
 
-int gd_parse_bool(const char *s, bool *out, char *why, size_t n)
+int gdl_parse_bool(const char *s, bool *out, char *why, size_t n)
 {
 	if (s && (!strcmp(s, "0") || !strcmp(s, "1"))) {
 		*out = s[0] == '1';
@@ -118,7 +118,7 @@ int gd_parse_bool(const char *s, bool *out, char *why, size_t n)
 	return -EINVAL;
 }
 
-int gd_parse_modes(const char *s, uint32_t *out, bool *optout, char *why,
+int gdl_parse_modes(const char *s, uint32_t *out, bool *optout, char *why,
 		   size_t n)
 {
 	static const struct { const char *w; uint32_t m; } words[] = {
@@ -133,7 +133,7 @@ int gd_parse_modes(const char *s, uint32_t *out, bool *optout, char *why,
 	if (!s)
 		s = "";
 	*optout = false;
-	if (!strcmp(s, GD_PARSE_NO_INVALIDATION)) {
+	if (!strcmp(s, GDL_PARSE_NO_INVALIDATION)) {
 		*out = 0;
 		*optout = true;
 		return 0;
@@ -147,7 +147,7 @@ int gd_parse_modes(const char *s, uint32_t *out, bool *optout, char *why,
 		if (i == sizeof(words) / sizeof(words[0])) {
 			snprintf(why, n, "\"%.*s\" in \"%s\" is not an invalidation "
 				 "mode (kernel, hooks, buffer_id or all, separated "
-				 "by commas without spaces; " GD_PARSE_NO_INVALIDATION
+				 "by commas without spaces; " GDL_PARSE_NO_INVALIDATION
 				 " alone to run without invalidation)",
 				 (int)len, p, s);
 			return -EINVAL;

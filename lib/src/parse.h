@@ -9,35 +9,35 @@
  * -ERANGE: out of bounds) with a sentence saying what is wrong with the
  * value in why[n] (to be prefixed with the setting's name by the caller).
  */
-#ifndef GD_PARSE_H
-#define GD_PARSE_H
+#ifndef GDL_PARSE_H
+#define GDL_PARSE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* A whole decimal number in [min, max]. */
-int gd_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out,
+int gdl_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 		  char *why, size_t n);
 
 /*
  * A size in bytes in [min, max]: a whole decimal number, optionally with one
  * binary suffix k/K (KiB), m/M (MiB), g/G (GiB) or t/T (TiB).
  */
-int gd_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out,
+int gdl_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 		  char *why, size_t n);
 
 /* "0" or "1". */
-int gd_parse_bool(const char *s, bool *out, char *why, size_t n);
+int gdl_parse_bool(const char *s, bool *out, char *why, size_t n);
 
 /*
  * A set of invalidation modes: comma-separated words among "kernel",
  * "hooks", "buffer_id" and "all" (GDIRECT_INV_* bits in *out), or the one
- * explicit opt-out GD_PARSE_NO_INVALIDATION alone (*out = 0, *optout set).
+ * explicit opt-out GDL_PARSE_NO_INVALIDATION alone (*out = 0, *optout set).
  * An empty set is an error.
  */
-#define GD_PARSE_NO_INVALIDATION "unsafe_none"
-int gd_parse_modes(const char *s, uint32_t *out, bool *optout, char *why,
+#define GDL_PARSE_NO_INVALIDATION "unsafe_none"
+int gdl_parse_modes(const char *s, uint32_t *out, bool *optout, char *why,
 		   size_t n);
 
 #endif

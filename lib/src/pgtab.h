@@ -15,8 +15,8 @@
  * owner's business (epoch reclamation, refcounts).  Setting a page costs
  * O(1), so indexing an object costs O(its pages), not O(objects indexed).
  */
-#ifndef GD_PGTAB_H
-#define GD_PGTAB_H
+#ifndef GDL_PGTAB_H
+#define GDL_PGTAB_H
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -24,19 +24,19 @@
 
 #include "hpmem.h"
 
-#define GD_PG_SHIFT 16
-#define GD_PG_BITS 12
-#define GD_PG_FAN (1u << GD_PG_BITS)
-#define GD_PG_LEVELS 4
+#define GDL_PG_SHIFT 16
+#define GDL_PG_BITS 12
+#define GDL_PG_FAN (1u << GDL_PG_BITS)
+#define GDL_PG_LEVELS 4
 
-struct gd_pgnode {
-	_Atomic(void *) s[GD_PG_FAN];
+struct gdl_pgnode {
+	_Atomic(void *) s[GDL_PG_FAN];
 };
 
-struct gd_pgtab {
-	struct gd_pgnode *root;	/* allocated by gd_pgtab_init */
+struct gdl_pgtab {
+	struct gdl_pgnode *root;	/* allocated by gdl_pgtab_init */
 	uint64_t serial;	/* unique in the process, never 0 */
-	struct gd_hpmem mem;	/* the nodes, in huge pages */
+	struct gdl_hpmem mem;	/* the nodes, in huge pages */
 };
 
 /*
@@ -47,61 +47,61 @@ struct gd_pgtab {
  * right for as long as the serial matches: a lookup in the same 256 MiB
  * as the thread's previous one is one load, not four dependent ones.
  */
-struct gd_pg_hint {
+struct gdl_pg_hint {
 	uint64_t serial, prefix;
-	const struct gd_pgnode *leaf;
+	const struct gdl_pgnode *leaf;
 };
-extern __thread struct gd_pg_hint gd_pg_hint[2]
+extern __thread struct gdl_pg_hint gdl_pg_hint[2]
 	__attribute__((tls_model("initial-exec")));
 
-static inline unsigned gd_pg_idx(uint64_t page, int level)
+static inline unsigned gdl_pg_idx(uint64_t page, int level)
 {
-	return (unsigned)(page >> (GD_PG_BITS * (GD_PG_LEVELS - 1 - level))) &
-	       (GD_PG_FAN - 1);
+	return (unsigned)(page >> (GDL_PG_BITS * (GDL_PG_LEVELS - 1 - level))) &
+	       (GDL_PG_FAN - 1);
 }
 
 /* The leaf holding page's slot, walked down from the root, or NULL. */
-static inline const struct gd_pgnode *gd_pgtab_leaf(const struct gd_pgtab *t,
+static inline const struct gdl_pgnode *gdl_pgtab_leaf(const struct gdl_pgtab *t,
 						    uint64_t page)
 {
-	const struct gd_pgnode *n = t->root;
+	const struct gdl_pgnode *n = t->root;
 
-	for (int l = 0; l < GD_PG_LEVELS - 1 && n; l++)
-		n = atomic_load_explicit(&n->s[gd_pg_idx(page, l)],
+	for (int l = 0; l < GDL_PG_LEVELS - 1 && n; l++)
+		n = atomic_load_explicit(&n->s[gdl_pg_idx(page, l)],
 					 memory_order_acquire);
 	return n;
 }
 
 /* What page 'page' maps to, or NULL.  Lock-free; writes nothing shared. */
-static inline void *gd_pgtab_get(const struct gd_pgtab *t, uint64_t page)
+static inline void *gdl_pgtab_get(const struct gdl_pgtab *t, uint64_t page)
 {
-	struct gd_pg_hint *h = &gd_pg_hint[t->serial & 1];
-	uint64_t prefix = page >> GD_PG_BITS;
-	const struct gd_pgnode *n;
+	struct gdl_pg_hint *h = &gdl_pg_hint[t->serial & 1];
+	uint64_t prefix = page >> GDL_PG_BITS;
+	const struct gdl_pgnode *n;
 
 	if (__builtin_expect(h->serial == t->serial && h->prefix == prefix, 1)) {
 		n = h->leaf;
 	} else {
-		n = gd_pgtab_leaf(t, page);
+		n = gdl_pgtab_leaf(t, page);
 		if (!n)
 			return NULL;
 		h->serial = t->serial;
 		h->prefix = prefix;
 		h->leaf = n;
 	}
-	return atomic_load_explicit(&n->s[gd_pg_idx(page, GD_PG_LEVELS - 1)],
+	return atomic_load_explicit(&n->s[gdl_pg_idx(page, GDL_PG_LEVELS - 1)],
 				    memory_order_acquire);
 }
 
-int gd_pgtab_init(struct gd_pgtab *t);
-void gd_pgtab_destroy(struct gd_pgtab *t);
+int gdl_pgtab_init(struct gdl_pgtab *t);
+void gdl_pgtab_destroy(struct gdl_pgtab *t);
 
-/* Make sure pages [p0, p1] have slots, so that gd_pgtab_set() on them
+/* Make sure pages [p0, p1] have slots, so that gdl_pgtab_set() on them
  * cannot fail.  -ENOMEM, with nothing changed that matters, on failure. */
-int gd_pgtab_reserve(struct gd_pgtab *t, uint64_t p0, uint64_t p1);
+int gdl_pgtab_reserve(struct gdl_pgtab *t, uint64_t p0, uint64_t p1);
 
 /* Store v in the slot of a reserved page (writers only, serialized). */
-void gd_pgtab_set(struct gd_pgtab *t, uint64_t page, void *v);
+void gdl_pgtab_set(struct gdl_pgtab *t, uint64_t page, void *v);
 
 /*
  * Call fn(page, value, arg) for every non-NULL slot of pages [p0, p1] in
@@ -109,11 +109,11 @@ void gd_pgtab_set(struct gd_pgtab *t, uint64_t page, void *v);
  * address space costs what is indexed in it); stops when fn returns
  * nonzero.  Writers only.
  */
-void gd_pgtab_walk(const struct gd_pgtab *t, uint64_t p0, uint64_t p1,
+void gdl_pgtab_walk(const struct gdl_pgtab *t, uint64_t p0, uint64_t p1,
 		   int (*fn)(uint64_t page, void *v, void *arg), void *arg);
 
 /* Pages of the byte range [s, e), e > s: first and last page number. */
-static inline uint64_t gd_pg_first(uint64_t s) { return s >> GD_PG_SHIFT; }
-static inline uint64_t gd_pg_last(uint64_t e) { return (e - 1) >> GD_PG_SHIFT; }
+static inline uint64_t gdl_pg_first(uint64_t s) { return s >> GDL_PG_SHIFT; }
+static inline uint64_t gdl_pg_last(uint64_t e) { return (e - 1) >> GDL_PG_SHIFT; }
 
 #endif

@@ -37,9 +37,9 @@
 #include "parse.h"
 #include "statsdir.h"
 
-#define GD_PUBLISH_DEFAULT_MS 500
+#define GDL_PUBLISH_DEFAULT_MS 500
 
-struct gd_publisher {
+struct gdl_publisher {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -50,11 +50,11 @@ struct gd_publisher {
 	char dir[400], path[512];
 };
 
-static _Atomic unsigned gd_ctx_seq;
+static _Atomic unsigned gdl_ctx_seq;
 
 static void publisher_free(struct gdirect_ctx *c)
 {
-	struct gd_publisher *pub = c->pub;
+	struct gdl_publisher *pub = c->pub;
 
 	pthread_cond_destroy(&pub->wake);
 	pthread_mutex_destroy(&pub->lock);
@@ -64,13 +64,13 @@ static void publisher_free(struct gdirect_ctx *c)
 
 /* A directory made for this process goes when empty (other contexts of
  * the process may still publish there: then it stays for the last). */
-static void publisher_rmdir(struct gd_publisher *pub)
+static void publisher_rmdir(struct gdl_publisher *pub)
 {
 	if (pub->fresh_dir)
 		rmdir(pub->dir);
 }
 
-static int write_stats(struct gdirect_ctx *c, struct gd_publisher *pub)
+static int write_stats(struct gdirect_ctx *c, struct gdl_publisher *pub)
 {
 	char tmp[sizeof(pub->path) + 16];
 	struct gdirect_stats st;
@@ -96,7 +96,7 @@ static int write_stats(struct gdirect_ctx *c, struct gd_publisher *pub)
 		(uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
 		pub->interval_ms);
 #define P(f_) fprintf(f, #f_ " %" PRIu64 "\n", st.f_);
-	GD_STATS_FIELDS(P)
+	GDL_STATS_FIELDS(P)
 #undef P
 	if (ferror(f))
 		rc = -EIO;
@@ -110,12 +110,12 @@ static int write_stats(struct gdirect_ctx *c, struct gd_publisher *pub)
 }
 
 /* Claim DIR/gdirect-stats.PID.N for a free N: 0 or -errno. */
-static int claim_name(struct gd_publisher *pub)
+static int claim_name(struct gdl_publisher *pub)
 {
 	for (int tries = 0; tries < 64; tries++) {
 		int fd;
 
-		pub->ctx_no = atomic_fetch_add(&gd_ctx_seq, 1) + 1;
+		pub->ctx_no = atomic_fetch_add(&gdl_ctx_seq, 1) + 1;
 		if ((size_t)snprintf(pub->path, sizeof(pub->path),
 				     "%s/gdirect-stats.%ld.%u", pub->dir,
 				     (long)getpid(), pub->ctx_no) >= sizeof(pub->path))
@@ -135,7 +135,7 @@ static int claim_name(struct gd_publisher *pub)
 static void *publisher(void *arg)
 {
 	struct gdirect_ctx *c = arg;
-	struct gd_publisher *pub = c->pub;
+	struct gdl_publisher *pub = c->pub;
 	struct timespec until;
 
 	pthread_mutex_lock(&pub->lock);
@@ -162,12 +162,12 @@ static void *publisher(void *arg)
 	return NULL;
 }
 
-int gd_publish_start(struct gdirect_ctx *c)
+int gdl_publish_start(struct gdirect_ctx *c)
 {
 	const char *ms = getenv("GDIRECT_PUBLISH_INTERVAL_MS");
 	const char *dir;
 	char why[400];
-	struct gd_publisher *pub;
+	struct gdl_publisher *pub;
 	pthread_condattr_t ca;
 	sigset_t all, old;
 	int rc;
@@ -176,31 +176,31 @@ int gd_publish_start(struct gdirect_ctx *c)
 		return 0;
 	pub = calloc(1, sizeof(*pub));
 	if (!pub)
-		return gd_err(-ENOMEM, "out of memory");
-	pub->interval_ms = GD_PUBLISH_DEFAULT_MS;
+		return gdl_err(-ENOMEM, "out of memory");
+	pub->interval_ms = GDL_PUBLISH_DEFAULT_MS;
 	if (ms && *ms) {
 		uint64_t x;
 
-		rc = gd_parse_uint(ms, GD_PUBLISH_MIN_MS, GD_PUBLISH_MAX_MS, &x,
+		rc = gdl_parse_uint(ms, GDL_PUBLISH_MIN_MS, GDL_PUBLISH_MAX_MS, &x,
 				   why, sizeof(why));
 		if (rc) {
 			free(pub);
-			return gd_err(-EINVAL, "GDIRECT_PUBLISH_INTERVAL_MS: %s", why);
+			return gdl_err(-EINVAL, "GDIRECT_PUBLISH_INTERVAL_MS: %s", why);
 		}
 		pub->interval_ms = (unsigned)x;
 	}
-	rc = gd_stats_dir_make(pub->dir, sizeof(pub->dir), &pub->fresh_dir,
+	rc = gdl_stats_dir_make(pub->dir, sizeof(pub->dir), &pub->fresh_dir,
 			       why, sizeof(why));
 	if (rc) {
 		free(pub);
-		return gd_err(rc, "cannot publish statistics: %s", why);
+		return gdl_err(rc, "cannot publish statistics: %s", why);
 	}
 	dir = pub->dir;
 	rc = claim_name(pub);
 	if (rc) {
 		publisher_rmdir(pub);
 		free(pub);
-		return gd_err(rc, "cannot publish statistics in %s: %s", dir,
+		return gdl_err(rc, "cannot publish statistics in %s: %s", dir,
 			      strerror(-rc));
 	}
 	pthread_mutex_init(&pub->lock, NULL);
@@ -216,7 +216,7 @@ int gd_publish_start(struct gdirect_ctx *c)
 		unlink(pub->path);
 		publisher_rmdir(pub);
 		publisher_free(c);
-		return gd_err(rc, "cannot publish statistics in %s: %s", dir,
+		return gdl_err(rc, "cannot publish statistics in %s: %s", dir,
 			      strerror(-rc));
 	}
 	/* The application's signals are not ours to take. */
@@ -228,15 +228,15 @@ int gd_publish_start(struct gdirect_ctx *c)
 		unlink(pub->path);
 		publisher_rmdir(pub);
 		publisher_free(c);
-		return gd_err(rc, "cannot start the statistics thread: %s",
+		return gdl_err(rc, "cannot start the statistics thread: %s",
 			      strerror(-rc));
 	}
 	return 0;
 }
 
-void gd_publish_stop(struct gdirect_ctx *c)
+void gdl_publish_stop(struct gdirect_ctx *c)
 {
-	struct gd_publisher *pub = c->pub;
+	struct gdl_publisher *pub = c->pub;
 
 	if (!pub)
 		return;
@@ -254,7 +254,7 @@ void gd_publish_stop(struct gdirect_ctx *c)
  * In a fork child: the thread was not copied, the file is the parent's, and
  * the lock may have been held at the fork; only the memory is ours.
  */
-void gd_publish_drop_in_child(struct gdirect_ctx *c)
+void gdl_publish_drop_in_child(struct gdirect_ctx *c)
 {
 	free(c->pub);
 	c->pub = NULL;

@@ -29,13 +29,13 @@
 #include "epoch.h"
 #include "libgdirect_internal.h"
 
-#define GD_MAX_OVERLAP 64
+#define GDL_MAX_OVERLAP 64
 
-#ifdef GD_RACE_HOOKS
-void (*gd_race_hook)(enum gd_race_point point);
+#ifdef GDL_RACE_HOOKS
+void (*gdl_race_hook)(enum gdl_race_point point);
 #endif
-_Atomic uint64_t gd_kgen = 1;
-_Atomic uint64_t gd_lru_era;
+_Atomic uint64_t gdl_kgen = 1;
+_Atomic uint64_t gdl_lru_era;
 static _Atomic uint64_t region_ids = 1;
 
 #define NEXT(r) (RC(r)->next)
@@ -60,14 +60,14 @@ static void list_add_tail(struct gdirect_reg *head, struct gdirect_reg *r)
  * hit that reads the new kgen also finds those slots changed (slotab.h). */
 static void kgen_bump(struct gdirect_ctx *c)
 {
-	atomic_store_explicit(&c->kgen, atomic_fetch_add(&gd_kgen, 1) + 1,
+	atomic_store_explicit(&c->kgen, atomic_fetch_add(&gdl_kgen, 1) + 1,
 			      memory_order_release);
 }
 
-int gd_regions_init(struct gdirect_ctx *c)
+int gdl_regions_init(struct gdirect_ctx *c)
 {
-	c->live = gd_hpmem_alloc(&c->regmem);
-	c->dying = gd_hpmem_alloc(&c->regmem);
+	c->live = gdl_hpmem_alloc(&c->regmem);
+	c->dying = gdl_hpmem_alloc(&c->regmem);
 	if (!c->live || !c->dying)
 		return -ENOMEM;
 	NEXT(c->live) = PREV(c->live) = c->live;
@@ -84,7 +84,7 @@ static void region_free(void *p)
 
 	pthread_mutex_destroy(&RC(r)->map_lock);
 	/* The context outlives its retired regions (destroy waits). */
-	gd_hpmem_free(&r->ctx->regmem, r);
+	gdl_hpmem_free(&r->ctx->regmem, r);
 }
 
 /* Unmap and unpin a claimed region, already off ctx->dying; free it after
@@ -96,22 +96,22 @@ static void region_release(struct gdirect_reg *r)
 
 	if (m)
 		c->backend->ops->unmap(c->backend, m, RC(r)->pin.size);
-	if (!gd_inherited(c))
+	if (!gdl_inherited(c))
 		c->backend->ops->unpin(c->backend, RC(r)->pin.handle);
 	ST_INC(c, unpins);
 	ST_SUB(c, regions, 1);
 	ST_SUB(c, bytes_pinned, RC(r)->pin.size);
-	gd_tc_gone(r, r->id);
-	gd_epoch_retire(r, region_free);
+	gdl_tc_gone(r, r->id);
+	gdl_epoch_retire(r, region_free);
 	/* Its BAR space is back: wake misses that found nothing to evict.
 	 * (Decrement before reading the waiters, as they count themselves
 	 * before reading releasing: one side always sees the other.) */
 	atomic_fetch_sub(&c->releasing, 1);
 	if (atomic_load(&c->release_waiters))
-		gd_release_wake(c);
+		gdl_release_wake(c);
 }
 
-void gd_release_wake(struct gdirect_ctx *c)
+void gdl_release_wake(struct gdirect_ctx *c)
 {
 	pthread_mutex_lock(&c->lock);
 	c->release_gen++;
@@ -120,7 +120,7 @@ void gd_release_wake(struct gdirect_ctx *c)
 }
 
 /*
- * In an epoch section, after gd_epoch_sync_readers(): true if r is dead,
+ * In an epoch section, after gdl_epoch_sync_readers(): true if r is dead,
  * no reference to it is counted anywhere, and this thread won its release.
  * A dead region gains no reference (tcache.h), so a total of zero stays.
  */
@@ -128,10 +128,10 @@ static bool release_claim(struct gdirect_reg *r)
 {
 	uint64_t v = atomic_load(&r->refs);
 
-	if (!(v & GD_DEAD) || (v & GD_RELEASED) ||
-	    GD_REFS(v) + gd_tc_count(r, r->id, NULL) != 0)
+	if (!(v & GDL_DEAD) || (v & GDL_RELEASED) ||
+	    GDL_REFS(v) + gdl_tc_count(r, r->id, NULL) != 0)
 		return false;
-	if (atomic_fetch_or(&r->refs, GD_RELEASED) & GD_RELEASED)
+	if (atomic_fetch_or(&r->refs, GDL_RELEASED) & GDL_RELEASED)
 		return false;
 	atomic_fetch_add(&r->ctx->releasing, 1);
 	return true;
@@ -158,7 +158,7 @@ static void release_claimed(struct gdirect_ctx *c, struct gdirect_reg **v,
 static size_t release_dying(struct gdirect_ctx *c)
 {
 	struct gdirect_reg *few[64], **v = few, *r;
-	struct gd_epoch_slot *s;
+	struct gdl_epoch_slot *s;
 	size_t n = 0, k = 0, max = 64;
 
 	pthread_mutex_lock(&c->lock);
@@ -182,13 +182,13 @@ static size_t release_dying(struct gdirect_ctx *c)
 		v[n++] = r;
 	/* Entered before the lock is dropped: whoever releases one of these
 	 * meanwhile cannot free it under us. */
-	s = gd_epoch_enter();
+	s = gdl_epoch_enter();
 	pthread_mutex_unlock(&c->lock);
-	if (gd_epoch_sync_readers())
+	if (gdl_epoch_sync_readers())
 		for (size_t i = 0; i < n; i++)
 			if (release_claim(v[i]))
 				v[k++] = v[i];
-	gd_epoch_exit(s);
+	gdl_epoch_exit(s);
 	release_claimed(c, v, k);
 	if (v != few)
 		free(v);
@@ -197,22 +197,22 @@ static size_t release_dying(struct gdirect_ctx *c)
 
 /*
  * Release every dead region of c that nobody holds any more, and return
- * how many were released.  Other files call it after gd_kill_locked() and
+ * how many were released.  Other files call it after gdl_kill_locked() and
  * after dropping ctx->lock.  It scans all of ctx->dying, because a release
  * is claimed by whoever sees a dead region's counts reach zero, not owned
  * by the thread that killed it.
  */
-size_t gd_release_try(struct gdirect_ctx *c)
+size_t gdl_release_try(struct gdirect_ctx *c)
 {
 	return release_dying(c);
 }
 
 /* The put of a reference to a dead region: take it off, then see, with
  * every thread's counts, whether it was the last one anywhere. */
-static void put_dead(struct gdirect_reg *r, struct gd_tc_ent *x)
+static void put_dead(struct gdirect_reg *r, struct gdl_tc_ent *x)
 {
 	struct gdirect_ctx *c = r->ctx;
-	struct gd_epoch_slot *s = gd_epoch_enter();	/* r stays readable */
+	struct gdl_epoch_slot *s = gdl_epoch_enter();	/* r stays readable */
 	bool claim;
 
 	if (x)
@@ -221,8 +221,8 @@ static void put_dead(struct gdirect_reg *r, struct gd_tc_ent *x)
 				      memory_order_release);
 	else
 		atomic_fetch_sub(&r->refs, 1);
-	claim = gd_epoch_sync_readers() && release_claim(r);
-	gd_epoch_exit(s);
+	claim = gdl_epoch_sync_readers() && release_claim(r);
+	gdl_epoch_exit(s);
 	if (claim)
 		release_claimed(c, &r, 1);
 }
@@ -238,11 +238,11 @@ static void put_dead(struct gdirect_reg *r, struct gd_tc_ent *x)
 static __attribute__((noinline)) void put_ref_slow(struct gdirect_reg *r)
 {
 	struct gdirect_ctx *c = r->ctx;
-	struct gd_tc_block *b = gd_tc_mine;
-	struct gd_tc_ent *x = NULL;
+	struct gdl_tc_block *b = gdl_tc_mine;
+	struct gdl_tc_ent *x = NULL;
 	uint64_t v = atomic_load_explicit(&r->refs, memory_order_relaxed);
 
-	if (__builtin_expect(gd_inherited(c), 0)) {
+	if (__builtin_expect(gdl_inherited(c), 0)) {
 		/* A fork child's copy of the parent's region: its mapping
 		 * is not the child's (the address may be the child's own
 		 * memory now), its pin and locks are the parent's.  Only
@@ -251,37 +251,37 @@ static __attribute__((noinline)) void put_ref_slow(struct gdirect_reg *r)
 		return;
 	}
 	if (b) {
-		x = &b->e[gd_tc_way(r)];
+		x = &b->e[gdl_tc_way(r)];
 		if (atomic_load_explicit(&x->n, memory_order_relaxed) <= 0 ||
 		    atomic_load_explicit(&x->tag, memory_order_relaxed) != r->id)
 			x = NULL;
 	}
-	if (__builtin_expect(v & GD_DEAD, 0)) {
+	if (__builtin_expect(v & GDL_DEAD, 0)) {
 		put_dead(r, x);
 		return;
 	}
 	if (x) {
-		atomic_store_explicit(&x->stamp, gd_lru_stamp(),
+		atomic_store_explicit(&x->stamp, gdl_lru_stamp(),
 				      memory_order_relaxed);
 		atomic_store_explicit(&x->n, atomic_load_explicit(&x->n,
 				      memory_order_relaxed) - 1,
 				      memory_order_release);
 		return;
 	}
-	atomic_store_explicit(&r->stamp, gd_lru_stamp(), memory_order_relaxed);
+	atomic_store_explicit(&r->stamp, gdl_lru_stamp(), memory_order_relaxed);
 	atomic_fetch_sub(&r->refs, 1);	/* r is not ours to read after this */
 }
 
 /* ---- killing (removal from the index), under ctx->lock ----------------- */
 
-static void count_cause(struct gdirect_ctx *c, enum gd_cause cause)
+static void count_cause(struct gdirect_ctx *c, enum gdl_cause cause)
 {
 	switch (cause) {
-	case GD_CAUSE_EVICT: ST_INC(c, evictions); break;
-	case GD_CAUSE_EVICT_BAR: ST_INC(c, evictions_bar); break;
-	case GD_CAUSE_KERNEL: ST_INC(c, inv_kernel); break;
-	case GD_CAUSE_HOOKS: ST_INC(c, inv_hooks); break;
-	case GD_CAUSE_BUFFER_ID: ST_INC(c, inv_buffer_id); break;
+	case GDL_CAUSE_EVICT: ST_INC(c, evictions); break;
+	case GDL_CAUSE_EVICT_BAR: ST_INC(c, evictions_bar); break;
+	case GDL_CAUSE_KERNEL: ST_INC(c, inv_kernel); break;
+	case GDL_CAUSE_HOOKS: ST_INC(c, inv_hooks); break;
+	case GDL_CAUSE_BUFFER_ID: ST_INC(c, inv_buffer_id); break;
 	default: break;
 	}
 }
@@ -292,32 +292,32 @@ static void count_cause(struct gdirect_ctx *c, enum gd_cause cause)
  * they must have been reserved (index_reserve). */
 static void index_add(struct gdirect_ctx *c, struct gdirect_reg *r)
 {
-	uint64_t p0 = gd_pg_first(r->start), p1 = gd_pg_last(r->end);
+	uint64_t p0 = gdl_pg_first(r->start), p1 = gdl_pg_last(r->end);
 	const uint32_t *st = c->p.invalidation & GDIRECT_INV_KERNEL ?
 			     r->status : NULL;
 
 	for (uint64_t p = p0; p <= p1; p++) {
-		gd_pgtab_set(&c->index, p, r);
-		gd_slotab_set(&c->slots, p, r->id, p - p0, p1 - p, r, st);
+		gdl_pgtab_set(&c->index, p, r);
+		gdl_slotab_set(&c->slots, p, r->id, p - p0, p1 - p, r, st);
 	}
 }
 
 static int index_reserve(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 {
-	int rc = gd_pgtab_reserve(&c->index, gd_pg_first(s), gd_pg_last(e));
+	int rc = gdl_pgtab_reserve(&c->index, gdl_pg_first(s), gdl_pg_last(e));
 
 	if (!rc)
-		rc = gd_slotab_reserve(&c->slots, gd_pg_first(s), gd_pg_last(e));
+		rc = gdl_slotab_reserve(&c->slots, gdl_pg_first(s), gdl_pg_last(e));
 	return rc;
 }
 
 /* Clear r's pages that still point to it (a successor may own some). */
 static void index_del(struct gdirect_ctx *c, struct gdirect_reg *r)
 {
-	for (uint64_t p = gd_pg_first(r->start); p <= gd_pg_last(r->end); p++) {
-		if (gd_pgtab_get(&c->index, p) == r)
-			gd_pgtab_set(&c->index, p, NULL);
-		gd_slotab_clear(&c->slots, p, r->id);
+	for (uint64_t p = gdl_pg_first(r->start); p <= gdl_pg_last(r->end); p++) {
+		if (gdl_pgtab_get(&c->index, p) == r)
+			gdl_pgtab_set(&c->index, p, NULL);
+		gdl_slotab_clear(&c->slots, p, r->id);
 	}
 }
 
@@ -325,8 +325,8 @@ static void index_del(struct gdirect_ctx *c, struct gdirect_reg *r)
 static void index_hold(struct gdirect_ctx *c, struct gdirect_reg *r,
 		       bool held)
 {
-	for (uint64_t p = gd_pg_first(r->start); p <= gd_pg_last(r->end); p++)
-		gd_slotab_hold(&c->slots, p, r->id, held);
+	for (uint64_t p = gdl_pg_first(r->start); p <= gdl_pg_last(r->end); p++)
+		gdl_slotab_hold(&c->slots, p, r->id, held);
 }
 
 struct ov_walk {
@@ -354,13 +354,13 @@ static int ov_visit(uint64_t page, void *v, void *arg)
 
 /* Live regions overlapping [s, e), up to max in out; returns how many
  * overlap (may exceed max).  Costs the pages of [s, e) that are indexed. */
-size_t gd_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
+size_t gdl_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 			      struct gdirect_reg **out, size_t max)
 {
 	struct ov_walk w = { s, e, out, NULL, 0, max };
 
 	if (e > s)
-		gd_pgtab_walk(&c->index, gd_pg_first(s), gd_pg_last(e),
+		gdl_pgtab_walk(&c->index, gdl_pg_first(s), gdl_pg_last(e),
 			      ov_visit, &w);
 	return w.n;
 }
@@ -368,7 +368,7 @@ size_t gd_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 /* Take a region marked dead out of the index and the live list onto
  * ctx->dying, and drop the index's reference. */
 static void unlink_dead(struct gdirect_ctx *c, struct gdirect_reg *r,
-			enum gd_cause cause)
+			enum gdl_cause cause)
 {
 	index_del(c, r);
 	list_del(r);
@@ -383,17 +383,17 @@ static void unlink_dead(struct gdirect_ctx *c, struct gdirect_reg *r,
  * Kill regions v[0..n), whoever holds them: mark them dead and move them
  * from the index and the live list to ctx->dying.  add, if not NULL, takes
  * over the pages (reserved by the caller) once the killed regions are
- * dead.  The caller releases what nobody holds (gd_release_try) after
+ * dead.  The caller releases what nobody holds (gdl_release_try) after
  * dropping the lock, or leaves that to the next drain.  Returns how many
  * were killed.
  */
 static size_t kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v,
-			  size_t n, enum gd_cause cause, struct gdirect_reg *add)
+			  size_t n, enum gdl_cause cause, struct gdirect_reg *add)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (!(atomic_fetch_or(&v[i]->refs, GD_DEAD) & GD_DEAD))
+		if (!(atomic_fetch_or(&v[i]->refs, GDL_DEAD) & GDL_DEAD))
 			v[k++] = v[i];
 	/* The killed regions' slots change (to the successor's, or empty):
 	 * a hit that read one of them live finds it changed when it checks
@@ -412,8 +412,8 @@ static size_t kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v,
 /* kill_locked() for other files.  When killed is not NULL and some region
  * was killed, *killed is set to one of them, so that the caller knows a
  * release is due. */
-void gd_kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v, size_t n,
-		    enum gd_cause cause, struct gdirect_reg **killed)
+void gdl_kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v, size_t n,
+		    enum gdl_cause cause, struct gdirect_reg **killed)
 {
 	if (kill_locked(c, v, n, cause, NULL) && killed)
 		*killed = v[0];
@@ -448,8 +448,8 @@ static size_t lru_candidates(struct gdirect_ctx *c, struct cand **out)
 		uint64_t x = atomic_load_explicit(&r->refs, memory_order_relaxed);
 		uint64_t st, own;
 
-		if (x & GD_REF_FLAGS ||
-		    GD_REFS(x) + gd_tc_count(r, r->id, &st) != 1)
+		if (x & GDL_REF_FLAGS ||
+		    GDL_REFS(x) + gdl_tc_count(r, r->id, &st) != 1)
 			continue;
 		own = atomic_load_explicit(&r->stamp, memory_order_relaxed);
 		v[n++] = (struct cand){ r, st > own ? st : own };
@@ -461,13 +461,13 @@ static size_t lru_candidates(struct gdirect_ctx *c, struct cand **out)
 /*
  * Evict up to want of the candidates v[*i..n), in order, advancing *i past
  * those looked at; returns how many were evicted.  A candidate is held
- * (GD_HOLD: new references refused) while every thread's counts are read
+ * (GDL_HOLD: new references refused) while every thread's counts are read
  * after the readers' fence; it is evicted only if the index's reference
  * is all there is, else let go.  The evicted go to ctx->dying, unheld: the
  * caller's release_dying() unpins them.
  */
 static size_t evict_locked(struct gdirect_ctx *c, struct cand *v, size_t n,
-			   size_t *i, size_t want, enum gd_cause cause)
+			   size_t *i, size_t want, enum gdl_cause cause)
 {
 	size_t done = 0;
 
@@ -481,11 +481,11 @@ static size_t evict_locked(struct gdirect_ctx *c, struct cand *v, size_t n,
 			uint64_t x = atomic_load(&r->refs);
 
 			do {
-				if (x & GD_REF_FLAGS)
+				if (x & GDL_REF_FLAGS)
 					break;
 			} while (!atomic_compare_exchange_weak(&r->refs, &x,
-							       x | GD_HOLD));
-			if (!(x & GD_REF_FLAGS)) {
+							       x | GDL_HOLD));
+			if (!(x & GDL_REF_FLAGS)) {
 				index_hold(c, r, true);
 				h[k++] = r;
 			}
@@ -493,27 +493,27 @@ static size_t evict_locked(struct gdirect_ctx *c, struct cand *v, size_t n,
 		if (!k)
 			break;
 		kgen_bump(c);
-		ok = gd_epoch_sync_readers();
+		ok = gdl_epoch_sync_readers();
 		for (size_t j = 0; j < k; j++) {
 			struct gdirect_reg *r = h[j];
 			uint64_t x = atomic_load(&r->refs);
 			bool unused = ok &&
-				GD_REFS(x) + gd_tc_count(r, r->id, NULL) == 1;
+				GDL_REFS(x) + gdl_tc_count(r, r->id, NULL) == 1;
 
 			/* Between the sum and what it decides: a hit that
 			 * copied r's slot before the hold and counts only now
 			 * is in no sum, and must find the slot held at its
 			 * reread and back off (t-evict-race runs that hit
 			 * here). */
-			GD_RACE(GD_RACE_EVICT_SUMMED);
+			GDL_RACE(GDL_RACE_EVICT_SUMMED);
 			if (unused) {
-				atomic_fetch_or(&r->refs, GD_DEAD);
-				atomic_fetch_and(&r->refs, ~GD_HOLD);
+				atomic_fetch_or(&r->refs, GDL_DEAD);
+				atomic_fetch_and(&r->refs, ~GDL_HOLD);
 				unlink_dead(c, r, cause);
 				done++;
 			} else {
 				index_hold(c, r, false);
-				atomic_fetch_and(&r->refs, ~GD_HOLD);
+				atomic_fetch_and(&r->refs, ~GDL_HOLD);
 			}
 		}
 	}
@@ -535,7 +535,7 @@ static void evict_thresholds_locked(struct gdirect_ctx *c)
 		return;
 	n = lru_candidates(c, &v);
 	while (i < n && over_threshold(c))
-		evict_locked(c, v, n, &i, 1, GD_CAUSE_EVICT);
+		evict_locked(c, v, n, &i, 1, GDL_CAUSE_EVICT);
 	free(v);
 }
 
@@ -547,7 +547,7 @@ static bool evict_one_for_bar(struct gdirect_ctx *c)
 
 	pthread_mutex_lock(&c->lock);
 	n = lru_candidates(c, &v);
-	killed = evict_locked(c, v, n, &i, 1, GD_CAUSE_EVICT_BAR);
+	killed = evict_locked(c, v, n, &i, 1, GDL_CAUSE_EVICT_BAR);
 	pthread_mutex_unlock(&c->lock);
 	free(v);
 	release_dying(c);
@@ -559,12 +559,12 @@ static bool evict_one_for_bar(struct gdirect_ctx *c)
 /* invalidate() kills r, which a hit or a miss found invalid, under
  * ctx->lock. */
 static void invalidate(struct gdirect_ctx *c, struct gdirect_reg *r,
-		       enum gd_cause cause)
+		       enum gdl_cause cause)
 {
 	pthread_mutex_lock(&c->lock);
 	kill_locked(c, &r, 1, cause, NULL);
-	if (cause == GD_CAUSE_KERNEL)
-		gd_allocs_drop_locked(c, r->start, r->end);
+	if (cause == GDL_CAUSE_KERNEL)
+		gdl_allocs_drop_locked(c, r->start, r->end);
 	pthread_mutex_unlock(&c->lock);
 	/* The caller still holds r: its put releases it. */
 }
@@ -579,24 +579,24 @@ static int miss(struct gdirect_ctx *c, uint64_t a, uint64_t e,
 
 /* ---- miss path --------------------------------------------------------- */
 
-/* Live regions overlapping [s, e), up to GD_MAX_OVERLAP; returns the count. */
+/* Live regions overlapping [s, e), up to GDL_MAX_OVERLAP; returns the count. */
 static size_t overlapping_regions(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 				  struct gdirect_reg **out)
 {
-	return gd_regions_overlapping(c, s, e, out, GD_MAX_OVERLAP);
+	return gdl_regions_overlapping(c, s, e, out, GDL_MAX_OVERLAP);
 }
 
 static bool pending_overlaps(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 {
-	for (struct gd_pending *p = c->pending; p; p = p->next)
+	for (struct gdl_pending *p = c->pending; p; p = p->next)
 		if (p->start < e && s < p->end)
 			return true;
 	return false;
 }
 
-static void pending_del(struct gdirect_ctx *c, struct gd_pending *x)
+static void pending_del(struct gdirect_ctx *c, struct gdl_pending *x)
 {
-	for (struct gd_pending **pp = &c->pending; *pp; pp = &(*pp)->next)
+	for (struct gdl_pending **pp = &c->pending; *pp; pp = &(*pp)->next)
 		if (*pp == x) {
 			*pp = x->next;
 			return;
@@ -611,12 +611,12 @@ static void pending_del(struct gdirect_ctx *c, struct gd_pending *x)
  * attribute, counts as done: its registration goes on without it, as
  * NCCL's and UCX's registrations of such memory do.
  */
-static int sync_memops_locked(struct gdirect_ctx *c, const struct gd_cuquery *q,
+static int sync_memops_locked(struct gdirect_ctx *c, const struct gdl_cuquery *q,
 			      int *cu_err)
 {
 	*cu_err = 0;
 	for (;;) {
-		struct gd_alloc *al = gd_alloc_update(c, q);
+		struct gdl_alloc *al = gdl_alloc_update(c, q);
 		int rc, st;
 
 		if (!al)
@@ -630,10 +630,10 @@ static int sync_memops_locked(struct gdirect_ctx *c, const struct gd_cuquery *q,
 		}
 		atomic_store(&al->sync_done, 1);
 		pthread_mutex_unlock(&c->lock);
-		rc = gd_cuda_sync_memops(q->base, cu_err);
+		rc = gdl_cuda_sync_memops(q->base, cu_err);
 		pthread_mutex_lock(&c->lock);
 		/* Look again: a free may have dropped the entry meanwhile. */
-		struct gd_alloc *now = gd_alloc_find(c, q->base);
+		struct gdl_alloc *now = gdl_alloc_find(c, q->base);
 		if (now != al || al->buffer_id != q->buffer_id)
 			rc = -EAGAIN;
 		else
@@ -641,7 +641,7 @@ static int sync_memops_locked(struct gdirect_ctx *c, const struct gd_cuquery *q,
 		pthread_cond_broadcast(&c->pin_done);
 		if (rc == 0)
 			ST_INC(c, sync_memops);
-		if (rc == GD_SYNC_VMM) {
+		if (rc == GDL_SYNC_VMM) {
 			ST_INC(c, sync_memops_vmm);
 			rc = 0;
 		}
@@ -668,7 +668,7 @@ static bool wait_for_releases(struct gdirect_ctx *c)
 	 * lock: a release that ends from here on wakes this wait (the point
 	 * where t-release-wait lets one end). */
 	if (any)
-		GD_RACE(GD_RACE_RELEASE_WAIT);
+		GDL_RACE(GDL_RACE_RELEASE_WAIT);
 	while (any && !c->drain_due && c->release_gen == gen &&
 	       atomic_load(&c->releasing))
 		pthread_cond_wait(&c->released, &c->lock);
@@ -680,7 +680,7 @@ static bool wait_for_releases(struct gdirect_ctx *c)
 }
 
 static int pin_evicting(struct gdirect_ctx *c, uint64_t s, uint64_t e,
-			struct gd_pin *pin)
+			struct gdl_pin *pin)
 {
 	for (;;) {
 		int rc = c->backend->ops->pin(c->backend, s, e - s, pin);
@@ -688,7 +688,7 @@ static int pin_evicting(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 		if (rc != -ENOMEM)
 			return rc;
 		/* BAR space exhausted: make room, LRU first, and retry. */
-		gd_drain(c);
+		gdl_drain(c);
 		if (!evict_one_for_bar(c) && !wait_for_releases(c))
 			return rc;
 	}
@@ -696,58 +696,58 @@ static int pin_evicting(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 
 /* What [a, e) is, and whether it can be registered at all. */
 static int miss_check(struct gdirect_ctx *c, uint64_t a, uint64_t e,
-		      struct gd_cuquery *q)
+		      struct gdl_cuquery *q)
 {
-	gd_cuda_query(a, q);
+	gdl_cuda_query(a, q);
 	if (q->type == GDIRECT_MEM_CPU)
-		return gd_err(-EINVAL, "%#llx is not GPU memory: use the CPU path",
+		return gdl_err(-EINVAL, "%#llx is not GPU memory: use the CPU path",
 			      (unsigned long long)a);
 	if (q->type == GDIRECT_MEM_MANAGED)
-		return gd_err(-EOPNOTSUPP, "%#llx is managed (Unified) memory, "
+		return gdl_err(-EOPNOTSUPP, "%#llx is managed (Unified) memory, "
 			      "which GPUDirect RDMA does not support",
 			      (unsigned long long)a);
 	if (e > q->base + q->size)
-		return gd_err(-EINVAL, "[%#llx, %#llx) runs past its allocation "
+		return gdl_err(-EINVAL, "[%#llx, %#llx) runs past its allocation "
 			      "[%#llx, %#llx)", (unsigned long long)a,
 			      (unsigned long long)e, (unsigned long long)q->base,
 			      (unsigned long long)(q->base + q->size));
 	if (!c->backend)
-		return gd_err(-ENODEV, "no pinning device (is gdirect.ko loaded?)");
+		return gdl_err(-ENODEV, "no pinning device (is gdirect.ko loaded?)");
 	return 0;
 }
 
 /* The range to pin for [a, e) of allocation q: [*ps, *pe). */
-static void miss_range(const struct gdirect_ctx *c, const struct gd_cuquery *q,
+static void miss_range(const struct gdirect_ctx *c, const struct gdl_cuquery *q,
 		       uint64_t a, uint64_t e, uint64_t *ps, uint64_t *pe)
 {
 	if (c->p.whole_alloc_max && q->size <= c->p.whole_alloc_max) {
-		*ps = GD_ALIGN_DOWN(q->base);
-		*pe = GD_ALIGN_UP(q->base + q->size);
+		*ps = GDL_ALIGN_DOWN(q->base);
+		*pe = GDL_ALIGN_UP(q->base + q->size);
 	} else {
-		*ps = GD_ALIGN_DOWN(a);
-		*pe = GD_ALIGN_UP(e);
+		*ps = GDL_ALIGN_DOWN(a);
+		*pe = GDL_ALIGN_UP(e);
 	}
 }
 
-#define GD_MISS_PIN 1	/* nothing to hit and no pin to wait for */
-#define GD_MISS_AGAIN 2	/* the region was invalid: start over */
+#define GDL_MISS_PIN 1	/* nothing to hit and no pin to wait for */
+#define GDL_MISS_AGAIN 2	/* the region was invalid: start over */
 
 /*
  * Under ctx->lock: a region that another thread published meanwhile (a
  * reference in *out, lock dropped, 0), or a pin in progress over [ps, pe)
- * to wait for, until neither: GD_MISS_PIN with the lock held.  With the
- * lock dropped: GD_MISS_AGAIN after invalidating what was found.
+ * to wait for, until neither: GDL_MISS_PIN with the lock held.  With the
+ * lock dropped: GDL_MISS_AGAIN after invalidating what was found.
  */
 static int miss_find_locked(struct gdirect_ctx *c, uint64_t a, uint64_t e,
 			    uint64_t ps, uint64_t pe, struct gdirect_reg **out)
 {
 	for (;;) {
-		struct gdirect_reg *r = gd_region_find(c, a, e);
+		struct gdirect_reg *r = gdl_region_find(c, a, e);
 		int rc;
 
 		if (!r) {
 			if (!pending_overlaps(c, ps, pe))
-				return GD_MISS_PIN;
+				return GDL_MISS_PIN;
 			ST_INC(c, pin_waits);
 			pthread_cond_wait(&c->pin_done, &c->lock);
 			continue;
@@ -757,23 +757,23 @@ static int miss_find_locked(struct gdirect_ctx *c, uint64_t a, uint64_t e,
 		pthread_mutex_unlock(&c->lock);
 		rc = validate(c, r, c->p.invalidation & GDIRECT_INV_KERNEL ?
 			      r->status : NULL, a, e);
-		if (rc == GD_ASK_SLOW) {
+		if (rc == GDL_ASK_SLOW) {
 			/* The caller's query says the request's allocation is
 			 * live; check the allocation the region was pinned
 			 * for. */
 			uint64_t id;
 
-			rc = gd_cuda_buffer_id(RC(r)->tag_base, &id) == 0 &&
-			     id == RC(r)->tag_id ? GD_VALID : GD_CAUSE_BUFFER_ID;
+			rc = gdl_cuda_buffer_id(RC(r)->tag_base, &id) == 0 &&
+			     id == RC(r)->tag_id ? GDL_VALID : GDL_CAUSE_BUFFER_ID;
 		}
-		if (rc == GD_VALID) {
+		if (rc == GDL_VALID) {
 			SHARD_INC(c, hits);
 			*out = r;
 			return 0;
 		}
 		invalidate(c, r, rc);
 		put_ref(r);
-		return GD_MISS_AGAIN;
+		return GDL_MISS_AGAIN;
 	}
 }
 
@@ -784,11 +784,11 @@ static void miss_grow_locked(struct gdirect_ctx *c, uint64_t ab, uint64_t ae,
 			     uint64_t *ps, uint64_t *pe)
 {
 	for (bool grew = true; grew;) {
-		struct gdirect_reg *ov[GD_MAX_OVERLAP];
+		struct gdirect_reg *ov[GDL_MAX_OVERLAP];
 		size_t n = overlapping_regions(c, *ps, *pe, ov);
 
 		grew = false;
-		for (size_t i = 0; i < n && i < GD_MAX_OVERLAP; i++) {
+		for (size_t i = 0; i < n && i < GDL_MAX_OVERLAP; i++) {
 			struct gdirect_reg *o = ov[i];
 
 			if (o->start < ab || o->end > ae)
@@ -808,18 +808,18 @@ static void miss_grow_locked(struct gdirect_ctx *c, uint64_t ab, uint64_t ae,
 /*
  * Called and returns with ctx->lock held: announce [ps, pe) as pending,
  * pin it with the lock dropped, and hand back a fresh region (*out, not
- * yet indexed) and its pin.  0, GD_MISS_AGAIN if a free of part of the
+ * yet indexed) and its pin.  0, GDL_MISS_AGAIN if a free of part of the
  * range was reported meanwhile (the pin is given back), or an error.
  */
 static int miss_pin_locked(struct gdirect_ctx *c, uint64_t ps, uint64_t pe,
-			   struct gdirect_reg **out, struct gd_pin *pin)
+			   struct gdirect_reg **out, struct gdl_pin *pin)
 {
-	struct gd_pending pend = { .start = ps, .end = pe, .next = c->pending };
+	struct gdl_pending pend = { .start = ps, .end = pe, .next = c->pending };
 	struct gdirect_reg *r;
 	int rc;
 
 	c->pending = &pend;
-	r = gd_hpmem_alloc(&c->regmem);	/* zeroed; allocator under the lock */
+	r = gdl_hpmem_alloc(&c->regmem);	/* zeroed; allocator under the lock */
 	pthread_mutex_unlock(&c->lock);
 
 	rc = r ? pin_evicting(c, ps, pe, pin) : -ENOMEM;
@@ -831,22 +831,22 @@ static int miss_pin_locked(struct gdirect_ctx *c, uint64_t ps, uint64_t pe,
 		/* A free of part of the range was reported while we pinned
 		 * (notify.c): the pages may be gone, so the pin is not
 		 * published.  Give it back and look again. */
-		gd_hpmem_free(&c->regmem, r);
+		gdl_hpmem_free(&c->regmem, r);
 		pthread_mutex_unlock(&c->lock);
 		c->backend->ops->unpin(c->backend, pin->handle);
 		ST_INC(c, inv_hooks);
 		pthread_mutex_lock(&c->lock);
-		return GD_MISS_AGAIN;
+		return GDL_MISS_AGAIN;
 	}
 	if (rc) {
 		if (r)
-			gd_hpmem_free(&c->regmem, r);
+			gdl_hpmem_free(&c->regmem, r);
 		ST_INC(c, pin_failures);
 		if (rc == -ENOMEM)
-			return gd_err(rc, "no BAR space for %llu bytes, even after "
+			return gdl_err(rc, "no BAR space for %llu bytes, even after "
 				      "evicting every unused region",
 				      (unsigned long long)(pe - ps));
-		return gd_err(rc, "pinning [%#llx, %#llx) failed: %s",
+		return gdl_err(rc, "pinning [%#llx, %#llx) failed: %s",
 			      (unsigned long long)ps, (unsigned long long)pe,
 			      strerror(-rc));
 	}
@@ -858,16 +858,16 @@ static int miss_pin_locked(struct gdirect_ctx *c, uint64_t ps, uint64_t pe,
  * and the caller's), replace what it overlaps, index it, apply the
  * thresholds. */
 static void miss_publish_locked(struct gdirect_ctx *c, struct gdirect_reg *r,
-				const struct gd_pin *pin,
-				const struct gd_cuquery *q)
+				const struct gdl_pin *pin,
+				const struct gdl_cuquery *q)
 {
-	struct gdirect_reg *old[GD_MAX_OVERLAP];
+	struct gdirect_reg *old[GDL_MAX_OVERLAP];
 	bool indexed;
 	size_t n;
 
 	r->start = pin->addr;
 	r->end = pin->addr + pin->size;
-	atomic_init(&r->refs, GD_REF_BIAS + 2);
+	atomic_init(&r->refs, GDL_REF_BIAS + 2);
 	r->id = atomic_fetch_add(&region_ids, 1);
 	RC(r)->pin = *pin;
 	RC(r)->tag_base = q->base;
@@ -876,7 +876,7 @@ static void miss_publish_locked(struct gdirect_ctx *c, struct gdirect_reg *r,
 	RC(r)->device = q->device;
 	r->ctx = c;
 	pthread_mutex_init(&RC(r)->map_lock, NULL);
-	atomic_init(&r->stamp, gd_lru_stamp());
+	atomic_init(&r->stamp, gdl_lru_stamp());
 	if (c->backend->status && pin->slot < c->backend->nslots)
 		r->status = &c->backend->status[pin->slot];
 	ST_INC(c, pins);
@@ -886,15 +886,15 @@ static void miss_publish_locked(struct gdirect_ctx *c, struct gdirect_reg *r,
 	indexed = index_reserve(c, r->start, r->end) == 0;
 	for (;;) {
 		n = overlapping_regions(c, r->start, r->end, old);
-		if (n <= GD_MAX_OVERLAP)
+		if (n <= GDL_MAX_OVERLAP)
 			break;
-		kill_locked(c, old, GD_MAX_OVERLAP, GD_CAUSE_SUPERSEDED, NULL);
+		kill_locked(c, old, GDL_MAX_OVERLAP, GDL_CAUSE_SUPERSEDED, NULL);
 	}
-	kill_locked(c, old, n, GD_CAUSE_SUPERSEDED, indexed ? r : NULL);
+	kill_locked(c, old, n, GDL_CAUSE_SUPERSEDED, indexed ? r : NULL);
 	if (!indexed) {
 		/* Could not publish (out of memory): hand it out uncached,
 		 * dead from the start; the caller's put releases it. */
-		atomic_fetch_or(&r->refs, GD_DEAD);
+		atomic_fetch_or(&r->refs, GDL_DEAD);
 		atomic_fetch_sub(&r->refs, 1);
 		list_add_tail(c->dying, r);
 	} else {
@@ -905,22 +905,22 @@ static void miss_publish_locked(struct gdirect_ctx *c, struct gdirect_reg *r,
 	}
 	ST_INC(c, misses);
 	/* Puts from now on are younger than everything evicted so far. */
-	atomic_fetch_add_explicit(&gd_lru_era, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&gdl_lru_era, 1, memory_order_relaxed);
 }
 
 static int miss(struct gdirect_ctx *c, uint64_t a, uint64_t e,
 		struct gdirect_reg **out)
 {
-	struct gd_cuquery q;
+	struct gdl_cuquery q;
 	struct gdirect_reg *r = NULL;
-	struct gd_pin pin;
+	struct gdl_pin pin;
 	uint64_t ps, pe;
 	int rc, cu_err, tries = 0;
 
-	gd_drain(c);
+	gdl_drain(c);
 restart:
 	if (tries++ == 8)
-		return gd_err(-EAGAIN, "the registration keeps being "
+		return gdl_err(-EAGAIN, "the registration keeps being "
 			      "invalidated, or its memory freed while pinned");
 	rc = miss_check(c, a, e, &q);
 	if (rc)
@@ -934,30 +934,30 @@ restart:
 		if (rc == -EAGAIN)
 			goto restart;
 		if (rc == -ENOSYS)
-			return gd_err(rc, "cannot set SYNC_MEMOPS on %#llx: "
+			return gdl_err(rc, "cannot set SYNC_MEMOPS on %#llx: "
 				      "the CUDA driver has no "
 				      "cuPointerSetAttribute",
 				      (unsigned long long)q.base);
 		if (cu_err)
-			return gd_err(rc, "cannot set SYNC_MEMOPS on %#llx: "
+			return gdl_err(rc, "cannot set SYNC_MEMOPS on %#llx: "
 				      "cuPointerSetAttribute failed with CUDA "
 				      "error %d", (unsigned long long)q.base,
 				      cu_err);
-		return gd_err(rc, "cannot set SYNC_MEMOPS on %#llx",
+		return gdl_err(rc, "cannot set SYNC_MEMOPS on %#llx",
 			      (unsigned long long)q.base);
 	}
 	rc = miss_find_locked(c, a, e, ps, pe, out);
 	if (rc == 0)
 		return 0;
-	if (rc == GD_MISS_AGAIN)
+	if (rc == GDL_MISS_AGAIN)
 		goto restart;
 
-	miss_grow_locked(c, GD_ALIGN_DOWN(q.base), GD_ALIGN_UP(q.base + q.size),
+	miss_grow_locked(c, GDL_ALIGN_DOWN(q.base), GDL_ALIGN_UP(q.base + q.size),
 			 &ps, &pe);
 	rc = miss_pin_locked(c, ps, pe, &r, &pin);
 	if (rc) {
 		pthread_mutex_unlock(&c->lock);
-		if (rc == GD_MISS_AGAIN)
+		if (rc == GDL_MISS_AGAIN)
 			goto restart;
 		return rc;
 	}
@@ -970,33 +970,33 @@ restart:
 
 /* ---- public ------------------------------------------------------------ */
 
-GD_EXPORT int gdirect_reg_info(const struct gdirect_reg *r,
+GDL_EXPORT int gdirect_reg_info(const struct gdirect_reg *r,
 			       struct gdirect_reg_info *info)
 {
 	if (!r || !info)
-		return gd_err(-EINVAL, "invalid argument");
+		return gdl_err(-EINVAL, "invalid argument");
 	info->addr = r->start;
 	info->size = r->end - r->start;
 	info->kernel_handle = RC(r)->pin.handle;
 	info->device = RC(r)->device;
-	info->valid = !(atomic_load(&r->refs) & GD_DEAD);
+	info->valid = !(atomic_load(&r->refs) & GDL_DEAD);
 	if (info->valid && r->status)
 		info->valid = __atomic_load_n(r->status, __ATOMIC_ACQUIRE) ==
-			      GD_STATUS_PINNED;
+			      GDL_STATUS_PINNED;
 	return 0;
 }
 
-GD_EXPORT void *gdirect_reg_map(struct gdirect_reg *r, const void *gpu_ptr)
+GDL_EXPORT void *gdirect_reg_map(struct gdirect_reg *r, const void *gpu_ptr)
 {
 	uint64_t a = (uintptr_t)gpu_ptr;
 	void *m;
 
 	if (!r || a < r->start || a >= r->end) {
-		gd_err(-EINVAL, "pointer outside the registration");
+		gdl_err(-EINVAL, "pointer outside the registration");
 		return NULL;
 	}
-	if (gd_inherited(r->ctx)) {	/* map_lock may be held by a parent thread */
-		gd_err(-EPERM, "registration inherited across fork");
+	if (gdl_inherited(r->ctx)) {	/* map_lock may be held by a parent thread */
+		gdl_err(-EPERM, "registration inherited across fork");
 		return NULL;
 	}
 	m = atomic_load_explicit(&RC(r)->map, memory_order_acquire);
@@ -1011,7 +1011,7 @@ GD_EXPORT void *gdirect_reg_map(struct gdirect_reg *r, const void *gpu_ptr)
 		}
 		pthread_mutex_unlock(&RC(r)->map_lock);
 		if (!m) {
-			gd_err(-errno, "mapping the BAR failed: %s", strerror(errno));
+			gdl_err(-errno, "mapping the BAR failed: %s", strerror(errno));
 			return NULL;
 		}
 	}
@@ -1023,9 +1023,9 @@ GD_EXPORT void *gdirect_reg_map(struct gdirect_reg *r, const void *gpu_ptr)
  * or whose last put raced a stale lookup), revocation events, reclaim.
  * Returns how many regions it invalidated or unpinned.
  */
-int gd_drain(struct gdirect_ctx *c)
+int gdl_drain(struct gdirect_ctx *c)
 {
-	struct gd_revocation ev[64];
+	struct gdl_revocation ev[64];
 	int done, killed = 0, n;
 
 	if (!c->backend)
@@ -1040,11 +1040,11 @@ int gd_drain(struct gdirect_ctx *c)
 			     r = NEXT(r))
 				if (RC(r)->pin.handle == ev[i].handle) {
 					killed += kill_locked(c, &r, 1,
-							      GD_CAUSE_KERNEL,
+							      GDL_CAUSE_KERNEL,
 							      NULL);
 					break;
 				}
-			gd_allocs_drop_locked(c, ev[i].addr,
+			gdl_allocs_drop_locked(c, ev[i].addr,
 					      ev[i].addr + ev[i].size);
 		}
 		pthread_mutex_unlock(&c->lock);
@@ -1053,35 +1053,35 @@ int gd_drain(struct gdirect_ctx *c)
 	}
 	if (killed)
 		release_dying(c);	/* counted as invalidated */
-	gd_epoch_reclaim();
+	gdl_epoch_reclaim();
 	return done + killed;
 }
 
-GD_EXPORT int gdirect_process_events(struct gdirect_ctx *c)
+GDL_EXPORT int gdirect_process_events(struct gdirect_ctx *c)
 {
 	if (!c)
-		return gd_err(-EINVAL, "invalid argument");
-	if (gd_inherited(c))
-		return gd_err(-EPERM, "context inherited across fork");
-	return gd_drain(c);
+		return gdl_err(-EINVAL, "invalid argument");
+	if (gdl_inherited(c))
+		return gdl_err(-EPERM, "context inherited across fork");
+	return gdl_drain(c);
 }
 
-GD_EXPORT int gdirect_flush(struct gdirect_ctx *c)
+GDL_EXPORT int gdirect_flush(struct gdirect_ctx *c)
 {
 	struct cand *v;
 	size_t n, i = 0, k;
 
 	if (!c)
-		return gd_err(-EINVAL, "invalid argument");
-	if (gd_inherited(c))
-		return gd_err(-EPERM, "context inherited across fork");
-	gd_drain(c);
+		return gdl_err(-EINVAL, "invalid argument");
+	if (gdl_inherited(c))
+		return gdl_err(-EPERM, "context inherited across fork");
+	gdl_drain(c);
 	pthread_mutex_lock(&c->lock);
 	n = lru_candidates(c, &v);
-	k = evict_locked(c, v, n, &i, n, GD_CAUSE_FLUSH);
+	k = evict_locked(c, v, n, &i, n, GDL_CAUSE_FLUSH);
 	pthread_mutex_unlock(&c->lock);
 	free(v);
 	release_dying(c);
-	gd_epoch_reclaim();
+	gdl_epoch_reclaim();
 	return (int)k;
 }

@@ -6,45 +6,45 @@
 
 #include <errno.h>
 
-#define DIR_LEVELS (GD_PG_LEVELS - 1)
+#define DIR_LEVELS (GDL_PG_LEVELS - 1)
 
-__thread struct gd_slot_hint gd_slot_hint[GD_SLOT_HINTS]
+__thread struct gdl_slot_hint gdl_slot_hint[GDL_SLOT_HINTS]
 	__attribute__((tls_model("initial-exec")));
 static _Atomic uint64_t serials = 1;
 
-int gd_slotab_init(struct gd_slotab *t)
+int gdl_slotab_init(struct gdl_slotab *t)
 {
 	t->serial = atomic_fetch_add(&serials, 1);
-	gd_hpmem_init(&t->nodes, sizeof(struct gd_pgnode), 0);
-	gd_hpmem_init(&t->first, sizeof(struct gd_slotleaf), 0);
-	gd_hpmem_init(&t->leaves, sizeof(struct gd_slotleaf), 0);
+	gdl_hpmem_init(&t->nodes, sizeof(struct gdl_pgnode), 0);
+	gdl_hpmem_init(&t->first, sizeof(struct gdl_slotleaf), 0);
+	gdl_hpmem_init(&t->leaves, sizeof(struct gdl_slotleaf), 0);
 	t->leaves.huge_first = true;
-	t->root = gd_hpmem_alloc(&t->nodes);
+	t->root = gdl_hpmem_alloc(&t->nodes);
 	return t->root ? 0 : -ENOMEM;
 }
 
-void gd_slotab_destroy(struct gd_slotab *t)
+void gdl_slotab_destroy(struct gdl_slotab *t)
 {
 	if (!t->root)
 		return;
-	gd_hpmem_destroy(&t->nodes);
-	gd_hpmem_destroy(&t->first);
-	gd_hpmem_destroy(&t->leaves);
+	gdl_hpmem_destroy(&t->nodes);
+	gdl_hpmem_destroy(&t->first);
+	gdl_hpmem_destroy(&t->leaves);
 	t->root = NULL;
 }
 
 /* The index of page's entry at directory level l (0 = root). */
 static unsigned dir_idx(uint64_t page, int l)
 {
-	return gd_pg_idx(page, l);
+	return gdl_pg_idx(page, l);
 }
 
 /* The leaf of page, creating the path if create; NULL if absent or out of
  * memory. */
-static struct gd_slotleaf *leaf(struct gd_slotab *t, uint64_t page,
+static struct gdl_slotleaf *leaf(struct gdl_slotab *t, uint64_t page,
 				 bool create)
 {
-	struct gd_pgnode *n = t->root;
+	struct gdl_pgnode *n = t->root;
 	void *c = NULL;
 
 	for (int l = 0; l < DIR_LEVELS; l++) {
@@ -55,11 +55,11 @@ static struct gd_slotleaf *leaf(struct gd_slotab *t, uint64_t page,
 			if (!create)
 				return NULL;
 			if (l < DIR_LEVELS - 1)
-				c = gd_hpmem_alloc(&t->nodes);
+				c = gdl_hpmem_alloc(&t->nodes);
 			else if (!t->first.chunks)
-				c = gd_hpmem_alloc(&t->first);
+				c = gdl_hpmem_alloc(&t->first);
 			else
-				c = gd_hpmem_alloc(&t->leaves);
+				c = gdl_hpmem_alloc(&t->leaves);
 			if (!c)
 				return NULL;
 			/* release: readers that find it see it zeroed */
@@ -70,10 +70,10 @@ static struct gd_slotleaf *leaf(struct gd_slotab *t, uint64_t page,
 	return c;
 }
 
-struct gd_slotleaf *gd_slotab_leaf_slow(const struct gd_slotab *t,
+struct gdl_slotleaf *gdl_slotab_leaf_slow(const struct gdl_slotab *t,
 					uint64_t page)
 {
-	const struct gd_pgnode *n = t->root;
+	const struct gdl_pgnode *n = t->root;
 	void *c = NULL;
 
 	for (int l = 0; l < DIR_LEVELS; l++) {
@@ -83,37 +83,37 @@ struct gd_slotleaf *gd_slotab_leaf_slow(const struct gd_slotab *t,
 			return NULL;
 		n = c;
 	}
-	struct gd_slot_hint *h = &gd_slot_hint[(page >> GD_PG_BITS) &
-					       (GD_SLOT_HINTS - 1)];
+	struct gdl_slot_hint *h = &gdl_slot_hint[(page >> GDL_PG_BITS) &
+					       (GDL_SLOT_HINTS - 1)];
 
 	h->serial = t->serial;
-	h->prefix = page >> GD_PG_BITS;
+	h->prefix = page >> GDL_PG_BITS;
 	h->leaf = c;
 	return c;
 }
 
-int gd_slotab_reserve(struct gd_slotab *t, uint64_t p0, uint64_t p1)
+int gdl_slotab_reserve(struct gdl_slotab *t, uint64_t p0, uint64_t p1)
 {
-	for (uint64_t p = p0;; p = (p | (GD_PG_FAN - 1)) + 1) {
+	for (uint64_t p = p0;; p = (p | (GDL_PG_FAN - 1)) + 1) {
 		if (!leaf(t, p, true))
 			return -ENOMEM;
-		if ((p | (GD_PG_FAN - 1)) >= p1)
+		if ((p | (GDL_PG_FAN - 1)) >= p1)
 			return 0;
 	}
 }
 
-static struct gd_slot *slot(struct gd_slotab *t, uint64_t page)
+static struct gdl_slot *slot(struct gdl_slotab *t, uint64_t page)
 {
-	struct gd_slotleaf *l = leaf(t, page, false);
+	struct gdl_slotleaf *l = leaf(t, page, false);
 
-	return l ? &l->s[page & (GD_PG_FAN - 1)] : NULL;
+	return l ? &l->s[page & (GDL_PG_FAN - 1)] : NULL;
 }
 
-void gd_slotab_set(struct gd_slotab *t, uint64_t page, uint64_t id,
+void gdl_slotab_set(struct gdl_slotab *t, uint64_t page, uint64_t id,
 		   uint64_t before, uint64_t after, struct gdirect_reg *r,
 		   const uint32_t *status)
 {
-	struct gd_slot *s = slot(t, page);
+	struct gdl_slot *s = slot(t, page);
 
 	if (!s)		/* not reserved: the caller's bug, nothing published */
 		return;
@@ -126,20 +126,20 @@ void gd_slotab_set(struct gd_slotab *t, uint64_t page, uint64_t id,
 	atomic_store_explicit(&s->w, id << 1, memory_order_release);
 }
 
-void gd_slotab_clear(struct gd_slotab *t, uint64_t page, uint64_t id)
+void gdl_slotab_clear(struct gdl_slotab *t, uint64_t page, uint64_t id)
 {
-	struct gd_slot *s = slot(t, page);
+	struct gdl_slot *s = slot(t, page);
 
 	if (s && atomic_load_explicit(&s->w, memory_order_relaxed) >> 1 == id)
 		atomic_store_explicit(&s->w, 0, memory_order_release);
 }
 
-void gd_slotab_hold(struct gd_slotab *t, uint64_t page, uint64_t id,
+void gdl_slotab_hold(struct gdl_slotab *t, uint64_t page, uint64_t id,
 		    bool held)
 {
-	struct gd_slot *s = slot(t, page);
+	struct gdl_slot *s = slot(t, page);
 
 	if (s && atomic_load_explicit(&s->w, memory_order_relaxed) >> 1 == id)
-		atomic_store_explicit(&s->w, id << 1 | (held ? GD_SLOT_HELD : 0),
+		atomic_store_explicit(&s->w, id << 1 | (held ? GDL_SLOT_HELD : 0),
 				      memory_order_release);
 }

@@ -24,16 +24,16 @@
  * per-thread counts (tcache.h): a hit counts its reference, then reads w
  * again, and backs off if it changed; a killer or an evicting thread
  * changes w of every page of the region, bumps the kill generation, then
- * fences (gd_epoch_sync_readers) and sums the counts.
+ * fences (gdl_epoch_sync_readers) and sums the counts.
  *
- * Layout: the upper three levels of a page table (struct gd_pgnode, 12 bits
+ * Layout: the upper three levels of a page table (struct gdl_pgnode, 12 bits
  * each) over the page number's high 36 bits, then a leaf of 4096 slots
  * (128 KiB) per 256 MiB.  Nodes and leaves are freed only with the table,
  * and a thread remembers its last leaves (by the table's unique serial),
  * so a hit in one of the last 256 MiB ranges it hit reads one slot.
  */
-#ifndef GD_SLOTAB_H
-#define GD_SLOTAB_H
+#ifndef GDL_SLOTAB_H
+#define GDL_SLOTAB_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -46,38 +46,38 @@ struct gdirect_reg;
 
 /*
  * Race hooks: points of the lock-free protocols where tests (t-slot,
- * t-model, t-evict-race, t-release-wait, built with GD_RACE_HOOKS against
+ * t-model, t-evict-race, t-release-wait, built with GDL_RACE_HOOKS against
  * a static copy of the library) run a kill, an eviction or a slot
  * rewrite, or hand over to another thread, deterministically, in the
  * middle of a hit, of an eviction or of a pin's wait for BAR space.
  * Nothing in the library proper.
  */
-enum gd_race_point {
-	GD_RACE_SLOT_FIELDS,	/* slot word read, fields not yet */
-	GD_RACE_SLOT_COPIED,	/* slot copied, reference not yet counted */
-	GD_RACE_COUNTED,	/* counted in the entry, slot not yet reread */
-	GD_RACE_BACKED_OFF,	/* slot changed at the reread: count taken back */
+enum gdl_race_point {
+	GDL_RACE_SLOT_FIELDS,	/* slot word read, fields not yet */
+	GDL_RACE_SLOT_COPIED,	/* slot copied, reference not yet counted */
+	GDL_RACE_COUNTED,	/* counted in the entry, slot not yet reread */
+	GDL_RACE_BACKED_OFF,	/* slot changed at the reread: count taken back */
 	/* An eviction's, with the context's lock held: a held candidate's
 	 * counts summed, the verdict not yet acted on. */
-	GD_RACE_EVICT_SUMMED,
+	GDL_RACE_EVICT_SUMMED,
 	/* A pin's out of BAR space, with the context's lock held: counted
 	 * among the release waiters, about to wait for a release to end. */
-	GD_RACE_RELEASE_WAIT,
+	GDL_RACE_RELEASE_WAIT,
 };
-#ifdef GD_RACE_HOOKS
-extern void (*gd_race_hook)(enum gd_race_point point);
-#define GD_RACE(point) do {				\
-	if (gd_race_hook)				\
-		gd_race_hook(point);			\
+#ifdef GDL_RACE_HOOKS
+extern void (*gdl_race_hook)(enum gdl_race_point point);
+#define GDL_RACE(point) do {				\
+	if (gdl_race_hook)				\
+		gdl_race_hook(point);			\
 } while (0)
 #else
-#define GD_RACE(point) do { } while (0)
+#define GDL_RACE(point) do { } while (0)
 #endif
 
-#define GD_SLOT_HELD 1ULL
+#define GDL_SLOT_HELD 1ULL
 
-struct gd_slot {
-	_Atomic uint64_t w;	/* region id << 1 | GD_SLOT_HELD; 0: none */
+struct gdl_slot {
+	_Atomic uint64_t w;	/* region id << 1 | GDL_SLOT_HELD; 0: none */
 	/* Pages of the region before this page (low 32 bits) and after it
 	 * (high 32 bits). */
 	_Atomic uint64_t span;
@@ -85,49 +85,49 @@ struct gd_slot {
 	_Atomic(const uint32_t *) status;	/* NULL: no status word */
 } __attribute__((aligned(32)));
 
-_Static_assert(sizeof(struct gd_slot) == 32, "two slots a line");
+_Static_assert(sizeof(struct gdl_slot) == 32, "two slots a line");
 
-struct gd_slotleaf {
-	struct gd_slot s[GD_PG_FAN];
+struct gdl_slotleaf {
+	struct gdl_slot s[GDL_PG_FAN];
 };
 
-struct gd_slotab {
-	struct gd_pgnode *root;
+struct gdl_slotab {
+	struct gdl_pgnode *root;
 	uint64_t serial;	/* unique in the process, never 0 */
-	struct gd_hpmem nodes;
+	struct gdl_hpmem nodes;
 	/* Leaves: the first in 4 KiB pages (a small cache does not pay for
 	 * zeroing a huge page), every other one in huge pages from the
 	 * start (16 leaves cover 4 GiB: a random hit among them would miss
 	 * the TLB in 4 KiB pages). */
-	struct gd_hpmem first, leaves;
+	struct gdl_hpmem first, leaves;
 };
 
 /* A thread's last leaves, direct-mapped by the page number's prefix
  * (its 256 MiB): 16 consecutive leaves (4 GiB) stay in them together. */
-#define GD_SLOT_HINTS 16
-struct gd_slot_hint {
+#define GDL_SLOT_HINTS 16
+struct gdl_slot_hint {
 	uint64_t serial, prefix;
-	struct gd_slotleaf *leaf;
+	struct gdl_slotleaf *leaf;
 };
-extern __thread struct gd_slot_hint gd_slot_hint[GD_SLOT_HINTS]
+extern __thread struct gdl_slot_hint gdl_slot_hint[GDL_SLOT_HINTS]
 	__attribute__((tls_model("initial-exec")));
 
-struct gd_slotleaf *gd_slotab_leaf_slow(const struct gd_slotab *t,
+struct gdl_slotleaf *gdl_slotab_leaf_slow(const struct gdl_slotab *t,
 					uint64_t page);
 
 /* The slot of page, or NULL if none was ever reserved.  Lock-free. */
-static inline struct gd_slot *gd_slotab_get(const struct gd_slotab *t,
+static inline struct gdl_slot *gdl_slotab_get(const struct gdl_slotab *t,
 					    uint64_t page)
 {
-	uint64_t prefix = page >> GD_PG_BITS;
-	struct gd_slot_hint *h = &gd_slot_hint[prefix & (GD_SLOT_HINTS - 1)];
-	struct gd_slotleaf *l;
+	uint64_t prefix = page >> GDL_PG_BITS;
+	struct gdl_slot_hint *h = &gdl_slot_hint[prefix & (GDL_SLOT_HINTS - 1)];
+	struct gdl_slotleaf *l;
 
 	if (__builtin_expect(h->serial == t->serial && h->prefix == prefix, 1))
 		l = h->leaf;
-	else if (!(l = gd_slotab_leaf_slow(t, page)))
+	else if (!(l = gdl_slotab_leaf_slow(t, page)))
 		return NULL;
-	return &l->s[page & (GD_PG_FAN - 1)];
+	return &l->s[page & (GDL_PG_FAN - 1)];
 }
 
 /*
@@ -135,42 +135,42 @@ static inline struct gd_slot *gd_slotab_get(const struct gd_slotab *t,
  * the fields.  The caller reads w again later (the Dekker recheck) and
  * trusts what it took only if w is unchanged.
  */
-struct gd_slot_copy {
+struct gdl_slot_copy {
 	uint64_t w, span;
 	struct gdirect_reg *r;
 	const uint32_t *status;
 };
 
-static inline uint64_t gd_slot_read(const struct gd_slot *s,
-				    struct gd_slot_copy *c)
+static inline uint64_t gdl_slot_read(const struct gdl_slot *s,
+				    struct gdl_slot_copy *c)
 {
 	uint64_t w = atomic_load_explicit(&s->w, memory_order_acquire);
 
-	GD_RACE(GD_RACE_SLOT_FIELDS);
+	GDL_RACE(GDL_RACE_SLOT_FIELDS);
 	c->span = atomic_load_explicit(&s->span, memory_order_relaxed);
 	c->r = atomic_load_explicit(&s->r, memory_order_relaxed);
 	c->status = atomic_load_explicit(&s->status, memory_order_relaxed);
 	atomic_thread_fence(memory_order_acquire);
 	if (atomic_load_explicit(&s->w, memory_order_relaxed) != w ||
-	    (w & GD_SLOT_HELD))
+	    (w & GDL_SLOT_HELD))
 		w = 0;
 	return c->w = w;
 }
 
-int gd_slotab_init(struct gd_slotab *t);
-void gd_slotab_destroy(struct gd_slotab *t);
+int gdl_slotab_init(struct gdl_slotab *t);
+void gdl_slotab_destroy(struct gdl_slotab *t);
 
 /* Make sure pages [p0, p1] have slots (-ENOMEM if not). */
-int gd_slotab_reserve(struct gd_slotab *t, uint64_t p0, uint64_t p1);
+int gdl_slotab_reserve(struct gdl_slotab *t, uint64_t p0, uint64_t p1);
 
 /* Writers (serialized), on reserved pages: */
-void gd_slotab_set(struct gd_slotab *t, uint64_t page, uint64_t id,
+void gdl_slotab_set(struct gdl_slotab *t, uint64_t page, uint64_t id,
 		   uint64_t before, uint64_t after, struct gdirect_reg *r,
 		   const uint32_t *status);
 /* Empty page's slot if it is region id's. */
-void gd_slotab_clear(struct gd_slotab *t, uint64_t page, uint64_t id);
+void gdl_slotab_clear(struct gdl_slotab *t, uint64_t page, uint64_t id);
 /* Set or clear the held bit of page's slot if it is region id's. */
-void gd_slotab_hold(struct gd_slotab *t, uint64_t page, uint64_t id,
+void gdl_slotab_hold(struct gdl_slotab *t, uint64_t page, uint64_t id,
 		    bool held);
 
 #endif

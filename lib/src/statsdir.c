@@ -13,14 +13,14 @@
 
 #include "parse.h"
 
-const char *gd_stats_base(void)
+const char *gdl_stats_base(void)
 {
 	const char *b = getenv("GDIRECT_STATS_BASE");
 
-	return b && *b ? b : GD_STATS_BASE_DEFAULT;
+	return b && *b ? b : GDL_STATS_BASE_DEFAULT;
 }
 
-int gd_stats_dir_check(const char *dir, uid_t uid, char *why, size_t n)
+int gdl_stats_dir_check(const char *dir, uid_t uid, char *why, size_t n)
 {
 	struct stat st;
 
@@ -47,7 +47,7 @@ int gd_stats_dir_check(const char *dir, uid_t uid, char *why, size_t n)
 	return 0;
 }
 
-int gd_stats_dir_make(char *buf, size_t len, int *made_fresh, char *why,
+int gdl_stats_dir_make(char *buf, size_t len, int *made_fresh, char *why,
 		      size_t n)
 {
 	const char *dir = getenv("GDIRECT_STATS_DIR");
@@ -60,9 +60,9 @@ int gd_stats_dir_make(char *buf, size_t len, int *made_fresh, char *why,
 			snprintf(why, n, "GDIRECT_STATS_DIR is too long");
 			return -ENAMETOOLONG;
 		}
-		return gd_stats_dir_check(buf, uid, why, n);
+		return gdl_stats_dir_check(buf, uid, why, n);
 	}
-	if ((size_t)snprintf(buf, len, "%s/gdirect-%lu", gd_stats_base(),
+	if ((size_t)snprintf(buf, len, "%s/gdirect-%lu", gdl_stats_base(),
 			     (unsigned long)uid) >= len) {
 		snprintf(why, n, "GDIRECT_STATS_BASE is too long");
 		return -ENAMETOOLONG;
@@ -73,10 +73,10 @@ int gd_stats_dir_make(char *buf, size_t len, int *made_fresh, char *why,
 		snprintf(why, n, "cannot make %s: %s", buf, strerror(err));
 		return -err;
 	}
-	if (!gd_stats_dir_check(buf, uid, w, sizeof(w)))
+	if (!gdl_stats_dir_check(buf, uid, w, sizeof(w)))
 		return 0;
 	/* Someone else holds the name: a fresh directory of ours. */
-	if ((size_t)snprintf(buf, len, "%s/gdirect-%lu.XXXXXX", gd_stats_base(),
+	if ((size_t)snprintf(buf, len, "%s/gdirect-%lu.XXXXXX", gdl_stats_base(),
 			     (unsigned long)uid) >= len || !mkdtemp(buf)) {
 		int err = errno ? errno : ENAMETOOLONG;
 
@@ -88,7 +88,7 @@ int gd_stats_dir_make(char *buf, size_t len, int *made_fresh, char *why,
 	return 0;
 }
 
-long gd_stats_dir_uid(const char *name)
+long gdl_stats_dir_uid(const char *name)
 {
 	char num[24], w[100];
 	size_t k;
@@ -102,7 +102,7 @@ long gd_stats_dir_uid(const char *name)
 		return -1;
 	memcpy(num, name, k);
 	num[k] = '\0';
-	if (gd_parse_uint(num, 0, 0x7fffffff, &uid, w, sizeof(w)))
+	if (gdl_parse_uint(num, 0, 0x7fffffff, &uid, w, sizeof(w)))
 		return -1;
 	if (name[k] && strlen(name + k) != 7)	/* ".XXXXXX" */
 		return -1;

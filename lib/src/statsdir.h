@@ -12,33 +12,33 @@
  * is used only if it is a real directory (not a link) owned by its user
  * and not writable by group or others.
  */
-#ifndef GD_STATSDIR_H
-#define GD_STATSDIR_H
+#ifndef GDL_STATSDIR_H
+#define GDL_STATSDIR_H
 
 #include <stddef.h>
 #include <sys/types.h>
 
-#define GD_STATS_BASE_DEFAULT "/dev/shm"
+#define GDL_STATS_BASE_DEFAULT "/dev/shm"
 
 /* Bounds of a publishing period (GDIRECT_PUBLISH_INTERVAL_MS, and the
  * interval_ms line a reader believes). */
-#define GD_PUBLISH_MIN_MS 10
-#define GD_PUBLISH_MAX_MS 60000
+#define GDL_PUBLISH_MIN_MS 10
+#define GDL_PUBLISH_MAX_MS 60000
 
 /* $GDIRECT_STATS_BASE or /dev/shm. */
-const char *gd_stats_base(void);
+const char *gdl_stats_base(void);
 
 /* dir is a directory (not a link) owned by uid, not group/other-writable:
  * 0, or -errno with why[n]. */
-int gd_stats_dir_check(const char *dir, uid_t uid, char *why, size_t n);
+int gdl_stats_dir_check(const char *dir, uid_t uid, char *why, size_t n);
 
 /* The publisher's directory, made if needed, into buf: 0 or -errno with
  * why[n]. *made_fresh: a BASE/gdirect-UID.XXXXXX made for this process. */
-int gd_stats_dir_make(char *buf, size_t len, int *made_fresh, char *why,
+int gdl_stats_dir_make(char *buf, size_t len, int *made_fresh, char *why,
 		      size_t n);
 
 /* The uid of a per-user directory's name in BASE ("gdirect-UID" or
  * "gdirect-UID.XXXXXX"), or -1. */
-long gd_stats_dir_uid(const char *name);
+long gdl_stats_dir_uid(const char *name);
 
 #endif

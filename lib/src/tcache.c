@@ -9,24 +9,24 @@
 
 #include "epoch.h"
 
-static struct gd_tc_block blocks[GD_TC_BLOCKS];
+static struct gdl_tc_block blocks[GDL_TC_BLOCKS];
 static _Atomic unsigned blocks_used;	/* high-water mark of claimed blocks */
-struct gd_tc_block gd_tc_none;
-__thread struct gd_tc_block *gd_tc_mine
+struct gdl_tc_block gdl_tc_none;
+__thread struct gdl_tc_block *gdl_tc_mine
 	__attribute__((tls_model("initial-exec")));
-__thread struct gd_tc_ent *gd_tc_last
+__thread struct gdl_tc_ent *gdl_tc_last
 	__attribute__((tls_model("initial-exec")));
 
 static pthread_key_t tc_key;
 static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
 
 /* Nothing in b counts a reference any more. */
-static bool block_clean(struct gd_tc_block *b)
+static bool block_clean(struct gdl_tc_block *b)
 {
-	for (int i = 0; i < GD_TC_WAYS; i++) {
+	for (int i = 0; i < GDL_TC_WAYS; i++) {
 		uint64_t t = atomic_load(&b->e[i].tag);
 
-		if (t && !(t & GD_TC_GONE) && atomic_load(&b->e[i].n))
+		if (t && !(t & GDL_TC_GONE) && atomic_load(&b->e[i].n))
 			return false;
 	}
 	return true;
@@ -50,15 +50,15 @@ static bool block_clean(struct gd_tc_block *b)
  */
 static void tc_release(void *p)
 {
-	struct gd_tc_block *b = p;
+	struct gdl_tc_block *b = p;
 
-	gd_thread_exiting = true;
+	gdl_thread_exiting = true;
 	if (!block_clean(b) &&
 	    ++b->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS - 1 &&
 	    pthread_setspecific(tc_key, b) == 0)
 		return;
-	gd_tc_mine = &gd_tc_none;
-	gd_tc_last = NULL;
+	gdl_tc_mine = &gdl_tc_none;
+	gdl_tc_last = NULL;
 	atomic_store(&b->owned, 0);
 }
 
@@ -67,9 +67,9 @@ static void tc_key_make(void)
 	pthread_key_create(&tc_key, tc_release);
 }
 
-static void block_reset(struct gd_tc_block *b)
+static void block_reset(struct gdl_tc_block *b)
 {
-	for (int i = 0; i < GD_TC_WAYS; i++) {
+	for (int i = 0; i < GDL_TC_WAYS; i++) {
 		atomic_store(&b->e[i].tag, 0);
 		atomic_store(&b->e[i].n, 0);
 		atomic_store(&b->e[i].stamp, 0);
@@ -78,20 +78,20 @@ static void block_reset(struct gd_tc_block *b)
 		b->e[i].kgen = 0;
 		b->e[i].status = NULL;
 	}
-	for (int i = 0; i < GD_TC_HINTS; i++)
+	for (int i = 0; i < GDL_TC_HINTS; i++)
 		b->hint[i] = NULL;
 	b->exit_rounds = 0;
 }
 
-struct gd_tc_block *gd_tc_claim(void)
+struct gdl_tc_block *gdl_tc_claim(void)
 {
 	/* Readers' fence chosen before this thread's first acquisition. */
-	gd_epoch_init();
+	gdl_epoch_init();
 	pthread_once(&tc_once, tc_key_make);
-	if (gd_thread_exiting)
-		return gd_tc_mine = &gd_tc_none;
-	for (unsigned i = 0; i < GD_TC_BLOCKS; i++) {
-		struct gd_tc_block *b = &blocks[i];
+	if (gdl_thread_exiting)
+		return gdl_tc_mine = &gdl_tc_none;
+	for (unsigned i = 0; i < GDL_TC_BLOCKS; i++) {
+		struct gdl_tc_block *b = &blocks[i];
 		int zero = 0;
 
 		if (atomic_load_explicit(&b->owned, memory_order_relaxed) ||
@@ -107,19 +107,19 @@ struct gd_tc_block *gd_tc_claim(void)
 		while (hw < i + 1 &&
 		       !atomic_compare_exchange_weak(&blocks_used, &hw, i + 1))
 			;
-		return gd_tc_mine = b;
+		return gdl_tc_mine = b;
 	}
-	return gd_tc_mine = &gd_tc_none;
+	return gdl_tc_mine = &gdl_tc_none;
 }
 
-int64_t gd_tc_count(const struct gdirect_reg *r, uint64_t id, uint64_t *stamp)
+int64_t gdl_tc_count(const struct gdirect_reg *r, uint64_t id, uint64_t *stamp)
 {
-	unsigned hw = atomic_load(&blocks_used), w = gd_tc_way(r);
+	unsigned hw = atomic_load(&blocks_used), w = gdl_tc_way(r);
 	uint64_t newest = 0;
 	int64_t sum = 0;
 
 	for (unsigned i = 0; i < hw; i++) {
-		struct gd_tc_ent *e = &blocks[i].e[w];
+		struct gdl_tc_ent *e = &blocks[i].e[w];
 
 		if (atomic_load_explicit(&e->tag, memory_order_acquire) != id)
 			continue;
@@ -140,26 +140,26 @@ int64_t gd_tc_count(const struct gdirect_reg *r, uint64_t id, uint64_t *stamp)
 	return sum;
 }
 
-void gd_tc_gone(const struct gdirect_reg *r, uint64_t id)
+void gdl_tc_gone(const struct gdirect_reg *r, uint64_t id)
 {
-	unsigned hw = atomic_load(&blocks_used), w = gd_tc_way(r);
+	unsigned hw = atomic_load(&blocks_used), w = gdl_tc_way(r);
 
 	for (unsigned i = 0; i < hw; i++) {
 		uint64_t t = id;
 
 		atomic_compare_exchange_strong(&blocks[i].e[w].tag, &t,
-					       id | GD_TC_GONE);
+					       id | GDL_TC_GONE);
 	}
 }
 
-void gd_tc_atfork_child(void)
+void gdl_tc_atfork_child(void)
 {
 	unsigned hw = atomic_load(&blocks_used);
 
 	for (unsigned i = 0; i < hw; i++) {
 		block_reset(&blocks[i]);
-		gd_tc_last = NULL;
-		if (&blocks[i] != gd_tc_mine)
+		gdl_tc_last = NULL;
+		if (&blocks[i] != gdl_tc_mine)
 			atomic_store(&blocks[i].owned, 0);
 	}
 }

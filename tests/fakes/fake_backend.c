@@ -22,7 +22,7 @@ struct fpin {
 };
 
 struct fake {
-	struct gd_backend b;	/* first: gd_backend * <-> fake * */
+	struct gdl_backend b;	/* first: gdl_backend * <-> fake * */
 	struct fake_cfg cfg;
 	pthread_mutex_t lock;
 	uint32_t nslots;
@@ -31,7 +31,7 @@ struct fake {
 	uint64_t *ids;		/* MAX_IDS per slot, with buffer_id_at only */
 	uint32_t *free_slots;	/* a stack, low slots on top */
 	uint32_t nfree;
-	struct gd_revocation *ev;
+	struct gdl_revocation *ev;
 	unsigned nev;
 	uint64_t next_gen;
 	struct fake_stats st;
@@ -76,8 +76,8 @@ static bool over_budget(struct fake *f, uint64_t size)
 	return f->cfg.bar_bytes && f->st.bar_used + size > f->cfg.bar_bytes;
 }
 
-static int f_pin(struct gd_backend *b, uint64_t addr, uint64_t size,
-		 struct gd_pin *out)
+static int f_pin(struct gdl_backend *b, uint64_t addr, uint64_t size,
+		 struct gdl_pin *out)
 {
 	struct fake *f = (struct fake *)b;
 	uint64_t t0 = now_ns(), pin_ns, ids[MAX_IDS];
@@ -127,14 +127,14 @@ static int f_pin(struct gd_backend *b, uint64_t addr, uint64_t size,
 			    .handle = (++f->next_gen << 32) | slot };
 	if (f->ids)
 		memcpy(&f->ids[(size_t)slot * MAX_IDS], ids, nids * sizeof(ids[0]));
-	__atomic_store_n(&f->status[slot], GD_STATUS_PINNED, __ATOMIC_RELEASE);
+	__atomic_store_n(&f->status[slot], GDL_STATUS_PINNED, __ATOMIC_RELEASE);
 	f->st.pins++;
 	f->st.live++;
 	f->st.pin_ns_total += now_ns() - t0;
 	f->st.bar_used += size;
 	if (f->st.bar_used > f->st.bar_peak)
 		f->st.bar_peak = f->st.bar_used;
-	*out = (struct gd_pin){ .handle = p->handle, .addr = addr, .size = size,
+	*out = (struct gdl_pin){ .handle = p->handle, .addr = addr, .size = size,
 				.mmap_offset = (uint64_t)slot << 16,
 				.slot = slot };
 	pthread_mutex_unlock(&f->lock);
@@ -143,7 +143,7 @@ static int f_pin(struct gd_backend *b, uint64_t addr, uint64_t size,
 	return 0;
 }
 
-static int f_unpin(struct gd_backend *b, uint64_t handle)
+static int f_unpin(struct gdl_backend *b, uint64_t handle)
 {
 	struct fake *f = (struct fake *)b;
 	uint64_t unpin_ns;
@@ -166,7 +166,7 @@ static int f_unpin(struct gd_backend *b, uint64_t handle)
 	f->st.unpins++;
 	f->st.live--;
 	/* Revoked pins already gave their BAR space back. */
-	if (f->status[s] == GD_STATUS_PINNED)
+	if (f->status[s] == GDL_STATUS_PINNED)
 		f->st.bar_used -= f->pins[s].size;
 	__atomic_store_n(&f->status[s], 0, __ATOMIC_RELEASE);
 	f->free_slots[f->nfree++] = s;
@@ -175,7 +175,7 @@ static int f_unpin(struct gd_backend *b, uint64_t handle)
 }
 
 /* The fake's "GPU memory" is host memory: the BAR mapping is the memory. */
-static void *f_map(struct gd_backend *b, const struct gd_pin *p)
+static void *f_map(struct gdl_backend *b, const struct gdl_pin *p)
 {
 	struct fake *f = (struct fake *)b;
 	void *m;
@@ -194,7 +194,7 @@ static void *f_map(struct gd_backend *b, const struct gd_pin *p)
 	return m;
 }
 
-static void f_unmap(struct gd_backend *b, void *addr, size_t len)
+static void f_unmap(struct gdl_backend *b, void *addr, size_t len)
 {
 	struct fake *f = (struct fake *)b;
 
@@ -202,7 +202,7 @@ static void f_unmap(struct gd_backend *b, void *addr, size_t len)
 		munmap(addr, len);
 }
 
-static int f_read_events(struct gd_backend *b, struct gd_revocation *ev, int max)
+static int f_read_events(struct gdl_backend *b, struct gdl_revocation *ev, int max)
 {
 	struct fake *f = (struct fake *)b;
 	int n;
@@ -216,7 +216,7 @@ static int f_read_events(struct gd_backend *b, struct gd_revocation *ev, int max
 	return n;
 }
 
-void fake_backend_free(struct gd_backend *b)
+void fake_backend_free(struct gdl_backend *b)
 {
 	struct fake *f = (struct fake *)b;
 
@@ -233,7 +233,7 @@ void fake_backend_free(struct gd_backend *b)
 	free(f);
 }
 
-static void f_destroy(struct gd_backend *b)
+static void f_destroy(struct gdl_backend *b)
 {
 	struct fake *f = (struct fake *)b;
 
@@ -248,7 +248,7 @@ static void f_destroy(struct gd_backend *b)
 	fake_backend_free(b);
 }
 
-static const struct gd_backend_ops fake_ops = {
+static const struct gdl_backend_ops fake_ops = {
 	.name = "fake",
 	.pin = f_pin,
 	.unpin = f_unpin,
@@ -258,7 +258,7 @@ static const struct gd_backend_ops fake_ops = {
 	.destroy = f_destroy,
 };
 
-int fake_backend_revoke(struct gd_backend *b, uint64_t addr, uint64_t len)
+int fake_backend_revoke(struct gdl_backend *b, uint64_t addr, uint64_t len)
 {
 	struct fake *f = (struct fake *)b;
 	int n = 0;
@@ -267,13 +267,13 @@ int fake_backend_revoke(struct gd_backend *b, uint64_t addr, uint64_t len)
 	for (uint32_t i = 1; i < f->nslots; i++) {
 		struct fpin *p = &f->pins[i];
 
-		if (!p->live || f->status[i] != GD_STATUS_PINNED ||
+		if (!p->live || f->status[i] != GDL_STATUS_PINNED ||
 		    p->addr >= addr + len || addr >= p->addr + p->size)
 			continue;
-		__atomic_store_n(&f->status[i], GD_STATUS_REVOKED,
+		__atomic_store_n(&f->status[i], GDL_STATUS_REVOKED,
 				 __ATOMIC_RELEASE);
 		f->st.bar_used -= p->size;
-		f->ev[f->nev++] = (struct gd_revocation){ p->handle, p->addr,
+		f->ev[f->nev++] = (struct gdl_revocation){ p->handle, p->addr,
 							  p->size, i };
 		n++;
 	}
@@ -297,7 +297,7 @@ static void on_free(uint64_t base, uint64_t size, void *arg)
 		fake_backend_revoke(&f->b, base, size);
 }
 
-struct gd_backend *fake_backend_new(const struct fake_cfg *cfg)
+struct gdl_backend *fake_backend_new(const struct fake_cfg *cfg)
 {
 	struct fake *f = calloc(1, sizeof(*f));
 	uint32_t n = cfg->nslots ? cfg->nslots : DEFAULT_SLOTS;
@@ -331,7 +331,7 @@ struct gd_backend *fake_backend_new(const struct fake_cfg *cfg)
 	return &f->b;
 }
 
-void fake_backend_stats(struct gd_backend *b, struct fake_stats *st)
+void fake_backend_stats(struct gdl_backend *b, struct fake_stats *st)
 {
 	struct fake *f = (struct fake *)b;
 
@@ -340,7 +340,7 @@ void fake_backend_stats(struct gd_backend *b, struct fake_stats *st)
 	pthread_mutex_unlock(&f->lock);
 }
 
-void fake_backend_reset_stats(struct gd_backend *b)
+void fake_backend_reset_stats(struct gdl_backend *b)
 {
 	struct fake *f = (struct fake *)b;
 
@@ -351,7 +351,7 @@ void fake_backend_reset_stats(struct gd_backend *b)
 	pthread_mutex_unlock(&f->lock);
 }
 
-void fake_backend_set_costs(struct gd_backend *b, uint64_t pin_ns,
+void fake_backend_set_costs(struct gdl_backend *b, uint64_t pin_ns,
 			    uint64_t unpin_ns)
 {
 	struct fake *f = (struct fake *)b;
@@ -362,7 +362,7 @@ void fake_backend_set_costs(struct gd_backend *b, uint64_t pin_ns,
 	pthread_mutex_unlock(&f->lock);
 }
 
-void fake_backend_set_budget(struct gd_backend *b, uint64_t bar_bytes)
+void fake_backend_set_budget(struct gdl_backend *b, uint64_t bar_bytes)
 {
 	struct fake *f = (struct fake *)b;
 
@@ -371,12 +371,12 @@ void fake_backend_set_budget(struct gd_backend *b, uint64_t bar_bytes)
 	pthread_mutex_unlock(&f->lock);
 }
 
-unsigned fake_backend_pins_in_flight(struct gd_backend *b)
+unsigned fake_backend_pins_in_flight(struct gdl_backend *b)
 {
 	return atomic_load(&((struct fake *)b)->in_flight);
 }
 
-bool fake_backend_pin_covers(struct gd_backend *b, uint64_t h, uint64_t id)
+bool fake_backend_pin_covers(struct gdl_backend *b, uint64_t h, uint64_t id)
 {
 	struct fake *f = (struct fake *)b;
 	bool yes = false;
@@ -390,7 +390,7 @@ bool fake_backend_pin_covers(struct gd_backend *b, uint64_t h, uint64_t id)
 	return yes;
 }
 
-bool fake_backend_pin_fresh(struct gd_backend *b, uint64_t h, uint64_t a)
+bool fake_backend_pin_fresh(struct gdl_backend *b, uint64_t h, uint64_t a)
 {
 	struct fake *f = (struct fake *)b;
 	bool yes = false;

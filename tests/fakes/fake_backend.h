@@ -58,12 +58,12 @@ struct fake_cfg {
 };
 
 /* A new backend; NULL if out of memory. */
-struct gd_backend *fake_backend_new(const struct fake_cfg *cfg);
+struct gdl_backend *fake_backend_new(const struct fake_cfg *cfg);
 /* Frees a shared backend, with no check of what is left pinned. */
-void fake_backend_free(struct gd_backend *b);
+void fake_backend_free(struct gdl_backend *b);
 
 /* Revoke every pin overlapping [addr, addr+len); returns how many. */
-int fake_backend_revoke(struct gd_backend *b, uint64_t addr, uint64_t len);
+int fake_backend_revoke(struct gdl_backend *b, uint64_t addr, uint64_t len);
 
 struct fake_stats {
 	unsigned long pins, unpins, enomem, bad_unpins;
@@ -72,20 +72,20 @@ struct fake_stats {
 	unsigned long live;
 };
 /* A copy of the counters. */
-void fake_backend_stats(struct gd_backend *b, struct fake_stats *st);
+void fake_backend_stats(struct gdl_backend *b, struct fake_stats *st);
 /* Zeroes pins, unpins, enomem and pin time; the peak restarts from now. */
-void fake_backend_reset_stats(struct gd_backend *b);
+void fake_backend_reset_stats(struct gdl_backend *b);
 /* Sets the costs of later pins and unpins. */
-void fake_backend_set_costs(struct gd_backend *b, uint64_t pin_ns,
+void fake_backend_set_costs(struct gdl_backend *b, uint64_t pin_ns,
 			    uint64_t unpin_ns);
 /* Sets the BAR budget of later pins (0: unlimited). */
-void fake_backend_set_budget(struct gd_backend *b, uint64_t bar_bytes);
+void fake_backend_set_budget(struct gdl_backend *b, uint64_t bar_bytes);
 /* Pins paying their cost right now. */
-unsigned fake_backend_pins_in_flight(struct gd_backend *b);
+unsigned fake_backend_pins_in_flight(struct gdl_backend *b);
 
 /* The pin behind kernel handle h covered the allocation with buffer id id
  * when it was made (the no-stale-registration oracle; needs buffer_id_at). */
-bool fake_backend_pin_covers(struct gd_backend *b, uint64_t h, uint64_t id);
+bool fake_backend_pin_covers(struct gdl_backend *b, uint64_t h, uint64_t id);
 
 /*
  * The pin behind kernel handle h is still good for address a: a lies in
@@ -94,12 +94,12 @@ bool fake_backend_pin_covers(struct gd_backend *b, uint64_t h, uint64_t id);
  * This is the no-stale-registration oracle for memory packed several
  * allocations to a page; it needs buffer_id_at.
  */
-bool fake_backend_pin_fresh(struct gd_backend *b, uint64_t h, uint64_t a);
+bool fake_backend_pin_fresh(struct gdl_backend *b, uint64_t h, uint64_t a);
 
 /* Create a context over a fake backend (GDIRECT_PRIVATE entry point). */
 struct gdirect_ctx;
 struct gdirect_params;
-int gd_ctx_create_backend(const struct gdirect_params *p, struct gd_backend *b,
+int gd_ctx_create_backend(const struct gdirect_params *p, struct gdl_backend *b,
 			  struct gdirect_ctx **out);
 
 #endif

@@ -29,7 +29,7 @@ static uint64_t next_rand(uint64_t *s)
 	return *s * 2685821657736338717ULL;
 }
 
-int gd_bench_cache(int buffers, uint64_t buf_size, int accesses, int max_regions,
+int gdcli_bench_cache(int buffers, uint64_t buf_size, int accesses, int max_regions,
 		   struct cache_result *res)
 {
 	uint64_t *bufs = calloc((size_t)buffers, sizeof(*bufs)), seed = 0x9e3779b97f4a7c15ULL;
@@ -51,7 +51,7 @@ int gd_bench_cache(int buffers, uint64_t buf_size, int accesses, int max_regions
 		goto out;
 	}
 	for (i = 0; i < buffers; i++) {
-		err = gd_cuda_alloc(buf_size, &bufs[i]);
+		err = gdcli_cuda_alloc(buf_size, &bufs[i]);
 		if (err) {
 			fprintf(stderr, "gdirect bench: GPU allocation %d of %d failed\n", i + 1, buffers);
 			goto out;
@@ -73,11 +73,11 @@ int gd_bench_cache(int buffers, uint64_t buf_size, int accesses, int max_regions
 		double t0, t;
 
 		gdirect_stats(ctx, &st);
-		t0 = gd_now_ns();
+		t0 = gdcli_now_ns();
 		err = gdirect_reg_get(ctx, (const void *)(uintptr_t)bufs[b], buf_size, 0, &reg);
 		if (!err)
 			gdirect_reg_put(reg);
-		t = gd_now_ns() - t0;
+		t = gdcli_now_ns() - t0;
 		if (err) {
 			fprintf(stderr, "gdirect bench: gdirect_reg_get: %s\n", gdirect_errmsg());
 			goto out;
@@ -94,21 +94,21 @@ int gd_bench_cache(int buffers, uint64_t buf_size, int accesses, int max_regions
 	res->evictions = st1.evictions - st0.evictions;
 	res->pins = st1.pins - st0.pins;
 	res->unpins = st1.unpins - st0.unpins;
-	gd_summarise(th, nh, &res->hit);
-	gd_summarise(tm, nm, &res->miss);
+	gdcli_summarise(th, nh, &res->hit);
+	gdcli_summarise(tm, nm, &res->miss);
 out:
 	if (ctx)
 		gdirect_ctx_destroy(ctx);
 	for (i = 0; bufs && i < buffers; i++)
 		if (bufs[i])
-			gd_cuda_free(bufs[i]);
+			gdcli_cuda_free(bufs[i]);
 	free(bufs);
 	free(th);
 	free(tm);
 	return err;
 }
 
-void gd_bench_cache_print(const struct cache_result *r)
+void gdcli_bench_cache_print(const struct cache_result *r)
 {
 	printf("registration cache (libgdirect) on a trace: %d accesses to %d buffers of %llu KiB,\n"
 	       "90%% to %d hot ones; cache limit %d regions%s\n",
@@ -128,30 +128,30 @@ void gd_bench_cache_print(const struct cache_result *r)
 	       r->miss.median / 1e3, r->miss.p99 / 1e3, r->miss.max / 1e3);
 }
 
-void gd_json_summary(struct gd_json *j, const char *key, const struct gd_summary *s)
+void gdcli_json_summary(struct gdcli_json *j, const char *key, const struct gdcli_summary *s)
 {
-	gd_json_obj(j, key);
-	gd_json_u64(j, "samples", s->n);
-	gd_json_dbl(j, "min_us", s->min / 1e3);
-	gd_json_dbl(j, "median_us", s->median / 1e3);
-	gd_json_dbl(j, "p99_us", s->p99 / 1e3);
-	gd_json_dbl(j, "max_us", s->max / 1e3);
-	gd_json_end(j, '}');
+	gdcli_json_obj(j, key);
+	gdcli_json_u64(j, "samples", s->n);
+	gdcli_json_dbl(j, "min_us", s->min / 1e3);
+	gdcli_json_dbl(j, "median_us", s->median / 1e3);
+	gdcli_json_dbl(j, "p99_us", s->p99 / 1e3);
+	gdcli_json_dbl(j, "max_us", s->max / 1e3);
+	gdcli_json_end(j, '}');
 }
 
-void gd_bench_cache_json(struct gd_json *j, const struct cache_result *r)
+void gdcli_bench_cache_json(struct gdcli_json *j, const struct cache_result *r)
 {
-	gd_json_obj(j, "cache");
-	gd_json_int(j, "buffers", r->buffers);
-	gd_json_u64(j, "buffer_size", r->buf_size);
-	gd_json_int(j, "accesses", r->accesses);
-	gd_json_int(j, "max_regions", r->max_regions);
-	gd_json_u64(j, "hits", r->hits);
-	gd_json_u64(j, "misses", r->misses);
-	gd_json_u64(j, "evictions", r->evictions);
-	gd_json_u64(j, "pins", r->pins);
-	gd_json_u64(j, "unpins", r->unpins);
-	gd_json_summary(j, "hit", &r->hit);
-	gd_json_summary(j, "miss", &r->miss);
-	gd_json_end(j, '}');
+	gdcli_json_obj(j, "cache");
+	gdcli_json_int(j, "buffers", r->buffers);
+	gdcli_json_u64(j, "buffer_size", r->buf_size);
+	gdcli_json_int(j, "accesses", r->accesses);
+	gdcli_json_int(j, "max_regions", r->max_regions);
+	gdcli_json_u64(j, "hits", r->hits);
+	gdcli_json_u64(j, "misses", r->misses);
+	gdcli_json_u64(j, "evictions", r->evictions);
+	gdcli_json_u64(j, "pins", r->pins);
+	gdcli_json_u64(j, "unpins", r->unpins);
+	gdcli_json_summary(j, "hit", &r->hit);
+	gdcli_json_summary(j, "miss", &r->miss);
+	gdcli_json_end(j, '}');
 }

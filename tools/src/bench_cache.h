@@ -12,7 +12,7 @@ struct cache_result {
 	int buffers, accesses, max_regions;
 	uint64_t buf_size;
 	uint64_t hits, misses, evictions, pins, unpins;
-	struct gd_summary hit, miss;	/* ns per gdirect_reg_get + put */
+	struct gdcli_summary hit, miss;	/* ns per gdirect_reg_get + put */
 };
 
 /*
@@ -21,13 +21,13 @@ struct cache_result {
  * with the cache limited to max_regions (0: unlimited).  CUDA must be open.
  * 0, or -errno with a reason printed.
  */
-int gd_bench_cache(int buffers, uint64_t buf_size, int accesses, int max_regions,
+int gdcli_bench_cache(int buffers, uint64_t buf_size, int accesses, int max_regions,
 		   struct cache_result *res);
 
-void gd_bench_cache_print(const struct cache_result *res);
+void gdcli_bench_cache_print(const struct cache_result *res);
 /* A latency summary as a JSON object, in microseconds. */
-void gd_json_summary(struct gd_json *j, const char *key, const struct gd_summary *s);
+void gdcli_json_summary(struct gdcli_json *j, const char *key, const struct gdcli_summary *s);
 
-void gd_bench_cache_json(struct gd_json *j, const struct cache_result *res);
+void gdcli_bench_cache_json(struct gdcli_json *j, const struct cache_result *res);
 
 #endif

@@ -51,7 +51,7 @@ struct bench_opts {
 
 struct copy_row {
 	size_t size;
-	struct gd_summary wr, rd;	/* latency, ns */
+	struct gdcli_summary wr, rd;	/* latency, ns */
 	double wr_bw, rd_bw;		/* MB/s (10^6 bytes/s) at the median */
 };
 
@@ -60,7 +60,7 @@ struct bench {
 	int fd;
 	uint64_t dptr;
 	size_t alloc;
-	struct gd_summary pin[MAX_SIZES], unpin[MAX_SIZES];
+	struct gdcli_summary pin[MAX_SIZES], unpin[MAX_SIZES];
 	struct copy_row copy[MAX_SIZES];
 	int ncopy;
 	int verified;		/* read back what was written: 1 ok, -1 mismatch */
@@ -109,21 +109,21 @@ static int bench_pin(struct bench *b)
 	for (s = 0; s < b->o.npin && !err; s++) {
 		size_t size = b->o.pin_sizes[s];
 
-		progress("pin/unpin %s x %d (%d/%d)", gd_fmt_bytes(size, sz, sizeof(sz)),
+		progress("pin/unpin %s x %d (%d/%d)", gdcli_fmt_bytes(size, sz, sizeof(sz)),
 			 b->o.iters, s + 1, b->o.npin);
 		for (i = 0; i < b->o.iters; i++) {
 			struct gdirect_pin p;
-			double t0 = gd_now_ns(), t1, t2;
+			double t0 = gdcli_now_ns(), t1, t2;
 
 			err = pin(b->fd, b->dptr, size, &p);
-			t1 = gd_now_ns();
+			t1 = gdcli_now_ns();
 			if (err) {
 				fprintf(stderr, "gdirect bench: pin of %zu bytes failed: %s\n",
 					size, strerror(-err));
 				break;
 			}
 			err = unpin(b->fd, p.handle);
-			t2 = gd_now_ns();
+			t2 = gdcli_now_ns();
 			if (err) {
 				fprintf(stderr, "gdirect bench: unpin failed: %s\n", strerror(-err));
 				break;
@@ -132,8 +132,8 @@ static int bench_pin(struct bench *b)
 			tu[i] = t2 - t1;
 		}
 		if (!err) {
-			gd_summarise(tp, (size_t)b->o.iters, &b->pin[s]);
-			gd_summarise(tu, (size_t)b->o.iters, &b->unpin[s]);
+			gdcli_summarise(tp, (size_t)b->o.iters, &b->pin[s]);
+			gdcli_summarise(tu, (size_t)b->o.iters, &b->unpin[s]);
 		}
 	}
 	free(tp);
@@ -143,7 +143,7 @@ static int bench_pin(struct bench *b)
 
 /* Time one direction at one size until the budget or 100000 samples. */
 static void time_copy(void *map, void *host, size_t size, int to_gpu, double budget_ns,
-		      struct gd_summary *sum, double *bw)
+		      struct gdcli_summary *sum, double *bw)
 {
 	size_t cap = 100000, n = 0;
 	double *t = malloc(cap * sizeof(double)), start;
@@ -158,18 +158,18 @@ static void time_copy(void *map, void *host, size_t size, int to_gpu, double bud
 		gdirect_copy_to_mapping(map, host, size);
 	else
 		gdirect_copy_from_mapping(host, map, size);
-	start = gd_now_ns();
+	start = gdcli_now_ns();
 	do {
-		double t0 = gd_now_ns();
+		double t0 = gdcli_now_ns();
 
 		if (to_gpu)
 			gdirect_copy_to_mapping(map, host, size);
 		else
 			gdirect_copy_from_mapping(host, map, size);
-		t[n] = gd_now_ns() - t0;
+		t[n] = gdcli_now_ns() - t0;
 		n++;
-	} while (n < cap && (n < 3 || gd_now_ns() - start < budget_ns));
-	gd_summarise(t, n, sum);
+	} while (n < cap && (n < 3 || gdcli_now_ns() - start < budget_ns));
+	gdcli_summarise(t, n, sum);
 	/* From the median, not the mean: one preemption in a short run would
 	 * otherwise halve the figure. */
 	*bw = sum->median > 0 ? (double)size / sum->median * 1e3 : 0;	/* MB/s */
@@ -215,7 +215,7 @@ static int bench_copy(struct bench *b)
 	for (size = 1, b->ncopy = 0; size <= b->o.max_size && b->ncopy < MAX_SIZES; size <<= 1) {
 		struct copy_row *row = &b->copy[b->ncopy++];
 
-		progress("copy %s to and from the BAR mapping", gd_fmt_bytes(size, sz, sizeof(sz)));
+		progress("copy %s to and from the BAR mapping", gdcli_fmt_bytes(size, sz, sizeof(sz)));
 		row->size = size;
 		time_copy(map, host, size, 1, b->o.time_ms * 1e6, &row->wr, &row->wr_bw);
 		time_copy(map, host, size, 0, b->o.time_ms * 1e6, &row->rd, &row->rd_bw);
@@ -239,7 +239,7 @@ static void print_text(const struct bench *b)
 		       b->o.iters);
 		printf("%10s  %-5s %10s %10s %10s %10s\n", "size", "", "min", "median", "p99", "max");
 		for (i = 0; i < b->o.npin; i++) {
-			gd_fmt_bytes(b->o.pin_sizes[i], sz, sizeof(sz));
+			gdcli_fmt_bytes(b->o.pin_sizes[i], sz, sizeof(sz));
 			printf("%10s  %-5s %10.2f %10.2f %10.2f %10.2f\n", sz, "pin",
 			       b->pin[i].min / 1e3, b->pin[i].median / 1e3,
 			       b->pin[i].p99 / 1e3, b->pin[i].max / 1e3);
@@ -251,7 +251,7 @@ static void print_text(const struct bench *b)
 	if (b->o.do_cache) {
 		if (b->o.do_pin)
 			printf("\n");
-		gd_bench_cache_print(&b->cache);
+		gdcli_bench_cache_print(&b->cache);
 	}
 	if (b->o.do_copy) {
 		if (b->o.do_pin || b->o.do_cache)
@@ -266,7 +266,7 @@ static void print_text(const struct bench *b)
 		for (i = 0; i < b->ncopy; i++) {
 			const struct copy_row *r = &b->copy[i];
 
-			gd_fmt_bytes(r->size, sz, sizeof(sz));
+			gdcli_fmt_bytes(r->size, sz, sizeof(sz));
 			printf("%10s  %10.3f %10.3f %10.1f  %10.3f %10.3f %10.1f\n", sz,
 			       r->wr.median / 1e3, r->wr.min / 1e3, r->wr_bw,
 			       r->rd.median / 1e3, r->rd.min / 1e3, r->rd_bw);
@@ -276,43 +276,43 @@ static void print_text(const struct bench *b)
 
 static void print_json(const struct bench *b)
 {
-	struct gd_json j;
+	struct gdcli_json j;
 	int i;
 
-	gd_json_init(&j, stdout);
-	gd_json_obj(&j, NULL);
+	gdcli_json_init(&j, stdout);
+	gdcli_json_obj(&j, NULL);
 	if (b->o.do_pin) {
-		gd_json_arr(&j, "pin");
+		gdcli_json_arr(&j, "pin");
 		for (i = 0; i < b->o.npin; i++) {
-			gd_json_obj(&j, NULL);
-			gd_json_u64(&j, "size", b->o.pin_sizes[i]);
-			gd_json_summary(&j, "pin", &b->pin[i]);
-			gd_json_summary(&j, "unpin", &b->unpin[i]);
-			gd_json_end(&j, '}');
+			gdcli_json_obj(&j, NULL);
+			gdcli_json_u64(&j, "size", b->o.pin_sizes[i]);
+			gdcli_json_summary(&j, "pin", &b->pin[i]);
+			gdcli_json_summary(&j, "unpin", &b->unpin[i]);
+			gdcli_json_end(&j, '}');
 		}
-		gd_json_end(&j, ']');
+		gdcli_json_end(&j, ']');
 	}
 	if (b->o.do_cache)
-		gd_bench_cache_json(&j, &b->cache);
+		gdcli_bench_cache_json(&j, &b->cache);
 	if (b->o.do_copy) {
-		gd_json_str(&j, "copy_impl", gdirect_copy_impl());
-		gd_json_bool(&j, "data_verified", b->verified > 0);
-		gd_json_arr(&j, "copy");
+		gdcli_json_str(&j, "copy_impl", gdirect_copy_impl());
+		gdcli_json_bool(&j, "data_verified", b->verified > 0);
+		gdcli_json_arr(&j, "copy");
 		for (i = 0; i < b->ncopy; i++) {
 			const struct copy_row *r = &b->copy[i];
 
-			gd_json_obj(&j, NULL);
-			gd_json_u64(&j, "size", r->size);
-			gd_json_summary(&j, "write", &r->wr);
-			gd_json_dbl(&j, "write_mb_s", r->wr_bw);
-			gd_json_summary(&j, "read", &r->rd);
-			gd_json_dbl(&j, "read_mb_s", r->rd_bw);
-			gd_json_end(&j, '}');
+			gdcli_json_obj(&j, NULL);
+			gdcli_json_u64(&j, "size", r->size);
+			gdcli_json_summary(&j, "write", &r->wr);
+			gdcli_json_dbl(&j, "write_mb_s", r->wr_bw);
+			gdcli_json_summary(&j, "read", &r->rd);
+			gdcli_json_dbl(&j, "read_mb_s", r->rd_bw);
+			gdcli_json_end(&j, '}');
 		}
-		gd_json_end(&j, ']');
+		gdcli_json_end(&j, ']');
 	}
-	gd_json_end(&j, '}');
-	gd_json_done(&j);
+	gdcli_json_end(&j, '}');
+	gdcli_json_done(&j);
 }
 
 /* --name VALUE, strictly (lib/src/parse.c): 0, or -EINVAL with a message. */
@@ -321,7 +321,7 @@ static int arg_size(const char *name, const char *s, uint64_t min, size_t *out)
 	char why[200];
 	uint64_t v;
 
-	if (gd_parse_size(s, min, BENCH_MAX_BYTES, &v, why, sizeof(why))) {
+	if (gdl_parse_size(s, min, BENCH_MAX_BYTES, &v, why, sizeof(why))) {
 		fprintf(stderr, "gdirect bench: %s: %s\n", name, why);
 		return -EINVAL;
 	}
@@ -335,7 +335,7 @@ static int arg_int(const char *name, const char *s, uint64_t min, uint64_t max,
 	char why[200];
 	uint64_t v;
 
-	if (gd_parse_uint(s, min, max, &v, why, sizeof(why))) {
+	if (gdl_parse_uint(s, min, max, &v, why, sizeof(why))) {
 		fprintf(stderr, "gdirect bench: %s: %s\n", name, why);
 		return -EINVAL;
 	}
@@ -382,10 +382,10 @@ static void usage(FILE *f)
 		"                   accesses (default 2000), cache limit (default 32)\n");
 }
 
-int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
+int gdcli_cmd_bench(int argc, char **argv, struct gdcli_roots *r)
 {
 	static const struct option opts[] = {
-		GD_COMMON_LONGOPTS,
+		GDCLI_COMMON_LONGOPTS,
 		{ "iters", required_argument, NULL, 'n' },
 		{ "pin-sizes", required_argument, NULL, 's' },
 		{ "max-size", required_argument, NULL, 'm' },
@@ -397,7 +397,7 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct bench b;
-	char path[GD_PATH_MAX], err[256], defsizes[] = "64k,1M,8M";
+	char path[GDCLI_PATH_MAX], err[256], defsizes[] = "64k,1M,8M";
 	size_t need;
 	int c, i, ret, ms;
 
@@ -412,7 +412,7 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 	parse_sizes(defsizes, &b.o);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (gd_common_opt(c, optarg, r))
+		if (gdcli_common_opt(c, optarg, r))
 			continue;
 		switch (c) {
 		case OPT_JSON: b.o.json = 1; break;
@@ -461,7 +461,7 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 			goto bad;
 		}
 	}
-	if (gd_path(path, sizeof(path), "%s/gdirect", r->dev))
+	if (gdcli_path(path, sizeof(path), "%s/gdirect", r->dev))
 		return 1;
 	b.fd = open(path, O_RDWR | O_CLOEXEC);
 	if (b.fd < 0) {
@@ -470,7 +470,7 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 		       "nothing measured\n", path, strerror(errno));
 		return EXIT_SKIP;
 	}
-	ret = gd_cuda_open(err, sizeof(err));
+	ret = gdcli_cuda_open(err, sizeof(err));
 	if (ret) {
 		printf("gdirect bench: %s; no GPU memory to pin, nothing measured\n", err);
 		close(b.fd);
@@ -483,10 +483,10 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 	if (need == 0)
 		need = GDIRECT_GPU_PAGE_SIZE;
 	b.alloc = (need + GDIRECT_GPU_PAGE_SIZE - 1) & ~(size_t)(GDIRECT_GPU_PAGE_SIZE - 1);
-	ret = gd_cuda_alloc(b.alloc, &b.dptr);
+	ret = gdcli_cuda_alloc(b.alloc, &b.dptr);
 	if (ret) {
 		fprintf(stderr, "gdirect bench: cannot allocate %zu bytes of GPU memory\n", b.alloc);
-		gd_cuda_close();
+		gdcli_cuda_close();
 		close(b.fd);
 		return 1;
 	}
@@ -496,13 +496,13 @@ int gd_cmd_bench(int argc, char **argv, struct gd_roots *r)
 	if (!ret && b.o.do_cache) {
 		progress("registration cache: %d accesses to %d buffers", b.o.cache_accesses,
 			 b.o.cache_buffers);
-		ret = gd_bench_cache(b.o.cache_buffers, GDIRECT_GPU_PAGE_SIZE, b.o.cache_accesses,
+		ret = gdcli_bench_cache(b.o.cache_buffers, GDIRECT_GPU_PAGE_SIZE, b.o.cache_accesses,
 				     b.o.cache_max_regions, &b.cache);
 	}
 	if (!ret && b.o.do_copy)
 		ret = bench_copy(&b);
-	gd_cuda_free(b.dptr);
-	gd_cuda_close();
+	gdcli_cuda_free(b.dptr);
+	gdcli_cuda_close();
 	close(b.fd);
 	if (ret)
 		return 1;

@@ -14,7 +14,7 @@
 
 #include "tool.h"
 
-int gd_cmd_demo(int argc, char **argv, struct gd_roots *r)
+int gdcli_cmd_demo(int argc, char **argv, struct gdcli_roots *r)
 {
 	static char *const flow[] = { "demo-flow", NULL };
 

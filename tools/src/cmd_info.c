@@ -24,24 +24,24 @@
 #define MAX_WARN 8
 
 struct gpu_report {
-	struct gd_gpu gpu;
+	struct gdcli_gpu gpu;
 	const char *bar1_source;	/* "nvml", "emulator", NULL: unknown */
 	char bar1_error[128];
 	uint64_t bar1_total, bar1_reserved, bar1_used, bar1_free;
 	int have_reserved;
-	struct gd_iommu iommu;
+	struct gdcli_iommu iommu;
 	int have_path;
-	struct gd_path path;
+	struct gdcli_path path;
 };
 
 struct report {
-	struct gd_provider prov;
-	struct gd_iommu iommu;		/* system default */
+	struct gdcli_provider prov;
+	struct gdcli_iommu iommu;		/* system default */
 	int ngpus;
 	struct gpu_report gpus[MAX_GPUS];
 	const char *peer;
-	struct gd_pcidev peer_dev;
-	struct gd_iommu peer_iommu;
+	struct gdcli_pcidev peer_dev;
+	struct gdcli_iommu peer_iommu;
 	const char *warn[MAX_WARN];
 	int nwarn;
 };
@@ -61,12 +61,12 @@ static void warn(struct report *rep, const char *w)
 
 static void gather_bar1(struct report *rep, struct gpu_report *g)
 {
-	const struct gd_provider *p = &rep->prov;
+	const struct gdcli_provider *p = &rep->prov;
 
-	if (g->gpu.kind == GD_GPU_NVIDIA) {
-		struct gd_nvml_bar1 b;
+	if (g->gpu.kind == GDCLI_GPU_NVIDIA) {
+		struct gdcli_nvml_bar1 b;
 
-		if (!gd_nvml_bar1(g->gpu.pci.bdf, &b, g->bar1_error, sizeof(g->bar1_error))) {
+		if (!gdcli_nvml_bar1(g->gpu.pci.bdf, &b, g->bar1_error, sizeof(g->bar1_error))) {
 			g->bar1_source = "nvml";
 			g->bar1_total = b.total;
 			g->bar1_used = b.used;
@@ -92,25 +92,25 @@ static void gather_bar1(struct report *rep, struct gpu_report *g)
 	}
 }
 
-static int gather(struct report *rep, const struct gd_roots *r)
+static int gather(struct report *rep, const struct gdcli_roots *r)
 {
-	struct gd_gpu *gpus = calloc(MAX_GPUS, sizeof(*gpus));
+	struct gdcli_gpu *gpus = calloc(MAX_GPUS, sizeof(*gpus));
 	int i, err;
 
 	if (!gpus)
 		return -ENOMEM;
-	gd_provider_probe(r, &rep->prov);
-	gd_iommu_probe(r, NULL, &rep->iommu);
-	rep->ngpus = gd_find_gpus(r, gpus, MAX_GPUS);
+	gdcli_provider_probe(r, &rep->prov);
+	gdcli_iommu_probe(r, NULL, &rep->iommu);
+	rep->ngpus = gdcli_find_gpus(r, gpus, MAX_GPUS);
 	if (rep->peer) {
-		err = gd_pci_read(r, rep->peer, &rep->peer_dev);
+		err = gdcli_pci_read(r, rep->peer, &rep->peer_dev);
 		if (err) {
 			fprintf(stderr, "gdirect: no PCI device %s%s\n", rep->peer,
 				err == -EINVAL ? " (want DDDD:BB:DD.F)" : "");
 			free(gpus);
 			return err;
 		}
-		gd_iommu_probe(r, rep->peer, &rep->peer_iommu);
+		gdcli_iommu_probe(r, rep->peer, &rep->peer_iommu);
 		warn(rep, rep->peer_iommu.warning);
 	}
 	for (i = 0; i < rep->ngpus; i++) {
@@ -118,9 +118,9 @@ static int gather(struct report *rep, const struct gd_roots *r)
 
 		g->gpu = gpus[i];
 		gather_bar1(rep, g);
-		gd_iommu_probe(r, g->gpu.pci.bdf, &g->iommu);
+		gdcli_iommu_probe(r, g->gpu.pci.bdf, &g->iommu);
 		warn(rep, g->iommu.warning);
-		if (rep->peer && !gd_topology(r, g->gpu.pci.bdf, rep->peer, &g->path)) {
+		if (rep->peer && !gdcli_topology(r, g->gpu.pci.bdf, rep->peer, &g->path)) {
 			g->have_path = 1;
 			warn(rep, g->path.warning);
 		}
@@ -133,9 +133,9 @@ static int gather(struct report *rep, const struct gd_roots *r)
 	return 0;
 }
 
-static const char *kind_text(const struct gd_gpu *g)
+static const char *kind_text(const struct gdcli_gpu *g)
 {
-	return g->kind == GD_GPU_NVIDIA ? "NVIDIA GPU" : "emulated GPU (ivshmem, nvp2p_emu)";
+	return g->kind == GDCLI_GPU_NVIDIA ? "NVIDIA GPU" : "emulated GPU (ivshmem, nvp2p_emu)";
 }
 
 static const char *provider_text(uint32_t p)
@@ -149,7 +149,7 @@ static const char *provider_text(uint32_t p)
 
 static void print_text(const struct report *rep)
 {
-	const struct gd_provider *p = &rep->prov;
+	const struct gdcli_provider *p = &rep->prov;
 	char b1[32], b2[32], b3[32], b4[32];
 	int i, h;
 
@@ -172,7 +172,7 @@ static void print_text(const struct report *rep)
 	} else {
 		printf("page table      unknown (neither /dev/gdirect nor /dev/nvp2p_emu)\n");
 	}
-	printf("IOMMU           %s (%s)\n", gd_iommu_mode_text(rep->iommu.mode), rep->iommu.basis);
+	printf("IOMMU           %s (%s)\n", gdcli_iommu_mode_text(rep->iommu.mode), rep->iommu.basis);
 	printf("GPUs            %d\n", rep->ngpus);
 	for (i = 0; i < rep->ngpus; i++) {
 		const struct gpu_report *g = &rep->gpus[i];
@@ -182,18 +182,18 @@ static void print_text(const struct report *rep)
 		       g->gpu.pci.driver[0] ? g->gpu.pci.driver : "none", g->gpu.pci.numa_node);
 		if (g->bar1_source) {
 			printf("  BAR1          total %s, used %s, free %s",
-			       gd_fmt_bytes(g->bar1_total, b1, sizeof(b1)),
-			       gd_fmt_bytes(g->bar1_used, b2, sizeof(b2)),
-			       gd_fmt_bytes(g->bar1_free, b3, sizeof(b3)));
+			       gdcli_fmt_bytes(g->bar1_total, b1, sizeof(b1)),
+			       gdcli_fmt_bytes(g->bar1_used, b2, sizeof(b2)),
+			       gdcli_fmt_bytes(g->bar1_free, b3, sizeof(b3)));
 			if (g->have_reserved)
-				printf(", reserved %s", gd_fmt_bytes(g->bar1_reserved, b4, sizeof(b4)));
+				printf(", reserved %s", gdcli_fmt_bytes(g->bar1_reserved, b4, sizeof(b4)));
 			printf("  [%s]\n", g->bar1_source);
 		} else {
 			printf("  BAR1          unknown: %s\n", g->bar1_error);
 		}
-		printf("  IOMMU         %s (%s)\n", gd_iommu_mode_text(g->iommu.mode), g->iommu.basis);
+		printf("  IOMMU         %s (%s)\n", gdcli_iommu_mode_text(g->iommu.mode), g->iommu.basis);
 		if (g->have_path) {
-			printf("  path to %s  %s\n", rep->peer, gd_path_class_text(g->path.cls));
+			printf("  path to %s  %s\n", rep->peer, gdcli_path_class_text(g->path.cls));
 			printf("    ");
 			for (h = 0; h < g->path.nhops; h++)
 				printf("%s%s", h ? " -> " : "", g->path.hops[h]);
@@ -206,7 +206,7 @@ static void print_text(const struct report *rep)
 		       rep->peer_dev.class_code,
 		       rep->peer_dev.driver[0] ? rep->peer_dev.driver : "none",
 		       rep->peer_dev.numa_node);
-		printf("  IOMMU         %s (%s)\n", gd_iommu_mode_text(rep->peer_iommu.mode),
+		printf("  IOMMU         %s (%s)\n", gdcli_iommu_mode_text(rep->peer_iommu.mode),
 		       rep->peer_iommu.basis);
 	}
 	if (rep->nwarn)
@@ -215,119 +215,119 @@ static void print_text(const struct report *rep)
 		printf("warning: %s\n", rep->warn[i]);
 }
 
-static void json_iommu(struct gd_json *j, const char *key, const struct gd_iommu *io)
+static void json_iommu(struct gdcli_json *j, const char *key, const struct gdcli_iommu *io)
 {
-	gd_json_obj(j, key);
-	gd_json_str(j, "mode", gd_iommu_mode_id(io->mode));
-	gd_json_str(j, "text", gd_iommu_mode_text(io->mode));
+	gdcli_json_obj(j, key);
+	gdcli_json_str(j, "mode", gdcli_iommu_mode_id(io->mode));
+	gdcli_json_str(j, "text", gdcli_iommu_mode_text(io->mode));
 	if (io->group >= 0)
-		gd_json_int(j, "group", io->group);
+		gdcli_json_int(j, "group", io->group);
 	if (io->domain_type[0])
-		gd_json_str(j, "domain_type", io->domain_type);
-	gd_json_int(j, "units", io->units);
-	gd_json_str(j, "basis", io->basis);
-	gd_json_end(j, '}');
+		gdcli_json_str(j, "domain_type", io->domain_type);
+	gdcli_json_int(j, "units", io->units);
+	gdcli_json_str(j, "basis", io->basis);
+	gdcli_json_end(j, '}');
 }
 
 static void print_json(const struct report *rep)
 {
-	const struct gd_provider *p = &rep->prov;
-	struct gd_json j;
+	const struct gdcli_provider *p = &rep->prov;
+	struct gdcli_json j;
 	char hex[16];
 	int i, h;
 
-	gd_json_init(&j, stdout);
-	gd_json_obj(&j, NULL);
-	gd_json_str(&j, "tool_version", GDIRECT_VERSION);
-	gd_json_obj(&j, "driver");
-	gd_json_str(&j, "name", p->driver_name[0] ? p->driver_name : NULL);
-	gd_json_str(&j, "version", p->driver_version[0] ? p->driver_version : NULL);
-	gd_json_end(&j, '}');
-	gd_json_obj(&j, "gdirect_ko");
-	gd_json_bool(&j, "loaded", p->have_gdirect);
+	gdcli_json_init(&j, stdout);
+	gdcli_json_obj(&j, NULL);
+	gdcli_json_str(&j, "tool_version", GDIRECT_VERSION);
+	gdcli_json_obj(&j, "driver");
+	gdcli_json_str(&j, "name", p->driver_name[0] ? p->driver_name : NULL);
+	gdcli_json_str(&j, "version", p->driver_version[0] ? p->driver_version : NULL);
+	gdcli_json_end(&j, '}');
+	gdcli_json_obj(&j, "gdirect_ko");
+	gdcli_json_bool(&j, "loaded", p->have_gdirect);
 	if (p->have_gdirect) {
-		gd_json_u64(&j, "abi_version", p->gdirect_abi);
-		gd_json_str(&j, "provider", provider_text(p->gdirect_provider));
-		gd_json_bool(&j, "default_persistent", (int)p->default_persistent);
+		gdcli_json_u64(&j, "abi_version", p->gdirect_abi);
+		gdcli_json_str(&j, "provider", provider_text(p->gdirect_provider));
+		gdcli_json_bool(&j, "default_persistent", (int)p->default_persistent);
 	}
-	gd_json_end(&j, '}');
-	gd_json_obj(&j, "nv_p2p");
-	gd_json_str(&j, "source", p->version_source);
+	gdcli_json_end(&j, '}');
+	gdcli_json_obj(&j, "nv_p2p");
+	gdcli_json_str(&j, "source", p->version_source);
 	if (p->version_source) {
 		snprintf(hex, sizeof(hex), "0x%08x", p->page_table_version);
-		gd_json_str(&j, "page_table_version", hex);
+		gdcli_json_str(&j, "page_table_version", hex);
 		snprintf(hex, sizeof(hex), "0x%08x", p->dma_mapping_version);
-		gd_json_str(&j, "dma_mapping_version", hex);
-		gd_json_bool(&j, "persistent_api", p->persistent_api);
+		gdcli_json_str(&j, "dma_mapping_version", hex);
+		gdcli_json_bool(&j, "persistent_api", p->persistent_api);
 	}
-	gd_json_end(&j, '}');
+	gdcli_json_end(&j, '}');
 	json_iommu(&j, "iommu", &rep->iommu);
-	gd_json_arr(&j, "gpus");
+	gdcli_json_arr(&j, "gpus");
 	for (i = 0; i < rep->ngpus; i++) {
 		const struct gpu_report *g = &rep->gpus[i];
 
-		gd_json_obj(&j, NULL);
-		gd_json_str(&j, "bdf", g->gpu.pci.bdf);
-		gd_json_str(&j, "kind", g->gpu.kind == GD_GPU_NVIDIA ? "nvidia" : "emulated");
+		gdcli_json_obj(&j, NULL);
+		gdcli_json_str(&j, "bdf", g->gpu.pci.bdf);
+		gdcli_json_str(&j, "kind", g->gpu.kind == GDCLI_GPU_NVIDIA ? "nvidia" : "emulated");
 		snprintf(hex, sizeof(hex), "0x%04x", g->gpu.pci.vendor);
-		gd_json_str(&j, "vendor", hex);
+		gdcli_json_str(&j, "vendor", hex);
 		snprintf(hex, sizeof(hex), "0x%04x", g->gpu.pci.device);
-		gd_json_str(&j, "device", hex);
-		gd_json_str(&j, "driver", g->gpu.pci.driver[0] ? g->gpu.pci.driver : NULL);
-		gd_json_int(&j, "numa_node", g->gpu.pci.numa_node);
-		gd_json_obj(&j, "bar1");
-		gd_json_str(&j, "source", g->bar1_source);
+		gdcli_json_str(&j, "device", hex);
+		gdcli_json_str(&j, "driver", g->gpu.pci.driver[0] ? g->gpu.pci.driver : NULL);
+		gdcli_json_int(&j, "numa_node", g->gpu.pci.numa_node);
+		gdcli_json_obj(&j, "bar1");
+		gdcli_json_str(&j, "source", g->bar1_source);
 		if (g->bar1_source) {
-			gd_json_u64(&j, "total", g->bar1_total);
+			gdcli_json_u64(&j, "total", g->bar1_total);
 			if (g->have_reserved)
-				gd_json_u64(&j, "reserved", g->bar1_reserved);
-			gd_json_u64(&j, "used", g->bar1_used);
-			gd_json_u64(&j, "free", g->bar1_free);
+				gdcli_json_u64(&j, "reserved", g->bar1_reserved);
+			gdcli_json_u64(&j, "used", g->bar1_used);
+			gdcli_json_u64(&j, "free", g->bar1_free);
 		} else {
-			gd_json_str(&j, "error", g->bar1_error);
+			gdcli_json_str(&j, "error", g->bar1_error);
 		}
-		gd_json_end(&j, '}');
+		gdcli_json_end(&j, '}');
 		json_iommu(&j, "iommu", &g->iommu);
 		if (g->have_path) {
-			gd_json_obj(&j, "path_to_peer");
-			gd_json_str(&j, "class", gd_path_class_id(g->path.cls));
-			gd_json_str(&j, "text", gd_path_class_text(g->path.cls));
-			gd_json_str(&j, "common", g->path.common);
-			gd_json_arr(&j, "hops");
+			gdcli_json_obj(&j, "path_to_peer");
+			gdcli_json_str(&j, "class", gdcli_path_class_id(g->path.cls));
+			gdcli_json_str(&j, "text", gdcli_path_class_text(g->path.cls));
+			gdcli_json_str(&j, "common", g->path.common);
+			gdcli_json_arr(&j, "hops");
 			for (h = 0; h < g->path.nhops; h++)
-				gd_json_str(&j, NULL, g->path.hops[h]);
-			gd_json_end(&j, ']');
-			gd_json_str(&j, "basis", g->path.basis);
-			gd_json_str(&j, "warning", g->path.warning);
-			gd_json_end(&j, '}');
+				gdcli_json_str(&j, NULL, g->path.hops[h]);
+			gdcli_json_end(&j, ']');
+			gdcli_json_str(&j, "basis", g->path.basis);
+			gdcli_json_str(&j, "warning", g->path.warning);
+			gdcli_json_end(&j, '}');
 		}
-		gd_json_end(&j, '}');
+		gdcli_json_end(&j, '}');
 	}
-	gd_json_end(&j, ']');
+	gdcli_json_end(&j, ']');
 	if (rep->peer) {
-		gd_json_obj(&j, "peer");
-		gd_json_str(&j, "bdf", rep->peer);
+		gdcli_json_obj(&j, "peer");
+		gdcli_json_str(&j, "bdf", rep->peer);
 		snprintf(hex, sizeof(hex), "0x%04x", rep->peer_dev.vendor);
-		gd_json_str(&j, "vendor", hex);
+		gdcli_json_str(&j, "vendor", hex);
 		snprintf(hex, sizeof(hex), "0x%04x", rep->peer_dev.device);
-		gd_json_str(&j, "device", hex);
-		gd_json_str(&j, "driver", rep->peer_dev.driver[0] ? rep->peer_dev.driver : NULL);
-		gd_json_int(&j, "numa_node", rep->peer_dev.numa_node);
+		gdcli_json_str(&j, "device", hex);
+		gdcli_json_str(&j, "driver", rep->peer_dev.driver[0] ? rep->peer_dev.driver : NULL);
+		gdcli_json_int(&j, "numa_node", rep->peer_dev.numa_node);
 		json_iommu(&j, "iommu", &rep->peer_iommu);
-		gd_json_end(&j, '}');
+		gdcli_json_end(&j, '}');
 	}
-	gd_json_arr(&j, "warnings");
+	gdcli_json_arr(&j, "warnings");
 	for (i = 0; i < rep->nwarn; i++)
-		gd_json_str(&j, NULL, rep->warn[i]);
-	gd_json_end(&j, ']');
-	gd_json_end(&j, '}');
-	gd_json_done(&j);
+		gdcli_json_str(&j, NULL, rep->warn[i]);
+	gdcli_json_end(&j, ']');
+	gdcli_json_end(&j, '}');
+	gdcli_json_done(&j);
 }
 
-int gd_cmd_info(int argc, char **argv, struct gd_roots *r)
+int gdcli_cmd_info(int argc, char **argv, struct gdcli_roots *r)
 {
 	static const struct option opts[] = {
-		GD_COMMON_LONGOPTS,
+		GDCLI_COMMON_LONGOPTS,
 		{ "peer", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -339,7 +339,7 @@ int gd_cmd_info(int argc, char **argv, struct gd_roots *r)
 		return 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "p:", opts, NULL)) != -1) {
-		if (gd_common_opt(c, optarg, r))
+		if (gdcli_common_opt(c, optarg, r))
 			continue;
 		switch (c) {
 		case OPT_JSON: json = 1; break;

@@ -118,14 +118,14 @@ static const char *const emu_counters[] = {
 	"bar1_reserved", "bar1_used", "mem_total", "mem_used",
 };
 
-static void read_emu(const struct gd_roots *r, struct stat_report *s)
+static void read_emu(const struct gdcli_roots *r, struct stat_report *s)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(emu_counters) / sizeof(emu_counters[0]); i++) {
 		uint64_t v;
 
-		if (gd_read_emu_counter(r, emu_counters[i], &v, NULL))
+		if (gdcli_read_emu_counter(r, emu_counters[i], &v, NULL))
 			continue;
 		snprintf(s->emu[s->nemu].name, sizeof(s->emu[0].name), "%s", emu_counters[i]);
 		s->emu[s->nemu++].value = v;
@@ -244,7 +244,7 @@ static int read_lib_file(const char *path, long uid, unsigned long *owner,
 		if (n == max || !sp || sp > nl || !lib_name_ok(line, (size_t)(sp - line)))
 			return -EINVAL;
 		*sp = '\0';
-		if (gd_parse_uint(sp + 1, 0, UINT64_MAX, &kv[n].value, why, sizeof(why)))
+		if (gdl_parse_uint(sp + 1, 0, UINT64_MAX, &kv[n].value, why, sizeof(why)))
 			return -EINVAL;
 		for (int k = 0; k < n; k++)
 			if (!strcmp(kv[k].name, line))
@@ -267,8 +267,8 @@ static int lib_file_name(const char *name, long *pid, unsigned *ctx)
 		return -1;
 	memcpy(num, p, (size_t)(dot - p));
 	num[dot - p] = '\0';
-	if (gd_parse_uint(num, 1, INT_MAX, &a, why, sizeof(why)) ||
-	    gd_parse_uint(dot + 1, 1, UINT_MAX, &b, why, sizeof(why)))
+	if (gdl_parse_uint(num, 1, INT_MAX, &a, why, sizeof(why)) ||
+	    gdl_parse_uint(dot + 1, 1, UINT_MAX, &b, why, sizeof(why)))
 		return -1;
 	*pid = (long)a;
 	*ctx = (unsigned)b;
@@ -279,7 +279,7 @@ static int lib_file_name(const char *name, long *pid, unsigned *ctx)
 static void read_lib_dir(struct stat_report *s, const char *dir, long uid,
 			 const struct timespec *now)
 {
-	char path[GD_PATH_MAX];
+	char path[GDCLI_PATH_MAX];
 	struct dirent *e;
 	int taken = 0;
 	DIR *d = opendir(dir);
@@ -299,7 +299,7 @@ static void read_lib_dir(struct stat_report *s, const char *dir, long uid,
 			continue;
 		}
 		if (lib_file_name(e->d_name, &l->pid, &l->ctx) ||
-		    gd_path(path, sizeof(path), "%s/%s", dir, e->d_name))
+		    gdcli_path(path, sizeof(path), "%s/%s", dir, e->d_name))
 			continue;
 		n = read_lib_file(path, uid, &l->uid, l->kv, MAX_STATS);
 		if (n == -ENOENT)
@@ -311,7 +311,7 @@ static void read_lib_dir(struct stat_report *s, const char *dir, long uid,
 		if (n <= 0 || kv_get(l->kv, n, "pid") != (uint64_t)l->pid ||
 		    kv_get(l->kv, n, "ctx") != l->ctx || !updated ||
 		    (double)updated > now_ns + 5e9 ||
-		    interval_ms < GD_PUBLISH_MIN_MS || interval_ms > GD_PUBLISH_MAX_MS) {
+		    interval_ms < GDL_PUBLISH_MIN_MS || interval_ms > GDL_PUBLISH_MAX_MS) {
 			s->libs_bad++;
 			continue;
 		}
@@ -338,10 +338,10 @@ static void read_lib_dir(struct stat_report *s, const char *dir, long uid,
  */
 static void read_libs(struct stat_report *s)
 {
-	static char where[GD_PATH_MAX];
-	const char *dir = getenv("GDIRECT_STATS_DIR"), *base = gd_stats_base();
+	static char where[GDCLI_PATH_MAX];
+	const char *dir = getenv("GDIRECT_STATS_DIR"), *base = gdl_stats_base();
 	uid_t me = getuid();
-	char path[GD_PATH_MAX], why[GD_PATH_MAX + 64];
+	char path[GDCLI_PATH_MAX], why[GDCLI_PATH_MAX + 64];
 	struct timespec now;
 	struct dirent *e;
 	DIR *d;
@@ -360,11 +360,11 @@ static void read_libs(struct stat_report *s)
 		s->libdir = where;
 		d = opendir(base);
 		while (d && (e = readdir(d))) {
-			long uid = gd_stats_dir_uid(e->d_name);
+			long uid = gdl_stats_dir_uid(e->d_name);
 
 			if (uid < 0 || (me != 0 && uid != (long)me) ||
-			    gd_path(path, sizeof(path), "%s/%s", base, e->d_name) ||
-			    gd_stats_dir_check(path, (uid_t)uid, why, sizeof(why)))
+			    gdcli_path(path, sizeof(path), "%s/%s", base, e->d_name) ||
+			    gdl_stats_dir_check(path, (uid_t)uid, why, sizeof(why)))
 				continue;
 			read_lib_dir(s, path, uid, &now);
 		}
@@ -437,7 +437,7 @@ static void print_text(const struct stat_report *s)
 
 			printf("  process %d: %llu region%s, %s, %llu revoked by callback\n",
 			       p->tgid, (unsigned long long)p->regions, p->regions == 1 ? "" : "s",
-			       gd_fmt_bytes(p->bytes, b, sizeof(b)),
+			       gdcli_fmt_bytes(p->bytes, b, sizeof(b)),
 			       (unsigned long long)p->callbacks);
 			if (p->count)
 				printf("    %8s  %-18s %10s %6s  %-9s %-10s %10s\n", "handle",
@@ -447,7 +447,7 @@ static void print_text(const struct stat_report *s)
 
 				printf("    %8llu  0x%016llx %10s %6llu  %-9s %-10s %10lld\n",
 				       (unsigned long long)rg->handle, (unsigned long long)rg->addr,
-				       gd_fmt_bytes(rg->size, b, sizeof(b)),
+				       gdcli_fmt_bytes(rg->size, b, sizeof(b)),
 				       (unsigned long long)rg->pages, rg->state, rg->mode, rg->mapped);
 			}
 		}
@@ -460,95 +460,95 @@ static void print_text(const struct stat_report *s)
 	print_libs_text(s);
 }
 
-static void json_kv(struct gd_json *j, const char *key, const struct stat_kv *kv, int n)
+static void json_kv(struct gdcli_json *j, const char *key, const struct stat_kv *kv, int n)
 {
 	int i;
 
-	gd_json_obj(j, key);
+	gdcli_json_obj(j, key);
 	for (i = 0; i < n; i++)
-		gd_json_u64(j, kv[i].name, kv[i].value);
-	gd_json_end(j, '}');
+		gdcli_json_u64(j, kv[i].name, kv[i].value);
+	gdcli_json_end(j, '}');
 }
 
 static void print_json(const struct stat_report *s)
 {
-	struct gd_json j;
+	struct gdcli_json j;
 	char hex[24];
 	int i, k;
 
-	gd_json_init(&j, stdout);
-	gd_json_obj(&j, NULL);
+	gdcli_json_init(&j, stdout);
+	gdcli_json_obj(&j, NULL);
 	if (s->have_gdirect)
 		json_kv(&j, "gdirect", s->gd, s->ngd);
 	else
-		gd_json_null(&j, "gdirect");
+		gdcli_json_null(&j, "gdirect");
 	if (s->have_regions) {
-		gd_json_arr(&j, "processes");
+		gdcli_json_arr(&j, "processes");
 		for (i = 0; i < s->nprocs; i++) {
 			const struct proc *p = &s->procs[i];
 
-			gd_json_obj(&j, NULL);
-			gd_json_int(&j, "pid", p->tgid);
-			gd_json_u64(&j, "regions", p->regions);
-			gd_json_u64(&j, "bytes", p->bytes);
-			gd_json_u64(&j, "callbacks", p->callbacks);
-			gd_json_arr(&j, "pinned");
+			gdcli_json_obj(&j, NULL);
+			gdcli_json_int(&j, "pid", p->tgid);
+			gdcli_json_u64(&j, "regions", p->regions);
+			gdcli_json_u64(&j, "bytes", p->bytes);
+			gdcli_json_u64(&j, "callbacks", p->callbacks);
+			gdcli_json_arr(&j, "pinned");
 			for (k = p->first; k < p->first + p->count; k++) {
 				const struct region *rg = &s->regs[k];
 
-				gd_json_obj(&j, NULL);
-				gd_json_u64(&j, "handle", rg->handle);
+				gdcli_json_obj(&j, NULL);
+				gdcli_json_u64(&j, "handle", rg->handle);
 				snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)rg->addr);
-				gd_json_str(&j, "addr", hex);
-				gd_json_u64(&j, "size", rg->size);
-				gd_json_u64(&j, "pages", rg->pages);
-				gd_json_str(&j, "state", rg->state);
-				gd_json_str(&j, "mode", rg->mode);
-				gd_json_int(&j, "mapped", rg->mapped);
-				gd_json_end(&j, '}');
+				gdcli_json_str(&j, "addr", hex);
+				gdcli_json_u64(&j, "size", rg->size);
+				gdcli_json_u64(&j, "pages", rg->pages);
+				gdcli_json_str(&j, "state", rg->state);
+				gdcli_json_str(&j, "mode", rg->mode);
+				gdcli_json_int(&j, "mapped", rg->mapped);
+				gdcli_json_end(&j, '}');
 			}
-			gd_json_end(&j, ']');
-			gd_json_end(&j, '}');
+			gdcli_json_end(&j, ']');
+			gdcli_json_end(&j, '}');
 		}
-		gd_json_end(&j, ']');
+		gdcli_json_end(&j, ']');
 	} else {
-		gd_json_null(&j, "processes");
+		gdcli_json_null(&j, "processes");
 	}
 	if (s->have_emu)
 		json_kv(&j, "emulator", s->emu, s->nemu);
 	else
-		gd_json_null(&j, "emulator");
-	gd_json_arr(&j, "library");
+		gdcli_json_null(&j, "emulator");
+	gdcli_json_arr(&j, "library");
 	for (i = 0; i < s->nlibs; i++) {
 		const struct lib_ctx *l = &s->libs[i];
 
-		gd_json_obj(&j, NULL);
-		gd_json_int(&j, "pid", l->pid);
-		gd_json_u64(&j, "ctx", l->ctx);
-		gd_json_u64(&j, "uid", l->uid);
-		gd_json_bool(&j, "alive", l->alive);
-		gd_json_bool(&j, "stale", l->stale);
-		gd_json_int(&j, "age_ms", (long long)(l->age_s * 1e3));
-		gd_json_obj(&j, "counters");
+		gdcli_json_obj(&j, NULL);
+		gdcli_json_int(&j, "pid", l->pid);
+		gdcli_json_u64(&j, "ctx", l->ctx);
+		gdcli_json_u64(&j, "uid", l->uid);
+		gdcli_json_bool(&j, "alive", l->alive);
+		gdcli_json_bool(&j, "stale", l->stale);
+		gdcli_json_int(&j, "age_ms", (long long)(l->age_s * 1e3));
+		gdcli_json_obj(&j, "counters");
 		for (k = 0; k < l->nkv; k++)
 			if (!kv_is_header(l->kv[k].name))
-				gd_json_u64(&j, l->kv[k].name, l->kv[k].value);
-		gd_json_end(&j, '}');
-		gd_json_end(&j, '}');
+				gdcli_json_u64(&j, l->kv[k].name, l->kv[k].value);
+		gdcli_json_end(&j, '}');
+		gdcli_json_end(&j, '}');
 	}
-	gd_json_end(&j, ']');
-	gd_json_end(&j, '}');
-	gd_json_done(&j);
+	gdcli_json_end(&j, ']');
+	gdcli_json_end(&j, '}');
+	gdcli_json_done(&j);
 }
 
-int gd_cmd_stat(int argc, char **argv, struct gd_roots *r)
+int gdcli_cmd_stat(int argc, char **argv, struct gdcli_roots *r)
 {
 	static const struct option opts[] = {
-		GD_COMMON_LONGOPTS,
+		GDCLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct stat_report *s = calloc(1, sizeof(*s));
-	char p[GD_PATH_MAX];
+	char p[GDCLI_PATH_MAX];
 	int c, json = 0, n;
 
 	if (!s || !(s->regs = calloc(MAX_REGS, sizeof(*s->regs)))) {
@@ -557,7 +557,7 @@ int gd_cmd_stat(int argc, char **argv, struct gd_roots *r)
 	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (gd_common_opt(c, optarg, r))
+		if (gdcli_common_opt(c, optarg, r))
 			continue;
 		if (c == OPT_JSON) {
 			json = 1;
@@ -569,13 +569,13 @@ int gd_cmd_stat(int argc, char **argv, struct gd_roots *r)
 		free(s);
 		return c == OPT_HELP ? 0 : 2;
 	}
-	if (!gd_path(p, sizeof(p), "%s/driver/gdirect/stats", r->proc)) {
+	if (!gdcli_path(p, sizeof(p), "%s/driver/gdirect/stats", r->proc)) {
 		n = read_kv_file(p, s->gd, MAX_STATS);
 		s->ngd = n > 0 ? n : 0;
 		s->have_gdirect = n > 0;
 		s->gdirect_err = n < 0 ? n : 0;
 	}
-	if (!gd_path(p, sizeof(p), "%s/driver/gdirect/regions", r->proc))
+	if (!gdcli_path(p, sizeof(p), "%s/driver/gdirect/regions", r->proc))
 		s->have_regions = read_regions(p, s) == 0;
 	read_emu(r, s);
 	read_libs(s);

@@ -12,42 +12,42 @@
 
 #include "cudaload.h"
 
-/* The command is single-threaded: opened once by gd_cuda_open(). */
-static struct gd_cuda cu;
+/* The command is single-threaded: opened once by gdcli_cuda_open(). */
+static struct gdl_cuda cu;
 static CUdevice dev;
 static CUcontext ctx;
 
 /* Every entry is required; they are looked up by their versioned symbols
  * with dlsym, and the library is loaded RTLD_GLOBAL. */
-#define TOOL_ENTRIES (GD_CU_BIT(init) | GD_CU_BIT(device_get) |		\
-		      GD_CU_BIT(primary_retain) | GD_CU_BIT(primary_release) | \
-		      GD_CU_BIT(ctx_set_current) | GD_CU_BIT(mem_alloc) |	\
-		      GD_CU_BIT(mem_free))
+#define TOOL_ENTRIES (GDL_CU_BIT(init) | GDL_CU_BIT(device_get) |		\
+		      GDL_CU_BIT(primary_retain) | GDL_CU_BIT(primary_release) | \
+		      GDL_CU_BIT(ctx_set_current) | GDL_CU_BIT(mem_alloc) |	\
+		      GDL_CU_BIT(mem_free))
 
-int gd_cuda_open(char *err, size_t errlen)
+int gdcli_cuda_open(char *err, size_t errlen)
 {
 	CUresult rc;
 	int ret;
 
-	ret = gd_cuload_open(&cu, TOOL_ENTRIES, TOOL_ENTRIES, GD_CUDA_GLOBAL,
+	ret = gdl_cuload_open(&cu, TOOL_ENTRIES, TOOL_ENTRIES, GDL_CUDA_GLOBAL,
 			     err, errlen);
 	if (ret)
 		return ret;
 	if ((rc = cu.init(0)) || (rc = cu.device_get(&dev, 0)) ||
 	    (rc = cu.primary_retain(&ctx, dev))) {
 		snprintf(err, errlen, "CUDA initialisation failed (CUresult %d)", rc);
-		gd_cuload_close(&cu);
+		gdl_cuload_close(&cu);
 		return -EIO;
 	}
 	if ((rc = cu.ctx_set_current(ctx))) {
 		snprintf(err, errlen, "cuCtxSetCurrent failed (CUresult %d)", rc);
-		gd_cuda_close();
+		gdcli_cuda_close();
 		return -EIO;
 	}
 	return 0;
 }
 
-int gd_cuda_alloc(size_t size, uint64_t *dptr)
+int gdcli_cuda_alloc(size_t size, uint64_t *dptr)
 {
 	CUdeviceptr p;
 
@@ -57,12 +57,12 @@ int gd_cuda_alloc(size_t size, uint64_t *dptr)
 	return 0;
 }
 
-void gd_cuda_free(uint64_t dptr)
+void gdcli_cuda_free(uint64_t dptr)
 {
 	cu.mem_free((CUdeviceptr)dptr);
 }
 
-void gd_cuda_close(void)
+void gdcli_cuda_close(void)
 {
 	if (!cu.dl)
 		return;

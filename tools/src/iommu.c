@@ -49,56 +49,56 @@ static int cmdline_has(const char *cmdline, const char *word)
 	return 0;
 }
 
-static enum gd_iommu_mode mode_of_type(const char *type)
+static enum gdcli_iommu_mode mode_of_type(const char *type)
 {
 	if (!strcmp(type, "identity"))
-		return GD_IOMMU_PASSTHROUGH;
-	return GD_IOMMU_TRANSLATED;	/* DMA, DMA-FQ, unmanaged, blocked */
+		return GDCLI_IOMMU_PASSTHROUGH;
+	return GDCLI_IOMMU_TRANSLATED;	/* DMA, DMA-FQ, unmanaged, blocked */
 }
 
 /* System-wide: the type of the first group that has one (the kernel gives
  * every group the same default domain type unless one was changed). */
-static int first_group_type(const struct gd_roots *r, struct gd_iommu *io)
+static int first_group_type(const struct gdcli_roots *r, struct gdcli_iommu *io)
 {
-	char p[GD_PATH_MAX];
+	char p[GDCLI_PATH_MAX];
 	struct dirent *de;
 	DIR *d;
 	int found = 0;
 
-	if (gd_path(p, sizeof(p), "%s/kernel/iommu_groups", r->sysfs) || !(d = opendir(p)))
+	if (gdcli_path(p, sizeof(p), "%s/kernel/iommu_groups", r->sysfs) || !(d = opendir(p)))
 		return 0;
 	while (!found && (de = readdir(d))) {
 		if (de->d_name[0] == '.' ||
-		    gd_path(p, sizeof(p), "%s/kernel/iommu_groups/%s/type", r->sysfs, de->d_name))
+		    gdcli_path(p, sizeof(p), "%s/kernel/iommu_groups/%s/type", r->sysfs, de->d_name))
 			continue;
-		found = !gd_read_str(p, io->domain_type, sizeof(io->domain_type)) &&
+		found = !gdcli_read_str(p, io->domain_type, sizeof(io->domain_type)) &&
 			io->domain_type[0];
 	}
 	closedir(d);
 	return found;
 }
 
-void gd_iommu_probe(const struct gd_roots *r, const char *bdf, struct gd_iommu *io)
+void gdcli_iommu_probe(const struct gdcli_roots *r, const char *bdf, struct gdcli_iommu *io)
 {
-	char p[GD_PATH_MAX], name[32], cmdline[4096] = "";
+	char p[GDCLI_PATH_MAX], name[32], cmdline[4096] = "";
 	int groups;
 
 	memset(io, 0, sizeof(*io));
 	io->group = -1;
-	if (!gd_path(p, sizeof(p), "%s/class/iommu", r->sysfs))
+	if (!gdcli_path(p, sizeof(p), "%s/class/iommu", r->sysfs))
 		io->units = count_entries(p);
-	if (!gd_path(p, sizeof(p), "%s/kernel/iommu_groups", r->sysfs))
+	if (!gdcli_path(p, sizeof(p), "%s/kernel/iommu_groups", r->sysfs))
 		groups = count_entries(p);
 	else
 		groups = 0;
-	if (!gd_path(p, sizeof(p), "%s/cmdline", r->proc))
-		gd_read_str(p, cmdline, sizeof(cmdline));
+	if (!gdcli_path(p, sizeof(p), "%s/cmdline", r->proc))
+		gdcli_read_str(p, cmdline, sizeof(cmdline));
 
-	if (bdf && !gd_path(p, sizeof(p), "%s/bus/pci/devices/%s/iommu_group", r->sysfs, bdf) &&
-	    !gd_link_name(p, name, sizeof(name))) {
+	if (bdf && !gdcli_path(p, sizeof(p), "%s/bus/pci/devices/%s/iommu_group", r->sysfs, bdf) &&
+	    !gdcli_link_name(p, name, sizeof(name))) {
 		io->group = atoi(name);
-		if (!gd_path(p, sizeof(p), "%s/kernel/iommu_groups/%d/type", r->sysfs, io->group) &&
-		    !gd_read_str(p, io->domain_type, sizeof(io->domain_type)) &&
+		if (!gdcli_path(p, sizeof(p), "%s/kernel/iommu_groups/%d/type", r->sysfs, io->group) &&
+		    !gdcli_read_str(p, io->domain_type, sizeof(io->domain_type)) &&
 		    io->domain_type[0]) {
 			io->mode = mode_of_type(io->domain_type);
 			snprintf(io->basis, sizeof(io->basis), "%s is in IOMMU group %d, domain type %s",
@@ -107,7 +107,7 @@ void gd_iommu_probe(const struct gd_roots *r, const char *bdf, struct gd_iommu *
 		}
 	} else if (bdf && groups > 0) {
 		/* Groups exist but this device has none: it bypasses the IOMMU. */
-		io->mode = GD_IOMMU_OFF;
+		io->mode = GDCLI_IOMMU_OFF;
 		snprintf(io->basis, sizeof(io->basis),
 			 "%s is in no IOMMU group (%d groups exist)", bdf, groups);
 		goto out;
@@ -119,45 +119,45 @@ void gd_iommu_probe(const struct gd_roots *r, const char *bdf, struct gd_iommu *
 		goto out;
 	}
 	if (groups == 0 && io->group < 0) {
-		io->mode = GD_IOMMU_OFF;
+		io->mode = GDCLI_IOMMU_OFF;
 		snprintf(io->basis, sizeof(io->basis), "no IOMMU groups%s",
 			 io->units ? "" : ", no IOMMU units in class/iommu");
 	} else if (cmdline_has(cmdline, "iommu=pt") ||
 		   cmdline_has(cmdline, "iommu.passthrough=1")) {
-		io->mode = GD_IOMMU_PASSTHROUGH;
+		io->mode = GDCLI_IOMMU_PASSTHROUGH;
 		snprintf(io->basis, sizeof(io->basis),
 			 "IOMMU groups exist; kernel command line asks for pass-through");
 	} else if (cmdline_has(cmdline, "intel_iommu=off") ||
 		   cmdline_has(cmdline, "amd_iommu=off")) {
-		io->mode = GD_IOMMU_OFF;
+		io->mode = GDCLI_IOMMU_OFF;
 		snprintf(io->basis, sizeof(io->basis),
 			 "kernel command line turns the IOMMU off");
 	} else {
-		io->mode = GD_IOMMU_TRANSLATED;
+		io->mode = GDCLI_IOMMU_TRANSLATED;
 		snprintf(io->basis, sizeof(io->basis),
 			 "IOMMU groups exist, no domain type file and no iommu=pt: the kernel's default DMA translation");
 	}
 out:
-	if (io->mode == GD_IOMMU_TRANSLATED)
+	if (io->mode == GDCLI_IOMMU_TRANSLATED)
 		io->warning = "the IOMMU translates DMA addresses: GPUDirect RDMA needs it off or in pass-through mode (guide 11.4); boot with iommu=pt";
 }
 
-const char *gd_iommu_mode_id(enum gd_iommu_mode m)
+const char *gdcli_iommu_mode_id(enum gdcli_iommu_mode m)
 {
 	switch (m) {
-	case GD_IOMMU_OFF:		return "off";
-	case GD_IOMMU_PASSTHROUGH:	return "passthrough";
-	case GD_IOMMU_TRANSLATED:	return "translated";
+	case GDCLI_IOMMU_OFF:		return "off";
+	case GDCLI_IOMMU_PASSTHROUGH:	return "passthrough";
+	case GDCLI_IOMMU_TRANSLATED:	return "translated";
 	}
 	return "unknown";
 }
 
-const char *gd_iommu_mode_text(enum gd_iommu_mode m)
+const char *gdcli_iommu_mode_text(enum gdcli_iommu_mode m)
 {
 	switch (m) {
-	case GD_IOMMU_OFF:		return "off";
-	case GD_IOMMU_PASSTHROUGH:	return "passthrough (identity)";
-	case GD_IOMMU_TRANSLATED:	return "translated (DMA)";
+	case GDCLI_IOMMU_OFF:		return "off";
+	case GDCLI_IOMMU_PASSTHROUGH:	return "passthrough (identity)";
+	case GDCLI_IOMMU_TRANSLATED:	return "translated (DMA)";
 	}
 	return "unknown";
 }

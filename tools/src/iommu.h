@@ -11,14 +11,14 @@
 
 #include "sysfs.h"
 
-enum gd_iommu_mode {
-	GD_IOMMU_OFF = 1,
-	GD_IOMMU_PASSTHROUGH,
-	GD_IOMMU_TRANSLATED,
+enum gdcli_iommu_mode {
+	GDCLI_IOMMU_OFF = 1,
+	GDCLI_IOMMU_PASSTHROUGH,
+	GDCLI_IOMMU_TRANSLATED,
 };
 
-struct gd_iommu {
-	enum gd_iommu_mode mode;
+struct gdcli_iommu {
+	enum gdcli_iommu_mode mode;
 	int units;		/* entries in /sys/class/iommu */
 	int group;		/* the device's IOMMU group, -1: none */
 	char domain_type[32];	/* the group's "type" file, "" if absent */
@@ -27,10 +27,10 @@ struct gd_iommu {
 };
 
 /* The IOMMU mode for device bdf, or the system default when bdf is NULL. */
-void gd_iommu_probe(const struct gd_roots *r, const char *bdf, struct gd_iommu *io);
+void gdcli_iommu_probe(const struct gdcli_roots *r, const char *bdf, struct gdcli_iommu *io);
 
 /* "off", "passthrough", "translated" (stable, for JSON) and for people. */
-const char *gd_iommu_mode_id(enum gd_iommu_mode m);
-const char *gd_iommu_mode_text(enum gd_iommu_mode m);
+const char *gdcli_iommu_mode_id(enum gdcli_iommu_mode m);
+const char *gdcli_iommu_mode_text(enum gdcli_iommu_mode m);
 
 #endif

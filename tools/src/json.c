@@ -4,7 +4,7 @@
 
 #include <math.h>
 
-void gd_json_init(struct gd_json *j, FILE *f)
+void gdcli_json_init(struct gdcli_json *j, FILE *f)
 {
 	j->f = f;
 	j->depth = 0;
@@ -71,7 +71,7 @@ static void put_string(FILE *f, const char *s)
 }
 
 /* Separator, newline, indentation and key of the next member. */
-static void member(struct gd_json *j, const char *key)
+static void member(struct gdcli_json *j, const char *key)
 {
 	int i;
 
@@ -87,19 +87,19 @@ static void member(struct gd_json *j, const char *key)
 	}
 }
 
-static void open_level(struct gd_json *j, const char *key, char c)
+static void open_level(struct gdcli_json *j, const char *key, char c)
 {
 	member(j, key);
 	fputc(c, j->f);
-	if (j->depth + 1 < GD_JSON_DEPTH)
+	if (j->depth + 1 < GDCLI_JSON_DEPTH)
 		j->depth++;
 	j->count[j->depth] = 0;
 }
 
-void gd_json_obj(struct gd_json *j, const char *key) { open_level(j, key, '{'); }
-void gd_json_arr(struct gd_json *j, const char *key) { open_level(j, key, '['); }
+void gdcli_json_obj(struct gdcli_json *j, const char *key) { open_level(j, key, '{'); }
+void gdcli_json_arr(struct gdcli_json *j, const char *key) { open_level(j, key, '['); }
 
-void gd_json_end(struct gd_json *j, char close)
+void gdcli_json_end(struct gdcli_json *j, char close)
 {
 	int i, had = j->count[j->depth];
 
@@ -113,7 +113,7 @@ void gd_json_end(struct gd_json *j, char close)
 	fputc(close, j->f);
 }
 
-void gd_json_str(struct gd_json *j, const char *key, const char *v)
+void gdcli_json_str(struct gdcli_json *j, const char *key, const char *v)
 {
 	member(j, key);
 	if (v)
@@ -122,19 +122,19 @@ void gd_json_str(struct gd_json *j, const char *key, const char *v)
 		fputs("null", j->f);
 }
 
-void gd_json_u64(struct gd_json *j, const char *key, uint64_t v)
+void gdcli_json_u64(struct gdcli_json *j, const char *key, uint64_t v)
 {
 	member(j, key);
 	fprintf(j->f, "%llu", (unsigned long long)v);
 }
 
-void gd_json_int(struct gd_json *j, const char *key, long long v)
+void gdcli_json_int(struct gdcli_json *j, const char *key, long long v)
 {
 	member(j, key);
 	fprintf(j->f, "%lld", v);
 }
 
-void gd_json_dbl(struct gd_json *j, const char *key, double v)
+void gdcli_json_dbl(struct gdcli_json *j, const char *key, double v)
 {
 	member(j, key);
 	/* JSON has no NaN or infinities. */
@@ -144,19 +144,19 @@ void gd_json_dbl(struct gd_json *j, const char *key, double v)
 		fputs("null", j->f);
 }
 
-void gd_json_bool(struct gd_json *j, const char *key, int v)
+void gdcli_json_bool(struct gdcli_json *j, const char *key, int v)
 {
 	member(j, key);
 	fputs(v ? "true" : "false", j->f);
 }
 
-void gd_json_null(struct gd_json *j, const char *key)
+void gdcli_json_null(struct gdcli_json *j, const char *key)
 {
 	member(j, key);
 	fputs("null", j->f);
 }
 
-void gd_json_done(struct gd_json *j)
+void gdcli_json_done(struct gdcli_json *j)
 {
 	fputc('\n', j->f);
 }

@@ -11,26 +11,26 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define GD_JSON_DEPTH 16
+#define GDCLI_JSON_DEPTH 16
 
-struct gd_json {
+struct gdcli_json {
 	FILE *f;
 	int depth;
-	int count[GD_JSON_DEPTH];	/* members written at each level */
+	int count[GDCLI_JSON_DEPTH];	/* members written at each level */
 };
 
-void gd_json_init(struct gd_json *j, FILE *f);
+void gdcli_json_init(struct gdcli_json *j, FILE *f);
 /* key is NULL inside arrays and for the outermost value. */
-void gd_json_obj(struct gd_json *j, const char *key);
-void gd_json_arr(struct gd_json *j, const char *key);
-void gd_json_end(struct gd_json *j, char close);	/* '}' or ']' */
-void gd_json_str(struct gd_json *j, const char *key, const char *v); /* NULL: null */
-void gd_json_u64(struct gd_json *j, const char *key, uint64_t v);
-void gd_json_int(struct gd_json *j, const char *key, long long v);
-void gd_json_dbl(struct gd_json *j, const char *key, double v);
-void gd_json_bool(struct gd_json *j, const char *key, int v);
-void gd_json_null(struct gd_json *j, const char *key);
+void gdcli_json_obj(struct gdcli_json *j, const char *key);
+void gdcli_json_arr(struct gdcli_json *j, const char *key);
+void gdcli_json_end(struct gdcli_json *j, char close);	/* '}' or ']' */
+void gdcli_json_str(struct gdcli_json *j, const char *key, const char *v); /* NULL: null */
+void gdcli_json_u64(struct gdcli_json *j, const char *key, uint64_t v);
+void gdcli_json_int(struct gdcli_json *j, const char *key, long long v);
+void gdcli_json_dbl(struct gdcli_json *j, const char *key, double v);
+void gdcli_json_bool(struct gdcli_json *j, const char *key, int v);
+void gdcli_json_null(struct gdcli_json *j, const char *key);
 /* End the document with a newline. */
-void gd_json_done(struct gd_json *j);
+void gdcli_json_done(struct gdcli_json *j);
 
 #endif

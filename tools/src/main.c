@@ -27,18 +27,18 @@ static void usage(FILE *f)
 		"See gdirect(1).\n");
 }
 
-int gd_common_opt(int c, const char *arg, struct gd_roots *r)
+int gdcli_common_opt(int c, const char *arg, struct gdcli_roots *r)
 {
 	switch (c) {
-	case OPT_SYSFS: gd_set_root(r->sysfs, "--sysfs", arg); break;
-	case OPT_PROC:  gd_set_root(r->proc, "--proc", arg); break;
-	case OPT_DEV:   gd_set_root(r->dev, "--dev", arg); break;
+	case OPT_SYSFS: gdcli_set_root(r->sysfs, "--sysfs", arg); break;
+	case OPT_PROC:  gdcli_set_root(r->proc, "--proc", arg); break;
+	case OPT_DEV:   gdcli_set_root(r->dev, "--dev", arg); break;
 	default:        return 0;
 	}
 	return 1;
 }
 
-const char *gd_fmt_bytes(uint64_t v, char *buf, size_t n)
+const char *gdcli_fmt_bytes(uint64_t v, char *buf, size_t n)
 {
 	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	double d = (double)v;
@@ -59,18 +59,18 @@ int main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
-		int (*fn)(int, char **, struct gd_roots *);
+		int (*fn)(int, char **, struct gdcli_roots *);
 	} cmds[] = {
-		{ "info", gd_cmd_info },
-		{ "stat", gd_cmd_stat },
-		{ "bench", gd_cmd_bench },
-		{ "demo", gd_cmd_demo },
+		{ "info", gdcli_cmd_info },
+		{ "stat", gdcli_cmd_stat },
+		{ "bench", gdcli_cmd_bench },
+		{ "demo", gdcli_cmd_demo },
 	};
-	struct gd_roots roots;
+	struct gdcli_roots roots;
 	int i = 1;
 	size_t k;
 
-	gd_roots_init(&roots);
+	gdcli_roots_init(&roots);
 	/* Global root options before the command. */
 	while (i + 1 < argc) {
 		int c = !strcmp(argv[i], "--sysfs") ? OPT_SYSFS :
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
 
 		if (!c)
 			break;
-		gd_common_opt(c, argv[i + 1], &roots);
+		gdcli_common_opt(c, argv[i + 1], &roots);
 		i += 2;
 	}
 	if (i >= argc) {

@@ -66,7 +66,7 @@ static void why(const struct nvml *n, nvmlReturn_t rc, const char *what, char *e
 			 n->error_string ? n->error_string(rc) : "NVML error");
 }
 
-int gd_nvml_bar1(const char *bdf, struct gd_nvml_bar1 *bar1, char *err, int errlen)
+int gdcli_nvml_bar1(const char *bdf, struct gdcli_nvml_bar1 *bar1, char *err, int errlen)
 {
 	struct nvml n;
 	nvmlDevice_t dev;
@@ -98,7 +98,7 @@ int gd_nvml_bar1(const char *bdf, struct gd_nvml_bar1 *bar1, char *err, int errl
 	return ret;
 }
 
-int gd_nvml_driver_version(char *buf, int len)
+int gdcli_nvml_driver_version(char *buf, int len)
 {
 	struct nvml n;
 	int ret = nvml_open(&n);

@@ -16,7 +16,7 @@
 #define PCI_DEVICE_IVSHMEM	0x1110
 #define PCI_CAP_ID_EXP		0x10
 
-int gd_is_bdf(const char *s)
+int gdcli_is_bdf(const char *s)
 {
 	static const char pat[] = "xxxx:xx:xx.x";
 	size_t i;
@@ -30,7 +30,7 @@ int gd_is_bdf(const char *s)
 	return 1;
 }
 
-int gd_pcie_type(const unsigned char *cfg, size_t len)
+int gdcli_pcie_type(const unsigned char *cfg, size_t len)
 {
 	unsigned int pos, guard;
 
@@ -48,25 +48,25 @@ int gd_pcie_type(const unsigned char *cfg, size_t len)
 
 static unsigned int read_hex(const char *dir, const char *name)
 {
-	char p[GD_PATH_MAX];
+	char p[GDCLI_PATH_MAX];
 	uint64_t v = 0;
 
-	if (gd_path(p, sizeof(p), "%s/%s", dir, name) || gd_read_u64(p, &v))
+	if (gdcli_path(p, sizeof(p), "%s/%s", dir, name) || gdcli_read_u64(p, &v))
 		return 0;
 	return (unsigned int)v;
 }
 
-int gd_pci_read(const struct gd_roots *r, const char *bdf, struct gd_pcidev *d)
+int gdcli_pci_read(const struct gdcli_roots *r, const char *bdf, struct gdcli_pcidev *d)
 {
-	char dir[GD_PATH_MAX], p[GD_PATH_MAX];
+	char dir[GDCLI_PATH_MAX], p[GDCLI_PATH_MAX];
 	unsigned char cfg[256];
 	ssize_t len;
 	int fd;
 
 	memset(d, 0, sizeof(*d));
-	if (!gd_is_bdf(bdf))
+	if (!gdcli_is_bdf(bdf))
 		return -EINVAL;
-	if (gd_path(dir, sizeof(dir), "%s/bus/pci/devices/%s", r->sysfs, bdf))
+	if (gdcli_path(dir, sizeof(dir), "%s/bus/pci/devices/%s", r->sysfs, bdf))
 		return -ENAMETOOLONG;
 	if (access(dir, F_OK))
 		return -ENOENT;
@@ -74,37 +74,37 @@ int gd_pci_read(const struct gd_roots *r, const char *bdf, struct gd_pcidev *d)
 	d->vendor = read_hex(dir, "vendor");
 	d->device = read_hex(dir, "device");
 	d->class_code = read_hex(dir, "class");
-	if (!gd_path(p, sizeof(p), "%s/driver", dir))
-		gd_link_name(p, d->driver, sizeof(d->driver));
+	if (!gdcli_path(p, sizeof(p), "%s/driver", dir))
+		gdcli_link_name(p, d->driver, sizeof(d->driver));
 	d->numa_node = -1;
-	if (!gd_path(p, sizeof(p), "%s/numa_node", dir))
-		gd_read_int(p, &d->numa_node);
+	if (!gdcli_path(p, sizeof(p), "%s/numa_node", dir))
+		gdcli_read_int(p, &d->numa_node);
 	d->pcie_type = -1;
-	if (!gd_path(p, sizeof(p), "%s/config", dir)) {
+	if (!gdcli_path(p, sizeof(p), "%s/config", dir)) {
 		fd = open(p, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			len = pread(fd, cfg, sizeof(cfg), 0);
 			if (len > 0)
-				d->pcie_type = gd_pcie_type(cfg, (size_t)len);
+				d->pcie_type = gdcli_pcie_type(cfg, (size_t)len);
 			close(fd);
 		}
 	}
 	return 0;
 }
 
-static int is_gpu(const struct gd_pcidev *d, enum gd_gpu_kind *kind)
+static int is_gpu(const struct gdcli_pcidev *d, enum gdcli_gpu_kind *kind)
 {
 	unsigned int base = d->class_code >> 16, sub = (d->class_code >> 8) & 0xff;
 
 	/* VGA (0x0300) or 3D controller (0x0302): data-centre GPUs are 3D. */
 	if (d->vendor == PCI_VENDOR_NVIDIA && base == 0x03 &&
 	    (sub == 0x00 || sub == 0x02)) {
-		*kind = GD_GPU_NVIDIA;
+		*kind = GDCLI_GPU_NVIDIA;
 		return 1;
 	}
 	if (d->vendor == PCI_VENDOR_REDHAT_QUMRANET &&
 	    d->device == PCI_DEVICE_IVSHMEM && !strcmp(d->driver, "nvp2p_emu")) {
-		*kind = GD_GPU_EMULATED;
+		*kind = GDCLI_GPU_EMULATED;
 		return 1;
 	}
 	return 0;
@@ -112,27 +112,27 @@ static int is_gpu(const struct gd_pcidev *d, enum gd_gpu_kind *kind)
 
 static int cmp_gpu(const void *a, const void *b)
 {
-	return strcmp(((const struct gd_gpu *)a)->pci.bdf,
-		      ((const struct gd_gpu *)b)->pci.bdf);
+	return strcmp(((const struct gdcli_gpu *)a)->pci.bdf,
+		      ((const struct gdcli_gpu *)b)->pci.bdf);
 }
 
-int gd_find_gpus(const struct gd_roots *r, struct gd_gpu *out, int max)
+int gdcli_find_gpus(const struct gdcli_roots *r, struct gdcli_gpu *out, int max)
 {
-	char dir[GD_PATH_MAX];
+	char dir[GDCLI_PATH_MAX];
 	struct dirent *de;
 	int n = 0;
 	DIR *d;
 
-	if (gd_path(dir, sizeof(dir), "%s/bus/pci/devices", r->sysfs))
+	if (gdcli_path(dir, sizeof(dir), "%s/bus/pci/devices", r->sysfs))
 		return 0;
 	d = opendir(dir);
 	if (!d)
 		return 0;
 	while ((de = readdir(d)) && n < max) {
-		struct gd_pcidev pd;
-		enum gd_gpu_kind kind;
+		struct gdcli_pcidev pd;
+		enum gdcli_gpu_kind kind;
 
-		if (!gd_is_bdf(de->d_name) || gd_pci_read(r, de->d_name, &pd))
+		if (!gdcli_is_bdf(de->d_name) || gdcli_pci_read(r, de->d_name, &pd))
 			continue;
 		if (is_gpu(&pd, &kind)) {
 			out[n].pci = pd;

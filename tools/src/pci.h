@@ -7,10 +7,10 @@
 
 #include "sysfs.h"
 
-#define GD_BDF_LEN 16	/* "dddd:bb:dd.f" and a NUL */
+#define GDCLI_BDF_LEN 16	/* "dddd:bb:dd.f" and a NUL */
 
-struct gd_pcidev {
-	char bdf[GD_BDF_LEN];
+struct gdcli_pcidev {
+	char bdf[GDCLI_BDF_LEN];
 	unsigned int vendor, device, class_code;	/* class: 0xCCSSPP */
 	char driver[64];	/* bound driver, "" if none */
 	int numa_node;		/* -1: unknown */
@@ -18,36 +18,36 @@ struct gd_pcidev {
 };
 
 /* PCIe capability device/port types (PCI Express Base spec, 7.5.3.2). */
-#define GD_PCIE_ENDPOINT	0x0
-#define GD_PCIE_ROOT_PORT	0x4
-#define GD_PCIE_UPSTREAM	0x5
-#define GD_PCIE_DOWNSTREAM	0x6
-#define GD_PCIE_PCI_BRIDGE	0x7
-#define GD_PCIE_PCIE_BRIDGE	0x8
+#define GDCLI_PCIE_ENDPOINT	0x0
+#define GDCLI_PCIE_ROOT_PORT	0x4
+#define GDCLI_PCIE_UPSTREAM	0x5
+#define GDCLI_PCIE_DOWNSTREAM	0x6
+#define GDCLI_PCIE_PCI_BRIDGE	0x7
+#define GDCLI_PCIE_PCIE_BRIDGE	0x8
 
-enum gd_gpu_kind {
-	GD_GPU_NVIDIA = 1,	/* vendor 0x10de, display class */
-	GD_GPU_EMULATED = 2,	/* ivshmem 1af4:1110 bound to nvp2p_emu */
+enum gdcli_gpu_kind {
+	GDCLI_GPU_NVIDIA = 1,	/* vendor 0x10de, display class */
+	GDCLI_GPU_EMULATED = 2,	/* ivshmem 1af4:1110 bound to nvp2p_emu */
 };
 
-struct gd_gpu {
-	struct gd_pcidev pci;
-	enum gd_gpu_kind kind;
+struct gdcli_gpu {
+	struct gdcli_pcidev pci;
+	enum gdcli_gpu_kind kind;
 };
 
 /* Is s a full PCI address "dddd:bb:dd.f"? */
-int gd_is_bdf(const char *s);
+int gdcli_is_bdf(const char *s);
 
 /* Read one device: 0, or -ENOENT when there is no such device. */
-int gd_pci_read(const struct gd_roots *r, const char *bdf, struct gd_pcidev *d);
+int gdcli_pci_read(const struct gdcli_roots *r, const char *bdf, struct gdcli_pcidev *d);
 
 /*
  * The PCIe port type from a config space image (the sysfs "config" file;
  * without root only its first 64 bytes are readable, so this is often -1).
  */
-int gd_pcie_type(const unsigned char *cfg, size_t len);
+int gdcli_pcie_type(const unsigned char *cfg, size_t len);
 
 /* The GPUs, sorted by address: how many were found (at most max). */
-int gd_find_gpus(const struct gd_roots *r, struct gd_gpu *out, int max);
+int gdcli_find_gpus(const struct gdcli_roots *r, struct gdcli_gpu *out, int max);
 
 #endif

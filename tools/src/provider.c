@@ -12,13 +12,13 @@
 #include <nvp2p_emu.h>
 #include <uapi/gdirect_ioctl.h>
 
-static void probe_gdirect(const struct gd_roots *r, struct gd_provider *p)
+static void probe_gdirect(const struct gdcli_roots *r, struct gdcli_provider *p)
 {
 	struct gdirect_info info;
-	char path[GD_PATH_MAX];
+	char path[GDCLI_PATH_MAX];
 	int fd;
 
-	if (gd_path(path, sizeof(path), "%s/gdirect", r->dev))
+	if (gdcli_path(path, sizeof(path), "%s/gdirect", r->dev))
 		return;
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -40,13 +40,13 @@ static void probe_gdirect(const struct gd_roots *r, struct gd_provider *p)
 	close(fd);
 }
 
-static void probe_emu(const struct gd_roots *r, struct gd_provider *p)
+static void probe_emu(const struct gdcli_roots *r, struct gdcli_provider *p)
 {
 	struct nvp2p_emu_info info;
-	char path[GD_PATH_MAX];
+	char path[GDCLI_PATH_MAX];
 	int fd;
 
-	if (gd_path(path, sizeof(path), "%s/nvp2p_emu", r->dev))
+	if (gdcli_path(path, sizeof(path), "%s/nvp2p_emu", r->dev))
 		return;
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -73,16 +73,16 @@ static void probe_emu(const struct gd_roots *r, struct gd_provider *p)
 	close(fd);
 }
 
-static int emu_counter(const struct gd_roots *r, const char *name, uint64_t *v)
+static int emu_counter(const struct gdcli_roots *r, const char *name, uint64_t *v)
 {
-	return gd_read_emu_counter(r, name, v, NULL);
+	return gdcli_read_emu_counter(r, name, v, NULL);
 }
 
-static void probe_emu_debugfs(const struct gd_roots *r, struct gd_provider *p)
+static void probe_emu_debugfs(const struct gdcli_roots *r, struct gdcli_provider *p)
 {
 	uint64_t total, reserved, used;
 
-	if (gd_read_emu_counter(r, "bar1_total", &total, &p->emu_counters_in) ||
+	if (gdcli_read_emu_counter(r, "bar1_total", &total, &p->emu_counters_in) ||
 	    emu_counter(r, "bar1_reserved", &reserved) ||
 	    emu_counter(r, "bar1_used", &used))
 		return;
@@ -96,23 +96,23 @@ static void probe_emu_debugfs(const struct gd_roots *r, struct gd_provider *p)
 	emu_counter(r, "mem_used", &p->mem_used);
 }
 
-static void probe_driver(const struct gd_roots *r, struct gd_provider *p)
+static void probe_driver(const struct gdcli_roots *r, struct gdcli_provider *p)
 {
 	static const char *const mods[] = { "nvidia", "nvp2p_emu" };
-	char path[GD_PATH_MAX];
+	char path[GDCLI_PATH_MAX];
 	size_t i;
 
 	for (i = 0; i < sizeof(mods) / sizeof(mods[0]); i++) {
-		if (gd_path(path, sizeof(path), "%s/module/%s", r->sysfs, mods[i]) ||
+		if (gdcli_path(path, sizeof(path), "%s/module/%s", r->sysfs, mods[i]) ||
 		    access(path, F_OK))
 			continue;
 		snprintf(p->driver_name, sizeof(p->driver_name), "%s", mods[i]);
 		/* nvidia.ko has MODULE_VERSION; the emulator only a srcversion. */
-		if (gd_path(path, sizeof(path), "%s/module/%s/version", r->sysfs, mods[i]) ||
-		    gd_read_str(path, p->driver_version, sizeof(p->driver_version))) {
-			if (!gd_path(path, sizeof(path), "%s/module/%s/srcversion",
+		if (gdcli_path(path, sizeof(path), "%s/module/%s/version", r->sysfs, mods[i]) ||
+		    gdcli_read_str(path, p->driver_version, sizeof(p->driver_version))) {
+			if (!gdcli_path(path, sizeof(path), "%s/module/%s/srcversion",
 				     r->sysfs, mods[i]) &&
-			    !gd_read_str(path, p->driver_version + 4,
+			    !gdcli_read_str(path, p->driver_version + 4,
 					 sizeof(p->driver_version) - 4))
 				memcpy(p->driver_version, "src ", 4);
 		}
@@ -120,7 +120,7 @@ static void probe_driver(const struct gd_roots *r, struct gd_provider *p)
 	}
 }
 
-void gd_provider_probe(const struct gd_roots *r, struct gd_provider *p)
+void gdcli_provider_probe(const struct gdcli_roots *r, struct gdcli_provider *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->persistent_api = -1;

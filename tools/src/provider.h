@@ -14,7 +14,7 @@
 
 #include "sysfs.h"
 
-struct gd_provider {
+struct gdcli_provider {
 	/* gdirect.ko */
 	int have_gdirect;
 	uint32_t gdirect_abi, gdirect_provider, gdirect_caps, default_persistent;
@@ -35,6 +35,6 @@ struct gd_provider {
 	char driver_version[64];
 };
 
-void gd_provider_probe(const struct gd_roots *r, struct gd_provider *p);
+void gdcli_provider_probe(const struct gdcli_roots *r, struct gdcli_provider *p);
 
 #endif

@@ -14,7 +14,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-double gd_percentile(const double *sorted, size_t n, double pct)
+double gdcli_percentile(const double *sorted, size_t n, double pct)
 {
 	size_t rank;
 
@@ -29,7 +29,7 @@ double gd_percentile(const double *sorted, size_t n, double pct)
 	return sorted[rank - 1];
 }
 
-void gd_summarise(double *v, size_t n, struct gd_summary *s)
+void gdcli_summarise(double *v, size_t n, struct gdcli_summary *s)
 {
 	double sum = 0;
 	size_t i;
@@ -43,12 +43,12 @@ void gd_summarise(double *v, size_t n, struct gd_summary *s)
 	s->n = n;
 	s->min = v[0];
 	s->max = v[n - 1];
-	s->median = gd_percentile(v, n, 50);
-	s->p99 = gd_percentile(v, n, 99);
+	s->median = gdcli_percentile(v, n, 50);
+	s->p99 = gdcli_percentile(v, n, 99);
 	s->mean = sum / (double)n;
 }
 
-double gd_now_ns(void)
+double gdcli_now_ns(void)
 {
 	struct timespec ts;
 

@@ -5,18 +5,18 @@
 
 #include <stddef.h>
 
-struct gd_summary {
+struct gdcli_summary {
 	size_t n;
 	double min, median, p99, max, mean;
 };
 
 /* Summarise v[0..n) (sorted in place).  n == 0 gives all zeros. */
-void gd_summarise(double *v, size_t n, struct gd_summary *s);
+void gdcli_summarise(double *v, size_t n, struct gdcli_summary *s);
 
 /* Value at percentile pct (0..100) of sorted v, nearest-rank method. */
-double gd_percentile(const double *sorted, size_t n, double pct);
+double gdcli_percentile(const double *sorted, size_t n, double pct);
 
 /* Monotonic time in nanoseconds. */
-double gd_now_ns(void);
+double gdcli_now_ns(void);
 
 #endif

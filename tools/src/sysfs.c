@@ -10,14 +10,14 @@
 #include <string.h>
 #include <unistd.h>
 
-void gd_set_root(char *dst, const char *what, const char *path)
+void gdcli_set_root(char *dst, const char *what, const char *path)
 {
-	int len = snprintf(dst, GD_PATH_MAX, "%s", path);
+	int len = snprintf(dst, GDCLI_PATH_MAX, "%s", path);
 
 	/* A cut path would inspect some other directory: refuse it. */
-	if (len < 0 || len >= GD_PATH_MAX) {
+	if (len < 0 || len >= GDCLI_PATH_MAX) {
 		fprintf(stderr, "gdirect: %s is %zu bytes long; at most %d are allowed\n",
-			what, strlen(path), GD_PATH_MAX - 1);
+			what, strlen(path), GDCLI_PATH_MAX - 1);
 		exit(2);
 	}
 }
@@ -26,17 +26,17 @@ static void set_root(char *dst, const char *env, const char *def)
 {
 	const char *v = getenv(env);
 
-	gd_set_root(dst, env, v && *v ? v : def);
+	gdcli_set_root(dst, env, v && *v ? v : def);
 }
 
-void gd_roots_init(struct gd_roots *r)
+void gdcli_roots_init(struct gdcli_roots *r)
 {
 	set_root(r->sysfs, "GDIRECT_SYSFS_ROOT", "/sys");
 	set_root(r->proc, "GDIRECT_PROC_ROOT", "/proc");
 	set_root(r->dev, "GDIRECT_DEV_ROOT", "/dev");
 }
 
-int gd_path(char *out, size_t n, const char *fmt, ...)
+int gdcli_path(char *out, size_t n, const char *fmt, ...)
 {
 	va_list ap;
 	int len;
@@ -49,7 +49,7 @@ int gd_path(char *out, size_t n, const char *fmt, ...)
 	return 0;
 }
 
-int gd_read_str(const char *path, char *buf, size_t n)
+int gdcli_read_str(const char *path, char *buf, size_t n)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t len = 0;
@@ -76,10 +76,10 @@ int gd_read_str(const char *path, char *buf, size_t n)
 	return 0;
 }
 
-int gd_read_u64(const char *path, uint64_t *val)
+int gdcli_read_u64(const char *path, uint64_t *val)
 {
 	char buf[64], *end;
-	int err = gd_read_str(path, buf, sizeof(buf));
+	int err = gdcli_read_str(path, buf, sizeof(buf));
 
 	if (err)
 		return err;
@@ -90,11 +90,11 @@ int gd_read_u64(const char *path, uint64_t *val)
 	return 0;
 }
 
-int gd_read_int(const char *path, int *val)
+int gdcli_read_int(const char *path, int *val)
 {
 	char buf[64], *end;
 	long v;
-	int err = gd_read_str(path, buf, sizeof(buf));
+	int err = gdcli_read_str(path, buf, sizeof(buf));
 
 	if (err)
 		return err;
@@ -106,9 +106,9 @@ int gd_read_int(const char *path, int *val)
 	return 0;
 }
 
-int gd_link_name(const char *path, char *buf, size_t n)
+int gdcli_link_name(const char *path, char *buf, size_t n)
 {
-	char target[GD_PATH_MAX];
+	char target[GDCLI_PATH_MAX];
 	ssize_t len = readlink(path, target, sizeof(target) - 1);
 	const char *base;
 
@@ -124,23 +124,23 @@ int gd_link_name(const char *path, char *buf, size_t n)
 	return 0;
 }
 
-int gd_read_emu_counter(const struct gd_roots *r, const char *name,
+int gdcli_read_emu_counter(const struct gdcli_roots *r, const char *name,
 			uint64_t *val, const char **where)
 {
-	char path[GD_PATH_MAX];
+	char path[GDCLI_PATH_MAX];
 	int ret;
 
-	if (gd_path(path, sizeof(path), "%s/kernel/debug/nvp2p_emu/%s", r->sysfs, name))
+	if (gdcli_path(path, sizeof(path), "%s/kernel/debug/nvp2p_emu/%s", r->sysfs, name))
 		return -ENAMETOOLONG;
-	ret = gd_read_u64(path, val);
+	ret = gdcli_read_u64(path, val);
 	if (ret != -ENOENT) {
 		if (!ret && where)
 			*where = "debugfs";
 		return ret;
 	}
-	if (gd_path(path, sizeof(path), "%s/driver/nvp2p_emu/%s", r->proc, name))
+	if (gdcli_path(path, sizeof(path), "%s/driver/nvp2p_emu/%s", r->proc, name))
 		return -ENAMETOOLONG;
-	ret = gd_read_u64(path, val);
+	ret = gdcli_read_u64(path, val);
 	if (!ret && where)
 		*where = "procfs";
 	return ret;

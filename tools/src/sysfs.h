@@ -14,30 +14,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GD_PATH_MAX 4096
+#define GDCLI_PATH_MAX 4096
 
-struct gd_roots {
-	char sysfs[GD_PATH_MAX];
-	char proc[GD_PATH_MAX];
-	char dev[GD_PATH_MAX];
+struct gdcli_roots {
+	char sysfs[GDCLI_PATH_MAX];
+	char proc[GDCLI_PATH_MAX];
+	char dev[GDCLI_PATH_MAX];
 };
 
 /* Defaults, then the environment. */
-void gd_roots_init(struct gd_roots *r);
+void gdcli_roots_init(struct gdcli_roots *r);
 
 /* Set one root to PATH; a path too long for it exits 2 with a sentence naming WHAT. */
-void gd_set_root(char *dst, const char *what, const char *path);
+void gdcli_set_root(char *dst, const char *what, const char *path);
 
 /* snprintf into out; -ENAMETOOLONG when it does not fit. */
-int gd_path(char *out, size_t n, const char *fmt, ...)
+int gdcli_path(char *out, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Read a whole small file, trailing newlines removed: 0 or -errno. */
-int gd_read_str(const char *path, char *buf, size_t n);
+int gdcli_read_str(const char *path, char *buf, size_t n);
 
 /* Read a number (decimal, or 0x-prefixed hex) from a file: 0 or -errno. */
-int gd_read_u64(const char *path, uint64_t *val);
-int gd_read_int(const char *path, int *val);
+int gdcli_read_u64(const char *path, uint64_t *val);
+int gdcli_read_int(const char *path, int *val);
 
 /*
  * The emulator's counter NAME: in debugfs (SYSFS/kernel/debug/nvp2p_emu/,
@@ -45,10 +45,10 @@ int gd_read_int(const char *path, int *val);
  * proprietary flavour, which may not use debugfs).  0 or -errno; *where is
  * set to "debugfs" or "procfs" on success.
  */
-int gd_read_emu_counter(const struct gd_roots *r, const char *name,
+int gdcli_read_emu_counter(const struct gdcli_roots *r, const char *name,
 			uint64_t *val, const char **where);
 
 /* Last component of the target of symlink path ("" and -errno if none). */
-int gd_link_name(const char *path, char *buf, size_t n);
+int gdcli_link_name(const char *path, char *buf, size_t n);
 
 #endif

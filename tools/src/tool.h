@@ -17,7 +17,7 @@
 
 /* Options every subcommand takes (getopt_long values). */
 enum { OPT_SYSFS = 0x100, OPT_PROC, OPT_DEV, OPT_JSON, OPT_HELP };
-#define GD_COMMON_LONGOPTS \
+#define GDCLI_COMMON_LONGOPTS \
 	{ "sysfs", required_argument, NULL, OPT_SYSFS }, \
 	{ "proc", required_argument, NULL, OPT_PROC }, \
 	{ "dev", required_argument, NULL, OPT_DEV }, \
@@ -25,14 +25,14 @@ enum { OPT_SYSFS = 0x100, OPT_PROC, OPT_DEV, OPT_JSON, OPT_HELP };
 	{ "help", no_argument, NULL, OPT_HELP }
 
 /* Apply a common option: 1 if it was one. */
-int gd_common_opt(int c, const char *arg, struct gd_roots *r);
+int gdcli_common_opt(int c, const char *arg, struct gdcli_roots *r);
 
 /* "64 MiB", "1.5 GiB", "512 B" into buf. */
-const char *gd_fmt_bytes(uint64_t v, char *buf, size_t n);
+const char *gdcli_fmt_bytes(uint64_t v, char *buf, size_t n);
 
-int gd_cmd_info(int argc, char **argv, struct gd_roots *r);
-int gd_cmd_stat(int argc, char **argv, struct gd_roots *r);
-int gd_cmd_bench(int argc, char **argv, struct gd_roots *r);
-int gd_cmd_demo(int argc, char **argv, struct gd_roots *r);
+int gdcli_cmd_info(int argc, char **argv, struct gdcli_roots *r);
+int gdcli_cmd_stat(int argc, char **argv, struct gdcli_roots *r);
+int gdcli_cmd_bench(int argc, char **argv, struct gdcli_roots *r);
+int gdcli_cmd_demo(int argc, char **argv, struct gdcli_roots *r);
 
 #endif

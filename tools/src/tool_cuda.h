@@ -13,10 +13,10 @@
 
 /* Open CUDA, make device 0's primary context current: 0, or -errno with a
  * reason in err. */
-int gd_cuda_open(char *err, size_t errlen);
+int gdcli_cuda_open(char *err, size_t errlen);
 /* Allocate / free GPU memory (a CUdeviceptr): 0 or -errno. */
-int gd_cuda_alloc(size_t size, uint64_t *dptr);
-void gd_cuda_free(uint64_t dptr);
-void gd_cuda_close(void);
+int gdcli_cuda_alloc(size_t size, uint64_t *dptr);
+void gdcli_cuda_free(uint64_t dptr);
+void gdcli_cuda_close(void);
 
 #endif

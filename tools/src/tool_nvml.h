@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-struct gd_nvml_bar1 {
+struct gdcli_nvml_bar1 {
 	uint64_t total, used, free;
 };
 
@@ -19,9 +19,9 @@ struct gd_nvml_bar1 {
  * BAR1 usage of the GPU at PCI address bdf: 0, -ENOENT when NVML cannot be
  * loaded, -EIO when it fails (why in err, if not NULL).
  */
-int gd_nvml_bar1(const char *bdf, struct gd_nvml_bar1 *bar1, char *err, int errlen);
+int gdcli_nvml_bar1(const char *bdf, struct gdcli_nvml_bar1 *bar1, char *err, int errlen);
 
 /* Driver version as NVML reports it: 0 or negative as above. */
-int gd_nvml_driver_version(char *buf, int len);
+int gdcli_nvml_driver_version(char *buf, int len);
 
 #endif

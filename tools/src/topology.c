@@ -23,8 +23,8 @@
 #define MAX_CHAIN 24
 
 struct chain {
-	char root[GD_BDF_LEN + 8];	/* "pciDDDD:BB" */
-	char dev[MAX_CHAIN][GD_BDF_LEN];
+	char root[GDCLI_BDF_LEN + 8];	/* "pciDDDD:BB" */
+	char dev[MAX_CHAIN][GDCLI_BDF_LEN];
 	int n;
 };
 
@@ -34,15 +34,15 @@ static int is_root_bus(const char *s)
 	return !strncmp(s, "pci", 3) && strlen(s) == 10 && s[7] == ':';
 }
 
-static int load_chain(const struct gd_roots *r, const char *bdf, struct chain *c)
+static int load_chain(const struct gdcli_roots *r, const char *bdf, struct chain *c)
 {
-	char link[GD_PATH_MAX], real[PATH_MAX], *save = NULL, *tok;
+	char link[GDCLI_PATH_MAX], real[PATH_MAX], *save = NULL, *tok;
 	int in_tree = 0;
 
 	memset(c, 0, sizeof(*c));
-	if (!gd_is_bdf(bdf))
+	if (!gdcli_is_bdf(bdf))
 		return -EINVAL;
-	if (gd_path(link, sizeof(link), "%s/bus/pci/devices/%s", r->sysfs, bdf))
+	if (gdcli_path(link, sizeof(link), "%s/bus/pci/devices/%s", r->sysfs, bdf))
 		return -ENAMETOOLONG;
 	if (!realpath(link, real))
 		return -errno;
@@ -51,10 +51,10 @@ static int load_chain(const struct gd_roots *r, const char *bdf, struct chain *c
 			snprintf(c->root, sizeof(c->root), "%s", tok);
 			c->n = 0;
 			in_tree = 1;
-		} else if (in_tree && gd_is_bdf(tok)) {
+		} else if (in_tree && gdcli_is_bdf(tok)) {
 			if (c->n == MAX_CHAIN)
 				return -E2BIG;
-			snprintf(c->dev[c->n++], GD_BDF_LEN, "%s", tok);
+			snprintf(c->dev[c->n++], GDCLI_BDF_LEN, "%s", tok);
 		}
 	}
 	if (!in_tree || c->n == 0 || strcmp(c->dev[c->n - 1], bdf))
@@ -62,28 +62,28 @@ static int load_chain(const struct gd_roots *r, const char *bdf, struct chain *c
 	return 0;
 }
 
-static void add_hop(struct gd_path *p, const char *s)
+static void add_hop(struct gdcli_path *p, const char *s)
 {
-	if (p->nhops < GD_PATH_HOPS)
+	if (p->nhops < GDCLI_PATH_HOPS)
 		snprintf(p->hops[p->nhops++], sizeof(p->hops[0]), "%s", s);
 }
 
 /* Is the bridge at chain position i a root port of the CPU's complex? */
-static int is_root_port(const struct gd_roots *r, const struct chain *c, int i)
+static int is_root_port(const struct gdcli_roots *r, const struct chain *c, int i)
 {
-	struct gd_pcidev d;
+	struct gdcli_pcidev d;
 
-	if (!gd_pci_read(r, c->dev[i], &d) && d.pcie_type >= 0)
-		return d.pcie_type == GD_PCIE_ROOT_PORT;
+	if (!gdcli_pci_read(r, c->dev[i], &d) && d.pcie_type >= 0)
+		return d.pcie_type == GDCLI_PCIE_ROOT_PORT;
 	/* Without config space: bridges on the root bus are root ports. */
 	return i == 0;
 }
 
-int gd_topology(const struct gd_roots *r, const char *a, const char *b,
-		struct gd_path *p)
+int gdcli_topology(const struct gdcli_roots *r, const char *a, const char *b,
+		struct gdcli_path *p)
 {
 	struct chain ca, cb;
-	struct gd_pcidev da, db;
+	struct gdcli_pcidev da, db;
 	int err, k, i;
 
 	memset(p, 0, sizeof(*p));
@@ -95,9 +95,9 @@ int gd_topology(const struct gd_roots *r, const char *a, const char *b,
 		err = load_chain(r, b, &cb);
 	if (err)
 		return err;
-	if (!gd_pci_read(r, a, &da))
+	if (!gdcli_pci_read(r, a, &da))
 		p->numa_a = da.numa_node;
-	if (!gd_pci_read(r, b, &db))
+	if (!gdcli_pci_read(r, b, &db))
 		p->numa_b = db.numa_node;
 
 	if (strcmp(ca.root, cb.root)) {
@@ -109,12 +109,12 @@ int gd_topology(const struct gd_roots *r, const char *a, const char *b,
 			add_hop(p, cb.dev[i]);
 		snprintf(p->common, sizeof(p->common), "none");
 		if (p->numa_a >= 0 && p->numa_b >= 0 && p->numa_a == p->numa_b) {
-			p->cls = GD_PATH_HOST_BRIDGE;
+			p->cls = GDCLI_PATH_HOST_BRIDGE;
 			snprintf(p->basis, sizeof(p->basis),
 				 "different root buses (%s, %s) on the same NUMA node %d: one CPU's root complexes",
 				 ca.root, cb.root, p->numa_a);
 		} else {
-			p->cls = GD_PATH_CROSS_SOCKET;
+			p->cls = GDCLI_PATH_CROSS_SOCKET;
 			if (p->numa_a >= 0 && p->numa_b >= 0)
 				snprintf(p->basis, sizeof(p->basis),
 					 "different root buses (%s, %s) on NUMA nodes %d and %d",
@@ -135,18 +135,18 @@ int gd_topology(const struct gd_roots *r, const char *a, const char *b,
 		add_hop(p, k ? ca.dev[k - 1] : ca.root);
 		if (k == 0) {
 			snprintf(p->common, sizeof(p->common), "%s", ca.root);
-			p->cls = GD_PATH_HOST_BRIDGE;
+			p->cls = GDCLI_PATH_HOST_BRIDGE;
 			snprintf(p->basis, sizeof(p->basis),
 				 "they meet at host bridge %s (root complex)", ca.root);
 		} else {
 			snprintf(p->common, sizeof(p->common), "%s", ca.dev[k - 1]);
 			if (is_root_port(r, &ca, k - 1)) {
-				p->cls = GD_PATH_HOST_BRIDGE;
+				p->cls = GDCLI_PATH_HOST_BRIDGE;
 				snprintf(p->basis, sizeof(p->basis),
 					 "they meet at root port %s: the root complex routes it",
 					 ca.dev[k - 1]);
 			} else {
-				p->cls = GD_PATH_SWITCH;
+				p->cls = GDCLI_PATH_SWITCH;
 				snprintf(p->basis, sizeof(p->basis),
 					 "they meet at switch port %s below root port %s",
 					 ca.dev[k - 1], ca.dev[0]);
@@ -156,10 +156,10 @@ int gd_topology(const struct gd_roots *r, const char *a, const char *b,
 			add_hop(p, cb.dev[i]);
 	}
 	switch (p->cls) {
-	case GD_PATH_HOST_BRIDGE:
+	case GDCLI_PATH_HOST_BRIDGE:
 		p->warning = "the path goes through the CPU's root complex: it works, but peer-to-peer read bandwidth can be severely limited on some CPUs (guide 11.4)";
 		break;
-	case GD_PATH_CROSS_SOCKET:
+	case GDCLI_PATH_CROSS_SOCKET:
 		p->warning = "the path crosses the CPU socket interconnect (QPI/UPI/HT): GPUDirect RDMA may be extremely slow or not work reliably (guide 11.4)";
 		break;
 	default:
@@ -168,22 +168,22 @@ int gd_topology(const struct gd_roots *r, const char *a, const char *b,
 	return 0;
 }
 
-const char *gd_path_class_id(enum gd_path_class c)
+const char *gdcli_path_class_id(enum gdcli_path_class c)
 {
 	switch (c) {
-	case GD_PATH_SWITCH:		return "switch";
-	case GD_PATH_HOST_BRIDGE:	return "host_bridge";
-	case GD_PATH_CROSS_SOCKET:	return "cross_socket";
+	case GDCLI_PATH_SWITCH:		return "switch";
+	case GDCLI_PATH_HOST_BRIDGE:	return "host_bridge";
+	case GDCLI_PATH_CROSS_SOCKET:	return "cross_socket";
 	default:			return "unknown";
 	}
 }
 
-const char *gd_path_class_text(enum gd_path_class c)
+const char *gdcli_path_class_text(enum gdcli_path_class c)
 {
 	switch (c) {
-	case GD_PATH_SWITCH:		return "PCIe switches only";
-	case GD_PATH_HOST_BRIDGE:	return "through one CPU / host bridge (root complex)";
-	case GD_PATH_CROSS_SOCKET:	return "across CPU sockets";
+	case GDCLI_PATH_SWITCH:		return "PCIe switches only";
+	case GDCLI_PATH_HOST_BRIDGE:	return "through one CPU / host bridge (root complex)";
+	case GDCLI_PATH_CROSS_SOCKET:	return "across CPU sockets";
 	default:			return "unknown";
 	}
 }

@@ -100,8 +100,8 @@ int main(void)
 		tap_diag("no VMM memory on this GPU");
 		return 1;
 	}
-	gd_epoch_init();
-	struct gd_backend *b = fake_backend_new(&(struct fake_cfg){
+	gdl_epoch_init();
+	struct gdl_backend *b = fake_backend_new(&(struct fake_cfg){
 		.no_maps = true });
 
 	gdirect_params_init(&p);

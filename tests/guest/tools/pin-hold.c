@@ -28,12 +28,12 @@ int main(int argc, char **argv)
 	void *map;
 	int fd;
 
-	if (gd_cuda_open(err, sizeof(err))) {
+	if (gdcli_cuda_open(err, sizeof(err))) {
 		fprintf(stderr, "pin-hold: %s\n", err);
 		return 1;
 	}
 	fd = open("/dev/gdirect", O_RDWR);
-	if (fd < 0 || gd_cuda_alloc(size, &dptr)) {
+	if (fd < 0 || gdcli_cuda_alloc(size, &dptr)) {
 		perror("pin-hold: /dev/gdirect or cuMemAlloc");
 		return 1;
 	}
@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 	u.handle = p.handle;
 	ioctl(fd, GDIRECT_IOC_UNPIN, &u);
 	close(fd);
-	gd_cuda_free(dptr);
-	gd_cuda_close();
+	gdcli_cuda_free(dptr);
+	gdcli_cuda_close();
 	return 0;
 }

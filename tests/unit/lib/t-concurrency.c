@@ -148,7 +148,7 @@ static void misses_pin_once(void)
 {
 	enum { N = 8 };
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct fake_stats fs;
 	struct gdirect_stats st;
 	pthread_t t[N];
@@ -183,7 +183,7 @@ static void misses_pin_once(void)
 
 struct stress_arg {
 	struct gdirect_ctx *c;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	uint64_t shared;
 	unsigned seed;
 	_Atomic int *stop;
@@ -260,7 +260,7 @@ static void stress_all(unsigned inv)
 {
 	enum { N = 4 };
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	pthread_t t[N];
 	struct stress_arg sa[N];
 	_Atomic int stop = 0;
@@ -345,7 +345,7 @@ static void hit_counts_exact(void)
 
 struct race_arg {
 	struct gdirect_ctx *c;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	uint64_t base, size;
 	unsigned seed;
 	_Atomic int *stop;
@@ -393,7 +393,7 @@ static void slot_races(void)
 {
 	enum { N = 3 };
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_stats st;
 	pthread_t t[N + 1];
 	struct race_arg ra[N + 1];

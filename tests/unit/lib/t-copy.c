@@ -58,7 +58,7 @@ static void every_size_and_alignment(void)
 		src[i] = (uint8_t)(i * 2654435761u >> 13);
 
 	for (int k = 0; gd_copy_impls[k]; k++) {
-		const struct gd_copy_impl *im = gd_copy_impls[k];
+		const struct gdl_copy_impl *im = gd_copy_impls[k];
 
 		if (!im->supported()) {
 			tap_diag("%-10s not supported by this CPU: skipped", im->name);

@@ -29,11 +29,11 @@ static int ends_with(const char *s, const char *tail)
 
 static void missing_required_is_named(void)
 {
-	struct gd_cuda cu;
+	struct gdl_cuda cu;
 	char err[256] = "";
-	uint64_t want = GD_CU_BIT(mem_alloc) | GD_CU_BIT(ctx_destroy_v1);
+	uint64_t want = GDL_CU_BIT(mem_alloc) | GDL_CU_BIT(ctx_destroy_v1);
 
-	CHECK_EQ(gd_cuload_open(&cu, want, want, 0, err, sizeof(err)), -ENOSYS);
+	CHECK_EQ(gdl_cuload_open(&cu, want, want, 0, err, sizeof(err)), -ENOSYS);
 	tap_diag("%s", err);
 	CHECK(ends_with(err, " lacks cuCtxDestroy"));
 	CHECK(strstr(err, fake) != NULL);
@@ -42,15 +42,15 @@ static void missing_required_is_named(void)
 
 static void missing_optional_is_null(void)
 {
-	struct gd_cuda cu;
+	struct gdl_cuda cu;
 	char err[256] = "";
-	uint64_t want = GD_CU_BIT(mem_alloc) | GD_CU_BIT(mem_free) |
-			GD_CU_BIT(ctx_destroy) | GD_CU_BIT(ctx_destroy_v1) |
-			GD_CU_BIT(primary_release_v1);
+	uint64_t want = GDL_CU_BIT(mem_alloc) | GDL_CU_BIT(mem_free) |
+			GDL_CU_BIT(ctx_destroy) | GDL_CU_BIT(ctx_destroy_v1) |
+			GDL_CU_BIT(primary_release_v1);
 	void *alloc;
 
-	CHECK_EQ(gd_cuload_open(&cu, want, GD_CU_BIT(mem_alloc) |
-				GD_CU_BIT(mem_free), 0, err, sizeof(err)), 0);
+	CHECK_EQ(gdl_cuload_open(&cu, want, GDL_CU_BIT(mem_alloc) |
+				GDL_CU_BIT(mem_free), 0, err, sizeof(err)), 0);
 	CHECK(cu.dl != NULL);
 	/* The versioned symbol, not the base name, is what dlsym found. */
 	alloc = dlsym(cu.dl, "cuMemAlloc_v2");
@@ -59,33 +59,33 @@ static void missing_optional_is_null(void)
 	CHECK(cu.ctx_destroy_v1 == NULL && cu.primary_release_v1 == NULL);
 	/* An entry not asked for stays NULL although the driver has it. */
 	CHECK(cu.init == NULL);
-	gd_cuload_close(&cu);
+	gdl_cuload_close(&cu);
 	CHECK(cu.dl == NULL && cu.mem_alloc == NULL);
 }
 
 /* Through cuGetProcAddress_v2 (the fake has it), then dlsym. */
 static void proc_address(void)
 {
-	struct gd_cuda cu;
+	struct gdl_cuda cu;
 	char err[256] = "";
-	uint64_t want = GD_CU_BIT(pointer_get_attribute) |
-			GD_CU_BIT(mem_get_address_range) |
-			GD_CU_BIT(ctx_destroy_v1);
+	uint64_t want = GDL_CU_BIT(pointer_get_attribute) |
+			GDL_CU_BIT(mem_get_address_range) |
+			GDL_CU_BIT(ctx_destroy_v1);
 
-	CHECK_EQ(gd_cuload_open(&cu, want, want & ~GD_CU_BIT(ctx_destroy_v1),
-				GD_CUDA_PROC_ADDRESS, err, sizeof(err)), 0);
+	CHECK_EQ(gdl_cuload_open(&cu, want, want & ~GDL_CU_BIT(ctx_destroy_v1),
+				GDL_CUDA_PROC_ADDRESS, err, sizeof(err)), 0);
 	CHECK(cu.pointer_get_attribute != NULL);
 	CHECK(cu.mem_get_address_range != NULL);
-	gd_cuload_close(&cu);
+	gdl_cuload_close(&cu);
 }
 
 static void bad_path_is_an_error(void)
 {
-	struct gd_cuda cu;
+	struct gdl_cuda cu;
 	char err[256] = "";
 
 	setenv("GDIRECT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-	CHECK_EQ(gd_cuload_open(&cu, GD_CU_BIT(init), 0, 0, err, sizeof(err)),
+	CHECK_EQ(gdl_cuload_open(&cu, GDL_CU_BIT(init), 0, 0, err, sizeof(err)),
 		 -ENOENT);
 	tap_diag("%s", err);
 	CHECK(strstr(err, "/nonexistent/libcuda.so.1") != NULL);
@@ -100,10 +100,10 @@ static void default_path(void)
 	char err[256] = "";
 
 	unsetenv("GDIRECT_LIBCUDA");
-	CHECK_EQ(gd_cuload_path(&path, err, sizeof(err)), 0);
+	CHECK_EQ(gdl_cuload_path(&path, err, sizeof(err)), 0);
 	CHECK_STR(path, "libcuda.so.1");
 	setenv("GDIRECT_LIBCUDA", "", 1);
-	CHECK_EQ(gd_cuload_path(&path, err, sizeof(err)), 0);
+	CHECK_EQ(gdl_cuload_path(&path, err, sizeof(err)), 0);
 	CHECK_STR(path, "libcuda.so.1");
 	setenv("GDIRECT_LIBCUDA", fake, 1);
 }

@@ -2,7 +2,7 @@
 /*
  * t-evict-race - eviction never takes a region a hit is taking.
  *
- * An eviction holds the region (GD_HOLD on its refs, and the held bit in
+ * An eviction holds the region (GDL_HOLD on its refs, and the held bit in
  * its index slots), sums the per-thread counts, and only then marks it
  * dead and empties its slots.  A get that copied the slot before the hold
  * and publishes its count after the sum must then fail its re-check of
@@ -11,9 +11,9 @@
  * once, its bytes off the books while still pinned.
  *
  * The interleaving is forced with the library's race hooks: the getter
- * parks at GD_RACE_SLOT_COPIED; the flush, at GD_RACE_EVICT_SUMMED (the
+ * parks at GDL_RACE_SLOT_COPIED; the flush, at GDL_RACE_EVICT_SUMMED (the
  * region held, its counts summed), lets it run and waits until its hit
- * has decided: backed off (GD_RACE_BACKED_OFF) or returned.  A getter
+ * has decided: backed off (GDL_RACE_BACKED_OFF) or returned.  A getter
  * that backed off goes on to the miss path, where it waits for the
  * context's lock until the flush ends.  The hit must have backed off, the
  * get must come back with a valid region, the flush must have evicted
@@ -36,19 +36,19 @@ static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static bool parked, go, summed, backed_off, done, armed;
 static struct gdirect_reg *got;
 
-static void hook(enum gd_race_point p)
+static void hook(enum gdl_race_point p)
 {
 	pthread_mutex_lock(&mu);
-	if (is_getter && p == GD_RACE_SLOT_COPIED && !parked) {
+	if (is_getter && p == GDL_RACE_SLOT_COPIED && !parked) {
 		/* The slot copied, before the eviction holds it. */
 		parked = true;
 		pthread_cond_broadcast(&cv);
 		while (!go)
 			pthread_cond_wait(&cv, &mu);
-	} else if (is_getter && p == GD_RACE_BACKED_OFF) {
+	} else if (is_getter && p == GDL_RACE_BACKED_OFF) {
 		backed_off = true;
 		pthread_cond_broadcast(&cv);
-	} else if (!is_getter && p == GD_RACE_EVICT_SUMMED && armed) {
+	} else if (!is_getter && p == GDL_RACE_EVICT_SUMMED && armed) {
 		/* The eviction's sum is taken: the hit counts only now. */
 		armed = false;
 		summed = true;
@@ -84,7 +84,7 @@ static void *get_put(void *p)
 static void evict_between_sum_and_unlink(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg_info ri;
 	pthread_t t, getter;
 	int flushed;
@@ -97,7 +97,7 @@ static void evict_between_sum_and_unlink(void)
 	CHECK_EQ(pthread_create(&t, NULL, get_put, NULL), 0);
 	CHECK_EQ(pthread_join(t, NULL), 0);
 
-	gd_race_hook = hook;
+	gdl_race_hook = hook;
 	CHECK_EQ(pthread_create(&getter, NULL, get_thread, NULL), 0);
 	pthread_mutex_lock(&mu);
 	while (!parked)
@@ -106,7 +106,7 @@ static void evict_between_sum_and_unlink(void)
 	pthread_mutex_unlock(&mu);
 	flushed = gdirect_flush(cur);
 	CHECK_EQ(pthread_join(getter, NULL), 0);
-	gd_race_hook = NULL;
+	gdl_race_hook = NULL;
 	CHECK(summed);		/* the race ran */
 	CHECK(backed_off);
 	CHECK_EQ(flushed, 1);

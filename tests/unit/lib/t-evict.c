@@ -17,7 +17,7 @@ static void get_put(struct gdirect_ctx *c, uint64_t a)
 static void by_count(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_stats st;
 	uint64_t a[5];
 
@@ -104,7 +104,7 @@ static void by_bytes(void)
 static void bar_exhaustion(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_stats st;
 	struct fake_stats fs;
 	uint64_t a[8];

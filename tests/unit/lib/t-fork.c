@@ -21,7 +21,7 @@ static int child(struct gdirect_ctx *c, uint64_t x)
 	struct gdirect_ptr_info in;
 	struct gdirect_stats st;
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 
 	if (gdirect_reg_get(c, P(x), 1, 0, &r) != -EPERM)
 		return 2;
@@ -94,7 +94,7 @@ static int inherited_child(struct gdirect_reg *dead, void *map,
 static void inherited_regions(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r, *r2;
 	struct fake_stats fs;
 	pthread_t th;
@@ -110,7 +110,7 @@ static void inherited_regions(void)
 	CHECK(m);
 	m[0] = 1;
 	gdirect_notify_free(P(x), 0);	/* dead; released at the last put */
-	CHECK(atomic_load(&r->refs) & GD_DEAD);
+	CHECK(atomic_load(&r->refs) & GDL_DEAD);
 	CHECK_EQ(gdirect_reg_get(c, P(y), 1, 0, &r2), 0);
 	pthread_barrier_init(&held, NULL, 2);
 	pthread_barrier_init(&release, NULL, 2);
@@ -148,7 +148,7 @@ static void inherited_regions(void)
 static void child_context_refused(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r;
 	struct fake_stats fs;
 	struct gdirect_stats st;

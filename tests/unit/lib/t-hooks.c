@@ -105,7 +105,7 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 int cudaDeviceReset(void);
 
-static void teardown(struct gdirect_ctx *c, struct gd_backend *b)
+static void teardown(struct gdirect_ctx *c, struct gdl_backend *b)
 {
 	static const char *const tn[] = { "cuCtxDestroy_v2",
 		"cuDevicePrimaryCtxReset_v2", "cudaDeviceReset",
@@ -157,7 +157,7 @@ static void teardown(struct gdirect_ctx *c, struct gd_backend *b)
 }
 
 static struct gdirect_ctx *ctx;
-static struct gd_backend *backend;
+static struct gdl_backend *backend;
 
 static void wrapped(void)
 {
@@ -173,7 +173,7 @@ static void wrapped(void)
 static void each_free_invalidates(void)
 {
 	struct gdirect_ctx *c = ctx;
-	struct gd_backend *b = backend;
+	struct gdl_backend *b = backend;
 	struct gdirect_reg *r;
 	struct gdirect_reg_info ri;
 	struct gdirect_stats st;

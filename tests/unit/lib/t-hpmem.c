@@ -18,7 +18,7 @@
 #define HOT 64
 #define COLD 192
 
-static struct gd_hpmem m;
+static struct gdl_hpmem m;
 static unsigned char *obj[N];
 
 static int zero(const void *p, size_t n)
@@ -36,28 +36,28 @@ static void *freer(void *arg)
 	long t = (long)arg;
 
 	for (long i = t; i < N; i += 8)	/* threads 0..3: half the objects */
-		gd_hpmem_free(&m, obj[i]);
+		gdl_hpmem_free(&m, obj[i]);
 	return NULL;
 }
 
 static void alloc_free_reuse(void)
 {
-	gd_hpmem_init(&m, HOT, COLD);
+	gdl_hpmem_init(&m, HOT, COLD);
 	for (int i = 0; i < N; i++) {
-		unsigned char *p = gd_hpmem_alloc(&m), *c;
+		unsigned char *p = gdl_hpmem_alloc(&m), *c;
 
 		CHECK(p);
 		CHECK(((uintptr_t)p & 63) == 0);
-		c = gd_hpmem_cold(p, HOT, COLD);
-		CHECK(((uintptr_t)p & ~(GD_HPMEM_CHUNK - 1)) ==
-		      ((uintptr_t)(c + COLD - 1) & ~(GD_HPMEM_CHUNK - 1)));
+		c = gdl_hpmem_cold(p, HOT, COLD);
+		CHECK(((uintptr_t)p & ~(GDL_HPMEM_CHUNK - 1)) ==
+		      ((uintptr_t)(c + COLD - 1) & ~(GDL_HPMEM_CHUNK - 1)));
 		CHECK(zero(p, HOT) && zero(c, COLD));
 		memset(p, i & 0xff ? i & 0xff : 1, HOT);
 		memset(c, ~i & 0xff ? ~i & 0xff : 1, COLD);
 		obj[i] = p;
 	}
 	for (int i = 0; i < N; i++) {	/* nothing overwrote anything */
-		unsigned char *c = gd_hpmem_cold(obj[i], HOT, COLD);
+		unsigned char *c = gdl_hpmem_cold(obj[i], HOT, COLD);
 
 		CHECK(obj[i][0] == (i & 0xff ? i & 0xff : 1) &&
 		      obj[i][HOT - 1] == obj[i][0]);
@@ -71,25 +71,25 @@ static void alloc_free_reuse(void)
 		pthread_join(t[k], NULL);
 	/* The freed half comes back, zeroed, before any new memory. */
 	for (int i = 0; i < N / 2; i++) {
-		unsigned char *p = gd_hpmem_alloc(&m);
+		unsigned char *p = gdl_hpmem_alloc(&m);
 		int found = 0;
 
-		CHECK(p && zero(p, HOT) && zero(gd_hpmem_cold(p, HOT, COLD), COLD));
+		CHECK(p && zero(p, HOT) && zero(gdl_hpmem_cold(p, HOT, COLD), COLD));
 		for (int j = 0; j < N && !found; j++)
 			found = obj[j] == p && j % 8 < 4;
 		CHECK(found);
 	}
-	gd_hpmem_destroy(&m);
+	gdl_hpmem_destroy(&m);
 
 	/* Page-table nodes: 32 KiB, no companion. */
-	gd_hpmem_init(&m, 32768, 0);
+	gdl_hpmem_init(&m, 32768, 0);
 	for (int i = 0; i < 200; i++) {
-		unsigned char *p = gd_hpmem_alloc(&m);
+		unsigned char *p = gdl_hpmem_alloc(&m);
 
 		CHECK(p && ((uintptr_t)p & 63) == 0 && zero(p, 32768));
 		memset(p, 0xa5, 32768);
 	}
-	gd_hpmem_destroy(&m);
+	gdl_hpmem_destroy(&m);
 }
 
 int main(void)

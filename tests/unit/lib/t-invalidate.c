@@ -27,7 +27,7 @@ static bool realloc_case(enum how how, size_t size)
 	static const unsigned modes[] = { GDIRECT_INV_KERNEL, GDIRECT_INV_HOOKS,
 					  GDIRECT_INV_BUFFER_ID, 0 };
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r, *held;
 	struct gdirect_reg_info ri;
 	struct gdirect_stats st;
@@ -86,7 +86,7 @@ static void in_use(enum how how)
 	static const unsigned modes[] = { GDIRECT_INV_KERNEL, GDIRECT_INV_HOOKS,
 					  GDIRECT_INV_BUFFER_ID };
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *old, *r;
 	struct gdirect_reg_info ri;
 	struct fake_stats fs;
@@ -117,7 +117,7 @@ static void in_use(enum how how)
 static void deferred(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r;
 	struct fake_stats fs;
 
@@ -141,7 +141,7 @@ static void deferred(void)
 static void kernel_events(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r;
 	struct gdirect_stats st;
 	struct fake_stats fs;
@@ -186,7 +186,7 @@ static void persistent_pins(void)
 	struct fake_cfg cfg = { .persistent = true };
 	struct gdirect_params p;
 	struct gdirect_ctx *c = NULL;
-	struct gd_backend *b = fake_backend_over_cuda(&cfg);
+	struct gdl_backend *b = fake_backend_over_cuda(&cfg);
 
 	CHECK(b);
 	params(&p, GDIRECT_INV_KERNEL);
@@ -237,7 +237,7 @@ static void free_during_pin(void)
 	struct gdirect_params p;
 	struct gdirect_reg *r;
 	struct gdirect_reg_info ri;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct fake_stats fs;
 
 	params(&p, GDIRECT_INV_HOOKS);

@@ -22,7 +22,7 @@
  * entries taken over since), and one in 32 runs on a short-lived
  * thread whose reference outlives it and is put by the main thread.
  * Races (pressure configuration): built against the library's race hooks
- * (GD_RACE_HOOKS, lib/src/slotab.h), a quarter of the hook points a get
+ * (GDL_RACE_HOOKS, lib/src/slotab.h), a quarter of the hook points a get
  * passes on its lookup path (slot word read; slot copied; reference
  * counted, slot not yet reread; count taken back, the slot having
  * changed) run a flush (an eviction racing the hit)
@@ -52,7 +52,7 @@ static struct gdirect_reg *held[MAXH];
 /* The race hook's state (the run in progress). */
 static struct {
 	struct gdirect_ctx *c;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	uint64_t rs;
 	bool inside;
 	unsigned long flushes, gets;
@@ -96,15 +96,15 @@ static uint64_t rnd(uint64_t *st)
 	return *st;
 }
 
-static void race_hook(enum gd_race_point pt)
+static void race_hook(enum gdl_race_point pt)
 {
 	uint64_t x;
 	int k;
 
 	/* Only a hit's points: the others are run with the context's lock
 	 * held (a flush or a get from there would take it again). */
-	if (pt != GD_RACE_SLOT_FIELDS && pt != GD_RACE_SLOT_COPIED &&
-	    pt != GD_RACE_COUNTED && pt != GD_RACE_BACKED_OFF)
+	if (pt != GDL_RACE_SLOT_FIELDS && pt != GDL_RACE_SLOT_COPIED &&
+	    pt != GDL_RACE_COUNTED && pt != GDL_RACE_BACKED_OFF)
 		return;
 	x = rnd(&race.rs);
 	k = (int)((x >> 8) % MAXA);
@@ -200,7 +200,7 @@ static void run(unsigned inv, bool exact, bool wide, bool races,
 		uint64_t seed, int steps)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_stats st;
 	struct fake_stats fs;
 	uint64_t rs = seed, hits = 0, misses = 0;
@@ -233,7 +233,7 @@ static void run(unsigned inv, bool exact, bool wide, bool races,
 		race.b = b;
 		race.rs = seed ^ 0x9e3779b97f4a7c15ULL;
 		race.flushes = race.gets = 0;
-		gd_race_hook = race_hook;
+		gdl_race_hook = race_hook;
 	}
 
 	for (int step = 0; step < steps; step++) {
@@ -401,7 +401,7 @@ static void run(unsigned inv, bool exact, bool wide, bool races,
 	for (int h = 0; h < MAXH; h++)
 		gdirect_reg_put(held[h]);
 	if (races) {
-		gd_race_hook = NULL;
+		gdl_race_hook = NULL;
 		tap_diag("races: %lu flushes and %lu gets inside hits",
 			 race.flushes, race.gets);
 		CHECK(race.flushes > 0 && race.gets > 0);

@@ -48,7 +48,7 @@ static int cmp(const void *a, const void *b)
 static void against_a_model(void)
 {
 	const uint64_t top = (1ULL << 48) - 1;
-	struct gd_pgtab t;
+	struct gdl_pgtab t;
 	size_t n = 0;
 
 	srand(7);
@@ -79,26 +79,26 @@ static void against_a_model(void)
 	for (size_t i = 1; i < NPAGES; i++)
 		CHECK(pages[i] != pages[i - 1]);
 
-	CHECK(gd_pgtab_init(&t) == 0);
+	CHECK(gdl_pgtab_init(&t) == 0);
 	for (int step = 0; step < 20000; step++) {
 		size_t i = rand() % NPAGES;
 
 		if (val[i]) {
-			gd_pgtab_set(&t, pages[i], NULL);
+			gdl_pgtab_set(&t, pages[i], NULL);
 			val[i] = NULL;
 		} else {
-			CHECK(gd_pgtab_reserve(&t, pages[i], pages[i]) == 0);
+			CHECK(gdl_pgtab_reserve(&t, pages[i], pages[i]) == 0);
 			val[i] = &tags[i];
-			gd_pgtab_set(&t, pages[i], val[i]);
+			gdl_pgtab_set(&t, pages[i], val[i]);
 		}
 		if (step % 250)
 			continue;
 		for (size_t k = 0; k < NPAGES; k++) {
-			CHECK(gd_pgtab_get(&t, pages[k]) == val[k]);
+			CHECK(gdl_pgtab_get(&t, pages[k]) == val[k]);
 			/* neighbours that are not used read NULL */
 			if (pages[k] + 1 <= top && (k + 1 == NPAGES ||
 						    pages[k + 1] != pages[k] + 1))
-				CHECK(gd_pgtab_get(&t, pages[k] + 1) == NULL);
+				CHECK(gdl_pgtab_get(&t, pages[k] + 1) == NULL);
 		}
 		/* walks: whole space, a random range, an early stop */
 		for (int w = 0; w < 3; w++) {
@@ -117,17 +117,17 @@ static void against_a_model(void)
 					pages[k] <= s.p1;
 			if (w == 2 && want > 3)
 				s.stop_after = 3;
-			gd_pgtab_walk(&t, s.p0, s.p1, visit, &s);
+			gdl_pgtab_walk(&t, s.p0, s.p1, visit, &s);
 			CHECK(s.n == (s.stop_after ? 3 : want));
 		}
 	}
 	/* A range reservation covers every page in it, across leaves. */
-	CHECK(gd_pgtab_reserve(&t, 4095, 3 * 4096 + 5) == 0);
+	CHECK(gdl_pgtab_reserve(&t, 4095, 3 * 4096 + 5) == 0);
 	for (uint64_t p = 4095; p <= 3 * 4096 + 5; p++)
-		gd_pgtab_set(&t, p, &tags[0]);
+		gdl_pgtab_set(&t, p, &tags[0]);
 	for (uint64_t p = 4095; p <= 3 * 4096 + 5; p++)
-		CHECK(gd_pgtab_get(&t, p) == &tags[0]);
-	gd_pgtab_destroy(&t);
+		CHECK(gdl_pgtab_get(&t, p) == &tags[0]);
+	gdl_pgtab_destroy(&t);
 }
 
 int main(void)

@@ -11,7 +11,7 @@
 static void free_invalidates(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r;
 	struct gdirect_stats st;
 

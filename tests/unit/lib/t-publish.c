@@ -135,7 +135,7 @@ static void bad_directory_fails(void)
 {
 	struct gdirect_params p;
 	struct gdirect_ctx *c = NULL;
-	struct gd_backend *b = fake_backend_over_cuda(&(struct fake_cfg){ 0 });
+	struct gdl_backend *b = fake_backend_over_cuda(&(struct fake_cfg){ 0 });
 
 	params(&p, GDIRECT_INV_HOOKS);
 	p.flags |= GDIRECT_CTX_PUBLISH_STATS;

@@ -20,7 +20,7 @@
  */
 struct one_reg {
 	struct gdirect_ctx *c;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	uint64_t buf;
 	struct gdirect_reg *r1;
 };
@@ -226,7 +226,7 @@ static void second_page_second_pin(void)
 static void whole_alloc(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r, *r2;
 	struct gdirect_reg_info ri;
 
@@ -257,7 +257,7 @@ static void whole_alloc(void)
 static void growing_and_overlapping(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r1, *r2, *r3;
 	struct gdirect_reg_info ri;
 

@@ -8,7 +8,7 @@
  * before_unpin) before they give the space back.  A miss then finds the
  * BAR full and nothing left to evict: it must wait for a release to end
  * rather than fail with -ENOMEM.  The unpins are let go only once the
- * miss waits (the library's race hook GD_RACE_RELEASE_WAIT), so the
+ * miss waits (the library's race hook GDL_RACE_RELEASE_WAIT), so the
  * interleaving is the same every run, without a timed wait: exactly one
  * -ENOMEM from the backend, one release wait, no pin failure, nothing left
  * pinned.  A wait_for_releases that gives up at once fails it.
@@ -45,9 +45,9 @@ static void open_gate(void)
 
 /* Run with the context's lock held: the unpins go on, and their ends
  * take that lock only once the miss waits. */
-static void hook(enum gd_race_point p)
+static void hook(enum gdl_race_point p)
 {
-	if (p == GD_RACE_RELEASE_WAIT)
+	if (p == GDL_RACE_RELEASE_WAIT)
 		open_gate();
 }
 
@@ -62,7 +62,7 @@ static void pin_waits_for_release(void)
 	struct gdirect_params p;
 	struct gdirect_stats st;
 	struct fake_stats fs;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r;
 	pthread_t t;
 	int rc;
@@ -79,7 +79,7 @@ static void pin_waits_for_release(void)
 	gdirect_reg_put(r);
 	CHECK_EQ(gdirect_reg_get(c, P(y), 1, 0, &r), 0);
 	gdirect_reg_put(r);
-	gd_race_hook = hook;
+	gdl_race_hook = hook;
 	/* Another thread flushes: both regions die, their release begins. */
 	CHECK_EQ(pthread_create(&t, NULL, flush_thread, c), 0);
 	pthread_mutex_lock(&mu);
@@ -90,7 +90,7 @@ static void pin_waits_for_release(void)
 	rc = gdirect_reg_get(c, P(z), 1, 0, &r);
 	open_gate();		/* if the miss never waited */
 	CHECK_EQ(pthread_join(t, NULL), 0);
-	gd_race_hook = NULL;
+	gdl_race_hook = NULL;
 	CHECK_EQ(rc, 0);
 	gdirect_reg_put(r);
 	gdirect_stats(c, &st);

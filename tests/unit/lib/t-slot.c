@@ -2,7 +2,7 @@
 /*
  * t-slot: the lookup path's protocol (lib/src/slotab.h) against its
  * writers, with the writer run at a chosen point in the middle of a hit
- * (the library's race hooks, built into a static copy with GD_RACE_HOOKS),
+ * (the library's race hooks, built into a static copy with GDL_RACE_HOOKS),
  * so that each interleaving happens every time rather than once in a
  * million:
  *  - a torn slot read: the region's slot is rewritten (its region
@@ -24,7 +24,7 @@
 #include "tutil.h"
 
 static struct {
-	enum gd_race_point at;
+	enum gdl_race_point at;
 	bool armed;
 	void (*fn)(void);
 } race;
@@ -32,7 +32,7 @@ static struct gdirect_ctx *cur;
 static uint64_t base;
 static int flushed;
 
-static void hook(enum gd_race_point p)
+static void hook(enum gdl_race_point p)
 {
 	if (!race.armed || p != race.at)
 		return;
@@ -40,7 +40,7 @@ static void hook(enum gd_race_point p)
 	race.fn();
 }
 
-static void arm(enum gd_race_point at, void (*fn)(void))
+static void arm(enum gdl_race_point at, void (*fn)(void))
 {
 	race.at = at;
 	race.fn = fn;
@@ -88,7 +88,7 @@ static void register_elsewhere(uint64_t a, uint64_t len)
 }
 
 /* r answers [a, a + len) with a live, fresh pin; returns its size. */
-static uint64_t check_answer(struct gd_backend *b, struct gdirect_reg *r,
+static uint64_t check_answer(struct gdl_backend *b, struct gdirect_reg *r,
 			     uint64_t a, uint64_t len)
 {
 	struct gdirect_reg_info ri;
@@ -107,11 +107,11 @@ static uint64_t check_answer(struct gd_backend *b, struct gdirect_reg *r,
  * race left) answer right, and everything is unpinned at the end.
  * Returns the size of the first answer.
  */
-static uint64_t one_race_inv(unsigned inv, enum gd_race_point at,
+static uint64_t one_race_inv(unsigned inv, enum gdl_race_point at,
 			     void (*fn)(void), struct gdirect_stats *st)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r;
 	uint64_t size;
 
@@ -122,11 +122,11 @@ static uint64_t one_race_inv(unsigned inv, enum gd_race_point at,
 	CHECK(base);
 	register_elsewhere(base + 100, 16);
 
-	gd_race_hook = hook;
+	gdl_race_hook = hook;
 	arm(at, fn);
 	CHECK_EQ(gdirect_reg_get(cur, P(base + 100), 16, 0, &r), 0);
 	CHECK(!race.armed);	/* the race ran */
-	gd_race_hook = NULL;
+	gdl_race_hook = NULL;
 	size = check_answer(b, r, base + 100, 16);
 	gdirect_reg_put(r);
 	for (int i = 0; i < 4; i++) {
@@ -143,7 +143,7 @@ static uint64_t one_race_inv(unsigned inv, enum gd_race_point at,
 
 /* The race in hooks mode (no status word behind the protocol), then with
  * the default modes; both must answer the same. */
-static uint64_t one_race(enum gd_race_point at, void (*fn)(void),
+static uint64_t one_race(enum gdl_race_point at, void (*fn)(void),
 			 struct gdirect_stats *st)
 {
 	uint64_t size;
@@ -166,7 +166,7 @@ static void torn_slot_read(void)
 {
 	struct gdirect_stats st;
 
-	CHECK_EQ(one_race(GD_RACE_SLOT_FIELDS, do_supersede, &st), 128 * KiB);
+	CHECK_EQ(one_race(GDL_RACE_SLOT_FIELDS, do_supersede, &st), 128 * KiB);
 }
 
 /* Superseded after the copy, before the count: not answered with the
@@ -175,7 +175,7 @@ static void kill_before_count(void)
 {
 	struct gdirect_stats st;
 
-	CHECK_EQ(one_race(GD_RACE_SLOT_COPIED, do_supersede, &st), 128 * KiB);
+	CHECK_EQ(one_race(GDL_RACE_SLOT_COPIED, do_supersede, &st), 128 * KiB);
 }
 
 /* Superseded after the count, before the recheck: the hit backs off (the
@@ -185,7 +185,7 @@ static void kill_after_count(void)
 {
 	struct gdirect_stats st;
 
-	CHECK_EQ(one_race(GD_RACE_COUNTED, do_supersede, &st), 128 * KiB);
+	CHECK_EQ(one_race(GDL_RACE_COUNTED, do_supersede, &st), 128 * KiB);
 }
 
 /* Evicted after the copy, before the count: the eviction's sum found only
@@ -194,7 +194,7 @@ static void evict_before_count(void)
 {
 	struct gdirect_stats st;
 
-	CHECK_EQ(one_race(GD_RACE_SLOT_COPIED, do_flush, &st), 64 * KiB);
+	CHECK_EQ(one_race(GDL_RACE_SLOT_COPIED, do_flush, &st), 64 * KiB);
 	CHECK_EQ(flushed, 1);
 	/* the other thread's, ours after the eviction, page 1's */
 	CHECK_EQ(st.misses, 3);
@@ -205,7 +205,7 @@ static void evict_after_count(void)
 {
 	struct gdirect_stats st;
 
-	CHECK_EQ(one_race(GD_RACE_COUNTED, do_flush, &st), 64 * KiB);
+	CHECK_EQ(one_race(GDL_RACE_COUNTED, do_flush, &st), 64 * KiB);
 	CHECK_EQ(flushed, 0);
 	CHECK_EQ(st.misses, 2);		/* the other thread's, and page 1 */
 }

@@ -15,7 +15,7 @@
 
 static uint64_t word_refs(const struct gdirect_reg *r)
 {
-	return (uint64_t)GD_REFS(atomic_load(&r->refs));
+	return (uint64_t)GDL_REFS(atomic_load(&r->refs));
 }
 
 /* The second hit on a region is counted in the thread's entry: the shared
@@ -51,7 +51,7 @@ static void repeat_hit_leaves_word_alone(void)
 static void stale_after_free(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r, *r2;
 	struct fake_stats fs;
 
@@ -85,7 +85,7 @@ static void stale_after_free(void)
 static void stale_after_revoke(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r;
 	struct gdirect_stats st;
 
@@ -109,7 +109,7 @@ static void stale_after_revoke(void)
 static void stale_after_evict(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r;
 	struct gdirect_stats st;
 
@@ -139,7 +139,7 @@ static void stale_after_evict(void)
 static void held_in_entry_not_evicted(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r, *held, *ry;
 	struct gdirect_stats st;
 
@@ -170,7 +170,7 @@ static void held_in_entry_not_evicted(void)
 static void last_put_of_dead_releases(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct gdirect_reg *r;
 	struct fake_stats fs;
 
@@ -216,7 +216,7 @@ static void *getter(void *arg)
 static void put_elsewhere_after_exit(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct fake_stats fs;
 	pthread_t t;
 
@@ -243,7 +243,7 @@ static void put_elsewhere_after_exit(void)
 static void dead_put_elsewhere_releases(void)
 {
 	struct gdirect_params p;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	struct fake_stats fs;
 	pthread_t t;
 
@@ -296,11 +296,11 @@ static void hints_answer_interleaved_regions(void)
 }
 
 /* Two regions whose pages share a hint slot (page numbers equal modulo
- * GD_TC_HINTS): the slot names whichever was taken last, and a get in the
+ * GDL_TC_HINTS): the slot names whichever was taken last, and a get in the
  * other one must not be answered from it. */
 static void hint_slot_shared_not_trusted(void)
 {
-	enum { MAXB = 2 * GD_TC_HINTS + 2 };
+	enum { MAXB = 2 * GDL_TC_HINTS + 2 };
 	struct gdirect_params p;
 	struct gdirect_reg *ra, *rb, *r2;
 	struct gdirect_stats st;
@@ -312,8 +312,8 @@ static void hint_slot_shared_not_trusted(void)
 	for (int i = 0; i < MAXB && !xb; i++) {
 		xs[i] = fake_cuda_alloc(64 * KiB);
 		for (int k = 0; k < i && !xb; k++)
-			if (((xs[k] ^ xs[i]) >> GD_TC_HINT_SHIFT) %
-			    GD_TC_HINTS == 0) {
+			if (((xs[k] ^ xs[i]) >> GDL_TC_HINT_SHIFT) %
+			    GDL_TC_HINTS == 0) {
 				xa = xs[k];
 				xb = xs[i];
 			}
@@ -349,7 +349,7 @@ static void hinted_region_freed_others_hit(void)
 {
 	enum { N = 4 };
 	struct gdirect_params p;
-	struct gd_backend *be;
+	struct gdl_backend *be;
 	struct gdirect_reg *r[N], *r2;
 	struct gdirect_stats st;
 	uint64_t x[N];

@@ -36,13 +36,13 @@ enum { ROUNDS = 20000 };
 
 struct late {
 	struct gdirect_ctx *c;
-	struct gd_backend *b;
+	struct gdl_backend *b;
 	uint64_t x;			/* a registered 64 KiB allocation */
 	struct gdirect_reg *expect;	/* its region */
 	struct gdirect_reg *held;	/* a reference the thread exits with */
-	struct gd_tc_block *block;	/* the exiting thread's block */
-	struct gd_epoch_slot *slot;	/* and its epoch slot */
-	unsigned shard;			/* and its gd_my_shard */
+	struct gdl_tc_block *block;	/* the exiting thread's block */
+	struct gdl_epoch_slot *slot;	/* and its epoch slot */
+	unsigned shard;			/* and its gdl_my_shard */
 	pthread_key_t key;
 	int calls;			/* of the test's destructor */
 	int work_call;			/* the call that does the work */
@@ -53,7 +53,7 @@ struct late {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool released, claimed;
-	struct gd_tc_block *claimer_block;
+	struct gdl_tc_block *claimer_block;
 };
 
 static void late_destructor(void *arg);
@@ -117,10 +117,10 @@ static void use(struct late *h, int rounds)
  * back: the paths of a thread beyond the pools' limits, nothing else. */
 static void check_uses_nothing_given_back(void)
 {
-	CHECK(gd_epoch_my_slot == &gd_epoch_overflow);
-	CHECK(gd_tc_mine == &gd_tc_none);
-	CHECK(gd_my_shard > GD_SHARDS);
-	CHECK_EQ(gd_my_shard_own, 0);	/* what the inline count reads */
+	CHECK(gdl_epoch_my_slot == &gdl_epoch_overflow);
+	CHECK(gdl_tc_mine == &gdl_tc_none);
+	CHECK(gdl_my_shard > GDL_SHARDS);
+	CHECK_EQ(gdl_my_shard_own, 0);	/* what the inline count reads */
 }
 
 /*
@@ -182,9 +182,9 @@ static void *exiting(void *arg)
 		CHECK_EQ(gdirect_reg_get(h->c, P(h->x), 1, 0, &h->held), 0);
 		CHECK(h->held == h->expect);
 	}
-	h->block = gd_tc_mine;
-	h->slot = gd_epoch_my_slot;
-	h->shard = gd_my_shard;
+	h->block = gdl_tc_mine;
+	h->slot = gdl_epoch_my_slot;
+	h->shard = gdl_my_shard;
 	CHECK_EQ(pthread_setspecific(h->key, h), 0);
 	return NULL;
 }
@@ -227,7 +227,7 @@ static void *claimer(void *arg)
 		pthread_cond_wait(&h->cond, &h->lock);
 	pthread_mutex_unlock(&h->lock);
 	use(h, 1);
-	h->claimer_block = gd_tc_mine;
+	h->claimer_block = gdl_tc_mine;
 	pthread_mutex_lock(&h->lock);
 	h->claimed = true;
 	pthread_cond_broadcast(&h->cond);
@@ -249,7 +249,7 @@ static void late_calls_use_nothing_given_back(void)
 	CHECK_EQ(pthread_join(t2, NULL), 0);
 	/* The new thread did get the given-back block, while the exiting
 	 * thread hit after giving it back. */
-	CHECK(h.block != NULL && h.block != &gd_tc_none);
+	CHECK(h.block != NULL && h.block != &gdl_tc_none);
 	CHECK(h.claimer_block == h.block);
 	/* Every get and classification was counted once. */
 	gdirect_stats(h.c, &st);
@@ -266,7 +266,7 @@ static void held_work(struct late *h)
 {
 	/* The reference is still counted in the block, which the thread
 	 * has kept: the put comes off it. */
-	CHECK(gd_tc_mine == h->block);
+	CHECK(gdl_tc_mine == h->block);
 	CHECK_EQ(atomic_load(&h->block->owned), 1);
 	gdirect_reg_put(h->held);
 }
@@ -278,7 +278,7 @@ static void *first_hit(void *arg)
 
 	CHECK_EQ(gdirect_reg_get(h->c, P(h->x), 1, 0, &r), 0);
 	gdirect_reg_put(r);
-	h->claimer_block = gd_tc_mine;
+	h->claimer_block = gdl_tc_mine;
 	return NULL;
 }
 
@@ -289,7 +289,7 @@ static void late_put_comes_off_the_block(void)
 
 	setup(&h, held_work, 2);
 	exit_thread(&h, 2, true, GETS_AND_CLASSIFY);
-	CHECK(h.block != NULL && h.block != &gd_tc_none);
+	CHECK(h.block != NULL && h.block != &gdl_tc_none);
 	/* Nothing is left counted in the block: the next thread gets it
 	 * (with the put off the shared word instead, the block would keep
 	 * a count of 1 until the region goes, and the next thread another
@@ -333,12 +333,12 @@ static void late_first_claims_nothing(void)
 	gdirect_stats(h.c, &st0);
 	exit_thread(&h, 3, false, CLASSIFY_ONLY);
 	CHECK(h.block == NULL);
-	CHECK(h.slot != NULL && h.slot != &gd_epoch_overflow);
+	CHECK(h.slot != NULL && h.slot != &gdl_epoch_overflow);
 	CHECK(h.worked);
 	h.calls = 0;
 	h.worked = false;
 	exit_thread(&h, 3, false, GETS_ONLY);
-	CHECK(h.block != NULL && h.block != &gd_tc_none);
+	CHECK(h.block != NULL && h.block != &gdl_tc_none);
 	CHECK(h.slot == NULL);
 	h.calls = 0;
 	h.worked = false;
@@ -346,7 +346,7 @@ static void late_first_claims_nothing(void)
 	CHECK(h.block == NULL);
 	CHECK_EQ(h.shard, 0);
 	/* An epoch slot: so one of libgdirect's destructors ran. */
-	CHECK(h.slot != NULL && h.slot != &gd_epoch_overflow);
+	CHECK(h.slot != NULL && h.slot != &gdl_epoch_overflow);
 	gdirect_stats(h.c, &st);
 	/* work, gets, work, work */
 	CHECK_EQ(st.hits - st0.hits, 3 + 3 + 3 + 3);

@@ -33,7 +33,7 @@ static inline void *P(uint64_t a)
 
 /* A fake backend over the fake CUDA driver's memory: pins must cover its
  * live allocations, and its frees taint (and may revoke) them. */
-static inline struct gd_backend *fake_backend_over_cuda(const struct fake_cfg *cfg)
+static inline struct gdl_backend *fake_backend_over_cuda(const struct fake_cfg *cfg)
 {
 	struct fake_cfg c = *cfg;
 
@@ -45,9 +45,9 @@ static inline struct gd_backend *fake_backend_over_cuda(const struct fake_cfg *c
 /* A context over a fresh fake backend. */
 static inline struct gdirect_ctx *mkctx(struct gdirect_params *p,
 					const struct fake_cfg *cfg,
-					struct gd_backend **bout)
+					struct gdl_backend **bout)
 {
-	struct gd_backend *b = fake_backend_over_cuda(cfg);
+	struct gdl_backend *b = fake_backend_over_cuda(cfg);
 	struct gdirect_ctx *c = NULL;
 
 	CHECK(b);
@@ -62,7 +62,7 @@ static inline struct gdirect_ctx *mkctx(struct gdirect_params *p,
  * through a right unpin, destroy c and forget the fake driver's memory.
  */
 static inline void flush_destroy_clean(struct gdirect_ctx *c,
-				       struct gd_backend *b)
+				       struct gdl_backend *b)
 {
 	struct fake_stats fs;
 

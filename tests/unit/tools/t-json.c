@@ -13,28 +13,28 @@ int main(void)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct gd_json j;
+	struct gdcli_json j;
 
 	if (!f)
 		return 1;
-	gd_json_init(&j, f);
-	gd_json_obj(&j, NULL);
-	gd_json_str(&j, "s", "a\"b\\c\nd\x01");
-	gd_json_u64(&j, "u", 18446744073709551615ULL);
-	gd_json_int(&j, "i", -1);
-	gd_json_dbl(&j, "d", 1.5);
-	gd_json_dbl(&j, "nan", NAN);
-	gd_json_bool(&j, "t", 1);
-	gd_json_str(&j, "n", NULL);
-	gd_json_arr(&j, "a");
-	gd_json_str(&j, NULL, "x");
-	gd_json_obj(&j, NULL);
-	gd_json_end(&j, '}');
-	gd_json_end(&j, ']');
-	gd_json_arr(&j, "empty");
-	gd_json_end(&j, ']');
-	gd_json_end(&j, '}');
-	gd_json_done(&j);
+	gdcli_json_init(&j, f);
+	gdcli_json_obj(&j, NULL);
+	gdcli_json_str(&j, "s", "a\"b\\c\nd\x01");
+	gdcli_json_u64(&j, "u", 18446744073709551615ULL);
+	gdcli_json_int(&j, "i", -1);
+	gdcli_json_dbl(&j, "d", 1.5);
+	gdcli_json_dbl(&j, "nan", NAN);
+	gdcli_json_bool(&j, "t", 1);
+	gdcli_json_str(&j, "n", NULL);
+	gdcli_json_arr(&j, "a");
+	gdcli_json_str(&j, NULL, "x");
+	gdcli_json_obj(&j, NULL);
+	gdcli_json_end(&j, '}');
+	gdcli_json_end(&j, ']');
+	gdcli_json_arr(&j, "empty");
+	gdcli_json_end(&j, ']');
+	gdcli_json_end(&j, '}');
+	gdcli_json_done(&j);
 	fclose(f);
 	CHECK_STR(buf,
 		  "{\n"
@@ -59,10 +59,10 @@ int main(void)
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return 1;
-	gd_json_init(&j, f);
-	gd_json_str(&j, NULL, "\x80|\xc3|\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|"
+	gdcli_json_init(&j, f);
+	gdcli_json_str(&j, NULL, "\x80|\xc3|\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|"
 		    "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\x1b]0;x\x07\x7f|\xff");
-	gd_json_done(&j);
+	gdcli_json_done(&j);
 	fclose(f);
 	CHECK_STR(buf, "\"\\ufffd|\\ufffd|\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|"
 		  "\\ufffd\\ufffd\\ufffd\\ufffd|\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|"

@@ -30,7 +30,7 @@ char *secure_getenv(const char *name)
 int main(void)
 {
 	const char *fake = getenv("FAKE_NVML");
-	struct gd_nvml_bar1 b;
+	struct gdcli_nvml_bar1 b;
 	char err[128], ver[32];
 	int rc;
 
@@ -39,32 +39,32 @@ int main(void)
 		return 1;
 	}
 	setenv("GDIRECT_LIBNVML", fake, 1);
-	CHECK(gd_nvml_bar1(FAKE_NVML_BDF, &b, err, sizeof(err)) == 0);
+	CHECK(gdcli_nvml_bar1(FAKE_NVML_BDF, &b, err, sizeof(err)) == 0);
 	CHECK(b.total == FAKE_NVML_BAR1_TOTAL && b.used == FAKE_NVML_BAR1_USED &&
 	      b.free == FAKE_NVML_BAR1_TOTAL - FAKE_NVML_BAR1_USED);
-	CHECK(gd_nvml_bar1("0000:04:00.0", &b, err, sizeof(err)) == -EIO);
+	CHECK(gdcli_nvml_bar1("0000:04:00.0", &b, err, sizeof(err)) == -EIO);
 	CHECK(strstr(err, "Not Found") != NULL);
-	CHECK(gd_nvml_driver_version(ver, sizeof(ver)) == 0);
+	CHECK(gdcli_nvml_driver_version(ver, sizeof(ver)) == 0);
 	CHECK_STR(ver, FAKE_NVML_DRIVER_VERSION);
 
 	/* Under AT_SECURE the fake is not loaded (whatever the default
 	 * library gives, it is not the fake's BAR1). */
 	at_secure = 1;
-	CHECK(gd_nvml_bar1(FAKE_NVML_BDF, &b, err, sizeof(err)) != 0 ||
+	CHECK(gdcli_nvml_bar1(FAKE_NVML_BDF, &b, err, sizeof(err)) != 0 ||
 	      b.total != FAKE_NVML_BAR1_TOTAL);
 	/* The fake has no CUDA: named as the CUDA driver it is loaded and
 	 * found lacking, unless the name is ignored. */
 	setenv("GDIRECT_LIBCUDA", fake, 1);
-	rc = gd_cuda_open(err, sizeof(err));
+	rc = gdcli_cuda_open(err, sizeof(err));
 	CHECK(rc != -ENOSYS);
 	if (!rc)
-		gd_cuda_close();
+		gdcli_cuda_close();
 	at_secure = 0;
-	CHECK(gd_cuda_open(err, sizeof(err)) == -ENOSYS);
+	CHECK(gdcli_cuda_open(err, sizeof(err)) == -ENOSYS);
 	unsetenv("GDIRECT_LIBCUDA");
 
 	setenv("GDIRECT_LIBNVML", "/nonexistent/libnvidia-ml.so.1", 1);
-	CHECK(gd_nvml_bar1(FAKE_NVML_BDF, &b, err, sizeof(err)) == -ENOENT);
+	CHECK(gdcli_nvml_bar1(FAKE_NVML_BDF, &b, err, sizeof(err)) == -ENOENT);
 	CHECK(strstr(err, "not found") != NULL);
 	return tap_done();
 }
