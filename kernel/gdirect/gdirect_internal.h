@@ -183,6 +183,7 @@ extern bool gd_use_persistent;
 extern bool gd_allow_tokens;
 extern unsigned int gd_max_pins_per_file;
 extern unsigned int gd_max_pins_per_user;
+extern unsigned long long gd_max_pinned_bytes_per_user;
 extern struct xarray gd_regs;
 extern struct mutex gd_ctxs_lock;
 extern struct list_head gd_ctxs;

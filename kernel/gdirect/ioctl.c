@@ -8,8 +8,8 @@
  * ENOMEM, or what the provider said (EINVAL, ENOMEM, EIO, EOPNOTSUPP,
  * EBUSY, ENODEV), EPROTO for a provider of an incompatible version,
  * EINTR for a pin whose process got a fatal signal while it waited, EDQUOT
- * at max_pins_per_file or max_pins_per_user, and EBADF for PIN or UNPIN on
- * a file not opened for writing.
+ * at max_pins_per_file, max_pins_per_user or max_pinned_bytes_per_user,
+ * and EBADF for PIN or UNPIN on a file not opened for writing.
  */
 #include <linux/uaccess.h>
 

@@ -41,6 +41,44 @@ module_param_named(max_pins_per_user, gd_max_pins_per_user, uint, 0644);
 MODULE_PARM_DESC(max_pins_per_user,
 		 "Live pins of one user over all open files; more fail with EDQUOT (0: no limit; default: 65536)");
 
+/*
+ * A pin's cost to the kernel grows with its bytes, not its count: the
+ * provider keeps a page-table entry and page object per 64 KiB page, which
+ * no cgroup is charged for, and pinning the same memory again takes no
+ * more BAR1.  4 TiB is more than the memory of eight 288 GB GPUs, so a
+ * workload that pins its GPU memory once or twice stays below it, while
+ * it bounds the provider's tables for one user to about 2.5 GiB (40 bytes
+ * per 64 KiB page).
+ */
+unsigned long long gd_max_pinned_bytes_per_user = 4ULL << 40;
+
+/*
+ * A byte count in decimal and nothing else: the stock ullong parser would
+ * also read "010" as 8.  kstrtoull() refuses what it does not understand
+ * whole (EINVAL) and overflow (ERANGE); the old value then stays.
+ */
+static int gd_param_set_bytes(const char *val, const struct kernel_param *kp)
+{
+	unsigned long long v;
+	int ret;
+
+	ret = kstrtoull(val, 10, &v);
+	if (ret)
+		return ret;
+	WRITE_ONCE(*(unsigned long long *)kp->arg, v);
+	return 0;
+}
+
+static const struct kernel_param_ops gd_param_bytes_ops = {
+	.set = gd_param_set_bytes,
+	.get = param_get_ullong,
+};
+
+module_param_cb(max_pinned_bytes_per_user, &gd_param_bytes_ops,
+		&gd_max_pinned_bytes_per_user, 0644);
+MODULE_PARM_DESC(max_pinned_bytes_per_user,
+		 "Bytes one user may have pinned over all open files, counted in 64 KiB pages; a pin past it fails with EDQUOT (0: no limit; default: 4 TiB)");
+
 unsigned short gd_dev_mode = 0660;
 module_param_named(dev_mode, gd_dev_mode, ushort, 0444);
 MODULE_PARM_DESC(dev_mode, "Permissions of /dev/gdirect and /dev/gdrdrv (default: 0660)");
@@ -57,11 +95,15 @@ DEFINE_XARRAY_ALLOC1(gd_regs);
 DEFINE_MUTEX(gd_ctxs_lock);
 LIST_HEAD(gd_ctxs);
 
-/* Live user pins per user, for max_pins_per_user; a leaf lock. */
+/*
+ * Live user pins and their bytes per user, for max_pins_per_user and
+ * max_pinned_bytes_per_user; under gd_users_lock, a leaf lock.
+ */
 struct gd_user {
 	struct hlist_node node;
 	kuid_t uid;
 	unsigned int pins;
+	u64 bytes;
 };
 
 static DEFINE_SPINLOCK(gd_users_lock);
@@ -80,18 +122,19 @@ static struct gd_user *gd_user_find(kuid_t uid)
 
 /**
  * gd_reg_charge() - count a new user registration against the pin caps
- * @r: a registration of r->ctx, not yet pinned
+ * @r: a registration of r->ctx, not yet pinned, with r->size set
  *
  * Charges r->ctx (max_pins_per_file) and the calling user
- * (max_pins_per_user); gd_reg_uncharge(), from the registration's last
- * put, gives both back.
+ * (max_pins_per_user, and r->size against max_pinned_bytes_per_user);
+ * gd_reg_uncharge(), from the registration's last put, gives all back.
  *
- * Return: 0, -EDQUOT at either cap, or -ENOMEM.
+ * Return: 0, -EDQUOT at any cap, or -ENOMEM.
  */
 int gd_reg_charge(struct gd_reg *r)
 {
 	unsigned int file_cap = READ_ONCE(gd_max_pins_per_file);
 	unsigned int user_cap = READ_ONCE(gd_max_pins_per_user);
+	u64 byte_cap = READ_ONCE(gd_max_pinned_bytes_per_user);
 	struct gd_user *u, *fresh = NULL;
 	kuid_t uid = current_uid();
 	int ret = 0;
@@ -119,7 +162,10 @@ int gd_reg_charge(struct gd_reg *r)
 		fresh = NULL;
 		hash_add(gd_users, &u->node, __kuid_val(uid));
 	}
-	if (user_cap && u->pins >= user_cap) {
+	/* Compared without a sum, which could wrap with the caps off. */
+	if ((user_cap && u->pins >= user_cap) ||
+	    (byte_cap && (u->bytes >= byte_cap ||
+			  r->size > byte_cap - u->bytes))) {
 		ret = -EDQUOT;
 		if (!u->pins) {
 			hash_del(&u->node);
@@ -127,6 +173,7 @@ int gd_reg_charge(struct gd_reg *r)
 		}
 	} else {
 		u->pins++;
+		u->bytes += r->size;
 	}
 	spin_unlock(&gd_users_lock);
 	kfree(fresh);
@@ -152,6 +199,8 @@ void gd_reg_uncharge(struct gd_reg *r)
 	atomic_dec(&r->ctx->nr_pins);
 	spin_lock(&gd_users_lock);
 	u = gd_user_find(r->uid);
+	if (u)
+		u->bytes -= r->size;
 	if (u && !--u->pins)
 		hash_del(&u->node);
 	else

@@ -305,6 +305,9 @@ int gd_reg_setup(struct gd_ctx *ctx, const struct gd_pin_req *req,
 	r = gd_reg_alloc(ctx, ctx ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
+	r->owner = req->owner;
+	r->addr = start;
+	r->size = len;
 	if (ctx) {
 		ret = gd_reg_charge(r);
 		if (ret) {
@@ -312,9 +315,6 @@ int gd_reg_setup(struct gd_ctx *ctx, const struct gd_pin_req *req,
 			return ret;
 		}
 	}
-	r->owner = req->owner;
-	r->addr = start;
-	r->size = len;
 	r->p2p_token = req->p2p_token;
 	r->va_space = req->va_space;
 	r->persistent = persistent;

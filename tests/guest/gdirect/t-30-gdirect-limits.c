@@ -9,7 +9,12 @@
  *    (USER_CAP) end in EDQUOT, an unpin or a close makes room again, and
  *    another user's pins are not counted against this one's;
  *  - PIN and UNPIN need a file opened for writing (EBADF), while INFO and
- *    REGION_INFO work on a read-only one.
+ *    REGION_INFO work on a read-only one;
+ *  - max_pinned_bytes_per_user (BYTE_CAP here) bounds the bytes one user
+ *    has pinned over all its files, however few the pins: pinning one
+ *    buffer again and again ends in EDQUOT once its bytes would pass the
+ *    cap, a smaller pin still fits, and closing the files gives it all
+ *    back; the parameter refuses a value it does not understand whole.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,6 +32,10 @@
 #define FILE_CAP	8
 #define USER_CAP	12
 #define FILES		32
+/* Two pins of BIG fit under BYTE_CAP, a third does not, a 64 KiB one does. */
+#define BYTE_CAP	(2 * GDT_MB)
+#define BIG		(12 * GDT_KB64)
+#define BYTE_PARAM	"/sys/module/gdirect/parameters/max_pinned_bytes_per_user"
 #define CG		"/sys/fs/cgroup"
 #define CG_TEST		CG "/gdt-limits"
 
@@ -215,6 +224,62 @@ static void check_caps(void)
 	chmod("/", root.st_mode & 07777);
 }
 
+static void check_bytes(void)
+{
+	static const char *const bad[] = { "1x", "0x100000", "-1" };
+	int fds[2], n = 0, ret = 0, small;
+	struct gdirect_pin p;
+	CUdeviceptr buf;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		tap_ok(write_str(BYTE_PARAM, bad[i]) && errno == EINVAL &&
+		       read_ll(BYTE_PARAM) == (long long)BYTE_CAP,
+		       "max_pinned_bytes_per_user refuses \"%s\" and keeps %llu",
+		       bad[i], (unsigned long long)BYTE_CAP);
+	if (!tap_ok(gdt_cuda_init() == 0, "CUDA context"))
+		return;
+	buf = gdt_alloc(BIG);
+	fds[0] = open("/dev/gdirect", O_RDWR);
+	fds[1] = open("/dev/gdirect", O_RDWR);
+	if (!tap_ok(buf && fds[0] >= 0 && fds[1] >= 0, "allocate, open twice"))
+		return;
+
+	/*
+	 * The same buffer again and again, over two files; bounded by the
+	 * per-file cap, so a driver that never refuses ends here too.
+	 */
+	while (n < FILE_CAP) {
+		ret = gdt_pin(fds[n % 2], buf, BIG, 0, NULL);
+		if (ret)
+			break;
+		n++;
+	}
+	tap_ok(n == BYTE_CAP / BIG && ret == -EDQUOT,
+	       "%d pins of one %llu KiB buffer under max_pinned_bytes_per_user=%llu KiB, then %s",
+	       n, BIG >> 10, BYTE_CAP >> 10, strerror(-ret));
+	small = gdt_pin(fds[1], buf, GDT_KB64, 0, &p);
+	tap_ok(!small, "a 64 KiB pin still fits (%d)", small);
+	tap_ok(gdt_gd_stat("live_bytes") ==
+	       (int64_t)(n * BIG + (small ? 0 : GDT_KB64)),
+	       "live_bytes %lld", (long long)gdt_gd_stat("live_bytes"));
+
+	/* Closing the files gives every byte back. */
+	close(fds[0]);
+	close(fds[1]);
+	tap_ok(gdt_gd_stat("live_bytes") == 0, "nothing live after close");
+	fds[0] = open("/dev/gdirect", O_RDWR);
+	for (n = 0; n < (int)(BYTE_CAP / BIG); n++)
+		if (gdt_pin(fds[0], buf, BIG, 0, NULL))
+			break;
+	tap_ok(n == BYTE_CAP / BIG, "the bytes are given back: %d pins again",
+	       n);
+	close(fds[0]);
+	gdt_free(buf);
+
+	tap_ok(!write_str(BYTE_PARAM, "0") && read_ll(BYTE_PARAM) == 0,
+	       "max_pinned_bytes_per_user=0 (no limit) accepted");
+}
+
 static void body(void)
 {
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
@@ -223,9 +288,11 @@ static void body(void)
 		return;
 	check_memcg();
 	check_caps();
+	check_bytes();
 }
 
 int main(void)
 {
-	return gdt_main("max_pins_per_file=8 max_pins_per_user=12", 0, body);
+	return gdt_main("max_pins_per_file=8 max_pins_per_user=12 max_pinned_bytes_per_user=2097152",
+			0, body);
 }
