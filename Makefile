@@ -16,6 +16,8 @@
 #   make deb        Debian packages (dpkg-buildpackage, debhelper, dh-dkms) into
 #                   build/deb, lintian-checked (docs/building.md)
 #   make bench      registration-cache benchmarks against UCX's, in one run
+#   make bench-gdrcopy  gdrcopy 2.6's apiperf and copylat through gdirect against
+#                   through gdrcopy's own driver and library, in one guest run
 #   make ucx        Debian's UCX built GPU-aware against our CUDA libraries and
 #                   libgdrapi, into build/ucx/prefix (docs/cluster.md)
 #   make test-debug-kernel  the guest suite under a KASAN/lockdep/kmemleak/KFENCE kernel
@@ -39,7 +41,7 @@ PROP_MODULES := nvp2p_emu gdirect gdirect_edu
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local
 
-.PHONY: all deps userspace modules test lint unit-test guest-test demo demo-nvp2p demo-cluster bench ucx install deb test-debug-kernel test-gpu bench-gpu clean
+.PHONY: all deps userspace modules test lint unit-test guest-test demo demo-nvp2p demo-cluster bench bench-gdrcopy ucx install deb test-debug-kernel test-gpu bench-gpu clean
 
 all: userspace modules
 
@@ -111,6 +113,13 @@ bench:
 	@scripts/deps.sh --check bench
 	@$(MAKE) --no-print-directory userspace
 	@bench/run.sh "$(BUILD)"
+
+# gdrcopy 2.6 from ../shared/peers (tests/peers/peers.sh finds it), built
+# by its own Makefiles; BENCH_ROUNDS=N rounds (default 5).
+bench-gdrcopy:
+	@scripts/deps.sh --check test
+	@$(MAKE) --no-print-directory all
+	@bench/gdrcopy/ratios.sh "$(BUILD)" results
 
 # Debian's ucx source package, GPU-aware, over our libraries; a no-op when
 # build/ucx/prefix holds a build from the same version and inputs.

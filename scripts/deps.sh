@@ -8,9 +8,10 @@
 #        scripts/deps.sh nvidia-present  exit status 0 where an NVIDIA driver is loaded
 #
 # Only `make deps`, `make test`, `make demo`, `make deb` (and the
-# debug-kernel lane of `make test`) install.  Build steps (`make`, `make install`, `make bench`)
-# run it with --check: it then installs nothing, and names what is missing,
-# the packages, and the command that installs them.
+# debug-kernel lane of `make test`) install.  Build steps (`make`,
+# `make install`, `make bench`, `make bench-gdrcopy`) run it with
+# --check: it then installs nothing, and names what is missing, the
+# packages, and the command that installs them.
 #
 # Each need is checked by what it provides (a command on PATH, a header
 # directory, a pkg-config module), not by asking dpkg, so tools installed
