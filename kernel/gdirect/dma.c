@@ -158,7 +158,9 @@ int gd_reg_dma_map(struct gd_reg *r)
 		ret = -EPROTO;
 	} else {
 		/* Our in-kernel API hands out one address per 64 KiB page. */
-		bus = gd_nv_dma_pages(dma, r->size);
+		/* Charged to the user the pin is charged to, if any. */
+		bus = gd_nv_dma_pages(dma, r->size, r->charged ?
+				      GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 		ret = PTR_ERR_OR_ZERO(bus);
 		if (ret == -EIO)
 			pr_err_ratelimited("DMA mapping of %#llx+%#llx is not one address per 64 KiB page\n",

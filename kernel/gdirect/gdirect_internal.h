@@ -142,6 +142,13 @@ struct gd_reg {
 	bool persistent;
 	bool cpu_cacheable;
 	struct gd_owner owner;		/* the process that pinned */
+	/*
+	 * A user registration, or a kernel one with GDIRECT_KPIN_ACCOUNT:
+	 * counted against the pin caps, its memory charged to the pinning
+	 * process's memory cgroup.
+	 */
+	bool charged;
+	kuid_t uid;			/* the user charged */
 
 	struct nvidia_p2p_page_table *pt;	/* NULL once revoked */
 	struct nvidia_p2p_dma_mapping *dma;	/* kernel pins with a peer */
@@ -155,8 +162,6 @@ struct gd_reg {
 	u64 handle;
 	u64 mmap_base;			/* offset of byte 0 in ctx->mapping */
 	u32 slot;
-	bool charged;			/* counted against the caps below */
-	kuid_t uid;			/* the user charged */
 	atomic64_t mapped_len;		/* claimed from 0 under lock */
 	u32 gdr_req_type;		/* gdrdrv: requested type; under lock */
 	u32 gdr_map_type;		/* gdrdrv: live mapping's; under lock */
@@ -194,6 +199,7 @@ struct gd_pin_req {
 	u64 p2p_token;		/* legacy tokens, or 0 */
 	u32 va_space;
 	bool persistent;	/* the persistent API was asked for */
+	bool account;		/* a kernel caller's pin for current's user */
 	struct gd_owner owner;	/* whose memory it is */
 };
 

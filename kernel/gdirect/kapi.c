@@ -30,13 +30,22 @@ static struct gd_reg *to_reg(struct gdirect_region *region)
  * device with nvidia_p2p_dma_map_pages().  Sleeps.  Without tokens it must
  * be called in the context of @params->owner.
  *
+ * With %GDIRECT_KPIN_ACCOUNT the pin is made on behalf of the calling
+ * process, whose file the caller serves: it counts against
+ * max_pins_per_user for current's user, together with that user's
+ * /dev/gdirect and /dev/gdrdrv pins, until gdirect_unpin() (from any
+ * context), and gdirect's memory for it is charged to current's memory
+ * cgroup.  Without the flag the pin counts against no cap and no cgroup:
+ * that is for pins a driver makes for itself, never for a user's request.
+ *
  * Return: 0; -EINVAL for NULL arguments, unknown flags, a zero, overflowing
  * or over-1-TiB range, tokens with %GDIRECT_KPIN_PERSISTENT, or memory the
  * provider does not know; -EPERM for another process's memory without
  * tokens, or tokens when the allow_tokens parameter is off; -EOPNOTSUPP
  * when the persistent API or the mapping is not supported; -ENOMEM (also
- * BAR1 exhausted); -EIO; -EPROTO for a provider of an incompatible
- * version; -ESTALE if the pages were revoked before they could be mapped.
+ * BAR1 exhausted); -EDQUOT at the user's pin cap (%GDIRECT_KPIN_ACCOUNT);
+ * -EIO; -EPROTO for a provider of an incompatible version; -ESTALE if the
+ * pages were revoked before they could be mapped.
  */
 int gdirect_pin(const struct gdirect_pin_params *params,
 		struct gdirect_region **region)
@@ -48,7 +57,7 @@ int gdirect_pin(const struct gdirect_pin_params *params,
 	if (!params || !region)
 		return -EINVAL;
 	*region = NULL;
-	if (params->flags & ~GDIRECT_KPIN_PERSISTENT)
+	if (params->flags & ~(GDIRECT_KPIN_PERSISTENT | GDIRECT_KPIN_ACCOUNT))
 		return -EINVAL;
 	req = (struct gd_pin_req) {
 		.addr		= params->addr,
@@ -56,6 +65,7 @@ int gdirect_pin(const struct gdirect_pin_params *params,
 		.p2p_token	= params->p2p_token,
 		.va_space	= params->va_space,
 		.persistent	= params->flags & GDIRECT_KPIN_PERSISTENT,
+		.account	= params->flags & GDIRECT_KPIN_ACCOUNT,
 	};
 	if (params->owner)
 		gd_owner_of_pid(params->owner, &req.owner);

@@ -39,7 +39,7 @@ MODULE_PARM_DESC(max_pins_per_file,
 unsigned int gd_max_pins_per_user = 65536;
 module_param_named(max_pins_per_user, gd_max_pins_per_user, uint, 0644);
 MODULE_PARM_DESC(max_pins_per_user,
-		 "Live pins of one user over all open files; more fail with EDQUOT (0: no limit; default: 65536)");
+		 "Live pins of one user over all open files and peer drivers' pins for it; more fail with EDQUOT (0: no limit; default: 65536)");
 
 /*
  * A pin's cost to the kernel grows with its bytes, not its count: the
@@ -121,10 +121,11 @@ static struct gd_user *gd_user_find(kuid_t uid)
 }
 
 /**
- * gd_reg_charge() - count a new user registration against the pin caps
- * @r: a registration of r->ctx, not yet pinned, with r->size set
+ * gd_reg_charge() - count a new registration against the pin caps
+ * @r: a registration not yet pinned, of r->ctx or of a kernel caller,
+ *	with r->size set
  *
- * Charges r->ctx (max_pins_per_file) and the calling user
+ * Charges r->ctx, if any (max_pins_per_file), and the calling user
  * (max_pins_per_user, and r->size against max_pinned_bytes_per_user);
  * gd_reg_uncharge(), from the registration's last put, gives all back.
  *
@@ -140,7 +141,8 @@ int gd_reg_charge(struct gd_reg *r)
 	int ret = 0;
 
 	/* Counted before the check, so racing pins cannot all pass it. */
-	if (atomic_inc_return(&r->ctx->nr_pins) > file_cap && file_cap) {
+	if (r->ctx && atomic_inc_return(&r->ctx->nr_pins) > file_cap &&
+	    file_cap) {
 		ret = -EDQUOT;
 		goto err_file;
 	}
@@ -184,7 +186,8 @@ int gd_reg_charge(struct gd_reg *r)
 	return 0;
 
 err_file:
-	atomic_dec(&r->ctx->nr_pins);
+	if (r->ctx)
+		atomic_dec(&r->ctx->nr_pins);
 	return ret;
 }
 
@@ -196,7 +199,8 @@ void gd_reg_uncharge(struct gd_reg *r)
 	if (!r->charged)
 		return;
 	r->charged = false;
-	atomic_dec(&r->ctx->nr_pins);
+	if (r->ctx)
+		atomic_dec(&r->ctx->nr_pins);
 	spin_lock(&gd_users_lock);
 	u = gd_user_find(r->uid);
 	if (u)

@@ -75,17 +75,17 @@ static inline u64 gd_nv_page_phys(struct nvidia_p2p_page_table *pt, u32 i)
 /*
  * One bus address per 64 KiB page of @len bytes, from the mapping's runs
  * (hw_address[i], hw_len[i]), which may be of any length: a page may span
- * runs whose bus addresses follow each other.  A kvmalloc'ed array, or an
- * ERR_PTR: -EIO for a mapping shorter than @len or a page that is not
- * contiguous in bus space.
+ * runs whose bus addresses follow each other.  An array kvmalloc'ed with
+ * @gfp, or an ERR_PTR: -EIO for a mapping shorter than @len or a page that
+ * is not contiguous in bus space.
  */
 static inline u64 *gd_nv_dma_pages(struct nvidia_p2p_dma_mapping *dma,
-				   u64 len)
+				   u64 len, gfp_t gfp)
 {
 	u64 n = len >> 16, p, eoff = 0, *bus;
 	u32 e = 0;
 
-	bus = kvmalloc_array(n, sizeof(*bus), GFP_KERNEL);
+	bus = kvmalloc_array(n, sizeof(*bus), gfp);
 	if (!bus)
 		return ERR_PTR(-ENOMEM);
 	for (p = 0; p < n; p++) {
@@ -175,7 +175,7 @@ static inline u64 gd_nv_page_phys(struct nvidia_p2p_page_table *pt, u32 i)
 
 /* Desktop mappings are per 64 KiB page already: NULL, use gd_nv_dma_addrs. */
 static inline u64 *gd_nv_dma_pages(struct nvidia_p2p_dma_mapping *dma,
-				   u64 len)
+				   u64 len, gfp_t gfp)
 {
 	return dma->entries == len >> 16 ? NULL : ERR_PTR(-EIO);
 }

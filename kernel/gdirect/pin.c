@@ -104,12 +104,13 @@ static void gd_reg_free(struct kref *kref)
 
 	if (r->proc_id)
 		xa_erase(&gd_regs, r->proc_id);
+	/*
+	 * Only now is the pin off the caps and the slot free for reuse: a
+	 * callback still in flight holds a reference and may yet write this
+	 * slot's word.
+	 */
+	gd_reg_uncharge(r);
 	if (r->ctx) {
-		/*
-		 * Only now may the slot be reused: a callback still in flight
-		 * holds a reference and may yet write this slot's word.
-		 */
-		gd_reg_uncharge(r);
 		if (r->slot != U32_MAX) {
 			gd_status_set(r->ctx, r->slot, GDIRECT_STATUS_FREE);
 			ida_free(&r->ctx->slots, r->slot);
@@ -267,8 +268,9 @@ int gd_range(u64 addr, u64 size, u64 *start, u64 *len)
  * gdirect_pin()), in one order, so the same bad input gets the same errno
  * everywhere.  Tokens (when allowed) pin with a free callback; token-less
  * requests of a user context without the persistent flag follow the
- * use_persistent default.  A user registration is charged to its context's
- * memory cgroup and counted against the pin caps.
+ * use_persistent default.  A user registration, and a kernel one made for
+ * current's user (@req->account), is charged to current's memory cgroup
+ * and counted against the pin caps.
  *
  * Return: 0; -EINVAL for a zero, wrapping or over-1-TiB range, or tokens
  * with the persistent API; -EPERM for tokens when allow_tokens is off, or
@@ -280,6 +282,7 @@ int gd_reg_setup(struct gd_ctx *ctx, const struct gd_pin_req *req,
 {
 	bool tokens = req->p2p_token || req->va_space;
 	bool persistent = req->persistent;
+	bool account = ctx || req->account;
 	struct gd_reg *r;
 	u64 start, len;
 	int ret;
@@ -302,13 +305,13 @@ int gd_reg_setup(struct gd_ctx *ctx, const struct gd_pin_req *req,
 		persistent = true;
 
 	/* A user's per-pin memory is charged to its memory cgroup. */
-	r = gd_reg_alloc(ctx, ctx ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	r = gd_reg_alloc(ctx, account ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
 	r->owner = req->owner;
 	r->addr = start;
 	r->size = len;
-	if (ctx) {
+	if (account) {
 		ret = gd_reg_charge(r);
 		if (ret) {
 			gd_reg_put(r);

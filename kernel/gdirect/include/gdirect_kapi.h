@@ -27,6 +27,11 @@
  *    fault may wait on user space (userfaultfd, FUSE) or on the NVIDIA
  *    driver itself (CUDA managed memory), which would stall or deadlock
  *    the revocation.  Copy to or from a kernel buffer outside the bracket.
+ *  - A pin made for a user (from an ioctl of that user's file) passes
+ *    GDIRECT_KPIN_ACCOUNT, so that it counts against the user's pin cap
+ *    and its memory against the user's memory cgroup, as the user's own
+ *    /dev/gdirect pins do.  A pin the driver makes for itself counts
+ *    nowhere.
  *  - The invalidate callback runs with the NVIDIA driver's lock held.  It
  *    must not sleep for long, must not pin or unpin, and must not take a
  *    lock that is held elsewhere around gdirect_pin() or gdirect_unpin().
@@ -46,6 +51,7 @@ struct gdirect_region;
 
 /* gdirect_pin_params.flags */
 #define GDIRECT_KPIN_PERSISTENT	BIT(0)	/* no revocation; see docs */
+#define GDIRECT_KPIN_ACCOUNT	BIT(1)	/* charge the calling user; see docs */
 
 /**
  * struct gdirect_pin_params - what to pin, for whom
@@ -56,7 +62,9 @@ struct gdirect_region;
  * @size: bytes, > 0; the range pinned is widened to 64 KiB boundaries
  * @p2p_token: legacy token (deprecated, chapter 11.6), or 0
  * @va_space: legacy token (deprecated), or 0
- * @flags: GDIRECT_KPIN_*
+ * @flags: GDIRECT_KPIN_*: %GDIRECT_KPIN_PERSISTENT pins with the
+ *	persistent API; %GDIRECT_KPIN_ACCOUNT charges current's user and
+ *	memory cgroup (see gdirect_pin())
  * @invalidate: called once if the NVIDIA driver revokes the pages, after
  *	in-flight DMA (gdirect_dma_begin/end) has ended; may be NULL
  * @data: passed to @invalidate
