@@ -33,7 +33,12 @@ struct gdedu_xfer {
 	__u32 flags;		/* 0 */
 };
 
-/* gdedu_pin.flags: passed to gdirect_pin() as they are */
+/*
+ * gdedu_pin.flags: GDEDU_PIN_PERSISTENT is gdirect_pin()'s
+ * GDIRECT_KPIN_PERSISTENT; any other bit fails with EINVAL.  Every pin,
+ * through PIN or XFER, counts against the caller's max_pins_per_user of
+ * gdirect.ko (EDQUOT at the cap) and is charged to its memory cgroup.
+ */
 #define GDEDU_PIN_PERSISTENT	(1U << 0)
 
 /* Pin eagerly into the cache: the in-kernel API, call by call. */

@@ -62,10 +62,12 @@ int gdedu_pin(struct gdedu_file *f, const struct gdirect_pin_params *p,
 	int ret;
 
 	lockdep_assert_held(&f->lock);
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	/* Made for the caller: charged to it, as the pin itself is. */
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return -ENOMEM;
 	e->file = f;
+	params.flags |= GDIRECT_KPIN_ACCOUNT;
 	params.peer = f->edu->pdev;
 	params.invalidate = gdedu_invalidate;
 	params.data = e;

@@ -66,7 +66,7 @@ int gdedu_dmabuf_attach(struct gdedu_file *f, struct gdedu_dmabuf_attach *a)
 	buf = dma_buf_get(a->fd);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
-	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	d = kzalloc(sizeof(*d), GFP_KERNEL_ACCOUNT);
 	if (!d) {
 		ret = -ENOMEM;
 		goto err_put;

@@ -35,7 +35,7 @@ static int gdedu_open(struct inode *inode, struct file *filp)
 {
 	struct edu_dev *edu = container_of(filp->private_data, struct edu_dev,
 					   misc);
-	struct gdedu_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
+	struct gdedu_file *f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 
 	if (!f)
 		return -ENOMEM;
@@ -81,6 +81,8 @@ static int gdedu_ioc_pin(struct gdedu_file *f, void __user *arg)
 
 	if (copy_from_user(&up, arg, sizeof(up)))
 		return -EFAULT;
+	if (up.flags & ~GDEDU_PIN_PERSISTENT)
+		return -EINVAL;
 	p.addr = up.gpu_addr;
 	p.size = up.size;
 	p.p2p_token = up.p2p_token;
