@@ -15,6 +15,11 @@
  * device), one entry per 64 KiB GPU page or part of one.  The memory never
  * moves, so pin and unpin are no-ops and nothing is ever moved under an
  * importer.
+ *
+ * Each dma-buf holds the device, as NVIDIA's exporter holds the GPU (a
+ * usage count its remove waits on): an importer may hold DMA addresses of
+ * BAR2 for as long as its attachment lives, so an unbind waits in
+ * emu_remove() until the last dma-buf is released.
  */
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
@@ -31,6 +36,7 @@
 MODULE_IMPORT_NS(DMA_BUF);
 
 struct emu_dmabuf {
+	struct emu_dev *e;		/* its device, held until release */
 	struct emu_alloc *alloc;	/* a reference */
 	u64 offset;			/* of the range in the allocation */
 	u64 size;
@@ -81,10 +87,10 @@ static struct sg_table *emu_dmabuf_map(struct dma_buf_attachment *attach,
 	int ret;
 
 	dma_resv_assert_held(attach->dmabuf->resv);
-	/* Unbound: its BAR is no longer ours to hand out. */
-	if (READ_ONCE(emu->gone))
+	/* Being unbound: no new mappings, while the old ones drain. */
+	if (READ_ONCE(b->e->gone))
 		return ERR_PTR(-ENODEV);
-	phys = emu->mem_phys + b->alloc->mem_offset + b->offset;
+	phys = b->e->mem_phys + b->alloc->mem_offset + b->offset;
 	end = phys + b->size;
 	n = (ALIGN(end, EMU_PAGE_SIZE) - ALIGN_DOWN(phys, EMU_PAGE_SIZE)) >>
 	    EMU_PAGE_SHIFT;
@@ -121,19 +127,23 @@ static void emu_dmabuf_unmap(struct dma_buf_attachment *attach,
 }
 
 /*
- * The last reference went: the fd is closed and no importer is left.  emu
- * is still this dma-buf's device: a live dma-buf keeps an unbound device in
- * place (emu_dev_busy()).
+ * The last reference went: the fd is closed and no importer is left.  The
+ * device lets an unbind waiting for it go on; its struct stays until
+ * module unload, which this dma-buf's module reference holds off.
  */
 static void emu_dmabuf_release(struct dma_buf *buf)
 {
 	struct emu_dmabuf *b = buf->priv;
+	struct emu_dev *e = b->e;
+	bool last;
 
-	mutex_lock(&emu->lock);
+	mutex_lock(&e->lock);
 	emu_alloc_put(b->alloc);
-	emu->nr_dmabufs--;
-	mutex_unlock(&emu->lock);
+	last = !--e->nr_dmabufs;
+	mutex_unlock(&e->lock);
 	kfree(b);
+	if (last)
+		wake_up_all(&e->dmabufs_gone);
 }
 
 static const struct dma_buf_ops emu_dmabuf_ops = {
@@ -187,6 +197,7 @@ int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size,
 		kfree(b);
 		return -EINVAL;
 	}
+	b->e = emu;
 	b->alloc = found;
 	b->offset = va - found->va;
 	b->size = size;

@@ -32,6 +32,7 @@
 #include <linux/rwsem.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
+#include <linux/wait.h>
 
 #include "nv-p2p.h"
 
@@ -190,6 +191,7 @@ struct emu_dev {
 	u64 nr_imports_total;	/* IPC imports made since load */
 	u64 nr_pins;
 	unsigned int nr_dmabufs;		/* exported, under lock */
+	wait_queue_head_t dmabufs_gone;	/* nr_dmabufs reached 0 */
 	u64 nr_dma_maps;
 	u64 nr_callbacks;
 	atomic_t unmaps_in_flight;	/* inside dma_unmap_pages() */

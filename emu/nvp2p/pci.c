@@ -219,6 +219,7 @@ static int emu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	INIT_LIST_HEAD(&e->files);
 	INIT_LIST_HEAD(&e->users);
 	INIT_LIST_HEAD(&e->exports);
+	init_waitqueue_head(&e->dmabufs_gone);
 
 	ret = pcim_enable_device(pdev);
 	if (ret)
@@ -298,18 +299,38 @@ err_free:
 	return ret;
 }
 
+static unsigned int emu_nr_dmabufs(struct emu_dev *e)
+{
+	unsigned int n;
+
+	mutex_lock(&e->lock);
+	n = e->nr_dmabufs;
+	mutex_unlock(&e->lock);
+	return n;
+}
+
 /*
  * Unbind (sysfs, or the module going): as the NVIDIA driver does at
  * teardown, revoke every pin that has a free callback, by freeing each
  * open file's memory.  Control files left open then fail with -ENODEV
  * until closed; persistent pins keep their memory until put, and
  * put_pages and dma_unmap_pages keep working for what is left.
+ *
+ * Exported dma-bufs hold the device, as NVIDIA's exporter holds the GPU
+ * and its remove waits for the GPU's last user: their importers may hold
+ * DMA addresses of BAR2, which stays ours (enabled, mapped) until this
+ * returns.  So the unbind waits, with no lock held, until the last
+ * dma-buf is released (its fds closed and every importer detached); new
+ * exports and new importer mappings fail with -ENODEV meanwhile.  The wait
+ * does not end on a signal: the BAR must not go under an importer.  The
+ * module cannot go meanwhile: each dma-buf holds a reference on it.
  */
 static void emu_remove(struct pci_dev *pdev)
 {
 	struct emu_dev *e = pci_get_drvdata(pdev);
 	struct emu_alloc *a, *tmp;
 	struct emu_file *f;
+	unsigned int n;
 	bool used;
 
 	emu_debugfs_exit(e);
@@ -323,10 +344,18 @@ static void emu_remove(struct pci_dev *pdev)
 	list_for_each_entry(f, &e->files, node)
 		list_for_each_entry_safe(a, tmp, &f->allocs, node)
 			emu_alloc_free(a);
-	used = emu_dev_busy(e);
 	mutex_unlock(&e->lock);
 	up_write(&e->active);
 
+	n = emu_nr_dmabufs(e);
+	if (n) {
+		dev_info(&pdev->dev, "unbind waits for %u exported dma-bufs to be released\n",
+			 n);
+		wait_event_idle(e->dmabufs_gone, !emu_nr_dmabufs(e));
+		dev_info(&pdev->dev, "the last dma-buf is released; unbind goes on\n");
+	}
+
+	used = emu_dev_in_use(e);
 	if (used) {
 		dev_info(&pdev->dev, "unbound with files or persistent pins left; they end as usual, new requests fail with ENODEV\n");
 		return;
