@@ -115,7 +115,7 @@ struct gd_ctx {
 	u64 gdr_next;			/* next gdrdrv handle; under xa_lock */
 };
 
-/* A run of physically contiguous BAR pages reserved write-combining. */
+/* A run of physically contiguous BAR pages held write-combining (wc.c). */
 struct gd_wc_run {
 	u64 start, len;
 };
@@ -269,6 +269,7 @@ void gd_zap_cpu_mappings(struct gd_reg *r);
 /* wc.c */
 void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt);
 void gd_release_wc(struct gd_reg *r);
+void gd_wc_exit(void);
 
 /* events.c */
 void gd_status_set(struct gd_ctx *ctx, u32 slot, u32 value);

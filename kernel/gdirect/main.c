@@ -458,6 +458,7 @@ static void __exit gd_exit(void)
 	gd_procfs_exit();
 	gd_gdrdrv_exit();
 	misc_deregister(&gd_misc);
+	gd_wc_exit();
 }
 
 module_init(gd_init);

@@ -14,13 +14,140 @@
  * with it, and the memtype API tells a module nothing more), with a
  * wc_conflict counted in the statistics if it is one WC cannot share (WB, or
  * several types over the run).
+ *
+ * Overlapping pins share the memtypes: the kernel keeps all of them in one
+ * tree under one global lock, which every PFN fault of MMIO takes, and
+ * each reservation (ioremap, remap_pfn_range, a pin) walks every entry
+ * that overlaps its range with that lock held, so k pins of the same pages
+ * must not make k entries.  gdirect reserves each BAR range once, as a
+ * segment: the segments are disjoint, each holds one memtype of exactly
+ * its range and counts the runs that meet it.  A run takes a count on each
+ * segment it meets and reserves the gaps between them as new segments (or,
+ * where a gap cannot be reserved, gives its counts back and holds nothing);
+ * on release it drops a count on each segment it meets, and a segment
+ * whose count falls to zero frees its memtype.  A segment lives while any
+ * run meeting it does, so no segment is made inside a held run, and the
+ * segments a run meets at release are those it counted in.  Each segment
+ * contains a page of a held run, so there are at most as many segments as
+ * distinct BAR pages pinned, and one per run where pins do not overlap.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/io.h>
+#include <linux/maple_tree.h>
+#include <linux/mutex.h>
 #include <linux/slab.h>
 
 #include "gdirect_internal.h"
+
+/* Segments are indexed by 4 KiB page, the smallest BAR page size. */
+#define GD_WC_SHIFT	12
+
+/* One memtype reservation shared by the runs that meet its range. */
+struct gd_wc_seg {
+	u64 start, end;			/* bytes, end exclusive */
+	unsigned int users;		/* runs that meet it; under gd_wc_lock */
+};
+
+/*
+ * gd_wc_lock serialises every change of gd_wc_segs and of the counts, and
+ * the memtype reservations made and freed for them, so that a segment
+ * never exists without its memtype.  It is a mutex because reserving
+ * allocates; it nests inside no gdirect lock (pin, release and the free
+ * callback take it with none held).
+ */
+static DEFINE_MUTEX(gd_wc_lock);
+static DEFINE_MTREE(gd_wc_segs);
+
+static unsigned long gd_wc_idx(u64 addr)
+{
+	return addr >> GD_WC_SHIFT;
+}
+
+/* The first segment that meets [pos, end), or NULL. */
+static struct gd_wc_seg *gd_wc_next(u64 pos, u64 end)
+{
+	unsigned long idx = gd_wc_idx(pos);
+
+	lockdep_assert_held(&gd_wc_lock);
+	return mt_find(&gd_wc_segs, &idx, gd_wc_idx(end) - 1);
+}
+
+/* Drop the count of each segment that meets [start, end). */
+static void gd_wc_put_range(u64 start, u64 end)
+{
+	struct gd_wc_seg *seg;
+	u64 pos = start;
+
+	lockdep_assert_held(&gd_wc_lock);
+	while (pos < end && (seg = gd_wc_next(pos, end))) {
+		pos = seg->end;
+		if (--seg->users)
+			continue;
+		mtree_erase(&gd_wc_segs, gd_wc_idx(seg->start));
+		arch_io_free_memtype_wc(seg->start, seg->end - seg->start);
+		kfree(seg);
+	}
+}
+
+/* Reserve [start, end), which no segment meets, as a new segment. */
+static int gd_wc_new_seg(u64 start, u64 end)
+{
+	struct gd_wc_seg *seg;
+	int ret;
+
+	lockdep_assert_held(&gd_wc_lock);
+	seg = kmalloc(sizeof(*seg), GFP_KERNEL_ACCOUNT);
+	if (!seg)
+		return -ENOMEM;
+	seg->start = start;
+	seg->end = end;
+	seg->users = 1;
+	/*
+	 * 0 also when the range already had an uncached type, which it then
+	 * keeps: the memtype API tells a module no more.
+	 */
+	ret = arch_io_reserve_memtype_wc(start, end - start);
+	if (ret) {
+		kfree(seg);
+		return -EBUSY;
+	}
+	ret = mtree_insert_range(&gd_wc_segs, gd_wc_idx(start),
+				 gd_wc_idx(end) - 1, seg, GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		arch_io_free_memtype_wc(start, end - start);
+		kfree(seg);
+	}
+	return ret;
+}
+
+/*
+ * Count [start, end) in the segments that meet it and reserve the gaps
+ * between them: all of it or, on failure, none.
+ */
+static int gd_wc_get_range(u64 start, u64 end)
+{
+	struct gd_wc_seg *seg;
+	u64 pos = start;
+	int ret;
+
+	lockdep_assert_held(&gd_wc_lock);
+	while (pos < end) {
+		seg = gd_wc_next(pos, end);
+		if (!seg || seg->start > pos) {
+			ret = gd_wc_new_seg(pos, seg ? seg->start : end);
+			if (ret) {
+				gd_wc_put_range(start, pos);
+				return ret;
+			}
+		}
+		if (!seg)
+			break;
+		seg->users++;
+		pos = seg->end;
+	}
+	return 0;
+}
 
 /**
  * gd_reserve_wc() - hold write-combining memtypes for r's BAR pages
@@ -28,12 +155,16 @@
  * @pt: its page table, version-checked
  *
  * Best effort: a run that cannot be reserved keeps its existing type.
+ * Runs that overlap another registration's share its memtypes.
+ *
+ * Context: process; sleeps (takes gd_wc_lock and allocates).
  */
 void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
 {
 	u64 pb = gd_nv_page_bytes(pt), start, len;
 	struct gd_wc_run *runs;
 	u32 i, n = 0, nruns = 0;
+	int ret;
 
 	if (!r->ctx || r->cpu_cacheable || !pt->entries)
 		return;
@@ -45,24 +176,24 @@ void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
 	if (!runs)
 		return;
 	i = 0;
+	mutex_lock(&gd_wc_lock);
 	while (i < pt->entries) {
 		start = gd_nv_page_phys(pt, i);
 		len = pb;
 		while (++i < pt->entries && gd_nv_page_phys(pt, i) == start + len)
 			len += pb;
-		/*
-		 * 0 also when the range already had an uncached type, which
-		 * it then keeps: the memtype API tells a module no more.
-		 */
-		if (arch_io_reserve_memtype_wc(start, len)) {
+		ret = gd_wc_get_range(start, start + len);
+		if (ret == -EBUSY) {
 			atomic64_inc(&gd_stats.wc_conflicts);
 			pr_info_ratelimited("BAR pages %#llx+%#llx already have a conflicting memory type; CPU mappings keep it\n",
 					    start, len);
-			continue;
 		}
+		if (ret)
+			continue;
 		runs[n].start = start;
 		runs[n++].len = len;
 	}
+	mutex_unlock(&gd_wc_lock);
 	if (!n) {
 		kvfree(runs);
 		return;
@@ -78,6 +209,9 @@ void gd_reserve_wc(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
  * @r: the registration, whose pages are being put or revoked
  *
  * Once only, whichever of release and callback comes; safe in the callback.
+ * A shared memtype is freed with its last user.
+ *
+ * Context: process, no gdirect lock held; sleeps when r holds memtypes.
  */
 void gd_release_wc(struct gd_reg *r)
 {
@@ -90,7 +224,27 @@ void gd_release_wc(struct gd_reg *r)
 	r->wc_runs = NULL;
 	r->nr_wc_runs = 0;
 	spin_unlock(&r->lock);
+	if (!n)
+		return;
+	mutex_lock(&gd_wc_lock);
 	for (i = 0; i < n; i++)
-		arch_io_free_memtype_wc(runs[i].start, runs[i].len);
+		gd_wc_put_range(runs[i].start, runs[i].start + runs[i].len);
+	mutex_unlock(&gd_wc_lock);
 	kvfree(runs);
+}
+
+/**
+ * gd_wc_exit() - free the segment index at module unload
+ *
+ * Every registration has released its memtypes by then: a registration
+ * still pinned holds the module.  Context: process; sleeps.
+ */
+void gd_wc_exit(void)
+{
+	unsigned long idx = 0;
+
+	mutex_lock(&gd_wc_lock);
+	WARN_ON_ONCE(mt_find(&gd_wc_segs, &idx, ULONG_MAX));
+	mtree_destroy(&gd_wc_segs);
+	mutex_unlock(&gd_wc_lock);
 }

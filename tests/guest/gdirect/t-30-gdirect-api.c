@@ -296,6 +296,43 @@ static int pat_gives_wc(void)
 }
 
 /*
+ * How many memtype entries lie inside [start, end)?  The emulator's own
+ * reservation of its whole BAR2 is larger, so it is not counted.
+ */
+static int pat_entries_within(uint64_t start, uint64_t end)
+{
+	unsigned long long s, e;
+	char line[160], *m;
+	int n = 0;
+	FILE *f = fopen("/sys/kernel/debug/x86/pat_memtype_list", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		m = strstr(line, "[mem ");
+		if (m && sscanf(m, "[mem %llx-%llx]", &s, &e) == 2 &&
+		    s >= start && e <= end)
+			n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Can the PAT memtype list show a write-combining reservation here? */
+static int pat_usable(const char *what)
+{
+	if (access("/sys/kernel/debug/x86/pat_memtype_list", R_OK)) {
+		tap_skip(what,
+			 "no /sys/kernel/debug/x86/pat_memtype_list (PAT off)");
+		return 0;
+	}
+	if (!pat_gives_wc()) {
+		tap_skip(what, "the emulator's ioremap_wc() BAR2 is uncached-minus in the PAT memtype list: this kernel and CPU give no WC");
+		return 0;
+	}
+	return 1;
+}
+
+/*
  * The pinned BAR pages hold a write-combining memtype while pinned, so the
  * CPU mapping is write-combined even where the GPU driver reserved nothing
  * (x86 PAT would make it UC- otherwise); released with the pages.
@@ -306,15 +343,7 @@ static void test_wc_memtype(void)
 	struct gdirect_pin p;
 	uint64_t phys;
 
-	if (access("/sys/kernel/debug/x86/pat_memtype_list", R_OK)) {
-		tap_skip("write-combining memtype while pinned",
-			 "no /sys/kernel/debug/x86/pat_memtype_list (PAT off)");
-		gdt_free(buf);
-		return;
-	}
-	if (!pat_gives_wc()) {
-		tap_skip("write-combining memtype while pinned",
-			 "the emulator's ioremap_wc() BAR2 is uncached-minus in the PAT memtype list: this kernel and CPU give no WC");
+	if (!pat_usable("write-combining memtype while pinned")) {
 		gdt_free(buf);
 		return;
 	}
@@ -335,6 +364,80 @@ static void test_wc_memtype(void)
 	tap_ok(!pat_has_wc(phys, phys + 2 * GDT_KB64),
 	       "and with a revocation");
 	gdt_unpin(fd, p.handle);
+}
+
+#define WC_PINS 64
+
+/*
+ * Overlapping pins share the write-combining memtypes of their BAR pages:
+ * the kernel keeps its memtypes in one list under one global lock, which
+ * every reservation walks over the entries it overlaps, so the entries
+ * must be bounded by the BAR pages pinned, not by the pins.  A memtype
+ * lasts while any pin of its pages does, whichever goes first.
+ */
+static void test_wc_shared(void)
+{
+	CUdeviceptr buf = gdt_alloc(2 * GDT_KB64);
+	uint64_t h[WC_PINS], sub, phys = 0, end;
+	struct gdirect_pin p;
+	int i, n = 0, ok;
+
+	if (!pat_usable("overlapping pins share write-combining memtypes")) {
+		gdt_free(buf);
+		return;
+	}
+	for (i = 0; buf && i < WC_PINS; i++, n++) {
+		if (gdt_pin(fd, buf, 2 * GDT_KB64, 0, &p))
+			break;
+		h[i] = p.handle;
+	}
+	if (n)
+		phys = gdt_region_phys(h[0]);
+	end = phys + 2 * GDT_KB64;
+	if (!tap_ok(n == WC_PINS && phys, "%d pins of one 128 KiB buffer", n)) {
+		while (n--)
+			gdt_unpin(fd, h[n]);
+		gdt_free(buf);
+		return;
+	}
+	tap_ok(pat_entries_within(phys, end) == 1 && pat_has_wc(phys, end),
+	       "%d pins of the same BAR pages hold one write-combining memtype (%d)",
+	       WC_PINS, pat_entries_within(phys, end));
+	tap_ok(!gdt_pin(fd, buf + GDT_KB64, GDT_KB64, 0, &p) &&
+	       pat_entries_within(phys, end) == 1,
+	       "a pin of half of them adds none (%d)",
+	       pat_entries_within(phys, end));
+	sub = p.handle;
+	for (i = 0; i < WC_PINS; i++)
+		gdt_unpin(fd, h[i]);
+	tap_ok(pat_has_wc(phys, end),
+	       "the memtype stays while the half pin holds part of it");
+	gdt_unpin(fd, sub);
+	tap_ok(!pat_entries_within(phys, end), "and goes with the last unpin");
+
+	/* The other way round: the larger pin fills the gap around the smaller. */
+	ok = !gdt_pin(fd, buf + GDT_KB64, GDT_KB64, 0, &p);
+	sub = p.handle;
+	ok += !gdt_pin(fd, buf, 2 * GDT_KB64, 0, &p);
+	tap_ok(ok == 2 && pat_has_wc(phys, phys + GDT_KB64) &&
+	       pat_has_wc(phys + GDT_KB64, end) &&
+	       pat_entries_within(phys, end) == 2,
+	       "a half pin, then the whole: one memtype for each part");
+	gdt_unpin(fd, sub);
+	tap_ok(pat_has_wc(phys, phys + GDT_KB64) &&
+	       pat_has_wc(phys + GDT_KB64, end),
+	       "the whole pin keeps both parts after the half's unpin");
+	h[0] = p.handle;
+	for (i = 1, n = 1; i < WC_PINS; i++, n++) {
+		if (gdt_pin(fd, buf, 2 * GDT_KB64, 0, &p))
+			break;
+		h[i] = p.handle;
+	}
+	gdt_free(buf);	/* revokes them all */
+	tap_ok(n == WC_PINS && !pat_entries_within(phys, end),
+	       "%d pins revoked at once leave no memtype", n);
+	while (n--)
+		gdt_unpin(fd, h[n]);
 }
 
 /* The calls on one buffer pinned and mapped, then the errors left. */
@@ -362,6 +465,7 @@ static void body(void)
 	GDT_RUN_OWN(test_revoke);
 	GDT_RUN_OWN(test_persistent);
 	GDT_RUN_OWN(test_wc_memtype);
+	GDT_RUN_OWN(test_wc_shared);
 }
 
 int main(void)

@@ -33,9 +33,8 @@
 #define BIG		(64 * GDT_MB)
 
 /*
- * Through gdirect's in-kernel API (gdirect_kapitest): user pins would
- * also reserve a write-combining memtype each, and 65537 overlapping
- * reservations of one range cost minutes in this guest.
+ * Through gdirect's in-kernel API (gdirect_kapitest): one user's pins stop
+ * at max_pins_per_user, 65536 by default, one short of the wrap.
  */
 static void check_overlap(void)
 {
