@@ -2,7 +2,7 @@
 /*
  * cache_gdirect.c - libgdirect's registration cache (the real library,
  * through its public calls) over the benchmark's pinning device, plugged
- * in with gd_ctx_create_backend() (the library's GDIRECT_PRIVATE entry
+ * in with gdl_ctx_create_backend() (the library's GDIRECT_PRIVATE entry
  * point for a context over another backend).
  */
 #include <stdio.h>
@@ -23,7 +23,7 @@ static void *bench_create(const struct cache_cfg *cfg)
 	p.invalidation = GDIRECT_INV_KERNEL | GDIRECT_INV_HOOKS;
 	p.max_regions = cfg->max_regions;
 	p.max_bytes = cfg->max_bytes;
-	if (gd_ctx_create_backend(&p, cfg->backend, &c)) {
+	if (gdl_ctx_create_backend(&p, cfg->backend, &c)) {
 		fprintf(stderr, "gdirect: %s\n", gdirect_errmsg());
 		return NULL;
 	}

@@ -650,7 +650,7 @@ static struct gdirect_ctx *mkctx(struct gdl_backend *dev, unsigned inv, unsigned
 	p.flags = flags;
 	p.max_regions = 0;
 	p.max_bytes = 0;
-	if (gd_ctx_create_backend(&p, dev, &c)) {
+	if (gdl_ctx_create_backend(&p, dev, &c)) {
 		fprintf(stderr, "context: %s\n", gdirect_errmsg());
 		exit(1);
 	}

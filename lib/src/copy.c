@@ -49,7 +49,7 @@ static const struct gdl_copy_impl gdl_copy_generic = {
  * (wider vectors do not help a link limited by posted-write size, and
  * AVX-512 can lower the core clock).
  */
-GDL_EXPORT const struct gdl_copy_impl *const gd_copy_impls[] = {
+GDL_EXPORT const struct gdl_copy_impl *const gdl_copy_impls[] = {
 #if defined(__x86_64__)
 	&gdl_copy_movdir64b,
 	&gdl_copy_avx2,
@@ -63,10 +63,10 @@ GDL_EXPORT const struct gdl_copy_impl *const gd_copy_impls[] = {
 static _Atomic(const struct gdl_copy_impl *) cur;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-GDL_EXPORT int gd_copy_select(const char *name)
+GDL_EXPORT int gdl_copy_select(const char *name)
 {
-	for (int i = 0; gd_copy_impls[i]; i++) {
-		const struct gdl_copy_impl *im = gd_copy_impls[i];
+	for (int i = 0; gdl_copy_impls[i]; i++) {
+		const struct gdl_copy_impl *im = gdl_copy_impls[i];
 
 		if (name && strcmp(name, im->name))
 			continue;
@@ -83,10 +83,10 @@ GDL_EXPORT int gd_copy_select(const char *name)
 
 int gdl_copy_check(const char *name, char *why, size_t n)
 {
-	for (int i = 0; gd_copy_impls[i]; i++) {
-		if (strcmp(name, gd_copy_impls[i]->name))
+	for (int i = 0; gdl_copy_impls[i]; i++) {
+		if (strcmp(name, gdl_copy_impls[i]->name))
 			continue;
-		if (gd_copy_impls[i]->supported())
+		if (gdl_copy_impls[i]->supported())
 			return 0;
 		snprintf(why, n, "this CPU cannot run \"%s\"", name);
 		return -EINVAL;
@@ -111,8 +111,8 @@ static void init(void)
 			why);
 		want = NULL;
 	}
-	if (!want || !*want || gd_copy_select(want))
-		gd_copy_select(NULL);
+	if (!want || !*want || gdl_copy_select(want))
+		gdl_copy_select(NULL);
 }
 
 static const struct gdl_copy_impl *impl(void)

@@ -20,10 +20,10 @@ struct gdl_copy_impl {
 };
 
 /* All implementations compiled in, best first, NULL-terminated. */
-extern const struct gdl_copy_impl *const gd_copy_impls[];
+extern const struct gdl_copy_impl *const gdl_copy_impls[];
 
 /* Select by name (NULL: best supported).  0, or -ENOENT / -ENOTSUP. */
-int gd_copy_select(const char *name);
+int gdl_copy_select(const char *name);
 
 /* name is an implementation this CPU runs: 0, or -EINVAL with why[n]. */
 int gdl_copy_check(const char *name, char *why, size_t n);

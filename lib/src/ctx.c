@@ -308,7 +308,7 @@ static int check_modes_backend(const struct gdirect_params *p,
 	return 0;
 }
 
-GDL_EXPORT int gd_ctx_create_backend(const struct gdirect_params *p, struct gdl_backend *b,
+GDL_EXPORT int gdl_ctx_create_backend(const struct gdirect_params *p, struct gdl_backend *b,
 			  struct gdirect_ctx **out)
 {
 	struct gdirect_ctx *c;
@@ -382,7 +382,7 @@ GDL_EXPORT int gdirect_ctx_create(const struct gdirect_params *p,
 	if (rc && rc != -ENOENT && rc != -ENODEV && rc != -ENXIO)
 		return gdl_err(rc, "opening %s failed: %s", p->device_path,
 			      strerror(-rc));
-	rc = gd_ctx_create_backend(p, rc ? NULL : b, out);
+	rc = gdl_ctx_create_backend(p, rc ? NULL : b, out);
 	if (rc && b)
 		b->ops->destroy(b);
 	return rc;

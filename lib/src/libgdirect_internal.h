@@ -391,7 +391,7 @@ void gdl_allocs_free_all(struct gdirect_ctx *c);
 int gdl_allocs_init(struct gdirect_ctx *c);
 
 /* ctx.c */
-int gd_ctx_create_backend(const struct gdirect_params *p,
+int gdl_ctx_create_backend(const struct gdirect_params *p,
 			  struct gdl_backend *b, struct gdirect_ctx **out);
 void gdl_ctx_list_add(struct gdirect_ctx *c);
 void gdl_ctx_list_del(struct gdirect_ctx *c);

@@ -106,7 +106,7 @@ int main(void)
 
 	gdirect_params_init(&p);
 	p.invalidation = GDIRECT_INV_HOOKS;
-	if (!b || gd_ctx_create_backend(&p, b, &c)) {
+	if (!b || gdl_ctx_create_backend(&p, b, &c)) {
 		tap_diag("context: %s", gdirect_errmsg());
 		return 1;
 	}

@@ -57,8 +57,8 @@ static void every_size_and_alignment(void)
 	for (size_t i = 0; i < MAXSZ + 128; i++)
 		src[i] = (uint8_t)(i * 2654435761u >> 13);
 
-	for (int k = 0; gd_copy_impls[k]; k++) {
-		const struct gdl_copy_impl *im = gd_copy_impls[k];
+	for (int k = 0; gdl_copy_impls[k]; k++) {
+		const struct gdl_copy_impl *im = gdl_copy_impls[k];
 
 		if (!im->supported()) {
 			tap_diag("%-10s not supported by this CPU: skipped", im->name);
@@ -77,9 +77,9 @@ static void every_size_and_alignment(void)
 		tested++;
 	}
 	/* The public entry points go through the selected implementation. */
-	CHECK(gd_copy_select("generic") == 0);
+	CHECK(gdl_copy_select("generic") == 0);
 	CHECK(!strcmp(gdirect_copy_impl(), "generic"));
-	CHECK(gd_copy_select("nonexistent") == -2 /* -ENOENT */);
+	CHECK(gdl_copy_select("nonexistent") == -2 /* -ENOENT */);
 	one(gdirect_copy_to_mapping, 1000, 1, 3);
 	one(gdirect_copy_from_mapping, 1000, 3, 1);
 	CHECK(tested >= 2);

@@ -190,7 +190,7 @@ static void persistent_pins(void)
 
 	CHECK(b);
 	params(&p, GDIRECT_INV_KERNEL);
-	CHECK_EQ(gd_ctx_create_backend(&p, b, &c), -EINVAL);
+	CHECK_EQ(gdl_ctx_create_backend(&p, b, &c), -EINVAL);
 	CHECK(strstr(gdirect_errmsg(), "use_persistent=Y"));
 	tap_diag("kernel alone, persistent pins: %s", gdirect_errmsg());
 	b->ops->destroy(b);

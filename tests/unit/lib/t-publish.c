@@ -140,14 +140,14 @@ static void bad_directory_fails(void)
 	params(&p, GDIRECT_INV_HOOKS);
 	p.flags |= GDIRECT_CTX_PUBLISH_STATS;
 	setenv("GDIRECT_STATS_DIR", "/nonexistent/gdirect-stats-dir", 1);
-	CHECK_EQ(gd_ctx_create_backend(&p, b, &c), -2);	/* -ENOENT */
+	CHECK_EQ(gdl_ctx_create_backend(&p, b, &c), -2);	/* -ENOENT */
 	CHECK(c == NULL);
 	CHECK(strstr(gdirect_errmsg(), "cannot publish statistics: /nonexistent"));
 	tap_diag("unwritable directory: %s", gdirect_errmsg());
 	/* A directory others can write is not used. */
 	CHECK_EQ(chmod(dir, 0777), 0);
 	setenv("GDIRECT_STATS_DIR", dir, 1);
-	CHECK_EQ(gd_ctx_create_backend(&p, b, &c), -EPERM);
+	CHECK_EQ(gdl_ctx_create_backend(&p, b, &c), -EPERM);
 	CHECK(strstr(gdirect_errmsg(), "writable by others"));
 	tap_diag("shared directory: %s", gdirect_errmsg());
 	CHECK_EQ(chmod(dir, 0700), 0);

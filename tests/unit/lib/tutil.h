@@ -51,7 +51,7 @@ static inline struct gdirect_ctx *mkctx(struct gdirect_params *p,
 	struct gdirect_ctx *c = NULL;
 
 	CHECK(b);
-	CHECK_EQ(gd_ctx_create_backend(p, b, &c), 0);
+	CHECK_EQ(gdl_ctx_create_backend(p, b, &c), 0);
 	if (bout)
 		*bout = b;
 	return c;
