@@ -640,7 +640,8 @@ static long realloc_check(struct gdirect_ctx *c, uint64_t *oldp, int n,
 	return wrong;
 }
 
-static struct gdirect_ctx *mkctx(struct gdl_backend *dev, unsigned inv, unsigned flags)
+static struct gdirect_ctx *mkctx(struct gdl_backend *dev, unsigned inv,
+				 unsigned flags)
 {
 	struct gdirect_params p;
 	struct gdirect_ctx *c;
@@ -724,47 +725,71 @@ int main(int argc, char **argv)
 	measure(&nm, N);
 	puts("\n-- CUDA driver calls --");
 	struct m cm[] = {
-		{ "cuPointerGetAttribute(MEMORY_TYPE), device pointer", cu_memtype, dptr, NALLOC, NULL, 0, false },
-		{ "cuPointerGetAttribute(MEMORY_TYPE), host pointer (malloc)", cu_memtype_host, hptr, NALLOC, NULL, 0, false },
-		{ "cuPointerGetAttribute(MEMORY_TYPE), pinned host pointer", cu_memtype, pinned, 16, NULL, 0, false },
-		{ "cuPointerGetAttributes(4 attributes), device pointer", cu_attrs4, dptr, NALLOC, NULL, 0, false },
-		{ "cuPointerGetAttributes(4 attributes), host pointer", cu_attrs4, hptr, NALLOC, NULL, 0, false },
-		{ "cuPointerGetAttribute(BUFFER_ID), device pointer", cu_buffer_id, dptr, NALLOC, NULL, 0, false },
-		{ "cuMemGetAddressRange, device pointer", cu_range, dptr, NALLOC, NULL, 0, false },
+		{ "cuPointerGetAttribute(MEMORY_TYPE), device pointer",
+		  cu_memtype, dptr, NALLOC, NULL, 0, false },
+		{ "cuPointerGetAttribute(MEMORY_TYPE), host pointer (malloc)",
+		  cu_memtype_host, hptr, NALLOC, NULL, 0, false },
+		{ "cuPointerGetAttribute(MEMORY_TYPE), pinned host pointer",
+		  cu_memtype, pinned, 16, NULL, 0, false },
+		{ "cuPointerGetAttributes(4 attributes), device pointer",
+		  cu_attrs4, dptr, NALLOC, NULL, 0, false },
+		{ "cuPointerGetAttributes(4 attributes), host pointer",
+		  cu_attrs4, hptr, NALLOC, NULL, 0, false },
+		{ "cuPointerGetAttribute(BUFFER_ID), device pointer",
+		  cu_buffer_id, dptr, NALLOC, NULL, 0, false },
+		{ "cuMemGetAddressRange, device pointer",
+		  cu_range, dptr, NALLOC, NULL, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(cm) / sizeof(cm[0]); i++)
 		measure(&cm[i], NC);
 
 	puts("\n-- gdirect_classify (cache hits after the first query) --");
 	struct m gm[] = {
-		{ "gdirect_classify, device pointer, 16 allocations", bench_classify, dptr, 16, c_def, 0, false },
-		{ "gdirect_classify, device pointer, 4096 allocations", bench_classify, dptr, NALLOC, c_def, 0, false },
-		{ "gdirect_classify, host pointer (not cached: default)", bench_classify, hptr, NALLOC, c_def, 0, false },
-		{ "gdirect_classify, host pointer, GDIRECT_CTX_CACHE_HOST", bench_classify, hptr, NALLOC, c_host, 0, false },
-		{ "gdirect_classify, device pointer, hooks off (BUFFER_ID)", bench_classify, dptr, NALLOC, c_tag, 0, false },
-		{ "gdirect_classify, pinned host pointer (not cached: default)", bench_classify, pinned, 16, c_def, 0, false },
-		{ "gdirect_classify, pinned host pointer, GDIRECT_CTX_CACHE_HOST", bench_classify, pinned, 16, c_host, 0, false },
+		{ "gdirect_classify, device pointer, 16 allocations",
+		  bench_classify, dptr, 16, c_def, 0, false },
+		{ "gdirect_classify, device pointer, 4096 allocations",
+		  bench_classify, dptr, NALLOC, c_def, 0, false },
+		{ "gdirect_classify, host pointer (not cached: default)",
+		  bench_classify, hptr, NALLOC, c_def, 0, false },
+		{ "gdirect_classify, host pointer, GDIRECT_CTX_CACHE_HOST",
+		  bench_classify, hptr, NALLOC, c_host, 0, false },
+		{ "gdirect_classify, device pointer, hooks off (BUFFER_ID)",
+		  bench_classify, dptr, NALLOC, c_tag, 0, false },
+		{ "gdirect_classify, pinned host pointer (not cached: default)",
+		  bench_classify, pinned, 16, c_def, 0, false },
+		{ "gdirect_classify, pinned host pointer, "
+		  "GDIRECT_CTX_CACHE_HOST",
+		  bench_classify, pinned, 16, c_host, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(gm) / sizeof(gm[0]); i++)
 		measure(&gm[i], gm[i].ctx == c_def && gm[i].ptrs != dptr ? NC : N);
 
 	puts("\n-- parts of a device-pointer hit, 4096 allocations --");
 	struct m pm[] = {
-		{ "parts: epoch enter + exit", part_epoch, dptr, NALLOC, c_def, 0, false },
-		{ "parts: epoch + slot + allocation (gdl_alloc_find)", part_find, dptr, NALLOC, c_def, 0, false },
-		{ "parts: + the answer copied to the caller", part_copy, dptr, NALLOC, c_def, 0, false },
-		{ "parts: + the per-thread hit counter", part_count, dptr, NALLOC, c_def, 0, false },
-		{ "parts: all of gdirect_classify", bench_classify, dptr, NALLOC, c_def, 0, false },
+		{ "parts: epoch enter + exit",
+		  part_epoch, dptr, NALLOC, c_def, 0, false },
+		{ "parts: epoch + slot + allocation (gdl_alloc_find)",
+		  part_find, dptr, NALLOC, c_def, 0, false },
+		{ "parts: + the answer copied to the caller",
+		  part_copy, dptr, NALLOC, c_def, 0, false },
+		{ "parts: + the per-thread hit counter",
+		  part_count, dptr, NALLOC, c_def, 0, false },
+		{ "parts: all of gdirect_classify",
+		  bench_classify, dptr, NALLOC, c_def, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(pm) / sizeof(pm[0]); i++)
 		measure(&pm[i], N);
 
 	puts("\n-- registration hit (get + put), 4096 registered allocations --");
 	struct m hm[] = {
-		{ "reg hit, invalidation kernel+hooks (default)", bench_hit, dptr, NALLOC, c_def, 0, false },
-		{ "reg hit, invalidation hooks only", bench_hit, dptr, NALLOC, c_hooks, 0, false },
-		{ "reg hit, invalidation buffer_id (tag check per hit)", bench_hit, dptr, NALLOC, c_tag, 0, false },
-		{ "reg hit, default, the thread's last region again", bench_hit, dptr, 1, c_def, 0, false },
+		{ "reg hit, invalidation kernel+hooks (default)",
+		  bench_hit, dptr, NALLOC, c_def, 0, false },
+		{ "reg hit, invalidation hooks only",
+		  bench_hit, dptr, NALLOC, c_hooks, 0, false },
+		{ "reg hit, invalidation buffer_id (tag check per hit)",
+		  bench_hit, dptr, NALLOC, c_tag, 0, false },
+		{ "reg hit, default, the thread's last region again",
+		  bench_hit, dptr, 1, c_def, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(hm) / sizeof(hm[0]); i++)
 		measure(&hm[i], hm[i].ctx == c_tag ? NC : N);
@@ -804,8 +829,10 @@ int main(int argc, char **argv)
 	printf("%-58s %9ld of %d\n", "wrong answers after free + re-allocation, BUFFER_ID",
 	       wrong_tag, nre);
 	struct m rm[] = {
-		{ "gdirect_classify, re-allocated device pointer (hooks)", bench_classify, re, (size_t)nre, c_def, 0, false },
-		{ "cuPointerGetAttribute(MEMORY_TYPE), re-allocated pointer", cu_memtype, re, (size_t)nre, NULL, 0, false },
+		{ "gdirect_classify, re-allocated device pointer (hooks)",
+		  bench_classify, re, (size_t)nre, c_def, 0, false },
+		{ "cuPointerGetAttribute(MEMORY_TYPE), re-allocated pointer",
+		  cu_memtype, re, (size_t)nre, NULL, 0, false },
 	};
 	measure(&rm[0], N);
 	measure(&rm[1], NC);
@@ -820,18 +847,26 @@ int main(int argc, char **argv)
 	printf("%-58s %9ld of %d\n", "wrong answers after cuMemFreeHost + cuMemAlloc",
 	       wrong_host, 16 * 2 + 16);
 	printf("%-58s %9d of 16\n", "freed host pointers inside a new allocation", reused);
-	struct m hrm = { "gdirect_classify, device pointer after host free (cache host)", bench_classify, hre, 16, c_host, 0, false };
+	struct m hrm = {
+		"gdirect_classify, device pointer after host free (cache host)",
+		bench_classify, hre, 16, c_host, 0, false
+	};
 
 	measure(&hrm, N);
 
 	/* The hit rows again, last: the same code and data minutes later. */
 	puts("\n-- the hit rows again --");
 	struct m am[] = {
-		{ "again: harness", nothing, dptr, NALLOC - NR, NULL, 0, false },
-		{ "again: device pointer, 16 allocations", bench_classify, dptr, 16, c_def, 0, false },
-		{ "again: device pointer, 3584 allocations", bench_classify, dptr, NALLOC - NR, c_def, 0, false },
-		{ "again: host pointer, GDIRECT_CTX_CACHE_HOST", bench_classify, hptr, NALLOC, c_host, 0, false },
-		{ "again: re-allocated device pointer (hooks)", bench_classify, re, (size_t)nre, c_def, 0, false },
+		{ "again: harness",
+		  nothing, dptr, NALLOC - NR, NULL, 0, false },
+		{ "again: device pointer, 16 allocations",
+		  bench_classify, dptr, 16, c_def, 0, false },
+		{ "again: device pointer, 3584 allocations",
+		  bench_classify, dptr, NALLOC - NR, c_def, 0, false },
+		{ "again: host pointer, GDIRECT_CTX_CACHE_HOST",
+		  bench_classify, hptr, NALLOC, c_host, 0, false },
+		{ "again: re-allocated device pointer (hooks)",
+		  bench_classify, re, (size_t)nre, c_def, 0, false },
 	};
 	for (size_t i = 0; i < sizeof(am) / sizeof(am[0]); i++)
 		measure(&am[i], N);
@@ -839,13 +874,20 @@ int main(int argc, char **argv)
 
 	puts("\n-- the hits over time, by the state of the core --");
 	struct m tm[] = {
-		{ "rounds: harness", nothing, dptr, NALLOC - NR, NULL, 0, false },
-		{ "rounds: gdirect_classify, device pointer, 16 allocations", bench_classify, dptr, 16, c_def, 0, false },
-		{ "rounds: gdirect_classify, device pointer, 3584 allocations", bench_classify, dptr, NALLOC - NR, c_def, 0, false },
-		{ "rounds: gdirect_classify, host pointer, CACHE_HOST", bench_classify, hptr, NALLOC, c_host, 0, false },
-		{ "rounds: direct call, device pointer, 16 allocations", NULL, dptr, 16, c_def, 0, true },
-		{ "rounds: direct call, host pointer, CACHE_HOST", NULL, hptr, NALLOC, c_host, 0, true },
-		{ "rounds: cuPointerGetAttribute(MEMORY_TYPE), device pointer", cu_memtype, dptr, NALLOC - NR, NULL, 0, false },
+		{ "rounds: harness",
+		  nothing, dptr, NALLOC - NR, NULL, 0, false },
+		{ "rounds: gdirect_classify, device pointer, 16 allocations",
+		  bench_classify, dptr, 16, c_def, 0, false },
+		{ "rounds: gdirect_classify, device pointer, 3584 allocations",
+		  bench_classify, dptr, NALLOC - NR, c_def, 0, false },
+		{ "rounds: gdirect_classify, host pointer, CACHE_HOST",
+		  bench_classify, hptr, NALLOC, c_host, 0, false },
+		{ "rounds: direct call, device pointer, 16 allocations",
+		  NULL, dptr, 16, c_def, 0, true },
+		{ "rounds: direct call, host pointer, CACHE_HOST",
+		  NULL, hptr, NALLOC, c_host, 0, true },
+		{ "rounds: cuPointerGetAttribute(MEMORY_TYPE), device pointer",
+		  cu_memtype, dptr, NALLOC - NR, NULL, 0, false },
 	};
 	over_time(tm, (int)(sizeof(tm) / sizeof(tm[0])), 100000);
 

@@ -50,7 +50,8 @@
 	gdl_cu_##field##_t real_##var =					\
 		atomic_load_explicit(&var, memory_order_acquire);	\
 	if (!real_##var) {						\
-		real_##var = (gdl_cu_##field##_t)gdl_cuload_next(GDL_CU_##field); \
+		real_##var = (gdl_cu_##field##_t)			\
+			gdl_cuload_next(GDL_CU_##field);		\
 		atomic_store_explicit(&var, real_##var, memory_order_release); \
 	}
 
@@ -281,8 +282,10 @@ WRAPPER(w_free_async_ptsz, gdl_cu_mem_free_async_t,
 WRAPPER(w_unmap, gdl_cu_mem_unmap_t, (CUdeviceptr p, size_t size), (p, size),
 	gdirect_notify_free((const void *)(uintptr_t)p, size))
 WRAPPER(w_free_host, gdl_cu_mem_free_host_t, (void *p), (p), report_host(p))
-WRAPPER(w_ctx_destroy_v2, gdl_cu_ctx_destroy_t, (CUcontext c), (c), report_all())
-WRAPPER(w_ctx_destroy_v1, gdl_cu_ctx_destroy_t, (CUcontext c), (c), report_all())
+WRAPPER(w_ctx_destroy_v2, gdl_cu_ctx_destroy_t, (CUcontext c), (c),
+	report_all())
+WRAPPER(w_ctx_destroy_v1, gdl_cu_ctx_destroy_t, (CUcontext c), (c),
+	report_all())
 WRAPPER(w_ctx_reset_v2, gdl_cu_primary_reset_t, (CUdevice d), (d), report_all())
 WRAPPER(w_ctx_reset_v1, gdl_cu_primary_reset_t, (CUdevice d), (d), report_all())
 WRAPPER(w_ctx_retain, gdl_cu_primary_retain_t, (CUcontext *pc, CUdevice d),

@@ -63,7 +63,8 @@ static void k_unmap(struct gdl_backend *b, void *addr, size_t len)
 	munmap(addr, len);
 }
 
-static int k_read_events(struct gdl_backend *b, struct gdl_revocation *ev, int max)
+static int k_read_events(struct gdl_backend *b, struct gdl_revocation *ev,
+			 int max)
 {
 	struct kbackend *k = (struct kbackend *)b;
 	struct gdirect_event buf[32];

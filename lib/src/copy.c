@@ -127,7 +127,8 @@ static const struct gdl_copy_impl *impl(void)
 	return im;
 }
 
-GDL_EXPORT void gdirect_copy_to_mapping(void *map_dst, const void *src, size_t n)
+GDL_EXPORT void gdirect_copy_to_mapping(void *map_dst, const void *src,
+					size_t n)
 {
 	if (n)
 		impl()->to_map(map_dst, src, n);

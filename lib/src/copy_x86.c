@@ -181,7 +181,9 @@ static void avx2_from(void *dst, const void *src, size_t n)
 	_mm256_zeroupper();
 }
 
-const struct gdl_copy_impl gdl_copy_avx2 = { "avx2", avx2_ok, avx2_to, avx2_from };
+const struct gdl_copy_impl gdl_copy_avx2 = {
+	"avx2", avx2_ok, avx2_to, avx2_from,
+};
 
 /* ---- AVX-512 ---------------------------------------------------------- */
 

@@ -68,7 +68,8 @@ unsigned gdl_shard_assign(void)
 	uint32_t v;
 
 	pthread_once(&shard_once, shard_key_make);
-	if (gdl_thread_exiting) {	/* a claim now might never be given back */
+	/* A claim made now might never be given back. */
+	if (gdl_thread_exiting) {
 		gdl_my_shard = shared_shard();
 		return gdl_my_shard - 1;
 	}
@@ -198,7 +199,8 @@ static int env_apply(struct gdirect_params *p, char *why, size_t n)
 			p->flags |= GDIRECT_CTX_NO_INVALIDATION;
 	}
 	if ((v = env(name = "GDIRECT_MAX_REGIONS"))) {
-		if (gdl_parse_uint(v, 0, GDL_MAX_REGIONS_LIMIT, &x, w, sizeof(w)))
+		if (gdl_parse_uint(v, 0, GDL_MAX_REGIONS_LIMIT, &x, w,
+				   sizeof(w)))
 			goto bad;
 		p->max_regions = x;
 	}
@@ -228,7 +230,8 @@ static int env_apply(struct gdirect_params *p, char *why, size_t n)
 	if ((v = env(name = "GDIRECT_STATS_BASE")) && v[0] != '/')
 		goto not_absolute;
 	if ((v = env(name = "GDIRECT_PUBLISH_INTERVAL_MS")) &&
-	    gdl_parse_uint(v, GDL_PUBLISH_MIN_MS, GDL_PUBLISH_MAX_MS, &x, w, sizeof(w)))
+	    gdl_parse_uint(v, GDL_PUBLISH_MIN_MS, GDL_PUBLISH_MAX_MS, &x, w,
+			   sizeof(w)))
 		goto bad;
 	if ((v = env(name = "GDIRECT_COPY")) && gdl_copy_check(v, w, sizeof(w)))
 		goto bad;
@@ -272,21 +275,25 @@ static int check_params(const struct gdirect_params *p)
 	}
 	for (size_t i = 0; i < sizeof(p->reserved) / sizeof(p->reserved[0]); i++)
 		if (p->reserved[i])
-			return gdl_err(-EINVAL, "gdirect_params.reserved must be zero");
+			return gdl_err(-EINVAL,
+				       "gdirect_params.reserved must be zero");
 	if (p->invalidation & ~GDIRECT_INV_ALL)
 		return gdl_err(-EINVAL, "unknown invalidation mode bits 0x%x",
-			      p->invalidation & ~GDIRECT_INV_ALL);
+			       p->invalidation & ~GDIRECT_INV_ALL);
 	if (p->flags & ~flags)
-		return gdl_err(-EINVAL, "unknown context flags 0x%x", p->flags & ~flags);
+		return gdl_err(-EINVAL, "unknown context flags 0x%x",
+			       p->flags & ~flags);
 	if (!p->invalidation && !(p->flags & GDIRECT_CTX_NO_INVALIDATION))
-		return gdl_err(-EINVAL, "no invalidation mode chosen: a freed and "
-			      "reallocated buffer could be handed a stale "
-			      "registration; choose kernel, hooks or buffer_id "
-			      "(or opt out with GDIRECT_CTX_NO_INVALIDATION, "
-			      "GDIRECT_INVALIDATION=" GDL_PARSE_NO_INVALIDATION ")");
+		return gdl_err(-EINVAL, "no invalidation mode chosen: a freed "
+			       "and reallocated buffer could be handed a stale "
+			       "registration; choose kernel, hooks or "
+			       "buffer_id (or opt out with "
+			       "GDIRECT_CTX_NO_INVALIDATION, "
+			       "GDIRECT_INVALIDATION=" GDL_PARSE_NO_INVALIDATION
+			       ")");
 	if (p->invalidation && p->flags & GDIRECT_CTX_NO_INVALIDATION)
 		return gdl_err(-EINVAL, "GDIRECT_CTX_NO_INVALIDATION with "
-			      "invalidation modes chosen: pick one");
+			       "invalidation modes chosen: pick one");
 	return 0;
 }
 
@@ -308,8 +315,9 @@ static int check_modes_backend(const struct gdirect_params *p,
 	return 0;
 }
 
-GDL_EXPORT int gdl_ctx_create_backend(const struct gdirect_params *p, struct gdl_backend *b,
-			  struct gdirect_ctx **out)
+GDL_EXPORT int gdl_ctx_create_backend(const struct gdirect_params *p,
+				      struct gdl_backend *b,
+				      struct gdirect_ctx **out)
 {
 	struct gdirect_ctx *c;
 	int rc;

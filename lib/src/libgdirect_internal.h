@@ -206,7 +206,8 @@ int gdl_shard_inc_slow(struct gdirect_ctx *c, size_t field);
  * functions.  It returns false and counts nothing when the thread owns no
  * shard (none yet, or a shared one); the caller then counts the hit with
  * gdl_shard_inc_slow(). */
-#define SHARD_TRY_INC(c, f)	gdl_shard_try_inc((c), offsetof(struct gdl_shard, f))
+#define SHARD_TRY_INC(c, f) \
+	gdl_shard_try_inc((c), offsetof(struct gdl_shard, f))
 
 struct gdirect_ctx {
 	struct gdirect_params p;
@@ -225,9 +226,9 @@ struct gdirect_ctx {
 	 * 64 KiB aligned and never overlap, so a page has at most one);
 	 * every page of a cached allocation to it or to its bucket. */
 	struct gdl_pgtab index;		/* live regions */
-	struct gdl_slotab slots;		/* the same, as the hit path reads it */
+	struct gdl_slotab slots;	/* the same, as the hit path reads it */
 	struct gdl_pgtab allocs;		/* classification cache */
-	struct gdl_hpmem regmem;		/* struct gdirect_reg, in huge pages */
+	struct gdl_hpmem regmem;	/* struct gdirect_reg, in huge pages */
 	struct gdl_hpmem allocmem;	/* struct gdl_alloc, likewise */
 
 	pthread_mutex_t lock;		/* writers of both tables, lists below */
@@ -367,7 +368,8 @@ static inline bool gdl_shard_try_inc(struct gdirect_ctx *c, size_t field)
 #define GDL_MAX_BYTES_LIMIT (1ULL << 50)
 
 /* errmsg.c */
-int gdl_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int gdl_err(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* rcache.c */
 int gdl_regions_init(struct gdirect_ctx *c);
@@ -386,13 +388,14 @@ void gdl_publish_drop_in_child(struct gdirect_ctx *c);
 
 /* classify.c */
 struct gdl_alloc *gdl_alloc_update(struct gdirect_ctx *c, const void *q);
-void gdl_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start, uint64_t end);
+void gdl_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start,
+			    uint64_t end);
 void gdl_allocs_free_all(struct gdirect_ctx *c);
 int gdl_allocs_init(struct gdirect_ctx *c);
 
 /* ctx.c */
 int gdl_ctx_create_backend(const struct gdirect_params *p,
-			  struct gdl_backend *b, struct gdirect_ctx **out);
+			   struct gdl_backend *b, struct gdirect_ctx **out);
 void gdl_ctx_list_add(struct gdirect_ctx *c);
 void gdl_ctx_list_del(struct gdirect_ctx *c);
 void gdl_ctx_list_foreach(void (*fn)(struct gdirect_ctx *, void *), void *arg);

@@ -113,7 +113,14 @@ void gdl_pgtab_walk(const struct gdl_pgtab *t, uint64_t p0, uint64_t p1,
 		   int (*fn)(uint64_t page, void *v, void *arg), void *arg);
 
 /* Pages of the byte range [s, e), e > s: first and last page number. */
-static inline uint64_t gdl_pg_first(uint64_t s) { return s >> GDL_PG_SHIFT; }
-static inline uint64_t gdl_pg_last(uint64_t e) { return (e - 1) >> GDL_PG_SHIFT; }
+static inline uint64_t gdl_pg_first(uint64_t s)
+{
+	return s >> GDL_PG_SHIFT;
+}
+
+static inline uint64_t gdl_pg_last(uint64_t e)
+{
+	return (e - 1) >> GDL_PG_SHIFT;
+}
 
 #endif

@@ -307,14 +307,17 @@ static int index_reserve(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 	int rc = gdl_pgtab_reserve(&c->index, gdl_pg_first(s), gdl_pg_last(e));
 
 	if (!rc)
-		rc = gdl_slotab_reserve(&c->slots, gdl_pg_first(s), gdl_pg_last(e));
+		rc = gdl_slotab_reserve(&c->slots, gdl_pg_first(s),
+					gdl_pg_last(e));
 	return rc;
 }
 
 /* Clear r's pages that still point to it (a successor may own some). */
 static void index_del(struct gdirect_ctx *c, struct gdirect_reg *r)
 {
-	for (uint64_t p = gdl_pg_first(r->start); p <= gdl_pg_last(r->end); p++) {
+	uint64_t last = gdl_pg_last(r->end);
+
+	for (uint64_t p = gdl_pg_first(r->start); p <= last; p++) {
 		if (gdl_pgtab_get(&c->index, p) == r)
 			gdl_pgtab_set(&c->index, p, NULL);
 		gdl_slotab_clear(&c->slots, p, r->id);
@@ -388,7 +391,8 @@ static void unlink_dead(struct gdirect_ctx *c, struct gdirect_reg *r,
  * were killed.
  */
 static size_t kill_locked(struct gdirect_ctx *c, struct gdirect_reg **v,
-			  size_t n, enum gdl_cause cause, struct gdirect_reg *add)
+			  size_t n, enum gdl_cause cause,
+			  struct gdirect_reg *add)
 {
 	size_t k = 0;
 
@@ -611,8 +615,8 @@ static void pending_del(struct gdirect_ctx *c, struct gdl_pending *x)
  * attribute, counts as done: its registration goes on without it, as
  * NCCL's and UCX's registrations of such memory do.
  */
-static int sync_memops_locked(struct gdirect_ctx *c, const struct gdl_cuquery *q,
-			      int *cu_err)
+static int sync_memops_locked(struct gdirect_ctx *c,
+			      const struct gdl_cuquery *q, int *cu_err)
 {
 	*cu_err = 0;
 	for (;;) {
@@ -700,19 +704,24 @@ static int miss_check(struct gdirect_ctx *c, uint64_t a, uint64_t e,
 {
 	gdl_cuda_query(a, q);
 	if (q->type == GDIRECT_MEM_CPU)
-		return gdl_err(-EINVAL, "%#llx is not GPU memory: use the CPU path",
-			      (unsigned long long)a);
+		return gdl_err(-EINVAL,
+			       "%#llx is not GPU memory: use the CPU path",
+			       (unsigned long long)a);
 	if (q->type == GDIRECT_MEM_MANAGED)
-		return gdl_err(-EOPNOTSUPP, "%#llx is managed (Unified) memory, "
-			      "which GPUDirect RDMA does not support",
-			      (unsigned long long)a);
+		return gdl_err(-EOPNOTSUPP,
+			       "%#llx is managed (Unified) memory, "
+			       "which GPUDirect RDMA does not support",
+			       (unsigned long long)a);
 	if (e > q->base + q->size)
-		return gdl_err(-EINVAL, "[%#llx, %#llx) runs past its allocation "
-			      "[%#llx, %#llx)", (unsigned long long)a,
-			      (unsigned long long)e, (unsigned long long)q->base,
-			      (unsigned long long)(q->base + q->size));
+		return gdl_err(-EINVAL,
+			       "[%#llx, %#llx) runs past its allocation "
+			       "[%#llx, %#llx)", (unsigned long long)a,
+			       (unsigned long long)e,
+			       (unsigned long long)q->base,
+			       (unsigned long long)(q->base + q->size));
 	if (!c->backend)
-		return gdl_err(-ENODEV, "no pinning device (is gdirect.ko loaded?)");
+		return gdl_err(-ENODEV,
+			       "no pinning device (is gdirect.ko loaded?)");
 	return 0;
 }
 
@@ -764,7 +773,8 @@ static int miss_find_locked(struct gdirect_ctx *c, uint64_t a, uint64_t e,
 			uint64_t id;
 
 			rc = gdl_cuda_buffer_id(RC(r)->tag_base, &id) == 0 &&
-			     id == RC(r)->tag_id ? GDL_VALID : GDL_CAUSE_BUFFER_ID;
+			     id == RC(r)->tag_id ?
+			     GDL_VALID : GDL_CAUSE_BUFFER_ID;
 		}
 		if (rc == GDL_VALID) {
 			SHARD_INC(c, hits);
@@ -814,12 +824,15 @@ static void miss_grow_locked(struct gdirect_ctx *c, uint64_t ab, uint64_t ae,
 static int miss_pin_locked(struct gdirect_ctx *c, uint64_t ps, uint64_t pe,
 			   struct gdirect_reg **out, struct gdl_pin *pin)
 {
-	struct gdl_pending pend = { .start = ps, .end = pe, .next = c->pending };
+	struct gdl_pending pend = {
+		.start = ps, .end = pe, .next = c->pending,
+	};
 	struct gdirect_reg *r;
 	int rc;
 
 	c->pending = &pend;
-	r = gdl_hpmem_alloc(&c->regmem);	/* zeroed; allocator under the lock */
+	/* Zeroed memory; the allocator is under the lock. */
+	r = gdl_hpmem_alloc(&c->regmem);
 	pthread_mutex_unlock(&c->lock);
 
 	rc = r ? pin_evicting(c, ps, pe, pin) : -ENOMEM;
@@ -843,12 +856,13 @@ static int miss_pin_locked(struct gdirect_ctx *c, uint64_t ps, uint64_t pe,
 			gdl_hpmem_free(&c->regmem, r);
 		ST_INC(c, pin_failures);
 		if (rc == -ENOMEM)
-			return gdl_err(rc, "no BAR space for %llu bytes, even after "
-				      "evicting every unused region",
-				      (unsigned long long)(pe - ps));
+			return gdl_err(rc, "no BAR space for %llu bytes, "
+				       "even after evicting every unused "
+				       "region",
+				       (unsigned long long)(pe - ps));
 		return gdl_err(rc, "pinning [%#llx, %#llx) failed: %s",
-			      (unsigned long long)ps, (unsigned long long)pe,
-			      strerror(-rc));
+			       (unsigned long long)ps, (unsigned long long)pe,
+			       strerror(-rc));
 	}
 	*out = r;
 	return 0;
@@ -888,7 +902,8 @@ static void miss_publish_locked(struct gdirect_ctx *c, struct gdirect_reg *r,
 		n = overlapping_regions(c, r->start, r->end, old);
 		if (n <= GDL_MAX_OVERLAP)
 			break;
-		kill_locked(c, old, GDL_MAX_OVERLAP, GDL_CAUSE_SUPERSEDED, NULL);
+		kill_locked(c, old, GDL_MAX_OVERLAP, GDL_CAUSE_SUPERSEDED,
+			    NULL);
 	}
 	kill_locked(c, old, n, GDL_CAUSE_SUPERSEDED, indexed ? r : NULL);
 	if (!indexed) {
@@ -952,8 +967,8 @@ restart:
 	if (rc == GDL_MISS_AGAIN)
 		goto restart;
 
-	miss_grow_locked(c, GDL_ALIGN_DOWN(q.base), GDL_ALIGN_UP(q.base + q.size),
-			 &ps, &pe);
+	miss_grow_locked(c, GDL_ALIGN_DOWN(q.base),
+			 GDL_ALIGN_UP(q.base + q.size), &ps, &pe);
 	rc = miss_pin_locked(c, ps, pe, &r, &pin);
 	if (rc) {
 		pthread_mutex_unlock(&c->lock);
@@ -995,7 +1010,8 @@ GDL_EXPORT void *gdirect_reg_map(struct gdirect_reg *r, const void *gpu_ptr)
 		gdl_err(-EINVAL, "pointer outside the registration");
 		return NULL;
 	}
-	if (gdl_inherited(r->ctx)) {	/* map_lock may be held by a parent thread */
+	/* A thread of the parent may have held map_lock at the fork. */
+	if (gdl_inherited(r->ctx)) {
 		gdl_err(-EPERM, "registration inherited across fork");
 		return NULL;
 	}
@@ -1011,7 +1027,8 @@ GDL_EXPORT void *gdirect_reg_map(struct gdirect_reg *r, const void *gpu_ptr)
 		}
 		pthread_mutex_unlock(&RC(r)->map_lock);
 		if (!m) {
-			gdl_err(-errno, "mapping the BAR failed: %s", strerror(errno));
+			gdl_err(-errno, "mapping the BAR failed: %s",
+				strerror(errno));
 			return NULL;
 		}
 	}

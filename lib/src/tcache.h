@@ -61,7 +61,8 @@
 struct gdirect_reg;
 
 struct gdl_tc_ent {
-	_Atomic uint64_t tag;	/* region id; |GDL_TC_GONE once released; 0 free */
+	/* The region id, with GDL_TC_GONE set once released; 0 when free. */
+	_Atomic uint64_t tag;
 	_Atomic int64_t n;	/* references counted here (>= 0) */
 	_Atomic uint64_t stamp;	/* LRU stamp of the last put through here */
 	/* Owner only: */
@@ -112,7 +113,8 @@ static inline struct gdl_tc_block *gdl_tc_block(void)
 }
 
 /* The hint slot of the page holding address a. */
-static inline struct gdl_tc_ent **gdl_tc_hint(struct gdl_tc_block *b, uint64_t a)
+static inline struct gdl_tc_ent **gdl_tc_hint(struct gdl_tc_block *b,
+					       uint64_t a)
 {
 	return &b->hint[(a >> GDL_TC_HINT_SHIFT) & (GDL_TC_HINTS - 1)];
 }

@@ -134,9 +134,10 @@ static int f_pin(struct gdl_backend *b, uint64_t addr, uint64_t size,
 	f->st.bar_used += size;
 	if (f->st.bar_used > f->st.bar_peak)
 		f->st.bar_peak = f->st.bar_used;
-	*out = (struct gdl_pin){ .handle = p->handle, .addr = addr, .size = size,
-				.mmap_offset = (uint64_t)slot << 16,
-				.slot = slot };
+	*out = (struct gdl_pin){
+		.handle = p->handle, .addr = addr, .size = size,
+		.mmap_offset = (uint64_t)slot << 16, .slot = slot,
+	};
 	pthread_mutex_unlock(&f->lock);
 	if (f->cfg.after_pin)
 		f->cfg.after_pin(f->cfg.after_pin_arg);
@@ -202,7 +203,8 @@ static void f_unmap(struct gdl_backend *b, void *addr, size_t len)
 		munmap(addr, len);
 }
 
-static int f_read_events(struct gdl_backend *b, struct gdl_revocation *ev, int max)
+static int f_read_events(struct gdl_backend *b, struct gdl_revocation *ev,
+			 int max)
 {
 	struct fake *f = (struct fake *)b;
 	int n;

@@ -99,7 +99,7 @@ bool fake_backend_pin_fresh(struct gdl_backend *b, uint64_t h, uint64_t a);
 /* Create a context over a fake backend (GDIRECT_PRIVATE entry point). */
 struct gdirect_ctx;
 struct gdirect_params;
-int gdl_ctx_create_backend(const struct gdirect_params *p, struct gdl_backend *b,
-			  struct gdirect_ctx **out);
+int gdl_ctx_create_backend(const struct gdirect_params *p,
+			   struct gdl_backend *b, struct gdirect_ctx **out);
 
 #endif

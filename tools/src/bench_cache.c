@@ -29,8 +29,8 @@ static uint64_t next_rand(uint64_t *s)
 	return *s * 2685821657736338717ULL;
 }
 
-int gdcli_bench_cache(int buffers, uint64_t buf_size, int accesses, int max_regions,
-		   struct cache_result *res)
+int gdcli_bench_cache(int buffers, uint64_t buf_size, int accesses,
+		      int max_regions, struct cache_result *res)
 {
 	uint64_t *bufs = calloc((size_t)buffers, sizeof(*bufs)), seed = 0x9e3779b97f4a7c15ULL;
 	double *th = malloc((size_t)accesses * sizeof(double));
@@ -128,7 +128,8 @@ void gdcli_bench_cache_print(const struct cache_result *r)
 	       r->miss.median / 1e3, r->miss.p99 / 1e3, r->miss.max / 1e3);
 }
 
-void gdcli_json_summary(struct gdcli_json *j, const char *key, const struct gdcli_summary *s)
+void gdcli_json_summary(struct gdcli_json *j, const char *key,
+			const struct gdcli_summary *s)
 {
 	gdcli_json_obj(j, key);
 	gdcli_json_u64(j, "samples", s->n);

@@ -21,13 +21,15 @@ struct cache_result {
  * with the cache limited to max_regions (0: unlimited).  CUDA must be open.
  * 0, or -errno with a reason printed.
  */
-int gdcli_bench_cache(int buffers, uint64_t buf_size, int accesses, int max_regions,
-		   struct cache_result *res);
+int gdcli_bench_cache(int buffers, uint64_t buf_size, int accesses,
+		      int max_regions, struct cache_result *res);
 
 void gdcli_bench_cache_print(const struct cache_result *res);
 /* A latency summary as a JSON object, in microseconds. */
-void gdcli_json_summary(struct gdcli_json *j, const char *key, const struct gdcli_summary *s);
+void gdcli_json_summary(struct gdcli_json *j, const char *key,
+			const struct gdcli_summary *s);
 
-void gdcli_bench_cache_json(struct gdcli_json *j, const struct cache_result *res);
+void gdcli_bench_cache_json(struct gdcli_json *j,
+			    const struct cache_result *res);
 
 #endif

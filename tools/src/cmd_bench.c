@@ -109,8 +109,9 @@ static int bench_pin(struct bench *b)
 	for (s = 0; s < b->o.npin && !err; s++) {
 		size_t size = b->o.pin_sizes[s];
 
-		progress("pin/unpin %s x %d (%d/%d)", gdcli_fmt_bytes(size, sz, sizeof(sz)),
-			 b->o.iters, s + 1, b->o.npin);
+		progress("pin/unpin %s x %d (%d/%d)",
+			 gdcli_fmt_bytes(size, sz, sizeof(sz)), b->o.iters,
+			 s + 1, b->o.npin);
 		for (i = 0; i < b->o.iters; i++) {
 			struct gdirect_pin p;
 			double t0 = gdcli_now_ns(), t1, t2;
@@ -215,7 +216,8 @@ static int bench_copy(struct bench *b)
 	for (size = 1, b->ncopy = 0; size <= b->o.max_size && b->ncopy < MAX_SIZES; size <<= 1) {
 		struct copy_row *row = &b->copy[b->ncopy++];
 
-		progress("copy %s to and from the BAR mapping", gdcli_fmt_bytes(size, sz, sizeof(sz)));
+		progress("copy %s to and from the BAR mapping",
+			 gdcli_fmt_bytes(size, sz, sizeof(sz)));
 		row->size = size;
 		time_copy(map, host, size, 1, b->o.time_ms * 1e6, &row->wr, &row->wr_bw);
 		time_copy(map, host, size, 0, b->o.time_ms * 1e6, &row->rd, &row->rd_bw);
@@ -496,8 +498,10 @@ int gdcli_cmd_bench(int argc, char **argv, struct gdcli_roots *r)
 	if (!ret && b.o.do_cache) {
 		progress("registration cache: %d accesses to %d buffers", b.o.cache_accesses,
 			 b.o.cache_buffers);
-		ret = gdcli_bench_cache(b.o.cache_buffers, GDIRECT_GPU_PAGE_SIZE, b.o.cache_accesses,
-				     b.o.cache_max_regions, &b.cache);
+		ret = gdcli_bench_cache(b.o.cache_buffers,
+					GDIRECT_GPU_PAGE_SIZE,
+					b.o.cache_accesses,
+					b.o.cache_max_regions, &b.cache);
 	}
 	if (!ret && b.o.do_copy)
 		ret = bench_copy(&b);

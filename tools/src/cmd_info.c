@@ -66,7 +66,8 @@ static void gather_bar1(struct report *rep, struct gpu_report *g)
 	if (g->gpu.kind == GDCLI_GPU_NVIDIA) {
 		struct gdcli_nvml_bar1 b;
 
-		if (!gdcli_nvml_bar1(g->gpu.pci.bdf, &b, g->bar1_error, sizeof(g->bar1_error))) {
+		if (!gdcli_nvml_bar1(g->gpu.pci.bdf, &b, g->bar1_error,
+				     sizeof(g->bar1_error))) {
 			g->bar1_source = "nvml";
 			g->bar1_total = b.total;
 			g->bar1_used = b.used;
@@ -120,7 +121,8 @@ static int gather(struct report *rep, const struct gdcli_roots *r)
 		gather_bar1(rep, g);
 		gdcli_iommu_probe(r, g->gpu.pci.bdf, &g->iommu);
 		warn(rep, g->iommu.warning);
-		if (rep->peer && !gdcli_topology(r, g->gpu.pci.bdf, rep->peer, &g->path)) {
+		if (rep->peer &&
+		    !gdcli_topology(r, g->gpu.pci.bdf, rep->peer, &g->path)) {
 			g->have_path = 1;
 			warn(rep, g->path.warning);
 		}
@@ -135,7 +137,8 @@ static int gather(struct report *rep, const struct gdcli_roots *r)
 
 static const char *kind_text(const struct gdcli_gpu *g)
 {
-	return g->kind == GDCLI_GPU_NVIDIA ? "NVIDIA GPU" : "emulated GPU (ivshmem, nvp2p_emu)";
+	return g->kind == GDCLI_GPU_NVIDIA ? "NVIDIA GPU" :
+	       "emulated GPU (ivshmem, nvp2p_emu)";
 }
 
 static const char *provider_text(uint32_t p)
@@ -172,7 +175,8 @@ static void print_text(const struct report *rep)
 	} else {
 		printf("page table      unknown (neither /dev/gdirect nor /dev/nvp2p_emu)\n");
 	}
-	printf("IOMMU           %s (%s)\n", gdcli_iommu_mode_text(rep->iommu.mode), rep->iommu.basis);
+	printf("IOMMU           %s (%s)\n",
+	       gdcli_iommu_mode_text(rep->iommu.mode), rep->iommu.basis);
 	printf("GPUs            %d\n", rep->ngpus);
 	for (i = 0; i < rep->ngpus; i++) {
 		const struct gpu_report *g = &rep->gpus[i];
@@ -186,14 +190,18 @@ static void print_text(const struct report *rep)
 			       gdcli_fmt_bytes(g->bar1_used, b2, sizeof(b2)),
 			       gdcli_fmt_bytes(g->bar1_free, b3, sizeof(b3)));
 			if (g->have_reserved)
-				printf(", reserved %s", gdcli_fmt_bytes(g->bar1_reserved, b4, sizeof(b4)));
+				printf(", reserved %s",
+				       gdcli_fmt_bytes(g->bar1_reserved, b4,
+						       sizeof(b4)));
 			printf("  [%s]\n", g->bar1_source);
 		} else {
 			printf("  BAR1          unknown: %s\n", g->bar1_error);
 		}
-		printf("  IOMMU         %s (%s)\n", gdcli_iommu_mode_text(g->iommu.mode), g->iommu.basis);
+		printf("  IOMMU         %s (%s)\n",
+		       gdcli_iommu_mode_text(g->iommu.mode), g->iommu.basis);
 		if (g->have_path) {
-			printf("  path to %s  %s\n", rep->peer, gdcli_path_class_text(g->path.cls));
+			printf("  path to %s  %s\n", rep->peer,
+			       gdcli_path_class_text(g->path.cls));
 			printf("    ");
 			for (h = 0; h < g->path.nhops; h++)
 				printf("%s%s", h ? " -> " : "", g->path.hops[h]);
@@ -206,7 +214,8 @@ static void print_text(const struct report *rep)
 		       rep->peer_dev.class_code,
 		       rep->peer_dev.driver[0] ? rep->peer_dev.driver : "none",
 		       rep->peer_dev.numa_node);
-		printf("  IOMMU         %s (%s)\n", gdcli_iommu_mode_text(rep->peer_iommu.mode),
+		printf("  IOMMU         %s (%s)\n",
+		       gdcli_iommu_mode_text(rep->peer_iommu.mode),
 		       rep->peer_iommu.basis);
 	}
 	if (rep->nwarn)
@@ -215,7 +224,8 @@ static void print_text(const struct report *rep)
 		printf("warning: %s\n", rep->warn[i]);
 }
 
-static void json_iommu(struct gdcli_json *j, const char *key, const struct gdcli_iommu *io)
+static void json_iommu(struct gdcli_json *j, const char *key,
+		       const struct gdcli_iommu *io)
 {
 	gdcli_json_obj(j, key);
 	gdcli_json_str(j, "mode", gdcli_iommu_mode_id(io->mode));
@@ -241,14 +251,17 @@ static void print_json(const struct report *rep)
 	gdcli_json_str(&j, "tool_version", GDIRECT_VERSION);
 	gdcli_json_obj(&j, "driver");
 	gdcli_json_str(&j, "name", p->driver_name[0] ? p->driver_name : NULL);
-	gdcli_json_str(&j, "version", p->driver_version[0] ? p->driver_version : NULL);
+	gdcli_json_str(&j, "version",
+		       p->driver_version[0] ? p->driver_version : NULL);
 	gdcli_json_end(&j, '}');
 	gdcli_json_obj(&j, "gdirect_ko");
 	gdcli_json_bool(&j, "loaded", p->have_gdirect);
 	if (p->have_gdirect) {
 		gdcli_json_u64(&j, "abi_version", p->gdirect_abi);
-		gdcli_json_str(&j, "provider", provider_text(p->gdirect_provider));
-		gdcli_json_bool(&j, "default_persistent", (int)p->default_persistent);
+		gdcli_json_str(&j, "provider",
+			       provider_text(p->gdirect_provider));
+		gdcli_json_bool(&j, "default_persistent",
+				(int)p->default_persistent);
 	}
 	gdcli_json_end(&j, '}');
 	gdcli_json_obj(&j, "nv_p2p");
@@ -268,19 +281,22 @@ static void print_json(const struct report *rep)
 
 		gdcli_json_obj(&j, NULL);
 		gdcli_json_str(&j, "bdf", g->gpu.pci.bdf);
-		gdcli_json_str(&j, "kind", g->gpu.kind == GDCLI_GPU_NVIDIA ? "nvidia" : "emulated");
+		gdcli_json_str(&j, "kind", g->gpu.kind == GDCLI_GPU_NVIDIA ?
+			       "nvidia" : "emulated");
 		snprintf(hex, sizeof(hex), "0x%04x", g->gpu.pci.vendor);
 		gdcli_json_str(&j, "vendor", hex);
 		snprintf(hex, sizeof(hex), "0x%04x", g->gpu.pci.device);
 		gdcli_json_str(&j, "device", hex);
-		gdcli_json_str(&j, "driver", g->gpu.pci.driver[0] ? g->gpu.pci.driver : NULL);
+		gdcli_json_str(&j, "driver",
+			       g->gpu.pci.driver[0] ? g->gpu.pci.driver : NULL);
 		gdcli_json_int(&j, "numa_node", g->gpu.pci.numa_node);
 		gdcli_json_obj(&j, "bar1");
 		gdcli_json_str(&j, "source", g->bar1_source);
 		if (g->bar1_source) {
 			gdcli_json_u64(&j, "total", g->bar1_total);
 			if (g->have_reserved)
-				gdcli_json_u64(&j, "reserved", g->bar1_reserved);
+				gdcli_json_u64(&j, "reserved",
+					       g->bar1_reserved);
 			gdcli_json_u64(&j, "used", g->bar1_used);
 			gdcli_json_u64(&j, "free", g->bar1_free);
 		} else {
@@ -290,8 +306,10 @@ static void print_json(const struct report *rep)
 		json_iommu(&j, "iommu", &g->iommu);
 		if (g->have_path) {
 			gdcli_json_obj(&j, "path_to_peer");
-			gdcli_json_str(&j, "class", gdcli_path_class_id(g->path.cls));
-			gdcli_json_str(&j, "text", gdcli_path_class_text(g->path.cls));
+			gdcli_json_str(&j, "class",
+				       gdcli_path_class_id(g->path.cls));
+			gdcli_json_str(&j, "text",
+				       gdcli_path_class_text(g->path.cls));
 			gdcli_json_str(&j, "common", g->path.common);
 			gdcli_json_arr(&j, "hops");
 			for (h = 0; h < g->path.nhops; h++)
@@ -311,7 +329,8 @@ static void print_json(const struct report *rep)
 		gdcli_json_str(&j, "vendor", hex);
 		snprintf(hex, sizeof(hex), "0x%04x", rep->peer_dev.device);
 		gdcli_json_str(&j, "device", hex);
-		gdcli_json_str(&j, "driver", rep->peer_dev.driver[0] ? rep->peer_dev.driver : NULL);
+		gdcli_json_str(&j, "driver", rep->peer_dev.driver[0] ?
+			       rep->peer_dev.driver : NULL);
 		gdcli_json_int(&j, "numa_node", rep->peer_dev.numa_node);
 		json_iommu(&j, "iommu", &rep->peer_iommu);
 		gdcli_json_end(&j, '}');

@@ -244,7 +244,8 @@ static int read_lib_file(const char *path, long uid, unsigned long *owner,
 		if (n == max || !sp || sp > nl || !lib_name_ok(line, (size_t)(sp - line)))
 			return -EINVAL;
 		*sp = '\0';
-		if (gdl_parse_uint(sp + 1, 0, UINT64_MAX, &kv[n].value, why, sizeof(why)))
+		if (gdl_parse_uint(sp + 1, 0, UINT64_MAX, &kv[n].value, why,
+				   sizeof(why)))
 			return -EINVAL;
 		for (int k = 0; k < n; k++)
 			if (!strcmp(kv[k].name, line))
@@ -311,7 +312,8 @@ static void read_lib_dir(struct stat_report *s, const char *dir, long uid,
 		if (n <= 0 || kv_get(l->kv, n, "pid") != (uint64_t)l->pid ||
 		    kv_get(l->kv, n, "ctx") != l->ctx || !updated ||
 		    (double)updated > now_ns + 5e9 ||
-		    interval_ms < GDL_PUBLISH_MIN_MS || interval_ms > GDL_PUBLISH_MAX_MS) {
+		    interval_ms < GDL_PUBLISH_MIN_MS ||
+		    interval_ms > GDL_PUBLISH_MAX_MS) {
 			s->libs_bad++;
 			continue;
 		}
@@ -363,8 +365,10 @@ static void read_libs(struct stat_report *s)
 			long uid = gdl_stats_dir_uid(e->d_name);
 
 			if (uid < 0 || (me != 0 && uid != (long)me) ||
-			    gdcli_path(path, sizeof(path), "%s/%s", base, e->d_name) ||
-			    gdl_stats_dir_check(path, (uid_t)uid, why, sizeof(why)))
+			    gdcli_path(path, sizeof(path), "%s/%s", base,
+				       e->d_name) ||
+			    gdl_stats_dir_check(path, (uid_t)uid, why,
+						sizeof(why)))
 				continue;
 			read_lib_dir(s, path, uid, &now);
 		}
@@ -460,7 +464,8 @@ static void print_text(const struct stat_report *s)
 	print_libs_text(s);
 }
 
-static void json_kv(struct gdcli_json *j, const char *key, const struct stat_kv *kv, int n)
+static void json_kv(struct gdcli_json *j, const char *key,
+		    const struct stat_kv *kv, int n)
 {
 	int i;
 
@@ -532,7 +537,8 @@ static void print_json(const struct stat_report *s)
 		gdcli_json_obj(&j, "counters");
 		for (k = 0; k < l->nkv; k++)
 			if (!kv_is_header(l->kv[k].name))
-				gdcli_json_u64(&j, l->kv[k].name, l->kv[k].value);
+				gdcli_json_u64(&j, l->kv[k].name,
+					       l->kv[k].value);
 		gdcli_json_end(&j, '}');
 		gdcli_json_end(&j, '}');
 	}

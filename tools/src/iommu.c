@@ -65,20 +65,24 @@ static int first_group_type(const struct gdcli_roots *r, struct gdcli_iommu *io)
 	DIR *d;
 	int found = 0;
 
-	if (gdcli_path(p, sizeof(p), "%s/kernel/iommu_groups", r->sysfs) || !(d = opendir(p)))
+	if (gdcli_path(p, sizeof(p), "%s/kernel/iommu_groups", r->sysfs) ||
+	    !(d = opendir(p)))
 		return 0;
 	while (!found && (de = readdir(d))) {
 		if (de->d_name[0] == '.' ||
-		    gdcli_path(p, sizeof(p), "%s/kernel/iommu_groups/%s/type", r->sysfs, de->d_name))
+		    gdcli_path(p, sizeof(p), "%s/kernel/iommu_groups/%s/type",
+			       r->sysfs, de->d_name))
 			continue;
-		found = !gdcli_read_str(p, io->domain_type, sizeof(io->domain_type)) &&
+		found = !gdcli_read_str(p, io->domain_type,
+					sizeof(io->domain_type)) &&
 			io->domain_type[0];
 	}
 	closedir(d);
 	return found;
 }
 
-void gdcli_iommu_probe(const struct gdcli_roots *r, const char *bdf, struct gdcli_iommu *io)
+void gdcli_iommu_probe(const struct gdcli_roots *r, const char *bdf,
+		       struct gdcli_iommu *io)
 {
 	char p[GDCLI_PATH_MAX], name[32], cmdline[4096] = "";
 	int groups;
@@ -94,11 +98,15 @@ void gdcli_iommu_probe(const struct gdcli_roots *r, const char *bdf, struct gdcl
 	if (!gdcli_path(p, sizeof(p), "%s/cmdline", r->proc))
 		gdcli_read_str(p, cmdline, sizeof(cmdline));
 
-	if (bdf && !gdcli_path(p, sizeof(p), "%s/bus/pci/devices/%s/iommu_group", r->sysfs, bdf) &&
+	if (bdf &&
+	    !gdcli_path(p, sizeof(p), "%s/bus/pci/devices/%s/iommu_group",
+			r->sysfs, bdf) &&
 	    !gdcli_link_name(p, name, sizeof(name))) {
 		io->group = atoi(name);
-		if (!gdcli_path(p, sizeof(p), "%s/kernel/iommu_groups/%d/type", r->sysfs, io->group) &&
-		    !gdcli_read_str(p, io->domain_type, sizeof(io->domain_type)) &&
+		if (!gdcli_path(p, sizeof(p), "%s/kernel/iommu_groups/%d/type",
+				r->sysfs, io->group) &&
+		    !gdcli_read_str(p, io->domain_type,
+				    sizeof(io->domain_type)) &&
 		    io->domain_type[0]) {
 			io->mode = mode_of_type(io->domain_type);
 			snprintf(io->basis, sizeof(io->basis), "%s is in IOMMU group %d, domain type %s",

@@ -27,7 +27,8 @@ struct gdcli_iommu {
 };
 
 /* The IOMMU mode for device bdf, or the system default when bdf is NULL. */
-void gdcli_iommu_probe(const struct gdcli_roots *r, const char *bdf, struct gdcli_iommu *io);
+void gdcli_iommu_probe(const struct gdcli_roots *r, const char *bdf,
+		       struct gdcli_iommu *io);
 
 /* "off", "passthrough", "translated" (stable, for JSON) and for people. */
 const char *gdcli_iommu_mode_id(enum gdcli_iommu_mode m);

@@ -96,8 +96,15 @@ static void open_level(struct gdcli_json *j, const char *key, char c)
 	j->count[j->depth] = 0;
 }
 
-void gdcli_json_obj(struct gdcli_json *j, const char *key) { open_level(j, key, '{'); }
-void gdcli_json_arr(struct gdcli_json *j, const char *key) { open_level(j, key, '['); }
+void gdcli_json_obj(struct gdcli_json *j, const char *key)
+{
+	open_level(j, key, '{');
+}
+
+void gdcli_json_arr(struct gdcli_json *j, const char *key)
+{
+	open_level(j, key, '[');
+}
 
 void gdcli_json_end(struct gdcli_json *j, char close)
 {

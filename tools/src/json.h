@@ -24,7 +24,8 @@ void gdcli_json_init(struct gdcli_json *j, FILE *f);
 void gdcli_json_obj(struct gdcli_json *j, const char *key);
 void gdcli_json_arr(struct gdcli_json *j, const char *key);
 void gdcli_json_end(struct gdcli_json *j, char close);	/* '}' or ']' */
-void gdcli_json_str(struct gdcli_json *j, const char *key, const char *v); /* NULL: null */
+/* A NULL v writes null. */
+void gdcli_json_str(struct gdcli_json *j, const char *key, const char *v);
 void gdcli_json_u64(struct gdcli_json *j, const char *key, uint64_t v);
 void gdcli_json_int(struct gdcli_json *j, const char *key, long long v);
 void gdcli_json_dbl(struct gdcli_json *j, const char *key, double v);

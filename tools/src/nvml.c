@@ -66,7 +66,8 @@ static void why(const struct nvml *n, nvmlReturn_t rc, const char *what, char *e
 			 n->error_string ? n->error_string(rc) : "NVML error");
 }
 
-int gdcli_nvml_bar1(const char *bdf, struct gdcli_nvml_bar1 *bar1, char *err, int errlen)
+int gdcli_nvml_bar1(const char *bdf, struct gdcli_nvml_bar1 *bar1, char *err,
+		    int errlen)
 {
 	struct nvml n;
 	nvmlDevice_t dev;

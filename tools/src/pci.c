@@ -51,12 +51,14 @@ static unsigned int read_hex(const char *dir, const char *name)
 	char p[GDCLI_PATH_MAX];
 	uint64_t v = 0;
 
-	if (gdcli_path(p, sizeof(p), "%s/%s", dir, name) || gdcli_read_u64(p, &v))
+	if (gdcli_path(p, sizeof(p), "%s/%s", dir, name) ||
+	    gdcli_read_u64(p, &v))
 		return 0;
 	return (unsigned int)v;
 }
 
-int gdcli_pci_read(const struct gdcli_roots *r, const char *bdf, struct gdcli_pcidev *d)
+int gdcli_pci_read(const struct gdcli_roots *r, const char *bdf,
+		   struct gdcli_pcidev *d)
 {
 	char dir[GDCLI_PATH_MAX], p[GDCLI_PATH_MAX];
 	unsigned char cfg[256];
@@ -66,7 +68,8 @@ int gdcli_pci_read(const struct gdcli_roots *r, const char *bdf, struct gdcli_pc
 	memset(d, 0, sizeof(*d));
 	if (!gdcli_is_bdf(bdf))
 		return -EINVAL;
-	if (gdcli_path(dir, sizeof(dir), "%s/bus/pci/devices/%s", r->sysfs, bdf))
+	if (gdcli_path(dir, sizeof(dir), "%s/bus/pci/devices/%s", r->sysfs,
+		       bdf))
 		return -ENAMETOOLONG;
 	if (access(dir, F_OK))
 		return -ENOENT;
@@ -85,7 +88,8 @@ int gdcli_pci_read(const struct gdcli_roots *r, const char *bdf, struct gdcli_pc
 		if (fd >= 0) {
 			len = pread(fd, cfg, sizeof(cfg), 0);
 			if (len > 0)
-				d->pcie_type = gdcli_pcie_type(cfg, (size_t)len);
+				d->pcie_type = gdcli_pcie_type(cfg,
+							       (size_t)len);
 			close(fd);
 		}
 	}
@@ -132,7 +136,8 @@ int gdcli_find_gpus(const struct gdcli_roots *r, struct gdcli_gpu *out, int max)
 		struct gdcli_pcidev pd;
 		enum gdcli_gpu_kind kind;
 
-		if (!gdcli_is_bdf(de->d_name) || gdcli_pci_read(r, de->d_name, &pd))
+		if (!gdcli_is_bdf(de->d_name) ||
+		    gdcli_pci_read(r, de->d_name, &pd))
 			continue;
 		if (is_gpu(&pd, &kind)) {
 			out[n].pci = pd;

@@ -39,7 +39,8 @@ struct gdcli_gpu {
 int gdcli_is_bdf(const char *s);
 
 /* Read one device: 0, or -ENOENT when there is no such device. */
-int gdcli_pci_read(const struct gdcli_roots *r, const char *bdf, struct gdcli_pcidev *d);
+int gdcli_pci_read(const struct gdcli_roots *r, const char *bdf,
+		   struct gdcli_pcidev *d);
 
 /*
  * The PCIe port type from a config space image (the sysfs "config" file;
@@ -48,6 +49,7 @@ int gdcli_pci_read(const struct gdcli_roots *r, const char *bdf, struct gdcli_pc
 int gdcli_pcie_type(const unsigned char *cfg, size_t len);
 
 /* The GPUs, sorted by address: how many were found (at most max). */
-int gdcli_find_gpus(const struct gdcli_roots *r, struct gdcli_gpu *out, int max);
+int gdcli_find_gpus(const struct gdcli_roots *r, struct gdcli_gpu *out,
+		    int max);
 
 #endif

@@ -73,16 +73,19 @@ static void probe_emu(const struct gdcli_roots *r, struct gdcli_provider *p)
 	close(fd);
 }
 
-static int emu_counter(const struct gdcli_roots *r, const char *name, uint64_t *v)
+static int emu_counter(const struct gdcli_roots *r, const char *name,
+		       uint64_t *v)
 {
 	return gdcli_read_emu_counter(r, name, v, NULL);
 }
 
-static void probe_emu_debugfs(const struct gdcli_roots *r, struct gdcli_provider *p)
+static void probe_emu_debugfs(const struct gdcli_roots *r,
+			      struct gdcli_provider *p)
 {
 	uint64_t total, reserved, used;
 
-	if (gdcli_read_emu_counter(r, "bar1_total", &total, &p->emu_counters_in) ||
+	if (gdcli_read_emu_counter(r, "bar1_total", &total,
+				   &p->emu_counters_in) ||
 	    emu_counter(r, "bar1_reserved", &reserved) ||
 	    emu_counter(r, "bar1_used", &used))
 		return;
@@ -103,15 +106,19 @@ static void probe_driver(const struct gdcli_roots *r, struct gdcli_provider *p)
 	size_t i;
 
 	for (i = 0; i < sizeof(mods) / sizeof(mods[0]); i++) {
-		if (gdcli_path(path, sizeof(path), "%s/module/%s", r->sysfs, mods[i]) ||
+		if (gdcli_path(path, sizeof(path), "%s/module/%s", r->sysfs,
+			       mods[i]) ||
 		    access(path, F_OK))
 			continue;
 		snprintf(p->driver_name, sizeof(p->driver_name), "%s", mods[i]);
 		/* nvidia.ko has MODULE_VERSION; the emulator only a srcversion. */
-		if (gdcli_path(path, sizeof(path), "%s/module/%s/version", r->sysfs, mods[i]) ||
-		    gdcli_read_str(path, p->driver_version, sizeof(p->driver_version))) {
-			if (!gdcli_path(path, sizeof(path), "%s/module/%s/srcversion",
-				     r->sysfs, mods[i]) &&
+		if (gdcli_path(path, sizeof(path), "%s/module/%s/version",
+			       r->sysfs, mods[i]) ||
+		    gdcli_read_str(path, p->driver_version,
+				   sizeof(p->driver_version))) {
+			if (!gdcli_path(path, sizeof(path),
+					"%s/module/%s/srcversion",
+					r->sysfs, mods[i]) &&
 			    !gdcli_read_str(path, p->driver_version + 4,
 					 sizeof(p->driver_version) - 4))
 				memcpy(p->driver_version, "src ", 4);

@@ -35,6 +35,7 @@ struct gdcli_provider {
 	char driver_version[64];
 };
 
-void gdcli_provider_probe(const struct gdcli_roots *r, struct gdcli_provider *p);
+void gdcli_provider_probe(const struct gdcli_roots *r,
+			  struct gdcli_provider *p);
 
 #endif

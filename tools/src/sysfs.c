@@ -130,7 +130,8 @@ int gdcli_read_emu_counter(const struct gdcli_roots *r, const char *name,
 	char path[GDCLI_PATH_MAX];
 	int ret;
 
-	if (gdcli_path(path, sizeof(path), "%s/kernel/debug/nvp2p_emu/%s", r->sysfs, name))
+	if (gdcli_path(path, sizeof(path), "%s/kernel/debug/nvp2p_emu/%s",
+		       r->sysfs, name))
 		return -ENAMETOOLONG;
 	ret = gdcli_read_u64(path, val);
 	if (ret != -ENOENT) {
@@ -138,7 +139,8 @@ int gdcli_read_emu_counter(const struct gdcli_roots *r, const char *name,
 			*where = "debugfs";
 		return ret;
 	}
-	if (gdcli_path(path, sizeof(path), "%s/driver/nvp2p_emu/%s", r->proc, name))
+	if (gdcli_path(path, sizeof(path), "%s/driver/nvp2p_emu/%s", r->proc,
+		       name))
 		return -ENAMETOOLONG;
 	ret = gdcli_read_u64(path, val);
 	if (!ret && where)

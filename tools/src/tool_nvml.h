@@ -19,7 +19,8 @@ struct gdcli_nvml_bar1 {
  * BAR1 usage of the GPU at PCI address bdf: 0, -ENOENT when NVML cannot be
  * loaded, -EIO when it fails (why in err, if not NULL).
  */
-int gdcli_nvml_bar1(const char *bdf, struct gdcli_nvml_bar1 *bar1, char *err, int errlen);
+int gdcli_nvml_bar1(const char *bdf, struct gdcli_nvml_bar1 *bar1, char *err,
+		    int errlen);
 
 /* Driver version as NVML reports it: 0 or negative as above. */
 int gdcli_nvml_driver_version(char *buf, int len);

@@ -34,7 +34,8 @@ static int is_root_bus(const char *s)
 	return !strncmp(s, "pci", 3) && strlen(s) == 10 && s[7] == ':';
 }
 
-static int load_chain(const struct gdcli_roots *r, const char *bdf, struct chain *c)
+static int load_chain(const struct gdcli_roots *r, const char *bdf,
+		      struct chain *c)
 {
 	char link[GDCLI_PATH_MAX], real[PATH_MAX], *save = NULL, *tok;
 	int in_tree = 0;
@@ -42,7 +43,8 @@ static int load_chain(const struct gdcli_roots *r, const char *bdf, struct chain
 	memset(c, 0, sizeof(*c));
 	if (!gdcli_is_bdf(bdf))
 		return -EINVAL;
-	if (gdcli_path(link, sizeof(link), "%s/bus/pci/devices/%s", r->sysfs, bdf))
+	if (gdcli_path(link, sizeof(link), "%s/bus/pci/devices/%s", r->sysfs,
+		       bdf))
 		return -ENAMETOOLONG;
 	if (!realpath(link, real))
 		return -errno;
@@ -69,7 +71,8 @@ static void add_hop(struct gdcli_path *p, const char *s)
 }
 
 /* Is the bridge at chain position i a root port of the CPU's complex? */
-static int is_root_port(const struct gdcli_roots *r, const struct chain *c, int i)
+static int is_root_port(const struct gdcli_roots *r, const struct chain *c,
+			int i)
 {
 	struct gdcli_pcidev d;
 
@@ -182,7 +185,8 @@ const char *gdcli_path_class_text(enum gdcli_path_class c)
 {
 	switch (c) {
 	case GDCLI_PATH_SWITCH:		return "PCIe switches only";
-	case GDCLI_PATH_HOST_BRIDGE:	return "through one CPU / host bridge (root complex)";
+	case GDCLI_PATH_HOST_BRIDGE:
+		return "through one CPU / host bridge (root complex)";
 	case GDCLI_PATH_CROSS_SOCKET:	return "across CPU sockets";
 	default:			return "unknown";
 	}

@@ -33,7 +33,8 @@ static inline void *P(uint64_t a)
 
 /* A fake backend over the fake CUDA driver's memory: pins must cover its
  * live allocations, and its frees taint (and may revoke) them. */
-static inline struct gdl_backend *fake_backend_over_cuda(const struct fake_cfg *cfg)
+static inline struct gdl_backend *
+fake_backend_over_cuda(const struct fake_cfg *cfg)
 {
 	struct fake_cfg c = *cfg;
 

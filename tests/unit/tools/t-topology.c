@@ -30,7 +30,8 @@ static void expect(const char *tree, const char *a, const char *b,
 	CHECK(gdcli_topology(&r, a, b, &p) == 0);
 	if (p.cls != cls)
 		tap_diag("%s: %s -> %s: got %s (%s), want %s", tree, a, b,
-			 gdcli_path_class_id(p.cls), p.basis, gdcli_path_class_id(cls));
+			 gdcli_path_class_id(p.cls), p.basis,
+			 gdcli_path_class_id(cls));
 	CHECK(p.cls == cls);
 	CHECK_STR(p.common, common);
 	CHECK((p.warning == NULL) == (cls == GDCLI_PATH_SWITCH));
@@ -61,7 +62,8 @@ int main(void)
 	}
 
 	/* PCIe switches only: GPU and NIC meet at the switch's upstream port. */
-	expect("switch", "0000:03:00.0", "0000:04:00.0", GDCLI_PATH_SWITCH, "0000:01:00.0");
+	expect("switch", "0000:03:00.0", "0000:04:00.0", GDCLI_PATH_SWITCH,
+	       "0000:01:00.0");
 	roots(&r, "switch");
 	CHECK(gdcli_topology(&r, "0000:03:00.0", "0000:04:00.0", &p) == 0);
 	CHECK(p.nhops == 5);
@@ -70,32 +72,39 @@ int main(void)
 	CHECK_STR(p.hops[3], "0000:02:10.0");
 	/* The GPU and the root port above it (config space says 0000:00:01.0
 	 * is a root port): they meet at the root port, the root complex. */
-	expect("switch", "0000:03:00.0", "0000:00:01.0", GDCLI_PATH_HOST_BRIDGE, "0000:00:01.0");
+	expect("switch", "0000:03:00.0", "0000:00:01.0", GDCLI_PATH_HOST_BRIDGE,
+	       "0000:00:01.0");
 	/* ... and the switch's upstream port above it: the switch. */
-	expect("switch", "0000:03:00.0", "0000:01:00.0", GDCLI_PATH_SWITCH, "0000:01:00.0");
+	expect("switch", "0000:03:00.0", "0000:01:00.0", GDCLI_PATH_SWITCH,
+	       "0000:01:00.0");
 	CHECK(gdcli_topology(&r, "0000:03:00.0", "0000:00:01.0", &p) == 0);
 	CHECK(p.nhops == 4);
 
 	/* One CPU: different root ports of one root complex ... */
-	expect("hostbridge", "0000:01:00.0", "0000:02:00.0", GDCLI_PATH_HOST_BRIDGE, "pci0000:00");
+	expect("hostbridge", "0000:01:00.0", "0000:02:00.0",
+	       GDCLI_PATH_HOST_BRIDGE, "pci0000:00");
 	roots(&r, "hostbridge");
 	CHECK(gdcli_topology(&r, "0000:01:00.0", "0000:02:00.0", &p) == 0);
 	CHECK(p.nhops == 5);
 	CHECK_STR(p.hops[2], "pci0000:00");
 	/* ... and two functions below one root port (no config space: a bridge
 	 * on the root bus is taken for a root port). */
-	expect("hostbridge", "0000:01:00.0", "0000:01:00.1", GDCLI_PATH_HOST_BRIDGE, "0000:00:01.0");
+	expect("hostbridge", "0000:01:00.0", "0000:01:00.1",
+	       GDCLI_PATH_HOST_BRIDGE, "0000:00:01.0");
 
 	/* Across sockets: root buses on NUMA nodes 0 and 1. */
-	expect("sockets", "0000:01:00.0", "0000:81:00.0", GDCLI_PATH_CROSS_SOCKET, "none");
+	expect("sockets", "0000:01:00.0", "0000:81:00.0",
+	       GDCLI_PATH_CROSS_SOCKET, "none");
 	roots(&r, "sockets");
 	CHECK(gdcli_topology(&r, "0000:01:00.0", "0000:81:00.0", &p) == 0);
 	CHECK(p.numa_a == 0 && p.numa_b == 1);
 	CHECK(strstr(p.basis, "NUMA nodes 0 and 1") != NULL);
 	/* Two root buses of one NUMA node: one CPU's root complexes. */
-	expect("sockets", "0000:01:00.0", "0000:41:00.0", GDCLI_PATH_HOST_BRIDGE, "none");
+	expect("sockets", "0000:01:00.0", "0000:41:00.0",
+	       GDCLI_PATH_HOST_BRIDGE, "none");
 	/* NUMA node unknown: assumed to cross (the warning errs on the safe side). */
-	expect("sockets", "0000:01:00.0", "0000:c1:00.0", GDCLI_PATH_CROSS_SOCKET, "none");
+	expect("sockets", "0000:01:00.0", "0000:c1:00.0",
+	       GDCLI_PATH_CROSS_SOCKET, "none");
 	CHECK(gdcli_topology(&r, "0000:01:00.0", "0000:c1:00.0", &p) == 0);
 	CHECK(strstr(p.basis, "unknown") != NULL);
 
@@ -111,7 +120,8 @@ int main(void)
 		cfg[0x41] = 0x60;
 		cfg[0x60] = 0x10;
 		cfg[0x62] = 0x62;
-		CHECK(gdcli_pcie_type(cfg, sizeof(cfg)) == GDCLI_PCIE_DOWNSTREAM);
+		CHECK(gdcli_pcie_type(cfg, sizeof(cfg)) ==
+		      GDCLI_PCIE_DOWNSTREAM);
 		CHECK(gdcli_pcie_type(cfg, 64) == -1);	/* unprivileged read */
 		cfg[0x41] = 0x40;			/* loop */
 		CHECK(gdcli_pcie_type(cfg, sizeof(cfg)) == -1);
