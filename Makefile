@@ -112,7 +112,7 @@ deb:
 bench:
 	@scripts/deps.sh --check bench
 	@$(MAKE) --no-print-directory userspace
-	@bench/run.sh "$(BUILD)"
+	@bench/rcache/run.sh "$(BUILD)"
 
 # gdrcopy 2.6 from ../shared/peers (tests/peers/peers.sh finds it), built
 # by its own Makefiles; BENCH_ROUNDS=N rounds (default 5).

@@ -108,9 +108,10 @@
  *    build-tsan --suite tsan --repeat 10): a race shows up by chance.
  *  - Run the guest test against the real driver,
  *    tests/guest/lib/t-50-lib-rcache.c (make test).
- *  - Measure the hit before and after with make bench (bench/run.sh,
- *    which runs bench/rcache_bench; --quick or --repeats N for a short
- *    run), and put both figures in the commit message.
+ *  - Measure the hit before and after with make bench
+ *    (bench/rcache/run.sh, which runs bench/rcache/rcache_bench; --quick
+ *    or --repeats N for a short run), and put both figures in the commit
+ *    message.
  *  - Count the instructions: objdump -d --no-show-raw-insn
  *    build/lib/libgdirect.so, function gdirect_reg_get, built at -O2
  *    (meson's debugoptimized default).  A recent hit through the thread's

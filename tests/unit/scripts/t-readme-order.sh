@@ -8,7 +8,7 @@
 #   1. `make demo` on a machine without UCX: configured with UCX hidden
 #      (PKG_CONFIG_LIBDIR pointing nowhere), no benchmark target;
 #   2. `make bench` after installing libucx-dev: UCX visible, the same build
-#      directory must be configured again and gain bench/rcache_bench;
+#      directory must be configured again and gain bench/rcache/rcache_bench;
 #   3. `make` again: nothing changed, no new configuration.
 # TAP; a skip where UCX is not installed, as step 2 needs it.
 set -u
@@ -23,7 +23,7 @@ mkdir "$d/clone" "$d/nopc"
 # A fresh clone: the source tree without build directories or results.
 tar -C "$src" --exclude='./build*' --exclude=./results --exclude=./.git -cf - . | tar -C "$d/clone" -xf -
 b=$d/clone/build
-has_bench() { ninja -C "$b" -t targets all 2>/dev/null | grep -q '^bench/rcache_bench:'; }
+has_bench() { ninja -C "$b" -t targets all 2>/dev/null | grep -q '^bench/rcache/rcache_bench:'; }
 plan 3
 
 PKG_CONFIG_LIBDIR=$d/nopc PKG_CONFIG_PATH='' "$d/clone/scripts/meson-setup.sh" "$b" >"$d/1.log" 2>&1
@@ -37,7 +37,7 @@ check_rc $? "make demo without UCX: configured, no benchmark target (setup rc $r
 r=$?
 diag "$(cat "$d/2.log")"
 has_bench
-check_rc $? "make bench once UCX is installed: reconfigured, bench/rcache_bench is a target (setup rc $r)"
+check_rc $? "make bench once UCX is installed: reconfigured, bench/rcache/rcache_bench is a target (setup rc $r)"
 
 "$d/clone/scripts/meson-setup.sh" "$b" >"$d/3.log" 2>&1
 r=$?

@@ -10,7 +10,7 @@
  *
  *	perf record --call-graph dwarf -- rcache_bench --only 5
  *
- * (GDIRECT_LIBCUDA set as bench/run.sh sets it).
+ * (GDIRECT_LIBCUDA set as bench/rcache/run.sh sets it).
  */
 #include <stdlib.h>
 

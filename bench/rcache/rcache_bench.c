@@ -11,7 +11,7 @@
  * reuse trace at gdrcopy's costs, 4 twice the BAR budget; 5 registrations
  * alone, to profile (stdout only).
  *
- * Needs GDIRECT_LIBCUDA=<build>/tests/fakes/libfakecuda.so (bench/run.sh
+ * Needs GDIRECT_LIBCUDA=<build>/tests/fakes/libfakecuda.so (bench/rcache/run.sh
  * sets it): libgdirect's miss path classifies the pointer through "CUDA".
  * Progress goes to stderr, tables to stdout, the report to FILE, and the
  * figures the plots are drawn from (bench/plot.sh) into DIR, which must
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
 	}
 	if (!getenv("GDIRECT_LIBCUDA")) {
 		fprintf(stderr, "set GDIRECT_LIBCUDA to libfakecuda.so "
-			"(bench/run.sh does)\n");
+			"(bench/rcache/run.sh does)\n");
 		return 2;
 	}
 	/* Address space only, never touched (the benchmark never copies),

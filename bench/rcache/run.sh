@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# bench/run.sh [BUILD [rcache_bench options...]]
+# bench/rcache/run.sh [BUILD [rcache_bench options...]]
 #
 # `make bench`: build and run the registration-cache benchmark (libgdirect
 # against UCX's ucs_rcache), print the tables, and write them with the
@@ -14,7 +14,7 @@
 # docs/ (the plots stay in BUILD/bench-results/).
 set -eu
 
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-build}
 [ $# -gt 0 ] && shift
 case $build in /*) ;; *) build=$root/$build ;; esac
@@ -24,8 +24,8 @@ if ! pkg-config --exists ucx-ucs; then
 	exit 1
 fi
 "$root/scripts/meson-setup.sh" "$build"
-if ! ninja -C "$build" -j2 bench/rcache_bench tests/fakes/libfakecuda.so >/dev/null; then
-	echo "bench: building bench/rcache_bench failed (is subdir('bench') in meson.build?)" >&2
+if ! ninja -C "$build" -j2 bench/rcache/rcache_bench tests/fakes/libfakecuda.so >/dev/null; then
+	echo "bench: building bench/rcache/rcache_bench failed (is subdir('rcache') in bench/meson.build?)" >&2
 	exit 1
 fi
 
@@ -40,7 +40,7 @@ mkdir -p "$res"
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -n1)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 GDIRECT_LIBCUDA=$build/tests/fakes/libfakecuda.so \
-	"$build/bench/rcache_bench" --md "$md" --data "$res" "$@"
+	"$build/bench/rcache/rcache_bench" --md "$md" --data "$res" "$@"
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 echo "$cpu, $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC'); make bench" >"$res/note.txt"
@@ -66,7 +66,7 @@ if [ -n "$(git -C "$root" status --porcelain -- bench lib/src lib/include 2>/dev
 	commit="$commit (with local changes in bench/ or libgdirect)"
 fi
 doc=$root/docs/performance.md
-begin='<!-- rcache-bench: begin (written by bench/run.sh) -->'
+begin='<!-- rcache-bench: begin (written by bench/rcache/run.sh) -->'
 end='<!-- rcache-bench: end -->'
 {
 	echo "$begin"
@@ -74,7 +74,7 @@ end='<!-- rcache-bench: end -->'
 	echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $cpu, $(nproc) cores" \
 	     "(load average $load0 before, $load1 after), commit $commit;" \
 	     "UCX $(pkg-config --modversion ucx-ucs), $(${CC:-cc} --version | head -n1)."
-	echo "Reproduce: \`make bench\` (or \`bench/run.sh BUILD\`)."
+	echo "Reproduce: \`make bench\` (or \`bench/rcache/run.sh BUILD\`)."
 	if [ $plots = 1 ]; then
 		echo
 		echo "Plots from this run (drawn by bench/plot.sh with gnuplot" \
