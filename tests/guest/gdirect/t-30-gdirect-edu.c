@@ -22,6 +22,8 @@
 #include "gdt.h"
 
 static int efd;
+/* The bytes each transfer moves: made by the parent, copied to each child. */
+static uint8_t data[6000];
 
 static int xfer(CUdeviceptr gpu, void *buf, size_t len, unsigned int dir)
 {
@@ -67,12 +69,14 @@ static int edu_sysfs(const char *dev, const char *what)
 }
 
 /* The device unbound under an open file with cached pins, then rebound. */
-static void test_unbind(CUdeviceptr gpu, uint8_t *data)
+static void test_unbind(void)
 {
+	CUdeviceptr gpu = gdt_alloc(GDT_KB64);
 	char dev[64];
 
 	if (!edu_sysfs_dev(dev, sizeof(dev))) {
 		tap_skip("unbind with open files", "edu device not found in sysfs");
+		gdt_free(gpu);
 		return;
 	}
 	tap_ok(xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == 0 &&
@@ -91,6 +95,7 @@ static void test_unbind(CUdeviceptr gpu, uint8_t *data)
 	efd = open(GDEDU_DEVICE, O_RDWR);
 	tap_ok(efd >= 0 && xfer(gpu + 8, data, 16, GDEDU_TO_GPU) == 0,
 	       "rebound device transfers again");
+	gdt_free(gpu);
 }
 
 /*
@@ -100,7 +105,7 @@ static void test_unbind(CUdeviceptr gpu, uint8_t *data)
  * that unmap is over (docs/driver.md, "fenced unmap").  The emulator's unmap
  * delay holds the unmap open; the free is made only once it is in flight.
  */
-static void test_unbind_races_free(uint8_t *data)
+static void test_unbind_races_free(void)
 {
 	CUdeviceptr victim = gdt_alloc(GDT_KB64);
 	uint64_t callbacks = gdt_emu("callbacks"), stale = gdt_emu("stale_unmaps");
@@ -169,7 +174,7 @@ static void *map_race_xfer(void *arg)
  * read the freed mapping (the debug-kernel lane's KASAN reports a read),
  * and the transfer fails with ESTALE, leaving nothing pinned or mapped.
  */
-static void test_map_races_free(uint8_t *data)
+static void test_map_races_free(void)
 {
 	struct map_race m = { .gpu = gdt_alloc(GDT_KB64), .data = data, .ret = 1 };
 	uint64_t callbacks = gdt_emu("callbacks");
@@ -199,10 +204,15 @@ static void test_map_races_free(uint8_t *data)
 	       gdt_emu("maps_returning") == 0, "nothing pinned or mapped");
 }
 
-static void body(void)
+/*
+ * The transfers, the cache and its evictions on two buffers of one file,
+ * in one process.
+ */
+static void basics(void)
 {
-	const size_t len = 6000, off = GDT_KB64 - 3000;	/* crosses 64 KiB */
-	uint8_t *data = malloc(len), *back = calloc(1, len);
+	/* The transfer crosses a 64 KiB page boundary. */
+	const size_t len = sizeof(data), off = GDT_KB64 - 3000;
+	uint8_t *back = calloc(1, len);
 	struct gdedu_stats s;
 	uint64_t moff;
 	CUdeviceptr buf, many;
@@ -215,8 +225,6 @@ static void body(void)
 		return;
 	buf = gdt_alloc(4 * GDT_KB64);
 	cuMemsetD8(buf, 0, 4 * GDT_KB64);
-	for (size_t i = 0; i < len; i++)
-		data[i] = (uint8_t)(i * 13 + 7);
 
 	ret = xfer(buf + off, data, len, GDEDU_TO_GPU);
 	tap_ok(ret == 0, "edu DMA of %zu bytes into GPU memory: %d", len, ret);
@@ -272,13 +280,27 @@ static void body(void)
 	       stats().hits == s.hits + 1, "most recent page still cached");
 	tap_ok(ioctl(efd, GDEDU_IOC_FLUSH) == 0 && stats().cached == 0 &&
 	       gdt_emu("pins") == 0, "FLUSH unpins everything");
-	test_map_races_free(data);
-	test_unbind(many, data);
-	test_unbind_races_free(data);
 	gdt_free(many);
 	close(efd);
-	free(data);
 	free(back);
+}
+
+/*
+ * The races and the unbinds each in a process of its own, with its own
+ * CUDA context, edu file and buffers: a failure cannot leave a pin or a
+ * DMA mapping to the next.  This process makes no CUDA context, so its
+ * children can.
+ */
+static void body(void)
+{
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + 7);
+	gdt_run_child("basics", basics);
+	gdt_run_own("test_map_races_free", test_map_races_free, GDEDU_DEVICE,
+		    &efd, NULL);
+	gdt_run_own("test_unbind", test_unbind, GDEDU_DEVICE, &efd, NULL);
+	gdt_run_own("test_unbind_races_free", test_unbind_races_free,
+		    GDEDU_DEVICE, &efd, NULL);
 }
 
 int main(void)

@@ -31,11 +31,13 @@ enum {
 	C_MAPGONE = 32, C_POLL = 64,
 };
 
-static int foreign_checks(int f, volatile uint8_t *parent_map)
+/* The calls another process makes on file @f, whose pin is @owner's. */
+static int foreign_checks(int f, const struct gdirect_pin *owner,
+			  volatile uint8_t *parent_map)
 {
 	struct gdirect_info info;
-	struct gdirect_pin p = { .addr = pin.pinned_addr, .size = 4096 };
-	struct gdirect_unpin u = { .handle = pin.handle };
+	struct gdirect_pin p = { .addr = owner->pinned_addr, .size = 4096 };
+	struct gdirect_unpin u = { .handle = owner->handle };
 	struct gdirect_event ev;
 	struct pollfd pfd = { .fd = f, .events = POLLIN };
 	int bits = 0;
@@ -46,7 +48,7 @@ static int foreign_checks(int f, volatile uint8_t *parent_map)
 		bits |= C_PIN;
 	if (ioctl(f, GDIRECT_IOC_UNPIN, &u) && errno == EPERM)
 		bits |= C_UNPIN;
-	if (mmap(NULL, 4096, PROT_READ, MAP_SHARED, f, pin.mmap_offset) ==
+	if (mmap(NULL, 4096, PROT_READ, MAP_SHARED, f, owner->mmap_offset) ==
 	    MAP_FAILED && errno == EPERM &&
 	    mmap(NULL, 4096, PROT_READ, MAP_SHARED, f, 0) == MAP_FAILED &&
 	    errno == EPERM)
@@ -88,37 +90,40 @@ static void test_fork(void)
 	pid_t pid = fork();
 
 	if (pid == 0)
-		_exit(foreign_checks(fd, map));
+		_exit(foreign_checks(fd, &pin, map));
 	waitpid(pid, &status, 0);
 	report(WIFEXITED(status) ? WEXITSTATUS(status) : 0, "forked child");
 	tap_ok(!gdt_faults(map, 0), "owner's mapping still works after fork");
 }
 
 /*
- * The receiver gets the fd, is refused, keeps it while the owner closes
- * its own, then closes the last reference: release() runs in the wrong
- * process and must leave the pages for the owner's free.
+ * The receiver gets the owner's fd, is refused, keeps it while the owner
+ * closes its own, then closes the last reference: release() runs in the
+ * wrong process and must leave the pages for the owner's free, whose
+ * callback then ends the orphaned registration.
  */
-static void test_socket(CUdeviceptr buf)
+static void test_socket(void)
 {
-	int sv[2], status, f2, bits;
+	int sv[2], status, bits;
 	char c;
 	struct gdirect_pin p;
 	int64_t orphaned = gdt_gd_stat("orphaned");
+	CUdeviceptr buf = gdt_alloc(GDT_KB64);
 	pid_t pid;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+		tap_ok(0, "socketpair: %s", strerror(errno));
 		return;
-	f2 = open("/dev/gdirect", O_RDWR);
-	tap_ok(f2 >= 0 && !gdt_pin(f2, buf + GDT_KB64, GDT_KB64, 0, &p),
-	       "second fd, pinned");
+	}
+	tap_ok(buf && !gdt_pin(fd, buf, GDT_KB64, 0, &p),
+	       "the owner's file, pinned");
 	pid = fork();
 	if (pid == 0) {
 		int f;
 
 		close(sv[0]);
 		f = gdt_recv_fd(sv[1]);
-		bits = f >= 0 ? foreign_checks(f, NULL) : 0;
+		bits = f >= 0 ? foreign_checks(f, &p, NULL) : 0;
 		if (write(sv[1], &bits, sizeof(bits)) != sizeof(bits))
 			_exit(1);
 		if (read(sv[1], &c, 1) != 1)	/* owner closed its fd */
@@ -127,11 +132,11 @@ static void test_socket(CUdeviceptr buf)
 		_exit(0);
 	}
 	close(sv[1]);
-	gdt_send_fd(sv[0], f2);
+	gdt_send_fd(sv[0], fd);
 	if (read(sv[0], &bits, sizeof(bits)) != sizeof(bits))
 		bits = 0;
 	report(bits, "receiver of an SCM_RIGHTS fd");
-	close(f2);
+	close(fd);
 	c = 'c';
 	if (write(sv[0], &c, 1) != 1)
 		tap_diag("write to the receiver failed");
@@ -139,9 +144,12 @@ static void test_socket(CUdeviceptr buf)
 	tap_ok(gdt_gd_stat("orphaned") == orphaned + 1 && gdt_emu("pins") >= 1,
 	       "release in the receiver does not put the owner's pages");
 	close(sv[0]);
+	gdt_free(buf);
+	tap_ok(gdt_quiet(), "orphaned registration ended by the callback");
 }
 
-static void body(void)
+/* The owner's pin and mapping, its threads, a forked child: one process. */
+static void owner(void)
 {
 	pthread_t th[4];
 	void *ret;
@@ -168,15 +176,25 @@ static void body(void)
 	tap_ok(all, "the owner's threads pin, map and unpin");
 
 	test_fork();
-	test_socket(buf);
 
-	/* The owner frees: the orphan's callback ends it. */
+	/* The owner frees: its mapping goes, its handle stays to unpin. */
 	tap_ok(gdt_free(buf) == 0, "owner frees the memory");
 	tap_ok(gdt_faults(map, 0), "owner's mapping faults after the free");
 	munmap((void *)map, GDT_KB64);
 	tap_ok(gdt_unpin(fd, pin.handle) == 0, "owner unpins its revoked handle");
 	close(fd);
-	tap_ok(gdt_quiet(), "orphaned registration ended by the callback");
+}
+
+/*
+ * The fd passing in a process of its own, with its own CUDA context,
+ * /dev/gdirect file and buffer: a failure cannot leave a pin or an
+ * orphaned registration to the other.  This process makes no CUDA
+ * context, so its children can.
+ */
+static void body(void)
+{
+	gdt_run_child("owner", owner);
+	gdt_run_own("test_socket", test_socket, "/dev/gdirect", &fd, NULL);
 }
 
 int main(void)

@@ -125,8 +125,9 @@ static void kt_show_result(void)
 }
 
 /* gdirect_dma_unmap(): for a driver whose device goes away. */
-static void test_dma_unmap(CUdeviceptr buf)
+static void test_dma_unmap(void)
 {
+	CUdeviceptr buf = gdt_alloc(2 * GDT_KB64);
 	uint64_t stale = gdt_emu("stale_unmaps");
 	int64_t waits = gdt_gd_stat("unmap_waits");
 	struct gdt_release rel;
@@ -136,6 +137,7 @@ static void test_dma_unmap(CUdeviceptr buf)
 		tap_skip("gdirect_dma_unmap", "gdirect_kapitest.ko did not load");
 		tap_skip("gdirect_dma_unmap racing gdirect_unpin",
 			 "gdirect_kapitest.ko did not load");
+		gdt_free(buf);
 		return;
 	}
 	ret = gdt_kt_run("unmap", buf, 2 * GDT_KB64);
@@ -164,9 +166,30 @@ static void test_dma_unmap(CUdeviceptr buf)
 	       "an unpin racing gdirect_dma_unmap waits for its unmap, then puts: one unmap, none on a dead table");
 	if (system("rmmod gdirect_kapitest") != 0)
 		tap_ok(0, "rmmod gdirect_kapitest");
+	gdt_free(buf);
 }
 
-static void body(void)
+/* Revocation through the kernel API: DMA brackets refuse, -ESTALE. */
+static void test_revoke(void)
+{
+	CUdeviceptr buf = gdt_alloc(GDT_KB64);
+	struct gdedu_stats s;
+	int ret;
+
+	ret = kpin(buf, GDT_KB64, 0, 0, 0, 0, NULL);
+	gdt_emu_knob("callback_delay_ms", "10");
+	gdt_free(buf);
+	gdt_emu_knob("callback_delay_ms", "0");
+	tap_ok(buf && ret == 0, "pinned before the free");
+	memset(&s, 0, sizeof(s));
+	ioctl(efd, GDEDU_IOC_STATS, &s);
+	tap_ok(s.invalidations == 1, "invalidate callback called once");
+	tap_ok(kunpin(buf) == 0 && gdt_quiet(),
+	       "gdirect_unpin of a revoked region");
+}
+
+/* The calls on one buffer of one file, and their errors, in one process. */
+static void basics(void)
 {
 	struct gdedu_pin p;
 	CUdeviceptr buf;
@@ -220,25 +243,22 @@ static void body(void)
 	tap_ok(kpin(buf, 4096, 0, 0, 0, 0, NULL) == -EOPNOTSUPP,
 	       "provider ENOTSUPP: EOPNOTSUPP");
 	tap_ok(gdt_emu("pins") == 0, "failed pins leave nothing pinned");
-	test_dma_unmap(buf);
-
-	/* Revocation through the kernel API: DMA brackets refuse, -ESTALE. */
-	ret = kpin(buf, GDT_KB64, 0, 0, 0, 0, &p);
-	gdt_emu_knob("callback_delay_ms", "10");
 	gdt_free(buf);
-	gdt_emu_knob("callback_delay_ms", "0");
-	tap_ok(ret == 0, "pinned before the free");
-	{
-		struct gdedu_stats s;
-
-		ioctl(efd, GDEDU_IOC_STATS, &s);
-		tap_ok(s.invalidations == 1, "invalidate callback called once");
-	}
-	tap_ok(kunpin(buf) == 0 && gdt_quiet(),
-	       "gdirect_unpin of a revoked region");
-
-	test_tokens();
 	close(efd);
+}
+
+/*
+ * The tests that pin buffers of their own or load a module each in a
+ * process of its own, with its own CUDA context and edu file: a failure
+ * cannot leave a pin or a DMA mapping to the next.  This process makes no
+ * CUDA context, so its children can.
+ */
+static void body(void)
+{
+	gdt_run_child("basics", basics);
+	gdt_run_own("test_dma_unmap", test_dma_unmap, GDEDU_DEVICE, &efd, NULL);
+	gdt_run_own("test_revoke", test_revoke, GDEDU_DEVICE, &efd, NULL);
+	gdt_run_own("test_tokens", test_tokens, GDEDU_DEVICE, &efd, NULL);
 }
 
 int main(void)
