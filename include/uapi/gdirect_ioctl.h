@@ -26,7 +26,9 @@
  * CPU mappings.  mmap(gdirect_pin.mmap_offset, len) maps the pinned range
  * (from its 64 KiB-aligned start) into the caller, write-combined on x86, or
  * cached where the page table says the memory is CPU-cacheable.  Mappings are
- * not inherited across fork (VM_DONTCOPY).
+ * not inherited across fork (VM_DONTCOPY).  mmap_offset is handle << 40, or
+ * handle << 32 on a file opened by a 32-bit process, so that its mmap2()
+ * reaches every region (docs/driver.md); take it from the PIN answer.
  */
 #ifndef _UAPI_GDIRECT_H
 #define _UAPI_GDIRECT_H

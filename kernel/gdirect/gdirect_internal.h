@@ -54,6 +54,15 @@
 #define GD_MMAP_REGION_MASK	(((u64)1 << GD_MMAP_REGION_SHIFT) - 1)
 #define GD_MAX_HANDLE		((1U << 22) - 1)
 /*
+ * A 32-bit process passes mmap2() a 32-bit offset in 4 KiB units, on every
+ * architecture and page size, so it reaches offsets below 2^44 only: with
+ * 1 TiB windows, handles 1 to 15.  A file opened by a 32-bit process
+ * (in_compat_syscall() at open) therefore places region N at N << 32: up
+ * to 4095 regions of up to 4 GiB each, all reachable.
+ */
+#define GD_MMAP_COMPAT_SHIFT	32
+#define GD_MMAP_COMPAT_BITS	44
+/*
  * gdrdrv handles: mmap offset handle << PAGE_SHIFT, spaced by the region's
  * pages, never reused; kept below 2^(62 - PAGE_SHIFT) so offsets fit loff_t.
  */
@@ -112,6 +121,7 @@ struct gd_ctx {
 	atomic64_t callbacks;		/* free callbacks fired on its pins */
 
 	bool gdrdrv;			/* opened through /dev/gdrdrv */
+	u8 mmap_shift;			/* region N at N << mmap_shift */
 	u64 gdr_next;			/* next gdrdrv handle; under xa_lock */
 };
 
@@ -250,6 +260,7 @@ struct gd_pinned {
 	struct gd_reg *r;	/* for gd_ctx_unpublish() only: no reference */
 	u64 handle;
 	u64 start, len;
+	u64 mmap_offset;	/* where mmap() reaches the region */
 	u32 slot;
 };
 

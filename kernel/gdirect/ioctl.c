@@ -11,6 +11,7 @@
  * at max_pins_per_file, max_pins_per_user or max_pinned_bytes_per_user,
  * and EBADF for PIN or UNPIN on a file not opened for writing.
  */
+#include <linux/compat.h>
 #include <linux/uaccess.h>
 
 #include "gdirect_internal.h"
@@ -30,6 +31,22 @@ static int gd_ioc_info(void __user *arg)
 	if (IS_ENABLED(CONFIG_X86))
 		info.caps |= GDIRECT_CAP_MMAP_WC;
 	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+/*
+ * The largest /dev/gdirect handle this call may take.  A 32-bit caller's
+ * mmap2() reaches offsets below 2^44 only, so its handles stop where
+ * their regions would become unreachable: at 4095 on a file a 32-bit
+ * process opened, and at 15 on a file a 64-bit process opened (one then
+ * used from 32-bit code after exec).  A pin beyond gets ENOSPC rather than
+ * a handle it could never map.
+ */
+static u32 gd_max_handle(const struct gd_ctx *ctx)
+{
+	if (!in_compat_syscall())
+		return GD_MAX_HANDLE;
+	return min_t(u32, GD_MAX_HANDLE,
+		     (1U << (GD_MMAP_COMPAT_BITS - ctx->mmap_shift)) - 1);
 }
 
 /* Reserve the next gdrdrv handle: spaced by @len's pages, never reused. */
@@ -80,9 +97,12 @@ static void gd_gdr_unreserve(struct gd_ctx *ctx, u64 handle, u64 len)
  *
  * For both devices; the checks of the request and the choice of the
  * persistent API are gd_reg_setup()'s.  The handle is a /dev/gdirect
- * handle, or a gdrdrv handle whose mmap offset is handle << PAGE_SHIFT.
+ * handle, whose mmap offset is handle << ctx->mmap_shift, or a gdrdrv
+ * handle, whose mmap offset is handle << PAGE_SHIFT.
  *
- * Return: 0, or a negative errno with nothing left behind.
+ * Return: 0, or a negative errno with nothing left behind: -EINVAL also
+ * for a region larger than its context's mmap window, -ENOSPC also when no
+ * handle the caller could map is left (gd_max_handle()).
  */
 int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
 	       u32 va_space, u32 flags, struct gd_pinned *out)
@@ -105,6 +125,11 @@ int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
 	ret = gd_reg_setup(ctx, &req, &r);
 	if (ret)
 		return ret;
+	/* A region must fit its mmap window, or part of it is unreachable. */
+	if (!ctx->gdrdrv && r->size > BIT_ULL(ctx->mmap_shift)) {
+		ret = -EINVAL;
+		goto err_put;
+	}
 
 	ret = ida_alloc_max(&ctx->slots, GDIRECT_MAX_SLOTS - 1,
 			    GFP_KERNEL_ACCOUNT);
@@ -123,14 +148,14 @@ int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
 		r->mmap_base = id << PAGE_SHIFT;
 	} else {
 		ret = xa_alloc_cyclic(&ctx->regs, &id32, NULL,
-				      XA_LIMIT(1, GD_MAX_HANDLE),
+				      XA_LIMIT(1, gd_max_handle(ctx)),
 				      &ctx->next_handle, GFP_KERNEL_ACCOUNT);
 		if (ret == -EBUSY)
 			ret = -ENOSPC;
 		if (ret < 0)
 			goto err_put;
 		id = id32;
-		r->mmap_base = id << GD_MMAP_REGION_SHIFT;
+		r->mmap_base = id << ctx->mmap_shift;
 	}
 	r->handle = id;
 	/*
@@ -152,6 +177,7 @@ int gd_ctx_pin(struct gd_ctx *ctx, u64 addr, u64 size, u64 p2p_token,
 	out->handle = id;
 	out->start = r->addr;
 	out->len = r->size;
+	out->mmap_offset = r->mmap_base;
 	out->slot = r->slot;
 	return 0;
 
@@ -224,7 +250,7 @@ static int gd_ioc_pin(struct gd_ctx *ctx, void __user *arg)
 	p.handle = res.handle;
 	p.pinned_addr = res.start;
 	p.pinned_size = res.len;
-	p.mmap_offset = res.handle << GD_MMAP_REGION_SHIFT;
+	p.mmap_offset = res.mmap_offset;
 	p.status_slot = res.slot;
 	if (copy_to_user(arg, &p, sizeof(p))) {
 		gd_ctx_unpublish(ctx, &res);

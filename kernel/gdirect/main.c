@@ -8,6 +8,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/compat.h>
 #include <linux/cred.h>
 #include <linux/fadvise.h>
 #include <linux/fs.h>
@@ -305,6 +306,9 @@ int gd_ctx_open(struct inode *inode, struct file *filp, bool gdrdrv)
 	gd_owner_current(&ctx->owner);
 	ctx->gdrdrv = gdrdrv;
 	ctx->gdr_next = 1;
+	/* Decided once: a handle's offset never changes after PIN answered. */
+	ctx->mmap_shift = in_compat_syscall() ? GD_MMAP_COMPAT_SHIFT :
+						GD_MMAP_REGION_SHIFT;
 	/*
 	 * /dev/gdrdrv has no read(): its users learn of a revocation through
 	 * GET_CB_FLAG.  A queued event would hold the registration, with its

@@ -194,14 +194,14 @@ int gd_mmap(struct file *filp, struct vm_area_struct *vma)
 
 	if (!gd_is_owner(&ctx->owner))
 		return -EPERM;
-	if (!(off >> GD_MMAP_REGION_SHIFT))
+	if (!(off >> ctx->mmap_shift))
 		return gd_mmap_status(ctx, vma);
 
-	r = gd_ctx_lookup(ctx, off >> GD_MMAP_REGION_SHIFT);
+	r = gd_ctx_lookup(ctx, off >> ctx->mmap_shift);
 	if (!r)
 		return -EINVAL;
 	/* The lookup's reference goes to the VMA. */
-	ret = gd_mmap_region(r, vma, off & GD_MMAP_REGION_MASK,
+	ret = gd_mmap_region(r, vma, off & (BIT_ULL(ctx->mmap_shift) - 1),
 			     !r->cpu_cacheable, NULL);
 	if (ret)
 		gd_reg_put(r);
