@@ -221,6 +221,7 @@ int gd_reg_pin(struct gd_reg *r);
 void gd_reg_release(struct gd_reg *r);
 int gd_range(u64 addr, u64 size, u64 *start, u64 *len);
 void gd_reg_get(struct gd_reg *r);
+void gd_callbacks_quiesce(void);
 void gd_reg_put(struct gd_reg *r);
 void gd_owner_current(struct gd_owner *o);
 void gd_owner_of_pid(struct pid *pid, struct gd_owner *o);

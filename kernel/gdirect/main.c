@@ -457,11 +457,13 @@ static void __exit gd_exit(void)
 {
 	/*
 	 * Open files pin the module through fops; registrations whose
-	 * callback may still come pin it through their nv reference.
+	 * callback may still come pin it through their nv reference.  The
+	 * callback that dropped the last of those may still be returning.
 	 */
 	gd_procfs_exit();
 	gd_gdrdrv_exit();
 	misc_deregister(&gd_misc);
+	gd_callbacks_quiesce();
 	gd_wc_exit();
 }
 

@@ -15,6 +15,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
@@ -133,8 +134,42 @@ void gd_reg_put(struct gd_reg *r)
 	kref_put(&r->ref, gd_reg_free);
 }
 
+/*
+ * Set once a free callback has dropped a module reference.  The thread
+ * that dropped it still returns through this module's text afterwards,
+ * so gd_callbacks_quiesce() must wait before the module may be freed.
+ */
+static bool gd_cb_put_module;
+
+/**
+ * gd_callbacks_quiesce() - wait until no free callback is still returning
+ *
+ * For module exit.  A free callback's last act is module_put() of its
+ * registration's nv reference (gd_reg_drop_nv()); rmmod may go ahead as
+ * soon as the last one drops, while that thread still has the rest of
+ * gd_free_callback() to run, and may be preempted there.  RCU Tasks ends
+ * a grace period only once every task has switched voluntarily, run in
+ * user space or idled since it began, which a task preempted in this text
+ * has not; and after module_put() a callback neither sleeps nor leaves
+ * before returning.  So when synchronize_rcu_tasks() returns, no task is
+ * in gdirect's text.  Without CONFIG_TASKS_RCU the call is
+ * synchronize_rcu(), which is enough where the kernel cannot preempt (a
+ * CPU's quiescent state is then a context switch, which that thread makes
+ * only after returning).  docs/driver.md says where the window stays: a
+ * preemptible kernel without RCU Tasks, and the proprietary flavour, to
+ * which the GPL-only call is closed.  Sleeps, and only when a callback
+ * ever dropped a module reference.
+ */
+void gd_callbacks_quiesce(void)
+{
+#ifndef GDIRECT_PROPRIETARY
+	if (READ_ONCE(gd_cb_put_module))
+		synchronize_rcu_tasks();
+#endif
+}
+
 /* Drop the nv reference, once; also lets the module go. */
-static void gd_reg_drop_nv(struct gd_reg *r)
+static void gd_reg_drop_nv(struct gd_reg *r, bool from_callback)
 {
 	bool held;
 
@@ -147,6 +182,10 @@ static void gd_reg_drop_nv(struct gd_reg *r)
 	atomic64_dec(&gd_stats.live_regions);
 	atomic64_sub(r->size, &gd_stats.live_bytes);
 	gd_reg_put(r);
+	/* Ordered before the put by module_put()'s atomic decrement. */
+	if (from_callback)
+		WRITE_ONCE(gd_cb_put_module, true);
+	/* Nothing after this may sleep: gd_callbacks_quiesce() relies on it. */
 	module_put(THIS_MODULE);
 }
 
@@ -229,7 +268,7 @@ static void gd_free_callback(void *data)
 	r->cb_done = true;
 	spin_unlock(&r->lock);
 	wake_up_all(&r->wait);
-	gd_reg_drop_nv(r);
+	gd_reg_drop_nv(r, true);
 }
 
 /**
@@ -413,7 +452,7 @@ int gd_reg_pin(struct gd_reg *r)
 		r->state = GD_DEAD;
 		spin_unlock(&r->lock);
 		wake_up_all(&r->wait);
-		gd_reg_drop_nv(r);
+		gd_reg_drop_nv(r, false);
 		return gd_errno(ret);
 	}
 
@@ -525,5 +564,5 @@ void gd_reg_release(struct gd_reg *r)
 	/* The pages are put (or the callback has them): no longer WC ours. */
 	gd_release_wc(r);
 	if (!revoked)
-		gd_reg_drop_nv(r);
+		gd_reg_drop_nv(r, false);
 }
