@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # bench/gdrcopy/ratios.sh BUILD RESULTS [KERNEL] - gdirect against gdrcopy
 # 2.6 on the emulated machine, measured in one guest run (make
-# bench-gdrcopy; docs/performance.md, "gdrcopy 2.6 against gdirect"):
+# bench-gdrcopy; docs/gdrcopy.md, "Speed against gdrcopy"):
 #
 #   driver   gdrcopy_apiperf's pin, map, get_info, unmap and unpin through
 #            gdirect.ko's /dev/gdrdrv against through NVIDIA's gdrdrv.ko,
