@@ -351,7 +351,13 @@ static void emu_remove(struct pci_dev *pdev)
 	if (n) {
 		dev_info(&pdev->dev, "unbind waits for %u exported dma-bufs to be released\n",
 			 n);
-		wait_event_idle(e->dmabufs_gone, !emu_nr_dmabufs(e));
+		/*
+		 * The condition must not sleep (it runs with the task no
+		 * longer TASK_RUNNING), so it reads the count without e->lock;
+		 * the release that brings it to 0 wakes the queue after
+		 * unlocking, and wait_event's barriers make the store seen.
+		 */
+		wait_event_idle(e->dmabufs_gone, !READ_ONCE(e->nr_dmabufs));
 		dev_info(&pdev->dev, "the last dma-buf is released; unbind goes on\n");
 	}
 
