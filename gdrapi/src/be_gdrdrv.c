@@ -118,7 +118,7 @@ static int dv_map_type(struct gdr *g, struct gdr_memh *m, int flags,
 static int dv_mapped(struct gdr *g, struct gdr_memh *m, int flags,
 		     gdr_mapping_type_t *type)
 {
-	gdr_mapping_type_t got;
+	gdr_mapping_type_t got = GDR_MAPPING_TYPE_NONE;
 	int err = query(g, m, &got);
 
 	if (err)
