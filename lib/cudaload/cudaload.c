@@ -36,8 +36,15 @@ int gdl_cuload_path(const char **path, char *err, size_t errlen)
 
 	(void)err;
 	(void)errlen;
-	*path = v && *v ? v : "libcuda.so.1";
+	*path = !v || !*v ? "libcuda.so.1" : strcmp(v, "none") ? v : NULL;
 	return 0;
+}
+
+bool gdl_cuload_named(void)
+{
+	const char *v = secure_getenv("GDIRECT_LIBCUDA");
+
+	return v && *v && strcmp(v, "none");
 }
 
 int gdl_cuload_open(struct gdl_cuda *cu, uint64_t want, uint64_t need,
@@ -52,6 +59,10 @@ int gdl_cuload_open(struct gdl_cuda *cu, uint64_t want, uint64_t need,
 	ret = gdl_cuload_path(&path, err, errlen);
 	if (ret)
 		return ret;
+	if (!path) {
+		snprintf(err, errlen, "GDIRECT_LIBCUDA=none asks for no CUDA driver");
+		return -ENOENT;
+	}
 	cu->dl = dlopen(path, RTLD_NOW |
 			(flags & GDL_CUDA_GLOBAL ? RTLD_GLOBAL : RTLD_LOCAL));
 	if (!cu->dl) {

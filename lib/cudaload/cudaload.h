@@ -14,6 +14,7 @@
 #ifndef GDL_CUDALOAD_H
 #define GDL_CUDALOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,18 +61,29 @@ enum {
 /*
  * The library to load: GDIRECT_LIBCUDA when it is set and not empty, else
  * "libcuda.so.1".  The variable is read with secure_getenv(), so a
- * set-user-ID process ignores it.  Any value is a name for dlopen: a path,
- * or a file name dlopen searches for as it does libcuda.so.1 (the tests
- * and benchmarks pass paths relative to the build directory).  Whether it
- * loads is gdl_cuload_open()'s to say.  0 with the name in *path; err names
- * a refused value, which no value is today.
+ * set-user-ID process ignores it.  The value "none" asks for no driver
+ * (*path NULL): the way to run without CUDA on a machine that has it.  Any
+ * other value is a name for dlopen: a path, or a file name dlopen searches
+ * for as it does libcuda.so.1 (the tests and benchmarks pass paths relative
+ * to the build directory).  Whether it loads is gdl_cuload_open()'s to say.
+ * 0 with the name in *path; err names a refused value, which no value is
+ * today.
  */
 int gdl_cuload_path(const char **path, char *err, size_t errlen);
 
 /*
+ * Whether the variable named a library: set to something other than empty
+ * or "none", and read (not a secure-execution process).  A library it names
+ * that does not load is then the user's mistake, to be reported, where the
+ * default libcuda.so.1 missing only means a machine without CUDA.
+ */
+bool gdl_cuload_named(void);
+
+/*
  * Load the driver and fill *cu with the entries in want (GDL_CU_BIT masks),
  * the others NULL.  Every entry in need (a subset of want) must resolve.
- * Returns 0; -ENOENT (dlopen of GDIRECT_LIBCUDA or libcuda.so.1 failed) or
+ * Returns 0; -ENOENT (dlopen of GDIRECT_LIBCUDA or libcuda.so.1 failed, or
+ * GDIRECT_LIBCUDA is "none") or
  * -ENOSYS (a needed entry is missing, which err names), with *cu zeroed and
  * the library closed.  Not thread-safe: each caller loads once its own way.
  */

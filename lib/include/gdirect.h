@@ -13,8 +13,10 @@
  * All handles are opaque.  Every function is thread-safe.
  *
  * CUDA is loaded at run time (dlopen of libcuda.so.1, or of the file named by
- * the environment variable GDIRECT_LIBCUDA); without it every pointer is CPU
- * memory and only the CPU path works.
+ * the environment variable GDIRECT_LIBCUDA; "none" loads no driver); without
+ * it every pointer is CPU memory and only the CPU path works.  A file that
+ * GDIRECT_LIBCUDA names and that does not load, or lacks a required entry
+ * point, makes gdirect_ctx_create() fail with -EINVAL.
  *
  * See docs/libgdirect.md for the design and gdirect(3) for an overview.
  */

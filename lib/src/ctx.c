@@ -336,6 +336,9 @@ GDL_EXPORT int gdl_ctx_create_backend(const struct gdirect_params *p,
 	rc = check_params(&c->p);
 	if (!rc)
 		rc = check_modes_backend(&c->p, b);
+	/* The driver loads now, not on a hot path. */
+	if (!rc && gdl_cuda_named_error())
+		rc = gdl_err(-EINVAL, "%s", gdl_cuda_named_error());
 	if (rc) {
 		free(c);
 		return rc;
@@ -356,7 +359,6 @@ GDL_EXPORT int gdl_ctx_create_backend(const struct gdirect_params *p,
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->pin_done, NULL);
 	pthread_cond_init(&c->released, NULL);
-	gdl_cuda_available();	/* load the driver now, not on a hot path */
 	gdl_ctx_list_add(c);
 	rc = gdl_publish_start(c);
 

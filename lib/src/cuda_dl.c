@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cudaload.h"
@@ -16,6 +17,10 @@ static struct gdl_cuda cu;
 
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 
+/* Why the library GDIRECT_LIBCUDA named did not load; empty if it did, or
+ * if the variable named none.  Written by cu_load() only. */
+static char cu_named_err[256];
+
 /*
  * cuPointerGetAttribute and cuMemGetAddressRange are required: without
  * them the library behaves as if there were no driver.  The others are
@@ -25,9 +30,9 @@ static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
  */
 static void cu_load(void)
 {
-	char err[256];
+	char err[sizeof(cu_named_err) - 32];
 
-	gdl_cuload_open(&cu,
+	if (gdl_cuload_open(&cu,
 		       GDL_CU_BIT(pointer_get_attributes) |
 		       GDL_CU_BIT(pointer_get_attribute) |
 		       GDL_CU_BIT(pointer_set_attribute) |
@@ -36,7 +41,16 @@ static void cu_load(void)
 		       GDL_CU_BIT(mem_release),
 		       GDL_CU_BIT(pointer_get_attribute) |
 		       GDL_CU_BIT(mem_get_address_range),
-		       GDL_CUDA_PROC_ADDRESS, err, sizeof(err));
+		       GDL_CUDA_PROC_ADDRESS, err, sizeof(err)) &&
+	    gdl_cuload_named())
+		snprintf(cu_named_err, sizeof(cu_named_err),
+			 "GDIRECT_LIBCUDA: %s", err);
+}
+
+const char *gdl_cuda_named_error(void)
+{
+	gdl_cuda_available();
+	return cu_named_err[0] ? cu_named_err : NULL;
 }
 
 /* 0: not loaded yet; 1 + whether a driver is there.  Read on every

@@ -22,6 +22,13 @@ struct gdl_cuquery {
 /* 1 when a CUDA driver was loaded. */
 int gdl_cuda_available(void);
 
+/*
+ * Loads the driver if that was not tried yet.  NULL, or why the library
+ * GDIRECT_LIBCUDA names could not serve (a typo must not pass for a
+ * machine without CUDA, on which every pointer would be CPU memory).
+ */
+const char *gdl_cuda_named_error(void);
+
 /* Classify addr with one cuPointerGetAttributes call (+ cuMemGetAddressRange
  * for device memory).  Always succeeds: errors mean CPU memory. */
 void gdl_cuda_query(uint64_t addr, struct gdl_cuquery *q);

@@ -105,6 +105,26 @@ static void default_path(void)
 	setenv("GDIRECT_LIBCUDA", "", 1);
 	CHECK_EQ(gdl_cuload_path(&path, err, sizeof(err)), 0);
 	CHECK_STR(path, "libcuda.so.1");
+	CHECK(!gdl_cuload_named());
+	setenv("GDIRECT_LIBCUDA", fake, 1);
+	CHECK(gdl_cuload_named());
+}
+
+/* "none" loads nothing, and names no library whose absence is a mistake. */
+static void none_loads_nothing(void)
+{
+	struct gdl_cuda cu;
+	const char *path = "";
+	char err[256] = "";
+
+	setenv("GDIRECT_LIBCUDA", "none", 1);
+	CHECK_EQ(gdl_cuload_path(&path, err, sizeof(err)), 0);
+	CHECK(path == NULL);
+	CHECK(!gdl_cuload_named());
+	CHECK_EQ(gdl_cuload_open(&cu, GDL_CU_BIT(init), 0, 0, err, sizeof(err)),
+		 -ENOENT);
+	CHECK(cu.dl == NULL);
+	tap_diag("%s", err);
 	setenv("GDIRECT_LIBCUDA", fake, 1);
 }
 
@@ -118,5 +138,6 @@ int main(void)
 	TAP_TEST(proc_address);
 	TAP_TEST(bad_path_is_an_error);
 	TAP_TEST(default_path);
+	TAP_TEST(none_loads_nothing);
 	return tap_done();
 }
