@@ -26,35 +26,10 @@
 #include "epoch.h"
 #include "fake_backend.h"
 #include "libgdirect_internal.h"
+#include "cuda_vmm.h"
 #include "tap.h"
 
 #define MiB (1024ULL * 1024)
-
-static size_t gran;
-
-static int vmm_alloc(CUdevice dev, int rdma, CUmemGenericAllocationHandle *h,
-		     CUdeviceptr *va)
-{
-	CUmemAllocationProp prop;
-	CUmemAccessDesc acc;
-
-	memset(&prop, 0, sizeof(prop));
-	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-	prop.location.id = dev;
-	prop.allocFlags.gpuDirectRDMACapable = (unsigned char)rdma;
-	memset(&acc, 0, sizeof(acc));
-	acc.location = prop.location;
-	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-	if (cuMemGetAllocationGranularity(&gran, &prop,
-					  CU_MEM_ALLOC_GRANULARITY_MINIMUM) ||
-	    cuMemCreate(h, gran, &prop, 0) ||
-	    cuMemAddressReserve(va, gran, 0, 0, 0) ||
-	    cuMemMap(*va, gran, 0, *h, 0) ||
-	    cuMemSetAccess(*va, gran, &acc, 1))
-		return -1;
-	return 0;
-}
 
 static int reg(struct gdirect_ctx *c, CUdeviceptr p)
 {
@@ -71,8 +46,8 @@ static int reg(struct gdirect_ctx *c, CUdeviceptr p)
 
 int main(void)
 {
-	CUmemGenericAllocationHandle h1, h0;
-	CUdeviceptr v1 = 0, v0 = 0, d = 0, m = 0;
+	struct tcu_vmm v1, v0;
+	CUdeviceptr d = 0, m = 0;
 	struct gdirect_params p;
 	struct gdirect_stats st;
 	struct gdirect_ctx *c;
@@ -96,7 +71,7 @@ int main(void)
 	if (cuDeviceGetAttribute((int *)&vmm_ok,
 			CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
 			dev) || !vmm_ok ||
-	    vmm_alloc(dev, 1, &h1, &v1) || vmm_alloc(dev, 0, &h0, &v0)) {
+	    tcu_vmm_alloc(&v1, dev, 1) || tcu_vmm_alloc(&v0, dev, 0)) {
 		tap_diag("no VMM memory on this GPU");
 		return 1;
 	}
@@ -110,8 +85,8 @@ int main(void)
 		tap_diag("context: %s", gdirect_errmsg());
 		return 1;
 	}
-	tap_ok(reg(c, v1) == 0, "VMM memory with gpuDirectRDMACapable registers");
-	tap_ok(reg(c, v0) == 0, "VMM memory without gpuDirectRDMACapable registers");
+	tap_ok(reg(c, v1.va) == 0, "VMM memory with gpuDirectRDMACapable registers");
+	tap_ok(reg(c, v0.va) == 0, "VMM memory without gpuDirectRDMACapable registers");
 	tap_ok(reg(c, d) == 0 &&
 	       !cuPointerGetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d) &&
 	       sync == 1, "cuMemAlloc memory registers with SYNC_MEMOPS set");
@@ -128,12 +103,8 @@ int main(void)
 	gdirect_ctx_destroy(c);
 	if (m)
 		cuMemFree(m);
-	cuMemUnmap(v1, gran);
-	cuMemAddressFree(v1, gran);
-	cuMemRelease(h1);
-	cuMemUnmap(v0, gran);
-	cuMemAddressFree(v0, gran);
-	cuMemRelease(h0);
+	tcu_vmm_free(&v1);
+	tcu_vmm_free(&v0);
 	cuMemFree(d);
 	return tap_done();
 }

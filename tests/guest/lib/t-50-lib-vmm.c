@@ -28,48 +28,10 @@
 #include <cuda.h>
 #include <gdirect.h>
 
+#include "cuda_vmm.h"
 #include "tap.h"
 
 #define MiB (1024ULL * 1024)
-#define VMM_SIZE (2 * MiB)	/* the H100's VMM granularity */
-
-struct vmm {
-	CUmemGenericAllocationHandle h;
-	CUdeviceptr va;
-};
-
-static int vmm_alloc(struct vmm *v, CUdevice dev, int rdma)
-{
-	CUmemAllocationProp prop;
-	CUmemAccessDesc acc;
-
-	memset(&prop, 0, sizeof(prop));
-	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-	prop.location.id = dev;
-	prop.allocFlags.gpuDirectRDMACapable = (unsigned char)rdma;
-	memset(&acc, 0, sizeof(acc));
-	acc.location = prop.location;
-	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-	v->va = 0;
-	if (cuMemCreate(&v->h, VMM_SIZE, &prop, 0))
-		return -1;
-	if (cuMemAddressReserve(&v->va, VMM_SIZE, 0, 0, 0) ||
-	    cuMemMap(v->va, VMM_SIZE, 0, v->h, 0) ||
-	    cuMemSetAccess(v->va, VMM_SIZE, &acc, 1)) {
-		tap_diag("VMM reserve/map/access failed");
-		return -1;
-	}
-	return 0;
-}
-
-static void vmm_free(struct vmm *v)
-{
-	cuMemUnmap(v->va, VMM_SIZE);
-	cuMemAddressFree(v->va, VMM_SIZE);
-	cuMemRelease(v->h);
-}
-
 /*
  * The attributes read before any setting, the set's answer, and for
  * memory that took it, SYNC_MEMOPS read again (1), against the table.
@@ -102,7 +64,7 @@ static void attrs_case(const char *what, CUdeviceptr p, CUresult want_set,
 
 /* Register the mapping's first and last 64 KiB through libgdirect and
  * copy through them; CUDA reads the bytes back. */
-static int register_and_copy(struct gdirect_ctx *c, CUdeviceptr va)
+static int register_and_copy(struct gdirect_ctx *c, const struct tcu_vmm *v)
 {
 	static unsigned char in[64 << 10], out[64 << 10];
 	struct gdirect_reg *r;
@@ -110,20 +72,20 @@ static int register_and_copy(struct gdirect_ctx *c, CUdeviceptr va)
 
 	for (size_t i = 0; i < sizeof(in); i++)
 		in[i] = (unsigned char)(i * 13 + 7);
-	rc = gdirect_reg_get(c, (void *)(uintptr_t)va, 4096, 0, &r);
+	rc = gdirect_reg_get(c, (void *)(uintptr_t)v->va, 4096, 0, &r);
 	if (rc) {
 		tap_diag("gdirect_reg_get: %d %s", rc, gdirect_errmsg());
 		return rc;
 	}
 	gdirect_reg_put(r);
-	rc = gdirect_copy_to_gpu(c, (void *)(uintptr_t)(va + VMM_SIZE -
+	rc = gdirect_copy_to_gpu(c, (void *)(uintptr_t)(v->va + v->size -
 							sizeof(in)),
 				 in, sizeof(in));
 	if (rc) {
 		tap_diag("gdirect_copy_to_gpu: %d %s", rc, gdirect_errmsg());
 		return rc;
 	}
-	if (cuMemcpyDtoH(out, va + VMM_SIZE - sizeof(out), sizeof(out)))
+	if (cuMemcpyDtoH(out, v->va + v->size - sizeof(out), sizeof(out)))
 		return -1;
 	return memcmp(in, out, sizeof(in)) ? -1 : 0;
 }
@@ -133,7 +95,7 @@ static int body(void)
 	struct gdirect_stats st;
 	struct gdirect_params p;
 	struct gdirect_ctx *c = NULL;
-	struct vmm v1, v0;
+	struct tcu_vmm v1, v0;
 	CUdeviceptr d = 0;
 	CUdevice dev;
 	CUcontext ctx;
@@ -144,7 +106,7 @@ static int body(void)
 	if (cuInit(0) || cuDeviceGet(&dev, 0) ||
 	    cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
 	    cuMemAlloc(&d, 1 * MiB) || cuMemAllocHost(&host, 1 * MiB) ||
-	    vmm_alloc(&v1, dev, 1) || vmm_alloc(&v0, dev, 0) || !plain) {
+	    tcu_vmm_alloc(&v1, dev, 1) || tcu_vmm_alloc(&v0, dev, 0) || !plain) {
 		tap_diag("no CUDA context or memory");
 		return 1;
 	}
@@ -161,9 +123,9 @@ static int body(void)
 	gdirect_params_init(&p);
 	if (gdirect_ctx_create(&p, &c))
 		tap_diag("gdirect_ctx_create: %s", gdirect_errmsg());
-	tap_ok(c && register_and_copy(c, v1.va) == 0,
+	tap_ok(c && register_and_copy(c, &v1) == 0,
 	       "VMM memory with gpuDirectRDMACapable registers and copies");
-	tap_ok(c && register_and_copy(c, v0.va) == 0,
+	tap_ok(c && register_and_copy(c, &v0) == 0,
 	       "VMM memory without gpuDirectRDMACapable registers and copies");
 	memset(&st, 0, sizeof(st));
 	if (c)
@@ -189,8 +151,8 @@ static int body(void)
 	}
 	if (c)
 		gdirect_ctx_destroy(c);
-	vmm_free(&v1);
-	vmm_free(&v0);
+	tcu_vmm_free(&v1);
+	tcu_vmm_free(&v0);
 	cuMemFreeHost(host);
 	cuMemFree(d);
 	free(plain);
