@@ -335,8 +335,8 @@ NVP2P_EXPORT(nvidia_p2p_put_pages);
  * from nvidia_p2p_get_pages(), is memory misuse in NVIDIA's driver and
  * here an emu_misuse() WARN.  May sleep.
  *
- * Return: 0, or -EINVAL for bad flags, an unknown or non-persistent table or
- * a wrong address.
+ * Return: 0 (also for a NULL table), or -EINVAL for bad flags, an unknown
+ * or non-persistent table or a wrong address.
  */
 int nvidia_p2p_put_pages_persistent(uint64_t virtual_address,
 				    struct nvidia_p2p_page_table *page_table,
@@ -346,7 +346,12 @@ int nvidia_p2p_put_pages_persistent(uint64_t virtual_address,
 	struct emu_alloc *a;
 	int ret = -EINVAL;
 
-	if (flags || !page_table || !emu)
+	if (flags)
+		return -EINVAL;
+	/* As NVIDIA's driver: nothing to put is success. */
+	if (!page_table)
+		return 0;
+	if (!emu)
 		return -EINVAL;
 	mutex_lock(&emu->lock);
 	pin = emu_pin_find(page_table);

@@ -129,7 +129,7 @@ int main(void)
 	uint64_t bar_start, used0, misuse0, stale0;
 	uint8_t pat[3000], back[3000];
 
-	tap_plan(68);
+	tap_plan(70);
 	st_fd = open("/dev/nvp2p_selftest", O_RDWR);
 	if (!tap_ok(st_fd >= 0, "selftest driver bound to edu") ||
 	    !tap_ok(cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&dev, 0) == 0 &&
@@ -240,6 +240,9 @@ int main(void)
 	tap_ok(put(4, ST_PUT_PERSISTENT, d, 1) == -EINVAL, "put_pages_persistent with flags: -EINVAL");
 	tap_ok(put(4, ST_PUT_NORMAL, d, 0) == -EINVAL, "put_pages of a persistent pin: -EINVAL");
 	tap_ok(put(4, ST_PUT_PERSISTENT, d, 0) == 0 && emu_stat_u64("mem_used") == used0 - 2 * MB, "put_pages_persistent frees the memory at last");
+	/* NVIDIA's driver checks the flags, then returns 0 for a NULL table. */
+	tap_ok(put(4, ST_PUT_PERSISTENT, d, 0) == 0, "put_pages_persistent of a NULL table: 0");
+	tap_ok(put(4, ST_PUT_PERSISTENT, d, 1) == -EINVAL, "put_pages_persistent of a NULL table with flags: -EINVAL");
 
 	/* BAR1 budget: 64 MiB with 8 reserved leaves 56 MiB for peers. */
 	cuMemAlloc(&big, 48 * MB);
