@@ -374,6 +374,7 @@ static long emu_ioc_info(void __user *argp)
 #endif
 	};
 
+	info.cuda_version = READ_ONCE(emu_cuda_version);
 	mutex_lock(&emu->lock);
 	info.mem_used = emu->mem_used;
 	info.bar1_used = emu->bar1_used;

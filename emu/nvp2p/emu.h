@@ -234,6 +234,8 @@ extern unsigned int emu_callback_delay_ms;
 extern unsigned int emu_unmap_delay_ms;
 extern unsigned int emu_map_return_delay_ms;
 extern unsigned int emu_expect_misuse;
+extern unsigned int emu_cuda_version;
+int emu_cuda_version_set(unsigned int v);
 extern unsigned int emu_max_mem_per_user_mb;
 extern unsigned short emu_dev_mode;
 #ifdef NVP2P_EMU_TEGRA

@@ -34,6 +34,10 @@
  *   expect_misuse                            writable: that many misuse calls
  *                                            are made on purpose by a test and
  *                                            are logged without a WARN
+ *   cuda_version                             writable: the CUDA driver API
+ *                                            version libcuda emulates, 13000
+ *                                            or 13030 (else EINVAL), read by
+ *                                            each process's cuInit
  *   fail_next          "COUNT ERRNO": the next COUNT get_pages calls fail
  *   fail_next_dma_map  "COUNT ERRNO": the next COUNT dma_map_pages calls fail
  *
@@ -51,6 +55,7 @@ enum emu_knob_kind {
 	EMU_U32,	/* a global unsigned int, writable */
 	EMU_MEM_USED,	/* emu->mem_used, read under the lock */
 	EMU_FAULT,	/* a struct emu_fault field: "COUNT ERRNO", writable */
+	EMU_CUDA_VERSION, /* emu_cuda_version, writable with its own check */
 };
 
 struct emu_knob {
@@ -90,6 +95,7 @@ static const struct emu_knob emu_knobs[] = {
 	EMU_PARAM("unmap_delay_ms", emu_unmap_delay_ms),
 	EMU_PARAM("map_return_delay_ms", emu_map_return_delay_ms),
 	EMU_PARAM("expect_misuse", emu_expect_misuse),
+	{ "cuda_version", EMU_CUDA_VERSION, 0, &emu_cuda_version },
 	EMU_FIELD("fail_next", EMU_FAULT, fail_pin),
 	EMU_FIELD("fail_next_dma_map", EMU_FAULT, fail_dma),
 };
@@ -107,7 +113,8 @@ const char *emu_knob_name(const struct emu_knob *k)
 
 bool emu_knob_writable(const struct emu_knob *k)
 {
-	return k->kind == EMU_U32 || k->kind == EMU_FAULT;
+	return k->kind == EMU_U32 || k->kind == EMU_FAULT ||
+	       k->kind == EMU_CUDA_VERSION;
 }
 
 /* single_open()'s show: the knob in m->private, one line. */
@@ -126,6 +133,7 @@ int emu_knob_show(struct seq_file *m, void *v)
 		seq_printf(m, "%d\n", atomic_read((atomic_t *)field));
 		break;
 	case EMU_U32:
+	case EMU_CUDA_VERSION:
 		seq_printf(m, "%u\n", READ_ONCE(*k->u32));
 		break;
 	case EMU_MEM_USED:
@@ -161,6 +169,12 @@ ssize_t emu_knob_write(const struct emu_knob *k, const char __user *ubuf,
 			return err;
 		WRITE_ONCE(*k->u32, count);
 		return len;
+	}
+	if (k->kind == EMU_CUDA_VERSION) {
+		err = kstrtouint_from_user(ubuf, len, 10, &count);
+		if (!err)
+			err = emu_cuda_version_set(count);
+		return err ? err : len;
 	}
 	if (k->kind != EMU_FAULT)
 		return -EPERM;

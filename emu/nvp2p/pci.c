@@ -18,6 +18,7 @@
 #include <linux/slab.h>
 
 #include "emu.h"
+#include "nvp2p_emu.h"
 
 #define IVSHMEM_VENDOR	0x1af4
 #define IVSHMEM_DEVICE	0x1110
@@ -61,6 +62,46 @@ MODULE_PARM_DESC(unmap_delay_ms, "delay at the start of each dma_unmap_pages, no
 unsigned int emu_map_return_delay_ms;
 module_param_named(map_return_delay_ms, emu_map_return_delay_ms, uint, 0644);
 MODULE_PARM_DESC(map_return_delay_ms, "delay before each successful dma_map_pages returns, no lock held, in ms");
+
+/*
+ * Written through emu_cuda_version_set() alone, so it holds one of the two
+ * values libcuda knows; libcuda reads it (NVP2P_EMU_IOC_INFO) in cuInit.
+ */
+unsigned int emu_cuda_version = NVP2P_EMU_CUDA_13_0;
+
+/**
+ * emu_cuda_version_set() - choose the CUDA driver API version libcuda emulates
+ * @v: NVP2P_EMU_CUDA_13_0 or NVP2P_EMU_CUDA_13_3
+ *
+ * Does not sleep.  Processes that have run cuInit keep the version they read.
+ *
+ * Return: 0, or -EINVAL for any other value.
+ */
+int emu_cuda_version_set(unsigned int v)
+{
+	if (v != NVP2P_EMU_CUDA_13_0 && v != NVP2P_EMU_CUDA_13_3)
+		return -EINVAL;
+	WRITE_ONCE(emu_cuda_version, v);
+	return 0;
+}
+
+static int emu_cuda_version_param_set(const char *val,
+				      const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret = kstrtouint(val, 10, &v);
+
+	return ret ? ret : emu_cuda_version_set(v);
+}
+
+static const struct kernel_param_ops emu_cuda_version_ops = {
+	.set = emu_cuda_version_param_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(cuda_version, &emu_cuda_version_ops, &emu_cuda_version, 0644);
+MODULE_PARM_DESC(cuda_version,
+		 "CUDA driver API version libcuda emulates: 13000 (default, the PCIe mapping type of dma-bufs refused) or 13030 (allowed)");
 
 unsigned int emu_expect_misuse;
 module_param_named(expect_misuse, emu_expect_misuse, uint, 0644);

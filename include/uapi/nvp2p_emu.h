@@ -38,11 +38,23 @@ struct nvp2p_emu_info {
 	__u32 pci_devfn;
 	__u32 caps;			/* NVP2P_EMU_CAP_* */
 	__u8  gpu_uuid[16];
-	__u64 reserved[4];
+	__u32 cuda_version;		/* NVP2P_EMU_CUDA_* (0: a module before it) */
+	__u32 pad;
+	__u64 reserved[3];
 };
 
 /* nvp2p_emu_info.caps */
 #define NVP2P_EMU_CAP_DMABUF	(1U << 0)	/* NVP2P_EMU_IOC_DMABUF works */
+
+/*
+ * nvp2p_emu_info.cuda_version: the CUDA driver API version libcuda
+ * emulates, the module parameter and knob cuda_version.  13.0 is what the
+ * H100s and H200s measured here report: the PCIe mapping type of a dma-buf
+ * is refused.  13.3 is the first driver that gdrcopy 2.6's dma-buf mmap
+ * backend accepts: the PCIe mapping type is allowed.
+ */
+#define NVP2P_EMU_CUDA_13_0	13000
+#define NVP2P_EMU_CUDA_13_3	13030
 
 /* Back [va, va + size) with GPU memory. */
 struct nvp2p_emu_alloc {

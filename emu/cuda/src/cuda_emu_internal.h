@@ -114,6 +114,7 @@ struct emu_state {
 	/* from NVP2P_EMU_IOC_INFO */
 	uint32_t pci_domain, pci_bus, pci_devfn;
 	uint32_t caps;			/* NVP2P_EMU_CAP_* */
+	int cuda_version;		/* the driver API version emulated */
 	uint64_t mem_size;
 	uint8_t uuid[16];
 	/* a sticky error (a queued operation's memory went): from then on
@@ -124,6 +125,13 @@ struct emu_state {
 };
 
 extern struct emu_state emu;
+
+/*
+ * init.c: the CUDA driver API version that nvp2p_emu's cuda_version knob
+ * asked for (NVP2P_EMU_CUDA_13_0 where the module predates the knob or
+ * names a version this library does not know).
+ */
+int emu_cuda_version_of(uint32_t knob);
 extern __thread struct CUctx_st *emu_current_ctx;	/* top of the stack */
 
 /* ctx.c: CUDA_SUCCESS when a live context is current on this thread */

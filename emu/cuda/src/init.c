@@ -95,6 +95,7 @@ EMU_EXPORT CUresult cuInit(unsigned int flags)
 	emu.pci_bus = info.pci_bus;
 	emu.pci_devfn = info.pci_devfn;
 	emu.caps = info.caps;
+	emu.cuda_version = emu_cuda_version_of(info.cuda_version);
 	memcpy(emu.uuid, info.gpu_uuid, sizeof(emu.uuid));
 	emu.primary.dev = 0;
 	emu.primary.primary = true;
@@ -105,11 +106,37 @@ out:
 	return ret;
 }
 
+int emu_cuda_version_of(uint32_t knob)
+{
+	return knob == NVP2P_EMU_CUDA_13_3 ? NVP2P_EMU_CUDA_13_3 : NVP2P_EMU_CUDA_13_0;
+}
+
+/*
+ * The version read in cuInit; before it (the driver answers without
+ * cuInit), the knob's value now, and CUDA_VERSION without the device.
+ */
 EMU_EXPORT CUresult cuDriverGetVersion(int *version)
 {
+	struct nvp2p_emu_info info = { 0 };
+	bool initialized;
+	int v = CUDA_VERSION, fd;
+
 	if (!version)
 		return CUDA_ERROR_INVALID_VALUE;
-	*version = CUDA_VERSION;
+	pthread_mutex_lock(&emu.lock);
+	initialized = emu.initialized;
+	if (initialized)
+		v = emu.cuda_version;
+	pthread_mutex_unlock(&emu.lock);
+	if (!initialized) {
+		fd = open(NVP2P_EMU_DEVICE, O_RDWR | O_CLOEXEC);
+		if (fd >= 0 && ioctl(fd, NVP2P_EMU_IOC_INFO, &info) == 0 &&
+		    info.abi_version == NVP2P_EMU_ABI_VERSION)
+			v = emu_cuda_version_of(info.cuda_version);
+		if (fd >= 0)
+			close(fd);
+	}
+	*version = v;
 	return CUDA_SUCCESS;
 }
 
