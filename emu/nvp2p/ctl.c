@@ -154,10 +154,10 @@ static long emu_ioc_dmabuf(struct emu_file *f, void __user *argp)
 
 	if (copy_from_user(&req, argp, sizeof(req)))
 		return -EFAULT;
-	if (req.flags)
+	if (req.flags & ~NVP2P_EMU_DMABUF_PCIE)
 		return -EINVAL;
 #ifdef EMU_DMABUF
-	ret = emu_dmabuf_export(f, req.va, req.size, &buf, &req.fd);
+	ret = emu_dmabuf_export(f, req.va, req.size, req.flags, &buf, &req.fd);
 	if (ret)
 		return ret;
 	if (copy_to_user(argp, &req, sizeof(req))) {

@@ -6,26 +6,43 @@
  * so NVIDIA's proprietary driver cannot export dma-bufs either, and the
  * emulator's proprietary flavour answers the ioctl with -EOPNOTSUPP.
  *
+ * A static exporter with the semantics of NVIDIA's (kernel-open/nvidia/
+ * nv-dmabuf.c): attach, map, unmap, release and mmap, no pin or unpin and
+ * no move_notify.  The memory never moves, so the dma-buf core treats
+ * every importer's mapping as fixed: it maps once, bidirectionally, when a
+ * dynamic importer attaches and keeps that table until it detaches, and
+ * maps a static importer's when it asks.
+ *
  * A dma-buf covers a range of one allocation, 4 KiB-aligned.  It holds a
  * reference of the allocation: cuMemFree of exported memory succeeds, and
- * the memory stays until the dma-buf goes (its fd closed and every importer
- * detached), as with a persistent pin.  The memory is BAR2, with no struct
- * pages: importers must accept peer-to-peer (attach->peer2peer), and get an
- * sg table of DMA addresses only (dma_map_resource() for the importer's
- * device), one entry per 64 KiB GPU page or part of one.  The memory never
- * moves, so pin and unpin are no-ops and nothing is ever moved under an
- * importer.
+ * the memory stays until the dma-buf goes (its fds closed, every CPU
+ * mapping unmapped and every importer detached), as with a persistent pin.
+ *
+ * Who may attach, as NVIDIA's attach decides on a GPU that is not
+ * coherent (ours): an export of the default mapping type takes static
+ * importers and the dynamic ones that do peer to peer (BAR2 has no struct
+ * pages); an export of the PCIe mapping type takes none, since NVIDIA
+ * allows that type to be attached only on a coherent GPU.  Each mapping is
+ * an sg table of DMA addresses alone (dma_map_resource() for the
+ * importer's device, bidirectional whatever the importer asked), the range
+ * cut into the importer's largest DMA segments.
+ *
+ * mmap is allowed only for an export of the PCIe mapping type (NVIDIA's
+ * can_mmap): a write-combined mapping of the range's BAR2 pages.  Any
+ * other is refused with -ENOTSUPP, logged at info level as NVIDIA logs it.
  *
  * Each dma-buf holds the device, as NVIDIA's exporter holds the GPU (a
  * usage count its remove waits on): an importer may hold DMA addresses of
- * BAR2 for as long as its attachment lives, so an unbind waits in
- * emu_remove() until the last dma-buf is released.
+ * BAR2 for as long as its attachment lives, and a process its CPU mapping,
+ * so an unbind waits in emu_remove() until the last dma-buf is released.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
-#include <linux/dma-resv.h>
 #include <linux/fcntl.h>
 #include <linux/file.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -35,32 +52,49 @@
 
 MODULE_IMPORT_NS(DMA_BUF);
 
+#ifdef EMU_HAVE_VM_FLAGS_SET
+#define emu_vm_flags_set(vma, f)	vm_flags_set(vma, f)
+#else
+#define emu_vm_flags_set(vma, f)	((vma)->vm_flags |= (f))
+#endif
+
+/* Fixed at export: the callbacks read it without a lock. */
 struct emu_dmabuf {
 	struct emu_dev *e;		/* its device, held until release */
 	struct emu_alloc *alloc;	/* a reference */
 	u64 offset;			/* of the range in the allocation */
 	u64 size;
+	bool pcie;			/* the PCIe mapping type: can_mmap */
 };
+
+static phys_addr_t emu_dmabuf_phys(const struct emu_dmabuf *b)
+{
+	return b->e->mem_phys + b->alloc->mem_offset + b->offset;
+}
 
 static int emu_dmabuf_attach(struct dma_buf *buf,
 			     struct dma_buf_attachment *attach)
 {
-	/* BAR memory: only an importer that can do peer to peer */
-	return attach->peer2peer ? 0 : -EOPNOTSUPP;
-}
+	struct emu_dmabuf *b = buf->priv;
 
-static int emu_dmabuf_pin(struct dma_buf_attachment *attach)
-{
-	return 0;	/* GPU memory of ours never moves */
-}
-
-static void emu_dmabuf_unpin(struct dma_buf_attachment *attach)
-{
+	/*
+	 * NVIDIA attaches the PCIe mapping type only on a coherent GPU, with
+	 * the importer in the GPU's IOMMU group; ours is not coherent.
+	 */
+	if (b->pcie) {
+		dev_dbg(attach->dev, "dma-buf attach failed: topology not supported for mapping type FORCE_PCIE\n");
+		return -ENOTSUPP;
+	}
+	/* BAR memory: a dynamic importer must take addresses without pages. */
+	if (attach->importer_ops && !attach->peer2peer) {
+		dev_dbg(attach->dev, "dma-buf attach failed: importer unable to handle MMIO without struct page\n");
+		return -ENOTSUPP;
+	}
+	return 0;
 }
 
 static void emu_dmabuf_unmap_sgt(struct dma_buf_attachment *attach,
-				 struct sg_table *sgt, unsigned int mapped,
-				 enum dma_data_direction dir)
+				 struct sg_table *sgt, unsigned int mapped)
 {
 	struct scatterlist *sg;
 	unsigned int i;
@@ -69,31 +103,37 @@ static void emu_dmabuf_unmap_sgt(struct dma_buf_attachment *attach,
 		if (i == mapped)
 			break;
 		dma_unmap_resource(attach->dev, sg_dma_address(sg),
-				   sg_dma_len(sg), dir, DMA_ATTR_SKIP_CPU_SYNC);
+				   sg_dma_len(sg), DMA_BIDIRECTIONAL, 0);
 	}
 	sg_free_table(sgt);
 	kfree(sgt);
 }
 
+/*
+ * Called by the dma-buf core with the reservation lock held for a dynamic
+ * importer (at its attach) and, on kernels before 6.2, without it for a
+ * static one: nothing here needs it, the dma-buf being fixed at export.
+ */
 static struct sg_table *emu_dmabuf_map(struct dma_buf_attachment *attach,
 				       enum dma_data_direction dir)
 {
 	struct emu_dmabuf *b = attach->dmabuf->priv;
+	unsigned int seg, n, i = 0;
 	u64 phys, end, at, len;
 	struct scatterlist *sg;
 	struct sg_table *sgt;
-	unsigned int n, i = 0;
 	dma_addr_t dma;
 	int ret;
 
-	dma_resv_assert_held(attach->dmabuf->resv);
 	/* Being unbound: no new mappings, while the old ones drain. */
 	if (READ_ONCE(b->e->gone))
 		return ERR_PTR(-ENODEV);
-	phys = b->e->mem_phys + b->alloc->mem_offset + b->offset;
+	seg = ALIGN_DOWN(dma_get_max_seg_size(attach->dev), PAGE_SIZE);
+	if (!seg)
+		return ERR_PTR(-EINVAL);
+	phys = emu_dmabuf_phys(b);
 	end = phys + b->size;
-	n = (ALIGN(end, EMU_PAGE_SIZE) - ALIGN_DOWN(phys, EMU_PAGE_SIZE)) >>
-	    EMU_PAGE_SHIFT;
+	n = DIV_ROUND_UP_ULL(b->size, seg);
 	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
@@ -102,17 +142,17 @@ static struct sg_table *emu_dmabuf_map(struct dma_buf_attachment *attach,
 		goto err_free;
 	/* DMA addresses only: there are no struct pages behind BAR2 */
 	for (sg = sgt->sgl, at = phys; at < end; at += len, sg = sg_next(sg)) {
-		len = min_t(u64, end - at, EMU_PAGE_SIZE - (at & (EMU_PAGE_SIZE - 1)));
-		dma = dma_map_resource(attach->dev, at, len, dir,
-				       DMA_ATTR_SKIP_CPU_SYNC);
+		len = min_t(u64, end - at, seg);
+		dma = dma_map_resource(attach->dev, at, len, DMA_BIDIRECTIONAL, 0);
 		if (dma_mapping_error(attach->dev, dma)) {
-			emu_dmabuf_unmap_sgt(attach, sgt, i, dir);
+			emu_dmabuf_unmap_sgt(attach, sgt, i);
 			return ERR_PTR(-EIO);
 		}
 		sg_dma_address(sg) = dma;
 		sg_dma_len(sg) = len;
 		i++;
 	}
+	atomic_inc(&b->e->nr_dmabuf_maps);
 	return sgt;
 
 err_free:
@@ -123,13 +163,45 @@ err_free:
 static void emu_dmabuf_unmap(struct dma_buf_attachment *attach,
 			     struct sg_table *sgt, enum dma_data_direction dir)
 {
-	emu_dmabuf_unmap_sgt(attach, sgt, sgt->orig_nents, dir);
+	struct emu_dmabuf *b = attach->dmabuf->priv;
+
+	emu_dmabuf_unmap_sgt(attach, sgt, sgt->orig_nents);
+	atomic_dec(&b->e->nr_dmabuf_maps);
 }
 
 /*
- * The last reference went: the fd is closed and no importer is left.  The
- * device lets an unbind waiting for it go on; its struct stays until
- * module unload, which this dma-buf's module reference holds off.
+ * A CPU mapping of the range, for an export of the PCIe mapping type.  The
+ * dma-buf core has checked that the mapping lies inside the dma-buf; the
+ * vma holds the dma-buf's file, so the memory stays until it is unmapped.
+ */
+static int emu_dmabuf_mmap(struct dma_buf *buf, struct vm_area_struct *vma)
+{
+	struct emu_dmabuf *b = buf->priv;
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	u64 len = vma->vm_end - vma->vm_start;
+
+	if (!b->pcie) {
+		pr_info_ratelimited("nv_dma_buf_mmap: mmap is not allowed can_mmap[0]\n");
+		return -ENOTSUPP;
+	}
+	if (off + len < off)
+		return -EOVERFLOW;
+	if (off + len > b->size)
+		return -EINVAL;
+	if (READ_ONCE(b->e->gone))
+		return -ENODEV;
+	vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
+	emu_vm_flags_set(vma, VM_SHARED | VM_DONTEXPAND | VM_DONTDUMP);
+	return io_remap_pfn_range(vma, vma->vm_start,
+				  (emu_dmabuf_phys(b) + off) >> PAGE_SHIFT, len,
+				  vma->vm_page_prot);
+}
+
+/*
+ * The last reference went: the fds are closed, no CPU mapping and no
+ * importer is left.  The device lets an unbind waiting for it go on; its
+ * struct stays until module unload, which this dma-buf's module reference
+ * holds off.
  */
 static void emu_dmabuf_release(struct dma_buf *buf)
 {
@@ -148,11 +220,10 @@ static void emu_dmabuf_release(struct dma_buf *buf)
 
 static const struct dma_buf_ops emu_dmabuf_ops = {
 	.attach = emu_dmabuf_attach,
-	.pin = emu_dmabuf_pin,
-	.unpin = emu_dmabuf_unpin,
 	.map_dma_buf = emu_dmabuf_map,
 	.unmap_dma_buf = emu_dmabuf_unmap,
 	.release = emu_dmabuf_release,
+	.mmap = emu_dmabuf_mmap,
 };
 
 /**
@@ -160,17 +231,18 @@ static const struct dma_buf_ops emu_dmabuf_ops = {
  * @f: the caller's open file
  * @va: start of the range, 4 KiB-aligned
  * @size: bytes, 4 KiB-aligned, > 0, inside the allocation holding @va
+ * @flags: NVP2P_EMU_DMABUF_PCIE or 0
  * @buf: out: the dma-buf
  * @fd: out: a file descriptor reserved for it, not yet installed
  *
  * The caller tells user space the fd, then installs it with
  * emu_dmabuf_install(), or gives both back with emu_dmabuf_abort(): an fd
- * installed before user space could learn its number would leak.
+ * installed before user space could learn its number would leak.  Sleeps.
  *
  * Return: 0; -EINVAL for a range outside the caller's allocations or not
  * aligned; -ENOMEM; the error of dma_buf_export() or of getting an fd.
  */
-int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size,
+int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, u32 flags,
 		      struct dma_buf **buf, int *fd)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(info);
@@ -201,11 +273,13 @@ int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size,
 	b->alloc = found;
 	b->offset = va - found->va;
 	b->size = size;
+	b->pcie = flags & NVP2P_EMU_DMABUF_PCIE;
 
 	info.ops = &emu_dmabuf_ops;
 	info.size = size;
 	info.flags = O_RDWR | O_CLOEXEC;
 	info.priv = b;
+	info.exp_name = "nv_dmabuf";	/* the name NVIDIA's exporter gives */
 	*buf = dma_buf_export(&info);
 	if (IS_ERR(*buf)) {
 		ret = PTR_ERR(*buf);

@@ -190,7 +190,8 @@ struct emu_dev {
 	u64 nr_imports;		/* live IPC imports */
 	u64 nr_imports_total;	/* IPC imports made since load */
 	u64 nr_pins;
-	unsigned int nr_dmabufs;		/* exported, under lock */
+	u64 nr_dmabufs;			/* exported, under lock */
+	atomic_t nr_dmabuf_maps;	/* sg tables the exporter made, live */
 	wait_queue_head_t dmabufs_gone;	/* nr_dmabufs reached 0 */
 	u64 nr_dma_maps;
 	u64 nr_callbacks;
@@ -284,7 +285,7 @@ void emu_dma_map_release(struct emu_dma_map *m);
 	IS_ENABLED(CONFIG_DMA_SHARED_BUFFER)
 #define EMU_DMABUF 1
 struct dma_buf;
-int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size,
+int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, u32 flags,
 		      struct dma_buf **buf, int *fd);
 void emu_dmabuf_install(struct dma_buf *buf, int fd);
 void emu_dmabuf_abort(struct dma_buf *buf, int fd);

@@ -8,6 +8,9 @@
  * (emu/include/emu_knob.h and tests/harness/lib.sh read them):
  *
  *   allocations  pins  dma_maps  callbacks   live counts / callbacks fired
+ *   dmabufs  dmabuf_maps                     dma-bufs exported and not yet
+ *                                            released / sg tables the
+ *                                            exporter has mapped, live
  *   imports  imports_total                   IPC imports (cuIpcOpenMemHandle):
  *                                            live / made since the module loaded
  *   maps_returning                           dma_map_pages calls that made a
@@ -74,6 +77,8 @@ static const struct emu_knob emu_knobs[] = {
 	EMU_FIELD("imports_total", EMU_U64, nr_imports_total),
 	EMU_FIELD("pins", EMU_U64, nr_pins),
 	EMU_FIELD("dma_maps", EMU_U64, nr_dma_maps),
+	EMU_FIELD("dmabufs", EMU_U64, nr_dmabufs),
+	EMU_FIELD("dmabuf_maps", EMU_ATOMIC, nr_dmabuf_maps),
 	EMU_FIELD("callbacks", EMU_U64, nr_callbacks),
 	EMU_FIELD("maps_returning", EMU_ATOMIC, maps_returning),
 	EMU_FIELD("unmaps_in_flight", EMU_ATOMIC, unmaps_in_flight),

@@ -340,9 +340,9 @@ err_free:
 	return ret;
 }
 
-static unsigned int emu_nr_dmabufs(struct emu_dev *e)
+static u64 emu_nr_dmabufs(struct emu_dev *e)
 {
-	unsigned int n;
+	u64 n;
 
 	mutex_lock(&e->lock);
 	n = e->nr_dmabufs;
@@ -371,8 +371,8 @@ static void emu_remove(struct pci_dev *pdev)
 	struct emu_dev *e = pci_get_drvdata(pdev);
 	struct emu_alloc *a, *tmp;
 	struct emu_file *f;
-	unsigned int n;
 	bool used;
+	u64 n;
 
 	emu_debugfs_exit(e);
 	/* No open in flight once this returns (misc_open holds misc_mtx). */
@@ -390,7 +390,7 @@ static void emu_remove(struct pci_dev *pdev)
 
 	n = emu_nr_dmabufs(e);
 	if (n) {
-		dev_info(&pdev->dev, "unbind waits for %u exported dma-bufs to be released\n",
+		dev_info(&pdev->dev, "unbind waits for %llu exported dma-bufs to be released\n",
 			 n);
 		/*
 		 * The condition must not sleep (it runs with the task no

@@ -140,14 +140,20 @@ struct nvp2p_emu_import {
 /*
  * A dma-buf of [va, va + size), a range of one of the caller's allocations
  * (cuMemGetHandleForAddressRange): both 4 KiB-aligned.  The dma-buf keeps
- * the memory until it is released; importers must do peer to peer.  Only
- * the open licence flavours export (NVP2P_EMU_CAP_DMABUF); the others
- * answer EOPNOTSUPP.
+ * the memory until it is released.  A static exporter, as NVIDIA's: static
+ * importers, and dynamic ones that do peer to peer.  With
+ * NVP2P_EMU_DMABUF_PCIE (the PCIe mapping type) the fd can be mmapped, a
+ * write-combined BAR mapping of the range, and no importer can attach (a
+ * GPU that is not coherent); without it mmap fails with ENOTSUPP (524).
+ * Other flags: EINVAL.  Only the open licence flavours export
+ * (NVP2P_EMU_CAP_DMABUF); the others answer EOPNOTSUPP.
  */
+#define NVP2P_EMU_DMABUF_PCIE	(1U << 0)
+
 struct nvp2p_emu_dmabuf {
 	__u64 va;		/* in */
 	__u64 size;		/* in */
-	__u32 flags;		/* in: 0 */
+	__u32 flags;		/* in: NVP2P_EMU_DMABUF_* */
 	__s32 fd;		/* out: O_CLOEXEC */
 };
 

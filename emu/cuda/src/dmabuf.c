@@ -9,6 +9,11 @@
  * granularity, need not be the whole allocation nor 64 KiB-aligned; a range
  * past the allocation's end, of freed memory, handle type 0, flags other
  * than the PCIe mapping type, or a NULL handle are CUDA_ERROR_INVALID_VALUE.
+ * The PCIe mapping type (CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE) is
+ * CUDA_ERROR_NOT_SUPPORTED at driver API 13.0, as the H100 and H200 answer,
+ * and accepted from 13.3 (the knob cuda_version): the kernel exporter
+ * mmaps such an export whatever the version, as NVIDIA's 580 module does,
+ * so the gate is here, as in NVIDIA's stack.
  */
 #include <errno.h>
 #include <sys/ioctl.h>
@@ -22,15 +27,20 @@ EMU_EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr
 						  unsigned long long flags)
 {
 	struct nvp2p_emu_dmabuf req = { .va = dptr, .size = size };
+	const unsigned long long pcie = CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE;
 	CUresult r = emu_need_ctx();
 
 	if (r)
 		return r;
 	if (!handle || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD ||
-	    (flags & ~(unsigned long long)CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE))
+	    (flags & ~pcie))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!size || (dptr | size) % 4096 || !emu_device_range(dptr, size))
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((flags & pcie) && emu.cuda_version < NVP2P_EMU_CUDA_13_3)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (flags & pcie)
+		req.flags = NVP2P_EMU_DMABUF_PCIE;
 	if (!(emu.caps & NVP2P_EMU_CAP_DMABUF))
 		return CUDA_ERROR_NOT_SUPPORTED;
 	if (ioctl(emu.fd, NVP2P_EMU_IOC_DMABUF, &req))
