@@ -84,8 +84,15 @@ struct gdedu_dmabuf_attach {
 	__u64 size;		/* out: bytes */
 	__u64 dma0;		/* out: DMA address of its first byte */
 	__u32 nents;		/* out: entries of its sg table */
-	__u32 pad;
+	__u32 flags;		/* out: GDEDU_DMABUF_* */
 };
+
+/*
+ * gdedu_dmabuf_attach.flags: the exporter is static (no pin and no move,
+ * as NVIDIA's): the dma-buf core mapped the dma-buf for edu when it was
+ * attached, and the later map returned that table.
+ */
+#define GDEDU_DMABUF_MAPPED_AT_ATTACH	(1U << 0)
 
 struct gdedu_dmabuf_xfer {
 	__u32 id;

@@ -7,7 +7,10 @@
  * (cuMemGetHandleForAddressRange) and hands us the fd.  We import it the
  * way RDMA drivers do for device memory: a dynamic attachment that allows
  * peer to peer, pinned (we cannot follow a move) and mapped once, under
- * the reservation lock; the sg table holds edu's DMA addresses.  Closing
+ * the reservation lock; the sg table holds edu's DMA addresses.  With a
+ * static exporter (NVIDIA's, the emulator's) the dma-buf core has already
+ * mapped the dma-buf when the attach returns, pin does nothing, and the map
+ * returns that table, which stays until the detach.  Closing
  * the fd afterwards is fine: the attachment holds the dma-buf.  DETACH,
  * closing our file or removing the device unmaps and lets it go.
  *
@@ -77,6 +80,9 @@ int gdedu_dmabuf_attach(struct gdedu_file *f, struct gdedu_dmabuf_attach *a)
 		ret = PTR_ERR(d->attach);
 		goto err_free;
 	}
+	/* A static exporter's table, made by the core at attach time. */
+	if (d->attach->sgt)
+		a->flags |= GDEDU_DMABUF_MAPPED_AT_ATTACH;
 	dma_resv_lock(buf->resv, NULL);
 	ret = dma_buf_pin(d->attach);
 	if (ret) {

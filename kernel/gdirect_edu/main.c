@@ -164,7 +164,7 @@ static int gdedu_ioc_dmabuf(struct gdedu_file *f, unsigned int cmd,
 	case GDEDU_IOC_DMABUF_ATTACH:
 		if (copy_from_user(&a, arg, sizeof(a)))
 			return -EFAULT;
-		if (a.pad)
+		if (a.flags)
 			return -EINVAL;
 		ret = gdedu_dmabuf_attach(f, &a);
 		if (!ret && copy_to_user(arg, &a, sizeof(a))) {
