@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cuda-dmabuf-mmap-test.c - the emulator's dma-buf exporter as NVIDIA ships
+ * it (docs/emulator.md, "dma-bufs"), at both CUDA driver API versions the
+ * knob cuda_version offers:
+ *  - the knob: 13000 by default, 13030 accepted, anything else EINVAL;
+ *  - 13000 (what the H100 and H200 report): the PCIe mapping type is
+ *    CUDA_ERROR_NOT_SUPPORTED, and mmap of an export fails with ENOTSUPP
+ *    (524), logged as NVIDIA logs it;
+ *  - 13030 (a 13.3-level driver): the PCIe mapping type is accepted and
+ *    its export mmaps, the same bytes as cuMemcpy both ways, offsets and
+ *    lengths checked; no importer may attach it; mmap of a default export
+ *    still fails with ENOTSUPP;
+ *  - both: a static exporter, so gdirect_edu's dynamic attachment is
+ *    mapped by the dma-buf core when it attaches (the path it takes next to
+ *    NVIDIA's driver), until it detaches;
+ *  - cuMemFree while mmapped, munmap and close in either order: the memory
+ *    stays until the last mapping and fd are gone;
+ *  - an unbind with a mapped export waits until the mapping goes, the
+ *    mapping working meanwhile.
+ * Run by t-19-cuda-dmabuf-mmap.sh with nvp2p_emu, gdirect and gdirect_edu
+ * loaded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/klog.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "emu_knob.h"
+#include "gdirect_edu.h"
+#include "guest_file.h"
+#include "tap.h"
+
+#define MB		(1ULL << 20)
+#define KNOB		"cuda_version"
+#define PARAM		"/sys/module/nvp2p_emu/parameters/cuda_version"
+#define DRV		"/sys/bus/pci/drivers/nvp2p_emu/"
+#define ENOTSUPP_	524	/* the kernel's ENOTSUPP, which libc does not name */
+#define LOGLINE		"nv_dma_buf_mmap: mmap is not allowed can_mmap[0]"
+
+static int version;
+
+static void fill(uint8_t *b, size_t n, uint8_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(seed ^ (i * 29) ^ (i >> 12));
+}
+
+static int export(CUdeviceptr p, size_t size, unsigned long long flags, int *fd)
+{
+	*fd = -1;
+	return cuMemGetHandleForAddressRange(fd, p, size,
+					     CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, flags);
+}
+
+/* mmap of @fd: 0, or the errno. */
+static int map_errno(int fd, size_t len, off_t off)
+{
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+
+	if (m != MAP_FAILED) {
+		munmap(m, len);
+		return 0;
+	}
+	return errno;
+}
+
+static int log_has(const char *s)
+{
+	int n = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	char *buf = n > 0 ? malloc((size_t)n + 1) : NULL;
+	int got = buf ? klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, n) : -1;
+	int found = 0;
+
+	if (got >= 0) {
+		buf[got] = '\0';
+		found = strstr(buf, s) != NULL;
+	}
+	free(buf);
+	return found;
+}
+
+static int exp_name_is(int fd, const char *name)
+{
+	char path[64], buf[512], want[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	snprintf(want, sizeof(want), "exp_name:\t%s\n", name);
+	return !guest_read(path, buf, sizeof(buf)) && strstr(buf, want);
+}
+
+static int edu_attach(int efd, int fd, struct gdedu_dmabuf_attach *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->fd = fd;
+	return ioctl(efd, GDEDU_IOC_DMABUF_ATTACH, a) ? -errno : 0;
+}
+
+static int edu_detach(int efd, uint32_t id)
+{
+	struct gdedu_dmabuf_detach d = { .id = id };
+
+	return ioctl(efd, GDEDU_IOC_DMABUF_DETACH, &d) ? -errno : 0;
+}
+
+/* gdirect_edu's importer on the static exporter (a default export). */
+static void importer(CUdeviceptr d)
+{
+	struct gdedu_dmabuf_attach a;
+	int efd = open(GDEDU_DEVICE, O_RDWR), fd, r;
+	uint64_t maps0 = emu_stat_u64("dmabuf_maps");
+
+	if (!tap_ok(efd >= 0 && export(d, 2 * MB, 0, &fd) == CUDA_SUCCESS,
+		    "gdirect_edu is bound; a default export of 2 MiB")) {
+		if (efd >= 0)
+			close(efd);
+		return;
+	}
+	r = edu_attach(efd, fd, &a);
+	tap_ok(r == 0 && (a.flags & GDEDU_DMABUF_MAPPED_AT_ATTACH),
+	       "gdirect_edu attaches it, dynamic and peer to peer: the core had mapped it at attach (%d, flags %#x)",
+	       r, a.flags);
+	tap_ok(emu_stat_u64("dmabuf_maps") == maps0 + 1,
+	       "the exporter made one mapping for it (dmabuf_maps %llu)",
+	       (unsigned long long)emu_stat_u64("dmabuf_maps"));
+	close(fd);
+	tap_ok(edu_detach(efd, a.id) == 0 && emu_stat_u64("dmabuf_maps") == maps0,
+	       "the detach unmaps it (dmabuf_maps back to %llu)", (unsigned long long)maps0);
+	close(efd);
+}
+
+/* The PCIe mapping type at 13030: what the mapping reads and writes. */
+static void pcie_mmap(CUdeviceptr d)
+{
+	static uint8_t pat[MB], back[MB];
+	struct gdedu_dmabuf_attach a;
+	size_t size = MB;
+	CUdeviceptr r = d + 64 * 1024;	/* an interior range */
+	uint8_t *m, *m2;
+	int fd, efd, e;
+
+	if (!tap_ok(export(r, size, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, &fd) == CUDA_SUCCESS &&
+		    fd >= 0, "the PCIe mapping type is accepted: 1 MiB at 64 KiB into the allocation"))
+		return;
+	tap_ok(exp_name_is(fd, "nv_dmabuf"), "its fdinfo says exp_name nv_dmabuf");
+	fill(pat, size, 0x3c);
+	cuMemsetD8(d, 0, 4 * MB);
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (!tap_ok(m != MAP_FAILED, "mmap of the whole export (%s)", m == MAP_FAILED ? strerror(errno) : "ok")) {
+		close(fd);
+		return;
+	}
+	tap_ok(cuMemcpyHtoD(r, pat, size) == 0 && !memcmp(m, pat, size),
+	       "the mapping reads what cuMemcpyHtoD wrote");
+	fill(pat, size, 0xa5);
+	memcpy(m, pat, size);
+	tap_ok(cuMemcpyDtoH(back, r, size) == 0 && !memcmp(back, pat, size),
+	       "cuMemcpyDtoH reads what the mapping wrote");
+	tap_ok(cuMemcpyDtoH(back, d, 64 * 1024) == 0 && !back[0] && !memcmp(back, back + 1, 64 * 1024 - 1),
+	       "the 64 KiB before the range stay zero");
+	m2 = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 3 * 4096);
+	tap_ok(m2 != MAP_FAILED && !memcmp(m2, pat + 3 * 4096, 8192),
+	       "an mmap at offset 12 KiB maps those bytes");
+	if (m2 != MAP_FAILED)
+		munmap(m2, 8192);
+	tap_ok(map_errno(fd, size + 4096, 0) == EINVAL, "an mmap longer than the export: EINVAL");
+	tap_ok(map_errno(fd, 4096, (off_t)size) == EINVAL, "an mmap at the export's end: EINVAL");
+	tap_ok(map_errno(fd, 8192, (off_t)size - 4096) == EINVAL, "an mmap across the export's end: EINVAL");
+	efd = open(GDEDU_DEVICE, O_RDWR);
+	e = efd >= 0 ? edu_attach(efd, fd, &a) : -EBADF;
+	tap_ok(e == -ENOTSUPP_, "no importer attaches the PCIe mapping type (not a coherent GPU): errno %d, want 524",
+	       -e);
+	if (efd >= 0)
+		close(efd);
+	munmap(m, size);
+	close(fd);
+}
+
+/*
+ * cuMemFree while mapped; close and munmap in both orders: the memory
+ * stays until the last of them.
+ */
+static void lifetime(void)
+{
+	uint64_t used0 = emu_stat_u64("mem_used"), bufs0 = emu_stat_u64("dmabufs");
+	CUdeviceptr d, d2;
+	uint8_t pat[4096];
+	uint8_t *m, *m2;
+	int fd, fd2;
+
+	if (!tap_ok(cuMemAlloc(&d, 4 * MB) == 0 &&
+		    export(d, 2 * MB, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, &fd) == 0 &&
+		    export(d + 2 * MB, 2 * MB, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, &fd2) == 0,
+		    "two PCIe exports of one 4 MiB allocation"))
+		return;
+	m = mmap(NULL, 2 * MB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	m2 = mmap(NULL, 2 * MB, PROT_READ | PROT_WRITE, MAP_SHARED, fd2, 0);
+	if (!tap_ok(m != MAP_FAILED && m2 != MAP_FAILED, "both mmapped"))
+		return;
+	fill(pat, sizeof(pat), 0x11);
+	memcpy(m + 4096, pat, sizeof(pat));
+	tap_ok(cuMemFree(d) == 0, "cuMemFree of the mmapped memory succeeds");
+	tap_ok(emu_stat_u64("mem_used") == used0 + 4 * MB && emu_stat_u64("dmabufs") == bufs0 + 2,
+	       "the memory stays (mem_used +%llu, dmabufs %llu)",
+	       (unsigned long long)(emu_stat_u64("mem_used") - used0),
+	       (unsigned long long)emu_stat_u64("dmabufs"));
+	tap_ok(!memcmp(m + 4096, pat, sizeof(pat)), "and the mapping still reads it");
+	tap_ok(cuMemAlloc(&d2, 4 * MB) == 0 && cuMemsetD8(d2, 0, 4 * MB) == 0 &&
+	       !memcmp(m + 4096, pat, sizeof(pat)),
+	       "a new allocation does not get it: the mapped bytes are intact");
+	close(fd);
+	tap_ok(emu_stat_u64("mem_used") == used0 + 8 * MB && emu_stat_u64("dmabufs") == bufs0 + 2,
+	       "first export: fd closed, still mmapped: the memory stays");
+	munmap(m, 2 * MB);
+	tap_ok(emu_stat_u64("dmabufs") == bufs0 + 1 && emu_stat_u64("mem_used") == used0 + 8 * MB,
+	       "munmapped too: that dma-buf is released; the other holds the allocation");
+	munmap(m2, 2 * MB);
+	tap_ok(emu_stat_u64("dmabufs") == bufs0 + 1 && emu_stat_u64("mem_used") == used0 + 8 * MB,
+	       "second export: munmapped, its fd still open: the memory stays");
+	close(fd2);
+	tap_ok(emu_stat_u64("dmabufs") == bufs0 && emu_stat_u64("mem_used") == used0 + 4 * MB,
+	       "its fd closed: the freed allocation is back");
+	tap_ok(cuMemFree(d2) == 0 && emu_stat_u64("mem_used") == used0, "all GPU memory is back");
+}
+
+static void at_version(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	CUdeviceptr d;
+	int v = -1, fd = -1, pcie, r;
+
+	if (!tap_ok(cuInit(0) == 0 && cuDeviceGet(&dev, 0) == 0 &&
+		    cuDevicePrimaryCtxRetain(&ctx, dev) == 0 && cuCtxSetCurrent(ctx) == 0,
+		    "[%d] a CUDA context", version))
+		return;
+	r = cuDriverGetVersion(&v);
+	tap_ok(r == 0 && v == version, "[%d] cuDriverGetVersion: %d", version, v);
+	if (!tap_ok(cuMemAlloc(&d, 4 * MB) == 0, "[%d] allocate 4 MiB", version))
+		return;
+	tap_ok(export(d, 2 * MB, 2, &fd) == CUDA_ERROR_INVALID_VALUE &&
+	       export(d, 2 * MB, 3, &fd) == CUDA_ERROR_INVALID_VALUE,
+	       "[%d] flags 2 and 3: CUDA_ERROR_INVALID_VALUE", version);
+	pcie = export(d, 2 * MB, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, &fd);
+	if (version == 13000)
+		tap_ok(pcie == CUDA_ERROR_NOT_SUPPORTED,
+		       "[13000] the PCIe mapping type: CUDA_ERROR_NOT_SUPPORTED (got %d)", pcie);
+	else
+		tap_ok(pcie == CUDA_SUCCESS && fd >= 0, "[13030] the PCIe mapping type: an fd (got %d)", pcie);
+	if (fd >= 0)
+		close(fd);
+	if (!tap_ok(export(d, 2 * MB, 0, &fd) == 0, "[%d] a default export", version))
+		return;
+	tap_ok(map_errno(fd, 2 * MB, 0) == ENOTSUPP_, "[%d] mmap of a default export: errno 524 (ENOTSUPP)",
+	       version);
+	tap_ok(log_has(LOGLINE), "[%d] the kernel log says \"%s\"", version, LOGLINE);
+	tap_ok(map_errno(fd, 4 * MB, 0) == EINVAL,
+	       "[%d] mmap of a default export past its size: EINVAL (the dma-buf core's check)", version);
+	close(fd);
+	importer(d);
+	if (version == 13030) {
+		pcie_mmap(d);
+		lifetime();
+	}
+	tap_ok(cuMemFree(d) == 0, "[%d] free", version);
+}
+
+/* One byte from @fd within @ms, or -1. */
+static int get(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	if (poll(&p, 1, ms) != 1 || read(fd, &c, 1) != 1)
+		return -1;
+	return c;
+}
+
+static void put(int fd, char c)
+{
+	if (write(fd, &c, 1) != 1)
+		_exit(9);
+}
+
+static int to_child[2], from_child[2];
+
+/*
+ * A process with a PCIe export mmapped and its fd closed: 'r' when ready;
+ * on 'x' writes and reads the mapping ('y'/'n'); on 'u' munmaps and exits.
+ */
+static void holder(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	CUdeviceptr d;
+	uint8_t pat[4096];
+	uint8_t *m;
+	int fd;
+
+	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) ||
+	    cuCtxSetCurrent(ctx) || cuMemAlloc(&d, 2 * MB) ||
+	    export(d, 2 * MB, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, &fd))
+		goto err;
+	m = mmap(NULL, 2 * MB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		goto err;
+	close(fd);
+	put(from_child[1], 'r');
+	for (;;) {
+		switch (get(to_child[0], 60000)) {
+		case 'x':
+			fill(pat, sizeof(pat), 0x6b);
+			memcpy(m + 8192, pat, sizeof(pat));
+			put(from_child[1], memcmp(m + 8192, pat, sizeof(pat)) ? 'n' : 'y');
+			break;
+		case 'u':
+			munmap(m, 2 * MB);
+			_exit(0);
+		default:
+			_exit(1);
+		}
+	}
+err:
+	put(from_child[1], 'e');
+	_exit(1);
+}
+
+static int exited_within(pid_t pid, int ms, int *status)
+{
+	for (int i = 0; i < ms / 10; i++) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static int find_bdf(char *bdf, size_t n)
+{
+	FILE *f = popen("ls " DRV " | grep ^0000:", "r");
+	int ok = f && fgets(bdf, (int)n, f);
+
+	if (f)
+		pclose(f);
+	bdf[ok ? strcspn(bdf, "\n") : 0] = '\0';
+	return bdf[0] ? 0 : -1;
+}
+
+static void unbind_mapped(void)
+{
+	char bdf[64];
+	pid_t h, u;
+	int status = -1, waiting;
+
+	if (!tap_ok(!find_bdf(bdf, sizeof(bdf)) && !pipe(to_child) && !pipe(from_child),
+		    "[unbind] emulated GPU bound at %s", bdf))
+		return;
+	fflush(stdout);
+	h = fork();
+	if (h == 0)
+		holder();
+	if (!tap_ok(h > 0 && get(from_child[0], 30000) == 'r',
+		    "[unbind] another process mmaps a PCIe export and closes its fd")) {
+		if (h > 0)
+			kill(h, SIGKILL);
+		return;
+	}
+	u = fork();
+	if (u == 0)
+		_exit(guest_write(DRV "unbind", bdf) ? 1 : 0);
+	waiting = u > 0 && !exited_within(u, 1500, &status);
+	tap_ok(waiting, "[unbind] the unbind waits while the export is mmapped");
+	put(to_child[1], 'x');
+	tap_ok(get(from_child[0], 10000) == 'y', "[unbind] meanwhile the mapping reads and writes");
+	put(to_child[1], 'u');
+	waitpid(h, NULL, 0);
+	if (waiting && !exited_within(u, 10000, &status)) {
+		tap_ok(0, "[unbind] the unbind ends once the mapping goes");
+		return;	/* a stuck unbind cannot be undone */
+	}
+	tap_ok(WIFEXITED(status) && !WEXITSTATUS(status),
+	       "[unbind] the unbind ends once the mapping goes (status %#x)", status);
+	tap_ok(!guest_write(DRV "bind", bdf), "[unbind] bind again once unused");
+}
+
+int main(void)
+{
+	static const char *const bad[] = { "0", "12000", "13001", "13020", "13030x", "130300", "-13000" };
+	char buf[32];
+	unsigned int i, refused = 0;
+
+	if (access("/proc/driver/nvp2p_emu", F_OK) == 0)
+		tap_skip_all("the proprietary flavour exports no dma-buf");
+	tap_ok(emu_stat_u64(KNOB) == 13000, "the knob cuda_version is 13000 by default");
+	tap_ok(!guest_read(PARAM, buf, sizeof(buf)) && atoi(buf) == 13000,
+	       "so is the module parameter");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		refused += emu_knob_set(KNOB, bad[i]) && errno == EINVAL &&
+			   guest_write(PARAM, bad[i]) && errno == EINVAL;
+	tap_ok(refused == i && emu_stat_u64(KNOB) == 13000,
+	       "%u of %u other values refused with EINVAL, knob and parameter", refused, i);
+
+	version = 13000;
+	tap_ok(tap_run_child(at_version) == 0, "at 13000: the checks ran to their end");
+	if (!tap_ok(emu_knob_set(KNOB, "13030") == 0 && emu_stat_u64(KNOB) == 13030,
+		    "the knob takes 13030"))
+		return tap_done();
+	version = 13030;
+	tap_ok(tap_run_child(at_version) == 0, "at 13030: the checks ran to their end");
+	unbind_mapped();
+	tap_ok(emu_knob_set(KNOB, "13000") == 0 && emu_stat_u64(KNOB) == 13000,
+	       "back to 13000");
+	tap_ok(emu_stat_u64("allocations") == 0 && emu_stat_u64("bar1_used") == 0 &&
+	       emu_stat_u64("dmabufs") == 0 && emu_stat_u64("dmabuf_maps") == 0,
+	       "nothing left: 0 allocations, 0 BAR1 bytes, 0 dma-bufs, 0 mappings");
+	return tap_done();
+}
