@@ -272,7 +272,7 @@ else
 fi
 if [ -n "$guest_why" ]; then
 	echo "== the emulated machine's lanes: SKIPPED here ($guest_why)"
-	for l in "guest[v2]" conformance conformance-64k conformance-runtime \
+	for l in "guest[v2]" conformance conformance-64k conformance-13030 conformance-runtime \
 		"guest[v1]" "guest[tegra]" "guest[prop]" "guest[bpo]" "guest[cluster]" \
 		"peers[gdrcopy-2.6]"; do
 		lane_skip "$l" "$guest_why"
@@ -296,6 +296,13 @@ if python3 "$conf/compare.py" --quiet --tap "$results/v2.tap" --tag conf64k \
 	>"$results/conformance-64k.txt" 2>&1; then add 1 0 0; else
 	add 0 1 0; note_failure "conformance 64k: $(tail -n1 "$results/conformance-64k.txt") (results/conformance-64k.txt)"; fi
 tail -n1 "$results/conformance-64k.txt"
+# The sections init and dmabuf at the driver API version 13.3 (cuda_version).
+if python3 "$conf/compare.py" --quiet --tap "$results/v2.tap" --tag conf13030 \
+	--what "conformance (cuda_version 13030)" --sections-of-emu \
+	--differences "$conf/differences-13030.txt" \
+	>"$results/conformance-13030.txt" 2>&1; then add 1 0 0; else
+	add 0 1 0; note_failure "conformance 13030: $(tail -n1 "$results/conformance-13030.txt") (results/conformance-13030.txt)"; fi
+tail -n1 "$results/conformance-13030.txt"
 # The emulated runtime's probe (t-18-cudart-probe) against an H100's runtime.
 if python3 "$top/tests/conformance/cuda_emu/compare.py" --quiet --tap "$results/v2.tap" \
 	--test t-18-cudart-probe.sh --tag rtprobe --what runtime \

@@ -3,7 +3,7 @@
 """compare.py - diff the emulator's conformance transcript against a GPU's.
 
     compare.py [--tap FILE | --emu FILE] [--gpu FILE] [--differences FILE]...
-               [--test NAME --tag TAG --what WHAT]
+               [--test NAME --tag TAG --what WHAT] [--sections-of-emu]
 
 The emulator's transcript comes from a guest TAP log (the "# conf: " lines
 of t-15-cuda-conformance.sh, or the "# TAG: " lines of test NAME) or from a
@@ -18,6 +18,10 @@ other fails.  A pattern that matches no difference fails too: the
 difference it explained is gone, and a list that keeps it would excuse
 the next one with that key.  --differences may be given more than once (the
 CUDA_EMU_PLACEMENT=64k placement's own differences are in differences-64k.txt).
+With --sections-of-emu the GPU's transcript is cut to the sections (the
+part of a key before its first dot) that the emulator's has: a run of a
+few sections, such as the one at the driver API version 13.3
+(differences-13030.txt).
 The last line is
     conformance: N differences from the GPU (L listed, U unlisted, S stale)
 and the exit status is 1 when U > 0 or S > 0 or a transcript is unusable.
@@ -93,6 +97,8 @@ def main():
     ap.add_argument("--test", default=TEST)
     ap.add_argument("--tag", default="conf")
     ap.add_argument("--what", default="conformance")
+    ap.add_argument("--sections-of-emu", action="store_true",
+                    help="compare only the sections the emulator's transcript has")
     a = ap.parse_args()
 
     with open(a.gpu) as f:
@@ -105,6 +111,9 @@ def main():
     if not emu:
         print("%s: the emulator's transcript is empty" % a.what)
         return 1
+    if a.sections_of_emu:
+        sections = {k.split(".", 1)[0] for k in emu}
+        gpu = {k: v for k, v in gpu.items() if k.split(".", 1)[0] in sections}
     pats = []
     for path in a.differences or [os.path.join(HERE, "differences.txt")]:
         pats += load_differences(path)

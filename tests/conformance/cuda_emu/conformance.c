@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -1415,6 +1416,58 @@ static void s_batchmemop(void)
 	C(NULL, "cuMemFree_v2", f_dptr, d);
 }
 
+/* mmap of @len bytes of dma-buf @fd at @off: "ok" (then unmapped) or the errno. */
+static void dmabuf_mmap(const char *key, int fd, size_t len, off_t off)
+{
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+
+	if (m == MAP_FAILED) {
+		out(key, "errno %d", errno);
+		return;
+	}
+	out(key, "ok");
+	munmap(m, len);
+}
+
+/* The exporter's name in the fd's fdinfo ("exp_name:"). */
+static void dmabuf_exp_name(const char *key, int fd)
+{
+	char path[64], line[256], name[64] = "<none>";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "exp_name: %63s", name) == 1)
+			break;
+	if (f)
+		fclose(f);
+	out(key, "%s", name);
+}
+
+/*
+ * An export of the PCIe mapping type mmapped: does the mapping read what a
+ * copy wrote, and does a copy read what the mapping wrote?
+ */
+static void dmabuf_pcie_data(int fd, CUdeviceptr d)
+{
+	static unsigned char a[65536], b[65536];
+	unsigned char *m = mmap(NULL, sizeof(a), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (m == MAP_FAILED)
+		return;
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (unsigned char)(i * 31 + 7);
+	if (!C(NULL, "cuMemcpyHtoD_v2", f_htod, d, a, sizeof(a)))
+		out("range(PCIe).mmap.reads_copy", "%s", memcmp(m, a, sizeof(a)) ? "no" : "yes");
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (unsigned char)(i * 17 + 3);
+	memcpy(m, a, sizeof(a));
+	if (!C(NULL, "cuMemcpyDtoH_v2", f_dtoh, b, d, sizeof(b)))
+		out("range(PCIe).copy_reads_mmap", "%s", memcmp(b, a, sizeof(a)) ? "no" : "yes");
+	munmap(m, sizeof(a));
+}
+
 static void s_dmabuf(void)
 {
 	CUdeviceptr d = 0;
@@ -1429,8 +1482,22 @@ static void s_dmabuf(void)
 		return;
 	if (!C("range(2 MiB)", "cuMemGetHandleForAddressRange", f_rangehandle, &fd, d, 2 << 20, 1, 0)) {
 		out("range(2 MiB).fd", "%s", fd >= 0 ? ">=0" : "<0");
-		if (fd >= 0)
+		if (fd >= 0) {
+			dmabuf_exp_name("range(2 MiB).exp_name", fd);
+			dmabuf_mmap("range(2 MiB).mmap", fd, 2 << 20, 0);
+			dmabuf_mmap("range(2 MiB).mmap(past end)", fd, 4 << 20, 0);
 			close(fd);
+		}
+	}
+	fd = -1;
+	if (!C("range(PCIe)", "cuMemGetHandleForAddressRange", f_rangehandle, &fd, d, 2 << 20, 1, 1) &&
+	    fd >= 0) {
+		dmabuf_mmap("range(PCIe).mmap", fd, 2 << 20, 0);
+		dmabuf_mmap("range(PCIe).mmap(offset 12 KiB)", fd, 8192, 3 * 4096);
+		dmabuf_mmap("range(PCIe).mmap(past end)", fd, 4 << 20, 0);
+		dmabuf_mmap("range(PCIe).mmap(at end)", fd, 4096, 2 << 20);
+		dmabuf_pcie_data(fd, d);
+		close(fd);
 	}
 	C("range(unaligned start)", "cuMemGetHandleForAddressRange", f_rangehandle, &fd, d + 4096, 1 << 20, 1, 0);
 	C("range(unaligned size)", "cuMemGetHandleForAddressRange", f_rangehandle, &fd, d, 4096, 1, 0);
