@@ -27,8 +27,14 @@
 
 #define GDL_CUDA_ENTRIES(X)						\
 	X(init, "cuInit", cuInit, GDL_CUDA_PROTO(cuInit))		\
+	X(driver_get_version, "cuDriverGetVersion", cuDriverGetVersion,	\
+	  GDL_CUDA_PROTO(cuDriverGetVersion))				\
 	X(device_get, "cuDeviceGet", cuDeviceGet,			\
 	  GDL_CUDA_PROTO(cuDeviceGet))					\
+	X(device_get_count, "cuDeviceGetCount", cuDeviceGetCount,	\
+	  GDL_CUDA_PROTO(cuDeviceGetCount))				\
+	X(device_get_attribute, "cuDeviceGetAttribute",		\
+	  cuDeviceGetAttribute, GDL_CUDA_PROTO(cuDeviceGetAttribute))	\
 	X(get_proc_address, "cuGetProcAddress", cuGetProcAddress_v2,	\
 	  GDL_CUDA_PROTO(cuGetProcAddress_v2))				\
 	/* The CUDA 11.3 ABI, without the query result. */		\
@@ -59,6 +65,8 @@
 	/* The pre-4.0 ABI has the same prototype as _v2. */		\
 	X(ctx_destroy_v1, "cuCtxDestroy", cuCtxDestroy,		\
 	  GDL_CUDA_PROTO(cuCtxDestroy_v2))				\
+	X(ctx_get_current, "cuCtxGetCurrent", cuCtxGetCurrent,		\
+	  GDL_CUDA_PROTO(cuCtxGetCurrent))				\
 	X(ctx_set_current, "cuCtxSetCurrent", cuCtxSetCurrent,		\
 	  GDL_CUDA_PROTO(cuCtxSetCurrent))				\
 	X(mem_alloc, "cuMemAlloc", cuMemAlloc_v2,			\
@@ -79,6 +87,9 @@
 	  GDL_CUDA_PROTO(cuMemRelease))					\
 	X(mem_get_address_range, "cuMemGetAddressRange",		\
 	  cuMemGetAddressRange_v2, GDL_CUDA_PROTO(cuMemGetAddressRange_v2)) \
+	X(mem_get_handle_for_address_range,				\
+	  "cuMemGetHandleForAddressRange", cuMemGetHandleForAddressRange, \
+	  GDL_CUDA_PROTO(cuMemGetHandleForAddressRange))		\
 	X(pointer_get_attribute, "cuPointerGetAttribute",		\
 	  cuPointerGetAttribute, GDL_CUDA_PROTO(cuPointerGetAttribute))	\
 	X(pointer_get_attributes, "cuPointerGetAttributes",		\
