@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* fake_cuda.c - the fake CUDA driver (fake_cuda.h has its contract). */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -48,6 +50,12 @@ static CUresult sync_fail;	/* fake_cuda_fail_sync_memops */
 static fake_free_listener listener;
 static void *listener_arg;
 static int driver_version = CUDA_VERSION;
+/* fake_cuda_set_device_attribute's settings, by attribute number. */
+static struct { bool set; int v; } dev_attrs[141];
+static CUresult dmabuf_fail;
+static bool dmabuf_no_mmap;
+static unsigned long dmabuf_exports;
+static unsigned long long dmabuf_last_flags;
 static int primary_refs;
 static void (*after_last_release)(void);
 static __thread CUcontext current;
@@ -347,13 +355,32 @@ EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+EXPORT void fake_cuda_set_device_attribute(CUdevice_attribute a, int v)
+{
+	if ((unsigned int)a >= sizeof(dev_attrs) / sizeof(dev_attrs[0]))
+		return;
+	pthread_mutex_lock(&lock);
+	dev_attrs[a].set = true;
+	dev_attrs[a].v = v;
+	pthread_mutex_unlock(&lock);
+}
+
+EXPORT void fake_cuda_clear_device_attributes(void)
+{
+	pthread_mutex_lock(&lock);
+	memset(dev_attrs, 0, sizeof(dev_attrs));
+	pthread_mutex_unlock(&lock);
+}
+
 EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice dev)
 {
 	if (dev)
 		return CUDA_ERROR_INVALID_DEVICE;
-	if ((int)a > 140)
+	if ((unsigned int)a > 140)
 		return CUDA_ERROR_INVALID_VALUE;
-	*v = (int)a;
+	pthread_mutex_lock(&lock);
+	*v = dev_attrs[a].set ? dev_attrs[a].v : (int)a;
+	pthread_mutex_unlock(&lock);
 	return CUDA_SUCCESS;
 }
 
@@ -724,6 +751,94 @@ EXPORT CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream s
 	return CUDA_SUCCESS;
 }
 
+/* ---- dma-bufs ------------------------------------------------------------ */
+
+EXPORT void fake_cuda_fail_dmabuf(CUresult r)
+{
+	pthread_mutex_lock(&lock);
+	dmabuf_fail = r;
+	pthread_mutex_unlock(&lock);
+}
+
+EXPORT void fake_cuda_set_dmabuf_mmap(bool ok)
+{
+	pthread_mutex_lock(&lock);
+	dmabuf_no_mmap = !ok;
+	pthread_mutex_unlock(&lock);
+}
+
+EXPORT unsigned long fake_cuda_dmabuf_exports(void)
+{
+	return read_counter(&dmabuf_exports);
+}
+
+EXPORT unsigned long long fake_cuda_dmabuf_last_flags(void)
+{
+	unsigned long long f;
+
+	pthread_mutex_lock(&lock);
+	f = dmabuf_last_flags;
+	pthread_mutex_unlock(&lock);
+	return f;
+}
+
+/* A memfd of size bytes, read-only when the driver refuses mmap; -1. */
+static int dmabuf_fd(size_t size, bool no_mmap)
+{
+	char path[64];
+	int fd = memfd_create("fake_dmabuf", MFD_CLOEXEC), ro;
+
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)size)) {
+		close(fd);
+		return -1;
+	}
+	if (!no_mmap)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	close(fd);
+	return ro;
+}
+
+EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr p,
+					      size_t size,
+					      CUmemRangeHandleType type,
+					      unsigned long long flags)
+{
+	struct alloc *a;
+	CUresult rc;
+	bool no_mmap;
+	int fd;
+
+	if (!current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (!handle || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD ||
+	    (flags & ~(unsigned long long)CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE) ||
+	    !size || (p | size) % SMALL_STEP)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	a = find(p);
+	rc = dmabuf_fail;
+	if (!rc && (!a || a->host || a->managed ||
+		    p + size > round_up(a->base + a->size, SMALL_STEP)))
+		rc = CUDA_ERROR_INVALID_VALUE;
+	no_mmap = dmabuf_no_mmap;
+	pthread_mutex_unlock(&lock);
+	if (rc)
+		return rc;
+	fd = dmabuf_fd(size, no_mmap);
+	if (fd < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_mutex_lock(&lock);
+	dmabuf_exports++;
+	dmabuf_last_flags = flags;
+	pthread_mutex_unlock(&lock);
+	*(int *)handle = fd;
+	return CUDA_SUCCESS;
+}
+
 /* ---- cuGetProcAddress ---------------------------------------------------- */
 
 EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
@@ -756,6 +871,8 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
 		{ "cuMemFreeHost", (void *)cuMemFreeHost },
 		{ "cuMemcpyAsync", (void *)cuMemcpyAsync },
 		{ "cuMemGetAddressRange", (void *)cuMemGetAddressRange_v2 },
+		{ "cuMemGetHandleForAddressRange",
+		  (void *)cuMemGetHandleForAddressRange },
 		{ "cuPointerGetAttribute", (void *)cuPointerGetAttribute },
 		{ "cuPointerGetAttributes", (void *)cuPointerGetAttributes },
 		{ "cuPointerSetAttribute", (void *)cuPointerSetAttribute },

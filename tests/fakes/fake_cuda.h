@@ -20,6 +20,17 @@
  * cuMemRetainAllocationHandle knows VMM memory only.  Lookups are binary searches, so a benchmark with 65536
  * allocations pays a small constant for each driver call.
  *
+ * cuMemGetHandleForAddressRange exports a dma-buf as the emulated driver
+ * does (emu/cuda/src/dmabuf.c): a current context is needed
+ * (CUDA_ERROR_INVALID_CONTEXT), and a range of device memory inside one
+ * allocation at 4 KiB granularity, handle type DMA_BUF_FD and flags 0 or
+ * the PCIe mapping type, else CUDA_ERROR_INVALID_VALUE.  The descriptor is
+ * a memfd named "fake_dmabuf" of the range's size: its own memory, not the
+ * arena's, so a test sees what a mapping of it wrote but the allocation
+ * does not.  fake_cuda_set_dmabuf_mmap(false) hands out a read-only
+ * descriptor instead, which a shared writable mmap refuses (EACCES), as a
+ * driver before 13.3 refuses to map its dma-bufs.
+ *
  * It records, under its lock, attribute queries, frees and per-thread
  * stream frees (the fake_cuda_* counters), and, as plain data for a test
  * that reads it from one thread, what the runtime passed (fake_cuda_calls).
@@ -75,6 +86,17 @@ void fake_cuda_fail_sync_memops(CUresult r);
 void fake_cuda_reset(void);
 /* cuDriverGetVersion's answer from now on (default CUDA_VERSION). */
 void fake_cuda_set_driver_version(int v);
+/* cuDeviceGetAttribute(a)'s answer from now on is v (default: a itself);
+ * fake_cuda_clear_device_attributes() forgets every such setting. */
+void fake_cuda_set_device_attribute(CUdevice_attribute a, int v);
+void fake_cuda_clear_device_attributes(void);
+/* Later cuMemGetHandleForAddressRange calls fail with r (0: succeed). */
+void fake_cuda_fail_dmabuf(CUresult r);
+/* Whether the exported descriptors can be mmap'ed writable (default yes). */
+void fake_cuda_set_dmabuf_mmap(bool ok);
+/* Successful exports so far, and the flags the last call passed. */
+unsigned long fake_cuda_dmabuf_exports(void);
+unsigned long long fake_cuda_dmabuf_last_flags(void);
 
 /* The live allocation holding addr: its buffer id, or 0 if none. */
 uint64_t fake_cuda_buffer_id_at(uint64_t addr);
