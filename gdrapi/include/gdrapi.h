@@ -7,15 +7,22 @@
  * against either header run on either library); the text is gdirect's own.
  * The library (libgdrapi.so.2) works over /dev/gdirect (gdirect.ko's own
  * interface, preferred) or /dev/gdrdrv (the gdrdrv ioctl interface, served
- * by gdirect.ko or by gdrcopy's gdrdrv.ko).  See docs/gdrcopy.md.
+ * by gdirect.ko or by gdrcopy's gdrdrv.ko), or, with no kernel driver,
+ * over the CUDA driver's dma-bufs (gdrcopy 2.6's dma-buf mmap backend,
+ * CUDA 13.3 or later).  See docs/gdrcopy.md.
  *
  * Conventions, as gdrcopy's: functions returning int return 0 or a
  * positive errno value; gdr_open() returns NULL on failure.
  *
  * Environment:
- *   GDIRECT_GDRAPI_BACKEND  "gdirect", "gdrdrv" or "auto" (unset or empty:
- *                           /dev/gdirect if it exists, else /dev/gdrdrv);
- *                           any other value makes gdr_open() fail (EINVAL).
+ *   GDIRECT_GDRAPI_BACKEND  "gdirect", "gdrdrv", "dmabuf" or "auto" (unset
+ *                           or empty: /dev/gdirect if it exists, else
+ *                           /dev/gdrdrv, and the dma-buf backend when that
+ *                           cannot be opened); any other value makes
+ *                           gdr_open() fail (EINVAL).
+ *   GDRCOPY_USE_DMABUF_MMAP "1": the dma-buf backend only; unset, empty or
+ *                           "0": the order above; any other value makes
+ *                           gdr_open() fail (EINVAL).
  *   GDRCOPY_ENABLE_LOGGING  when set, errors are printed on stderr.
  *
  * Threads: one gdr_t may be used by several threads at once; its list of

@@ -56,24 +56,58 @@ unsigned int gdrapi_forks(void)
 	return atomic_load_explicit(&forks, memory_order_relaxed);
 }
 
-enum backend { BE_AUTO, BE_GDIRECT, BE_GDRDRV };
+enum backend { BE_AUTO, BE_GDIRECT, BE_GDRDRV, BE_DMABUF };
 
-/* GDIRECT_GDRAPI_BACKEND, strictly (unset or empty: auto): 0 or EINVAL. */
+static const char *const backend_names[] = {
+	[BE_AUTO] = "auto", [BE_GDIRECT] = "gdirect",
+	[BE_GDRDRV] = "gdrdrv", [BE_DMABUF] = "dmabuf",
+};
+
+/*
+ * GDIRECT_GDRAPI_BACKEND (unset or empty: auto) and gdrcopy's
+ * GDRCOPY_USE_DMABUF_MMAP, both strictly: 0 or EINVAL, with a message
+ * naming the variable.  gdrcopy forces its dma-buf backend when the latter
+ * is "1" and ignores any other value; here "1" forces it, unset, empty or
+ * "0" leave the choice alone, and anything else ("yes", "true", " 1") is
+ * a typo, not a silent "no".  Forcing dma-bufs while the first names a
+ * kernel backend is a contradiction and fails too.
+ */
 static int backend_from_env(enum backend *be)
 {
 	const char *v = getenv("GDIRECT_GDRAPI_BACKEND");
+	const char *d = getenv("GDRCOPY_USE_DMABUF_MMAP");
+	int force_dmabuf;
 
-	if (!v || !*v || !strcmp(v, "auto"))
-		*be = BE_AUTO;
-	else if (!strcmp(v, "gdirect"))
-		*be = BE_GDIRECT;
-	else if (!strcmp(v, "gdrdrv"))
-		*be = BE_GDRDRV;
-	else {
-		fprintf(stderr, "libgdrapi: GDIRECT_GDRAPI_BACKEND=\"%s\": want gdirect, gdrdrv or auto\n",
+	*be = BE_AUTO;
+	if (v && *v) {
+		unsigned int i;
+
+		for (i = 0; i < sizeof(backend_names) / sizeof(*backend_names); i++)
+			if (!strcmp(v, backend_names[i]))
+				break;
+		if (i == sizeof(backend_names) / sizeof(*backend_names)) {
+			fprintf(stderr, "libgdrapi: GDIRECT_GDRAPI_BACKEND=\"%s\": want gdirect, gdrdrv, dmabuf or auto\n",
+				v);
+			return EINVAL;
+		}
+		*be = (enum backend)i;
+	}
+	if (!d || !*d || !strcmp(d, "0")) {
+		force_dmabuf = 0;
+	} else if (!strcmp(d, "1")) {
+		force_dmabuf = 1;
+	} else {
+		fprintf(stderr, "libgdrapi: GDRCOPY_USE_DMABUF_MMAP=\"%s\": want 1 (use the dma-buf backend only), 0 or unset\n",
+			d);
+		return EINVAL;
+	}
+	if (force_dmabuf && (*be == BE_GDIRECT || *be == BE_GDRDRV)) {
+		fprintf(stderr, "libgdrapi: GDRCOPY_USE_DMABUF_MMAP=1 contradicts GDIRECT_GDRAPI_BACKEND=\"%s\"\n",
 			v);
 		return EINVAL;
 	}
+	if (force_dmabuf)
+		*be = BE_DMABUF;
 	return 0;
 }
 
@@ -98,32 +132,62 @@ static void gdrapi_free(struct gdr *g)
 	free(g);
 }
 
+/*
+ * The order is gdrcopy 2.6's: a kernel driver first (/dev/gdirect if it
+ * exists, else /dev/gdrdrv), then, when that cannot be opened, the dma-buf
+ * backend, which needs a CUDA driver of 13.3 or later.  A backend named by
+ * the environment is the only one tried.  When neither works, the error is
+ * the kernel driver's (ENOENT without a device node), since that is the
+ * backend most installations mean to use; both reasons are logged.
+ */
+int gdrapi_open_backend(struct gdr *g, const char *gdirect_path,
+			const char *gdrdrv_path)
+{
+	enum backend be, asked;
+	const char *node;
+	int err, derr;
+
+	err = backend_from_env(&asked);
+	if (err)
+		return err;
+	be = asked;
+	if (be == BE_DMABUF) {
+		err = gdrapi_open_dmabuf(g);
+		if (err)
+			gdrapi_log("libgdrapi: dma-buf backend: %s\n", strerror(err));
+		return err;
+	}
+	if (be == BE_AUTO)
+		be = access(gdirect_path, F_OK) == 0 ? BE_GDIRECT : BE_GDRDRV;
+	node = be == BE_GDIRECT ? gdirect_path : gdrdrv_path;
+	if (be == BE_GDIRECT)
+		err = gdrapi_open_gdirect(g, node);
+	else
+		err = gdrapi_open_gdrdrv(g, node);
+	if (!err)
+		return 0;
+	gdrapi_log("libgdrapi: cannot open %s: %s\n", node, strerror(err));
+	if (asked != BE_AUTO)
+		return err;	/* named: no other backend */
+	derr = gdrapi_open_dmabuf(g);
+	if (!derr)
+		return 0;
+	gdrapi_log("libgdrapi: dma-buf backend: %s\n", strerror(derr));
+	return err;
+}
+
 GDRAPI_EXPORT gdr_t gdr_open(void)
 {
-	enum backend be;
 	struct gdr *g;
 	int err;
 
-	err = backend_from_env(&be);
-	if (err) {
-		errno = err;
-		return NULL;
-	}
 	g = gdrapi_new();
 	if (!g) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (be == BE_AUTO)
-		be = access("/dev/gdirect", F_OK) == 0 ? BE_GDIRECT : BE_GDRDRV;
-	if (be == BE_GDIRECT)
-		err = gdrapi_open_gdirect(g, "/dev/gdirect");
-	else
-		err = gdrapi_open_gdrdrv(g, "/dev/gdrdrv");
+	err = gdrapi_open_backend(g, "/dev/gdirect", "/dev/gdrdrv");
 	if (err) {
-		gdrapi_log("libgdrapi: cannot open %s: %s\n",
-			   be == BE_GDIRECT ? "/dev/gdirect" : "/dev/gdrdrv",
-			   strerror(err));
 		gdrapi_free(g);
 		errno = err;
 		return NULL;
@@ -203,6 +267,8 @@ static int pin(gdr_t g, unsigned long addr, size_t size, uint64_t token,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return ENOMEM;
+	m->fd = -1;
+	m->page_size = GPU_PAGE_SIZE;
 	pthread_mutex_lock(&g->lock);
 	err = g->ops->pin(g, m, addr, size, token, va_space, flags);
 	if (err) {
@@ -277,7 +343,7 @@ GDRAPI_EXPORT int gdr_get_info_v2(gdr_t g, gdr_mh_t handle, gdr_info_v2_t *info)
 		memset(info, 0, sizeof(*info));
 		info->va = m->va;
 		info->mapped_size = m->size;
-		info->page_size = GPU_PAGE_SIZE;
+		info->page_size = m->page_size;
 		info->mapped = m->mapping_type != GDR_MAPPING_TYPE_NONE;
 		info->wc_mapping = m->mapping_type == GDR_MAPPING_TYPE_WC;
 		info->mapping_type = m->mapping_type;
@@ -313,8 +379,8 @@ GDRAPI_EXPORT int gdr_map_v2(gdr_t g, gdr_mh_t handle, void **va, size_t size,
 	if (err)
 		goto out;
 	len = (size + pg - 1) & ~(size_t)(pg - 1);
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd,
-		 (off_t)m->mmap_offset);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 m->fd >= 0 ? m->fd : g->fd, (off_t)m->mmap_offset);
 	if (p == MAP_FAILED) {
 		err = errno;
 		goto out;

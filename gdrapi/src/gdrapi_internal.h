@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gdrapi_internal.h - libgdrapi's state and its two backends.  Never installed.
+ * gdrapi_internal.h - libgdrapi's state and its three backends.  Never
+ * installed.
  *
- * gdrapi.c holds the gdrcopy interface: argument checks, the list of pins
- * (under g->lock), mapping bookkeeping and the copies.  A backend
- * (be_gdirect.c over /dev/gdirect, be_gdrdrv.c over /dev/gdrdrv) talks to
- * the kernel; its functions run with g->lock held.
+ * gdrapi.c holds the gdrcopy interface: argument checks, the choice of a
+ * backend, the list of pins (under g->lock), mapping bookkeeping and the
+ * copies.  A backend (be_gdirect.c over /dev/gdirect, be_gdrdrv.c over
+ * /dev/gdrdrv, be_dmabuf.c over the CUDA driver's dma-bufs) pins and
+ * answers queries; its functions run with g->lock held.
  */
 #ifndef GDRAPI_INTERNAL_H
 #define GDRAPI_INTERNAL_H
@@ -27,6 +29,10 @@ struct gdr_memh {
 	uint64_t va;			/* pinned range, 64 KiB-aligned */
 	uint64_t size;
 	uint64_t mmap_offset;
+	int fd;				/* the file mmap maps; -1: g->fd */
+	uint32_t page_size;		/* gdr_get_info's page_size */
+	uint32_t page_offset;		/* dma-buf: addr - va; else 0 */
+	gdr_mapping_type_t pin_type;	/* dma-buf: the type pinning fixed */
 	uint32_t slot;			/* /dev/gdirect status slot */
 	gdr_mapping_type_t mapping_type; /* NONE while unmapped */
 	void *map_va;
@@ -77,6 +83,18 @@ struct gdr *gdrapi_new(void);
 /* Open G's device; 0 or an errno value. */
 int gdrapi_open_gdirect(struct gdr *g, const char *path);
 int gdrapi_open_gdrdrv(struct gdr *g, const char *path);
+/* Give G the dma-buf backend (be_dmabuf.c); 0 or an errno value. */
+int gdrapi_open_dmabuf(struct gdr *g);
+
+/*
+ * Choose and open G's backend as gdr_open() does, with the device nodes at
+ * the paths given (unit tests pass others): 0 or an errno value.
+ */
+int gdrapi_open_backend(struct gdr *g, const char *gdirect_path,
+			const char *gdrdrv_path);
+
+/* Holders of the dma-buf backend's CUDA driver (be_dmabuf.c), for tests. */
+unsigned int gdrapi_dmabuf_cuda_users(void);
 
 __attribute__((format(printf, 1, 2)))
 void gdrapi_log(const char *fmt, ...);

@@ -6,8 +6,8 @@
  * and pick the real driver on a GPU server.  gdl_cuload_open() dlopens
  * libcuda.so.1 (or the file GDIRECT_LIBCUDA names) and fills a struct
  * gdl_cuda with the entry points of cuda_entries.h; gdl_cuload_next() gives
- * the interposer the definition after its own.  libgdirect, its interposer
- * and the gdirect command link this code statically, with hidden
+ * the interposer the definition after its own.  libgdirect, its interposer,
+ * the gdirect command and libgdrapi link this code statically, with hidden
  * visibility, and each keeps its own table and its own scheme for loading
  * it once.
  */
