@@ -301,7 +301,9 @@ static void pin_map_query(void)
 	CHECK_EQ(cuDevicePrimaryCtxGetState(0, &pflags, &active), CUDA_SUCCESS);
 	CHECK_EQ(active, 1);
 	CHECK_EQ(fake_cuda_dmabuf_exports(), 1);
-	CHECK_EQ(fake_cuda_dmabuf_last_flags(), 0);
+	/* Write-combined: the PCIe type, the one NVIDIA lets be mmap'ed. */
+	CHECK_EQ(fake_cuda_dmabuf_last_flags(),
+		 CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE);
 	CHECK_EQ(dmabuf_fds(), fds + 1);
 	CHECK_EQ(gdr_get_info_v2(g, h, &info), 0);
 	CHECK_EQ(info.va, d);
@@ -357,7 +359,7 @@ static void mapping_types(void)
 	g = open_dmabuf();
 	CHECK_EQ(cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);
 	CHECK_EQ(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
-	/* Coherent: cached, unless the pin forces PCIe. */
+	/* Coherent: cached (the default type), unless the pin forces PCIe. */
 	CHECK_EQ(gdr_pin_buffer(g, d, KB(64), 0, 0, &h), 0);
 	CHECK_EQ(fake_cuda_dmabuf_last_flags(), 0);
 	CHECK_EQ(gdr_pin_buffer_v2(g, d, KB(64), GDR_PIN_FLAG_FORCE_PCIE, &hp), 0);
