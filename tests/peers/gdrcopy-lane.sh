@@ -16,6 +16,8 @@
 #    never passes), the dma-buf pairing a SKIP naming what is missing,
 #    and last "N passed, N failed, N skipped" for run-tests.sh's totals
 #    (waived counted as skipped).
+# PEERS_GDRCOPY_PAIRINGS="b d" runs only those pairings (unset or empty:
+# all; a name not in the list above is an error, exit 2).
 # Exit status 77, with the reason on stdout, when the tarball is neither
 # in the peers folder nor downloadable; 1 when gdrcopy does not build.
 set -u
@@ -23,6 +25,14 @@ build=$(cd "$1" && pwd); results=$2; kernel=$3
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=$(basename "$kernel" | sed 's/^vmlinuz-//')
 t0=$(date +%s)
+all="a b c d"
+pairings=${PEERS_GDRCOPY_PAIRINGS:-$all}
+for p in $pairings; do
+	case " $all " in *" $p "*) ;; *)
+		echo "peers: PEERS_GDRCOPY_PAIRINGS=\"$PEERS_GDRCOPY_PAIRINGS\": '$p' is not one of: $all"
+		exit 2 ;;
+	esac
+done
 
 tarball=$("$top/tests/peers/peers.sh" find gdrcopy-2.6.tar.gz \
 	"$build/peers/cache" 2>"$results/peers-find.log")
@@ -46,13 +56,13 @@ mkdir -p "$stage/peers/gdrcopy" "$stage/tests"
 cp -RP "$build/peers/gdrcopy-2.6/out"/. "$stage/peers/gdrcopy/"
 cp "$top/tests/peers/gdrcopy-2.6.waivers" "$top/tests/peers/gdrcopy-guest.sh" \
 	"$stage/peers/gdrcopy/"
-for p in a b c d; do
+for p in $pairings; do
 	printf '#!/bin/sh\nexec /peers/gdrcopy/gdrcopy-guest.sh %s\n' "$p" \
 		>"$stage/tests/p-gdrcopy-$p.sh"
 	chmod +x "$stage/tests/p-gdrcopy-$p.sh"
 done
 initrd=$build/guest-peers.cpio.gz
-if ! GUEST_EXTRA=$stage GUEST_TESTS="p-gdrcopy-a.sh p-gdrcopy-b.sh p-gdrcopy-c.sh p-gdrcopy-d.sh" \
+if ! GUEST_EXTRA=$stage GUEST_TESTS="$(for p in $pairings; do printf 'p-gdrcopy-%s.sh ' "$p"; done)" \
 	GUEST_TIMEOUT=2400 "$top/tests/harness/build-initramfs.sh" "$build" v2 "$initrd" \
 	>"$results/peers-initramfs.log" 2>&1; then
 	echo "peers[gdrcopy-2.6]: could not build the initramfs (results/peers-initramfs.log)"
