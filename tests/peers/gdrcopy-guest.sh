@@ -10,10 +10,14 @@
 #   c  NVIDIA's gdrdrv.ko  + our libgdrapi (gdrcopy's programs unchanged,
 #                            our libgdrapi.so.2 found first by the loader)
 #   d  gdirect.ko          + our libgdrapi
+#   e-nvidia  no kernel module: NVIDIA's libgdrapi on the emulator's
+#             dma-bufs (gdrcopy 2.6's dma-buf mmap backend), CUDA 13.3
+#   e-ours    the same with our libgdrapi
 #
 # In each pinning mode the driver offers (persistent, then traditional:
-# gdrdrv's use_persistent_mapping, gdirect's use_persistent) every test of
-# gdrcopy_sanity is one TAP line; then gdrcopy_copybw, gdrcopy_copylat
+# gdrdrv's use_persistent_mapping, gdirect's use_persistent; the dma-buf
+# backend is always persistent) every test of gdrcopy_sanity is one TAP
+# line; then gdrcopy_copybw, gdrcopy_copylat
 # (sizes up to 64 KiB) and gdrcopy_apiperf, one line each.  After each
 # program the emulator's counters must show 0 pins, 0 BAR1 bytes in use
 # and 0 allocations, one line each.  A test gdrcopy itself waives (its exit
@@ -31,8 +35,12 @@ a) drv=gdrdrv lib=nvidia ;;
 b) drv=gdirect lib=nvidia ;;
 c) drv=gdrdrv lib=ours ;;
 d) drv=gdirect lib=ours ;;
-*) echo "1..1"; echo "not ok 1 - pairing '$pairing': expected a, b, c or d"; exit 1 ;;
+e-nvidia) drv=none lib=nvidia ;;
+e-ours) drv=none lib=ours ;;
+*) echo "1..1"; echo "not ok 1 - pairing '$pairing': expected a, b, c, d, e-nvidia or e-ours"; exit 1 ;;
 esac
+modes="persistent traditional"
+[ $drv = none ] && modes=persistent
 # NVIDIA's libgdrapi.so.2 is in $peer/lib, ours in /usr/lib/gdirect with
 # the emulated libcuda.so.1: the first folder on the path gives libgdrapi.
 if [ $lib = nvidia ]; then
@@ -46,6 +54,19 @@ for f in $peer/modules/gdrdrv.ko /modules/gdirect.ko /modules/nvp2p_emu.ko \
 	$peer/bin/gdrcopy_sanity $want_lib; do
 	[ -e "$f" ] || skip_all "no $f in the guest"
 done
+
+# Without a module, the emulated CUDA driver at 13.3, where its dma-bufs
+# can be mmap'ed (the emulator's cuda_version knob, read by each cuInit).
+# An emulator without the knob cannot offer the pairing.
+if [ $drv = none ]; then
+	emu_loaded=0
+	if load_module nvp2p_emu cuda_version=13030 2>/dev/null; then
+		emu_loaded=1
+	elif load_module nvp2p_emu; then
+		unload_module nvp2p_emu
+		skip_all "nvp2p_emu has no cuda_version parameter: its CUDA driver cannot report 13.3, which the dma-buf backend needs"
+	fi
+fi
 
 got=$(/lib64/ld-linux-x86-64.so.2 --list $peer/bin/gdrcopy_sanity |
 	awk '$1 == "libgdrapi.so.2" { print $3 }')
@@ -100,9 +121,12 @@ result() {
 	esac
 }
 
-# counters MODE AFTER: nothing pinned, mapped through BAR1 or allocated.
+# counters MODE AFTER: nothing pinned, mapped through BAR1 or allocated,
+# and, without a kernel module, no dma-buf left exported.
 counters() {
-	for c in pins bar1_used allocations; do
+	cs="pins bar1_used allocations"
+	[ $drv = none ] && cs="$cs dmabufs"
+	for c in $cs; do
 		v=$(emu_stat $c)
 		check "$1: $c is 0 after $2 (is $v)" [ "$v" = 0 ]
 	done
@@ -128,8 +152,14 @@ reap() {
 # load MODE: the pairing's module in MODE (1 persistent, 0 traditional),
 # and /dev/gdrdrv.  gdrdrv registers a bare character device, so its node
 # is made as gdrcopy's insmod.sh makes it; gdirect's is a misc device.
+# Without a module (e-*), neither library may find a kernel driver: no
+# gdrdrv or gdirect module is loaded and neither node exists, so both
+# libraries' first choice fails to open and they fall back to dma-bufs.
 load() {
-	if [ $drv = gdrdrv ]; then
+	if [ $drv = none ]; then
+		! grep -qE '^(gdrdrv|gdirect) ' /proc/modules &&
+			[ ! -e /dev/gdrdrv ] && [ ! -e /dev/gdirect ]
+	elif [ $drv = gdrdrv ]; then
 		insmod $peer/modules/gdrdrv.ko use_persistent_mapping="$1" || return 1
 		major=$(awk '$2 == "gdrdrv" { print $1 }' /proc/devices)
 		rm -f /dev/gdrdrv
@@ -139,19 +169,28 @@ load() {
 	fi
 }
 unload() {
+	[ $drv = none ] && return 0
 	rmmod $drv || return 1
 	[ $drv = gdrdrv ] && rm -f /dev/gdrdrv
 	return 0
 }
 
-check "nvp2p_emu.ko loads" load_module nvp2p_emu
-for mode in persistent traditional; do
+if [ $drv = none ]; then
+	check "nvp2p_emu.ko loads with cuda_version=13030" [ "$emu_loaded" = 1 ]
+	v=$(emu_stat cuda_version)
+	check "the emulated CUDA driver reports 13030 (is $v)" [ "$v" = 13030 ]
+else
+	check "nvp2p_emu.ko loads" load_module nvp2p_emu
+fi
+for mode in $modes; do
 	case $mode in persistent) m=1 ;; *) m=0 ;; esac
+	what="$drv.ko loads"
+	[ $drv = none ] && what="no kernel driver: no gdrdrv or gdirect module, no /dev/gdrdrv or /dev/gdirect"
 	if ! load $m; then
-		not_ok "$mode: $drv.ko loads"
+		not_ok "$mode: $what"
 		continue
 	fi
-	ok "$mode: $drv.ko loads"
+	ok "$mode: $what"
 	log=/tmp/sanity-$pairing-$mode.log
 	tests=$(gdrcopy_sanity -l 2>/dev/null | awk '/^List of all available tests/ { on = 1; next } /^List/ { on = 0 } on && NF == 1 { print $1 }')
 	[ -n "$tests" ] || not_ok "$mode: gdrcopy_sanity -l lists its tests"
@@ -204,7 +243,23 @@ for mode in persistent traditional; do
 		result $mode "$name" $st "$plog"
 		counters $mode "$name"
 	done
-	check "$mode: $drv.ko unloads" unload
+	if [ $drv = none ]; then
+		# The runs above chose dma-bufs by themselves, no module being
+		# there; GDRCOPY_USE_DMABUF_MMAP=1 asks for them outright.
+		plog=/tmp/gdrcopy_copybw-$pairing-forced.log
+		if GDRCOPY_USE_DMABUF_MMAP=1 timeout 300 gdrcopy_copybw -s 65536 -w 10 -r 2 >"$plog" 2>&1; then st=PASSED; else st=FAILED; fi
+		result $mode "gdrcopy_copybw GDRCOPY_USE_DMABUF_MMAP=1" $st "$plog"
+		counters $mode "gdrcopy_copybw GDRCOPY_USE_DMABUF_MMAP=1"
+		# A value gdrcopy reads as "not forced" is an error to ours.
+		if [ $lib = ours ]; then
+			plog=/tmp/gdrcopy_copybw-$pairing-typo.log
+			GDRCOPY_USE_DMABUF_MMAP=yes timeout 60 gdrcopy_copybw -s 65536 -w 10 -r 2 >"$plog" 2>&1
+			check "$mode: GDRCOPY_USE_DMABUF_MMAP=yes: our gdr_open() refuses it" \
+				grep -q 'GDRCOPY_USE_DMABUF_MMAP="yes"' "$plog"
+		fi
+	else
+		check "$mode: $drv.ko unloads" unload
+	fi
 done
 check "nvp2p_emu.ko unloads" unload_module nvp2p_emu
 tap_done

@@ -8,16 +8,17 @@
 # 2. tests/peers/gdrcopy-build.sh builds it by its own Makefiles against
 #    the guest kernel and the emulated CUDA (cached in BUILD/peers/);
 # 3. one guest (page table 2.0, BUILD/kmod/v2, KERNEL) runs the pairings a
-#    to d in sequence, one program each (tests/peers/gdrcopy-guest.sh),
-#    the modules loaded and unloaded between them;
+#    to d, then e (no kernel module, the dma-buf backend) with NVIDIA's
+#    libgdrapi and with ours, in sequence, one program each
+#    (tests/peers/gdrcopy-guest.sh), the modules loaded and unloaded
+#    between them;
 # 4. one line per pairing:
 #      peers[gdrcopy-2.6 PAIRING]: N passed, N failed, N waived
 #    (waived: gdrcopy's own waivers and tests/peers/gdrcopy-2.6.waivers,
-#    never passes), the dma-buf pairing a SKIP naming what is missing,
-#    and last "N passed, N failed, N skipped" for run-tests.sh's totals
-#    (waived counted as skipped).
-# PEERS_GDRCOPY_PAIRINGS="b d" runs only those pairings (unset or empty:
-# all; a name not in the list above is an error, exit 2).
+#    never passes), and last "N passed, N failed, N skipped" for
+#    run-tests.sh's totals (waived counted as skipped).
+# PEERS_GDRCOPY_PAIRINGS="b e-ours" runs only those pairings (unset or
+# empty: all; a name not in the list above is an error, exit 2).
 # Exit status 77, with the reason on stdout, when the tarball is neither
 # in the peers folder nor downloadable; 1 when gdrcopy does not build.
 set -u
@@ -25,7 +26,7 @@ build=$(cd "$1" && pwd); results=$2; kernel=$3
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=$(basename "$kernel" | sed 's/^vmlinuz-//')
 t0=$(date +%s)
-all="a b c d"
+all="a b c d e-nvidia e-ours"
 pairings=${PEERS_GDRCOPY_PAIRINGS:-$all}
 for p in $pairings; do
 	case " $all " in *" $p "*) ;; *)
@@ -83,6 +84,8 @@ while IFS= read -r l; do
 		b) what="b: gdirect.ko + NVIDIA libgdrapi" ;;
 		c) what="c: NVIDIA gdrdrv.ko + our libgdrapi" ;;
 		d) what="d: gdirect.ko + our libgdrapi" ;;
+		e-nvidia) what="e: no module, dma-buf + NVIDIA libgdrapi" ;;
+		e-ours) what="e: no module, dma-buf + our libgdrapi" ;;
 		*) what=$x ;;
 		esac
 		rest=${l#*.sh: }
@@ -95,12 +98,8 @@ while IFS= read -r l; do
 	esac
 done <"$results/guest-peers.summary"
 # Each failure and each use of the waiver list, with its pairing.
-awk '/^=== BEGIN p-gdrcopy-/ { p = substr($3, 11, 1); next }
+awk '/^=== BEGIN p-gdrcopy-/ { p = substr($3, 11); sub(/\.sh$/, "", p); next }
 	/^not ok/ || /# SKIP waived \(gdrcopy-2.6.waivers\)/ { print "  " p ": " $0 }' \
 	"$results/peers.tap" 2>/dev/null
-# The fifth pairing needs the emulator's dma-buf exports to be mmap-able
-# and its CUDA driver to report 13.3 (gdrcopy 2.6's dma-buf backend).
-echo "peers[gdrcopy-2.6 e: dma-buf, no module]: SKIPPED: the emulator's dma-buf exports cannot be mmap'ed and its CUDA driver reports 13.0, not 13.3 (gdrcopy's GDRCOPY_USE_DMABUF_MMAP backend needs both)"
-s=$((s + 1))
 echo "peers: $(($(date +%s) - t0)) s"
 echo "$p passed, $f failed, $s skipped"
