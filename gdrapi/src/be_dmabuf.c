@@ -33,12 +33,13 @@
  * pin (coherent device, no FORCE_PCIE) keeps the default type, as gdrcopy.
  *
  * The CUDA driver is loaded through lib/cudaload (libcuda.so.1, or
- * GDIRECT_LIBCUDA), once for all gdr_t that use this backend, and closed
- * when the last of them is.  A CUDA error becomes an errno value
+ * GDIRECT_LIBCUDA; "none": no driver), once for all gdr_t that use this
+ * backend, and closed when the last of them is.  A CUDA error becomes an errno value
  * (cu_errno()), where gdrcopy returns the CUresult's number itself.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "cudaload.h"
@@ -114,6 +115,15 @@ static int cuda_load(void)
 
 	err = gdl_cuload_open(&cu, NEED, NEED, GDL_CUDA_PROC_ADDRESS, why,
 			      sizeof(why));
+	/*
+	 * A driver GDIRECT_LIBCUDA names that does not load is a mistake in
+	 * a setting, as libgdirect treats it; the default libcuda.so.1
+	 * missing only means a machine without CUDA.
+	 */
+	if (err == -ENOENT && gdl_cuload_named()) {
+		fprintf(stderr, "libgdrapi: GDIRECT_LIBCUDA: %s\n", why);
+		return EINVAL;
+	}
 	if (err) {
 		gdrapi_log("libgdrapi: dma-buf backend: %s\n", why);
 		return -err;

@@ -183,14 +183,25 @@ static void needs_13_3_and_a_device(void)
 	gdr_close(g);
 }
 
+/* No driver (GDIRECT_LIBCUDA=none) is ENOENT; one named but missing is
+ * a mistake in a setting, EINVAL. */
 static void no_driver_library(void)
 {
 	struct gdr *g;
 	int err;
 
 	env_clear();
-	setenv("GDIRECT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
 	setenv("GDRCOPY_USE_DMABUF_MMAP", "1", 1);
+	setenv("GDIRECT_LIBCUDA", "none", 1);
+	g = open_with(NO_GDIRECT, NO_GDRDRV, &err);
+	CHECK(!g);
+	CHECK_EQ(err, ENOENT);
+	setenv("GDIRECT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+	g = open_with(NO_GDIRECT, NO_GDRDRV, &err);
+	CHECK(!g);
+	CHECK_EQ(err, EINVAL);
+	/* Not forced: the kernel node's error, the message all the same. */
+	unsetenv("GDRCOPY_USE_DMABUF_MMAP");
 	g = open_with(NO_GDIRECT, NO_GDRDRV, &err);
 	CHECK(!g);
 	CHECK_EQ(err, ENOENT);
