@@ -241,6 +241,8 @@ extern unsigned int emu_max_mem_per_user_mb;
 extern unsigned short emu_dev_mode;
 #ifdef NVP2P_EMU_TEGRA
 extern unsigned int emu_dma_max_run_kb;
+#else
+extern unsigned int emu_coherent;
 #endif
 
 /* mem.c */

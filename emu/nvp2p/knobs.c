@@ -29,6 +29,9 @@
  *                                            mapped when its callback returned
  *                                            (L4T would leak them)
  *   dma_max_run_kb                           Tegra: longest hw_len run (0: any)
+ *   coherent                                 desktop: the module parameter,
+ *                                            writable: 1 makes later pins
+ *                                            those of a coherent platform
  *   bar1_total  bar1_reserved  bar1_used     BAR1 budget in bytes
  *   mem_total  mem_used                      GPU memory in bytes
  *   pin_latency_us  callback_delay_ms        the module parameters, writable;
@@ -89,6 +92,8 @@ static const struct emu_knob emu_knobs[] = {
 	EMU_FIELD("leftover_dma_maps", EMU_U64, nr_leftover_dma_maps),
 #ifdef NVP2P_EMU_TEGRA
 	EMU_PARAM("dma_max_run_kb", emu_dma_max_run_kb),
+#else
+	EMU_PARAM("coherent", emu_coherent),
 #endif
 	EMU_FIELD("bar1_total", EMU_U64, bar1_size),
 	EMU_FIELD("bar1_reserved", EMU_U64, bar1_reserved),

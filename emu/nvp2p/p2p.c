@@ -17,8 +17,11 @@
  *  - dma_unmap_pages does not take emu->lock (only emu->maps_lock), so it
  *    runs while a callback is in flight and the callback may wait for it;
  *  - persistent pins never see a callback and keep the memory alive;
- *  - a persistent pin with NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING may be
- *    mapped by the CPU only: dma_map_pages of it is -ENOTSUPP;
+ *  - on a coherent platform (the coherent knob) page tables are
+ *    CPU-cacheable, as NVIDIA's driver reports GPU memory reached over
+ *    C2C or NVLink; a persistent pin with NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING
+ *    takes the PCIe BAR1 path instead, whose table is not cacheable, and
+ *    may be mapped by the CPU only: dma_map_pages of it is -ENOTSUPP;
  *  - a call on a table put or revoked, or put_pages_persistent of a table
  *    that is not persistent, reads freed or absent state in NVIDIA's
  *    driver: here it fails, and emu_misuse() makes it loud.
@@ -197,7 +200,14 @@ static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	pin->pt.entries = entries;
 	pin->pt.gpu_uuid = pin->uuid;
 #ifndef NVP2P_EMU_PAGE_TABLE_V1
-	pin->pt.flags = 0;	/* BAR memory over PCIe: not CPU-cacheable */
+	/*
+	 * As rm_p2p_get_pages*(): memory reached over a coherent link is
+	 * CPU-cacheable, BAR1 pages (any GPU behind PCIe, or the forced
+	 * PCIe path) are not.  The addresses stay BAR2's either way, the
+	 * only ones that reach the emulated GPU's memory.
+	 */
+	pin->pt.flags = READ_ONCE(emu_coherent) && !force_bar1 ?
+			NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE : 0;
 #endif
 	for (i = 0; i < entries; i++) {
 		pin->page_structs[i].physical_address =

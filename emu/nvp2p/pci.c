@@ -103,6 +103,16 @@ module_param_cb(cuda_version, &emu_cuda_version_ops, &emu_cuda_version, 0644);
 MODULE_PARM_DESC(cuda_version,
 		 "CUDA driver API version libcuda emulates: 13000 (default, the PCIe mapping type of dma-bufs refused) or 13030 (allowed)");
 
+#ifndef NVP2P_EMU_TEGRA
+/*
+ * Read by each get_pages: pins made while it is set get the page tables of
+ * a coherent platform (p2p.c), pins made before keep theirs.
+ */
+unsigned int emu_coherent;
+module_param_named(coherent, emu_coherent, uint, 0644);
+MODULE_PARM_DESC(coherent, "1: page tables as on a coherent platform (Grace Hopper, Grace Blackwell): CPU-cacheable, FORCE_BAR1_MAPPING allowed; 0: a GPU behind PCIe (default)");
+#endif
+
 unsigned int emu_expect_misuse;
 module_param_named(expect_misuse, emu_expect_misuse, uint, 0644);
 MODULE_PARM_DESC(expect_misuse, "calls on a dead or wrong-kind page table a test makes on purpose: counted and logged without a WARN");

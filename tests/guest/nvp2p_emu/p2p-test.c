@@ -128,14 +128,17 @@ int main(void)
 	struct st_slot_info si;
 	uint64_t bar_start, used0, misuse0, stale0;
 	uint8_t pat[3000], back[3000];
+	uint64_t coherent;
 
-	tap_plan(70);
+	tap_plan(74);
 	st_fd = open("/dev/nvp2p_selftest", O_RDWR);
 	if (!tap_ok(st_fd >= 0, "selftest driver bound to edu") ||
 	    !tap_ok(cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&dev, 0) == 0 &&
 		    cuCtxCreate(&ctx, NULL, 0, dev) == 0, "CUDA context"))
 		return tap_done();
 	tap_ok(cuMemAlloc(&d, 4 * MB) == CUDA_SUCCESS, "allocate 4 MiB at 0x%llx", d);
+	coherent = emu_stat_u64("coherent") == 1;
+	tap_diag("the emulated GPU is %s", coherent == 1 ? "on a coherent platform" : "behind PCIe");
 
 	/* Rejected inputs, each with its errno. */
 	tap_ok(pin(0, ST_PIN_CALLBACK, d + 4096, KB64) == -EINVAL, "unaligned address: -EINVAL");
@@ -156,7 +159,9 @@ int main(void)
 	tap_ok(si.page_size == NVIDIA_P2P_PAGE_SIZE_64KB && si.entries == 32, "64 KiB pages, 32 entries");
 	tap_ok(si.phys_last - si.phys0 == 31 * KB64 && si.uuid_set, "physical addresses contiguous in the BAR, GPU UUID set");
 	if (NVIDIA_P2P_MAJOR_VERSION(si.version) >= 2)
-		tap_ok(si.flags == 0, "version 2 flags: not CPU-cacheable");
+		tap_ok(si.flags == (coherent ? NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE : 0),
+		       "version 2 flags %#x: %s", si.flags, coherent ?
+		       "CPU-cacheable (coherent platform)" : "not CPU-cacheable (PCIe)");
 	else
 		tap_skip("page-table flags", "version 1 tables have no flags field");
 	bar_start = guest_bar2_start();
@@ -235,6 +240,40 @@ int main(void)
 	tap_ok(pin_flags(7, d, KB64, NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING) == 0, "get_pages_persistent with FORCE_BAR1_MAPPING");
 	tap_ok(dma(ST_IOC_DMA_MAP, 7, ST_DMA_EDU) == -ENOTSUPP && emu_stat_u64("dma_maps") == 0, "dma_map_pages of a FORCE_BAR1_MAPPING table: -ENOTSUPP");
 	tap_ok(put(7, ST_PUT_PERSISTENT, d, 0) == 0, "put_pages_persistent of it");
+	/*
+	 * The other platform, through the knob, which later pins read: on a
+	 * coherent one get_pages and get_pages_persistent give CPU-cacheable
+	 * tables, and FORCE_BAR1_MAPPING the PCIe BAR1 path's, which are not.
+	 */
+	if (NVIDIA_P2P_MAJOR_VERSION(si.version) >= 2) {
+		uint32_t f_cb, f_pers, f_bar1;
+
+		knob("coherent", coherent ? "0" : "1");
+		tap_ok(pin(7, ST_PIN_CALLBACK, d + KB64, KB64) == 0 &&
+		       pin_flags(8, d + KB64, KB64, NVIDIA_P2P_FLAGS_DEFAULT) == 0 &&
+		       pin_flags(10, d + KB64, KB64, NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING) == 0,
+		       "%s platform: get_pages, get_pages_persistent, and with FORCE_BAR1_MAPPING",
+		       coherent ? "PCIe" : "coherent");
+		f_cb = info(7).flags;
+		f_pers = info(8).flags;
+		f_bar1 = info(10).flags;
+		tap_ok(f_cb == f_pers && f_cb == (coherent ? 0 : NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE),
+		       "their flags %#x and %#x: %s", f_cb, f_pers, coherent ? "not CPU-cacheable" : "CPU-cacheable");
+		tap_ok(f_bar1 == 0 && dma(ST_IOC_DMA_MAP, 10, ST_DMA_EDU) == -ENOTSUPP,
+		       "FORCE_BAR1_MAPPING: BAR1 pages, not CPU-cacheable (%#x), for CPU mappings only", f_bar1);
+		tap_ok(dma(ST_IOC_DMA_MAP, 8, ST_DMA_EDU) == 0 && edu(8, 64, sizeof(pat), 9) == 0 &&
+		       dma(ST_IOC_DMA_UNMAP, 8, ST_DMA_EDU) == 0,
+		       "a default persistent table maps for edu and takes its DMA");
+		put(7, ST_PUT_NORMAL, d + KB64, 0);
+		put(8, ST_PUT_PERSISTENT, d + KB64, 0);
+		put(10, ST_PUT_PERSISTENT, d + KB64, 0);
+		knob("coherent", coherent ? "1" : "0");
+	} else {
+		tap_skip("the other platform's page tables", "version 1 tables have no flags field");
+		tap_skip("the other platform's page tables", "version 1 tables have no flags field");
+		tap_skip("the other platform's page tables", "version 1 tables have no flags field");
+		tap_skip("the other platform's page tables", "version 1 tables have no flags field");
+	}
 	tap_ok(cuMemFree(d) == 0 && info(4).live && info(4).callbacks == 0, "free of persistently pinned memory: no callback");
 	tap_ok(emu_stat_u64("mem_used") == used0 && guest_host_has(si.phys0 - bar_start, pat, sizeof(pat)), "the memory and its data stay alive");
 	tap_ok(put(4, ST_PUT_PERSISTENT, d, 1) == -EINVAL, "put_pages_persistent with flags: -EINVAL");
