@@ -21,7 +21,8 @@
  *    CPU-cacheable, as NVIDIA's driver reports GPU memory reached over
  *    C2C or NVLink; a persistent pin with NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING
  *    takes the PCIe BAR1 path instead, whose table is not cacheable, and
- *    may be mapped by the CPU only: dma_map_pages of it is -ENOTSUPP;
+ *    may be mapped by the CPU only: dma_map_pages of it is -ENOTSUPP.  A
+ *    GPU behind PCIe refuses FORCE_BAR1_MAPPING with -ENOTSUPP;
  *  - a call on a table put or revoked, or put_pages_persistent of a table
  *    that is not persistent, reads freed or absent state in NVIDIA's
  *    driver: here it fails, and emu_misuse() makes it loud.
@@ -133,6 +134,13 @@ static int emu_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	ret = emu_pin_range(va, len, EMU_PAGE_SHIFT, &entries);
 	if (ret)
 		return ret;
+	/*
+	 * As RmP2PGetPagesPersistent(): the forced PCIe path is an
+	 * alternative to a coherent link, so a GPU behind PCIe, which has
+	 * only that path, refuses the request.
+	 */
+	if (force_bar1 && !READ_ONCE(emu_coherent))
+		return -ENOTSUPP;
 
 	/* Pinning is slow on real GPUs (about a millisecond): so is ours. */
 	if (emu_pin_latency_us)
@@ -274,11 +282,13 @@ NVP2P_EXPORT(nvidia_p2p_get_pages);
  * @flags: NVIDIA_P2P_FLAGS_DEFAULT or NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING
  *
  * The pin keeps the memory alive even after the owner frees it; no callback
- * is ever invoked.  With NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING the pages are
- * for CPU mappings only, as in NVIDIA's driver: nvidia_p2p_dma_map_pages()
- * of the table is -ENOTSUPP.  May sleep.
+ * is ever invoked.  NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING, on a coherent
+ * platform only, pins through PCIe BAR1: the table is not CPU-cacheable and
+ * is for CPU mappings only, as in NVIDIA's driver (nvidia_p2p_dma_map_pages()
+ * of it is -ENOTSUPP).  May sleep.
  *
- * Return: as nvidia_p2p_get_pages().
+ * Return: as nvidia_p2p_get_pages(); also -ENOTSUPP for
+ * NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING on a GPU that is not coherent.
  */
 int nvidia_p2p_get_pages_persistent(uint64_t virtual_address, uint64_t length,
 				    struct nvidia_p2p_page_table **page_table,

@@ -98,6 +98,37 @@ static uint32_t pt_version(void)
 	return i.page_table_version;
 }
 
+/* The loaded emulator's tables have a flags field (version 2). */
+static int has_flags;
+
+/*
+ * FORCE_BAR1_MAPPING, as NVIDIA's driver: refused with -ENOTSUPP unless
+ * the platform is coherent (RmP2PGetPagesPersistent()), where it takes
+ * the PCIe BAR1 path: a table that is not CPU-cacheable, for CPU mappings
+ * only (nv-p2p.c refuses dma_map_pages of it).  Two checks, in @slot.
+ */
+static void check_force_bar1(int coh, uint32_t slot, uint64_t va)
+{
+	uint64_t pins = emu_stat_u64("pins");
+	int ret = pin_flags(slot, va, KB64, NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING);
+	struct st_slot_info i = info(slot);
+
+	if (!coh) {
+		tap_ok(ret == -ENOTSUPP && !i.live && emu_stat_u64("pins") == pins,
+		       "PCIe: get_pages_persistent with FORCE_BAR1_MAPPING: -ENOTSUPP (%d), no pin", ret);
+		tap_ok(pin_flags(slot, va, KB64, NVIDIA_P2P_FLAGS_DEFAULT) == 0 &&
+		       put(slot, ST_PUT_PERSISTENT, va, 0) == 0,
+		       "PCIe: the same pin without the flag succeeds");
+		return;
+	}
+	tap_ok(ret == 0 && i.live && (!has_flags || i.flags == 0),
+	       "coherent: get_pages_persistent with FORCE_BAR1_MAPPING (%d): BAR1 pages, not CPU-cacheable (%#x)",
+	       ret, i.flags);
+	tap_ok(dma(ST_IOC_DMA_MAP, slot, ST_DMA_EDU) == -ENOTSUPP &&
+	       put(slot, ST_PUT_PERSISTENT, va, 0) == 0,
+	       "coherent: dma_map_pages of the FORCE_BAR1_MAPPING table: -ENOTSUPP (CPU mappings only); put");
+}
+
 struct put_arg {
 	uint64_t va;
 	int ret;
@@ -158,7 +189,8 @@ int main(void)
 	tap_ok(si.live && si.version == pt_version() && si.compatible, "page table version 0x%08x as built, compatible", si.version);
 	tap_ok(si.page_size == NVIDIA_P2P_PAGE_SIZE_64KB && si.entries == 32, "64 KiB pages, 32 entries");
 	tap_ok(si.phys_last - si.phys0 == 31 * KB64 && si.uuid_set, "physical addresses contiguous in the BAR, GPU UUID set");
-	if (NVIDIA_P2P_MAJOR_VERSION(si.version) >= 2)
+	has_flags = NVIDIA_P2P_MAJOR_VERSION(si.version) >= 2;
+	if (has_flags)
 		tap_ok(si.flags == (coherent ? NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE : 0),
 		       "version 2 flags %#x: %s", si.flags, coherent ?
 		       "CPU-cacheable (coherent platform)" : "not CPU-cacheable (PCIe)");
@@ -236,43 +268,33 @@ int main(void)
 	used0 = emu_stat_u64("mem_used");
 	tap_ok(pin_flags(4, d, 2 * MB, NVIDIA_P2P_FLAGS_DEFAULT) == 0, "get_pages_persistent");
 	si = info(4);
-	/* As NVIDIA's driver: a FORCE_BAR1 table is for CPU mappings only. */
-	tap_ok(pin_flags(7, d, KB64, NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING) == 0, "get_pages_persistent with FORCE_BAR1_MAPPING");
-	tap_ok(dma(ST_IOC_DMA_MAP, 7, ST_DMA_EDU) == -ENOTSUPP && emu_stat_u64("dma_maps") == 0, "dma_map_pages of a FORCE_BAR1_MAPPING table: -ENOTSUPP");
-	tap_ok(put(7, ST_PUT_PERSISTENT, d, 0) == 0, "put_pages_persistent of it");
+	check_force_bar1(coherent, 7, d);
 	/*
 	 * The other platform, through the knob, which later pins read: on a
 	 * coherent one get_pages and get_pages_persistent give CPU-cacheable
-	 * tables, and FORCE_BAR1_MAPPING the PCIe BAR1 path's, which are not.
+	 * tables, on a GPU behind PCIe tables that are not.
 	 */
-	if (NVIDIA_P2P_MAJOR_VERSION(si.version) >= 2) {
-		uint32_t f_cb, f_pers, f_bar1;
+	{
+		uint32_t f_cb, f_pers;
 
 		knob("coherent", coherent ? "0" : "1");
 		tap_ok(pin(7, ST_PIN_CALLBACK, d + KB64, KB64) == 0 &&
-		       pin_flags(8, d + KB64, KB64, NVIDIA_P2P_FLAGS_DEFAULT) == 0 &&
-		       pin_flags(10, d + KB64, KB64, NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING) == 0,
-		       "%s platform: get_pages, get_pages_persistent, and with FORCE_BAR1_MAPPING",
-		       coherent ? "PCIe" : "coherent");
+		       pin_flags(8, d + KB64, KB64, NVIDIA_P2P_FLAGS_DEFAULT) == 0,
+		       "%s platform: get_pages, get_pages_persistent", coherent ? "PCIe" : "coherent");
 		f_cb = info(7).flags;
 		f_pers = info(8).flags;
-		f_bar1 = info(10).flags;
-		tap_ok(f_cb == f_pers && f_cb == (coherent ? 0 : NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE),
-		       "their flags %#x and %#x: %s", f_cb, f_pers, coherent ? "not CPU-cacheable" : "CPU-cacheable");
-		tap_ok(f_bar1 == 0 && dma(ST_IOC_DMA_MAP, 10, ST_DMA_EDU) == -ENOTSUPP,
-		       "FORCE_BAR1_MAPPING: BAR1 pages, not CPU-cacheable (%#x), for CPU mappings only", f_bar1);
+		if (has_flags)
+			tap_ok(f_cb == f_pers && f_cb == (coherent ? 0 : NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE),
+			       "their flags %#x and %#x: %s", f_cb, f_pers, coherent ? "not CPU-cacheable" : "CPU-cacheable");
+		else
+			tap_skip("the other platform's page-table flags", "version 1 tables have no flags field");
+		check_force_bar1(!coherent, 10, d + KB64);
 		tap_ok(dma(ST_IOC_DMA_MAP, 8, ST_DMA_EDU) == 0 && edu(8, 64, sizeof(pat), 9) == 0 &&
 		       dma(ST_IOC_DMA_UNMAP, 8, ST_DMA_EDU) == 0,
 		       "a default persistent table maps for edu and takes its DMA");
 		put(7, ST_PUT_NORMAL, d + KB64, 0);
 		put(8, ST_PUT_PERSISTENT, d + KB64, 0);
-		put(10, ST_PUT_PERSISTENT, d + KB64, 0);
 		knob("coherent", coherent ? "1" : "0");
-	} else {
-		tap_skip("the other platform's page tables", "version 1 tables have no flags field");
-		tap_skip("the other platform's page tables", "version 1 tables have no flags field");
-		tap_skip("the other platform's page tables", "version 1 tables have no flags field");
-		tap_skip("the other platform's page tables", "version 1 tables have no flags field");
 	}
 	tap_ok(cuMemFree(d) == 0 && info(4).live && info(4).callbacks == 0, "free of persistently pinned memory: no callback");
 	tap_ok(emu_stat_u64("mem_used") == used0 && guest_host_has(si.phys0 - bar_start, pat, sizeof(pat)), "the memory and its data stay alive");
