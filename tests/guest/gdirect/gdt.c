@@ -234,6 +234,11 @@ uint64_t gdt_emu(const char *name)
 	return emu_stat_u64(name);
 }
 
+int gdt_coherent(void)
+{
+	return emu_stat_u64("coherent") == 1;
+}
+
 int gdt_emu_wait(const char *name, uint64_t value, unsigned int ms)
 {
 	return emu_wait_stat(name, value, ms);

@@ -101,6 +101,11 @@ uint64_t gdt_region_phys(uint64_t handle);
 
 /* Emulator counters and knobs (emu/include/emu_knob.h). */
 uint64_t gdt_emu(const char *name);
+/*
+ * 1 if the emulated GPU is a coherent platform's (knob coherent, the
+ * coherent lane): its page tables are CPU-cacheable.
+ */
+int gdt_coherent(void);
 /* emu_wait_stat(): wait up to @ms for counter @name to reach @value. */
 int gdt_emu_wait(const char *name, uint64_t value, unsigned int ms);
 void gdt_emu_knob(const char *name, const char *value);

@@ -50,6 +50,12 @@
  * /dev/gdrdrv the driver's EOPNOTSUPP from REQ_MAPPING_TYPE, passed on as
  * gdrcopy's library does; over /dev/gdirect the library's EINVAL.
  */
+/* A coherent platform's emulator (the coherent lane): cacheable pages. */
+static int coherent(void)
+{
+	return emu_stat_u64("coherent") == 1;
+}
+
 static int unsupported(void)
 {
 	return strcmp(BACKEND, "gdrdrv") ? EINVAL : EOPNOTSUPP;
@@ -203,17 +209,32 @@ static void copies(gdr_t g)
 	is(gdr_map_v2(g, mh, &map, size, GDR_MAP_FLAG_REQ_DEVICE_MAPPING),
 	   unsupported(),
 	   "gdr_map_v2 asking for a device mapping (none on x86)");
-	is(gdr_map_v2(g, mh, &map, size, GDR_MAP_FLAG_REQ_CACHE_MAPPING),
-	   unsupported(),
-	   "gdr_map_v2 asking for a cached mapping of write-combined memory");
-	tap_ok(gdr_get_info(g, mh, &info) == 0 && !info.mapped, "still not mapped");
+	if (coherent()) {
+		is(gdr_map_v2(g, mh, &map, size, GDR_MAP_FLAG_REQ_CACHE_MAPPING),
+		   0, "gdr_map_v2 asking for a cached mapping of CPU-cacheable memory");
+		tap_ok(gdr_get_info(g, mh, &info) == 0 && info.mapped &&
+		       info.mapping_type == GDR_MAPPING_TYPE_CACHING &&
+		       gdr_unmap(g, mh, map, size) == 0,
+		       "mapped cached, then unmapped");
+	} else {
+		is(gdr_map_v2(g, mh, &map, size, GDR_MAP_FLAG_REQ_CACHE_MAPPING),
+		   unsupported(),
+		   "gdr_map_v2 asking for a cached mapping of write-combined memory");
+		tap_ok(gdr_get_info(g, mh, &info) == 0 && !info.mapped, "still not mapped");
+	}
 	if (!is(gdr_map(g, mh, &map, size), 0, "gdr_map"))
 		goto unpin;
 	is(gdr_map(g, mh, &map, size), EAGAIN, "gdr_map again");
-	tap_ok(gdr_get_info(g, mh, &info) == 0 && info.mapped && info.wc_mapping &&
-	   info.mapping_type == GDR_MAPPING_TYPE_WC, "gdr_get_info: mapped, WC");
+	/* The memory's own type: cached where the page table says so. */
+	if (coherent())
+		tap_ok(gdr_get_info(g, mh, &info) == 0 && info.mapped && !info.wc_mapping &&
+		       info.mapping_type == GDR_MAPPING_TYPE_CACHING, "gdr_get_info: mapped, cached");
+	else
+		tap_ok(gdr_get_info(g, mh, &info) == 0 && info.mapped && info.wc_mapping &&
+		       info.mapping_type == GDR_MAPPING_TYPE_WC, "gdr_get_info: mapped, WC");
 	tap_ok(gdr_get_mapping_type_string(info.mapping_type, &name) == 0 &&
-	   !strcmp(name, "Write Combining"), "mapping type string '%s'", name);
+	   !strcmp(name, coherent() ? "Caching" : "Write Combining"),
+	   "mapping type string '%s'", name);
 
 	memset(img, 0, size);
 	is(gdr_copy_to_mapping(mh, map, img, size), 0, "zero the buffer");
@@ -283,10 +304,19 @@ static void small_and_unaligned(gdr_t g)
 		is(gdr_unpin_buffer(g, b), 0, "unpin the second");
 		goto out;
 	}
+	/*
+	 * /dev/gdirect maps a region one way, the page table's: a WC
+	 * request of CPU-cacheable memory is EINVAL there (docs/gdrcopy.md).
+	 */
+	if (coherent())
+		is(gdr_map_v2(g, b, &mb, KB64, GDR_MAP_FLAG_REQ_WC_MAPPING), EINVAL,
+		   "gdr_map_v2 asking for WC of CPU-cacheable memory over /dev/gdirect");
 	if (tap_ok(gdr_map(g, a, &ma, KB64) == 0 &&
-	       gdr_map_v2(g, b, &mb, KB64, GDR_MAP_FLAG_REQ_WC_MAPPING) == 0 &&
-	       gdr_get_info(g, b, &ib) == 0 && ib.mapping_type == GDR_MAPPING_TYPE_WC,
-	       "map both, the second with gdr_map_v2 asking for WC")) {
+	       gdr_map_v2(g, b, &mb, KB64, coherent() ? GDR_MAP_FLAG_REQ_CACHE_MAPPING :
+			  GDR_MAP_FLAG_REQ_WC_MAPPING) == 0 &&
+	       gdr_get_info(g, b, &ib) == 0 && ib.mapping_type ==
+	       (coherent() ? GDR_MAPPING_TYPE_CACHING : GDR_MAPPING_TYPE_WC),
+	       "map both, the second with gdr_map_v2 asking for the memory's type")) {
 		fill(w, sizeof(w), 77);
 		memset(r, 0, sizeof(r));
 		tap_ok(gdr_copy_to_mapping(a, (char *)ma + (d + 0x1234 - ia.va), w, sizeof(w)) == 0 &&
