@@ -28,16 +28,18 @@
 # Debian kernel the guest boots (linux-headers-amd64), one copy per flavour
 # under build/kmod/: page-table version 2.0 "v2", 1.2 "v1", and "tegra",
 # the Tegra interface of guide 13.4 (the provider, gdirect and the example),
-# and "prop", page table 2.0 with the emulator licensed as NVIDIA's
-# proprietary driver (docs/emulator.md).
+# "prop", page table 2.0 with the emulator licensed as NVIDIA's
+# proprietary driver, and "coherent", page table 2.0 with the emulator a
+# coherent platform's (docs/emulator.md).
 
 BUILD     ?= build
 KVER      ?= $(shell ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$$' | sort -V | tail -n1)
 KDIR      ?= /lib/modules/$(KVER)/build
 MODULES   := nvp2p_emu nvp2p_selftest gdirect gdirect_edu gdirect_kapitest
-FLAVOURS  := v2 v1 tegra prop
+FLAVOURS  := v2 v1 tegra prop coherent
 TEGRA_MODULES := nvp2p_emu gdirect gdirect_edu
 PROP_MODULES := nvp2p_emu gdirect gdirect_edu
+COHERENT_MODULES := nvp2p_emu nvp2p_selftest gdirect gdirect_edu
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local
 
@@ -65,6 +67,7 @@ modules:
 	@for fl in $(FLAVOURS); do \
 	  mods="$(MODULES)"; [ $$fl = tegra ] && mods="$(TEGRA_MODULES)"; \
 	  [ $$fl = prop ] && mods="$(PROP_MODULES)"; \
+	  [ $$fl = coherent ] && mods="$(COHERENT_MODULES)"; \
 	  scripts/build-modules.sh "$(KDIR)" "$(BUILD)/kmod/$$fl" "$$fl" $$mods || exit 1; \
 	done
 

@@ -10,7 +10,9 @@
 # the Tegra interface of guide 13.4 (nvp2p_emu and gdirect alike); prop
 # builds the emulator as NVIDIA's proprietary driver (page table 2.0,
 # licensed "NVIDIA", plain exports), and the modules above it find that
-# out from its Module.symvers.
+# out from its Module.symvers; coherent builds the emulator of a coherent
+# platform (page table 2.0, the coherent parameter 1 by default:
+# docs/emulator.md), the modules above it as v2.
 # GDIRECT_KBUILD_CHECK=sparse passes C=2 CHECK=sparse to Kbuild, so every
 # source file is run through sparse whether or not it is recompiled
 # (scripts/lint-kernel.sh); its warnings go to stderr with the compiler's.
@@ -45,6 +47,7 @@ for m in "$@"; do
 	v1) extra="$extra -DNVP2P_EMU_PAGE_TABLE_V1" ;;
 	tegra) extra="$extra -DNVP2P_EMU_TEGRA"; tegra=1 ;;
 	prop) extra="$extra -DNVP2P_EMU_PROPRIETARY" ;;
+	coherent) extra="$extra -DNVP2P_EMU_COHERENT" ;;
 	esac
 	# $check is empty or two words, split on purpose.
 	# shellcheck disable=SC2086

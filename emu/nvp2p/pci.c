@@ -106,11 +106,17 @@ MODULE_PARM_DESC(cuda_version,
 #ifndef NVP2P_EMU_TEGRA
 /*
  * Read by each get_pages: pins made while it is set get the page tables of
- * a coherent platform (p2p.c), pins made before keep theirs.
+ * a coherent platform (p2p.c), pins made before keep theirs.  1 by default
+ * in the coherent flavour (NVP2P_EMU_COHERENT), so that every load of the
+ * module in a guest booted with it is a coherent platform's.
  */
+#ifdef NVP2P_EMU_COHERENT
+unsigned int emu_coherent = 1;
+#else
 unsigned int emu_coherent;
+#endif
 module_param_named(coherent, emu_coherent, uint, 0644);
-MODULE_PARM_DESC(coherent, "1: page tables as on a coherent platform (Grace Hopper, Grace Blackwell): CPU-cacheable, FORCE_BAR1_MAPPING allowed; 0: a GPU behind PCIe (default)");
+MODULE_PARM_DESC(coherent, "1: page tables as on a coherent platform (Grace Hopper, Grace Blackwell): CPU-cacheable, FORCE_BAR1_MAPPING allowed; 0: a GPU behind PCIe (default but in the coherent flavour)");
 #endif
 
 unsigned int emu_expect_misuse;
