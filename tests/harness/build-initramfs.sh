@@ -133,5 +133,7 @@ mkdir -p "$root/lib64"
 cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
 
 [ -n "${GUEST_TESTS:-}" ] && echo "$GUEST_TESTS" > "$root/etc/gdirect-tests"
+# The flavour booted, for tests that check the modules are that flavour's.
+echo "$flavour" > "$root/etc/gdirect-flavour"
 [ -n "${GUEST_TIMEOUT:-}" ] && echo "$GUEST_TIMEOUT" > "$root/etc/gdirect-timeout"
 (cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out"

@@ -14,8 +14,10 @@
 #      driver and gdirect-info tests ($GUEST_V1_TESTS); then the Tegra
 #      interface (guide 13.4) runs its own tests, tg-*; and the emulator
 #      built as NVIDIA's proprietary driver runs gdirect's suites on it
-#      ($GUEST_PROP_TESTS); and the kernel suites again on bookworm-
-#      backports' 6.12 kernel ($GUEST_BPO_TESTS)
+#      ($GUEST_PROP_TESTS); and the emulator of a coherent platform
+#      (CPU-cacheable page tables) runs the suites of gdirect's cacheable
+#      paths ($GUEST_COHERENT_TESTS); and the kernel suites again on
+#      bookworm-backports' 6.12 kernel ($GUEST_BPO_TESTS)
 #   4a. the peers lane: gdrcopy 2.6 built unchanged from its release
 #      tarball and run in every pairing with gdirect, in one guest
 #      (tests/peers/gdrcopy-lane.sh, docs/gdrcopy.md); where the tarball is
@@ -273,7 +275,7 @@ fi
 if [ -n "$guest_why" ]; then
 	echo "== the emulated machine's lanes: SKIPPED here ($guest_why)"
 	for l in "guest[v2]" conformance conformance-64k conformance-13030 conformance-runtime \
-		"guest[v1]" "guest[tegra]" "guest[prop]" "guest[bpo]" "guest[cluster]" \
+		"guest[v1]" "guest[tegra]" "guest[prop]" "guest[coherent]" "guest[bpo]" "guest[cluster]" \
 		"peers[gdrcopy-2.6]"; do
 		lane_skip "$l" "$guest_why"
 	done
@@ -338,6 +340,12 @@ echo "== guest suite, Tegra interface (guide 13.4)"
 run_guest tegra "tg-*"
 echo "== guest suite, emulator as NVIDIA's proprietary driver (licence NVIDIA)"
 run_guest prop "${GUEST_PROP_TESTS:-t-31-gdirect-licence.sh t-19-cuda-dmabuf.sh t-30-gdirect-api t-30-gdirect-edu t-30-gdirect-race t-30-gdirect-teardown t-30-gdirect-fuzz}"
+# Grace Hopper's page tables: CPU-cacheable, FORCE_BAR1 the PCIe path.  The
+# emulator's own tables (t-12, which also checks that the flavour is
+# coherent), then gdirect's pins, mappings, REGION_INFO, gdrdrv personality
+# and DMA, libgdrapi over both devices and libgdirect's copies on them.
+echo "== guest suite, emulator of a coherent platform (CPU-cacheable page tables)"
+run_guest coherent "${GUEST_COHERENT_TESTS:-t-12-emu-p2p.sh t-30-gdirect-api t-30-gdirect-gdrdrv t-30-gdirect-gdrdrv-persist t-30-gdirect-edu t-50-gdrapi t-50-gdrapi-gdrdrv t-50-lib-rcache t-50-lib-persistent.sh}"
 
 # The newest kernel Debian 12 offers (bookworm-backports, 6.12): the
 # modules rebuilt against its headers (page table 2.0), and the suites that

@@ -161,7 +161,7 @@ int main(void)
 	uint8_t pat[3000], back[3000];
 	uint64_t coherent;
 
-	tap_plan(74);
+	tap_plan(75);
 	st_fd = open("/dev/nvp2p_selftest", O_RDWR);
 	if (!tap_ok(st_fd >= 0, "selftest driver bound to edu") ||
 	    !tap_ok(cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&dev, 0) == 0 &&
@@ -169,7 +169,25 @@ int main(void)
 		return tap_done();
 	tap_ok(cuMemAlloc(&d, 4 * MB) == CUDA_SUCCESS, "allocate 4 MiB at 0x%llx", d);
 	coherent = emu_stat_u64("coherent") == 1;
-	tap_diag("the emulated GPU is %s", coherent == 1 ? "on a coherent platform" : "behind PCIe");
+	/*
+	 * The coherent lane boots the coherent flavour: were the emulator
+	 * not a coherent platform's there, every cacheable path would go
+	 * untested while the lane passed.
+	 */
+	{
+		char fl[32] = "";
+
+		if (guest_read("/etc/gdirect-flavour", fl, sizeof(fl)))
+			fl[0] = '\0';
+		else
+			fl[strcspn(fl, "\n")] = '\0';
+		if (fl[0])
+			tap_ok(coherent == !strcmp(fl, "coherent"),
+			       "flavour %s: the emulated GPU is %s", fl,
+			       coherent ? "a coherent platform's" : "behind PCIe");
+		else
+			tap_skip("the platform the flavour builds", "no /etc/gdirect-flavour");
+	}
 
 	/* Rejected inputs, each with its errno. */
 	tap_ok(pin(0, ST_PIN_CALLBACK, d + 4096, KB64) == -EINVAL, "unaligned address: -EINVAL");
