@@ -242,7 +242,7 @@ extern unsigned short emu_dev_mode;
 #ifdef NVP2P_EMU_TEGRA
 extern unsigned int emu_dma_max_run_kb;
 #else
-extern unsigned int emu_coherent;
+extern bool emu_coherent;
 #endif
 
 /* mem.c */

@@ -59,6 +59,7 @@ enum emu_knob_kind {
 	EMU_U64,	/* a u64 field of struct emu_dev, read-only */
 	EMU_ATOMIC,	/* an atomic_t field of struct emu_dev, read-only */
 	EMU_U32,	/* a global unsigned int, writable */
+	EMU_BOOL,	/* a global bool, writable: 0 or 1 (kstrtobool) */
 	EMU_MEM_USED,	/* emu->mem_used, read under the lock */
 	EMU_FAULT,	/* a struct emu_fault field: "COUNT ERRNO", writable */
 	EMU_CUDA_VERSION, /* emu_cuda_version, writable with its own check */
@@ -69,10 +70,12 @@ struct emu_knob {
 	enum emu_knob_kind kind;
 	size_t off;			/* into struct emu_dev */
 	unsigned int *u32;		/* EMU_U32 */
+	bool *b;			/* EMU_BOOL */
 };
 
-#define EMU_FIELD(n, k, f) { n, k, offsetof(struct emu_dev, f), NULL }
-#define EMU_PARAM(n, v) { n, EMU_U32, 0, &(v) }
+#define EMU_FIELD(n, k, f) { n, k, offsetof(struct emu_dev, f), NULL, NULL }
+#define EMU_PARAM(n, v) { n, EMU_U32, 0, &(v), NULL }
+#define EMU_PARAM_BOOL(n, v) { n, EMU_BOOL, 0, NULL, &(v) }
 
 static const struct emu_knob emu_knobs[] = {
 	EMU_FIELD("allocations", EMU_U64, nr_allocs),
@@ -93,7 +96,7 @@ static const struct emu_knob emu_knobs[] = {
 #ifdef NVP2P_EMU_TEGRA
 	EMU_PARAM("dma_max_run_kb", emu_dma_max_run_kb),
 #else
-	EMU_PARAM("coherent", emu_coherent),
+	EMU_PARAM_BOOL("coherent", emu_coherent),
 #endif
 	EMU_FIELD("bar1_total", EMU_U64, bar1_size),
 	EMU_FIELD("bar1_reserved", EMU_U64, bar1_reserved),
@@ -123,8 +126,8 @@ const char *emu_knob_name(const struct emu_knob *k)
 
 bool emu_knob_writable(const struct emu_knob *k)
 {
-	return k->kind == EMU_U32 || k->kind == EMU_FAULT ||
-	       k->kind == EMU_CUDA_VERSION;
+	return k->kind == EMU_U32 || k->kind == EMU_BOOL ||
+	       k->kind == EMU_FAULT || k->kind == EMU_CUDA_VERSION;
 }
 
 /* single_open()'s show: the knob in m->private, one line. */
@@ -146,6 +149,9 @@ int emu_knob_show(struct seq_file *m, void *v)
 	case EMU_CUDA_VERSION:
 		seq_printf(m, "%u\n", READ_ONCE(*k->u32));
 		break;
+	case EMU_BOOL:
+		seq_printf(m, "%d\n", READ_ONCE(*k->b));
+		break;
 	case EMU_MEM_USED:
 		mutex_lock(&emu->lock);
 		val = emu->mem_used;
@@ -162,14 +168,15 @@ int emu_knob_show(struct seq_file *m, void *v)
 }
 
 /*
- * A write to knob @k: a number for a parameter, "COUNT ERRNO" for a
- * fault; len, or -EINVAL for bad input, -EPERM for a counter.
+ * A write to knob @k: a number for a parameter, 0 or 1 (y, n...) for a
+ * bool, "COUNT ERRNO" for a fault; len, or -EINVAL for bad input, -EPERM for a counter.
  */
 ssize_t emu_knob_write(const struct emu_knob *k, const char __user *ubuf,
 		       size_t len)
 {
 	struct emu_fault *f = (void *)((char *)emu + k->off);
 	unsigned int count;
+	bool on;
 	int err;
 	char buf[32];
 
@@ -185,6 +192,13 @@ ssize_t emu_knob_write(const struct emu_knob *k, const char __user *ubuf,
 		if (!err)
 			err = emu_cuda_version_set(count);
 		return err ? err : len;
+	}
+	if (k->kind == EMU_BOOL) {
+		err = kstrtobool_from_user(ubuf, len, &on);
+		if (err)
+			return err;
+		WRITE_ONCE(*k->b, on);
+		return len;
 	}
 	if (k->kind != EMU_FAULT)
 		return -EPERM;

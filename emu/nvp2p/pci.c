@@ -111,11 +111,11 @@ MODULE_PARM_DESC(cuda_version,
  * module in a guest booted with it is a coherent platform's.
  */
 #ifdef NVP2P_EMU_COHERENT
-unsigned int emu_coherent = 1;
+bool emu_coherent = true;
 #else
-unsigned int emu_coherent;
+bool emu_coherent;
 #endif
-module_param_named(coherent, emu_coherent, uint, 0644);
+module_param_named(coherent, emu_coherent, bool, 0644);
 MODULE_PARM_DESC(coherent, "1: page tables as on a coherent platform (Grace Hopper, Grace Blackwell): CPU-cacheable, FORCE_BAR1_MAPPING allowed; 0: a GPU behind PCIe (default but in the coherent flavour)");
 #endif
 

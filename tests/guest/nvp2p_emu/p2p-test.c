@@ -159,9 +159,9 @@ int main(void)
 	struct st_slot_info si;
 	uint64_t bar_start, used0, misuse0, stale0;
 	uint8_t pat[3000], back[3000];
-	uint64_t coherent;
+	int coherent;
 
-	tap_plan(75);
+	tap_plan(76);
 	st_fd = open("/dev/nvp2p_selftest", O_RDWR);
 	if (!tap_ok(st_fd >= 0, "selftest driver bound to edu") ||
 	    !tap_ok(cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&dev, 0) == 0 &&
@@ -188,6 +188,10 @@ int main(void)
 		else
 			tap_skip("the platform the flavour builds", "no /etc/gdirect-flavour");
 	}
+	errno = 0;
+	tap_ok(emu_knob_set("coherent", "2") != 0 && errno == EINVAL &&
+	       emu_stat_u64("coherent") == (uint64_t)coherent,
+	       "knob coherent: 2 refused (EINVAL), %d kept", coherent);
 
 	/* Rejected inputs, each with its errno. */
 	tap_ok(pin(0, ST_PIN_CALLBACK, d + 4096, KB64) == -EINVAL, "unaligned address: -EINVAL");
