@@ -49,7 +49,7 @@ static int gd_gdr_pin(struct gd_ctx *ctx, void __user *arg, bool v2)
 	if (v2) {
 		if (copy_from_user(&p2, arg, sizeof(p2)))
 			return -EFAULT;
-		/* FORCE_PCIE needs a coherent platform's BAR1 path: none. */
+		/* FORCE_PCIE (coherent platforms only) is not offered. */
 		if (p2.flags)
 			return -EINVAL;
 		ret = gd_ctx_pin(ctx, p2.addr, p2.size, 0, 0, 0, &res);
