@@ -375,6 +375,10 @@ static long emu_ioc_info(void __user *argp)
 	};
 
 	info.cuda_version = READ_ONCE(emu_cuda_version);
+#ifndef NVP2P_EMU_TEGRA
+	if (READ_ONCE(emu_coherent))
+		info.caps |= NVP2P_EMU_CAP_COHERENT;
+#endif
 	mutex_lock(&emu->lock);
 	info.mem_used = emu->mem_used;
 	info.bar1_used = emu->bar1_used;

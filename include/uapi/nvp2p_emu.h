@@ -45,6 +45,8 @@ struct nvp2p_emu_info {
 
 /* nvp2p_emu_info.caps */
 #define NVP2P_EMU_CAP_DMABUF	(1U << 0)	/* NVP2P_EMU_IOC_DMABUF works */
+/* a coherent platform's GPU (the coherent knob, as the INFO call found it) */
+#define NVP2P_EMU_CAP_COHERENT	(1U << 1)
 
 /*
  * nvp2p_emu_info.cuda_version: the CUDA driver API version libcuda

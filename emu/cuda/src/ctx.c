@@ -83,6 +83,15 @@ static int emu_attr_override(int attrib, int *pi)
 	case 124:	/* DMA_BUF_SUPPORTED: the open licence flavours */
 		*pi = !!(emu.caps & NVP2P_EMU_CAP_DMABUF);
 		return 1;
+	/*
+	 * PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: 1 on Grace Hopper,
+	 * where the GPU shares the CPU's page tables over C2C; the emulator
+	 * of a coherent platform says so (gdrcopy's tests read it), and the
+	 * H100 behind PCIe, 0.
+	 */
+	case 100:
+		*pi = !!(emu.caps & NVP2P_EMU_CAP_COHERENT);
+		return 1;
 	case 83:	/* MANAGED_MEMORY: no managed memory */
 	case 89:	/* CONCURRENT_MANAGED_ACCESS */
 	case 103:	/* HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: no export */

@@ -161,7 +161,7 @@ int main(void)
 	uint8_t pat[3000], back[3000];
 	int coherent;
 
-	tap_plan(76);
+	tap_plan(77);
 	st_fd = open("/dev/nvp2p_selftest", O_RDWR);
 	if (!tap_ok(st_fd >= 0, "selftest driver bound to edu") ||
 	    !tap_ok(cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&dev, 0) == 0 &&
@@ -187,6 +187,13 @@ int main(void)
 			       coherent ? "a coherent platform's" : "behind PCIe");
 		else
 			tap_skip("the platform the flavour builds", "no /etc/gdirect-flavour");
+	}
+	{
+		int v = -1;
+		CUresult r = cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, dev);
+
+		tap_ok(r == CUDA_SUCCESS && v == coherent,
+		       "CUDA: PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES %d, as the platform (%d)", v, r);
 	}
 	errno = 0;
 	tap_ok(emu_knob_set("coherent", "2") != 0 && errno == EINVAL &&
