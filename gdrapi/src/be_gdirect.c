@@ -5,7 +5,8 @@
  * Pins are gdirect registrations; the callback flag is the registration's
  * word in the read-only status area (no system call); a mapping is an mmap
  * at the registration's mmap_offset, write-combined unless the page table
- * says the memory is CPU-cacheable.
+ * says the memory is CPU-cacheable; there, as gdrdrv, cached or, asked
+ * for, write-combined (GDIRECT_IOC_MAP_TYPE).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,14 +71,36 @@ static int gdra_map_type(struct gdr *g, struct gdr_memh *m, int flags,
 	*type = ri.cpu_cacheable ? GDR_MAPPING_TYPE_CACHING : GDR_MAPPING_TYPE_WC;
 	switch (flags) {
 	case GDR_MAP_FLAG_DEFAULT:
-		return 0;
+		break;
 	case GDR_MAP_FLAG_REQ_WC_MAPPING:
-		return *type == GDR_MAPPING_TYPE_WC ? 0 : EINVAL;
+		/* Cacheable memory may be mapped WC too, as gdrdrv does. */
+		*type = GDR_MAPPING_TYPE_WC;
+		break;
 	case GDR_MAP_FLAG_REQ_CACHE_MAPPING:
-		return *type == GDR_MAPPING_TYPE_CACHING ? 0 : EINVAL;
+		if (*type != GDR_MAPPING_TYPE_CACHING)
+			return EINVAL;
+		break;
 	default:
 		return EINVAL;	/* device mappings: ARM64 BlueField only */
 	}
+	/*
+	 * A region of cacheable memory keeps the type its last mapping was
+	 * given, so each mapping of one says its own; other memory is only
+	 * ever mapped WC, the default, and needs no call.
+	 */
+	if (ri.cpu_cacheable) {
+		struct gdirect_map_type mt = {
+			.handle = m->khandle,
+			.type = *type == GDR_MAPPING_TYPE_WC ? GDIRECT_MAP_WC :
+							      GDIRECT_MAP_NATURAL,
+		};
+
+		if (ioctl(g->fd, GDIRECT_IOC_MAP_TYPE, &mt) < 0)
+			/* A gdirect.ko without the call maps cached only. */
+			return errno == ENOTTY &&
+			       *type == GDR_MAPPING_TYPE_CACHING ? 0 : EINVAL;
+	}
+	return 0;
 }
 
 static int gdra_driver_version(struct gdr *g, int *major, int *minor)

@@ -29,6 +29,10 @@
  * not inherited across fork (VM_DONTCOPY).  mmap_offset is handle << 40, or
  * handle << 32 on a file opened by a 32-bit process, so that its mmap2()
  * reaches every region (docs/driver.md); take it from the PIN answer.
+ * GDIRECT_IOC_MAP_TYPE chooses, while the region is not mapped, how its
+ * later mappings are made: the page table's way (the default), or
+ * write-combined although the memory is CPU-cacheable (gdrcopy's
+ * GDR_MAP_FLAG_REQ_WC_MAPPING on a coherent platform), or cached.
  */
 #ifndef _UAPI_GDIRECT_H
 #define _UAPI_GDIRECT_H
@@ -101,7 +105,18 @@ struct gdirect_region_info {
 	__u32 status;		/* out: GDIRECT_STATUS_* */
 	__u32 flags;		/* out: GDIRECT_PIN_* it was pinned with */
 	__u32 cpu_cacheable;	/* out: page table flags say CPU-cacheable */
-	__u32 reserved;
+	__u32 map_type;		/* out: GDIRECT_MAP_* of later mappings */
+};
+
+/* gdirect_map_type.type: how a region's later mappings are made */
+#define GDIRECT_MAP_NATURAL	0	/* cached if CPU-cacheable, else WC */
+#define GDIRECT_MAP_WC		1	/* write-combined, cacheable memory too */
+#define GDIRECT_MAP_CACHED	2	/* cached: CPU-cacheable memory only */
+
+struct gdirect_map_type {
+	__u64 handle;		/* in */
+	__u32 type;		/* in: GDIRECT_MAP_* */
+	__u32 reserved;		/* in: 0 */
 };
 
 /* Causes in gdirect_event.cause */
@@ -121,5 +136,7 @@ struct gdirect_event {
 #define GDIRECT_IOC_UNPIN	_IOW(GDIRECT_IOC_MAGIC, 0x02, struct gdirect_unpin)
 #define GDIRECT_IOC_REGION_INFO	\
 	_IOWR(GDIRECT_IOC_MAGIC, 0x03, struct gdirect_region_info)
+#define GDIRECT_IOC_MAP_TYPE	\
+	_IOW(GDIRECT_IOC_MAGIC, 0x04, struct gdirect_map_type)
 
 #endif /* _UAPI_GDIRECT_H */

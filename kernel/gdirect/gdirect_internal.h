@@ -173,6 +173,7 @@ struct gd_reg {
 	u64 mmap_base;			/* offset of byte 0 in ctx->mapping */
 	u32 slot;
 	atomic64_t mapped_len;		/* claimed from 0 under lock */
+	u32 map_type;			/* GDIRECT_MAP_*; under lock */
 	u32 gdr_req_type;		/* gdrdrv: requested type; under lock */
 	u32 gdr_map_type;		/* gdrdrv: live mapping's; under lock */
 	bool gdr_unaligned;		/* gdrdrv: asked start not 64 KiB-aligned */

@@ -289,9 +289,41 @@ static int gd_ioc_region_info(struct gd_ctx *ctx, void __user *arg)
 	ri.cpu_cacheable = r->cpu_cacheable;
 	spin_lock(&r->lock);
 	ri.status = r->revoked ? GDIRECT_STATUS_REVOKED : GDIRECT_STATUS_PINNED;
+	ri.map_type = r->map_type;
 	spin_unlock(&r->lock);
 	gd_reg_put(r);
 	return copy_to_user(arg, &ri, sizeof(ri)) ? -EFAULT : 0;
+}
+
+/*
+ * How the region's later mappings are made.  Refused while it is mapped
+ * (-EBUSY), so that its mappings share one type; a mapping made while the
+ * type changes takes the old or the new one.  Cached is for CPU-cacheable
+ * memory only (-EOPNOTSUPP), as gdrdrv's CACHING.
+ */
+static int gd_ioc_map_type(struct gd_ctx *ctx, void __user *arg)
+{
+	struct gdirect_map_type mt;
+	struct gd_reg *r;
+	int ret = 0;
+
+	if (copy_from_user(&mt, arg, sizeof(mt)))
+		return -EFAULT;
+	if (mt.reserved || mt.type > GDIRECT_MAP_CACHED)
+		return -EINVAL;
+	r = gd_ctx_lookup(ctx, mt.handle);
+	if (!r)
+		return -ENOENT;
+	spin_lock(&r->lock);
+	if (mt.type == GDIRECT_MAP_CACHED && !r->cpu_cacheable)
+		ret = -EOPNOTSUPP;
+	else if (atomic64_read(&r->mapped_len))
+		ret = -EBUSY;
+	else
+		r->map_type = mt.type;
+	spin_unlock(&r->lock);
+	gd_reg_put(r);
+	return ret;
 }
 
 long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -304,7 +336,8 @@ long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return -EPERM;
 
 	/* What changes the context needs a file opened for writing. */
-	if ((cmd == GDIRECT_IOC_PIN || cmd == GDIRECT_IOC_UNPIN) &&
+	if ((cmd == GDIRECT_IOC_PIN || cmd == GDIRECT_IOC_UNPIN ||
+	     cmd == GDIRECT_IOC_MAP_TYPE) &&
 	    !(filp->f_mode & FMODE_WRITE))
 		return -EBADF;
 
@@ -317,6 +350,8 @@ long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return gd_ioc_unpin(ctx, uarg);
 	case GDIRECT_IOC_REGION_INFO:
 		return gd_ioc_region_info(ctx, uarg);
+	case GDIRECT_IOC_MAP_TYPE:
+		return gd_ioc_map_type(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}

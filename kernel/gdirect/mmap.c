@@ -190,6 +190,7 @@ int gd_mmap(struct file *filp, struct vm_area_struct *vma)
 	struct gd_ctx *ctx = filp->private_data;
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	struct gd_reg *r;
+	bool wc;
 	int ret;
 
 	if (!gd_is_owner(&ctx->owner))
@@ -200,9 +201,14 @@ int gd_mmap(struct file *filp, struct vm_area_struct *vma)
 	r = gd_ctx_lookup(ctx, off >> ctx->mmap_shift);
 	if (!r)
 		return -EINVAL;
+	/* GDIRECT_IOC_MAP_TYPE's choice, else the page table's. */
+	spin_lock(&r->lock);
+	wc = r->map_type == GDIRECT_MAP_WC ||
+	     (r->map_type == GDIRECT_MAP_NATURAL && !r->cpu_cacheable);
+	spin_unlock(&r->lock);
 	/* The lookup's reference goes to the VMA. */
 	ret = gd_mmap_region(r, vma, off & (BIT_ULL(ctx->mmap_shift) - 1),
-			     !r->cpu_cacheable, NULL);
+			     wc, NULL);
 	if (ret)
 		gd_reg_put(r);
 	return ret;

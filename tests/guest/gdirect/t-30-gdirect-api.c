@@ -261,6 +261,57 @@ static void test_persistent(void)
 	       "UNPIN of a persistent pin frees it");
 }
 
+static int map_type(uint64_t handle, uint32_t type, uint32_t reserved)
+{
+	struct gdirect_map_type mt = { .handle = handle, .type = type,
+				       .reserved = reserved };
+
+	return ioctl(fd, GDIRECT_IOC_MAP_TYPE, &mt) ? -errno : 0;
+}
+
+/*
+ * GDIRECT_IOC_MAP_TYPE: how later mappings of a region are made, chosen
+ * while it is unmapped; cached only where the memory is CPU-cacheable,
+ * write-combined anywhere (gdrcopy's WC request on a coherent platform).
+ */
+static void test_map_type(void)
+{
+	CUdeviceptr buf = gdt_alloc(GDT_KB64);
+	struct gdirect_region_info ri;
+	struct gdirect_pin p;
+	uint8_t *m;
+	int coh = gdt_coherent();
+
+	if (!tap_ok(buf && !gdt_pin(fd, buf, GDT_KB64, 0, &p), "pin 64 KiB")) {
+		gdt_free(buf);
+		return;
+	}
+	tap_ok(map_type(p.handle + 1000, GDIRECT_MAP_WC, 0) == -ENOENT &&
+	       map_type(p.handle, 3, 0) == -EINVAL &&
+	       map_type(p.handle, GDIRECT_MAP_WC, 1) == -EINVAL,
+	       "MAP_TYPE: unknown handle ENOENT, unknown type or reserved EINVAL");
+	tap_ok(!gdt_region_info(fd, p.handle, &ri) &&
+	       ri.map_type == GDIRECT_MAP_NATURAL, "REGION_INFO map_type: natural");
+	tap_ok(map_type(p.handle, GDIRECT_MAP_CACHED, 0) == (coh ? 0 : -EOPNOTSUPP),
+	       "MAP_TYPE cached: %s", coh ? "granted, the memory is CPU-cacheable" :
+	       "EOPNOTSUPP, the memory is not CPU-cacheable");
+	tap_ok(!map_type(p.handle, GDIRECT_MAP_WC, 0) &&
+	       !gdt_region_info(fd, p.handle, &ri) && ri.map_type == GDIRECT_MAP_WC,
+	       "MAP_TYPE WC, REGION_INFO says so");
+	m = mmap(NULL, GDT_KB64, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 p.mmap_offset);
+	if (tap_ok(m != MAP_FAILED, "mmap after MAP_TYPE WC")) {
+		m[7] = 0x5e;
+		tap_ok(m[7] == 0x5e && map_type(p.handle, GDIRECT_MAP_NATURAL, 0) == -EBUSY,
+		       "the mapping works; MAP_TYPE while mapped: EBUSY");
+		munmap(m, GDT_KB64);
+	}
+	tap_ok(!map_type(p.handle, GDIRECT_MAP_NATURAL, 0),
+	       "MAP_TYPE natural once unmapped");
+	gdt_unpin(fd, p.handle);
+	gdt_free(buf);
+}
+
 /* Is [start, end) reserved write-combining in the PAT memtype list? */
 static int pat_has_wc(uint64_t start, uint64_t end)
 {
@@ -495,6 +546,7 @@ static void body(void)
 	GDT_RUN_OWN(test_persistent);
 	GDT_RUN_OWN(test_wc_memtype);
 	GDT_RUN_OWN(test_wc_shared);
+	GDT_RUN_OWN(test_map_type);
 }
 
 int main(void)
