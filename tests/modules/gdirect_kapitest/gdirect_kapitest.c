@@ -22,6 +22,13 @@
  *   echo "overlap-unpin 0 0" > /sys/kernel/debug/gdirect_kapitest/run
  *	unpins them all.
  *
+ *   echo "irq ADDR SIZE" > /sys/kernel/debug/gdirect_kapitest/run
+ *	pin for the edu device and open and close DMA brackets from process
+ *	context, from a tasklet (softirq) and from an irq_work (hard
+ *	interrupt), as a NIC driver does from its submission path, its NAPI
+ *	poll and its completion interrupt; lockdep (the debug kernel) reports
+ *	a bracket whose lock is not safe in all three.
+ *
  * All run in the writer's context (it owns the GPU memory) and leave their
  * results in .../result as "name value" lines; the write fails with the
  * errno of the step that did not go as it must.
@@ -30,6 +37,8 @@
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/interrupt.h>
+#include <linux/irq_work.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -43,6 +52,18 @@
 struct kt_unmapper {
 	struct gdirect_region *region;
 	struct completion done;
+};
+
+struct kt_bracket;
+
+struct kt_bracket_tasklet {
+	struct tasklet_struct t;
+	struct kt_bracket *b;
+};
+
+struct kt_bracket_irq_work {
+	struct irq_work w;
+	struct kt_bracket *b;
 };
 
 static struct dentry *kt_dir;
@@ -150,6 +171,72 @@ static int kt_race_unpin(void)
 	return 0;
 }
 
+/* One DMA bracket on a region, from whichever context runs it. */
+struct kt_bracket {
+	struct gdirect_region *region;
+	int ret;
+	bool in_hardirq, in_softirq;
+	struct completion done;
+};
+
+static void kt_bracket(struct kt_bracket *b)
+{
+	b->in_hardirq = in_hardirq();
+	b->in_softirq = in_serving_softirq();
+	b->ret = gdirect_dma_begin(b->region);
+	if (!b->ret)
+		gdirect_dma_end(b->region);
+	complete(&b->done);
+}
+
+static void kt_bracket_tasklet(struct tasklet_struct *t)
+{
+	kt_bracket(container_of(t, struct kt_bracket_tasklet, t)->b);
+}
+
+static void kt_bracket_irq_work(struct irq_work *w)
+{
+	kt_bracket(container_of(w, struct kt_bracket_irq_work, w)->b);
+}
+
+static int kt_irq(u64 addr, u64 size)
+{
+	struct kt_bracket proc = { 0 }, soft = { 0 }, hard = { 0 };
+	struct kt_bracket_tasklet t = { .b = &soft };
+	struct kt_bracket_irq_work w = { .b = &hard };
+	struct gdirect_region *r;
+	int ret;
+
+	lockdep_assert_held(&kt_lock);
+	ret = kt_pin(addr, size, &r);
+	if (ret)
+		return ret;
+	proc.region = soft.region = hard.region = r;
+	init_completion(&proc.done);
+	init_completion(&soft.done);
+	init_completion(&hard.done);
+	kt_bracket(&proc);
+	tasklet_setup(&t.t, kt_bracket_tasklet);
+	tasklet_schedule(&t.t);
+	wait_for_completion(&soft.done);
+	tasklet_kill(&t.t);
+	init_irq_work(&w.w, kt_bracket_irq_work);
+	/* A hard interrupt on x86 (a self-IPI), where irq_work_queue() runs it. */
+	w.w.node.u_flags |= IRQ_WORK_HARD_IRQ;
+	irq_work_queue(&w.w);
+	wait_for_completion(&hard.done);
+	irq_work_sync(&w.w);
+	/* Once more from process context, after the interrupt contexts. */
+	reinit_completion(&proc.done);
+	kt_bracket(&proc);
+	gdirect_unpin(r);
+	snprintf(kt_result, sizeof(kt_result),
+		 "process %d\nsoftirq %d in_softirq %d\nhardirq %d in_hardirq %d\n",
+		 proc.ret, soft.ret, soft.in_softirq, hard.ret, hard.in_hardirq);
+	return proc.ret || soft.ret || hard.ret ? -EPROTO :
+	       !soft.in_softirq || !hard.in_hardirq ? -EOPNOTSUPP : 0;
+}
+
 /* Oldest first: the provider finds each at the head of its pin list. */
 static void kt_overlap_unpin(void)
 {
@@ -214,6 +301,8 @@ static ssize_t kt_run_write(struct file *file, const char __user *ubuf,
 		ret = kt_race_start(addr, size);
 	else if (!strcmp(cmd, "race-unpin"))
 		ret = kt_race_unpin();
+	else if (!strcmp(cmd, "irq"))
+		ret = kt_irq(addr, size);
 	else if (!strcmp(cmd, "overlap-pin"))
 		ret = kt_overlap_pin(addr, size);
 	else if (!strcmp(cmd, "overlap-unpin"))
