@@ -18,12 +18,30 @@
 /* No DMA bracket is open on @r: what revocation and release wait for. */
 bool gd_reg_no_dma(struct gd_reg *r)
 {
+	unsigned long flags;
 	bool ret;
 
-	spin_lock(&r->lock);
+	spin_lock_irqsave(&r->dma_lock, flags);
 	ret = r->dma_users == 0;
-	spin_unlock(&r->lock);
+	spin_unlock_irqrestore(&r->dma_lock, flags);
 	return ret;
+}
+
+/*
+ * Open @r's brackets (@err 0) or refuse new ones with @err.  A revocation,
+ * a release or gdirect_dma_unmap() refuses, then waits for gd_reg_no_dma():
+ * a bracket opened before the refusal is seen by that wait, and none opens
+ * after it.  -ENODEV (the peer is gone) does not replace -ESTALE.
+ */
+void gd_reg_dma_refuse(struct gd_reg *r, int err)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&r->lock);
+	spin_lock_irqsave(&r->dma_lock, flags);
+	if (err != -ENODEV || !r->dma_refuse)
+		r->dma_refuse = err;
+	spin_unlock_irqrestore(&r->dma_lock, flags);
 }
 
 static bool gd_reg_no_unmap(struct gd_reg *r)
@@ -142,8 +160,9 @@ int gd_reg_dma_map(struct gd_reg *r)
 	 */
 	spin_lock(&r->lock);
 	if (r->state == GD_PINNED) {
-		r->dma = dma;
-		r->dma_users++;
+		ret = gd_reg_dma_begin(r);
+		if (!ret)
+			r->dma = dma;
 	} else {
 		ret = -ESTALE;
 	}
@@ -184,29 +203,32 @@ int gd_reg_dma_map(struct gd_reg *r)
 	return 0;
 }
 
-/* DMA brackets for kernel users; the callback waits for them. */
+/*
+ * DMA brackets for kernel users; the callback waits for them.  Any
+ * context: drivers open them in their submission path and close them in
+ * their NAPI poll or completion interrupt.
+ */
 int gd_reg_dma_begin(struct gd_reg *r)
 {
-	int ret = 0;
+	unsigned long flags;
+	int ret;
 
-	spin_lock(&r->lock);
-	if (r->state != GD_PINNED)
-		ret = -ESTALE;
-	else if (r->peer_gone)
-		ret = -ENODEV;
-	else
+	spin_lock_irqsave(&r->dma_lock, flags);
+	ret = r->dma_refuse;
+	if (!ret)
 		r->dma_users++;
-	spin_unlock(&r->lock);
+	spin_unlock_irqrestore(&r->dma_lock, flags);
 	return ret;
 }
 
 void gd_reg_dma_end(struct gd_reg *r)
 {
+	unsigned long flags;
 	bool last;
 
-	spin_lock(&r->lock);
+	spin_lock_irqsave(&r->dma_lock, flags);
 	last = !--r->dma_users;
-	spin_unlock(&r->lock);
+	spin_unlock_irqrestore(&r->dma_lock, flags);
 	if (last)
 		wake_up_all(&r->wait);
 }
@@ -223,7 +245,7 @@ void gd_reg_unmap_peer(struct gd_reg *r)
 	/* A release racing us may drop the handle's reference meanwhile. */
 	gd_reg_get(r);
 	spin_lock(&r->lock);
-	r->peer_gone = true;
+	gd_reg_dma_refuse(r, -ENODEV);
 	spin_unlock(&r->lock);
 	wait_event(r->wait, gd_reg_no_dma(r));
 	gd_reg_dma_unmap(r);	/* or waits for the release's */

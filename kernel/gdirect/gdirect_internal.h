@@ -133,15 +133,22 @@ struct gd_wc_run {
 struct gd_reg {
 	struct kref ref;
 	struct rw_semaphore sem;	/* state vs faults; taken by callback */
-	spinlock_t lock;		/* state, dma_users, revoked, dma */
+	spinlock_t lock;		/* state, revoked, dma */
 	enum gd_state state;
 	bool revoked;			/* the free callback ran (or runs) */
 	bool cb_done;			/* ... and has returned from its work */
 	bool nv_ref;			/* nv reference still held */
 	bool unmapping;			/* inside dma_unmap_pages(); see dma.c */
-	bool peer_gone;			/* gdirect_dma_unmap() was called */
 	bool table_ok;			/* pt passed gd_check_table() */
+	/*
+	 * The DMA brackets' own lock, taken with interrupts off: drivers
+	 * open and close brackets from softirq and hard interrupt context,
+	 * while r->lock is taken in process context with both enabled.
+	 * Nests inside r->lock.
+	 */
+	spinlock_t dma_lock;
 	int dma_users;			/* gdirect_dma_begin() holders */
+	int dma_refuse;			/* 0, or what a new bracket returns */
 	wait_queue_head_t wait;		/* PINNING done, no DMA or unmap */
 
 	/* Immutable after pinning. */
@@ -240,6 +247,7 @@ int gd_reg_dma_map(struct gd_reg *r);
 void gd_reg_dma_unmap(struct gd_reg *r);
 void gd_reg_unmap_peer(struct gd_reg *r);
 int gd_reg_dma_begin(struct gd_reg *r);
+void gd_reg_dma_refuse(struct gd_reg *r, int err);
 void gd_reg_dma_end(struct gd_reg *r);
 bool gd_reg_no_dma(struct gd_reg *r);
 void gd_reg_wait_unmap(struct gd_reg *r);

@@ -125,7 +125,8 @@ GD_EXPORT(gdirect_unpin);
  * @region: the region
  *
  * Until the matching gdirect_dma_end() a revocation waits before the pages
- * go away, and the DMA addresses stay valid.  Does not sleep.
+ * go away, and the DMA addresses stay valid.  Does not sleep; any context,
+ * hard interrupts included.
  *
  * Return: 0; -ESTALE if the region was revoked or is being released;
  * -ENODEV after gdirect_dma_unmap().
@@ -140,7 +141,8 @@ GD_EXPORT(gdirect_dma_begin);
  * gdirect_dma_end() - the DMA announced by gdirect_dma_begin() is over
  * @region: the region
  *
- * Call only once the device can no longer touch the memory.
+ * Call only once the device can no longer touch the memory.  Does not
+ * sleep; any context, hard interrupts included.
  */
 void gdirect_dma_end(struct gdirect_region *region)
 {

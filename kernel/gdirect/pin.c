@@ -86,6 +86,8 @@ static struct gd_reg *gd_reg_alloc(struct gd_ctx *ctx, gfp_t gfp)
 	kref_init(&r->ref);
 	init_rwsem(&r->sem);
 	spin_lock_init(&r->lock);
+	spin_lock_init(&r->dma_lock);
+	r->dma_refuse = -ESTALE;	/* until pinned */
 	init_waitqueue_head(&r->wait);
 	INIT_LIST_HEAD(&r->ev_node);
 	r->state = GD_DEAD;
@@ -231,6 +233,7 @@ static void gd_free_callback(void *data)
 	r->revoked = true;
 	if (notify)
 		r->state = GD_REVOKED;
+	gd_reg_dma_refuse(r, -ESTALE);
 	spin_unlock(&r->lock);
 	up_write(&r->sem);
 
@@ -468,6 +471,7 @@ int gd_reg_pin(struct gd_reg *r)
 	r->pt = pt;
 	r->table_ok = !bad;
 	r->state = GD_PINNED;
+	gd_reg_dma_refuse(r, 0);
 	spin_unlock(&r->lock);
 	wake_up_all(&r->wait);
 	if (bad) {
@@ -497,8 +501,10 @@ void gd_reg_release(struct gd_reg *r)
 	down_write(&r->sem);
 	spin_lock(&r->lock);
 	claimed = r->state == GD_PINNED;
-	if (claimed)
+	if (claimed) {
 		r->state = GD_RELEASING;
+		gd_reg_dma_refuse(r, -ESTALE);
+	}
 	pt = r->pt;
 	spin_unlock(&r->lock);
 	up_write(&r->sem);

@@ -20,6 +20,8 @@
  *  - When the device goes away with regions still pinned (remove() with
  *    files open), call gdirect_dma_unmap() on each: no DMA mapping may
  *    outlive the device.  Later DMA brackets fail with -ENODEV.
+ *  - gdirect_dma_begin() and gdirect_dma_end() may be called from any
+ *    context, hard interrupts included; neither sleeps.
  *  - Between gdirect_dma_begin() and gdirect_dma_end() do not call
  *    gdirect_pin() or gdirect_unpin(): a revocation waits for the DMA to
  *    end while the NVIDIA driver holds its lock, and those calls need it.
