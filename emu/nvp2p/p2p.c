@@ -310,9 +310,10 @@ NVP2P_EXPORT(nvidia_p2p_get_pages_persistent);
  * @page_table: the page table get_pages returned
  *
  * Must be called from the process that pinned (with zero tokens); a call
- * from another process is ignored, as by the NVIDIA driver.  If the mapping
- * was already revoked, returns 0 without touching @page_table; if its free
- * callback is running, waits for it first.  May sleep.
+ * from another process is ignored, as by the NVIDIA driver, which looks
+ * only among the calling process's tables (before any other check).  If
+ * the mapping was already revoked, returns 0 without touching @page_table;
+ * if its free callback is running, waits for it first.  May sleep.
  *
  * Return: 0, or -EINVAL for a persistent table or a wrong address.
  */
@@ -329,13 +330,18 @@ int nvidia_p2p_put_pages(uint64_t p2p_token, uint32_t va_space,
 	pin = emu_pin_find(page_table);
 	if (!pin)
 		goto out;		/* revoked already: not an error */
-	if (pin->persistent || pin->va != virtual_address) {
-		ret = -EINVAL;
-		goto out;
-	}
+	/*
+	 * Without tokens NVIDIA's driver looks the table up among the calling
+	 * process's registrations only: another's, even one at the address a
+	 * stale pointer names, is not found, and the put returns 0.
+	 */
 	if (!p2p_token && !va_space && pin->tgid != current->tgid) {
 		pr_warn_ratelimited("put_pages from process %d, pinned by %d: ignored\n",
 				    current->tgid, pin->tgid);
+		goto out;
+	}
+	if (pin->persistent || pin->va != virtual_address) {
+		ret = -EINVAL;
 		goto out;
 	}
 	emu_pin_destroy(pin);
