@@ -20,7 +20,8 @@
  * before gd_reg.lock; gd_regs' xa_lock before gd_reg.lock; gd_ctx.ev_lock,
  * the contexts' xa_lock and gd_reg.lock are leaves.
  * None of them is held across a call into the nv-p2p provider; only
- * gd_excl (pin.c) is, which the callback never waits for.  The rules
+ * gd_excl, gd_tok_excl and the owners' fences (pin.c) are, which the
+ * callback never waits for.  The rules
  * behind this ("no callback lock across provider calls", "fenced unmap",
  * ...) are stated once, in docs/driver.md, "Locking and teardown".
  */
@@ -130,6 +131,8 @@ struct gd_wc_run {
 	u64 start, len;
 };
 
+struct gd_fence;
+
 struct gd_reg {
 	struct kref ref;
 	struct rw_semaphore sem;	/* state vs faults; taken by callback */
@@ -171,6 +174,7 @@ struct gd_reg {
 	struct nvidia_p2p_dma_mapping *dma;	/* kernel pins with a peer */
 	u64 *bus;			/* per 64 KiB page, when dma's is not */
 	struct pci_dev *peer;
+	struct gd_fence *fence;		/* the owner's; NULL: see pin.c */
 
 	/* User registrations. */
 	struct gd_ctx *ctx;		/* holds a reference; NULL for kapi */

@@ -37,6 +37,13 @@
 
 #ifdef GDIRECT_TEGRA
 
+/*
+ * L4T's put_pages works on the table it is given, whoever registered it:
+ * a stale pointer reaches any process's new table ("no get_pages beside
+ * put_pages", pin.c).
+ */
+#define GD_PUT_PER_PROCESS	0
+
 static inline int gd_nv_get_pages(u64 token, u32 va_space, u64 va, u64 len,
 				  struct nvidia_p2p_page_table **pt,
 				  void (*cb)(void *data), void *data)
@@ -140,6 +147,12 @@ static inline bool gd_nv_cpu_cacheable(struct nvidia_p2p_page_table *pt)
 }
 
 #else /* desktop */
+
+/*
+ * A token-less put_pages finds its table among the calling process's
+ * registrations only (RmP2PGetInfoWithoutToken() in NVIDIA's p2p.c).
+ */
+#define GD_PUT_PER_PROCESS	1
 
 static inline int gd_nv_get_pages(u64 token, u32 va_space, u64 va, u64 len,
 				  struct nvidia_p2p_page_table **pt,

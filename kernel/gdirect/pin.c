@@ -22,21 +22,98 @@
 #include "gdirect_internal.h"
 
 /*
- * gd_excl keeps NEW (get_pages) and USE (calls that pass a page-table
- * pointer we hold: put_pages, dma_map_pages) apart ("no get_pages beside
- * put_pages", docs/driver.md).  USE holders
- * share it, NEW holders take it alone: the provider runs get_pages under
- * its own API lock anyway, so serialising them costs nothing, while
- * unpins, closes and exits of many processes go on side by side.  An
+ * Three locks keep NEW (get_pages) and USE (calls that pass a page-table
+ * pointer we checked is live: put_pages, dma_map_pages) apart ("no
+ * get_pages beside put_pages", docs/driver.md), each over the set of
+ * tables a stale pointer can reach in the provider:
+ *
+ *  gd_excl      every get_pages takes it for writing; dma_map_pages and
+ *               the put_pages of a registration without a fence take it
+ *               for reading.  A stale map may meet a table that any
+ *               get_pages allocated at the same address, a put with
+ *               tokens one that any get_pages registered in the token's
+ *               client, and on Tegra (!GD_PUT_PER_PROCESS) a put any
+ *               process's table.  The provider runs get_pages under its
+ *               own API lock anyway, so serialising them costs nothing.
+ *  gd_fence     one per owner process, for its token-less registrations
+ *               where GD_PUT_PER_PROCESS: their get_pages take it for
+ *               writing, their put_pages for reading.  The provider looks
+ *               such a put up among the tables registered by the calling
+ *               process, which is the owner ("owner-only put"), so only
+ *               that process's get_pages can hand a stale pointer to a
+ *               new table there.  One process's pins, linear in their
+ *               pages, thus never delay another's unpins, closes and
+ *               exits.
+ *  gd_tok_excl  get_pages without a fence take it for writing, put_pages
+ *               with a fence for reading: a token names a client gdirect
+ *               cannot map to a process, so such a get_pages may register
+ *               in any owner's client.
+ *
+ * Persistent puts take none: no callback frees a persistent table, and
+ * only the releaser that claimed the registration puts it.  The order is
+ * gd_excl, gd_tok_excl, then a gd_fence; nobody holds two fences.  An
  * rw_semaphore queues waiters in order and hands the lock over to a
  * waiter that has waited too long, so a stream of pins cannot starve an
  * unpin, nor a stream of unpins a pin (docs/driver.md, "Limits"); lockdep
- * sees it.  Neither side is ever waited for by the free callback, so
- * holding it across a provider call cannot deadlock with the provider
- * lock.  A user pin waits killably; a release never does, as close and
- * exit must put the pages whatever signal is pending.
+ * sees each.  None is ever waited for by the free callback, so holding
+ * one across a provider call cannot deadlock with the provider lock.  A
+ * user pin waits killably; a release never does, as close and exit must
+ * put the pages whatever signal is pending.
  */
 DECLARE_RWSEM(gd_excl);
+static DECLARE_RWSEM(gd_tok_excl);
+
+/* One owner process's fence; shared by its registrations. */
+struct gd_fence {
+	struct rw_semaphore sem;
+	pid_t tgid;
+	unsigned int users;		/* under gd_fences_lock */
+};
+
+/*
+ * tgid -> gd_fence, for owners with registrations.  A tgid reused by a new
+ * process while the old one's registrations live shares their fence,
+ * which only excludes more than needed.
+ */
+static DEFINE_XARRAY(gd_fences);
+static DEFINE_MUTEX(gd_fences_lock);
+
+/* The fence of process @tgid, made if it has none; NULL without memory. */
+static struct gd_fence *gd_fence_get(pid_t tgid, gfp_t gfp)
+{
+	struct gd_fence *f;
+
+	mutex_lock(&gd_fences_lock);
+	f = xa_load(&gd_fences, tgid);
+	if (!f) {
+		f = kmalloc(sizeof(*f), gfp);
+		if (!f)
+			goto out;
+		init_rwsem(&f->sem);
+		f->tgid = tgid;
+		f->users = 0;
+		/* The index's nodes are shared: charged to no one. */
+		if (xa_is_err(xa_store(&gd_fences, tgid, f, GFP_KERNEL))) {
+			kfree(f);
+			f = NULL;
+			goto out;
+		}
+	}
+	f->users++;
+out:
+	mutex_unlock(&gd_fences_lock);
+	return f;
+}
+
+static void gd_fence_put(struct gd_fence *f)
+{
+	mutex_lock(&gd_fences_lock);
+	if (!--f->users) {
+		xa_erase(&gd_fences, f->tgid);
+		kfree(f);
+	}
+	mutex_unlock(&gd_fences_lock);
+}
 
 /* The next id xa_alloc_cyclic() tries for gd_regs; under its xa_lock. */
 static u32 gd_regs_next;
@@ -121,6 +198,8 @@ static void gd_reg_free(struct kref *kref)
 		gd_ctx_put(r->ctx);
 	}
 	gd_release_wc(r);	/* nothing left by now; a safety net */
+	if (r->fence)
+		gd_fence_put(r->fence);
 	kvfree(r->bus);
 	pci_dev_put(r->peer);
 	kfree(r);
@@ -362,6 +441,15 @@ int gd_reg_setup(struct gd_ctx *ctx, const struct gd_pin_req *req,
 	}
 	r->p2p_token = req->p2p_token;
 	r->va_space = req->va_space;
+	/* Without tokens the owner is current: checked above. */
+	if (!tokens && GD_PUT_PER_PROCESS) {
+		r->fence = gd_fence_get(r->owner.tgid, account ?
+					GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+		if (!r->fence) {
+			gd_reg_put(r);
+			return -ENOMEM;
+		}
+	}
 	r->persistent = persistent;
 	r->flags = persistent ? GDIRECT_PIN_PERSISTENT : 0;
 	*out = r;
@@ -390,11 +478,71 @@ static int gd_check_table(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
 	return 0;
 }
 
+/*
+ * Take what a get_pages for @r must hold ("no get_pages beside
+ * put_pages"): gd_excl, and the owner's fence or, without one (tokens,
+ * Tegra), gd_tok_excl.  A user process may be killed while it waits; a
+ * kernel caller not.
+ */
+static int gd_reg_new_lock(struct gd_reg *r)
+{
+	struct rw_semaphore *second = r->fence ? &r->fence->sem : &gd_tok_excl;
+
+	if (!r->ctx) {
+		down_write(&gd_excl);
+		down_write(second);
+		return 0;
+	}
+	if (down_write_killable(&gd_excl))
+		return -EINTR;
+	if (down_write_killable(second)) {
+		up_write(&gd_excl);
+		return -EINTR;
+	}
+	return 0;
+}
+
+static void gd_reg_new_unlock(struct gd_reg *r)
+{
+	up_write(r->fence ? &r->fence->sem : &gd_tok_excl);
+	up_write(&gd_excl);
+}
+
+/*
+ * Take what a put_pages of @r must hold: gd_tok_excl and the owner's
+ * fence, or gd_excl without a fence (tokens, Tegra); a persistent put
+ * takes nothing ("no get_pages beside put_pages").  Uninterruptible.
+ */
+static void gd_reg_use_lock(struct gd_reg *r)
+{
+	if (r->persistent)
+		return;
+	if (!r->fence) {
+		down_read(&gd_excl);
+		return;
+	}
+	down_read(&gd_tok_excl);
+	down_read(&r->fence->sem);
+}
+
+static void gd_reg_use_unlock(struct gd_reg *r)
+{
+	if (r->persistent)
+		return;
+	if (!r->fence) {
+		up_read(&gd_excl);
+		return;
+	}
+	up_read(&r->fence->sem);
+	up_read(&gd_tok_excl);
+}
+
 /**
  * gd_reg_pin() - pin r->addr, r->size through nv-p2p
  * @r: a registration from gd_reg_alloc() with its range and mode filled in
  *
- * Waits for gdirect's lock (gd_excl) killably for a user registration.
+ * Waits for gdirect's locks (gd_excl and the owner's fence) killably for
+ * a user registration.
  *
  * Return: 0 with @r PINNED, or a negative errno with @r DEAD: -EINTR when
  * a user caller got a fatal signal while waiting for the lock, -ENOMEM
@@ -418,14 +566,9 @@ int gd_reg_pin(struct gd_reg *r)
 		return ret;
 	r->proc_id = id;
 
-	/* A user process may be killed while it waits; a kernel caller not. */
-	if (r->ctx) {
-		ret = down_write_killable(&gd_excl);
-		if (ret)
-			return ret;
-	} else {
-		down_write(&gd_excl);
-	}
+	ret = gd_reg_new_lock(r);
+	if (ret)
+		return ret;
 
 	/* The nv reference; a callback may come before get_pages returns. */
 	__module_get(THIS_MODULE);
@@ -448,7 +591,7 @@ int gd_reg_pin(struct gd_reg *r)
 		ret = gd_nv_get_pages(r->p2p_token, r->va_space, r->addr,
 				      r->size, &pt, gd_free_callback, r);
 	}
-	up_write(&gd_excl);
+	gd_reg_new_unlock(r);
 	if (ret) {
 		atomic64_inc(&gd_stats.pin_failures);
 		spin_lock(&r->lock);
@@ -535,7 +678,7 @@ void gd_reg_release(struct gd_reg *r)
 		return;
 	}
 
-	down_read(&gd_excl);
+	gd_reg_use_lock(r);
 	spin_lock(&r->lock);
 	revoked = r->revoked;
 	spin_unlock(&r->lock);
@@ -547,7 +690,7 @@ void gd_reg_release(struct gd_reg *r)
 #endif
 	else
 		ret = gd_nv_put_pages(r->p2p_token, r->va_space, r->addr, pt);
-	up_read(&gd_excl);
+	gd_reg_use_unlock(r);
 	if (ret) {
 		/* Still registered, maybe: keep the nv reference for it. */
 		atomic64_inc(&gd_stats.put_errors);

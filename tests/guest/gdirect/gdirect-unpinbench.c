@@ -5,9 +5,11 @@
  *
  * Not a test (no t- prefix): docs/performance.md runs it by name and quotes
  * its figures.  gdirect holds gd_excl for writing across the provider's
- * get_pages, which is linear in the pin's pages, and every unpin takes it
- * for reading; so one user's largest pins set every other user's worst pin
- * and unpin latency (docs/driver.md, "Limits").  The caps allow a user
+ * get_pages, which is linear in the pin's pages, so one user's largest pins
+ * set every other user's worst pin latency; an unpin waits only for its
+ * own process's pins (one fence per process), and for the provider's lock,
+ * which its get_pages holds for part of that time (docs/driver.md,
+ * "Limits").  The caps allow a user
  * 1 TiB per pin and 4 TiB in all (max_pinned_bytes_per_user), far more
  * than the emulated GPU has, so the largest pin here is the largest
  * allocation the emulator gives: nvp2p_emu is loaded with BAR1 as large as

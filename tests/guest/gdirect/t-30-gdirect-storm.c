@@ -14,7 +14,7 @@
  * starve unpins keeps them waiting until the storm ends (STORM_S).
  *
  * Then the kill check: while a free callback holds the provider's lock
- * (callback_delay_ms) and an unpin waits for that lock inside gdirect, a
+ * (callback_delay_ms) and a pin waits for that lock inside gdirect, a
  * third process's pin waits for gdirect's lock; SIGKILL must end it at
  * once, not after the callback, and leave nothing behind.
  */
@@ -217,12 +217,13 @@ static void *free_thread(void *arg)
 	return NULL;
 }
 
-static void *unpin_thread(void *arg)
+static void *pin_thread(void *arg)
 {
 	struct freer *f = arg;
 
 	__atomic_store_n(&f->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
-	gdt_unpin(f->fd, f->handle);	/* waits for the provider's lock */
+	/* Waits for the provider's lock, holding gdirect's for writing. */
+	gdt_pin(f->fd, f->buf, GDT_KB64, 0, NULL);
 	return NULL;
 }
 
@@ -255,8 +256,8 @@ static int wait_state_d(pid_t pid, pid_t tid)
 /*
  * In a process of its own (with a CUDA context).  Each step starts once
  * the one before is seen in place, not after a clock: the free's callback
- * in its delay (the provider's lock held), the unpin asleep waiting for
- * that lock (holding gdirect's for reading), the child's pin asleep
+ * in its delay (the provider's lock held), a pin asleep waiting for that
+ * lock (holding gdirect's for writing), the child's pin asleep
  * waiting for gdirect's lock.  The callback's delay is a fallback of a
  * minute; the check ends it once the child is reaped.
  */
@@ -307,7 +308,7 @@ static void kill_check(void)
 	guest_set_param("nvp2p_emu", "callback_delay_ms", CB_DELAY_MS);
 	pthread_create(&ta, NULL, free_thread, &a);
 	gdt_emu_wait("callbacks_in_flight", 1, 30000);
-	pthread_create(&tb, NULL, unpin_thread, &b);
+	pthread_create(&tb, NULL, pin_thread, &b);
 	for (int i = 0; i < 30000 && !__atomic_load_n(&b.tid, __ATOMIC_SEQ_CST); i++)
 		usleep(1000);
 	sh->kill_ready = gdt_emu("callbacks_in_flight") == 1 &&
@@ -374,9 +375,9 @@ static void body(void)
 
 	ok = guest_child_ok(kill_check);
 	if (!tap_ok(ok && sh->kill_ready,
-		    "kill check ran: the free's callback, the unpin and the pin each seen waiting"))
+		    "kill check ran: the free's callback and both pins each seen waiting"))
 		return;
-	tap_diag("a pin waiting behind an unpin ended %.1f ms after SIGKILL",
+	tap_diag("a pin waiting behind another pin ended %.1f ms after SIGKILL",
 		 sh->kill_ms);
 	tap_ok(sh->kill_signaled && sh->kill_ms < KILL_BOUND_MS,
 	       "a pin waiting for gdirect's lock dies at SIGKILL (%.0f ms < %.0f ms)",
