@@ -63,6 +63,7 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 	if (!peer || !page_table || !dma_mapping || !emu)
 		return -EINVAL;
 
+	emu_map_entry_window();
 	mutex_lock(&emu->lock);
 	ret = emu->gone ? -ENODEV : emu_fault_inject(&emu->fail_dma);
 	if (ret)

@@ -198,6 +198,7 @@ struct emu_dev {
 	atomic_t unmaps_in_flight;	/* inside dma_unmap_pages() */
 	atomic_t callbacks_in_flight;	/* a free callback's delay or call */
 	atomic_t maps_returning;	/* dma_map_pages() past its lock */
+	atomic_t maps_entering;		/* dma_map_pages() before its lock */
 	u64 nr_stale_unmaps;		/* dma_unmap_pages() of a dead table */
 	atomic_t nr_misuse;		/* see emu_misuse() */
 	u64 nr_unfreed_tables;		/* Tegra: on emu->revoked */
@@ -234,6 +235,7 @@ extern unsigned int emu_pin_latency_us;
 extern unsigned int emu_callback_delay_ms;
 extern unsigned int emu_unmap_delay_ms;
 extern unsigned int emu_map_return_delay_ms;
+extern unsigned int emu_map_entry_delay_ms;
 extern unsigned int emu_expect_misuse;
 extern unsigned int emu_cuda_version;
 int emu_cuda_version_set(unsigned int v);
@@ -351,6 +353,25 @@ static inline void emu_map_return_window(void)
 	atomic_inc(&e->maps_returning);
 	emu_hold(&emu_map_return_delay_ms);
 	atomic_dec(&e->maps_returning);
+}
+
+/*
+ * A dma_map_pages() on its way in, before it takes the API lock: NVIDIA's
+ * reads the table's pages and GPU UUID there, and after the lock links the
+ * mapping into the table, so a free callback that runs and returns
+ * meanwhile leaves it using a freed table.  Here the table is looked up
+ * only under the lock, where that shows as a misuse.  map_entry_delay_ms
+ * holds the window open for tests.
+ */
+static inline void emu_map_entry_window(void)
+{
+	struct emu_dev *e = emu;	/* another may bind meanwhile */
+
+	if (!READ_ONCE(emu_map_entry_delay_ms))
+		return;
+	atomic_inc(&e->maps_entering);
+	emu_hold(&emu_map_entry_delay_ms);
+	atomic_dec(&e->maps_entering);
 }
 
 #endif /* NVP2P_EMU_H */

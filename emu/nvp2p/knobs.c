@@ -15,6 +15,8 @@
  *                                            live / made since the module loaded
  *   maps_returning                           dma_map_pages calls that made a
  *                                            mapping and have not yet returned
+ *   maps_entering                            dma_map_pages calls held before
+ *                                            the API lock (map_entry_delay_ms)
  *   unmaps_in_flight  stale_unmaps           dma_unmap_pages calls running /
  *                                            made on a table no longer live
  *   misuse                                   calls on a page table no longer
@@ -36,7 +38,7 @@
  *   mem_total  mem_used                      GPU memory in bytes
  *   pin_latency_us  callback_delay_ms        the module parameters, writable;
  *   unmap_delay_ms  map_return_delay_ms      a delay in progress ends when its
- *                                            knob is lowered (emu_hold)
+ *   map_entry_delay_ms                       knob is lowered (emu_hold)
  *   expect_misuse                            writable: that many misuse calls
  *                                            are made on purpose by a test and
  *                                            are logged without a WARN
@@ -87,6 +89,7 @@ static const struct emu_knob emu_knobs[] = {
 	EMU_FIELD("dmabuf_maps", EMU_ATOMIC, nr_dmabuf_maps),
 	EMU_FIELD("callbacks", EMU_U64, nr_callbacks),
 	EMU_FIELD("maps_returning", EMU_ATOMIC, maps_returning),
+	EMU_FIELD("maps_entering", EMU_ATOMIC, maps_entering),
 	EMU_FIELD("unmaps_in_flight", EMU_ATOMIC, unmaps_in_flight),
 	EMU_FIELD("callbacks_in_flight", EMU_ATOMIC, callbacks_in_flight),
 	EMU_FIELD("stale_unmaps", EMU_U64, nr_stale_unmaps),
@@ -107,6 +110,7 @@ static const struct emu_knob emu_knobs[] = {
 	EMU_PARAM("callback_delay_ms", emu_callback_delay_ms),
 	EMU_PARAM("unmap_delay_ms", emu_unmap_delay_ms),
 	EMU_PARAM("map_return_delay_ms", emu_map_return_delay_ms),
+	EMU_PARAM("map_entry_delay_ms", emu_map_entry_delay_ms),
 	EMU_PARAM("expect_misuse", emu_expect_misuse),
 	{ "cuda_version", EMU_CUDA_VERSION, 0, &emu_cuda_version },
 	EMU_FIELD("fail_next", EMU_FAULT, fail_pin),

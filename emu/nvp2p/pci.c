@@ -119,6 +119,10 @@ module_param_named(coherent, emu_coherent, bool, 0644);
 MODULE_PARM_DESC(coherent, "1: page tables as on a coherent platform (Grace Hopper, Grace Blackwell): CPU-cacheable, FORCE_BAR1_MAPPING allowed; 0: a GPU behind PCIe (default but in the coherent flavour)");
 #endif
 
+unsigned int emu_map_entry_delay_ms;
+module_param_named(map_entry_delay_ms, emu_map_entry_delay_ms, uint, 0644);
+MODULE_PARM_DESC(map_entry_delay_ms, "delay at the start of each dma_map_pages, before the API lock, in ms");
+
 unsigned int emu_expect_misuse;
 module_param_named(expect_misuse, emu_expect_misuse, uint, 0644);
 MODULE_PARM_DESC(expect_misuse, "calls on a dead or wrong-kind page table a test makes on purpose: counted and logged without a WARN");
