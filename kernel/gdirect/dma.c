@@ -121,10 +121,13 @@ void gd_reg_dma_unmap(struct gd_reg *r)
  * A revocation before the call or after it is seen here, and the mapping
  * is then left for the provider to free.  One that completes while the
  * provider maps cannot be fenced: NVIDIA's dma_map_pages reads the table
- * before it takes the API lock the callback runs under, and the callback
- * cannot wait for a call that may be waiting for that lock.  It takes a
- * free of the memory by another thread of the owner while gdirect_pin()
- * is still in it; docs/driver.md, "no get_pages beside put_pages".
+ * before it takes the API lock the callback runs under, the callback
+ * cannot wait for a call that may be waiting for that lock, and NVIDIA
+ * frees the table itself once the callback returns (its
+ * nvidia_p2p_free_page_table() is a no-op), so nothing the callback leaves
+ * to us keeps it alive.  It takes a free of the memory by another thread
+ * of the owner while gdirect_pin() is still in it; docs/driver.md, "no
+ * get_pages beside put_pages".
  *
  * The mapping is not read until it is published under a DMA bracket: the
  * provider frees it right after a free callback, which may come as soon as

@@ -205,6 +205,57 @@ static void test_map_races_free(void)
 }
 
 /*
+ * The owner frees the memory while edu's first transfer to it is inside
+ * dma_map_pages, before the provider's API lock, where NVIDIA's driver
+ * reads the table.  The free callback cannot wait for the map (it may be
+ * waiting for the lock the callback runs under), and NVIDIA's driver frees
+ * the table once the callback returns, whatever the callback leaves
+ * undone: a use-after-free in NVIDIA's driver that no caller can prevent
+ * (docs/driver.md, "no get_pages beside put_pages").  The emulator's
+ * map_entry_delay_ms holds the window open, and the emulator reports the
+ * map as the misuse it is; the test announces it (expect_misuse) and
+ * checks that it happens, so a change that closes the window shows here.
+ * gdirect must come out of it clean: the transfer fails, nothing stays
+ * pinned or mapped, no put fails, and the debug-kernel lane's KASAN sees
+ * no read of gdirect's.
+ */
+static void test_map_entry_races_free(void)
+{
+	struct map_race m = { .gpu = gdt_alloc(GDT_KB64), .data = data, .ret = 1 };
+	uint64_t callbacks = gdt_emu("callbacks"), misuse = gdt_emu("misuse");
+	int64_t put_errors = gdt_gd_stat("put_errors");
+	pthread_t t;
+
+	gdt_emu_knob("expect_misuse", "1");
+	/* Held until the free is done: a minute at most. */
+	gdt_emu_knob("map_entry_delay_ms", "60000");
+	if (!tap_ok(m.gpu && pthread_create(&t, NULL, map_race_xfer, &m) == 0,
+		    "transfer thread started")) {
+		gdt_emu_knob("map_entry_delay_ms", "0");
+		gdt_emu_knob("expect_misuse", "0");
+		return;
+	}
+	gdt_emu_wait("maps_entering", 1, 10000);
+	tap_ok(gdt_emu("maps_entering") == 1,
+	       "the transfer's dma_map_pages is in, before the API lock");
+	gdt_free(m.gpu);
+	tap_ok(gdt_emu("callbacks") == callbacks + 1,
+	       "the free's callback ran and returned meanwhile");
+	gdt_emu_knob("map_entry_delay_ms", "0");
+	pthread_join(t, NULL);
+	tap_ok(gdt_emu("misuse") == misuse + 1,
+	       "the map met a freed table, as in NVIDIA's driver (misuse %llu -> %llu)",
+	       (unsigned long long)misuse,
+	       (unsigned long long)gdt_emu("misuse"));
+	gdt_emu_knob("expect_misuse", "0");
+	tap_ok(m.ret < 0, "the transfer fails (%d)", m.ret);
+	tap_ok(gdt_emu("pins") == 0 && gdt_emu("dma_maps") == 0 &&
+	       gdt_emu("maps_entering") == 0 &&
+	       gdt_gd_stat("put_errors") == put_errors,
+	       "nothing pinned or mapped, no put failed");
+}
+
+/*
  * The transfers, the cache and its evictions on two buffers of one file,
  * in one process.
  */
@@ -298,6 +349,8 @@ static void body(void)
 	gdt_run_child("basics", basics);
 	gdt_run_own("test_map_races_free", test_map_races_free, GDEDU_DEVICE,
 		    &efd, NULL);
+	gdt_run_own("test_map_entry_races_free", test_map_entry_races_free,
+		    GDEDU_DEVICE, &efd, NULL);
 	gdt_run_own("test_unbind", test_unbind, GDEDU_DEVICE, &efd, NULL);
 	gdt_run_own("test_unbind_races_free", test_unbind_races_free,
 		    GDEDU_DEVICE, &efd, NULL);
