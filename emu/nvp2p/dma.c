@@ -70,6 +70,7 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 		goto out_unlock;
 	pin = emu_pin_find(page_table);
 	if (!pin) {
+		atomic_inc(&emu->nr_map_misuse);
 		emu_misuse("dma_map_pages",
 			   "a page table no longer live (put or revoked)",
 			   page_table, sizeof(*page_table));

@@ -201,6 +201,7 @@ struct emu_dev {
 	atomic_t maps_entering;		/* dma_map_pages() before its lock */
 	u64 nr_stale_unmaps;		/* dma_unmap_pages() of a dead table */
 	atomic_t nr_misuse;		/* see emu_misuse() */
+	atomic_t nr_map_misuse;		/* of them, dma_map_pages on a dead table */
 	u64 nr_unfreed_tables;		/* Tegra: on emu->revoked */
 	u64 nr_leftover_dma_maps;	/* Tegra: left mapped past a callback */
 

@@ -23,6 +23,8 @@
  *                                            live or of the wrong kind, which
  *                                            NVIDIA's driver would turn into a
  *                                            use-after-free (emu_misuse())
+ *   map_misuse                               of them, dma_map_pages calls on
+ *                                            a table no longer live
  *   callbacks_in_flight                      free callbacks in their delay or
  *                                            running
  *   unfreed_tables                           Tegra: tables put or revoked but
@@ -94,6 +96,7 @@ static const struct emu_knob emu_knobs[] = {
 	EMU_FIELD("callbacks_in_flight", EMU_ATOMIC, callbacks_in_flight),
 	EMU_FIELD("stale_unmaps", EMU_U64, nr_stale_unmaps),
 	EMU_FIELD("misuse", EMU_ATOMIC, nr_misuse),
+	EMU_FIELD("map_misuse", EMU_ATOMIC, nr_map_misuse),
 	EMU_FIELD("unfreed_tables", EMU_U64, nr_unfreed_tables),
 	EMU_FIELD("leftover_dma_maps", EMU_U64, nr_leftover_dma_maps),
 #ifdef NVP2P_EMU_TEGRA
