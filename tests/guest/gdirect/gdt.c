@@ -49,6 +49,8 @@ int gdt_setup(const char *params, int edu)
 	gdt_emu_knob("callback_delay_ms", "0");
 	gdt_emu_knob("unmap_delay_ms", "0");
 	gdt_emu_knob("map_return_delay_ms", "0");
+	gdt_emu_knob("map_entry_delay_ms", "0");
+	gdt_emu_knob("expect_misuse", "0");
 	gdt_emu_knob("pin_latency_us", "0");
 	gdt_emu_knob("fail_next", "0 5");	/* disarm */
 	return 0;
@@ -61,6 +63,8 @@ int gdt_teardown(void)
 	gdt_emu_knob("callback_delay_ms", "0");
 	gdt_emu_knob("unmap_delay_ms", "0");
 	gdt_emu_knob("map_return_delay_ms", "0");
+	gdt_emu_knob("map_entry_delay_ms", "0");
+	gdt_emu_knob("expect_misuse", "0");
 	if (loaded_edu)
 		rc |= guest_sh("rmmod gdirect_edu");
 	if (loaded_gd)
