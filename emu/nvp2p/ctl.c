@@ -154,7 +154,7 @@ static long emu_ioc_dmabuf(struct emu_file *f, void __user *argp)
 
 	if (copy_from_user(&req, argp, sizeof(req)))
 		return -EFAULT;
-	if (req.flags & ~NVP2P_EMU_DMABUF_PCIE)
+	if (req.flags & ~(NVP2P_EMU_DMABUF_PCIE | NVP2P_EMU_DMABUF_ALLOW_MMAP))
 		return -EINVAL;
 #ifdef EMU_DMABUF
 	ret = emu_dmabuf_export(f, req.va, req.size, req.flags, &buf, &req.fd);

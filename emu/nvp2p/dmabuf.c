@@ -27,9 +27,13 @@
  * importer's device, bidirectional whatever the importer asked), the range
  * cut into the importer's largest DMA segments.
  *
- * mmap is allowed only for an export of the PCIe mapping type (NVIDIA's
- * can_mmap): a write-combined mapping of the range's BAR2 pages.  Any
- * other is refused with -ENOTSUPP, logged at info level as NVIDIA logs it.
+ * mmap is allowed for an export whose caller asked for it
+ * (NVP2P_EMU_DMABUF_ALLOW_MMAP, NVIDIA's bAllowMmap, which sets its
+ * can_mmap), whatever the mapping type: a write-combined mapping of the
+ * range's BAR2 pages.  NVIDIA's export fails where mmap is asked for and
+ * the memory cannot be mapped; BAR2 memory always can.  An export made
+ * without the request is refused with -ENOTSUPP, logged at info level as
+ * NVIDIA logs it.
  *
  * Each dma-buf holds the device, as NVIDIA's exporter holds the GPU (a
  * usage count its remove waits on): an importer may hold DMA addresses of
@@ -64,7 +68,8 @@ struct emu_dmabuf {
 	struct emu_alloc *alloc;	/* a reference */
 	u64 offset;			/* of the range in the allocation */
 	u64 size;
-	bool pcie;			/* the PCIe mapping type: can_mmap */
+	bool pcie;			/* the PCIe mapping type: no importer */
+	bool can_mmap;			/* asked for at export */
 };
 
 static phys_addr_t emu_dmabuf_phys(const struct emu_dmabuf *b)
@@ -170,7 +175,7 @@ static void emu_dmabuf_unmap(struct dma_buf_attachment *attach,
 }
 
 /*
- * A CPU mapping of the range, for an export of the PCIe mapping type.  The
+ * A CPU mapping of the range, for an export that asked for mmap.  The
  * dma-buf core has checked that the mapping lies inside the dma-buf; the
  * vma holds the dma-buf's file, so the memory stays until it is unmapped.
  */
@@ -180,7 +185,7 @@ static int emu_dmabuf_mmap(struct dma_buf *buf, struct vm_area_struct *vma)
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	u64 len = vma->vm_end - vma->vm_start;
 
-	if (!b->pcie) {
+	if (!b->can_mmap) {
 		pr_info_ratelimited("nv_dma_buf_mmap: mmap is not allowed can_mmap[0]\n");
 		return -ENOTSUPP;
 	}
@@ -231,7 +236,7 @@ static const struct dma_buf_ops emu_dmabuf_ops = {
  * @f: the caller's open file
  * @va: start of the range, 4 KiB-aligned
  * @size: bytes, 4 KiB-aligned, > 0, inside the allocation holding @va
- * @flags: NVP2P_EMU_DMABUF_PCIE or 0
+ * @flags: NVP2P_EMU_DMABUF_PCIE, NVP2P_EMU_DMABUF_ALLOW_MMAP, both or 0
  * @buf: out: the dma-buf
  * @fd: out: a file descriptor reserved for it, not yet installed
  *
@@ -274,6 +279,7 @@ int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, u32 flags,
 	b->offset = va - found->va;
 	b->size = size;
 	b->pcie = flags & NVP2P_EMU_DMABUF_PCIE;
+	b->can_mmap = flags & NVP2P_EMU_DMABUF_ALLOW_MMAP;
 
 	info.ops = &emu_dmabuf_ops;
 	info.size = size;

@@ -143,14 +143,19 @@ struct nvp2p_emu_import {
  * A dma-buf of [va, va + size), a range of one of the caller's allocations
  * (cuMemGetHandleForAddressRange): both 4 KiB-aligned.  The dma-buf keeps
  * the memory until it is released.  A static exporter, as NVIDIA's: static
- * importers, and dynamic ones that do peer to peer.  With
- * NVP2P_EMU_DMABUF_PCIE (the PCIe mapping type) the fd can be mmapped, a
- * write-combined BAR mapping of the range, and no importer can attach (a
- * GPU that is not coherent); without it mmap fails with ENOTSUPP (524).
- * Other flags: EINVAL.  Only the open licence flavours export
- * (NVP2P_EMU_CAP_DMABUF); the others answer EOPNOTSUPP.
+ * importers, and dynamic ones that do peer to peer.  Flags, as the CUDA
+ * driver library passes them to NVIDIA's export (nv-dmabuf.c):
+ * NVP2P_EMU_DMABUF_PCIE asks for the PCIe mapping type, which no importer
+ * can attach (a GPU that is not coherent); NVP2P_EMU_DMABUF_ALLOW_MMAP
+ * (NVIDIA's bAllowMmap) lets the fd be mmapped, a write-combined BAR
+ * mapping of the range, whatever the mapping type.  Without it mmap fails
+ * with ENOTSUPP (524).  Other flags: EINVAL.  The flags went into the
+ * existing field: the struct's size and the ioctl's number are unchanged.
+ * Only the open licence flavours export (NVP2P_EMU_CAP_DMABUF); the others
+ * answer EOPNOTSUPP.
  */
-#define NVP2P_EMU_DMABUF_PCIE	(1U << 0)
+#define NVP2P_EMU_DMABUF_PCIE		(1U << 0)
+#define NVP2P_EMU_DMABUF_ALLOW_MMAP	(1U << 1)
 
 struct nvp2p_emu_dmabuf {
 	__u64 va;		/* in */

@@ -11,9 +11,14 @@
  * than the PCIe mapping type, or a NULL handle are CUDA_ERROR_INVALID_VALUE.
  * The PCIe mapping type (CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE) is
  * CUDA_ERROR_NOT_SUPPORTED at driver API 13.0, as the H100 and H200 answer,
- * and accepted from 13.3 (the knob cuda_version): the kernel exporter
- * mmaps such an export whatever the version, as NVIDIA's 580 module does,
- * so the gate is here, as in NVIDIA's stack.
+ * and accepted from 13.3 (the knob cuda_version).
+ *
+ * Whether the fd can be mmapped is this library's request to the kernel
+ * exporter, as NVIDIA's libcuda passes bAllowMmap to nv-dmabuf.c, and not
+ * the mapping type's: at 13.0 no export asks for it, as an H200 with
+ * driver API 13.0 refuses mmap of every export it gave; from 13.3 every
+ * export asks for it, since gdrcopy 2.6, written for that version, mmaps
+ * the default exports of a GPU that is not coherent.
  */
 #include <errno.h>
 #include <sys/ioctl.h>
@@ -40,7 +45,9 @@ EMU_EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr
 	if ((flags & pcie) && emu.cuda_version < NVP2P_EMU_CUDA_13_3)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	if (flags & pcie)
-		req.flags = NVP2P_EMU_DMABUF_PCIE;
+		req.flags |= NVP2P_EMU_DMABUF_PCIE;
+	if (emu.cuda_version >= NVP2P_EMU_CUDA_13_3)
+		req.flags |= NVP2P_EMU_DMABUF_ALLOW_MMAP;
 	if (!(emu.caps & NVP2P_EMU_CAP_DMABUF))
 		return CUDA_ERROR_NOT_SUPPORTED;
 	if (ioctl(emu.fd, NVP2P_EMU_IOC_DMABUF, &req))

@@ -7,10 +7,13 @@
  *  - 13000 (what the H100 and H200 report): the PCIe mapping type is
  *    CUDA_ERROR_NOT_SUPPORTED, and mmap of an export fails with ENOTSUPP
  *    (524), logged as NVIDIA logs it;
- *  - 13030 (a 13.3-level driver): the PCIe mapping type is accepted and
- *    its export mmaps, the same bytes as cuMemcpy both ways, offsets and
- *    lengths checked; no importer may attach it; mmap of a default export
- *    still fails with ENOTSUPP;
+ *  - 13030 (a 13.3-level driver, which asks for mmap on every export):
+ *    a default export mmaps, the same bytes as cuMemcpy both ways, offsets
+ *    and lengths checked, and gdirect_edu attaches it meanwhile; the PCIe
+ *    mapping type is accepted, mmaps too, and no importer may attach it;
+ *  - the exporter's gate, through the ioctl: mmap is refused exactly for
+ *    an export made without NVP2P_EMU_DMABUF_ALLOW_MMAP, whatever the
+ *    mapping type;
  *  - both: a static exporter, so gdirect_edu's dynamic attachment is
  *    mapped by the dma-buf core when it attaches (the path it takes next to
  *    NVIDIA's driver), until it detaches;
@@ -39,6 +42,7 @@
 #include "emu_knob.h"
 #include "gdirect_edu.h"
 #include "guest_file.h"
+#include "nvp2p_emu.h"
 #include "tap.h"
 
 #define MB		(1ULL << 20)
@@ -139,8 +143,11 @@ static void importer(CUdeviceptr d)
 	close(efd);
 }
 
-/* The PCIe mapping type at 13030: what the mapping reads and writes. */
-static void pcie_mmap(CUdeviceptr d)
+/*
+ * A default export at 13030: what the mapping reads and writes, and an
+ * importer attached while it is mapped.
+ */
+static void default_mmap(CUdeviceptr d)
 {
 	static uint8_t pat[MB], back[MB];
 	struct gdedu_dmabuf_attach a;
@@ -149,14 +156,15 @@ static void pcie_mmap(CUdeviceptr d)
 	uint8_t *m, *m2;
 	int fd, efd, e;
 
-	if (!tap_ok(export(r, size, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, &fd) == CUDA_SUCCESS &&
-		    fd >= 0, "the PCIe mapping type is accepted: 1 MiB at 64 KiB into the allocation"))
+	if (!tap_ok(export(r, size, 0, &fd) == CUDA_SUCCESS && fd >= 0,
+		    "a default export of 1 MiB at 64 KiB into the allocation"))
 		return;
 	tap_ok(exp_name_is(fd, "nv_dmabuf"), "its fdinfo says exp_name nv_dmabuf");
 	fill(pat, size, 0x3c);
 	cuMemsetD8(d, 0, 4 * MB);
 	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (!tap_ok(m != MAP_FAILED, "mmap of the whole export (%s)", m == MAP_FAILED ? strerror(errno) : "ok")) {
+	if (!tap_ok(m != MAP_FAILED, "mmap of the whole default export (%s)",
+		    m == MAP_FAILED ? strerror(errno) : "ok")) {
 		close(fd);
 		return;
 	}
@@ -178,12 +186,86 @@ static void pcie_mmap(CUdeviceptr d)
 	tap_ok(map_errno(fd, 8192, (off_t)size - 4096) == EINVAL, "an mmap across the export's end: EINVAL");
 	efd = open(GDEDU_DEVICE, O_RDWR);
 	e = efd >= 0 ? edu_attach(efd, fd, &a) : -EBADF;
-	tap_ok(e == -ENOTSUPP_, "no importer attaches the PCIe mapping type (not a coherent GPU): errno %d, want 524",
-	       -e);
+	tap_ok(e == 0, "gdirect_edu attaches the mmapped default export (%d)", e);
+	if (e == 0)
+		tap_ok(edu_detach(efd, a.id) == 0, "and detaches it");
 	if (efd >= 0)
 		close(efd);
 	munmap(m, size);
 	close(fd);
+}
+
+/* The PCIe mapping type at 13030: it mmaps, and no importer attaches it. */
+static void pcie_export(CUdeviceptr d)
+{
+	static uint8_t pat[MB];
+	struct gdedu_dmabuf_attach a;
+	size_t size = MB;
+	uint8_t *m;
+	int fd, efd, e;
+
+	if (!tap_ok(export(d, size, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, &fd) == CUDA_SUCCESS &&
+		    fd >= 0, "[13030] the PCIe mapping type is accepted"))
+		return;
+	fill(pat, size, 0x5a);
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	tap_ok(m != MAP_FAILED && cuMemcpyHtoD(d, pat, size) == 0 && !memcmp(m, pat, size),
+	       "[13030] its mmap reads what cuMemcpyHtoD wrote");
+	if (m != MAP_FAILED)
+		munmap(m, size);
+	efd = open(GDEDU_DEVICE, O_RDWR);
+	e = efd >= 0 ? edu_attach(efd, fd, &a) : -EBADF;
+	tap_ok(e == -ENOTSUPP_, "no importer attaches the PCIe mapping type (not a coherent GPU): errno %d, want 524",
+	       -e);
+	if (efd >= 0)
+		close(efd);
+	close(fd);
+}
+
+/*
+ * The exporter's gate through its ioctl, the library aside: mmap is
+ * refused exactly for an export made without NVP2P_EMU_DMABUF_ALLOW_MMAP,
+ * whatever the mapping type; unknown flags are EINVAL.
+ */
+static void raw_gate(void)
+{
+	static const struct { uint32_t flags; int err; const char *what; } c[] = {
+		{ 0, ENOTSUPP_, "flags 0: mmap errno 524" },
+		{ NVP2P_EMU_DMABUF_PCIE, ENOTSUPP_, "PCIe type alone: mmap errno 524" },
+		{ NVP2P_EMU_DMABUF_ALLOW_MMAP, 0, "ALLOW_MMAP alone: mmap succeeds" },
+		{ NVP2P_EMU_DMABUF_PCIE | NVP2P_EMU_DMABUF_ALLOW_MMAP, 0,
+		  "PCIe type and ALLOW_MMAP: mmap succeeds" },
+	};
+	size_t size = 2 * MB;
+	int efd = open(NVP2P_EMU_DEVICE, O_RDWR);
+	void *va = mmap(NULL, size + 64 * 1024, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct nvp2p_emu_alloc al = { .size = size };
+	struct nvp2p_emu_dmabuf req;
+	struct nvp2p_emu_free fr;
+
+	al.va = ((uint64_t)(uintptr_t)va + 0xffff) & ~0xffffULL;
+	if (!tap_ok(efd >= 0 && va != MAP_FAILED && !ioctl(efd, NVP2P_EMU_IOC_ALLOC, &al),
+		    "[ioctl] an allocation of 2 MiB on %s", NVP2P_EMU_DEVICE))
+		goto out;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int e = -1;
+
+		req = (struct nvp2p_emu_dmabuf){ .va = al.va, .size = size, .flags = c[i].flags };
+		if (!ioctl(efd, NVP2P_EMU_IOC_DMABUF, &req)) {
+			e = map_errno(req.fd, size, 0);
+			close(req.fd);
+		}
+		tap_ok(e == c[i].err, "[ioctl] %s (got %d)", c[i].what, e);
+	}
+	req = (struct nvp2p_emu_dmabuf){ .va = al.va, .size = size, .flags = 1U << 2 };
+	tap_ok(ioctl(efd, NVP2P_EMU_IOC_DMABUF, &req) && errno == EINVAL, "[ioctl] flag 4: EINVAL");
+	fr.va = al.va;
+	tap_ok(!ioctl(efd, NVP2P_EMU_IOC_FREE, &fr), "[ioctl] free");
+out:
+	if (va != MAP_FAILED)
+		munmap(va, size + 64 * 1024);
+	if (efd >= 0)
+		close(efd);
 }
 
 /*
@@ -198,10 +280,9 @@ static void lifetime(void)
 	uint8_t *m, *m2;
 	int fd, fd2;
 
-	if (!tap_ok(cuMemAlloc(&d, 4 * MB) == 0 &&
-		    export(d, 2 * MB, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, &fd) == 0 &&
-		    export(d + 2 * MB, 2 * MB, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, &fd2) == 0,
-		    "two PCIe exports of one 4 MiB allocation"))
+	if (!tap_ok(cuMemAlloc(&d, 4 * MB) == 0 && export(d, 2 * MB, 0, &fd) == 0 &&
+		    export(d + 2 * MB, 2 * MB, 0, &fd2) == 0,
+		    "two default exports of one 4 MiB allocation"))
 		return;
 	m = mmap(NULL, 2 * MB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	m2 = mmap(NULL, 2 * MB, PROT_READ | PROT_WRITE, MAP_SHARED, fd2, 0);
@@ -261,15 +342,20 @@ static void at_version(void)
 		close(fd);
 	if (!tap_ok(export(d, 2 * MB, 0, &fd) == 0, "[%d] a default export", version))
 		return;
-	tap_ok(map_errno(fd, 2 * MB, 0) == ENOTSUPP_, "[%d] mmap of a default export: errno 524 (ENOTSUPP)",
-	       version);
-	tap_ok(log_has(LOGLINE), "[%d] the kernel log says \"%s\"", version, LOGLINE);
+	if (version == 13000) {
+		tap_ok(map_errno(fd, 2 * MB, 0) == ENOTSUPP_,
+		       "[13000] mmap of a default export: errno 524 (ENOTSUPP)");
+		tap_ok(log_has(LOGLINE), "[13000] the kernel log says \"%s\"", LOGLINE);
+	} else {
+		tap_ok(map_errno(fd, 2 * MB, 0) == 0, "[13030] mmap of a default export succeeds");
+	}
 	tap_ok(map_errno(fd, 4 * MB, 0) == EINVAL,
 	       "[%d] mmap of a default export past its size: EINVAL (the dma-buf core's check)", version);
 	close(fd);
 	importer(d);
 	if (version == 13030) {
-		pcie_mmap(d);
+		default_mmap(d);
+		pcie_export(d);
 		lifetime();
 	}
 	tap_ok(cuMemFree(d) == 0, "[%d] free", version);
@@ -295,7 +381,7 @@ static void put(int fd, char c)
 static int to_child[2], from_child[2];
 
 /*
- * A process with a PCIe export mmapped and its fd closed: 'r' when ready;
+ * A process with a default export mmapped and its fd closed: 'r' when ready;
  * on 'x' writes and reads the mapping ('y'/'n'); on 'u' munmaps and exits.
  */
 static void holder(void)
@@ -308,8 +394,7 @@ static void holder(void)
 	int fd;
 
 	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) ||
-	    cuCtxSetCurrent(ctx) || cuMemAlloc(&d, 2 * MB) ||
-	    export(d, 2 * MB, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, &fd))
+	    cuCtxSetCurrent(ctx) || cuMemAlloc(&d, 2 * MB) || export(d, 2 * MB, 0, &fd))
 		goto err;
 	m = mmap(NULL, 2 * MB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
@@ -370,7 +455,7 @@ static void unbind_mapped(void)
 	if (h == 0)
 		holder();
 	if (!tap_ok(h > 0 && get(from_child[0], 30000) == 'r',
-		    "[unbind] another process mmaps a PCIe export and closes its fd")) {
+		    "[unbind] another process mmaps a default export and closes its fd")) {
 		if (h > 0)
 			kill(h, SIGKILL);
 		return;
@@ -417,6 +502,7 @@ int main(void)
 		return tap_done();
 	version = 13030;
 	tap_ok(tap_run_child(at_version) == 0, "at 13030: the checks ran to their end");
+	raw_gate();
 	unbind_mapped();
 	tap_ok(emu_knob_set(KNOB, "13000") == 0 && emu_stat_u64(KNOB) == 13000,
 	       "back to 13000");

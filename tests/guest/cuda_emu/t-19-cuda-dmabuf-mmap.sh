@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 # The dma-buf exporter as NVIDIA ships it and the CUDA driver API version
 # knob (cuda-dmabuf-mmap-test.c): the module parameter cuda_version at load
-# (13000 or 13030, anything else refused), then mmap of exports, the PCIe
-# mapping type at both versions, gdirect_edu on the static exporter, the
+# (13000 or 13030, anything else refused), then mmap of exports (refused at
+# 13000, allowed at 13030, where libcuda asks for it on every export), the
+# exporter's allow-mmap gate through its ioctl, the PCIe mapping type at
+# both versions, gdirect_edu on the static exporter, the
 # memory's lifetime while mmapped and an unbind with a mapped export;
 # afterwards nothing is left and the modules unload.
 . /tests/lib.sh
