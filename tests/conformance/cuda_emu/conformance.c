@@ -1446,11 +1446,13 @@ static void dmabuf_exp_name(const char *key, int fd)
 }
 
 /*
- * An export of the PCIe mapping type mmapped: does the mapping read what a
- * copy wrote, and does a copy read what the mapping wrote?
+ * An export at @d mmapped, where it can be: does the mapping read what a
+ * copy wrote, and does a copy read what the mapping wrote?  The rows are
+ * named after @key.
  */
-static void dmabuf_pcie_data(int fd, CUdeviceptr d)
+static void dmabuf_data(const char *key, int fd, CUdeviceptr d)
 {
+	char k[64];
 	static unsigned char a[65536], b[65536];
 	unsigned char *m = mmap(NULL, sizeof(a), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
@@ -1458,13 +1460,17 @@ static void dmabuf_pcie_data(int fd, CUdeviceptr d)
 		return;
 	for (size_t i = 0; i < sizeof(a); i++)
 		a[i] = (unsigned char)(i * 31 + 7);
-	if (!C(NULL, "cuMemcpyHtoD_v2", f_htod, d, a, sizeof(a)))
-		out("range(PCIe).mmap.reads_copy", "%s", memcmp(m, a, sizeof(a)) ? "no" : "yes");
+	if (!C(NULL, "cuMemcpyHtoD_v2", f_htod, d, a, sizeof(a))) {
+		snprintf(k, sizeof(k), "%s.mmap.reads_copy", key);
+		out(k, "%s", memcmp(m, a, sizeof(a)) ? "no" : "yes");
+	}
 	for (size_t i = 0; i < sizeof(a); i++)
 		a[i] = (unsigned char)(i * 17 + 3);
 	memcpy(m, a, sizeof(a));
-	if (!C(NULL, "cuMemcpyDtoH_v2", f_dtoh, b, d, sizeof(b)))
-		out("range(PCIe).copy_reads_mmap", "%s", memcmp(b, a, sizeof(a)) ? "no" : "yes");
+	if (!C(NULL, "cuMemcpyDtoH_v2", f_dtoh, b, d, sizeof(b))) {
+		snprintf(k, sizeof(k), "%s.copy_reads_mmap", key);
+		out(k, "%s", memcmp(b, a, sizeof(a)) ? "no" : "yes");
+	}
 	munmap(m, sizeof(a));
 }
 
@@ -1486,6 +1492,7 @@ static void s_dmabuf(void)
 			dmabuf_exp_name("range(2 MiB).exp_name", fd);
 			dmabuf_mmap("range(2 MiB).mmap", fd, 2 << 20, 0);
 			dmabuf_mmap("range(2 MiB).mmap(past end)", fd, 4 << 20, 0);
+			dmabuf_data("range(2 MiB)", fd, d);
 			close(fd);
 		}
 	}
@@ -1496,7 +1503,7 @@ static void s_dmabuf(void)
 		dmabuf_mmap("range(PCIe).mmap(offset 12 KiB)", fd, 8192, 3 * 4096);
 		dmabuf_mmap("range(PCIe).mmap(past end)", fd, 4 << 20, 0);
 		dmabuf_mmap("range(PCIe).mmap(at end)", fd, 4096, 2 << 20);
-		dmabuf_pcie_data(fd, d);
+		dmabuf_data("range(PCIe)", fd, d);
 		close(fd);
 	}
 	C("range(unaligned start)", "cuMemGetHandleForAddressRange", f_rangehandle, &fd, d + 4096, 1 << 20, 1, 0);
