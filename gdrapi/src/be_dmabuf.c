@@ -15,22 +15,17 @@
  *    (EINVAL), where gdrcopy's mmap at the in-page offset fails the same;
  *  - the mapping type is fixed at pin time: write-combined, or cached where
  *    the device is coherent (PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES)
- *    and the pin did not ask GDR_PIN_FLAG_FORCE_PCIE.  gdr_map_v2 accepts
- *    the default or a request for that type only (EINVAL);
+ *    and the pin did not ask GDR_PIN_FLAG_FORCE_PCIE; FORCE_PCIE passes
+ *    CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE and nothing else does, as
+ *    gdrcopy 2.6 exports; whether the fd can be mmapped is the CUDA
+ *    driver's decision, not the type's (a 13.3-level driver allows it for
+ *    every export, an earlier one for none).  gdr_map_v2 accepts the
+ *    default or a request for that type only (EINVAL);
  *  - pins are always persistent and there is no invalidation callback:
  *    the callback flag is always 0 (the dma-buf keeps the memory's pages
  *    while it is open; the mapping outlives a cuMemFree);
  *  - p2p tokens are ignored; there is no driver version (ENODEV, where
  *    gdrcopy's assertion on its fd ends the process).
- *
- * One choice differs from gdrcopy's: every write-combined pin is exported
- * with CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, where gdrcopy passes it
- * only for FORCE_PCIE.  NVIDIA's exporter lets only an export of the PCIe
- * mapping type be mmap'ed (can_mmap: a default export's mmap is ENOTSUPP,
- * measured on an H200 with driver 580.159.04, and so in the emulator), and
- * on a device that is not coherent the default type is the same BAR path,
- * so the flag changes what can be mapped, not what a mapping is.  A cached
- * pin (coherent device, no FORCE_PCIE) keeps the default type, as gdrcopy.
  *
  * The CUDA driver is loaded through lib/cudaload (libcuda.so.1, or
  * GDIRECT_LIBCUDA; "none": no driver), once for all gdr_t that use this
@@ -181,7 +176,6 @@ static int db_pin(struct gdr *g, struct gdr_memh *m, unsigned long addr,
 	unsigned long pg = (unsigned long)sysconf(_SC_PAGESIZE);
 	CUdeviceptr va = addr & ~(pg - 1);
 	size_t len;
-	gdr_mapping_type_t type;
 	CUcontext ctx = NULL;
 	int ordinal = -1, yes = 0, coherent = 0, retained = 0, fd = -1, err;
 	CUdevice dev;
@@ -193,6 +187,8 @@ static int db_pin(struct gdr *g, struct gdr_memh *m, unsigned long addr,
 	if (size > SIZE_MAX - (addr - va) - pg)
 		return EINVAL;
 	len = (size + (addr - va) + pg - 1) & ~(pg - 1);
+	if (flags & GDR_PIN_FLAG_FORCE_PCIE)
+		cflags |= CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE;
 	r = cu.pointer_get_attribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
 				     va);
 	if (r == CUDA_SUCCESS)
@@ -209,11 +205,6 @@ static int db_pin(struct gdr *g, struct gdr_memh *m, unsigned long addr,
 				    CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES,
 				    dev) != CUDA_SUCCESS)
 		coherent = 0;
-	type = coherent && !(flags & GDR_PIN_FLAG_FORCE_PCIE) ?
-	       GDR_MAPPING_TYPE_CACHING : GDR_MAPPING_TYPE_WC;
-	/* The type NVIDIA's exporter lets be mmap'ed (the top comment). */
-	if (type == GDR_MAPPING_TYPE_WC)
-		cflags |= CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE;
 	r = cu.ctx_get_current(&ctx);
 	if (r == CUDA_SUCCESS && !ctx) {
 		r = cu.primary_retain(&ctx, dev);
@@ -240,7 +231,8 @@ static int db_pin(struct gdr *g, struct gdr_memh *m, unsigned long addr,
 	m->mmap_offset = 0;
 	m->page_size = (uint32_t)pg;
 	m->page_offset = (uint32_t)(addr - va);
-	m->pin_type = type;
+	m->pin_type = coherent && !(flags & GDR_PIN_FLAG_FORCE_PCIE) ?
+		      GDR_MAPPING_TYPE_CACHING : GDR_MAPPING_TYPE_WC;
 	return 0;
 }
 

@@ -295,7 +295,7 @@ static void pin_map_query(void)
 	struct gdr_memh *m;
 	gdr_info_v2_t info;
 	struct gdr *g;
-	gdr_mh_t h;
+	gdr_mh_t h, hp;
 	void *va;
 
 	env_clear();
@@ -312,9 +312,16 @@ static void pin_map_query(void)
 	CHECK_EQ(cuDevicePrimaryCtxGetState(0, &pflags, &active), CUDA_SUCCESS);
 	CHECK_EQ(active, 1);
 	CHECK_EQ(fake_cuda_dmabuf_exports(), 1);
-	/* Write-combined: the PCIe type, the one NVIDIA lets be mmap'ed. */
+	/*
+	 * gdrcopy's export flags: the default type for a write-combined pin,
+	 * whose mmap the driver allows; the PCIe type only for FORCE_PCIE.
+	 */
+	CHECK_EQ(fake_cuda_dmabuf_last_flags(), 0);
+	CHECK_EQ(dmabuf_fds(), fds + 1);
+	CHECK_EQ(gdr_pin_buffer_v2(g, d, KB(64), GDR_PIN_FLAG_FORCE_PCIE, &hp), 0);
 	CHECK_EQ(fake_cuda_dmabuf_last_flags(),
 		 CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE);
+	CHECK_EQ(gdr_unpin_buffer(g, hp), 0);
 	CHECK_EQ(dmabuf_fds(), fds + 1);
 	CHECK_EQ(gdr_get_info_v2(g, h, &info), 0);
 	CHECK_EQ(info.va, d);
@@ -370,7 +377,7 @@ static void mapping_types(void)
 	g = open_dmabuf();
 	CHECK_EQ(cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);
 	CHECK_EQ(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
-	/* Coherent: cached (the default type), unless the pin forces PCIe. */
+	/* Coherent: cached, unless the pin forces PCIe. */
 	CHECK_EQ(gdr_pin_buffer(g, d, KB(64), 0, 0, &h), 0);
 	CHECK_EQ(fake_cuda_dmabuf_last_flags(), 0);
 	CHECK_EQ(gdr_pin_buffer_v2(g, d, KB(64), GDR_PIN_FLAG_FORCE_PCIE, &hp), 0);
