@@ -272,6 +272,7 @@ static int emu_copy_chunks(struct nvp2p_emu_copy *req, u64 dst_off,
 				goto out;
 			}
 			memcpy_toio(emu->mem + dst_off + done, buf, n);
+			atomic64_add(n, &emu->htod_bytes);
 			break;
 		case NVP2P_EMU_DTOH:
 			memcpy_fromio(buf, emu->mem + src_off + done, n);
@@ -279,6 +280,7 @@ static int emu_copy_chunks(struct nvp2p_emu_copy *req, u64 dst_off,
 				ret = -EFAULT;
 				goto out;
 			}
+			atomic64_add(n, &emu->dtoh_bytes);
 			break;
 		case NVP2P_EMU_DTOD:
 			memcpy_fromio(buf, emu->mem + src_off + done, n);

@@ -204,6 +204,8 @@ struct emu_dev {
 	atomic_t nr_map_misuse;		/* of them, dma_map_pages on a dead table */
 	u64 nr_unfreed_tables;		/* Tegra: on emu->revoked */
 	u64 nr_leftover_dma_maps;	/* Tegra: left mapped past a callback */
+	atomic64_t htod_bytes;		/* NVP2P_EMU_IOC_COPY from host memory */
+	atomic64_t dtoh_bytes;		/* NVP2P_EMU_IOC_COPY to host memory */
 
 	/* fault injection: the next calls of each kind fail */
 	struct emu_fault fail_pin;	/* get_pages, get_pages_persistent */

@@ -32,6 +32,12 @@
  *   leftover_dma_maps                        Tegra: mappings a driver left
  *                                            mapped when its callback returned
  *                                            (L4T would leak them)
+ *   htod_bytes  dtoh_bytes                   bytes the CUDA copy calls moved
+ *                                            from / to host memory since the
+ *                                            module loaded: GPU data staged
+ *                                            through the host.  A NIC's copies
+ *                                            of GPU memory (GPUDirect RDMA) and
+ *                                            BAR mappings are not counted
  *   dma_max_run_kb                           Tegra: longest hw_len run (0: any)
  *   coherent                                 desktop: the module parameter,
  *                                            writable: 1 makes later pins
@@ -62,6 +68,7 @@
 enum emu_knob_kind {
 	EMU_U64,	/* a u64 field of struct emu_dev, read-only */
 	EMU_ATOMIC,	/* an atomic_t field of struct emu_dev, read-only */
+	EMU_ATOMIC64,	/* an atomic64_t field of struct emu_dev, read-only */
 	EMU_U32,	/* a global unsigned int, writable */
 	EMU_BOOL,	/* a global bool, writable: 0 or 1 (kstrtobool) */
 	EMU_MEM_USED,	/* emu->mem_used, read under the lock */
@@ -99,6 +106,8 @@ static const struct emu_knob emu_knobs[] = {
 	EMU_FIELD("map_misuse", EMU_ATOMIC, nr_map_misuse),
 	EMU_FIELD("unfreed_tables", EMU_U64, nr_unfreed_tables),
 	EMU_FIELD("leftover_dma_maps", EMU_U64, nr_leftover_dma_maps),
+	EMU_FIELD("htod_bytes", EMU_ATOMIC64, htod_bytes),
+	EMU_FIELD("dtoh_bytes", EMU_ATOMIC64, dtoh_bytes),
 #ifdef NVP2P_EMU_TEGRA
 	EMU_PARAM("dma_max_run_kb", emu_dma_max_run_kb),
 #else
@@ -151,6 +160,9 @@ int emu_knob_show(struct seq_file *m, void *v)
 		break;
 	case EMU_ATOMIC:
 		seq_printf(m, "%d\n", atomic_read((atomic_t *)field));
+		break;
+	case EMU_ATOMIC64:
+		seq_printf(m, "%lld\n", (long long)atomic64_read((atomic64_t *)field));
 		break;
 	case EMU_U32:
 	case EMU_CUDA_VERSION:

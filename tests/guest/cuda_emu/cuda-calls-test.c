@@ -13,6 +13,7 @@
 
 #include <cuda.h>
 
+#include "emu_knob.h"
 #include "tap.h"
 
 #define CK(call) ((call) == CUDA_SUCCESS)
@@ -51,7 +52,7 @@ int main(void)
 	unsigned int *h32;
 	unsigned long long id;
 
-	tap_plan(42);
+	tap_plan(43);
 	if (!CK(cuInit(0)) || !CK(cuDeviceGet(&dev, 0))) {
 		tap_ok(0, "cuInit and device 0");
 		return tap_done();
@@ -89,6 +90,17 @@ int main(void)
 	h32 = (unsigned int *)h;
 	tap_ok(CK(cuMemsetD32(d + 4, 0x01020304, 5000)) && CK(cuMemcpyDtoH(h, d, 20008)) && h32[1] == 0x01020304 && h32[5000] == 0x01020304 && h32[0] == 0xbeefbeef, "cuMemsetD32 across the 4 KiB staging page");
 	tap_ok(cuMemsetD32(d, 0, (1 << 14) + 1) == CUDA_ERROR_INVALID_VALUE, "cuMemsetD32 past the end: CUDA_ERROR_INVALID_VALUE");
+	{
+		/* Host copies are counted (staged bytes); GPU to GPU is not. */
+		uint64_t h0 = emu_stat_u64("htod_bytes"), d0 = emu_stat_u64("dtoh_bytes");
+		CUdeviceptr d3 = 0;
+
+		tap_ok(h0 != UINT64_MAX && d0 != UINT64_MAX && CK(cuMemcpyHtoD(d, h, 100)) &&
+		       CK(cuMemAlloc(&d3, 4096)) && CK(cuMemcpyDtoD(d3, d, 4000)) &&
+		       CK(cuMemcpyDtoH(buf, d3, 60)) && CK(cuMemFree(d3)) &&
+		       emu_stat_u64("htod_bytes") - h0 == 100 && emu_stat_u64("dtoh_bytes") - d0 == 60,
+		       "htod_bytes and dtoh_bytes count copies from and to host memory, not GPU to GPU");
+	}
 	tap_ok(CK(cuMemFreeHost(h)) && cuMemFreeHost(h) == CUDA_ERROR_INVALID_VALUE, "cuMemFreeHost, then again: CUDA_ERROR_INVALID_VALUE");
 	{
 		char *r = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
