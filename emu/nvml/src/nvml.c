@@ -149,11 +149,19 @@ NVML_EXPORT const char *nvmlErrorString(nvmlReturn_t result)
 	}
 }
 
+/*
+ * The CUDA driver's version, as libcuda reports it: the emulator's
+ * cuda_version knob (13030 for a 13.3-level driver), 13000 otherwise.
+ */
 NVML_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v)
 {
+	struct nvp2p_emu_info info;
+
 	if (!v)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	*v = CUDA_DRIVER_VERSION;
+	*v = read_info(&info) == NVML_SUCCESS &&
+	     info.cuda_version == NVP2P_EMU_CUDA_13_3 ? NVP2P_EMU_CUDA_13_3 :
+	     CUDA_DRIVER_VERSION;
 	return NVML_SUCCESS;
 }
 

@@ -48,7 +48,7 @@ int main(void)
 	CUuuid cu;
 	int v = 0;
 
-	tap_plan(24);
+	tap_plan(25);
 	if (cuInit(0) || cuDeviceGetPCIBusId(bus, sizeof(bus), 0) ||
 	    cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx)) {
 		tap_ok(0, "the CUDA driver answers");
@@ -117,6 +117,10 @@ int main(void)
 	tap_ok(nvmlSystemGetDriverVersion(ver, sizeof(ver)) == NVML_SUCCESS &&
 	       nvmlSystemGetCudaDriverVersion(&v) == NVML_SUCCESS && v == 13000,
 	       "driver %s, CUDA %d", ver, v);
+	tap_ok(emu_knob_set("cuda_version", "13030") == 0 &&
+	       nvmlSystemGetCudaDriverVersion(&v) == NVML_SUCCESS && v == 13030 &&
+	       emu_knob_set("cuda_version", "13000") == 0,
+	       "CUDA driver version follows the emulated driver's: 13030 at cuda_version 13030");
 	tap_ok(nvmlDeviceGetBAR1MemoryInfo(dev, NULL) == NVML_ERROR_INVALID_ARGUMENT &&
 	       nvmlDeviceGetBAR1MemoryInfo((nvmlDevice_t)&v, &bar1) == NVML_ERROR_INVALID_ARGUMENT,
 	       "NULL output, foreign handle: INVALID_ARGUMENT");
