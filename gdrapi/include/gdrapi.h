@@ -156,7 +156,7 @@ int gdr_driver_get_version(gdr_t g, int *major, int *minor);
 typedef enum gdr_attr {
 	GDR_ATTR_USE_PERSISTENT_MAPPING = 1,	  /* pins survive cuMemFree */
 	GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE = 2, /* GDR_PIN_FLAG_FORCE_PCIE works */
-	GDR_ATTR_USING_DMA_BUF_MMAP = 3,	  /* dma-buf backend (never here) */
+	GDR_ATTR_USING_DMA_BUF_MMAP = 3,	  /* pins go through the dma-buf backend */
 	GDR_ATTR_MAX
 } gdr_attr_t;
 
