@@ -37,7 +37,13 @@
  * and the size thresholds that pick eager or rendezvous protocols), and
  * the client again after the run (with UCX_PROTO_ENABLE=y that lists the
  * protocol and transport selected per memory type and size range), as
- * TAP comments.
+ * TAP comments.  With GPU memory on the emulated GPU, both also print
+ * "# STAGED size bytes" after each size: the GPU bytes UCX copied through
+ * host memory with the CUDA copy calls (cuda_copy) on that node for it
+ * (the emulator's copy counters, less ucx-xfer's own fills and checks).
+ * Copies through a BAR mapping (gdr_copy) are CPU loads and stores the
+ * emulator cannot see: a run that must show no staging leaves gdr_copy
+ * out of UCX_TLS, so that any staging goes through the counted calls.
  */
 #include <ucp/api/ucp.h>
 #ifdef XFER_CUDA
@@ -58,6 +64,9 @@
 #include <string.h>
 #include <time.h>
 
+#ifdef XFER_CUDA
+#include "emu_knob.h"
+#endif
 #include "tap.h"
 
 enum { T_DATA = 1, T_ACK, T_RKEY, T_PING, T_PONG, T_CTL };
@@ -105,6 +114,9 @@ static long check(const unsigned char *b, size_t n, uint64_t seed)
 static int use_cuda;
 static int use_bar = 1;		/* XFER_BAR: GPU buffers read through the BAR too */
 static unsigned char *stage;	/* host staging for fills and checks */
+#ifdef XFER_CUDA
+static uint64_t own_copied;	/* bytes our fills and checks copied */
+#endif
 
 #ifdef XFER_CUDA
 static int cu_ok(CUresult r, const char *what)
@@ -200,6 +212,7 @@ static int mem_fill(void *b, size_t n, uint64_t seed)
 #ifdef XFER_CUDA
 	if (use_cuda) {
 		fill(stage, n, seed);
+		own_copied += n;
 		return cu_ok(cuMemcpyHtoD((CUdeviceptr)(uintptr_t)b, stage, n), "cuMemcpyHtoD");
 	}
 #endif
@@ -218,6 +231,31 @@ static int mem_clear(void *b, size_t n)
 }
 
 /*
+ * GPU bytes UCX staged through host memory with the CUDA copy calls on
+ * this node since @mark was taken: the emulated GPU's htod_bytes and
+ * dtoh_bytes counters, less what our own fills and checks copied.  Where the counters cannot be read (a
+ * real GPU), staged_mark() is UINT64_MAX and nothing is printed.
+ */
+static uint64_t staged_mark(void)
+{
+#ifdef XFER_CUDA
+	uint64_t h = emu_stat_u64("htod_bytes"), d = emu_stat_u64("dtoh_bytes");
+
+	if (use_cuda && h != UINT64_MAX && d != UINT64_MAX)
+		return h + d - own_copied;
+#endif
+	return UINT64_MAX;
+}
+
+static void print_staged(size_t s, uint64_t mark)
+{
+	uint64_t now_mark = staged_mark();
+
+	if (mark != UINT64_MAX && now_mark != UINT64_MAX)
+		printf("# STAGED %zu %" PRIu64 "\n", s, now_mark - mark);
+}
+
+/*
  * Check @b against the pattern: the offset of the first wrong byte, or -1.
  * GPU memory is read back twice, with cuMemcpyDtoH and through the BAR
  * mapping; -2 when a read fails.
@@ -229,6 +267,7 @@ static long mem_check(const void *b, size_t n, uint64_t seed)
 		long bad;
 
 		memset(stage, 0, n);
+		own_copied += n;
 		if (!cu_ok(cuMemcpyDtoH(stage, (CUdeviceptr)(uintptr_t)b, n), "cuMemcpyDtoH"))
 			return -2;
 		bad = check(stage, n, seed);
@@ -479,7 +518,7 @@ static int server(size_t *sizes, int nsizes, size_t max, unsigned char *buf,
 		size_t s = sizes[i];
 		unsigned n = iters_for(s), ln = lat_iters_for(s), k;
 		long bad = -1, bad_k = -1;
-		uint64_t w;
+		uint64_t w, mark = staged_mark();
 		int ok = 1;
 
 		/* tag: every message checked; then echo the ping-pong. */
@@ -526,6 +565,7 @@ static int server(size_t *sizes, int nsizes, size_t max, unsigned char *buf,
 		}
 		tap_ok(w == 1, "get %zu B: the client read this node's buffer and verified it", s);
 		fails += w != 1;
+		print_staged(s, mark);
 	}
 	ucp_mem_unmap(ctx, memh);
 	return fails;
@@ -557,6 +597,7 @@ static int client(size_t *sizes, int nsizes, size_t max, unsigned char *buf)
 		size_t s = sizes[i];
 		unsigned n = iters_for(s), ln = lat_iters_for(s), k;
 		double t, bw[3] = { 0 }, lat[3] = { 0 };
+		uint64_t mark = staged_mark();
 		int ok = 1;
 		long bad;
 
@@ -620,6 +661,7 @@ static int client(size_t *sizes, int nsizes, size_t max, unsigned char *buf)
 		printf("# FIGURE tag %zu %.3f %.1f\n", s, bw[0], lat[0]);
 		printf("# FIGURE put %zu %.3f %.1f\n", s, bw[1], lat[1]);
 		printf("# FIGURE get %zu %.3f %.1f\n", s, bw[2], lat[2]);
+		print_staged(s, mark);
 		fflush(stdout);
 	}
 	/* Now with every protocol UCX selected for this run's sizes. */
