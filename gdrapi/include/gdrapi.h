@@ -32,6 +32,8 @@
 #ifndef __GDRAPI_H__
 #define __GDRAPI_H__
 
+/* gdrcopy's header includes these three, and programs may rely on that. */
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -88,7 +90,8 @@ typedef enum gdr_mapping_type {
 	GDR_MAPPING_TYPE_NONE = 0,
 	GDR_MAPPING_TYPE_WC = 1,
 	GDR_MAPPING_TYPE_CACHING = 2,
-	GDR_MAPPING_TYPE_DEVICE = 3
+	GDR_MAPPING_TYPE_DEVICE = 3,
+	GDR_MAPPING_TYPE_MAX	/* the number of types, not a type */
 } gdr_mapping_type_t;
 
 /*

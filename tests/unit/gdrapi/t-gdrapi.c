@@ -52,6 +52,7 @@ static void layout(void)
 	is(GDR_MAPPING_TYPE_WC, 1, "GDR_MAPPING_TYPE_WC");
 	is(GDR_MAPPING_TYPE_CACHING, 2, "GDR_MAPPING_TYPE_CACHING");
 	is(GDR_MAPPING_TYPE_DEVICE, 3, "GDR_MAPPING_TYPE_DEVICE");
+	is(GDR_MAPPING_TYPE_MAX, 4, "GDR_MAPPING_TYPE_MAX");
 	is(GDR_MAP_FLAG_DEFAULT, 0, "GDR_MAP_FLAG_DEFAULT");
 	is(GDR_MAP_FLAG_REQ_WC_MAPPING, 1, "GDR_MAP_FLAG_REQ_WC_MAPPING");
 	is(GDR_MAP_FLAG_REQ_CACHE_MAPPING, 2, "GDR_MAP_FLAG_REQ_CACHE_MAPPING");
@@ -61,6 +62,7 @@ static void layout(void)
 	is(GDR_ATTR_USE_PERSISTENT_MAPPING, 1, "GDR_ATTR_USE_PERSISTENT_MAPPING");
 	is(GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, 2, "GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE");
 	is(GDR_ATTR_USING_DMA_BUF_MMAP, 3, "GDR_ATTR_USING_DMA_BUF_MMAP");
+	is(GDR_ATTR_MAX, 4, "GDR_ATTR_MAX");
 	is(GPU_PAGE_SHIFT, 16, "GPU_PAGE_SHIFT");
 	is((long)GPU_PAGE_SIZE, 65536, "GPU_PAGE_SIZE");
 	is((long)GPU_PAGE_OFFSET, 65535, "GPU_PAGE_OFFSET");
@@ -89,8 +91,8 @@ static void versions_and_strings(void)
 		tap_ok(gdr_get_mapping_type_string((gdr_mapping_type_t)t, &s) == 0 &&
 		   s && !strcmp(s, want[t]), "%s", want[t]);
 	}
-	is(gdr_get_mapping_type_string((gdr_mapping_type_t)4, &s), EINVAL,
-	   "mapping type 4 has no string");
+	is(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_MAX, &s), EINVAL,
+	   "GDR_MAPPING_TYPE_MAX has no string");
 	is(gdr_get_mapping_type_string((gdr_mapping_type_t)-1, &s), EINVAL,
 	   "mapping type -1 has no string");
 	is(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_WC, NULL), EINVAL,
