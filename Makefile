@@ -11,6 +11,8 @@
 #   make demo-nvp2p the raw nv-p2p walk on the emulated machine, for driver authors
 #   make demo-cluster two emulated GPU nodes, Soft-RoCE between them, UCX across
 #                   (docs/cluster.md)
+#   make rxe        the patched Soft-RoCE module that registers GPU memory
+#                   (emu/rxe), into build/kmod/rxe
 #   make install    libgdirect, the gdirect tool, module sources for DKMS, udev rule
 #                   (PREFIX=/usr/local, DESTDIR=, DKMS=1 to build with dkms)
 #   make deb        Debian packages (dpkg-buildpackage, debhelper, dh-dkms) into
@@ -43,7 +45,7 @@ COHERENT_MODULES := nvp2p_emu nvp2p_selftest gdirect gdirect_edu
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local
 
-.PHONY: all deps userspace modules test lint unit-test guest-test demo demo-nvp2p demo-cluster bench bench-gdrcopy ucx install deb test-debug-kernel test-gpu bench-gpu clean
+.PHONY: all deps userspace modules test lint unit-test guest-test demo demo-nvp2p demo-cluster rxe bench bench-gdrcopy ucx install deb test-debug-kernel test-gpu bench-gpu clean
 
 all: userspace modules
 
@@ -93,6 +95,13 @@ demo-nvp2p:
 	@$(MAKE) --no-print-directory userspace
 	@$(MAKE) --no-print-directory modules FLAVOURS=v2
 	@scripts/demo.sh "$(BUILD)" nvp2p
+
+# The patched Soft-RoCE module of the emulated cluster (emu/rxe), against
+# gdirect's v2 build; tests/harness/build-cluster-initramfs.sh (the cluster
+# lane, demo-cluster) builds it too, cached.
+rxe:
+	@$(MAKE) --no-print-directory modules FLAVOURS=v2
+	@emu/rxe/build.sh "$(KDIR)" "$(BUILD)/kmod/rxe" "$(BUILD)/kmod/v2/gdirect"
 
 # Two emulated GPU nodes linked by e1000 + Soft-RoCE, UCX between them;
 # the GPU-aware UCX of make ucx where it is built, else Debian's.

@@ -169,8 +169,9 @@ userspace="cc make python3 meson ninja"
 guest="kmod cpio busybox qemu-system-x86_64 guest-kernel"
 # The two-node cluster (docs/cluster.md): Debian's verbs user space with the
 # Soft-RoCE provider, RDMA-CM, iproute2's rdma, and UCX with its tools,
-# copied into the guests; UCX's headers for ucx-xfer.
-cluster="rdma ibverbs-utils rxe-provider librdmacm ucx ucx-utils"
+# copied into the guests; UCX's headers for ucx-xfer; the guest kernel's
+# source for the patched Soft-RoCE module (emu/rxe).
+cluster="rdma ibverbs-utils rxe-provider librdmacm ucx ucx-utils linux-source xz"
 modules="cc make guest-headers"
 case "$want" in
 demo-mode)    demo_mode; exit $? ;;

@@ -3,7 +3,9 @@
 # lint-kernel.sh [BUILD] - checkpatch and sparse over the kernel code.
 #
 # The kernel code is every .c, .h and Kbuild file of kernel/gdirect,
-# kernel/gdirect_edu, emu/nvp2p and tests/modules.
+# kernel/gdirect_edu, emu/nvp2p and tests/modules, and emu/rxe's rxe_gpu.c
+# (checkpatch only: it builds inside Linux's rxe, emu/rxe/build.sh; the
+# patch to Linux's own files is not checked).
 #
 #   1. checkpatch.pl -f --terse over each file, with the options of
 #      .checkpatch.conf (checkpatch reads it from the tree root, the current
@@ -43,7 +45,7 @@ mkdir -p "$work"
 t0=$(date +%s)
 pass=0 fail=0 skip=0 n=0
 
-dirs="kernel/gdirect kernel/gdirect_edu emu/nvp2p tests/modules"
+dirs="kernel/gdirect kernel/gdirect_edu emu/nvp2p emu/rxe tests/modules"
 modules="nvp2p_emu nvp2p_selftest gdirect gdirect_edu gdirect_kapitest"
 
 # The files, tracked ones in a clone, all of them in an unpacked release.

@@ -11,7 +11,10 @@
 # appended (the kernel unpacks both): the network and Soft-RoCE modules of
 # the guest kernel (e1000, crc32_generic first, then ib_core, ib_uverbs,
 # rdma_cm, rdma_ucm, rdma_rxe and what they depend on) under
-# /modules/cluster with their load order in /etc/cluster-modules; Debian's
+# /modules/cluster with their load order in /etc/cluster-modules, rdma_rxe
+# being the project's patched one (emu/rxe: GPU memory regions), built
+# here from the guest kernel's source and loaded after gdirect.ko
+# (cluster_up in tests/guest/cluster/cluster-lib.sh); Debian's
 # RDMA user space (libibverbs with the rxe provider and its driver file,
 # librdmacm, iproute2's `rdma`, ibv_devinfo, ibv_rc_pingpong) and UCX
 # (its libraries, its transport modules, ucx_info, ucx_perftest), each with
@@ -52,6 +55,18 @@ add_module() {
 for m in e1000 crc32_generic ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe; do
 	add_module "$m"
 done
+# Soft-RoCE is ours, never the kernel's own: a cluster that silently ran
+# the stock module could not register GPU memory.  Its build is cached
+# (emu/rxe/build.sh): unchanged sources cost about a second.
+rxe_ko=$build/kmod/rxe/rdma_rxe/rdma_rxe.ko
+rc=0
+"$top/emu/rxe/build.sh" "/lib/modules/$kver/build" "$build/kmod/rxe" \
+	"$build/kmod/v2/gdirect" >/dev/null || rc=$?
+case $rc in
+0) ;;
+77) missing="$missing rdma_rxe:patched(emu/rxe/build.sh: see above)" ;;
+*) echo "build-cluster-initramfs.sh: building the patched rdma_rxe failed (emu/rxe/build.sh)" >&2; exit 1 ;;
+esac
 if [ -n "$missing" ]; then
 	echo "build-cluster-initramfs.sh: missing:$missing" >&2
 	exit 77
@@ -63,7 +78,11 @@ trap 'rm -rf "$root" "$out.base"' EXIT
 mkdir -p "$root/modules/cluster" "$root/etc/libibverbs.d" "$root/usr/bin" \
 	"$root$multiarch/libibverbs"
 for m in $order; do
-	cp "$(modinfo -k "$kver" -F filename "$m")" "$root/modules/cluster/"
+	if [ "$m" = rdma_rxe ]; then
+		cp "$rxe_ko" "$root/modules/cluster/"
+	else
+		cp "$(modinfo -k "$kver" -F filename "$m")" "$root/modules/cluster/"
+	fi
 done
 echo "$order" | tr ' ' '\n' | sed '/^$/d' >"$root/etc/cluster-modules"
 cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"

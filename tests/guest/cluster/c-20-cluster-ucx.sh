@@ -28,8 +28,7 @@ command -v ucx-xfer >/dev/null || skip_all "ucx-xfer not built (no UCX headers: 
 gpu_loaded=0
 gpu_up() {
 	[ "$gpu_loaded" = 1 ] && return 0
-	load_module nvp2p_emu bar1_size_mb=64 bar1_reserve_mb=8 && load_module gdirect &&
-		gpu_loaded=1 && return 0
+	cluster_gpu_up && gpu_loaded=1 && return 0
 	echo "# loading nvp2p_emu and gdirect failed"
 	return 1
 }

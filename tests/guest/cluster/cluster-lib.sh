@@ -29,15 +29,27 @@ barrier() {
 	esac
 }
 
+# cluster_gpu_up: the emulated GPU and gdirect.ko, once (the patched
+# rdma_rxe needs gdirect's exports), with the BAR1 sizes of c-20.
+cluster_gpu_up() {
+	grep -q '^gdirect ' /proc/modules && return 0
+	grep -q '^nvp2p_emu ' /proc/modules ||
+		load_module nvp2p_emu bar1_size_mb=64 bar1_reserve_mb=8 ||
+		{ echo "# insmod nvp2p_emu failed"; return 1; }
+	load_module gdirect || { echo "# insmod gdirect failed"; return 1; }
+}
+
 # cluster_up: the modules, eth0 with our address, rxe0 on eth0, its port
 # active and its GID for our address there (idempotent).  Soft-RoCE brings
 # the port up and adds the GID asynchronously, after "rdma link add" and
 # the address: a test that uses rxe0 at once (c-20 run without c-10
 # before it) would find it not ready, so wait for both, up to 30 s.
 cluster_up() {
-	for m in $(cat /etc/cluster-modules); do
-		grep -q "^$m " /proc/modules && continue
-		insmod "/modules/cluster/$m.ko" || { echo "# insmod $m failed"; return 1; }
+	# Not $m: load_module (lib.sh) sets that.
+	for mod in $(cat /etc/cluster-modules); do
+		grep -q "^$mod " /proc/modules && continue
+		if [ "$mod" = rdma_rxe ]; then cluster_gpu_up || return 1; fi
+		insmod "/modules/cluster/$mod.ko" || { echo "# insmod $mod failed"; return 1; }
 	done
 	ip link set lo up
 	ip link set eth0 up || return 1
