@@ -1,0 +1,15 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# c-30-rxe-gpu.sh - Soft-RoCE registers GPU memory (emu/rxe), on node 0:
+# rxe-gpu-test.c over an RC queue pair on rxe0 connected to itself
+# (peer memory through gdirect, dma-buf, revocation, the emulator's
+# counters back to 0).  Node 1 skips: the test needs no peer, and the two
+# guests share the host's CPUs.
+. /tests/lib.sh
+. /tests/cluster-lib.sh
+in_cluster || { echo "1..0 # SKIP not booted by tests/harness/cluster.py"; exit 0; }
+[ "$node" = 0 ] || { echo "1..0 # SKIP runs on node 0 only (one node, loopback)"; exit 0; }
+[ -x /tests/rxe-gpu-test ] ||
+	{ echo "1..0 # SKIP rxe-gpu-test not built (no libibverbs headers: libibverbs-dev)"; exit 0; }
+cluster_up || { echo "1..1"; echo "not ok 1 - cluster_up (modules, eth0, rxe0)"; exit 1; }
+/tests/rxe-gpu-test "$(rxe_gid_index)"

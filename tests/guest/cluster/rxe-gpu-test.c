@@ -1,0 +1,594 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rxe-gpu-test.c - Soft-RoCE memory regions of GPU memory (emu/rxe), on one
+ * node: an RC queue pair on rxe0 connected to itself.
+ *
+ * The patched rdma_rxe is loaded (its version string); ibv_reg_mr() of
+ * cuMemAlloc memory pins it through gdirect (the emulator's pins rise);
+ * RDMA WRITE, RDMA READ and SEND/RECV between two GPU regions and between
+ * GPU and host regions at 1 B, 4 KiB + 1 and 1 MiB, at unaligned offsets,
+ * each destination read back (cuMemcpyDtoH for GPU memory) with the bytes
+ * around it untouched; a fetch-and-add on GPU memory; cuMemFree of a
+ * registered buffer makes the next work request on it, as the remote and
+ * as the local side, complete in error, and ibv_dereg_mr() then succeeds;
+ * cuMemFree during a WRITE into the buffer ends the WRITE (done or
+ * failed, nothing crashes);
+ * the dma-buf path: ibv_reg_dmabuf_mr(fd -1) answers EBADF where the rxe
+ * provider has the op (else a SKIP naming it), the kernel's op itself
+ * answers EBADF and imports a cuMemGetHandleForAddressRange() dma-buf
+ * (through libibverbs' ibv_cmd_reg_dmabuf_mr() where the provider lacks
+ * the op, as a provider with it calls it), data moved both ways through
+ * it; a process that exits with a GPU region registered leaves nothing;
+ * at the end 0 pins and 0 BAR1 bytes.
+ *
+ * Usage: rxe-gpu-test GID_INDEX (rxe0's RoCE v2 GID of our address);
+ * c-30-rxe-gpu.sh runs it after cluster_up.  "--exit-with-mr" is the
+ * child that exits without deregistering.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda.h>
+#include <infiniband/verbs.h>
+
+#include "emu_knob.h"
+#include "guest_cuda.h"
+#include "guest_file.h"
+#include "tap.h"
+
+#define BUF_SIZE	(2u << 20)
+#define SOFF		3	/* source offset: unaligned on purpose */
+#define DOFF		5	/* destination offset */
+#define GUARD		0xEE
+
+static const int access_all = IBV_ACCESS_LOCAL_WRITE |
+	IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+	IBV_ACCESS_REMOTE_ATOMIC;
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static int gid_index;
+
+/* A buffer of GPU (d) or host (h) memory and its memory region. */
+struct buf {
+	const char *name;
+	CUdeviceptr d;
+	uint8_t *h;
+	struct ibv_mr *mr;
+	uint32_t lkey, rkey;
+};
+
+static uint64_t buf_addr(const struct buf *b)
+{
+	return b->d ? (uint64_t)b->d : (uint64_t)(uintptr_t)b->h;
+}
+
+static int buf_put(const struct buf *b, size_t off, const void *src, size_t n)
+{
+	if (b->d)
+		return cuMemcpyHtoD(b->d + off, src, n) == CUDA_SUCCESS ? 0 : -1;
+	memcpy(b->h + off, src, n);
+	return 0;
+}
+
+static int buf_get(const struct buf *b, size_t off, void *dst, size_t n)
+{
+	if (b->d)
+		return cuMemcpyDtoH(dst, b->d + off, n) == CUDA_SUCCESS ? 0 : -1;
+	memcpy(dst, b->h + off, n);
+	return 0;
+}
+
+static int open_rxe0(void)
+{
+	struct ibv_device **list;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return -1;
+	for (i = 0; i < n && !ctx; i++)
+		if (strcmp(ibv_get_device_name(list[i]), "rxe0") == 0)
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!ctx)
+		return -1;
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
+	return cq ? 0 : -1;
+}
+
+/* An RC queue pair connected to itself through rxe0's GID. */
+static struct ibv_qp *loop_qp(void)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a;
+	union ibv_gid gid;
+	struct ibv_qp *qp;
+
+	qp = ibv_create_qp(pd, &ia);
+	if (!qp)
+		return NULL;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			    IBV_ACCESS_REMOTE_ATOMIC;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+	    ibv_query_gid(ctx, 1, gid_index, &gid))
+		goto fail;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = qp->qp_num;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = gid_index;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		goto fail;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			  IBV_QP_MAX_QP_RD_ATOMIC))
+		goto fail;
+	return qp;
+fail:
+	ibv_destroy_qp(qp);
+	return NULL;
+}
+
+static void drop_qp(struct ibv_qp *qp)
+{
+	struct ibv_wc wc;
+
+	if (qp)
+		ibv_destroy_qp(qp);
+	while (ibv_poll_cq(cq, 1, &wc) > 0)
+		;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Waits for @want completions; the first status that is not success, or
+ * success; IBV_WC_GENERAL_ERR after 20 s.
+ */
+static enum ibv_wc_status wait_cq(int want)
+{
+	enum ibv_wc_status st = IBV_WC_SUCCESS;
+	double end = now() + 20;
+	struct ibv_wc wc;
+	int n;
+
+	while (want > 0) {
+		n = ibv_poll_cq(cq, 1, &wc);
+		if (n < 0)
+			return IBV_WC_GENERAL_ERR;
+		if (n == 0) {
+			if (now() > end) {
+				tap_diag("no completion after 20 s");
+				return IBV_WC_GENERAL_ERR;
+			}
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS && st == IBV_WC_SUCCESS)
+			st = wc.status;
+		want--;
+		/* A failed work request flushes the others: stop there. */
+		if (st != IBV_WC_SUCCESS)
+			break;
+	}
+	return st;
+}
+
+/*
+ * One work request moving @n bytes from @src + @soff to @dst + @doff:
+ * RDMA WRITE (the source local), RDMA READ (the destination local), or
+ * SEND into a RECV posted on @dst.  Posted only: 0, or -1.
+ */
+static int post_xfer(struct ibv_qp *qp, enum ibv_wr_opcode op,
+		     const struct buf *src, size_t soff,
+		     const struct buf *dst, size_t doff, size_t n)
+{
+	const struct buf *local = op == IBV_WR_RDMA_READ ? dst : src;
+	const struct buf *remote = op == IBV_WR_RDMA_READ ? src : dst;
+	size_t loff = op == IBV_WR_RDMA_READ ? doff : soff;
+	size_t roff = op == IBV_WR_RDMA_READ ? soff : doff;
+	struct ibv_sge sge = {
+		.addr = buf_addr(local) + loff, .length = n, .lkey = local->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_sge rsge = {
+		.addr = buf_addr(dst) + doff, .length = n, .lkey = dst->lkey,
+	};
+	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &rsge, .num_sge = 1 };
+	struct ibv_recv_wr *rbad;
+
+	if (op == IBV_WR_SEND) {
+		if (ibv_post_recv(qp, &rwr, &rbad))
+			return -1;
+	} else {
+		wr.wr.rdma.remote_addr = buf_addr(remote) + roff;
+		wr.wr.rdma.rkey = remote->rkey;
+	}
+	return ibv_post_send(qp, &wr, &bad) ? -1 : 0;
+}
+
+/* post_xfer() and its completions. */
+static enum ibv_wc_status xfer(struct ibv_qp *qp, enum ibv_wr_opcode op,
+			       const struct buf *src, size_t soff,
+			       const struct buf *dst, size_t doff, size_t n)
+{
+	if (post_xfer(qp, op, src, soff, dst, doff, n))
+		return IBV_WC_GENERAL_ERR;
+	return wait_cq(op == IBV_WR_SEND ? 2 : 1);
+}
+
+static const char *op_name(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_RDMA_WRITE ? "RDMA WRITE" :
+	       op == IBV_WR_RDMA_READ ? "RDMA READ" : "SEND/RECV";
+}
+
+/* One transfer and its check; the queue pair is made again after an error. */
+static void check_xfer(struct ibv_qp **qp, enum ibv_wr_opcode op,
+		       const struct buf *src, const struct buf *dst, size_t n)
+{
+	size_t span = DOFF + n + 1, i;
+	uint8_t *pat = malloc(n), *out = malloc(span), *guard = malloc(span);
+	enum ibv_wc_status st = IBV_WC_GENERAL_ERR;
+	int ok = 0;
+
+	if (!pat || !out || !guard || !*qp)
+		goto done;
+	for (i = 0; i < n; i++)
+		pat[i] = (uint8_t)(i * 7 + n + op + 1);
+	memset(guard, GUARD, span);
+	if (buf_put(src, SOFF, pat, n) || buf_put(dst, 0, guard, span))
+		goto done;
+	st = xfer(*qp, op, src, SOFF, dst, DOFF, n);
+	if (st != IBV_WC_SUCCESS || buf_get(dst, 0, out, span))
+		goto done;
+	ok = memcmp(out + DOFF, pat, n) == 0 && out[DOFF - 1] == GUARD &&
+	     out[DOFF + n] == GUARD;
+done:
+	tap_ok(ok, "%s %s -> %s, %zu B: data checked (%s)", op_name(op),
+	       src->name, dst->name, n, ibv_wc_status_str(st));
+	if (st != IBV_WC_SUCCESS) {
+		drop_qp(*qp);
+		*qp = loop_qp();
+	}
+	free(pat);
+	free(out);
+	free(guard);
+}
+
+static int reg(struct buf *b, size_t size)
+{
+	b->mr = ibv_reg_mr(pd, b->d ? (void *)(uintptr_t)b->d : b->h, size,
+			   access_all);
+	if (!b->mr)
+		return -1;
+	b->lkey = b->mr->lkey;
+	b->rkey = b->mr->rkey;
+	return 0;
+}
+
+static void check_module(void)
+{
+	char v[64] = "";
+
+	guest_read("/sys/module/rdma_rxe/version", v, sizeof(v));
+	v[strcspn(v, "\n")] = 0;
+	tap_ok(strstr(v, "gdirect") != NULL,
+	       "the patched rdma_rxe is loaded (version '%s')", v);
+}
+
+static void check_atomic(struct ibv_qp **qp, struct buf *gpu, struct buf *host)
+{
+	uint64_t v = 40, old = 0, now_v = 0;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)host->h, .length = 8, .lkey = host->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	enum ibv_wc_status st = IBV_WC_GENERAL_ERR;
+
+	wr.wr.atomic.remote_addr = gpu->d + 64;
+	wr.wr.atomic.rkey = gpu->rkey;
+	wr.wr.atomic.compare_add = 2;
+	if (*qp && !buf_put(gpu, 64, &v, 8) && !ibv_post_send(*qp, &wr, &bad))
+		st = wait_cq(1);
+	memcpy(&old, host->h, 8);
+	buf_get(gpu, 64, &now_v, 8);
+	tap_ok(st == IBV_WC_SUCCESS && old == 40 && now_v == 42,
+	       "fetch-and-add on GPU memory: old %llu, now %llu (%s)",
+	       (unsigned long long)old, (unsigned long long)now_v,
+	       ibv_wc_status_str(st));
+	if (st != IBV_WC_SUCCESS) {
+		drop_qp(*qp);
+		*qp = loop_qp();
+	}
+}
+
+/*
+ * cuMemFree of a registered buffer while a 1 MiB RDMA WRITE into it is in
+ * flight: the revocation waits for the copy under way, the rest fails; the
+ * WRITE ends either way and the region deregisters.
+ */
+static void check_free_in_flight(struct buf *host)
+{
+	struct buf c = { .name = "GPU freed in flight" };
+	enum ibv_wc_status st = IBV_WC_GENERAL_ERR;
+	struct ibv_qp *qp = loop_qp();
+	int posted = 0;
+
+	if (!qp || cuMemAlloc(&c.d, 1 << 20) != CUDA_SUCCESS || reg(&c, 1 << 20)) {
+		tap_ok(0, "a GPU buffer to free during a WRITE registers");
+		drop_qp(qp);
+		return;
+	}
+	posted = post_xfer(qp, IBV_WR_RDMA_WRITE, host, 0, &c, 0, 1 << 20) == 0;
+	cuMemFree(c.d);
+	if (posted)
+		st = wait_cq(1);
+	tap_ok(posted && (st == IBV_WC_SUCCESS || st == IBV_WC_REM_ACCESS_ERR),
+	       "cuMemFree during a 1 MiB RDMA WRITE into the buffer: the WRITE ends (%s)",
+	       ibv_wc_status_str(st));
+	drop_qp(qp);
+	tap_ok(ibv_dereg_mr(c.mr) == 0, "ibv_dereg_mr of the buffer freed in flight");
+}
+
+/* cuMemFree of a registered buffer: later work requests fail, dereg works. */
+static void check_revocation(struct buf *host)
+{
+	struct buf c = { .name = "freed GPU" };
+	enum ibv_wc_status st;
+	struct ibv_qp *qp;
+
+	if (cuMemAlloc(&c.d, 256 << 10) != CUDA_SUCCESS || reg(&c, 256 << 10)) {
+		tap_ok(0, "a GPU buffer to free registers");
+		return;
+	}
+	tap_ok(cuMemFree(c.d) == CUDA_SUCCESS, "cuMemFree of a registered buffer");
+	qp = loop_qp();
+	st = qp ? xfer(qp, IBV_WR_RDMA_WRITE, host, 0, &c, 0, 4096) :
+		  IBV_WC_GENERAL_ERR;
+	tap_ok(qp && st != IBV_WC_SUCCESS,
+	       "RDMA WRITE into the freed buffer completes in error (%s)",
+	       ibv_wc_status_str(st));
+	drop_qp(qp);
+	qp = loop_qp();
+	st = qp ? xfer(qp, IBV_WR_RDMA_WRITE, &c, 0, host, 0, 4096) :
+		  IBV_WC_GENERAL_ERR;
+	tap_ok(qp && st != IBV_WC_SUCCESS,
+	       "RDMA WRITE from the freed buffer completes in error (%s)",
+	       ibv_wc_status_str(st));
+	drop_qp(qp);
+	tap_ok(ibv_dereg_mr(c.mr) == 0, "ibv_dereg_mr after the revocation");
+}
+
+/* libibverbs' command helper for reg_dmabuf_mr (its private ABI). */
+typedef int (*cmd_reg_dmabuf_fn)(struct ibv_pd *, uint64_t, size_t, uint64_t,
+				 int, int, void *, void *);
+typedef int (*cmd_dereg_fn)(void *);
+
+static void check_dmabuf(struct ibv_qp **qp, struct buf *host, struct buf *gpu)
+{
+	static const size_t sizes[] = { 1, 4097, 1 << 20 };
+	cmd_reg_dmabuf_fn cmd_reg;
+	cmd_dereg_fn cmd_dereg;
+	uint64_t maps0 = emu_stat_u64("dmabuf_maps");
+	struct buf d = { .name = "GPU (dma-buf MR)" };
+	struct ibv_mr *mr, *vmr = NULL;
+	int provider, fd = -1, ret;
+	size_t size = BUF_SIZE;
+	unsigned int i;
+
+	errno = 0;
+	mr = ibv_reg_dmabuf_mr(pd, 0, 4096, 0, -1, access_all);
+	provider = !mr && errno == EBADF;
+	if (!mr && errno == EOPNOTSUPP)
+		tap_skip("ibv_reg_dmabuf_mr(fd -1) answers EBADF",
+			 "the rxe provider (librxe-rdmav34.so of this rdma-core) has no reg_dmabuf_mr: EOPNOTSUPP");
+	else
+		tap_ok(provider, "ibv_reg_dmabuf_mr(fd -1) answers EBADF (%s)",
+		       strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+
+	cmd_reg = (cmd_reg_dmabuf_fn)dlsym(RTLD_DEFAULT, "ibv_cmd_reg_dmabuf_mr");
+	cmd_dereg = (cmd_dereg_fn)dlsym(RTLD_DEFAULT, "ibv_cmd_dereg_mr");
+	if (!provider && (!cmd_reg || !cmd_dereg)) {
+		tap_skip("the dma-buf memory region", "no provider op and no ibv_cmd_reg_dmabuf_mr in libibverbs");
+		return;
+	}
+	/* The kernel's op, whichever way user space reaches it. */
+	if (!provider) {
+		vmr = calloc(1, 256);	/* a struct verbs_mr, with room */
+		if (!vmr)
+			return;
+		vmr->context = ctx;
+		vmr->pd = pd;
+		ret = cmd_reg(pd, 0, 4096, 0, -1, access_all, vmr, NULL);
+		tap_ok(ret == EBADF, "the kernel's reg_user_mr_dmabuf(fd -1) answers EBADF (%s)",
+		       strerror(ret));
+	}
+
+	if (cuMemAlloc(&d.d, size) != CUDA_SUCCESS ||
+	    cuMemGetHandleForAddressRange(&fd, d.d, size,
+					  CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+					  0) != CUDA_SUCCESS) {
+		tap_ok(0, "a dma-buf of GPU memory (cuMemGetHandleForAddressRange)");
+		goto out;
+	}
+	if (provider) {
+		d.mr = ibv_reg_dmabuf_mr(pd, 0, size, d.d, fd, access_all);
+		ret = d.mr ? 0 : errno;
+	} else {
+		ret = cmd_reg(pd, 0, size, d.d, fd, access_all, vmr, NULL);
+		if (!ret)
+			d.mr = vmr;
+	}
+	tap_ok(!ret && emu_stat_u64("dmabuf_maps") > maps0,
+	       "a dma-buf of GPU memory registers%s (%s; dmabuf_maps %llu -> %llu)",
+	       provider ? "" : " through ibv_cmd_reg_dmabuf_mr", strerror(ret),
+	       (unsigned long long)maps0,
+	       (unsigned long long)emu_stat_u64("dmabuf_maps"));
+	if (ret)
+		goto out;
+	d.lkey = d.mr->lkey;
+	d.rkey = d.mr->rkey;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		check_xfer(qp, IBV_WR_RDMA_WRITE, host, &d, sizes[i]);
+		check_xfer(qp, IBV_WR_RDMA_READ, &d, host, sizes[i]);
+	}
+	check_xfer(qp, IBV_WR_SEND, gpu, &d, 4097);
+	ret = provider ? ibv_dereg_mr(d.mr) : cmd_dereg(d.mr);
+	tap_ok(ret == 0, "the dma-buf memory region deregisters");
+	close(fd);
+	fd = -1;
+	tap_ok(emu_stat_u64("dmabuf_maps") == maps0,
+	       "the attachment's mapping is gone (dmabuf_maps %llu)",
+	       (unsigned long long)emu_stat_u64("dmabuf_maps"));
+out:
+	if (fd >= 0)
+		close(fd);
+	if (d.d)
+		cuMemFree(d.d);
+	free(vmr);
+}
+
+/* The child: a GPU region registered, then exit without deregistering. */
+static int exit_with_mr(void)
+{
+	struct buf b = { .name = "child" };
+
+	if (guest_cuda_init() || open_rxe0() ||
+	    cuMemAlloc(&b.d, 1 << 20) != CUDA_SUCCESS || reg(&b, 1 << 20))
+		return 1;
+	printf("# child: registered, pins %llu; exiting without ibv_dereg_mr\n",
+	       (unsigned long long)emu_stat_u64("pins"));
+	fflush(stdout);
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	static const size_t sizes[] = { 1, 4097, 1 << 20 };
+	static const enum ibv_wr_opcode ops[] = {
+		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND,
+	};
+	struct buf a = { .name = "GPU" }, b = { .name = "GPU" };
+	struct buf h = { .name = "host" };
+	struct buf *pairs[][2] = { { &a, &b }, { &h, &b }, { &a, &h } };
+	uint64_t pins0;
+	struct ibv_qp *qp;
+	unsigned int i, j, k;
+	int status, ret;
+	pid_t pid;
+
+	if (argc < 2)
+		tap_skip_all("usage: rxe-gpu-test GID_INDEX");
+	gid_index = atoi(argv[argc - 1]);
+	if (strcmp(argv[1], "--exit-with-mr") == 0)
+		return exit_with_mr();
+	if (guest_cuda_init())
+		tap_skip_all("no CUDA context (nvp2p_emu not loaded?)");
+	if (open_rxe0())
+		tap_skip_all("rxe0 does not open");
+
+	check_module();
+	pins0 = emu_stat_u64("pins");
+	h.h = aligned_alloc(4096, BUF_SIZE);
+	tap_ok(h.h && reg(&h, BUF_SIZE) == 0, "ibv_reg_mr of host memory");
+	if (cuMemAlloc(&a.d, BUF_SIZE) != CUDA_SUCCESS ||
+	    cuMemAlloc(&b.d, BUF_SIZE) != CUDA_SUCCESS)
+		tap_skip_all("cuMemAlloc failed");
+	errno = 0;
+	ret = reg(&a, BUF_SIZE) == 0 && reg(&b, BUF_SIZE) == 0;
+	tap_ok(ret, "ibv_reg_mr of cuMemAlloc memory (%s)",
+	       ret ? "ok" : strerror(errno));
+	tap_ok(emu_stat_u64("pins") > pins0 && emu_stat_u64("pins") != UINT64_MAX,
+	       "the registrations pin GPU memory (pins %llu -> %llu)",
+	       (unsigned long long)pins0,
+	       (unsigned long long)emu_stat_u64("pins"));
+	qp = loop_qp();
+	tap_ok(qp != NULL, "an RC queue pair on rxe0 connected to itself");
+	if (a.mr && b.mr && h.mr) {
+		for (i = 0; i < 3; i++)
+			for (j = 0; j < 3; j++)
+				for (k = 0; k < 3; k++)
+					check_xfer(&qp, ops[i], pairs[j][0],
+						   pairs[j][1], sizes[k]);
+		check_atomic(&qp, &b, &h);
+	} else {
+		tap_skip("transfers on GPU memory regions", "no GPU memory region");
+	}
+	if (h.mr) {
+		check_revocation(&h);
+		check_free_in_flight(&h);
+		check_dmabuf(&qp, &h, &a);
+	}
+	drop_qp(qp);
+	tap_ok((!a.mr || ibv_dereg_mr(a.mr) == 0) &&
+	       (!b.mr || ibv_dereg_mr(b.mr) == 0), "ibv_dereg_mr of the GPU regions");
+	cuMemFree(a.d);
+	cuMemFree(b.d);
+
+	pid = fork();
+	if (pid == 0) {
+		char idx[16];
+
+		snprintf(idx, sizeof(idx), "%d", gid_index);
+		execl("/proc/self/exe", argv[0], "--exit-with-mr", idx, (char *)NULL);
+		_exit(127);
+	}
+	tap_ok(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0,
+	       "a process registers GPU memory and exits without ibv_dereg_mr");
+	tap_ok(emu_wait_quiet(5000, NULL), "0 pins and 0 BAR1 bytes at the end");
+	if (h.mr)
+		ibv_dereg_mr(h.mr);
+	free(h.h);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return tap_done();
+}
