@@ -351,6 +351,19 @@ EMU_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * cuCtxCreate_v2 is the three-argument cuCtxCreate of CUDA 3.2 to 12.x,
+ * which NVIDIA's driver still exports and cuGetProcAddress still returns
+ * for those versions; programs that load the driver by version (perftest)
+ * ask for it.  It is cuCtxCreate_v4 without creation parameters.
+ */
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+EMU_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
+				   CUdevice dev)
+{
+	return cuCtxCreate_v4(pctx, NULL, flags, dev);
+}
+
 EMU_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
 	CUresult r = emu_check_init();

@@ -219,6 +219,7 @@ EMU_EXPORT CUresult cuGetErrorString(CUresult error, const char **str)
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 			  cuuint64_t flags);
 CUresult cuCtxDestroy(CUcontext ctx);
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
 CUresult cuCtxPushCurrent(CUcontext ctx);
 CUresult cuCtxPopCurrent(CUcontext *pctx);
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
@@ -289,6 +290,7 @@ static const struct {
 	P("cuMemHostGetFlags", 2030, cuMemHostGetFlags),
 	P("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease),
 	P("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
+	P("cuCtxCreate", 3020, cuCtxCreate_v2),
 	P("cuCtxCreate", 12050, cuCtxCreate_v4),
 	P("cuCtxDestroy", 2000, cuCtxDestroy),
 	P("cuCtxDestroy", 4000, cuCtxDestroy_v2),
