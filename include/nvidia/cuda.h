@@ -275,6 +275,18 @@ typedef enum CUdriverProcAddress_flags_enum {
 	CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 1 << 1
 } CUdriverProcAddress_flags;
 
+/* cuCtxCreate's flags (perftest passes CU_CTX_MAP_HOST). */
+typedef enum CUctx_flags_enum {
+	CU_CTX_SCHED_AUTO = 0x00,
+	CU_CTX_SCHED_SPIN = 0x01,
+	CU_CTX_SCHED_YIELD = 0x02,
+	CU_CTX_SCHED_BLOCKING_SYNC = 0x04,
+	CU_CTX_SCHED_MASK = 0x07,
+	CU_CTX_MAP_HOST = 0x08,
+	CU_CTX_LMEM_RESIZE_TO_MAX = 0x10,
+	CU_CTX_FLAGS_MASK = 0xff
+} CUctx_flags;
+
 typedef enum CUdriverProcAddressQueryResult_enum {
 	CU_GET_PROC_ADDRESS_SUCCESS = 0,
 	CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
