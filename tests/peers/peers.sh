@@ -5,7 +5,8 @@
 # Peers are other projects' releases that gdirect must work with unchanged
 # (docs/gdrcopy.md, "gdrcopy itself").  They are test inputs, never
 # copied into this repository: each is one release tarball pinned below by
-# its file name and sha256.  NAME is the file name (gdrcopy-2.6.tar.gz).
+# its file name and sha256.  NAME is the file name (gdrcopy-2.6.tar.gz,
+# perftest-26.04.17.tar.gz).
 #
 # The tarball is looked for, in this order:
 #   1. in $GDIRECT_PEERS_DIR, or in ../shared/peers beside the repository's
@@ -33,6 +34,11 @@ pin() {
 		tree_sha=5f5afbca4402fe2600e32ecf08579ef8634fd583f31675948e5d1f06791201c2
 		url=https://github.com/NVIDIA/gdrcopy/archive/refs/tags/v2.6.tar.gz
 		prefix=gdrcopy-2.6 ;;
+	perftest-26.04.17.tar.gz)
+		sha=b48f752d975d035d257fb11ebab71b69f3580851968c93ea28dc403734f0f256
+		tree_sha=c6cc4d4cafb9a90434ea2833fb73aac9d92d09c34daf7c65da135eb88e339616
+		url=https://github.com/linux-rdma/perftest/archive/refs/tags/26.04.17.tar.gz
+		prefix=perftest-26.04.17 ;;
 	*) return 1 ;;
 	esac
 }
