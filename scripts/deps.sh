@@ -114,7 +114,9 @@ have() {
 	guest-kernel) [ -n "$guest_kver" ] && [ -f "/boot/vmlinuz-$guest_kver" ] ;;
 	guest-headers) [ -n "$guest_kver" ] && [ -d "/lib/modules/$guest_kver/build" ] ;;
 	ucx)         pkg-config --exists ucx-ucs 2>/dev/null ;;
-	autoconf|automake|patch) command -v "$1" >/dev/null 2>&1 ;;
+	autoconf|automake|patch|cmake) command -v "$1" >/dev/null 2>&1 ;;
+	libnl)       pkg-config --exists libnl-3.0 libnl-route-3.0 2>/dev/null ;;
+	libpci)      pkg-config --exists libpci 2>/dev/null ;;
 	libtool)     command -v libtoolize >/dev/null 2>&1 ;;
 	c++)         command -v c++ >/dev/null 2>&1 ;;
 	dpkg-dev)    command -v dpkg-source >/dev/null 2>&1 ;;
@@ -154,6 +156,8 @@ pkg() {
 	rxe-provider) echo ibverbs-providers ;;
 	librdmacm)    echo librdmacm1 ;;
 	libelf)       echo libelf-dev ;;
+	libnl)        echo "libnl-3-dev libnl-route-3-dev" ;;
+	libpci)       echo libpci-dev ;;
 	openssl)      echo libssl-dev ;;
 	linux-source) echo linux-source-6.1 ;;
 	dpkg-buildpackage) echo dpkg-dev ;;
@@ -172,6 +176,10 @@ guest="kmod cpio busybox qemu-system-x86_64 guest-kernel"
 # copied into the guests; UCX's headers for ucx-xfer; the guest kernel's
 # source for the patched Soft-RoCE module (emu/rxe).
 cluster="rdma ibverbs-utils rxe-provider librdmacm ucx ucx-utils linux-source xz"
+# ... and what builds the cluster's own RDMA pieces at test time: rdma-core
+# 56.1's libibverbs and rxe provider (emu/rdma-core: cmake, ninja, libnl)
+# and perftest (tests/peers/perftest-build.sh: autotools, libpci).
+cluster="$cluster cmake ninja pkg-config libnl autoconf automake libtool libpci"
 modules="cc make guest-headers"
 case "$want" in
 demo-mode)    demo_mode; exit $? ;;
