@@ -5,7 +5,8 @@
 # Environment: GUEST_TESTS (default "c-*", the cluster tests), GUEST_TIMEOUT,
 # KVER (the guest kernel release, default the newest -amd64 one),
 # UCX_PREFIX (a UCX installation to ship instead of Debian's libucx0 and
-# ucx-utils, e.g. the GPU-aware build of `make ucx`).
+# ucx-utils, e.g. the GPU-aware build of `make ucx`), RDMA_CORE_CACHE
+# (emu/rdma-core/rdma-core-build.sh's), GDIRECT_PEERS_DIR (peers.sh's).
 #
 # The v2 guest's initramfs (build-initramfs.sh) with a second archive
 # appended (the kernel unpacks both): the network and Soft-RoCE modules of
@@ -14,12 +15,18 @@
 # /modules/cluster with their load order in /etc/cluster-modules, rdma_rxe
 # being the project's patched one (emu/rxe: GPU memory regions), built
 # here from the guest kernel's source and loaded after gdirect.ko
-# (cluster_up in tests/guest/cluster/cluster-lib.sh); Debian's
-# RDMA user space (libibverbs with the rxe provider and its driver file,
-# librdmacm, iproute2's `rdma`, ibv_devinfo, ibv_rc_pingpong) and UCX
-# (its libraries, its transport modules, ucx_info, ucx_perftest), each with
-# the host libraries it needs.  Exits 77 naming what is missing when any of
-# it is absent (the caller reports a skip, loudly), 1 on any other failure.
+# (cluster_up in tests/guest/cluster/cluster-lib.sh); libibverbs and the
+# rxe provider of rdma-core 56.1 with our patch (emu/rdma-core: the
+# provider's reg_dmabuf_mr), built here, cached, in place of Debian's;
+# Debian's other RDMA user space (librdmacm, iproute2's `rdma`,
+# ibv_devinfo, ibv_rc_pingpong); UCX (its libraries, its transport
+# modules, ucx_info, ucx_perftest); perftest 26.04.17's ib_write_bw,
+# ib_read_lat and ib_send_bw built against our CUDA and that rdma-core
+# (tests/peers/perftest-build.sh), each with the host libraries it needs.
+# Exits 77 naming what is missing when any of it is absent but perftest
+# (the caller reports a skip, loudly), 1 on any other failure; without the
+# perftest release the guests get /etc/cluster-perftest-missing saying
+# why, and c-40 skips.
 set -eu
 build=$1; out=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,8 +39,6 @@ need() { [ -e "$1" ] || missing="$missing $1${2:+ ($2)}"; }
 for b in rdma ibv_devinfo ibv_rc_pingpong; do
 	need "/usr/bin/$b" "$([ "$b" = rdma ] && echo iproute2 || echo ibverbs-utils)"
 done
-need /etc/libibverbs.d/rxe.driver ibverbs-providers
-need "$multiarch/libibverbs/librxe-rdmav34.so" ibverbs-providers
 need "$multiarch/librdmacm.so.1" librdmacm1
 if [ -n "$ucx" ]; then
 	need "$ucx/bin/ucx_perftest" "UCX_PREFIX"
@@ -67,10 +72,33 @@ case $rc in
 77) missing="$missing rdma_rxe:patched(emu/rxe/build.sh: see above)" ;;
 *) echo "build-cluster-initramfs.sh: building the patched rdma_rxe failed (emu/rxe/build.sh)" >&2; exit 1 ;;
 esac
+# rdma-core 56.1 with our provider patch (cached in BUILD/rdma-core).
+if [ -z "$missing" ]; then
+	"$top/emu/rdma-core/rdma-core-build.sh" "$build" >"$build/rdma-core-build.log" 2>"$build/rdma-core-build.err" || {
+		[ $? = 77 ] || { cat "$build/rdma-core-build.err" >&2; exit 1; }
+		missing="$missing rdma-core-56.1($(sed -n 's/^rdma-core-build: missing: //p' "$build/rdma-core-build.err" | head -n1))"
+	}
+fi
 if [ -n "$missing" ]; then
 	echo "build-cluster-initramfs.sh: missing:$missing" >&2
 	exit 77
 fi
+# perftest, built at test time from its release; without the release (or
+# its build tools) the cluster still runs, and c-40 says why it skips.
+perftest=""
+perftest_why=""
+if tb=$("$top/tests/peers/peers.sh" find perftest-26.04.17.tar.gz "$build/peers/cache" 2>"$build/perftest-build.err"); then
+	if "$top/tests/peers/perftest-build.sh" "$build" "$tb" >"$build/perftest-build.log" 2>"$build/perftest-build.err"; then
+		perftest=$build/peers/perftest-26.04.17/out/bin
+	else
+		[ $? = 77 ] || { cat "$build/perftest-build.err" >&2; exit 1; }
+		perftest_why=$(sed -n 's/^perftest-build: //p' "$build/perftest-build.err" | head -n1)
+	fi
+else
+	[ $? = 77 ] || { cat "$build/perftest-build.err" >&2; exit 1; }
+	perftest_why=$(head -n1 "$build/perftest-build.err")
+fi
+[ -z "$perftest_why" ] || echo "build-cluster-initramfs.sh: WARNING: no perftest in the guests: $perftest_why" >&2
 
 GUEST_TESTS=${GUEST_TESTS:-c-*} "$top/tests/harness/build-initramfs.sh" "$build" v2 "$out.base"
 root=$(mktemp -d)
@@ -85,8 +113,22 @@ for m in $order; do
 	fi
 done
 echo "$order" | tr ' ' '\n' | sed '/^$/d' >"$root/etc/cluster-modules"
-cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
-cp "$multiarch/libibverbs/librxe-rdmav34.so" "$root$multiarch/libibverbs/"
+# Our libibverbs at Debian's path, and at /lib's where the host's ldd
+# finds Debian's (usrmerge): the guest has no ld.so.cache, and a copy of
+# Debian's there would be found first.
+rcore=$build/rdma-core/out
+echo "driver rxe" >"$root/etc/libibverbs.d/rxe.driver"
+cp "$rcore/lib/libibverbs.so.1" "$root$multiarch/"
+cp "$rcore/lib/libibverbs/librxe-rdmav34.so" "$root$multiarch/libibverbs/"
+mkdir -p "$root/lib/x86_64-linux-gnu"
+ln -s ../../usr/lib/x86_64-linux-gnu/libibverbs.so.1 "$root/lib/x86_64-linux-gnu/libibverbs.so.1"
+echo "rdma-core 56.1 $(sha256sum "$rcore/lib/libibverbs.so.1" | cut -d' ' -f1) $(sha256sum "$rcore/lib/libibverbs/librxe-rdmav34.so" | cut -d' ' -f1)" \
+	>"$root/etc/cluster-rdma-core"
+if [ -n "$perftest" ]; then
+	for b in ib_write_bw ib_read_lat ib_send_bw; do cp "$perftest/$b" "$root/usr/bin/"; done
+else
+	echo "$perftest_why" >"$root/etc/cluster-perftest-missing"
+fi
 for b in rdma ibv_devinfo ibv_rc_pingpong; do cp "/usr/bin/$b" "$root/usr/bin/"; done
 if [ -n "$ucx" ]; then
 	# At a fixed place in the guest, not at the build's path: that may be

@@ -63,7 +63,7 @@ else
 	done
 
 	# Programs built by meson in any guest/ folder, and shell tests in source.
-	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/peers" \) -prune -o -path '*/guest/*' -type f \
+	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/peers" -o -path "$build/rdma-core" \) -prune -o -path '*/guest/*' -type f \
 		-perm -u+x ! -path '*.p/*' -print | while read -r f; do
 		cp "$f" "$root/tests/"
 	done
@@ -71,13 +71,14 @@ else
 		-print | while read -r f; do
 		cp "$f" "$root/tests/"
 	done
-	# Our shared libraries, found by LD_LIBRARY_PATH in the guest.
-	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/peers" \) -prune -o \( -name 'lib*.so' -o \
+	# Our shared libraries, found by LD_LIBRARY_PATH in the guest (not rdma-core
+	# of emu/rdma-core: build-cluster-initramfs.sh ships it, at its system paths).
+	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/peers" -o -path "$build/rdma-core" \) -prune -o \( -name 'lib*.so' -o \
 		-name 'lib*.so.*' \) -type f -print | while read -r f; do
 		cp "$f" "$root/usr/lib/gdirect/"
 	done
 	# Keep the SONAME links meson made (libcuda.so.1 -> libcuda.so.1.0.0 ...).
-	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/peers" \) -prune -o -name 'lib*.so*' -type l \
+	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/peers" -o -path "$build/rdma-core" \) -prune -o -name 'lib*.so*' -type l \
 		-print | while read -r f; do
 		cp -P "$f" "$root/usr/lib/gdirect/"
 	done
