@@ -174,8 +174,9 @@ guest="kmod cpio busybox qemu-system-x86_64 guest-kernel"
 # The two-node cluster (docs/cluster.md): Debian's verbs user space with the
 # Soft-RoCE provider, RDMA-CM, iproute2's rdma, and UCX with its tools,
 # copied into the guests; UCX's headers for ucx-xfer; the guest kernel's
-# source for the patched Soft-RoCE module (emu/rxe).
-cluster="rdma ibverbs-utils rxe-provider librdmacm ucx ucx-utils linux-source xz"
+# source for the patched Soft-RoCE module (emu/rxe) and libibverbs'
+# headers for its tests (rxe-gpu-test, gpu-rdma).
+cluster="rdma ibverbs-utils rxe-provider librdmacm ucx ucx-utils linux-source xz patch ibverbs-dev"
 # ... and what builds the cluster's own RDMA pieces at test time: rdma-core
 # 56.1's libibverbs and rxe provider (emu/rdma-core: cmake, ninja, libnl)
 # and perftest (tests/peers/perftest-build.sh: autotools, libpci).
