@@ -18,7 +18,8 @@
  * answers EBADF and imports a cuMemGetHandleForAddressRange() dma-buf
  * (through libibverbs' ibv_cmd_reg_dmabuf_mr() where the provider lacks
  * the op, as a provider with it calls it), data moved both ways through
- * it; a process that exits with a GPU region registered leaves nothing;
+ * it, also from a region of an interior, unaligned range of the dma-buf;
+ * a process that exits with a GPU region registered leaves nothing;
  * at the end 0 pins and 0 BAR1 bytes.
  *
  * Usage: rxe-gpu-test GID_INDEX (rxe0's RoCE v2 GID of our address);
@@ -57,17 +58,23 @@ static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static int gid_index;
 
-/* A buffer of GPU (d) or host (h) memory and its memory region. */
+/*
+ * A buffer of GPU (d) or host (h) memory and its memory region; iova, where
+ * not 0, is the region's address of d in work requests.
+ */
 struct buf {
 	const char *name;
 	CUdeviceptr d;
 	uint8_t *h;
+	uint64_t iova;
 	struct ibv_mr *mr;
 	uint32_t lkey, rkey;
 };
 
 static uint64_t buf_addr(const struct buf *b)
 {
+	if (b->iova)
+		return b->iova;
 	return b->d ? (uint64_t)b->d : (uint64_t)(uintptr_t)b->h;
 }
 
@@ -416,6 +423,7 @@ static void check_dmabuf(struct ibv_qp **qp, struct buf *host, struct buf *gpu)
 	cmd_dereg_fn cmd_dereg;
 	uint64_t maps0 = emu_stat_u64("dmabuf_maps");
 	struct buf d = { .name = "GPU (dma-buf MR)" };
+	struct buf in = { .name = "GPU (dma-buf MR, interior)" };
 	struct ibv_mr *mr, *vmr = NULL;
 	int provider, fd = -1, ret;
 	size_t size = BUF_SIZE;
@@ -480,6 +488,35 @@ static void check_dmabuf(struct ibv_qp **qp, struct buf *host, struct buf *gpu)
 		check_xfer(qp, IBV_WR_RDMA_READ, &d, host, sizes[i]);
 	}
 	check_xfer(qp, IBV_WR_SEND, gpu, &d, 4097);
+
+	/*
+	 * An interior range of the dma-buf, unaligned, at an iova of its own
+	 * (the core wants the same offset in the page as the range's).
+	 */
+	in.d = d.d + 65536 + 5;
+	in.iova = 0x10000000 + 5;
+	if (provider) {
+		in.mr = ibv_reg_dmabuf_mr(pd, 65536 + 5, 8192, in.iova, fd,
+					  access_all);
+		ret = in.mr ? 0 : errno;
+	} else {
+		in.mr = calloc(1, 256);
+		ret = in.mr ? cmd_reg(pd, 65536 + 5, 8192, in.iova, fd,
+				      access_all, in.mr, NULL) : ENOMEM;
+	}
+	tap_ok(ret == 0, "a region of bytes 65541 to 73732 of the dma-buf registers (%s)",
+	       strerror(ret));
+	if (ret == 0) {
+		in.lkey = in.mr->lkey;
+		in.rkey = in.mr->rkey;
+		check_xfer(qp, IBV_WR_RDMA_WRITE, host, &in, 4097);
+		check_xfer(qp, IBV_WR_RDMA_READ, &in, host, 4097);
+		tap_ok((provider ? ibv_dereg_mr(in.mr) : cmd_dereg(in.mr)) == 0,
+		       "the interior region deregisters");
+	}
+	if (!provider)
+		free(in.mr);
+
 	ret = provider ? ibv_dereg_mr(d.mr) : cmd_dereg(d.mr);
 	tap_ok(ret == 0, "the dma-buf memory region deregisters");
 	close(fd);
