@@ -8,7 +8,8 @@
  * RDMA WRITE, RDMA READ and SEND/RECV between two GPU regions and between
  * GPU and host regions at 1 B, 4 KiB + 1 and 1 MiB, at unaligned offsets,
  * each destination read back (cuMemcpyDtoH for GPU memory) with the bytes
- * around it untouched; a fetch-and-add on GPU memory; cuMemFree of a
+ * around it untouched; a region of an interior pointer of a GPU buffer; a
+ * fetch-and-add on GPU memory; cuMemFree of a
  * registered buffer makes the next work request on it, as the remote and
  * as the local side, complete in error, and ibv_dereg_mr() then succeeds;
  * cuMemFree during a WRITE into the buffer ends the WRITE (done or
@@ -382,6 +383,26 @@ static void check_free_in_flight(struct buf *host)
 	tap_ok(ibv_dereg_mr(c.mr) == 0, "ibv_dereg_mr of the buffer freed in flight");
 }
 
+/*
+ * A region of an interior pointer, neither start nor length on a GPU page
+ * (64 KiB), the data across a page boundary, beside the region of the
+ * whole buffer.
+ */
+static void check_interior(struct ibv_qp **qp, struct buf *gpu, struct buf *host)
+{
+	struct buf in = { .name = "GPU (interior region)", .d = gpu->d + 63000 };
+
+	errno = 0;
+	if (reg(&in, 8192)) {
+		tap_ok(0, "ibv_reg_mr of bytes 63000 to 71191 of a GPU buffer (%s)",
+		       strerror(errno));
+		return;
+	}
+	check_xfer(qp, IBV_WR_RDMA_WRITE, host, &in, 4097);
+	check_xfer(qp, IBV_WR_RDMA_READ, &in, host, 4097);
+	tap_ok(ibv_dereg_mr(in.mr) == 0, "the interior GPU region deregisters");
+}
+
 /* cuMemFree of a registered buffer: later work requests fail, dereg works. */
 static void check_revocation(struct buf *host)
 {
@@ -595,6 +616,7 @@ int main(int argc, char **argv)
 					check_xfer(&qp, ops[i], pairs[j][0],
 						   pairs[j][1], sizes[k]);
 		check_atomic(&qp, &b, &h);
+		check_interior(&qp, &a, &h);
 	} else {
 		tap_skip("transfers on GPU memory regions", "no GPU memory region");
 	}
