@@ -23,6 +23,7 @@
 #include <linux/dma-resv.h>
 #include <linux/io.h>
 #include <linux/iommu.h>
+#include <linux/kobject.h>
 #include <linux/pci.h>
 #include <linux/sizes.h>
 #include <linux/wait_bit.h>
@@ -50,6 +51,7 @@ MODULE_IMPORT_NS(DMA_BUF);
  * @revoked: the memory is gone (free callback or move_notify)
  * @maps: kernel mappings of the pages, to memunmap()
  * @nmaps: entries of @maps in use
+ * @peer_bytes: peer memory: the bytes pinned, once registered (statistics)
  */
 struct rxe_gpu_mr {
 	struct rxe_mr *mr;
@@ -61,7 +63,109 @@ struct rxe_gpu_mr {
 	bool revoked;
 	void **maps;
 	unsigned int nmaps;
+	u64 peer_bytes;
 };
+
+/*
+ * The peer-memory client's directory, /sys/kernel/mm/memory_peers/nv_mem/,
+ * with the files MLNX_OFED's ib_core publishes for nvidia-peermem there:
+ * UCX (1.13 looks for nv_mem/version), NCCL and Open MPI take its presence
+ * for "this NIC registers GPU memory".  Here the client is gdirect's
+ * kernel API, and the counters count this module's peer-memory regions:
+ * regions made and released, their pages (PAGE_SIZE) and bytes, and free
+ * callbacks.  The dma-buf path is not counted: it is no peer client's.
+ */
+static struct {
+	atomic64_t alloc_mrs, dealloc_mrs;
+	atomic64_t reg_pages, dereg_pages;
+	atomic64_t reg_bytes, dereg_bytes;
+	atomic64_t free_callbacks;
+} rxe_gpu_stats;
+
+static struct kobject *rxe_gpu_peers_kobj;
+static struct kobject *rxe_gpu_client_kobj;
+
+static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "6.1-gdirect-gpu\n");
+}
+
+#define RXE_GPU_STAT(name, field)					\
+static ssize_t name##_show(struct kobject *kobj,			\
+			   struct kobj_attribute *attr, char *buf)	\
+{									\
+	return sysfs_emit(buf, "%lld\n",				\
+			  (long long)atomic64_read(&rxe_gpu_stats.field)); \
+}									\
+static struct kobj_attribute name##_attr = __ATTR_RO(name)
+
+static struct kobj_attribute version_attr = __ATTR_RO(version);
+RXE_GPU_STAT(num_alloc_mrs, alloc_mrs);
+RXE_GPU_STAT(num_dealloc_mrs, dealloc_mrs);
+RXE_GPU_STAT(num_reg_pages, reg_pages);
+RXE_GPU_STAT(num_dereg_pages, dereg_pages);
+RXE_GPU_STAT(num_reg_bytes, reg_bytes);
+RXE_GPU_STAT(num_dereg_bytes, dereg_bytes);
+RXE_GPU_STAT(num_free_callbacks, free_callbacks);
+
+static struct attribute *rxe_gpu_peer_attrs[] = {
+	&version_attr.attr,
+	&num_alloc_mrs_attr.attr,
+	&num_dealloc_mrs_attr.attr,
+	&num_reg_pages_attr.attr,
+	&num_dereg_pages_attr.attr,
+	&num_reg_bytes_attr.attr,
+	&num_dereg_bytes_attr.attr,
+	&num_free_callbacks_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group rxe_gpu_peer_group = {
+	.attrs = rxe_gpu_peer_attrs,
+};
+
+/**
+ * rxe_gpu_init() - publish the peer-memory client's sysfs directory
+ *
+ * Return: 0, or -ENOMEM, also where memory_peers exists already (another
+ * module, MLNX_OFED's ib_core, owns it: kobject_create_and_add() then
+ * fails).
+ */
+int rxe_gpu_init(void)
+{
+	int err;
+
+	rxe_gpu_peers_kobj = kobject_create_and_add("memory_peers", mm_kobj);
+	if (!rxe_gpu_peers_kobj)
+		return -ENOMEM;
+	rxe_gpu_client_kobj = kobject_create_and_add("nv_mem",
+						     rxe_gpu_peers_kobj);
+	if (!rxe_gpu_client_kobj) {
+		err = -ENOMEM;
+		goto err_peers;
+	}
+	err = sysfs_create_group(rxe_gpu_client_kobj, &rxe_gpu_peer_group);
+	if (err)
+		goto err_client;
+	return 0;
+
+err_client:
+	kobject_put(rxe_gpu_client_kobj);
+err_peers:
+	kobject_put(rxe_gpu_peers_kobj);
+	return err;
+}
+
+/**
+ * rxe_gpu_exit() - remove the peer-memory client's sysfs directory
+ */
+void rxe_gpu_exit(void)
+{
+	sysfs_remove_group(rxe_gpu_client_kobj, &rxe_gpu_peer_group);
+	kobject_put(rxe_gpu_client_kobj);
+	kobject_put(rxe_gpu_peers_kobj);
+}
 
 /*
  * The device that DMAs for rxe0: the PCI function under its netdev.  Its
@@ -106,6 +210,7 @@ static void rxe_gpu_mr_valid(struct rxe_gpu_mr *gpu)
 /* gdirect's free callback: after in-flight copies ended; must not sleep. */
 static void rxe_gpu_invalidate(struct gdirect_region *region, void *data)
 {
+	atomic64_inc(&rxe_gpu_stats.free_callbacks);
 	rxe_gpu_revoke(data);
 }
 
@@ -133,6 +238,12 @@ static void rxe_gpu_free(struct rxe_gpu_mr *gpu)
 
 	for (i = 0; i < gpu->nmaps; i++)
 		memunmap(gpu->maps[i]);
+	if (gpu->peer_bytes) {
+		atomic64_inc(&rxe_gpu_stats.dealloc_mrs);
+		atomic64_add(gpu->peer_bytes >> PAGE_SHIFT,
+			     &rxe_gpu_stats.dereg_pages);
+		atomic64_add(gpu->peer_bytes, &rxe_gpu_stats.dereg_bytes);
+	}
 	/* Waits for a running free callback, which uses gpu. */
 	if (gpu->region)
 		gdirect_unpin(gpu->region);
@@ -240,6 +351,10 @@ int rxe_gpu_mr_init_peer(struct rxe_dev *rxe, u64 start, u64 length,
 	mr->access = access;
 	mr->type = IB_MR_TYPE_USER;
 	mr->gpu = gpu;
+	gpu->peer_bytes = size;
+	atomic64_inc(&rxe_gpu_stats.alloc_mrs);
+	atomic64_add(size >> PAGE_SHIFT, &rxe_gpu_stats.reg_pages);
+	atomic64_add(size, &rxe_gpu_stats.reg_bytes);
 	rxe_gpu_mr_valid(gpu);
 	return 0;
 
