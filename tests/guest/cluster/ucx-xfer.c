@@ -38,9 +38,10 @@
  * the client again after the run (with UCX_PROTO_ENABLE=y that lists the
  * protocol and transport selected per memory type and size range), as
  * TAP comments.  With GPU memory on the emulated GPU, both also print
- * "# STAGED size bytes" after each size: the GPU bytes UCX copied through
- * host memory with the CUDA copy calls (cuda_copy) on that node for it
- * (the emulator's copy counters, less ucx-xfer's own fills and checks).
+ * "# STAGED op size bytes" after each operation and size: the GPU bytes
+ * UCX copied through host memory with the CUDA copy calls (cuda_copy) on
+ * that node for it (the emulator's copy counters, less ucx-xfer's own
+ * fills and checks).
  * Copies through a BAR mapping (gdr_copy) are CPU loads and stores the
  * emulator cannot see: a run that must show no staging leaves gdr_copy
  * out of UCX_TLS, so that any staging goes through the counted calls.
@@ -247,12 +248,14 @@ static uint64_t staged_mark(void)
 	return UINT64_MAX;
 }
 
-static void print_staged(size_t s, uint64_t mark)
+/* Prints what @op of @s bytes staged since *@mark, and marks again. */
+static void print_staged(const char *op, size_t s, uint64_t *mark)
 {
 	uint64_t now_mark = staged_mark();
 
-	if (mark != UINT64_MAX && now_mark != UINT64_MAX)
-		printf("# STAGED %zu %" PRIu64 "\n", s, now_mark - mark);
+	if (*mark != UINT64_MAX && now_mark != UINT64_MAX)
+		printf("# STAGED %s %zu %" PRIu64 "\n", op, s, now_mark - *mark);
+	*mark = now_mark;
 }
 
 /*
@@ -540,6 +543,7 @@ static int server(size_t *sizes, int nsizes, size_t max, unsigned char *buf,
 		if (bad >= 0)
 			printf("# message %ld differs at byte %ld\n", bad_k, bad);
 		fails += !ok;
+		print_staged("tag", s, &mark);
 
 		/* put: clear, let the client write, check. */
 		mem_clear(rbuf, s);
@@ -555,6 +559,7 @@ static int server(size_t *sizes, int nsizes, size_t max, unsigned char *buf,
 			printf("# differs at byte %ld\n", bad);
 		fails += !(w == s && bad == -1);
 		send_word(bad == -1, T_ACK);
+		print_staged("put", s, &mark);
 
 		/* get: fill, let the client read. */
 		mem_fill(rbuf, s, 2000 + i);
@@ -565,7 +570,7 @@ static int server(size_t *sizes, int nsizes, size_t max, unsigned char *buf,
 		}
 		tap_ok(w == 1, "get %zu B: the client read this node's buffer and verified it", s);
 		fails += w != 1;
-		print_staged(s, mark);
+		print_staged("get", s, &mark);
 	}
 	ucp_mem_unmap(ctx, memh);
 	return fails;
@@ -618,6 +623,7 @@ static int client(size_t *sizes, int nsizes, size_t max, unsigned char *buf)
 		tap_ok(ok, "tag %zu B: %u sends acknowledged by the server, %u echoes verified%s",
 		    s, n, ln, checked_by());
 		fails += !ok;
+		print_staged("tag", s, &mark);
 
 		/* put */
 		ok = recv_word(&w, T_CTL) == UCS_OK && w == s && mem_fill(buf, s, 1000 + i);
@@ -635,6 +641,7 @@ static int client(size_t *sizes, int nsizes, size_t max, unsigned char *buf)
 		ok = recv_word(&w, T_ACK) == UCS_OK && w == 1 && ok;
 		tap_ok(ok, "put %zu B: %u puts, the server verified its buffer", s, n);
 		fails += !ok;
+		print_staged("put", s, &mark);
 
 		/* get */
 		ok = recv_word(&w, T_CTL) == UCS_OK && w == s && mem_clear(buf, s);
@@ -657,11 +664,11 @@ static int client(size_t *sizes, int nsizes, size_t max, unsigned char *buf)
 		if (bad >= 0)
 			printf("# differs at byte %ld\n", bad);
 		fails += !ok;
+		print_staged("get", s, &mark);
 
 		printf("# FIGURE tag %zu %.3f %.1f\n", s, bw[0], lat[0]);
 		printf("# FIGURE put %zu %.3f %.1f\n", s, bw[1], lat[1]);
 		printf("# FIGURE get %zu %.3f %.1f\n", s, bw[2], lat[2]);
-		print_staged(s, mark);
 		fflush(stdout);
 	}
 	/* Now with every protocol UCX selected for this run's sizes. */
