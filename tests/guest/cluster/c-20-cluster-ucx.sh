@@ -19,7 +19,7 @@
 . /tests/xfer-pair.sh	# xfer_wait_listening
 sizes=${XFER_SIZES:-1,64,4096,65536,1048576,4194304}
 nsizes=$(echo "$sizes" | tr ',' '\n' | grep -c .)
-runs="rc_verbs:host tcp:host rc_verbs:cuda tcp:cuda"
+runs="rc_verbs:host tcp:host rc_verbs:gdr rc_verbs:cuda tcp:cuda"
 skip_all() { echo "1..1"; skip "UCX between the nodes" "$1"; exit 0; }
 in_cluster || skip_all "not booted by tests/harness/cluster.py"
 command -v ucx-xfer >/dev/null || skip_all "ucx-xfer not built (no UCX headers: libucx-dev)"
@@ -39,9 +39,9 @@ ucx_info -d 2>/dev/null | grep -q 'Transport: cuda_copy' && gpu_ucx=1
 # its exit status, the lanes; a GPU run with a UCX without CUDA is one
 # SKIP.  Then the fallback detector's check and the emulator's counters.
 if [ "$gpu_ucx" = 1 ]; then
-	plan $((2 * (3 * nsizes + 2) + 2 * (3 * nsizes + 5) + 2))
+	plan $((2 * (3 * nsizes + 2) + 2 * (3 * nsizes + 5) + (3 * nsizes + 7) + 2))
 else
-	plan $((2 * (3 * nsizes + 2) + 2 + 2))
+	plan $((2 * (3 * nsizes + 2) + 3 + 2))
 fi
 cluster_up || echo "# cluster_up failed"
 figures=/tmp/figures
@@ -56,12 +56,23 @@ figure() {
 	esac
 }
 
+# gpu_protos LOG: from UCX_PROTO_INFO's tables in LOG, the protocols of
+# operations between GPU buffers, one "OPERATION RANGE: PROTOCOL" a line
+# (an operation whose memory types name cuda and not host).
+gpu_protos() {
+	sed -n 's/^\[[0-9.]*\] *\[[^]]*\] *\(|.*\)$/\1/p' "$1" | awk -F'|' '
+		$2 ~ /ep_cfg/ { op = $3; gsub(/^ +| +$/, "", op)
+				gpu = op ~ /cuda/ && op !~ /host/; next }
+		gpu && NF >= 4 { r = $2; p = $3; gsub(/^ +| +$/, "", r); gsub(/^ +| +$/, "", p)
+				 print op " " r ": " p }' | sort -u
+}
+
 port=14000
 for run in $runs; do
 	wire=${run%:*} mem=${run#*:}
 	label="$wire $mem"
-	count=$((3 * nsizes)); [ "$mem" = cuda ] && count=$((count + 1))
-	if [ "$mem" = cuda ] && [ "$gpu_ucx" = 0 ]; then
+	count=$((3 * nsizes)); [ "$mem" != host ] && count=$((count + 1))
+	if [ "$mem" != host ] && [ "$gpu_ucx" = 0 ]; then
 		skip "$label: GPU buffers on both nodes" "this UCX has no cuda_copy transport (Debian's libucx0 is built without CUDA; make ucx builds one)"
 		continue
 	fi
@@ -72,14 +83,28 @@ for run in $runs; do
 	# GPU buffers: the GPU transports allowed too (gdr_copy over
 	# gdirect.ko, which also serves ucx-xfer's BAR reads).
 	[ "$mem" = cuda ] && tls=$tls,cuda_copy,gdr_copy
+	# GPUDirect RDMA (gdr): the NIC registers the GPU buffers itself
+	# (ibv_reg_mr on the device address: the patched Soft-RoCE pins them
+	# through gdirect's kernel API).  UCX 1.13 turns that on where the
+	# peer-memory client's sysfs directory exists
+	# (/sys/kernel/mm/memory_peers/nv_mem, which the patched module
+	# creates); UCX_IB_GPU_DIRECT_RDMA=yes makes a missing one an error
+	# instead of a silent fallback.  cuda_copy stays allowed, so any
+	# staging would go through the emulator's counted copies; gdr_copy,
+	# whose BAR copies the emulator cannot count, does not.
+	[ "$mem" = gdr ] && tls=$tls,cuda_copy
 	# GPU buffers: UCX 1.13's newer protocol layer (UCX_PROTO_ENABLE=y).
 	# The default one moves put and get through the CPU, which faults on
 	# a GPU source or target (signal 11 in put); the newer one stages GPU
 	# memory for them as for tagged messages (docs/cluster.md).
-	env="UCX_TLS=$tls UCX_NET_DEVICES=$dev XFER_MEM=$mem"
+	env="UCX_TLS=$tls UCX_NET_DEVICES=$dev XFER_MEM=cuda"
+	case $mem in
+	host) env="UCX_TLS=$tls UCX_NET_DEVICES=$dev XFER_MEM=host" ;;
+	gdr) env="$env UCX_IB_GPU_DIRECT_RDMA=yes UCX_RNDV_THRESH=0" ;;
+	esac
 	# ... and its protocol choice per memory type and size range printed
 	# (UCX_PROTO_INFO): the table of docs/cluster.md.
-	[ "$mem" = cuda ] && env="$env UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y"
+	[ "$mem" != host ] && env="$env UCX_PROTO_ENABLE=y UCX_PROTO_INFO=y"
 	port=$((port + 1))
 	log=/tmp/xfer-$wire-$mem.log
 	echo "# $label: $env"
@@ -88,7 +113,7 @@ for run in $runs; do
 	# ucx-xfer pins its two buffers for its BAR reads, so more than two
 	# means UCX's gdr_copy pinned GPU memory through gdirect too.
 	maxpins=/tmp/maxpins-$wire
-	if [ "$mem" = cuda ]; then
+	if [ "$mem" != host ]; then
 		echo 0 >"$maxpins"
 		(m=0; while :; do p=$(emu_stat pins); [ "$p" -gt "$m" ] && m=$p && echo "$m" >"$maxpins"; sleep 0.5; done) &
 		sampler=$!
@@ -105,18 +130,43 @@ for run in $runs; do
 		barrier "ucx-$wire-$mem-listening" || true
 		env $env XFER_SIZES=$sizes timeout 300 ucx-xfer client "$peer" $port >"$log" 2>&1; rc=$?
 	fi
-	[ "$mem" = cuda ] && { kill "$sampler"; wait "$sampler" 2>/dev/null; }
+	[ "$mem" != host ] && { kill "$sampler"; wait "$sampler" 2>/dev/null; }
 	tap_relay "$label" "$log" "$count" ucx-xfer figure
 	check "$label: ucx-xfer exits 0" test "$rc" = 0
-	if [ "$mem" = cuda ]; then
+	if [ "$mem" != host ]; then
 		# UCX_PROTO_INFO's table (timestamps cut): per operation and
 		# size range, the protocol and the transport on the wire.
 		echo "# $label: UCX's protocols on this node (UCX_PROTO_INFO):"
 		sed -n 's/^\[[0-9.]*\] *\[[^]]*\] *\(|.*\)$/# \1/p' "$log"
 		check "$label: UCX printed its protocol selection for GPU memory (UCX_PROTO_INFO)" \
 			grep -q '| .* from cuda' "$log"
+	fi
+	if [ "$mem" = cuda ]; then
 		check "$label: gdr_copy pinned GPU memory through gdirect during the run (at most $(cat "$maxpins") pins; ucx-xfer's own: 2)" \
 			test "$(cat "$maxpins")" -gt 2
+	fi
+	if [ "$mem" = gdr ]; then
+		# Zero-copy: the NIC registered the GPU buffers (pins beyond
+		# ucx-xfer's own two can only be the NIC's, gdr_copy being
+		# out), every protocol UCX chose between GPU buffers is
+		# zero-copy but one, and no GPU byte went through host memory
+		# but in that one.  The one: UCX 1.13.1 reads 64 B and less
+		# into GPU memory by software emulation over active messages
+		# (it has no zero-copy get that small on rc_verbs), which
+		# stages those bytes; docs/cluster.md has the table.
+		gpu_protos "$log" >/tmp/gdr-protos
+		sed 's/^/# GPU to GPU: /' /tmp/gdr-protos
+		check "$label: the NIC registered GPU memory (peer memory: at most $(cat "$maxpins") pins; ucx-xfer's own: 2)" \
+			test "$(cat "$maxpins")" -gt 2
+		if [ "$node" = 1 ]; then
+			check "$label: every protocol UCX chose between GPU buffers is zero-copy, but get of 64 B and less ($(grep -v -e 'zero-copy' -e 'no data fetch' /tmp/gdr-protos | tr '\n' ';'))" \
+				sh -c "grep -q . /tmp/gdr-protos && ! grep -v -e 'zero-copy' -e 'no data fetch' /tmp/gdr-protos | grep -v '^remote memory read .* 0\\.\\.64: software emulation\$'"
+		else
+			check "$label: UCX printed no protocol using host memory for GPU buffers here (the client prints the table)" \
+				sh -c "! grep -e 'copy-in' -e 'copy-out' /tmp/gdr-protos"
+		fi
+		check "$label: no GPU byte staged through host memory on this node but by get of 64 B and less ($(sed -n 's/^# STAGED //p' "$log" | awk '$3 != 0' | tr '\n' ';'))" \
+			sh -c "grep -q '^# STAGED ' '$log' && ! awk '\$2 == \"STAGED\" && \$5 != 0 && !(\$3 == \"get\" && \$4 <= 64)' '$log' | grep -q ."
 	fi
 	# UCX's endpoint configuration: a connection-manager lane and data
 	# lanes, every one of them on the transport asked for.
@@ -170,5 +220,15 @@ if [ "$node" = 1 ] && [ -s "$figures" ]; then
 	             line = sprintf("%-4s %8s", p[1], p[2])
 	             for (i = 0; i < nc; i++) line = line " | " v[order[k], col[i]]
 	             print "# " line } }' "$figures"
+	# The emulated link gives no absolute meaning: what GPUDirect RDMA
+	# changes shows as ratios of bandwidth measured in this same run.
+	echo "# bandwidth ratios in this run: GPUDirect RDMA (rc_verbs gdr) against staged (rc_verbs cuda) and against host memory (rc_verbs host):"
+	awk '{ v[$3 " " $4, $1 " " $2] = $5; if (!(($3 " " $4) in seen)) { seen[$3 " " $4] = 1; order[n++] = $3 " " $4 } }
+	     END { printf "# %-4s %8s | %14s | %14s\n", "op", "bytes", "gdr / staged", "gdr / host"
+	           for (k = 0; k < n; k++) { split(order[k], p, " ")
+	             g = v[order[k], "rc_verbs gdr"]; c = v[order[k], "rc_verbs cuda"]; h = v[order[k], "rc_verbs host"]
+	             printf "# %-4s %8s | %14s | %14s\n", p[1], p[2],
+	                    (g > 0 && c > 0) ? sprintf("%.2f", g / c) : "-",
+	                    (g > 0 && h > 0) ? sprintf("%.2f", g / h) : "-" } }' "$figures"
 fi
 barrier ucx-done || true
