@@ -18,6 +18,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 optdeps() {
 	echo "ucx-ucs $(pkg-config --modversion ucx-ucs 2>/dev/null || echo absent)"
 	echo "cuda $("$top/scripts/find-cuda.sh" root 2>/dev/null || echo absent)"
+	echo "libibverbs $(pkg-config --modversion libibverbs 2>/dev/null || echo absent)"
 }
 
 state=$(optdeps)

@@ -18,6 +18,12 @@
  * GDIRECT_LIBCUDA names and that does not load, or lacks a required entry
  * point, makes gdirect_ctx_create() fail with -EINVAL.
  *
+ * Registering GPU and host memory with an RDMA NIC (the gdirect_mr_*
+ * functions, a cache of verbs memory regions) is declared in
+ * <gdirect_verbs.h>, which is installed, and whose functions exist, only
+ * when libgdirect was built with libibverbs (meson option verbs); a program
+ * can test for GDIRECT_VERBS after including it.
+ *
  * See docs/libgdirect.md for the design and gdirect(3) for an overview.
  */
 #ifndef GDIRECT_H
@@ -72,10 +78,22 @@ enum gdirect_mem_type {
 #define GDIRECT_CTX_NO_INVALIDATION (1U << 2)
 
 /*
+ * gdirect_params.mr_path: how gdirect_mr_get() (gdirect_verbs.h) registers
+ * GPU memory with a NIC.  AUTO: dma-buf when the NIC's verbs provider can
+ * import one (probed once per device), else, or when the export or import
+ * fails other than for lack of resources, peer memory (ibv_reg_mr on the
+ * device address).  Environment: GDIRECT_MR_PATH=auto|dmabuf|peer.
+ */
+#define GDIRECT_MR_PATH_AUTO	0
+#define GDIRECT_MR_PATH_DMABUF	1 /* dma-buf only: no fallback */
+#define GDIRECT_MR_PATH_PEER	2 /* peer memory only */
+
+/*
  * Context parameters.  Fill with gdirect_params_init(), which applies the
  * defaults and then the environment (GDIRECT_INVALIDATION=kernel,hooks,
  * buffer_id,all or unsafe_none; GDIRECT_MAX_REGIONS; GDIRECT_MAX_BYTES;
- * GDIRECT_WHOLE_ALLOC_MAX; GDIRECT_DEVICE; GDIRECT_PUBLISH_STATS=0|1),
+ * GDIRECT_WHOLE_ALLOC_MAX; GDIRECT_DEVICE; GDIRECT_PUBLISH_STATS=0|1;
+ * GDIRECT_MR_PATH=auto|dmabuf|peer),
  * then change what you need.  Every variable is parsed strictly: a value
  * that is not understood whole (a misspelt or differently-cased word, a
  * space, a fraction, an overflow) makes gdirect_ctx_create() fail with
@@ -90,7 +108,9 @@ struct gdirect_params {
 	uint64_t whole_alloc_max; /* pin the whole allocation when it is at most
 				   * this big (0: pin only the 64 KiB-rounded request) */
 	const char *device_path; /* default "/dev/gdirect" */
-	uint64_t reserved[8];	 /* must be zero */
+	uint32_t mr_path;	 /* GDIRECT_MR_PATH_* (default AUTO) */
+	uint32_t reserved32;	 /* must be zero */
+	uint64_t reserved[7];	 /* must be zero */
 };
 
 /* What a pointer is. */
@@ -133,7 +153,16 @@ struct gdirect_stats {
 				    waited for other threads' releases */
 	uint64_t sync_memops_vmm; /* VMM allocations registered without
 				     SYNC_MEMOPS, which the driver refuses them */
-	uint64_t reserved[6];
+	/* The verbs memory regions of gdirect_mr_get() (gdirect_verbs.h);
+	 * 0 in a library built without libibverbs.  Regions registered now:
+	 * mr_regs_dmabuf + mr_regs_peer + mr_regs_host - mr_deregs. */
+	uint64_t mr_hits;	 /* gdirect_mr_get() answered from the cache */
+	uint64_t mr_regs_dmabuf; /* registrations: ibv_reg_dmabuf_mr of GPU memory */
+	uint64_t mr_regs_peer;	 /* ... ibv_reg_mr of GPU memory (peer memory) */
+	uint64_t mr_regs_host;	 /* ... ibv_reg_mr of host memory */
+	uint64_t mr_evictions;	 /* unused regions deregistered because the NIC
+				    refused a registration (ENOMEM, ENOSPC) */
+	uint64_t mr_deregs;	 /* ibv_dereg_mr of every cause */
 };
 
 /* Fill *p with the defaults, then apply the environment. */

@@ -167,7 +167,7 @@ void gdl_ctx_list_foreach(void (*fn)(struct gdirect_ctx *, void *), void *arg)
 
 /* gdirect_params.reserved[GDL_ENV_BAD]: the environment was not understood
  * when gdirect_params_init() read it; check_params() says why. */
-#define GDL_ENV_BAD 7
+#define GDL_ENV_BAD 6
 #define GDL_ENV_BAD_MARK 0x67646972656e76ULL
 
 /* The value of environment variable name, NULL when unset or empty. */
@@ -213,6 +213,13 @@ static int env_apply(struct gdirect_params *p, char *why, size_t n)
 		if (gdl_parse_size(v, 0, GDL_MAX_BYTES_LIMIT, &x, w, sizeof(w)))
 			goto bad;
 		p->whole_alloc_max = x;
+	}
+	if ((v = env(name = "GDIRECT_MR_PATH"))) {
+		uint32_t m;
+
+		if (gdl_parse_mr_path(v, &m, w, sizeof(w)))
+			goto bad;
+		p->mr_path = m;
 	}
 	if ((v = env(name = "GDIRECT_DEVICE"))) {
 		if (v[0] != '/')
@@ -277,6 +284,13 @@ static int check_params(const struct gdirect_params *p)
 		if (p->reserved[i])
 			return gdl_err(-EINVAL,
 				       "gdirect_params.reserved must be zero");
+	if (p->reserved32)
+		return gdl_err(-EINVAL,
+			       "gdirect_params.reserved32 must be zero");
+	if (p->mr_path > GDIRECT_MR_PATH_PEER)
+		return gdl_err(-EINVAL, "unknown registration path %u "
+			       "(GDIRECT_MR_PATH_AUTO, _DMABUF or _PEER)",
+			       p->mr_path);
 	if (p->invalidation & ~GDIRECT_INV_ALL)
 		return gdl_err(-EINVAL, "unknown invalidation mode bits 0x%x",
 			       p->invalidation & ~GDIRECT_INV_ALL);
@@ -359,6 +373,19 @@ GDL_EXPORT int gdl_ctx_create_backend(const struct gdirect_params *p,
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->pin_done, NULL);
 	pthread_cond_init(&c->released, NULL);
+#ifdef GDL_HAVE_VERBS
+	if (gdl_mr_init(c)) {
+		pthread_cond_destroy(&c->pin_done);
+		pthread_cond_destroy(&c->released);
+		pthread_mutex_destroy(&c->lock);
+		gdl_pgtab_destroy(&c->index);
+		gdl_slotab_destroy(&c->slots);
+		gdl_allocs_free_all(c);
+		gdl_hpmem_destroy(&c->regmem);
+		free(c);
+		return gdl_err(-ENOMEM, "out of memory");
+	}
+#endif
 	gdl_ctx_list_add(c);
 	rc = gdl_publish_start(c);
 
@@ -406,6 +433,9 @@ static void destroy_in_child(struct gdirect_ctx *c)
 	 * thread is left, and the epoch state was reset), then unmap it. */
 	gdl_epoch_barrier();
 	gdl_publish_drop_in_child(c);
+#ifdef GDL_HAVE_VERBS
+	gdl_mr_fini(c, true);
+#endif
 	gdl_hpmem_destroy(&c->regmem);
 	gdl_pgtab_destroy(&c->index);
 	gdl_slotab_destroy(&c->slots);
@@ -427,6 +457,9 @@ GDL_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 	}
 	gdl_publish_stop(c);
 	gdl_ctx_list_del(c);
+#ifdef GDL_HAVE_VERBS
+	gdl_mr_fini(c, false);
+#endif
 	gdl_drain(c);
 	pthread_mutex_lock(&c->lock);
 	while (RC(c->live)->next != c->live) {

@@ -38,7 +38,8 @@ static void cu_load(void)
 		       GDL_CU_BIT(pointer_set_attribute) |
 		       GDL_CU_BIT(mem_get_address_range) |
 		       GDL_CU_BIT(mem_retain_allocation_handle) |
-		       GDL_CU_BIT(mem_release),
+		       GDL_CU_BIT(mem_release) |
+		       GDL_CU_BIT(mem_get_handle_for_address_range),
 		       GDL_CU_BIT(pointer_get_attribute) |
 		       GDL_CU_BIT(mem_get_address_range),
 		       GDL_CUDA_PROC_ADDRESS, err, sizeof(err)) &&
@@ -168,4 +169,22 @@ int gdl_cuda_sync_memops(uint64_t addr, int *cu_err)
 		return GDL_SYNC_VMM;
 	*cu_err = r;
 	return r == CUDA_ERROR_NOT_SUPPORTED ? -EOPNOTSUPP : -EINVAL;
+}
+
+int gdl_cuda_dmabuf_fd(uint64_t base, uint64_t size, int *fd, int *cu_err)
+{
+	int h = -1;
+	CUresult r;
+
+	*cu_err = 0;
+	if (!gdl_cuda_available() || !cu.mem_get_handle_for_address_range)
+		return -ENOSYS;
+	r = cu.mem_get_handle_for_address_range(&h, (CUdeviceptr)base, size,
+					CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+	if (r != CUDA_SUCCESS || h < 0) {
+		*cu_err = r;
+		return r == CUDA_ERROR_NOT_SUPPORTED ? -EOPNOTSUPP : -EINVAL;
+	}
+	*fd = h;
+	return 0;
 }

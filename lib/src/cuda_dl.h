@@ -51,4 +51,13 @@ int gdl_cuda_buffer_id(uint64_t addr, uint64_t *id);
  */
 int gdl_cuda_sync_memops(uint64_t addr, int *cu_err);
 
+/*
+ * A dma-buf of [base, base+size) of one allocation (host-page aligned),
+ * from cuMemGetHandleForAddressRange(DMA_BUF_FD, flags 0), in *fd.
+ * -ENOSYS without the driver's entry point; otherwise *cu_err is the
+ * driver's answer and the result -EOPNOTSUPP (CUDA_ERROR_NOT_SUPPORTED)
+ * or -EINVAL.
+ */
+int gdl_cuda_dmabuf_fd(uint64_t base, uint64_t size, int *fd, int *cu_err);
+
 #endif

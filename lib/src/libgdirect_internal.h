@@ -151,7 +151,9 @@ struct gdl_pending {			/* a pin in progress */
 	X(misses) X(pin_waits) X(pins) X(pin_failures) X(unpins)	\
 	X(evictions) X(evictions_bar) X(release_waits) X(inv_kernel)	\
 	X(inv_hooks) X(inv_buffer_id) X(sync_memops) X(classify_misses)	\
-	X(regions) X(bytes_pinned) X(sync_memops_vmm)
+	X(regions) X(bytes_pinned) X(sync_memops_vmm) X(mr_hits)	\
+	X(mr_regs_dmabuf) X(mr_regs_peer) X(mr_regs_host) X(mr_evictions) \
+	X(mr_deregs)
 #define GDL_STATS_FIELDS(X) X(hits) X(classify_hits) GDL_COUNTER_FIELDS(X)
 
 #define GDL_COUNTER_DECL(f) _Atomic uint64_t f;
@@ -252,6 +254,7 @@ struct gdirect_ctx {
 	struct gdl_shard shard[GDL_SHARDS + GDL_SHARDS_SHARED];
 
 	struct gdirect_ctx *reg_next;	/* global list, for notify_free */
+	struct gdl_mrcache *mr;		/* verbs.c's cache; NULL without verbs */
 	struct gdl_publisher *pub;	/* GDIRECT_CTX_PUBLISH_STATS, or NULL */
 };
 
@@ -392,6 +395,14 @@ void gdl_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start,
 			    uint64_t end);
 void gdl_allocs_free_all(struct gdirect_ctx *c);
 int gdl_allocs_init(struct gdirect_ctx *c);
+
+/* verbs.c (built with libibverbs); the cache lives and dies with its
+ * context, and hooks report frees to it under ctx->lock. */
+#ifdef GDL_HAVE_VERBS
+int gdl_mr_init(struct gdirect_ctx *c);
+void gdl_mr_fini(struct gdirect_ctx *c, bool in_child);
+void gdl_mr_notify_locked(struct gdirect_ctx *c, uint64_t s, uint64_t e);
+#endif
 
 /* ctx.c */
 int gdl_ctx_create_backend(const struct gdirect_params *p,

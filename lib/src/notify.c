@@ -42,6 +42,9 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 		n = gdl_regions_overlapping(c, s, e, v, 64);
 		gdl_kill_locked(c, v, n < 64 ? n : 64, GDL_CAUSE_HOOKS, &killed);
 	} while (n > 64);
+#ifdef GDL_HAVE_VERBS
+	gdl_mr_notify_locked(c, s, e);
+#endif
 	gdl_allocs_drop_locked(c, s, e);
 	/* A pin in progress over the range may have pinned what is being
 	 * freed: its miss must not publish it (rcache.c). */

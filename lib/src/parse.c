@@ -118,6 +118,24 @@ int gdl_parse_bool(const char *s, bool *out, char *why, size_t n)
 	return -EINVAL;
 }
 
+int gdl_parse_mr_path(const char *s, uint32_t *out, char *why, size_t n)
+{
+	static const char *const words[] = {
+		[GDIRECT_MR_PATH_AUTO] = "auto",
+		[GDIRECT_MR_PATH_DMABUF] = "dmabuf",
+		[GDIRECT_MR_PATH_PEER] = "peer",
+	};
+
+	for (uint32_t i = 0; s && i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(s, words[i])) {
+			*out = i;
+			return 0;
+		}
+	snprintf(why, n, "\"%s\" is not a registration path (auto, dmabuf "
+		 "or peer)", s ? s : "");
+	return -EINVAL;
+}
+
 int gdl_parse_modes(const char *s, uint32_t *out, bool *optout, char *why,
 		   size_t n)
 {

@@ -40,4 +40,7 @@ int gdl_parse_bool(const char *s, bool *out, char *why, size_t n);
 int gdl_parse_modes(const char *s, uint32_t *out, bool *optout, char *why,
 		   size_t n);
 
+/* A registration path: "auto", "dmabuf" or "peer" (GDIRECT_MR_PATH_*). */
+int gdl_parse_mr_path(const char *s, uint32_t *out, char *why, size_t n);
+
 #endif

@@ -172,6 +172,41 @@ static void others(void)
 	accepted("GDIRECT_PUBLISH_INTERVAL_MS", "100");
 }
 
+/* GDIRECT_MR_PATH: the verbs cache's registration path, in every build
+ * (a typo is an error whether or not the library has the verbs API). */
+static void mr_path(void)
+{
+	static const char *const bad[] = {
+		"dma-buf", "DMABUF", "Peer", "dmabuf ", " peer", "auto,peer",
+		"peermem", "0", "1", "dmabuf\n", "none",
+	};
+	static const struct { const char *v; uint32_t want; } good[] = {
+		{ "auto", GDIRECT_MR_PATH_AUTO },
+		{ "dmabuf", GDIRECT_MR_PATH_DMABUF },
+		{ "peer", GDIRECT_MR_PATH_PEER },
+	};
+	struct gdirect_params p;
+	struct gdirect_ctx *c = NULL;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		refused("GDIRECT_MR_PATH", bad[i]);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		accepted("GDIRECT_MR_PATH", good[i].v);
+		p = params_with("GDIRECT_MR_PATH", good[i].v);
+		CHECK_EQ(p.mr_path, good[i].want);
+	}
+	p = params_with("GDIRECT_MR_PATH", "");
+	CHECK_EQ(p.mr_path, GDIRECT_MR_PATH_AUTO);
+	/* The field itself: an unknown path, the reserved word. */
+	gdirect_params_init(&p);
+	p.mr_path = GDIRECT_MR_PATH_PEER + 1;
+	CHECK_EQ(gdirect_ctx_create(&p, &c), -EINVAL);
+	CHECK(strstr(gdirect_errmsg(), "registration path"));
+	gdirect_params_init(&p);
+	p.reserved32 = 1;
+	CHECK_EQ(gdirect_ctx_create(&p, &c), -EINVAL);
+}
+
 static void hooks_accepted(void)
 {
 	accepted("GDIRECT_INVALIDATION", "hooks");
@@ -189,6 +224,7 @@ int main(void)
 	TAP_TEST(counts);
 	setenv("GDIRECT_DEVICE", "/nonexistent/gdirect", 1);
 	TAP_TEST(others);
+	TAP_TEST(mr_path);
 	tap_diag("%d settings checked", ncases);
 	return tap_done();
 }
