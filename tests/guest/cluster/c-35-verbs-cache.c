@@ -21,7 +21,11 @@
  *    allocation, one hit;
  *  - an RDMA WRITE lands at the right offset (cuMemcpyDtoH);
  *  - cuMemFree (through the interposer) then cuMemAlloc at the same VA: a
- *    new registration, and a WRITE lands in the new memory.
+ *    new registration, and a WRITE lands in the new memory;
+ *  - LRU eviction when the NIC refuses (peer memory): more 8 MiB
+ *    allocations than the emulated GPU's free BAR1 holds, registered in
+ *    turn; the pin behind the registration that finds BAR1 full fails with
+ *    ENOMEM.  Skipped for dma-buf: the emulator's exporter takes no BAR1.
  * At the end: no memory region left (libgdirect's counts and the kernel's,
  * `rdma resource`), no pins and no BAR1 bytes (the emulator's counters).
  */
@@ -386,6 +390,70 @@ static void evict_child(void)
 	rdma_close(&r);
 }
 
+/*
+ * GPU memory the NIC refuses: more 8 MiB allocations than the emulated
+ * GPU's free BAR1 space holds, each registered and put in turn.  The pin
+ * behind a registration that finds BAR1 full fails with ENOMEM (the
+ * emulator's budget, bar1_total less bar1_reserved), and the cache
+ * evicts the least recently used region and retries.
+ */
+static void gpu_evict(struct gdirect_ctx *c, struct rdma *r, const char *name,
+		      uint32_t path)
+{
+	const size_t sz = 8 * 1024 * KiB;
+	uint64_t total = emu_stat_u64("bar1_total"),
+		 rsv = emu_stat_u64("bar1_reserved"),
+		 used = emu_stat_u64("bar1_used");
+	CUdeviceptr d[16] = { 0 };
+	struct gdirect_stats st0, st;
+	struct gdirect_mr *m;
+	unsigned n, i;
+	int ok = 1;
+
+	if (path == GDIRECT_MR_PATH_DMABUF) {
+		/* NVIDIA's exporter maps an import through BAR1 too, but
+		 * the emulator's takes nothing from the BAR1 budget, and no
+		 * other limit of rxe (a million MRs) can be reached here. */
+		tap_skip("GPU eviction", "the emulated GPU's dma-buf exporter "
+			 "has no BAR1 budget to run out of: no refusal to "
+			 "provoke (eviction is shown on host memory and peer "
+			 "memory)");
+		return;
+	}
+	if (total == UINT64_MAX || rsv == UINT64_MAX || used == UINT64_MAX ||
+	    total < rsv + used) {
+		tap_skip("GPU eviction", "the emulator's BAR1 counters cannot "
+			 "be read");
+		return;
+	}
+	n = (unsigned)((total - rsv - used) / sz) + 2;
+	if (n > 16) {
+		tap_skip("GPU eviction", "BAR1 larger than 16 allocations of "
+			 "8 MiB");
+		return;
+	}
+	gdirect_stats(c, &st0);
+	for (i = 0; ok && i < n; i++) {
+		ok = !cuMemAlloc(&d[i], sz) &&
+		     !gdirect_mr_get(c, r->pd, (void *)(d[i] + 4096), 64, ACC,
+				     0, &m);
+		if (!ok)
+			tap_diag("%s: allocation %u of %u: %s", name, i, n,
+				 gdirect_errmsg());
+		else
+			gdirect_mr_put(m);
+	}
+	gdirect_stats(c, &st);
+	tap_ok(ok && st.mr_evictions - st0.mr_evictions >= 2,
+	       "%s: %u allocations of 8 MiB, BAR1 free %llu MiB: every one "
+	       "registered, %llu evicted when the pin found BAR1 full", name,
+	       n, (unsigned long long)((total - rsv - used) >> 20),
+	       (unsigned long long)(st.mr_evictions - st0.mr_evictions));
+	for (i = 0; i < n; i++)
+		if (d[i])
+			cuMemFree(d[i]);
+}
+
 /* The GPU cases of one path; skipped, saying why, when rxe cannot. */
 static void gpu_cases(struct rdma *r, uint32_t path, const char *name,
 		      const char *missing)
@@ -401,7 +469,7 @@ static void gpu_cases(struct rdma *r, uint32_t path, const char *name,
 	int ok, rc;
 
 	if (missing) {
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			tap_skip(name, missing);
 		free(src);
 		free(back);
@@ -464,6 +532,7 @@ static void gpu_cases(struct rdma *r, uint32_t path, const char *name,
 		gdirect_mr_put(s);
 	if (d2)
 		cuMemFree(d2);
+	gpu_evict(c, r, name, path);
 	gdirect_mr_flush(c);
 	gdirect_ctx_destroy(c);
 	free(src);
@@ -557,7 +626,7 @@ int main(void)
 		tap_skip_all("node 0 of tests/harness/cluster.py only");
 	if (system(". /tests/lib.sh && . /tests/cluster-lib.sh && cluster_up"))
 		tap_skip_all("rxe0 did not come up (cluster_up)");
-	tap_plan(17);
+	tap_plan(19);
 	if (!tap_ok(!rdma_open(&r, 1), "rxe0: a domain and an RC queue pair "
 		    "connected to itself"))
 		return tap_done();
