@@ -304,6 +304,24 @@ static void host_cases(struct rdma *r)
 	gdirect_ctx_destroy(c);
 	munmap(buf, 16 * KiB);
 	free(src);
+
+	/* Without GDIRECT_CTX_CACHE_HOST nothing of host memory is kept:
+	 * each get registers, each last put deregisters. */
+	c = mkctx(GDIRECT_MR_PATH_AUTO, 0);
+	buf = aligned_alloc(PG, PG);
+	ok = c && buf && !gdirect_mr_get(c, r->pd, buf, 64, ACC, 0, &a);
+	if (ok)
+		gdirect_mr_put(a);
+	ok = ok && !gdirect_mr_get(c, r->pd, buf, 64, ACC, 0, &a);
+	if (ok)
+		gdirect_mr_put(a);
+	if (c)
+		gdirect_stats(c, &st);
+	tap_ok(ok && st.mr_regs_host == 2 && st.mr_hits == 0 &&
+	       st.mr_deregs == 2, "host, not cached: two gets, two "
+	       "registrations, two deregistrations at the puts");
+	gdirect_ctx_destroy(c);
+	free(buf);
 }
 
 /* CAP_IPC_LOCK out of the effective set: RLIMIT_MEMLOCK then applies. */
@@ -626,7 +644,7 @@ int main(void)
 		tap_skip_all("node 0 of tests/harness/cluster.py only");
 	if (system(". /tests/lib.sh && . /tests/cluster-lib.sh && cluster_up"))
 		tap_skip_all("rxe0 did not come up (cluster_up)");
-	tap_plan(19);
+	tap_plan(20);
 	if (!tap_ok(!rdma_open(&r, 1), "rxe0: a domain and an RC queue pair "
 		    "connected to itself"))
 		return tap_done();
