@@ -640,8 +640,13 @@ int main(void)
 	int loaded_emu = 0, loaded_gd = 0, gpu;
 
 	if (system(". /tests/lib.sh && . /tests/cluster-lib.sh && in_cluster"
-		   " && [ \"$node\" = 0 ]"))
-		tap_skip_all("node 0 of tests/harness/cluster.py only");
+		   " && [ \"$node\" = 0 ]")) {
+		/* One SKIP line, which the harness counts, not a silent 1..0. */
+		tap_plan(1);
+		tap_skip("libgdirect's verbs registration cache on rxe0",
+			 "it runs on node 0 of tests/harness/cluster.py only");
+		return tap_done();
+	}
 	if (system(". /tests/lib.sh && . /tests/cluster-lib.sh && cluster_up"))
 		tap_skip_all("rxe0 did not come up (cluster_up)");
 	tap_plan(20);
