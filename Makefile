@@ -9,7 +9,8 @@
 #   make demo       the product walked end to end: the emulated machine, or the
 #                   real path with an NVIDIA driver (scripts/demo-gpu.sh)
 #   make demo-nvp2p the raw nv-p2p walk on the emulated machine, for driver authors
-#   make demo-cluster two emulated GPU nodes, Soft-RoCE between them, UCX across
+#   make demo-cluster two emulated GPU nodes, GPUDirect RDMA between them over
+#                   the patched Soft-RoCE (verbs, perftest, UCX), and UCX staged
 #                   (docs/cluster.md)
 #   make rxe        the patched Soft-RoCE module that registers GPU memory
 #                   (emu/rxe), into build/kmod/rxe
