@@ -212,7 +212,7 @@ ucx)          needs="$userspace autoconf automake libtool c++ patch dpkg-dev ibv
 # deb: packaging/debian/control's Build-Depends (debhelper compat 13,
 # dh-dkms, meson, ninja, pkg-config, python3), dpkg-buildpackage, and
 # lintian, which make deb runs on what it built.
-deb)          needs="$userspace pkg-config dpkg-buildpackage debhelper dh-dkms lintian" ;;
+deb)          needs="$userspace pkg-config ibverbs-dev dpkg-buildpackage debhelper dh-dkms lintian" ;;
 # deb-lane: tests/packaging/deb-lane.sh, the packages installed and purged
 # in a debootstrap'd Debian 12 chroot.
 deb-lane)     needs="debootstrap" ;;

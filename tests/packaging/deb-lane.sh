@@ -16,7 +16,8 @@
 #   pkg-config, libgdrapi and the emulated GPU's libraries stay out of the
 #   dynamic linker's path until asked, and the gdirect-libgdrapi
 #   alternative puts ours ahead of a stand-in for NVIDIA's, and back;
-#   apt-get purge, and the file list, the group, the dkms tree, /usr/src
+#   apt-get purge --autoremove (what the packages pulled in goes too:
+#   libibverbs for libgdirect0), and the file list, the group, the dkms tree, /usr/src
 #   are as before the install.
 # Before the purge, the installed files at work in the emulated machine (a
 # chroot shares the host's kernel, so modules are loaded in a guest): the
@@ -311,7 +312,7 @@ else
 fi
 
 # 6. purge, and nothing left.
-if in_root apt-get purge -y $names >"$root.purge.log" 2>&1; then ok "apt-get purge of the packages"
+if in_root apt-get purge -y --autoremove $names >"$root.purge.log" 2>&1; then ok "apt-get purge of the packages"
 else not_ok "apt-get purge of the packages"; diag "$(tail -30 "$root.purge.log")"; fi
 rm -f "$root.purge.log"
 rm -rf "$root/tmp/debs" "$root/tmp/example" "$root/tmp/gdirect-example.c" "$root/tmp/g" "$root/tmp/g.c"
