@@ -222,13 +222,17 @@ if [ "$node" = 1 ] && [ -s "$figures" ]; then
 	             print "# " line } }' "$figures"
 	# The emulated link gives no absolute meaning: what GPUDirect RDMA
 	# changes shows as ratios of bandwidth measured in this same run.
-	echo "# bandwidth ratios in this run: GPUDirect RDMA (rc_verbs gdr) against staged (rc_verbs cuda) and against host memory (rc_verbs host):"
-	awk '{ v[$3 " " $4, $1 " " $2] = $5; if (!(($3 " " $4) in seen)) { seen[$3 " " $4] = 1; order[n++] = $3 " " $4 } }
-	     END { printf "# %-4s %8s | %14s | %14s\n", "op", "bytes", "gdr / staged", "gdr / host"
-	           for (k = 0; k < n; k++) { split(order[k], p, " ")
-	             g = v[order[k], "rc_verbs gdr"]; c = v[order[k], "rc_verbs cuda"]; h = v[order[k], "rc_verbs host"]
-	             printf "# %-4s %8s | %14s | %14s\n", p[1], p[2],
-	                    (g > 0 && c > 0) ? sprintf("%.2f", g / c) : "-",
-	                    (g > 0 && h > 0) ? sprintf("%.2f", g / h) : "-" } }' "$figures"
+	echo "# ratios in this run: GPUDirect RDMA (rc_verbs gdr) against staged (rc_verbs cuda) and against host memory (rc_verbs host), bandwidth and latency:"
+	awk '{ k = $3 " " $4; c = $1 " " $2; bw[k, c] = $5; lat[k, c] = $6
+	       if (!(k in seen)) { seen[k] = 1; order[n++] = k } }
+	     function r(a, b) { return (a > 0 && b > 0) ? sprintf("%.2f", a / b) : "-" }
+	     END { printf "# %-4s %8s | %12s | %12s | %12s | %12s\n", "op", "bytes",
+	                  "bw / staged", "bw / host", "lat / staged", "lat / host"
+	           for (i = 0; i < n; i++) { k = order[i]; split(k, p, " ")
+	             printf "# %-4s %8s | %12s | %12s | %12s | %12s\n", p[1], p[2],
+	                    r(bw[k, "rc_verbs gdr"], bw[k, "rc_verbs cuda"]),
+	                    r(bw[k, "rc_verbs gdr"], bw[k, "rc_verbs host"]),
+	                    r(lat[k, "rc_verbs gdr"], lat[k, "rc_verbs cuda"]),
+	                    r(lat[k, "rc_verbs gdr"], lat[k, "rc_verbs host"]) } }' "$figures"
 fi
 barrier ucx-done || true
