@@ -128,17 +128,21 @@ static const struct attribute_group rxe_gpu_peer_group = {
 /**
  * rxe_gpu_init() - publish the peer-memory client's sysfs directory
  *
- * Return: 0, or -ENOMEM, also where memory_peers exists already (another
- * module, MLNX_OFED's ib_core, owns it: kobject_create_and_add() then
- * fails).
+ * Process context (module load); sleeps.  Where memory_peers exists
+ * already (another module, MLNX_OFED's ib_core, owns it) the module loads
+ * without the directory and says so: the GPU regions work either way.
+ *
+ * Return: 0, or -ENOMEM.
  */
 int rxe_gpu_init(void)
 {
 	int err;
 
 	rxe_gpu_peers_kobj = kobject_create_and_add("memory_peers", mm_kobj);
-	if (!rxe_gpu_peers_kobj)
-		return -ENOMEM;
+	if (!rxe_gpu_peers_kobj) {
+		pr_warn("rdma_rxe: no /sys/kernel/mm/memory_peers/nv_mem (another module owns memory_peers?)\n");
+		return 0;
+	}
 	rxe_gpu_client_kobj = kobject_create_and_add("nv_mem",
 						     rxe_gpu_peers_kobj);
 	if (!rxe_gpu_client_kobj) {
@@ -154,14 +158,19 @@ err_client:
 	kobject_put(rxe_gpu_client_kobj);
 err_peers:
 	kobject_put(rxe_gpu_peers_kobj);
+	rxe_gpu_peers_kobj = NULL;
 	return err;
 }
 
 /**
  * rxe_gpu_exit() - remove the peer-memory client's sysfs directory
+ *
+ * Process context (module unload); sleeps.
  */
 void rxe_gpu_exit(void)
 {
+	if (!rxe_gpu_peers_kobj)
+		return;
 	sysfs_remove_group(rxe_gpu_client_kobj, &rxe_gpu_peer_group);
 	kobject_put(rxe_gpu_client_kobj);
 	kobject_put(rxe_gpu_peers_kobj);
@@ -335,7 +344,7 @@ int rxe_gpu_mr_init_peer(struct rxe_dev *rxe, u64 start, u64 length,
 		goto err_free;
 	}
 	for (i = 0; i < n; i++) {
-		va = memremap(dma[i], BIT(RXE_GPU_PAGE_SHIFT), MEMREMAP_WB);
+		va = memremap(dma[i], BIT(RXE_GPU_PAGE_SHIFT), MEMREMAP_WC);
 		if (!va) {
 			err = -ENOMEM;
 			goto err_free;
@@ -387,7 +396,7 @@ static int rxe_gpu_map_dmabuf(struct rxe_gpu_mr *gpu, u64 offset, u64 length)
 			continue;
 		if (!PAGE_ALIGNED(dma) || !PAGE_ALIGNED(len))
 			return -EINVAL;
-		va = memremap(dma, len, MEMREMAP_WB);
+		va = memremap(dma, len, MEMREMAP_WC);
 		if (!va)
 			return -ENOMEM;
 		gpu->maps[gpu->nmaps++] = va;
