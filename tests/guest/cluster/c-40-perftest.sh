@@ -115,12 +115,11 @@ for c in $cases; do
 	if [ "$vcheck" = 1 ]; then
 		if ! grep -qw -e avx2 -e sse4_2 /proc/cpuinfo; then
 			skip "$label: the data written is verified" "the guest CPU has neither AVX2 nor SSE4.2, which perftest's host checker needs"
-		elif grep -q 'VALIDATION:' "$log"; then
+		elif [ "$node" = 0 ]; then
+			# The server received the writes and checks them.
 			check "$label: the data written is verified (VALIDATION: PASSED)" grep -q 'VALIDATION: PASSED' "$log"
 		else
-			# Only the side that received the writes checks them.
-			check "$label: the data written is verified on the other node (no VALIDATION: FAILED here)" \
-				sh -c "! grep -q 'VALIDATION: FAILED' '$log'"
+			skip "$label: the data written is verified" "the server (node 0) checks what it received and prints VALIDATION; the client has nothing to check"
 		fi
 	fi
 done
