@@ -22,7 +22,7 @@ skip_all() { echo "1..1"; skip "GPUDirect RDMA between the nodes" "$1"; exit 0; 
 in_cluster || skip_all "not booted by tests/harness/cluster.py"
 command -v gpu-rdma >/dev/null || skip_all "gpu-rdma not built (no libibverbs headers: libibverbs-dev)"
 paths="peer dmabuf"
-if [ "$node" = 1 ]; then per_path=$((3 * nsizes + 2 + 2)); else per_path=2; fi
+if [ "$node" = 1 ]; then per_path=$((3 * nsizes + 3 + 2)); else per_path=2; fi
 plan $((2 + 2 * per_path))
 
 # cluster_up loads the emulated GPU and gdirect.ko before rdma_rxe.
@@ -67,7 +67,7 @@ for p in $paths; do
 		barrier "gpudirect-$p-listening" || true
 		env RDMA_PATH=$p RDMA_GID_INDEX=$gid RDMA_SIZES=$sizes \
 			timeout 600 gpu-rdma client "$peer" $port >"$log" 2>&1; rc=$?
-		tap_relay "$p" "$log" $((3 * nsizes + 2)) gpu-rdma
+		tap_relay "$p" "$log" $((3 * nsizes + 3)) gpu-rdma
 		check "$p: gpu-rdma client exits 0" test "$rc" = 0
 	fi
 	barrier "gpudirect-$p-done" || true

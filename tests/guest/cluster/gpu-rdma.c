@@ -46,7 +46,8 @@
  * after cuMemFree still succeed, and fail only once the server has
  * deregistered the region and closed its dma-buf.
  *
- * The client prints TAP (3 checks per size, then 2 for the free case);
+ * The client prints TAP (a control: a CUDA copy inside such a window is
+ * counted; 3 checks per size; 2 for the free case);
  * the server prints diagnostics and exits 0 only when every check on its
  * side passed.  The client also prints "# FIGURE op size MB/s latency-us"
  * lines, one transfer each (the emulated link's figures are ratios only).
@@ -623,6 +624,21 @@ static void run_size(const struct wire *peer, size_t n, uint64_t seed)
 	printf("# FIGURE send %zu %.3f %.1f\n", n, n / t / 1e6, t * 1e6);
 }
 
+/*
+ * The control: a window like the transfers' sees a CUDA copy to the GPU,
+ * so an unchanged count around a transfer means something.
+ */
+static void control_window(void)
+{
+	int64_t s0 = staged_now();
+
+	gpu_fill(src.d, 4096, 7);
+	s0 = staged_now() - s0;
+	tap(s0 == 4096,
+	    "control: a 4096 B cuMemcpyHtoD inside a staging window counts %lld bytes (4096)",
+	    (long long)s0);
+}
+
 static void run_free(const struct wire *peer)
 {
 	int st = IBV_WC_SUCCESS, writes = 0, after = 0, freed = 0;
@@ -772,7 +788,8 @@ int main(int argc, char **argv)
 	if (is_server) {
 		serve();
 	} else {
-		printf("1..%d\n", 3 * nsizes + 2);
+		printf("1..%d\n", 3 * nsizes + 3);
+		control_window();
 		for (int i = 0; i < nsizes; i++)
 			run_size(&peer, sizes[i], 10 + 3 * (uint64_t)i);
 		run_free(&peer);
