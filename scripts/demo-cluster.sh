@@ -47,7 +47,7 @@ grep -E '^(not )?ok [0-9]+ - rc_verbs gdr: (the NIC|every protocol|no GPU byte)'
 echo "demo-cluster: UCX endpoint lanes and thresholds (node 1), then the figures:"
 awk '/^# (rc_verbs|tcp) [a-z]+: UCX_TLS/ { print "  " substr($0, 3) }
      /^## +lane\[|^## +tag_send:|^## +(put|get)\[/ { print "  " substr($0, 3) }
-     /^# figures/ { on = 1 } on && /^# / { print "  " substr($0, 3) }' \
+     /^# figures/ { on = 1 } /^=== END/ { on = 0 } on && /^# / { print "  " substr($0, 3) }' \
 	"$t1"
 [ "$rc" = 0 ] || echo "demo-cluster: FAILED (the machines' logs: results/demo-cluster-node*)"
 exit "$rc"
