@@ -4,7 +4,7 @@
  * the CUDA calls it stands in for, and the per-hit cost of the BUFFER_ID
  * tag check against the per-free cost of free interception.
  *
- *   classify_gpu [--repeats N]
+ *   classify_gpu [--repeats N] [--short]
  *
  * Pinning goes to the fake backend (tests/fakes/fake_backend.c, free
  * pins): a GPU machine need not have gdirect.ko loaded, and only the
@@ -20,9 +20,13 @@
  * hit rows are measured again at the end (rows "again: ..."); the last
  * section times the hits round after round across every CPU, each round
  * with the core's state, and sums them up by that state.
- * Exits 77 when there is no GPU.
+ * --short times a hundredth of the calls once each: a quick check that
+ * every measurement still builds and runs (make test-gpu runs it so), not
+ * a figure to quote.
+ * Exits 77 when there is no GPU, 2 on a bad argument.
  */
 #include <cuda.h>
+#include <errno.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,6 +45,7 @@
 #define SZ (64u << 10)
 
 static int repeats = 9;
+static size_t scale = 1;	/* --short divides the call counts by 100 */
 static int cpu = -1;	/* the CPU the measuring thread is pinned to */
 
 /* Steal and total jiffies of the pinned CPU so far (0, 0 if unknown). */
@@ -658,6 +663,13 @@ static struct gdirect_ctx *mkctx(struct gdl_backend *dev, unsigned inv,
 	return c;
 }
 
+static int usage(const char *bad)
+{
+	fprintf(stderr, "classify_gpu: '%s': usage: classify_gpu [--repeats N (1 to 64)] [--short]\n",
+		bad);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	CUdevice dev;
@@ -669,10 +681,23 @@ int main(int argc, char **argv)
 	uint64_t pinned[16];
 	char *host = malloc((size_t)NALLOC * 4096);
 
-	if (argc > 2 && !strcmp(argv[1], "--repeats"))
-		repeats = atoi(argv[2]);
-	if (repeats < 1 || repeats > 64)
-		repeats = 9;
+	for (int i = 1; i < argc; i++) {
+		char *end;
+		long v;
+
+		if (!strcmp(argv[i], "--short")) {
+			repeats = 1;
+			scale = 100;
+			continue;
+		}
+		if (strcmp(argv[i], "--repeats") || i + 1 == argc)
+			return usage(argv[i]);
+		errno = 0;
+		v = strtol(argv[++i], &end, 10);
+		if (errno || end == argv[i] || *end || v < 1 || v > 64)
+			return usage(argv[i]);
+		repeats = (int)v;
+	}
 	if (cuInit(0) != CUDA_SUCCESS || cuDeviceGetCount(&count) != CUDA_SUCCESS ||
 	    count == 0) {
 		printf("classify_gpu: no CUDA device here\n");
@@ -717,7 +742,7 @@ int main(int argc, char **argv)
 					   GDIRECT_CTX_CACHE_HOST);
 	struct gdirect_ctx *c_hooks = mkctx(devb, GDIRECT_INV_HOOKS, 0);
 	struct gdirect_ctx *c_tag = mkctx(devb, GDIRECT_INV_BUFFER_ID, 0);
-	const size_t N = 1000000, NC = 200000;
+	const size_t N = 1000000 / scale, NC = 200000 / scale;
 
 	struct m nm = { "harness: the loop and an empty indirect call", nothing, dptr, NALLOC, NULL, 0, false };
 
