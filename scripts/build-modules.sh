@@ -41,7 +41,9 @@ for m in "$@"; do
 	# Copy only what changed, so Kbuild's incremental build still works.
 	cp -up "$src"/* "$dst"/ 2>/dev/null || true
 	for d in "$src"/*/; do [ -d "$d" ] && cp -rup "$d" "$dst"/; done
-	extra="-I$top/include/nvidia -I$top/include/uapi"
+	# The project's own builds carry gdirect's race knobs (debug
+	# only: DKMS and kernel/gdirect/Makefile build without them).
+	extra="-I$top/include/nvidia -I$top/include/uapi -DGDIRECT_DEBUG_KNOBS"
 	tegra=0
 	case $flavour in
 	v1) extra="$extra -DNVP2P_EMU_PAGE_TABLE_V1" ;;

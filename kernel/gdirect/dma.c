@@ -232,8 +232,14 @@ void gd_reg_dma_end(struct gd_reg *r)
 	spin_lock_irqsave(&r->dma_lock, flags);
 	last = !--r->dma_users;
 	spin_unlock_irqrestore(&r->dma_lock, flags);
-	if (last)
+	if (last) {
+		gd_dbg_delay(&gd_dbg_dma_end_delay_ms);
+#ifdef GDIRECT_DEBUG_KNOBS
+		if (READ_ONCE(r->dbg_magic) != GD_REG_LIVE)
+			atomic64_inc(&gd_stats.dbg_freed_wakes);
+#endif
 		wake_up_all(&r->wait);
+	}
 }
 
 /**

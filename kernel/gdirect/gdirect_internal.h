@@ -29,6 +29,7 @@
 #define GDIRECT_INTERNAL_H
 
 #include <linux/fs.h>
+#include <linux/delay.h>
 #include <linux/idr.h>
 #include <linux/kref.h>
 #include <linux/list.h>
@@ -134,6 +135,14 @@ struct gd_wc_run {
 struct gd_fence;
 
 struct gd_reg {
+#ifdef GDIRECT_DEBUG_KNOBS
+	/*
+	 * GD_REG_LIVE until gd_reg_free() writes GD_REG_FREED: a debug
+	 * build's check for a region used after its last put.  First, where
+	 * the slab keeps no free-list pointer.
+	 */
+	u64 dbg_magic;
+#endif
 	struct kref ref;
 	struct rw_semaphore sem;	/* state vs faults; taken by callback */
 	spinlock_t lock;		/* state, revoked, dma */
@@ -188,6 +197,9 @@ struct gd_reg {
 	u32 gdr_req_type;		/* gdrdrv: requested type; under lock */
 	u32 gdr_map_type;		/* gdrdrv: live mapping's; under lock */
 	bool gdr_unaligned;		/* gdrdrv: asked start not 64 KiB-aligned */
+#ifdef GDIRECT_DEBUG_KNOBS
+	bool dbg_wc;			/* the live mappings' type; under lock */
+#endif
 	struct list_head ev_node;	/* on ctx->events while queued */
 
 	/* Kernel registrations. */
@@ -203,6 +215,9 @@ struct gd_stats {
 	atomic64_t persistent_pins, version_mismatch, live_regions, live_bytes;
 	atomic64_t mmaps, events, put_errors, dma_maps, unmap_waits;
 	atomic64_t wc_conflicts;
+#ifdef GDIRECT_DEBUG_KNOBS
+	atomic64_t dbg_freed_wakes, dbg_map_type_mismatch;
+#endif
 };
 
 extern struct gd_stats gd_stats;
@@ -224,6 +239,28 @@ struct gd_pin_req {
 	bool account;		/* a kernel caller's pin for current's user */
 	struct gd_owner owner;	/* whose memory it is */
 };
+
+/*
+ * Race knobs of the project's debug builds (GDIRECT_DEBUG_KNOBS, set by
+ * scripts/build-modules.sh, never by DKMS): module parameters, in ms,
+ * that hold a window open for the tests; 0 (the default) holds nothing.
+ */
+#ifdef GDIRECT_DEBUG_KNOBS
+#define GD_REG_LIVE	0x6764726567206c76ULL
+#define GD_REG_FREED	0x6764726567206672ULL
+extern unsigned int gd_dbg_dma_end_delay_ms;
+extern unsigned int gd_dbg_mmap_type_delay_ms;
+/* Busy-waits: the brackets run in any context, hard interrupts included. */
+static inline void gd_dbg_delay(const unsigned int *knob)
+{
+	unsigned int ms = READ_ONCE(*knob);
+
+	while (ms--)
+		mdelay(1);
+}
+#else
+static inline void gd_dbg_delay(const unsigned int *knob) { }
+#endif
 
 /* pin.c */
 extern struct rw_semaphore gd_excl;

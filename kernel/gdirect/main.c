@@ -32,6 +32,18 @@ module_param_named(allow_tokens, gd_allow_tokens, bool, 0644);
 MODULE_PARM_DESC(allow_tokens,
 		 "Accept the deprecated p2p_token/va_space pinning path (default: Y)");
 
+#ifdef GDIRECT_DEBUG_KNOBS
+unsigned int gd_dbg_dma_end_delay_ms;
+module_param_named(dbg_dma_end_delay_ms, gd_dbg_dma_end_delay_ms, uint, 0644);
+MODULE_PARM_DESC(dbg_dma_end_delay_ms,
+		 "Debug build: busy-wait this long in gdirect_dma_end() after the last bracket is counted out (default: 0)");
+
+unsigned int gd_dbg_mmap_type_delay_ms;
+module_param_named(dbg_mmap_type_delay_ms, gd_dbg_mmap_type_delay_ms, uint, 0644);
+MODULE_PARM_DESC(dbg_mmap_type_delay_ms,
+		 "Debug build: busy-wait this long in mmap() of /dev/gdirect between the mapping type and the claim (default: 0)");
+#endif
+
 unsigned int gd_max_pins_per_file = 16384;
 module_param_named(max_pins_per_file, gd_max_pins_per_file, uint, 0644);
 MODULE_PARM_DESC(max_pins_per_file,

@@ -171,7 +171,15 @@ int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
 		if (ret)
 			goto unlock;
 	} else {
+		spin_lock(&r->lock);
+#ifdef GDIRECT_DEBUG_KNOBS
+		/* Every live mapping of a region must have one type. */
+		if (atomic64_read(&r->mapped_len) && r->dbg_wc != wc)
+			atomic64_inc(&gd_stats.dbg_map_type_mismatch);
+		r->dbg_wc = wc;
+#endif
 		atomic64_add(len, &r->mapped_len);
+		spin_unlock(&r->lock);
 	}
 	gd_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND |
 			VM_DONTDUMP);
@@ -206,6 +214,7 @@ int gd_mmap(struct file *filp, struct vm_area_struct *vma)
 	wc = r->map_type == GDIRECT_MAP_WC ||
 	     (r->map_type == GDIRECT_MAP_NATURAL && !r->cpu_cacheable);
 	spin_unlock(&r->lock);
+	gd_dbg_delay(&gd_dbg_mmap_type_delay_ms);
 	/* The lookup's reference goes to the VMA. */
 	ret = gd_mmap_region(r, vma, off & (BIT_ULL(ctx->mmap_shift) - 1),
 			     wc, NULL);

@@ -160,6 +160,9 @@ static struct gd_reg *gd_reg_alloc(struct gd_ctx *ctx, gfp_t gfp)
 
 	if (!r)
 		return NULL;
+#ifdef GDIRECT_DEBUG_KNOBS
+	r->dbg_magic = GD_REG_LIVE;
+#endif
 	kref_init(&r->ref);
 	init_rwsem(&r->sem);
 	spin_lock_init(&r->lock);
@@ -202,6 +205,9 @@ static void gd_reg_free(struct kref *kref)
 		gd_fence_put(r->fence);
 	kvfree(r->bus);
 	pci_dev_put(r->peer);
+#ifdef GDIRECT_DEBUG_KNOBS
+	r->dbg_magic = GD_REG_FREED;
+#endif
 	kfree(r);
 }
 

@@ -5,7 +5,8 @@
  * they are), including each error return; the deprecated token path,
  * from another process, through both the user and the kernel API; and,
  * through the test-only gdirect_kapitest.ko, gdirect_dma_unmap() alone and
- * racing gdirect_unpin() (two unmappers of one region).
+ * racing gdirect_unpin() (two unmappers of one region), and a bracket's
+ * gdirect_dma_end() racing gdirect_unpin().
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -124,6 +125,35 @@ static void kt_show_result(void)
 		fclose(f);
 }
 
+/*
+ * A driver closes a bracket (gdirect_dma_end(), from its completion
+ * interrupt, say) while another thread unpins.  The unpin waits only
+ * until no bracket is counted: once the end has counted its bracket out,
+ * the region may be freed, so the end must not touch it after that.
+ * gdirect's debug knob holds the end just after it counted out; the debug
+ * build counts a wake-up made on a freed region (dbg_freed_wakes), which
+ * KASAN reports as a use-after-free under the debug kernel.
+ */
+static void test_end_race(CUdeviceptr buf)
+{
+	int64_t freed = gdt_gd_stat("dbg_freed_wakes");
+	int ret;
+
+	if (freed < 0 ||
+	    guest_set_param("gdirect", "dbg_dma_end_delay_ms", "500")) {
+		tap_skip("gdirect_dma_end racing gdirect_unpin",
+			 "gdirect.ko built without GDIRECT_DEBUG_KNOBS");
+		return;
+	}
+	ret = gdt_kt_run("end-race", buf, 2 * GDT_KB64);
+	guest_set_param("gdirect", "dbg_dma_end_delay_ms", "0");
+	kt_show_result();
+	tap_ok(ret == 0 && gdt_gd_stat("dbg_freed_wakes") == freed &&
+	       gdt_emu("pins") == 0 && gdt_emu("dma_maps") == 0,
+	       "gdirect_dma_end racing gdirect_unpin: no wake-up on a freed region (%lld -> %lld)",
+	       (long long)freed, (long long)gdt_gd_stat("dbg_freed_wakes"));
+}
+
 /* gdirect_dma_unmap(): for a driver whose device goes away. */
 static void test_dma_unmap(void)
 {
@@ -138,6 +168,8 @@ static void test_dma_unmap(void)
 		tap_skip("gdirect_dma_unmap racing gdirect_unpin",
 			 "gdirect_kapitest.ko did not load");
 		tap_skip("DMA brackets from interrupt contexts",
+			 "gdirect_kapitest.ko did not load");
+		tap_skip("gdirect_dma_end racing gdirect_unpin",
 			 "gdirect_kapitest.ko did not load");
 		gdt_free(buf);
 		return;
@@ -177,6 +209,7 @@ static void test_dma_unmap(void)
 	tap_ok(ret == 0 && gdt_emu("pins") == 0 && gdt_emu("dma_maps") == 0,
 	       "DMA brackets from process context, a softirq and a hard interrupt (%d)",
 	       ret);
+	test_end_race(buf);
 	if (system("rmmod gdirect_kapitest") != 0)
 		tap_ok(0, "rmmod gdirect_kapitest");
 	gdt_free(buf);

@@ -26,8 +26,18 @@
  *	pin for the edu device and open and close DMA brackets from process
  *	context, from a tasklet (softirq) and from an irq_work (hard
  *	interrupt), as a NIC driver does from its submission path, its NAPI
- *	poll and its completion interrupt; lockdep (the debug kernel) reports
- *	a bracket whose lock is not safe in all three.
+ *	poll and its completion interrupt, and inside each bracket ask
+ *	gdirect_region_revoked() and gdirect_region_dma_addrs(), as such a
+ *	driver does; lockdep (the debug kernel) reports a lock not safe in
+ *	all three.
+ *
+ *   echo "end-race ADDR SIZE" > /sys/kernel/debug/gdirect_kapitest/run
+ *	pin for the edu device, open a DMA bracket and close it from a
+ *	kernel thread while this context unpins: the release must not free
+ *	the region while the thread's gdirect_dma_end() still uses it.
+ *	gdirect's dbg_dma_end_delay_ms (debug builds) holds the thread in
+ *	gdirect_dma_end() after the bracket is counted out; the test reads
+ *	gdirect's dbg_freed_wakes.
  *
  * All run in the writer's context (it owns the GPU memory) and leave their
  * results in .../result as "name value" lines; the write fails with the
@@ -181,12 +191,66 @@ struct kt_bracket {
 
 static void kt_bracket(struct kt_bracket *b)
 {
+	const u64 *dma;
+	u32 n;
+
 	b->in_hardirq = in_hardirq();
 	b->in_softirq = in_serving_softirq();
 	b->ret = gdirect_dma_begin(b->region);
-	if (!b->ret)
+	if (!b->ret) {
+		/* What a driver asks inside its bracket, in that context. */
+		if (gdirect_region_revoked(b->region))
+			b->ret = -ESTALE;
+		else
+			b->ret = gdirect_region_dma_addrs(b->region, &dma, &n);
 		gdirect_dma_end(b->region);
+	}
 	complete(&b->done);
+}
+
+/* gdirect_dma_end() of a bracket the test opened, from a kernel thread. */
+static int kt_end_thread(void *data)
+{
+	struct kt_unmapper *u = data;
+
+	gdirect_dma_end(u->region);
+	complete(&u->done);
+	return 0;
+}
+
+/*
+ * The bracket's end and an unpin race: the thread counts the bracket out
+ * and is held (dbg_dma_end_delay_ms) before it returns, while the unpin
+ * here sees no bracket open, puts the pages and drops the region.
+ */
+static int kt_end_race(u64 addr, u64 size)
+{
+	struct kt_unmapper u;
+	struct task_struct *t;
+	int ret;
+
+	lockdep_assert_held(&kt_lock);
+	ret = kt_pin(addr, size, &u.region);
+	if (ret)
+		return ret;
+	ret = gdirect_dma_begin(u.region);
+	if (ret) {
+		gdirect_unpin(u.region);
+		return ret;
+	}
+	init_completion(&u.done);
+	t = kthread_run(kt_end_thread, &u, "gdirect_kapitest");
+	if (IS_ERR(t)) {
+		gdirect_dma_end(u.region);
+		gdirect_unpin(u.region);
+		return PTR_ERR(t);
+	}
+	/* The test's delay is far longer: the thread is in it by now. */
+	msleep(100);
+	gdirect_unpin(u.region);
+	wait_for_completion(&u.done);
+	snprintf(kt_result, sizeof(kt_result), "end_race done\n");
+	return 0;
 }
 
 static void kt_bracket_tasklet(struct tasklet_struct *t)
@@ -301,6 +365,8 @@ static ssize_t kt_run_write(struct file *file, const char __user *ubuf,
 		ret = kt_race_start(addr, size);
 	else if (!strcmp(cmd, "race-unpin"))
 		ret = kt_race_unpin();
+	else if (!strcmp(cmd, "end-race"))
+		ret = kt_end_race(addr, size);
 	else if (!strcmp(cmd, "irq"))
 		ret = kt_irq(addr, size);
 	else if (!strcmp(cmd, "overlap-pin"))
