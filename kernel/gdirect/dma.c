@@ -229,17 +229,25 @@ void gd_reg_dma_end(struct gd_reg *r)
 	unsigned long flags;
 	bool last;
 
+	/*
+	 * The wake-up is made under dma_lock: a release or a callback that
+	 * waits for the brackets reads dma_users under that lock, so it
+	 * cannot see the last one end, return and let the region be freed
+	 * before the wake-up has touched r->wait.
+	 */
 	spin_lock_irqsave(&r->dma_lock, flags);
 	last = !--r->dma_users;
-	spin_unlock_irqrestore(&r->dma_lock, flags);
 	if (last) {
-		gd_dbg_delay(&gd_dbg_dma_end_delay_ms);
 #ifdef GDIRECT_DEBUG_KNOBS
 		if (READ_ONCE(r->dbg_magic) != GD_REG_LIVE)
 			atomic64_inc(&gd_stats.dbg_freed_wakes);
 #endif
 		wake_up_all(&r->wait);
 	}
+	spin_unlock_irqrestore(&r->dma_lock, flags);
+	/* r may be gone from here on. */
+	if (last)
+		gd_dbg_delay(&gd_dbg_dma_end_delay_ms);
 }
 
 /**
