@@ -325,7 +325,7 @@ long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 int gd_mmap(struct file *filp, struct vm_area_struct *vma);
 typedef int (*gd_mmap_claim_fn)(struct gd_reg *r, bool *wc);
 int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
-		   bool wc, gd_mmap_claim_fn claim);
+		   gd_mmap_claim_fn claim);
 void gd_zap_cpu_mappings(struct gd_reg *r);
 
 /* wc.c */

@@ -331,7 +331,7 @@ static int gd_gdr_mmap(struct file *filp, struct vm_area_struct *vma)
 		return -EINVAL;
 	}
 	/* The lookup's reference goes to the VMA. */
-	ret = gd_mmap_region(r, vma, 0, false, gd_gdr_claim);
+	ret = gd_mmap_region(r, vma, 0, gd_gdr_claim);
 	if (!ret)
 		return 0;
 	gd_reg_put(r);

@@ -297,8 +297,10 @@ static int gd_ioc_region_info(struct gd_ctx *ctx, void __user *arg)
 
 /*
  * How the region's later mappings are made.  Refused while it is mapped
- * (-EBUSY), so that its mappings share one type; a mapping made while the
- * type changes takes the old or the new one.  Cached is for CPU-cacheable
+ * (-EBUSY), so that its mappings share one type: mmap() reads the type
+ * and counts itself in mapped_len in one section under r->lock, so a
+ * mapping made while the type changes takes the old one (and this call
+ * fails) or the new one.  Cached is for CPU-cacheable
  * memory only (-EOPNOTSUPP), as gdrdrv's CACHING.
  */
 static int gd_ioc_map_type(struct gd_ctx *ctx, void __user *arg)

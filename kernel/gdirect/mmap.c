@@ -126,21 +126,23 @@ static int gd_mmap_status(struct gd_ctx *ctx, struct vm_area_struct *vma)
  * @r: the region, with a reference the VMA takes over on success
  * @vma: the new VMA
  * @roff: offset of the VMA's start in the region
- * @wc: map write-combining (else with the VMA's own, cached, protection)
- * @claim: NULL to share the region with other mappings; else the mapping
- *	must be the region's only one, and @claim decides whether and how it
- *	is made (0 and the write-combining choice in its @wc, or an errno),
- *	called with r->lock held and the region unmapped, so that the decision
- *	and the claim of mapped_len are one step for whoever reads both under
- *	r->lock
+ * @claim: NULL to share the region with other mappings, in the type
+ *	GDIRECT_IOC_MAP_TYPE chose (write-combining, or the VMA's own cached
+ *	protection), read under r->lock where mapped_len grows; else the
+ *	mapping must be the region's only one, and @claim decides whether and
+ *	how it is made (0 and the write-combining choice in its @wc, or an
+ *	errno), called with r->lock held and the region unmapped, so that the
+ *	decision and the claim of mapped_len are one step for whoever reads
+ *	both under r->lock
  *
  * Return: 0, -EINVAL (not shared, out of range), -EBUSY, @claim's error, or
  * -ESTALE when the region is no longer pinned (revoked, or being released).
  */
 int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
-		   bool wc, gd_mmap_claim_fn claim)
+		   gd_mmap_claim_fn claim)
 {
 	unsigned long len = vma->vm_end - vma->vm_start;
+	bool wc = false;
 	int ret = 0;
 
 	/*
@@ -171,7 +173,15 @@ int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
 		if (ret)
 			goto unlock;
 	} else {
+		/*
+		 * GDIRECT_IOC_MAP_TYPE's choice, else the page table's, read
+		 * where the mapping is counted: MAP_TYPE, refused while
+		 * mapped_len is not 0, then cannot change the type between
+		 * the two, so the region's live mappings share one type.
+		 */
 		spin_lock(&r->lock);
+		wc = r->map_type == GDIRECT_MAP_WC ||
+		     (r->map_type == GDIRECT_MAP_NATURAL && !r->cpu_cacheable);
 #ifdef GDIRECT_DEBUG_KNOBS
 		/* Every live mapping of a region must have one type. */
 		if (atomic64_read(&r->mapped_len) && r->dbg_wc != wc)
@@ -198,7 +208,6 @@ int gd_mmap(struct file *filp, struct vm_area_struct *vma)
 	struct gd_ctx *ctx = filp->private_data;
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	struct gd_reg *r;
-	bool wc;
 	int ret;
 
 	if (!gd_is_owner(&ctx->owner))
@@ -209,15 +218,10 @@ int gd_mmap(struct file *filp, struct vm_area_struct *vma)
 	r = gd_ctx_lookup(ctx, off >> ctx->mmap_shift);
 	if (!r)
 		return -EINVAL;
-	/* GDIRECT_IOC_MAP_TYPE's choice, else the page table's. */
-	spin_lock(&r->lock);
-	wc = r->map_type == GDIRECT_MAP_WC ||
-	     (r->map_type == GDIRECT_MAP_NATURAL && !r->cpu_cacheable);
-	spin_unlock(&r->lock);
 	gd_dbg_delay(&gd_dbg_mmap_type_delay_ms);
 	/* The lookup's reference goes to the VMA. */
 	ret = gd_mmap_region(r, vma, off & (BIT_ULL(ctx->mmap_shift) - 1),
-			     wc, NULL);
+			     NULL);
 	if (ret)
 		gd_reg_put(r);
 	return ret;
