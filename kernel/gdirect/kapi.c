@@ -45,7 +45,8 @@ static struct gd_reg *to_reg(struct gdirect_region *region)
  * when the persistent API or the mapping is not supported; -ENOMEM (also
  * BAR1 exhausted); -EDQUOT at the user's pin cap (%GDIRECT_KPIN_ACCOUNT);
  * -EIO; -EPROTO for a provider of an incompatible version; -ESTALE if the
- * pages were revoked before they could be mapped.
+ * pages were revoked before they could be mapped; -EINTR if the caller got
+ * a fatal signal while waiting for gdirect's pin locks.
  */
 int gdirect_pin(const struct gdirect_pin_params *params,
 		struct gdirect_region **region)

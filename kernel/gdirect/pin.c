@@ -57,7 +57,7 @@
  * unpin, nor a stream of unpins a pin (docs/driver.md, "Limits"); lockdep
  * sees each.  None is ever waited for by the free callback, so holding
  * one across a provider call cannot deadlock with the provider lock.  A
- * user pin waits killably; a release never does, as close and exit must
+ * pin, a user's or a kernel caller's, waits killably; a release never does, as close and exit must
  * put the pages whatever signal is pending.
  */
 DECLARE_RWSEM(gd_excl);
@@ -487,18 +487,15 @@ static int gd_check_table(struct gd_reg *r, struct nvidia_p2p_page_table *pt)
 /*
  * Take what a get_pages for @r must hold ("no get_pages beside
  * put_pages"): gd_excl, and the owner's fence or, without one (tokens,
- * Tegra), gd_tok_excl.  A user process may be killed while it waits; a
- * kernel caller not.
+ * Tegra), gd_tok_excl.  Killable for every caller, a kernel one's
+ * included: gdirect_pin() runs for a process (an ioctl of a peer
+ * driver, a verbs registration), which must not be held
+ * uninterruptibly behind every other pin in the system.
  */
 static int gd_reg_new_lock(struct gd_reg *r)
 {
 	struct rw_semaphore *second = r->fence ? &r->fence->sem : &gd_tok_excl;
 
-	if (!r->ctx) {
-		down_write(&gd_excl);
-		down_write(second);
-		return 0;
-	}
 	if (down_write_killable(&gd_excl))
 		return -EINTR;
 	if (down_write_killable(second)) {
@@ -547,11 +544,10 @@ static void gd_reg_use_unlock(struct gd_reg *r)
  * gd_reg_pin() - pin r->addr, r->size through nv-p2p
  * @r: a registration from gd_reg_alloc() with its range and mode filled in
  *
- * Waits for gdirect's locks (gd_excl and the owner's fence) killably for
- * a user registration.
+ * Waits for gdirect's locks (gd_excl and the owner's fence) killably.
  *
  * Return: 0 with @r PINNED, or a negative errno with @r DEAD: -EINTR when
- * a user caller got a fatal signal while waiting for the lock, -ENOMEM
+ * the caller got a fatal signal while waiting for the lock, -ENOMEM
  * when no id could be had for its entry in gd_regs.
  */
 int gd_reg_pin(struct gd_reg *r)
