@@ -188,8 +188,13 @@ int gd_reg_dma_map(struct gd_reg *r)
 			pr_err_ratelimited("DMA mapping of %#llx+%#llx is not one address per 64 KiB page\n",
 					   r->addr, r->size);
 		if (!ret) {
+			unsigned long flags;
+
 			spin_lock(&r->lock);
 			r->bus = bus;
+			spin_lock_irqsave(&r->dma_lock, flags);
+			r->dma_addrs = bus ? bus : gd_nv_dma_addrs(dma);
+			spin_unlock_irqrestore(&r->dma_lock, flags);
 			spin_unlock(&r->lock);
 		}
 	}

@@ -147,7 +147,8 @@ struct gd_reg {
 	struct rw_semaphore sem;	/* state vs faults; taken by callback */
 	spinlock_t lock;		/* state, revoked, dma */
 	enum gd_state state;
-	bool revoked;			/* the free callback ran (or runs) */
+	/* The free callback ran (or runs); read without lock by revoked(). */
+	bool revoked;
 	bool cb_done;			/* ... and has returned from its work */
 	bool nv_ref;			/* nv reference still held */
 	bool unmapping;			/* inside dma_unmap_pages(); see dma.c */
@@ -161,6 +162,13 @@ struct gd_reg {
 	spinlock_t dma_lock;
 	int dma_users;			/* gdirect_dma_begin() holders */
 	int dma_refuse;			/* 0, or what a new bracket returns */
+	/*
+	 * The peer's addresses (bus, or dma's own), set under dma_lock once
+	 * the mapping is checked; gdirect_region_dma_addrs() reads them
+	 * under dma_lock alone, from any context.  Valid while dma_refuse
+	 * is 0: every teardown refuses brackets before it unmaps.
+	 */
+	const u64 *dma_addrs;
 	wait_queue_head_t wait;		/* PINNING done, no DMA or unmap */
 
 	/* Immutable after pinning. */

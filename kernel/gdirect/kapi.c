@@ -200,28 +200,30 @@ GD_EXPORT(gdirect_region_range);
  * @entries: out: number of addresses
  *
  * The array may be used only between gdirect_dma_begin() and
- * gdirect_dma_end(); a revocation frees it.
+ * gdirect_dma_end(); a revocation, a release or gdirect_dma_unmap() frees
+ * it once no bracket is open.  Does not sleep; any context, hard
+ * interrupts included, as the brackets (it takes only their IRQ-safe
+ * lock).
  *
  * Return: 0; -EINVAL for NULL arguments or a region without a peer;
- * -ESTALE if revoked.
+ * -ESTALE if revoked, stale, being released or unmapped.
  */
 int gdirect_region_dma_addrs(struct gdirect_region *region,
 			     const u64 **dma_addrs, u32 *entries)
 {
 	struct gd_reg *r = to_reg(region);
+	unsigned long flags;
 	int ret = 0;
 
 	if (!r || !dma_addrs || !entries || !r->peer)
 		return -EINVAL;
-	spin_lock(&r->lock);
-	*dma_addrs = NULL;
-	if (r->state == GD_PINNED && r->dma)
-		*dma_addrs = r->bus ? r->bus : gd_nv_dma_addrs(r->dma);
+	spin_lock_irqsave(&r->dma_lock, flags);
+	*dma_addrs = r->dma_refuse ? NULL : r->dma_addrs;
 	if (*dma_addrs)
 		*entries = r->size >> GD_PAGE_SHIFT;
 	else
 		ret = -ESTALE;
-	spin_unlock(&r->lock);
+	spin_unlock_irqrestore(&r->dma_lock, flags);
 	return ret;
 }
 GD_EXPORT(gdirect_region_dma_addrs);
@@ -230,16 +232,15 @@ GD_EXPORT(gdirect_region_dma_addrs);
  * gdirect_region_revoked() - has the NVIDIA driver revoked the region?
  * @region: the region
  *
+ * A snapshot: the answer may turn true right after the call.  Does not
+ * sleep and takes no lock; any context, hard interrupts included.
+ *
  * Return: true once the free callback has started for it.
  */
 bool gdirect_region_revoked(struct gdirect_region *region)
 {
 	struct gd_reg *r = to_reg(region);
-	bool ret;
 
-	spin_lock(&r->lock);
-	ret = r->revoked;
-	spin_unlock(&r->lock);
-	return ret;
+	return READ_ONCE(r->revoked);
 }
 GD_EXPORT(gdirect_region_revoked);

@@ -315,7 +315,7 @@ static void gd_free_callback(void *data)
 	down_write(&r->sem);
 	spin_lock(&r->lock);
 	notify = r->state == GD_PINNED;
-	r->revoked = true;
+	WRITE_ONCE(r->revoked, true);
 	if (notify)
 		r->state = GD_REVOKED;
 	gd_reg_dma_refuse(r, -ESTALE);

@@ -20,8 +20,9 @@
  *  - When the device goes away with regions still pinned (remove() with
  *    files open), call gdirect_dma_unmap() on each: no DMA mapping may
  *    outlive the device.  Later DMA brackets fail with -ENODEV.
- *  - gdirect_dma_begin() and gdirect_dma_end() may be called from any
- *    context, hard interrupts included; neither sleeps.
+ *  - gdirect_dma_begin(), gdirect_dma_end(), gdirect_region_dma_addrs()
+ *    and gdirect_region_revoked() may be called from any context, hard
+ *    interrupts included; none sleeps.  The others sleep.
  *  - Between gdirect_dma_begin() and gdirect_dma_end() do not call
  *    gdirect_pin() or gdirect_unpin(): a revocation waits for the DMA to
  *    end while the NVIDIA driver holds its lock, and those calls need it.
