@@ -155,17 +155,18 @@ int gd_reg_dma_map(struct gd_reg *r)
 
 	/*
 	 * Still PINNED: the callback has not marked it revoked, so the
-	 * provider has not freed the mapping, and from here the callback
-	 * waits for our bracket, then frees what we published.  Revoked
-	 * meanwhile: the mapping may be gone already and is not touched; the
-	 * provider frees it (on Tegra it may leak; "no get_pages beside
-	 * put_pages").
+	 * provider has not freed the mapping; it is published, so that the
+	 * release (or the callback, which waits for our bracket) unmaps or
+	 * frees it.  Revoked meanwhile: the mapping may be gone already and
+	 * is not touched; the provider frees it (on Tegra it may leak; "no
+	 * get_pages beside put_pages").  A persistent pin is never revoked,
+	 * but a stale one (its callback pin's callback came) refuses the
+	 * bracket: its mapping is published and left to the release.
 	 */
 	spin_lock(&r->lock);
 	if (r->state == GD_PINNED) {
+		r->dma = dma;
 		ret = gd_reg_dma_begin(r);
-		if (!ret)
-			r->dma = dma;
 	} else {
 		ret = -ESTALE;
 	}

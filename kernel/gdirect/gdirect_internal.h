@@ -213,6 +213,17 @@ struct gd_reg {
 	/* Kernel registrations. */
 	void (*invalidate)(struct gdirect_region *r, void *data);
 	void *inv_data;
+	/*
+	 * A peer pin made persistent (kapi.c, "peer pins"): its unmapped
+	 * callback pin of the same range, whose handle reference this
+	 * registration holds until gdirect_unpin(); and, on that callback
+	 * pin, the registration it marks stale, with a reference.  "stale"
+	 * is set (under lock, read without it by gdirect_region_revoked())
+	 * once the callback pin's free callback has started.
+	 */
+	struct gd_reg *companion;
+	struct gd_reg *stale_target;
+	bool stale;
 
 	u32 proc_id;			/* index in gd_regs; 0: none */
 };
@@ -222,7 +233,7 @@ struct gd_stats {
 	atomic64_t pins, pin_failures, unpins, callbacks, orphaned;
 	atomic64_t persistent_pins, version_mismatch, live_regions, live_bytes;
 	atomic64_t mmaps, events, put_errors, dma_maps, unmap_waits;
-	atomic64_t wc_conflicts;
+	atomic64_t wc_conflicts, stale_peer_pins;
 #ifdef GDIRECT_DEBUG_KNOBS
 	atomic64_t dbg_freed_wakes, dbg_map_type_mismatch;
 #endif

@@ -19,24 +19,116 @@ static struct gd_reg *to_reg(struct gdirect_region *region)
 	return (struct gd_reg *)region;
 }
 
+/*
+ * Peer pins.  A table gdirect maps for a peer must be a persistent pin's:
+ * NVIDIA's nvidia_p2p_dma_map_pages() reads a callback pin's table before
+ * it takes the lock the free callback runs under, and NVIDIA frees the
+ * table as soon as the callback returns, so a free of the memory while
+ * gdirect_pin() maps it is a use-after-free inside NVIDIA's driver that no
+ * caller can fence (docs/driver.md, "Peer pins").  A persistent pin holds
+ * a duplicate of the memory's handle: a free leaves its table, its
+ * mappings and the memory alone until the pin is put.  nvidia-peermem
+ * does the same by default (persistent_api_support=1).
+ *
+ * Revocation is kept by a second pin of the same range with a free
+ * callback, never mapped: its callback (gd_stale_callback(), as that
+ * pin's invalidate) marks the mapped region stale, refuses its DMA
+ * brackets, waits for those open and calls the caller's invalidate.  The
+ * GPU memory then stays allocated, and reachable by the peer, until
+ * gdirect_unpin() puts the persistent pin.
+ */
+
+/* The callback pin of @data's range was revoked: @data is stale. */
+static void gd_stale_callback(struct gdirect_region *cb_region, void *data)
+{
+	struct gd_reg *r = data;
+	bool notify;
+
+	spin_lock(&r->lock);
+	notify = r->state == GD_PINNED && !r->stale;
+	WRITE_ONCE(r->stale, true);
+	if (notify)
+		gd_reg_dma_refuse(r, -ESTALE);
+	spin_unlock(&r->lock);
+	/* Before PINNED, gd_reg_pin() refuses the brackets for us. */
+	if (!notify)
+		return;
+	wait_event(r->wait, gd_reg_no_dma(r));
+	atomic64_inc(&gd_stats.stale_peer_pins);
+	if (r->invalidate)
+		r->invalidate((struct gdirect_region *)r, r->inv_data);
+}
+
+/*
+ * Pin @req's range again with a free callback, unmapped and uncharged
+ * (the pin the caller asked for is @r, charged as asked), as @r's
+ * companion.  Returns 0 or the pin's error.
+ */
+static int gd_pin_companion(struct gd_reg *r, const struct gd_pin_req *req)
+{
+	struct gd_pin_req cb_req = *req;
+	struct gd_reg *c;
+	int ret;
+
+	cb_req.persistent = false;
+	cb_req.account = false;
+	ret = gd_reg_setup(NULL, &cb_req, &c);
+	if (ret)
+		return ret;
+	c->invalidate = gd_stale_callback;
+	c->inv_data = r;
+	gd_reg_get(r);			/* dropped when c is freed */
+	c->stale_target = r;
+	ret = gd_reg_pin(c);
+	if (ret) {
+		gd_reg_put(c);
+		return ret;
+	}
+	r->companion = c;
+	return 0;
+}
+
+/* Release @r's callback pin first: its callback then no longer comes. */
+static void gd_unpin_companion(struct gd_reg *r)
+{
+	struct gd_reg *c = r->companion;
+
+	if (!c)
+		return;
+	r->companion = NULL;
+	gd_reg_release(c);
+	gd_reg_put(c);
+}
+
 /**
  * gdirect_pin() - pin GPU memory of a process for a peer device
  * @params: what to pin and for whom; see struct gdirect_pin_params
  * @region: out: the registration, to be released with gdirect_unpin()
  *
- * Widens the range to 64 KiB boundaries, pins it with
- * nvidia_p2p_get_pages() and a free callback (or the persistent API with
- * %GDIRECT_KPIN_PERSISTENT), and, if @params->peer is set, maps it for that
- * device with nvidia_p2p_dma_map_pages().  Sleeps.  Without tokens it must
- * be called in the context of @params->owner.
+ * Widens the range to 64 KiB boundaries and pins it.  Without a peer it
+ * pins with nvidia_p2p_get_pages() and a free callback (or the persistent
+ * API with %GDIRECT_KPIN_PERSISTENT).  With @params->peer set, the pin
+ * that is mapped for that device (nvidia_p2p_dma_map_pages()) is always a
+ * persistent one, which a free of the memory cannot race; unless
+ * %GDIRECT_KPIN_PERSISTENT is passed, a second pin of the same range with
+ * a free callback, never mapped, keeps the revocation: when the owner
+ * frees the memory, gdirect refuses new DMA brackets (-ESTALE), waits for
+ * those open and calls @params->invalidate, while the persistent pin
+ * keeps the memory allocated until gdirect_unpin().  Two exceptions keep
+ * a mapped pin with a callback, as the persistent API allows no other:
+ * tokens, and a provider without the persistent API (Tegra); there a free
+ * racing the mapping stays NVIDIA's use-after-free (docs/driver.md, "Peer
+ * pins").  Sleeps.  Without tokens it must be called in the context of
+ * @params->owner.
  *
  * With %GDIRECT_KPIN_ACCOUNT the pin is made on behalf of the calling
  * process, whose file the caller serves: it counts against
  * max_pins_per_user for current's user, together with that user's
  * /dev/gdirect and /dev/gdrdrv pins, until gdirect_unpin() (from any
  * context), and gdirect's memory for it is charged to current's memory
- * cgroup.  Without the flag the pin counts against no cap and no cgroup:
- * that is for pins a driver makes for itself, never for a user's request.
+ * cgroup.  The callback pin of a peer pin counts as part of it.  Without
+ * the flag the pin counts against no cap and no cgroup: that is for pins
+ * a driver makes for itself, never for a user's request.
  *
  * Return: 0; -EINVAL for NULL arguments, unknown flags, a zero, overflowing
  * or over-1-TiB range, tokens with %GDIRECT_KPIN_PERSISTENT, or memory the
@@ -45,13 +137,15 @@ static struct gd_reg *to_reg(struct gdirect_region *region)
  * when the persistent API or the mapping is not supported; -ENOMEM (also
  * BAR1 exhausted); -EDQUOT at the user's pin cap (%GDIRECT_KPIN_ACCOUNT);
  * -EIO; -EPROTO for a provider of an incompatible version; -ESTALE if the
- * pages were revoked before they could be mapped; -EINTR if the caller got
- * a fatal signal while waiting for gdirect's pin locks.
+ * pages were revoked (or the memory freed) before they could be mapped;
+ * -EINTR if the caller got a fatal signal while waiting for gdirect's pin
+ * locks.
  */
 int gdirect_pin(const struct gdirect_pin_params *params,
 		struct gdirect_region **region)
 {
 	struct gd_pin_req req;
+	bool pair;
 	struct gd_reg *r;
 	int ret;
 
@@ -72,6 +166,11 @@ int gdirect_pin(const struct gdirect_pin_params *params,
 		gd_owner_of_pid(params->owner, &req.owner);
 	else
 		gd_owner_current(&req.owner);
+	/* Peer pins: mapped persistent, revoked through a callback pin. */
+	pair = params->peer && GD_HAVE_PERSISTENT && !req.persistent &&
+	       !req.p2p_token && !req.va_space;
+	if (pair)
+		req.persistent = true;
 	ret = gd_reg_setup(NULL, &req, &r);
 	if (ret)
 		return ret;
@@ -79,9 +178,15 @@ int gdirect_pin(const struct gdirect_pin_params *params,
 	r->inv_data = params->data;
 	r->peer = pci_dev_get(params->peer);
 
+	/* The callback pin first: a free from here on marks r stale. */
+	if (pair) {
+		ret = gd_pin_companion(r, &req);
+		if (ret)
+			goto err_put;
+	}
 	ret = gd_reg_pin(r);
 	if (ret)
-		goto err_put;
+		goto err_companion;
 	if (r->peer) {
 		ret = gd_reg_dma_map(r);
 		if (ret)
@@ -92,6 +197,8 @@ int gdirect_pin(const struct gdirect_pin_params *params,
 
 err_release:
 	gd_reg_release(r);
+err_companion:
+	gd_unpin_companion(r);
 err_put:
 	gd_reg_put(r);
 	return ret;
@@ -105,10 +212,11 @@ GD_EXPORT(gdirect_pin);
  * Unmaps the region for its peer and puts the pages, unless the NVIDIA
  * driver already revoked them.  Sleeps.  Must not be called between
  * gdirect_dma_begin() and gdirect_dma_end() on the same region.  Called
- * outside the owner's context, a token-less non-persistent region is still
- * unmapped, but its pages are left to revocation.  If the region was
- * revoked, waits until its invalidate callback has returned.  Must not be
- * called from that callback.
+ * outside the owner's context, a token-less pin with a free callback is
+ * still unmapped, but its pages are left to revocation; a persistent pin
+ * (a peer pin's mapped pin among them) is put from any context.  If the
+ * region was revoked or marked stale, waits until its invalidate callback
+ * has returned.  Must not be called from that callback.
  */
 void gdirect_unpin(struct gdirect_region *region)
 {
@@ -116,6 +224,7 @@ void gdirect_unpin(struct gdirect_region *region)
 
 	if (!r)
 		return;
+	gd_unpin_companion(r);
 	gd_reg_release(r);
 	gd_reg_put(r);
 }
@@ -235,12 +344,13 @@ GD_EXPORT(gdirect_region_dma_addrs);
  * A snapshot: the answer may turn true right after the call.  Does not
  * sleep and takes no lock; any context, hard interrupts included.
  *
- * Return: true once the free callback has started for it.
+ * Return: true once the free callback has started for it (for a peer pin
+ * made persistent, its callback pin's: the region is stale).
  */
 bool gdirect_region_revoked(struct gdirect_region *region)
 {
 	struct gd_reg *r = to_reg(region);
 
-	return READ_ONCE(r->revoked);
+	return READ_ONCE(r->revoked) || READ_ONCE(r->stale);
 }
 GD_EXPORT(gdirect_region_revoked);

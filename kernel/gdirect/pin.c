@@ -205,6 +205,8 @@ static void gd_reg_free(struct kref *kref)
 		gd_fence_put(r->fence);
 	kvfree(r->bus);
 	pci_dev_put(r->peer);
+	if (r->stale_target)
+		gd_reg_put(r->stale_target);
 #ifdef GDIRECT_DEBUG_KNOBS
 	r->dbg_magic = GD_REG_FREED;
 #endif
@@ -616,7 +618,8 @@ int gd_reg_pin(struct gd_reg *r)
 	r->pt = pt;
 	r->table_ok = !bad;
 	r->state = GD_PINNED;
-	gd_reg_dma_refuse(r, 0);
+	/* Its callback pin's callback may have come already (kapi.c). */
+	gd_reg_dma_refuse(r, r->stale ? -ESTALE : 0);
 	spin_unlock(&r->lock);
 	wake_up_all(&r->wait);
 	if (bad) {

@@ -9,6 +9,16 @@
  * with our file lock held); the next lookup unpins stale entries, and
  * gdirect_unpin() of a revoked region waits for its callback to be over,
  * so the entry can be freed right after.
+ *
+ * Every pin here has a peer (edu) and, unless the user asked for
+ * GDEDU_PIN_PERSISTENT, no GDIRECT_KPIN_PERSISTENT: gdirect then maps a
+ * persistent pin for edu, which a free of the memory cannot race, and
+ * pairs it with an unmapped pin with a free callback, whose callback
+ * makes the region stale and calls ours (gdirect_kapi.h, "peer pins").
+ * A free thus marks the entry stale as before, while the GPU memory stays
+ * allocated until the entry is dropped; a stale entry is dropped at the
+ * next lookup of any range, so the memory goes back to the owner with
+ * the file's next transfer, flush or close.
  */
 #include <linux/slab.h>
 #include <linux/uaccess.h>

@@ -11,6 +11,21 @@
  * gdirect_dma_begin() fails with -ESTALE.  The driver then drops the region
  * with gdirect_unpin() and pins again if it still needs the memory.
  *
+ * Peer pins.  The pin gdirect maps for a peer (@peer set) is always made
+ * with NVIDIA's persistent API, as nvidia-peermem's are by default
+ * (persistent_api_support=1): NVIDIA's nvidia_p2p_dma_map_pages() reads a
+ * table with a free callback before it takes the lock that callback runs
+ * under, so a free of the memory during gdirect_pin() would be a
+ * use-after-free in NVIDIA's driver that nobody can fence.  Without
+ * GDIRECT_KPIN_PERSISTENT gdirect pins the same range a second time with
+ * a free callback and never maps that pin; its callback is what makes the
+ * region stale as described above.  The GPU memory of a stale region stays
+ * allocated, and the peer's addresses valid, until gdirect_unpin(): unpin
+ * a stale region soon.  With GDIRECT_KPIN_PERSISTENT there is no second
+ * pin and no revocation at all.  Tokens, and a provider without the
+ * persistent API (Tegra), leave the mapped pin one with a callback: there
+ * the race stays NVIDIA's (docs/driver.md, "Peer pins").
+ *
  * Rules:
  *  - gdirect_pin() and gdirect_unpin() sleep.  With zero tokens they must
  *    run in the context of the process that owns the GPU memory (the
@@ -53,7 +68,7 @@ struct pid;
 struct gdirect_region;
 
 /* gdirect_pin_params.flags */
-#define GDIRECT_KPIN_PERSISTENT	BIT(0)	/* no revocation; see docs */
+#define GDIRECT_KPIN_PERSISTENT	BIT(0)	/* no revocation; see above */
 #define GDIRECT_KPIN_ACCOUNT	BIT(1)	/* charge the calling user; see docs */
 
 /**
@@ -66,10 +81,12 @@ struct gdirect_region;
  * @p2p_token: legacy token (deprecated, chapter 11.6), or 0
  * @va_space: legacy token (deprecated), or 0
  * @flags: GDIRECT_KPIN_*: %GDIRECT_KPIN_PERSISTENT pins with the
- *	persistent API; %GDIRECT_KPIN_ACCOUNT charges current's user and
- *	memory cgroup (see gdirect_pin())
- * @invalidate: called once if the NVIDIA driver revokes the pages, after
- *	in-flight DMA (gdirect_dma_begin/end) has ended; may be NULL
+ *	persistent API only, with no revocation (a pin with @peer is
+ *	persistent either way; see "Peer pins"); %GDIRECT_KPIN_ACCOUNT
+ *	charges current's user and memory cgroup (see gdirect_pin())
+ * @invalidate: called once if the NVIDIA driver revokes the pages (with
+ *	@peer: the pages of the region's callback pin), after in-flight DMA
+ *	(gdirect_dma_begin/end) has ended; may be NULL
  * @data: passed to @invalidate
  */
 struct gdirect_pin_params {

@@ -215,23 +215,43 @@ static void test_dma_unmap(void)
 	gdt_free(buf);
 }
 
-/* Revocation through the kernel API: DMA brackets refuse, -ESTALE. */
+/*
+ * Revocation through the kernel API.  A pin with a peer is two pins of
+ * one range in the provider: the persistent one mapped for the peer and
+ * one with a free callback, never mapped.  The free runs only the second
+ * one's callback, which makes the region stale (the invalidate callback,
+ * DMA brackets refused); the persistent pin keeps the GPU memory
+ * allocated until gdirect_unpin() puts it, as NVIDIA's driver keeps a
+ * persistent pin's memory through the duplicate of its handle.
+ */
 static void test_revoke(void)
 {
 	CUdeviceptr buf = gdt_alloc(GDT_KB64);
+	uint64_t used = gdt_emu("mem_used");
+	int64_t stale = gdt_gd_stat("stale_peer_pins");
 	struct gdedu_stats s;
 	int ret;
 
 	ret = kpin(buf, GDT_KB64, 0, 0, 0, 0, NULL);
+	tap_ok(buf && ret == 0 && gdt_emu("pins") == 2 &&
+	       gdt_emu("dma_maps") == 1,
+	       "pinned before the free: two pins of one range, one mapped");
 	gdt_emu_knob("callback_delay_ms", "10");
 	gdt_free(buf);
 	gdt_emu_knob("callback_delay_ms", "0");
-	tap_ok(buf && ret == 0, "pinned before the free");
 	memset(&s, 0, sizeof(s));
 	ioctl(efd, GDEDU_IOC_STATS, &s);
-	tap_ok(s.invalidations == 1, "invalidate callback called once");
-	tap_ok(kunpin(buf) == 0 && gdt_quiet(),
-	       "gdirect_unpin of a revoked region");
+	tap_ok(s.invalidations == 1 &&
+	       gdt_gd_stat("stale_peer_pins") == stale + 1,
+	       "invalidate callback called once; the region is stale");
+	tap_ok(gdt_emu("pins") == 1 && gdt_emu("dma_maps") == 1 &&
+	       gdt_emu("mem_used") == used,
+	       "the persistent pin and its mapping hold the GPU memory (%llu pins, %llu bytes used, %llu before)",
+	       (unsigned long long)gdt_emu("pins"),
+	       (unsigned long long)gdt_emu("mem_used"),
+	       (unsigned long long)used);
+	tap_ok(kunpin(buf) == 0 && gdt_quiet() && gdt_emu("mem_used") < used,
+	       "gdirect_unpin of a stale region puts it; the memory is freed");
 }
 
 /* The calls on one buffer of one file, and their errors, in one process. */
