@@ -16,7 +16,9 @@
  * Then the kill check: while a free callback holds the provider's lock
  * (callback_delay_ms) and a pin waits for that lock inside gdirect, a
  * third process's pin waits for gdirect's lock; SIGKILL must end it at
- * once, not after the callback, and leave nothing behind.
+ * once, not after the callback, and leave nothing behind.  The third pin
+ * is made once through /dev/gdirect and once through gdirect_edu's PIN,
+ * a peer driver's gdirect_pin() (as a verbs registration's would be).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -27,7 +29,10 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/ioctl.h>
 #include <time.h>
+
+#include "gdirect_edu.h"
 #include <unistd.h>
 
 #include "gdt.h"
@@ -261,6 +266,9 @@ static int wait_state_d(pid_t pid, pid_t tid)
  * waiting for gdirect's lock.  The callback's delay is a fallback of a
  * minute; the check ends it once the child is reaped.
  */
+/* The third pin through gdirect_edu (gdirect_pin()), not /dev/gdirect. */
+static int kill_via_edu;
+
 static void kill_check(void)
 {
 	struct freer a = { 0 }, b = { 0 };
@@ -288,7 +296,11 @@ static void kill_check(void)
 		 * No CUDA context of its own: its exit then needs nothing
 		 * the callback holds; only its pin waits.
 		 */
-		int cfd = open("/dev/gdirect", O_RDWR);
+		int cfd = open(kill_via_edu ? GDEDU_DEVICE : "/dev/gdirect",
+			       O_RDWR);
+		struct gdedu_pin ep = {
+			.gpu_addr = 0x7e0000000000ULL, .size = GDT_KB64,
+		};
 
 		close(pfd[0]);
 		close(gfd[1]);
@@ -297,7 +309,10 @@ static void kill_check(void)
 		/* Told to go once the free and the unpin wait. */
 		if (read(gfd[0], &c, 1) != 1)
 			_exit(4);
-		gdt_pin(cfd, 0x7e0000000000ULL, GDT_KB64, 0, NULL);
+		if (kill_via_edu)
+			ioctl(cfd, GDEDU_IOC_PIN, &ep);
+		else
+			gdt_pin(cfd, 0x7e0000000000ULL, GDT_KB64, 0, NULL);
 		_exit(0);
 	}
 	close(pfd[1]);
@@ -373,18 +388,25 @@ static void body(void)
 		tap_diag("unpin p50 under a storm of %d pinning processes / without: %.1f",
 			 STORMERS, storm / quiet);
 
-	ok = guest_child_ok(kill_check);
-	if (!tap_ok(ok && sh->kill_ready,
-		    "kill check ran: the free's callback and both pins each seen waiting"))
-		return;
-	tap_diag("a pin waiting behind another pin ended %.1f ms after SIGKILL",
-		 sh->kill_ms);
-	tap_ok(sh->kill_signaled && sh->kill_ms < KILL_BOUND_MS,
-	       "a pin waiting for gdirect's lock dies at SIGKILL (%.0f ms < %.0f ms)",
-	       sh->kill_ms, KILL_BOUND_MS);
+	for (kill_via_edu = 0; kill_via_edu < 2; kill_via_edu++) {
+		const char *via = kill_via_edu ? "gdirect_pin() (gdirect_edu)" :
+				  "/dev/gdirect";
+
+		sh->kill_ready = 0;
+		ok = guest_child_ok(kill_check);
+		if (!tap_ok(ok && sh->kill_ready,
+			    "kill check through %s ran: the free's callback and both pins each seen waiting",
+			    via))
+			continue;
+		tap_diag("a pin through %s waiting behind another pin ended %.1f ms after SIGKILL",
+			 via, sh->kill_ms);
+		tap_ok(sh->kill_signaled && sh->kill_ms < KILL_BOUND_MS,
+		       "a pin through %s waiting for gdirect's lock dies at SIGKILL (%.0f ms < %.0f ms)",
+		       via, sh->kill_ms, KILL_BOUND_MS);
+	}
 }
 
 int main(void)
 {
-	return gdt_main(NULL, 0, body);
+	return gdt_main(NULL, 1, body);
 }
