@@ -85,6 +85,12 @@ static int gdedu_ioc_pin(struct gdedu_file *f, void __user *arg)
 		return -EINVAL;
 	p.addr = up.gpu_addr;
 	p.size = up.size;
+	/*
+	 * The pin has a peer (gdedu_pin() sets it): gdirect maps a persistent
+	 * pin and, without GDEDU_PIN_PERSISTENT, pairs it with a callback
+	 * pin.  With tokens, which the persistent API does not take, the
+	 * mapped pin has the callback (gdirect_kapi.h, "Peer pins").
+	 */
 	p.p2p_token = up.p2p_token;
 	p.va_space = up.va_space;
 	p.flags = up.flags;

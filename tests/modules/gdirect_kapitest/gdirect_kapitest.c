@@ -102,6 +102,10 @@ static int kt_pin(u64 addr, u64 size, struct gdirect_region **r)
 	edu = pci_get_device(0x1234, 0x11e8, NULL);	/* qemu's edu */
 	if (!edu)
 		return -ENODEV;
+	/*
+	 * A peer and no GDIRECT_KPIN_PERSISTENT: gdirect maps a persistent
+	 * pin and pairs it with a callback pin (gdirect_kapi.h, "Peer pins").
+	 */
 	p.peer = edu;
 	p.addr = addr;
 	p.size = size;
