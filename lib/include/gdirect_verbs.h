@@ -58,6 +58,11 @@ struct gdirect_mr_info {
 	uint64_t iova;		/* the address of base in work requests */
 	enum gdirect_mr_via via;
 	int access;		/* IBV_ACCESS_* it was registered with */
+	/* 1 while the region may be used: it was not killed (its memory
+	 * reported freed, evicted, flushed) and, for GPU memory, its
+	 * allocation's BUFFER_ID is still the one it was registered for;
+	 * 0 when work requests through it would reach freed memory. */
+	int valid;
 };
 
 /*
@@ -67,12 +72,19 @@ struct gdirect_mr_info {
  * only with GDIRECT_CTX_CACHE_HOST (libgdirect cannot see it freed
  * otherwise); without it each get registers and the last put deregisters.
  * When the NIC refuses a registration for lack of resources (ENOMEM,
- * ENOSPC), unused regions are deregistered, least recently used first,
- * and the registration retried.  flags must be 0.
+ * ENOSPC), unused regions of that NIC are deregistered, least recently
+ * used first, and the registration retried; unused regions above
+ * gdirect_params.max_regions or max_bytes are deregistered the same way.
+ * A GPU allocation gets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS before its first
+ * registration (VMM memory, which the driver refuses it, goes without),
+ * and every get checks its BUFFER_ID against the region's, so that a
+ * free the hooks did not see never yields a region of freed memory.
+ * flags must be 0.
  * Errors: -EINVAL (a NULL argument, len 0, flags, a range across
  * allocations), -EOPNOTSUPP (managed memory; mr_path DMABUF on a NIC
  * without dma-buf support), -ENOMEM (refused with nothing left to evict),
- * -EPERM (context inherited across fork), or the negative errno of the
+ * -EPERM (context inherited across fork), -EAGAIN (its memory was freed
+ * or reallocated during each of 8 tries), or the negative errno of the
  * registration.
  */
 int gdirect_mr_get(struct gdirect_ctx *ctx, struct ibv_pd *pd,
@@ -97,6 +109,14 @@ uint64_t gdirect_mr_addr(const struct gdirect_mr *mr, const void *ptr);
 
 /* Deregister every unused region.  Returns how many it deregistered. */
 int gdirect_mr_flush(struct gdirect_ctx *ctx);
+
+/*
+ * Deregister the unused regions of protection domain pd, so that
+ * ibv_dealloc_pd(pd) can succeed (symbol node GDIRECT_0.3).  Returns how
+ * many it deregistered, or -EBUSY when regions of pd are still held
+ * (their references not put), which ibv_dealloc_pd would refuse too.
+ */
+int gdirect_mr_flush_pd(struct gdirect_ctx *ctx, struct ibv_pd *pd);
 
 #ifdef __cplusplus
 }

@@ -383,6 +383,17 @@ void gdl_release_wake(struct gdirect_ctx *c);
 size_t gdl_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 			      struct gdirect_reg **out, size_t max);
 int gdl_drain(struct gdirect_ctx *c);
+struct gdl_cuquery;
+int gdl_sync_memops(struct gdirect_ctx *c, const struct gdl_cuquery *q,
+		    int *cu_err);
+
+/*
+ * notify.c: [s, e) was freed (e == s: the cached allocation at s, length
+ * unknown).  Every region of c over it, of either kind, is killed, the
+ * classification cache forgets it and registrations in progress over it
+ * are told.  Takes ctx->lock; makes no CUDA or driver call.
+ */
+void gdl_invalidate(struct gdirect_ctx *c, uint64_t s, uint64_t e);
 
 /* publish.c: statistics for `gdirect stat`, when the context opts in. */
 int gdl_publish_start(struct gdirect_ctx *c);
@@ -400,6 +411,7 @@ int gdl_allocs_init(struct gdirect_ctx *c);
  * context, and hooks report frees to it under ctx->lock. */
 #ifdef GDL_HAVE_VERBS
 int gdl_mr_init(struct gdirect_ctx *c);
+int gdl_mr_drain(struct gdirect_ctx *c);
 void gdl_mr_fini(struct gdirect_ctx *c, bool in_child);
 void gdl_mr_notify_locked(struct gdirect_ctx *c, uint64_t s, uint64_t e);
 #endif

@@ -18,15 +18,11 @@ struct range {
 	uint64_t start, end;
 };
 
-static void notify_ctx(struct gdirect_ctx *c, void *arg)
+void gdl_invalidate(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 {
-	const struct range *rg = arg;
-	uint64_t s = rg->start, e = rg->end;
 	struct gdirect_reg *killed = NULL;
 	size_t n;
 
-	if (!(c->p.invalidation & GDIRECT_INV_HOOKS))
-		return;
 	pthread_mutex_lock(&c->lock);
 	if (e == s) {
 		/* Length unknown: the cached allocation tells it. */
@@ -59,6 +55,14 @@ static void notify_ctx(struct gdirect_ctx *c, void *arg)
 			pthread_cond_broadcast(&c->released);
 	}
 	pthread_mutex_unlock(&c->lock);
+}
+
+static void notify_ctx(struct gdirect_ctx *c, void *arg)
+{
+	const struct range *rg = arg;
+
+	if (c->p.invalidation & GDIRECT_INV_HOOKS)
+		gdl_invalidate(c, rg->start, rg->end);
 }
 
 GDL_EXPORT void gdirect_notify_free(const void *ptr, size_t len)

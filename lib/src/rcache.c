@@ -653,6 +653,19 @@ static int sync_memops_locked(struct gdirect_ctx *c,
 	}
 }
 
+/* sync_memops_locked() for a caller that does not hold ctx->lock: the
+ * verbs registrations (verbs.c). */
+int gdl_sync_memops(struct gdirect_ctx *c, const struct gdl_cuquery *q,
+		    int *cu_err)
+{
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	rc = sync_memops_locked(c, q, cu_err);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
 /*
  * Nothing is left to evict, but other threads may be releasing regions
  * they killed (a flush, an eviction, an invalidation): wait until one of
@@ -1080,6 +1093,9 @@ GDL_EXPORT int gdirect_process_events(struct gdirect_ctx *c)
 		return gdl_err(-EINVAL, "invalid argument");
 	if (gdl_inherited(c))
 		return gdl_err(-EPERM, "context inherited across fork");
+#ifdef GDL_HAVE_VERBS
+	gdl_mr_drain(c);
+#endif
 	return gdl_drain(c);
 }
 

@@ -5,18 +5,20 @@
  * reused until the memory is freed or the NIC needs the room.
  *
  * The rules are the BAR cache's (rcache.c): a region covers the whole
- * allocation (or the 64 KiB-rounded request above whole_alloc_max), every
- * buffer in it is an offset into it, a region is never handed out for
- * memory freed since it was registered, and a registration the NIC refuses
- * for lack of resources evicts unused regions, least recently used first,
- * and is retried.  Freed memory is seen the same ways: the hooks report
- * frees here (gdl_mr_notify_locked), and every get classifies its pointer
- * (gdirect_classify, which checks BUFFER_ID where the modes ask it to) and
- * compares the allocation and its BUFFER_ID with those the region was
- * registered for.  That comparison matters for dma-buf regions: NVIDIA's
- * exporter keeps freed memory alive while an import holds it, so the
- * registration stays valid for the old memory, and the next cuMemAlloc may
- * return the same address with a new BUFFER_ID.
+ * allocation (or the 64 KiB-rounded request above whole_alloc_max, never
+ * past the allocation), every buffer in it is an offset into it, a region
+ * is never handed out for memory freed since it was registered, unused
+ * regions above max_regions/max_bytes are deregistered, and a registration
+ * the NIC refuses for lack of resources evicts unused regions of that NIC,
+ * least recently used first, and is retried.  Freed memory is seen the
+ * same ways: the hooks report frees here (gdl_mr_notify_locked), and every
+ * get classifies its pointer and, for GPU memory, makes sure of the
+ * allocation's BUFFER_ID (mr_classify), then compares the allocation and
+ * its BUFFER_ID with those the region was registered for.  That
+ * comparison matters for dma-buf regions: NVIDIA's exporter keeps freed
+ * memory alive while an import holds it, so the registration stays valid
+ * for the old memory, and the next cuMemAlloc may return the same address
+ * with a new BUFFER_ID.
  *
  * One mutex per context guards the lists; it is never held across a
  * registration, a deregistration or a CUDA call, so a get that hits never
@@ -24,9 +26,12 @@
  * (most recently used first) while they may be handed out, then on the
  * dying list until their last reference goes; deregistration happens
  * outside the hooks (a free hook must not call into the NIC's driver), at
- * the next get, put, flush or destroy.
+ * the next get, put, flush, gdirect_process_events or destroy.  A fork
+ * child never takes the mutex (a parent thread may have held it at the
+ * fork): its puts only count.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +39,13 @@
 
 #include "cuda_dl.h"
 #include "gdirect_verbs.h"
+#include "gdl_list.h"
 #include "libgdirect_internal.h"
 #include "verbs_range.h"
+
+/* Tries of one get whose memory keeps being freed or reallocated under
+ * it, as the BAR cache's miss (rcache.c). */
+#define MR_TRIES 8
 
 struct gdirect_mr {
 	struct ibv_mr *mr;
@@ -45,10 +55,12 @@ struct gdirect_mr {
 	enum gdirect_mr_via via;
 	/* The allocation it was registered for (0, 0 for host memory). */
 	uint64_t tag_base, tag_id;
-	long refs;			/* under the cache's lock */
+	/* Changed under the cache's lock, except by a fork child's put,
+	 * which only counts (the lock may be held by a parent thread). */
+	_Atomic long refs;
 	bool dead;			/* dying: no new references */
-	struct gdirect_mr *prev, *next;
-	struct gdirect_ctx *ctx;
+	struct gdl_list node;		/* on live (MRU first) or dying */
+	struct gdl_mrcache *mc;
 };
 
 /* A registration in progress, so that a free reported meanwhile is not
@@ -56,35 +68,37 @@ struct gdirect_mr {
 struct mr_pending {
 	uint64_t start, end;
 	bool freed;
-	struct mr_pending *next;
+	struct gdl_list node;
 };
 
 /* What the fd -1 probe answered for one device (verbs context). */
 struct mr_probe {
 	struct ibv_context *dev;
 	int err;			/* EBADF: dma-buf supported */
-	struct mr_probe *next;
+	struct gdl_list node;
 };
 
 struct gdl_mrcache {
+	/* The first member: t-verbs holds it across a fork, as a parent
+	 * thread inside the cache would. */
 	pthread_mutex_t lock;
-	struct gdirect_mr live, dying;	/* list heads */
-	struct mr_pending *pending;
-	struct mr_probe *probes;
+	struct gdl_list live, dying, pending, probes;
+	uint64_t nregions, nbytes;	/* on the live list */
+	/* The context, NULL once destroyed with regions still held; those
+	 * regions' last puts release them and then the cache. */
+	struct gdirect_ctx *ctx;
+	uint64_t fork_gen;		/* the context's */
 };
 
-static void mr_unlink(struct gdirect_mr *m)
+static struct gdirect_mr *mr_of(struct gdl_list *n)
 {
-	m->prev->next = m->next;
-	m->next->prev = m->prev;
+	return gdl_container_of(n, struct gdirect_mr, node);
 }
 
-static void mr_push(struct gdirect_mr *head, struct gdirect_mr *m)
+static bool mr_inherited(const struct gdl_mrcache *mc)
 {
-	m->next = head->next;
-	m->prev = head;
-	head->next->prev = m;
-	head->next = m;
+	return atomic_load_explicit(&gdl_fork_gen, memory_order_relaxed) !=
+	       mc->fork_gen;
 }
 
 int gdl_mr_init(struct gdirect_ctx *c)
@@ -94,18 +108,30 @@ int gdl_mr_init(struct gdirect_ctx *c)
 	if (!mc)
 		return -ENOMEM;
 	pthread_mutex_init(&mc->lock, NULL);
-	mc->live.next = mc->live.prev = &mc->live;
-	mc->dying.next = mc->dying.prev = &mc->dying;
+	gdl_list_init(&mc->live);
+	gdl_list_init(&mc->dying);
+	gdl_list_init(&mc->pending);
+	gdl_list_init(&mc->probes);
+	mc->ctx = c;
+	mc->fork_gen = c->fork_gen;
 	c->mr = mc;
 	return 0;
 }
 
 /* Deregister and free m, which no list holds any more. */
-static void mr_release(struct gdirect_ctx *c, struct gdirect_mr *m)
+static void mr_release(struct gdl_mrcache *mc, struct gdirect_mr *m)
 {
-	if (m->mr && ibv_dereg_mr(m->mr) == 0)
-		ST_INC(c, mr_deregs);
+	if (m->mr && ibv_dereg_mr(m->mr) == 0 && mc->ctx)
+		ST_INC(mc->ctx, mr_deregs);
 	free(m);
+}
+
+/* Take m off the live list (its counts with it). */
+static void mr_unlive_locked(struct gdl_mrcache *mc, struct gdirect_mr *m)
+{
+	gdl_list_del(&m->node);
+	mc->nregions--;
+	mc->nbytes -= m->len;
 }
 
 /* Move m to the dying list; it is released with its last reference. */
@@ -113,113 +139,155 @@ static void mr_kill_locked(struct gdl_mrcache *mc, struct gdirect_mr *m)
 {
 	if (m->dead)
 		return;
-	mr_unlink(m);
+	mr_unlive_locked(mc, m);
 	m->dead = true;
-	mr_push(&mc->dying, m);
+	gdl_list_add(&mc->dying, &m->node);
 }
 
-/* Release the dying regions nobody holds.  Returns how many. */
-static int mr_drain(struct gdirect_ctx *c)
+/* Release the regions on list (a private list of unreferenced ones). */
+static int mr_release_list(struct gdl_mrcache *mc, struct gdl_list *list)
 {
-	struct gdl_mrcache *mc = c->mr;
-	struct gdirect_mr *list = NULL, *m, *n;
+	struct gdirect_mr *m, *n;
 	int k = 0;
 
-	pthread_mutex_lock(&mc->lock);
-	for (m = mc->dying.next; m != &mc->dying; m = n) {
-		n = m->next;
-		if (m->refs)
-			continue;
-		mr_unlink(m);
-		m->next = list;
-		list = m;
-	}
-	pthread_mutex_unlock(&mc->lock);
-	for (; list; list = n, k++) {
-		n = list->next;
-		mr_release(c, list);
+	gdl_list_for_each_safe(list, m, n, node) {
+		gdl_list_del(&m->node);
+		mr_release(mc, m);
+		k++;
 	}
 	return k;
 }
 
-/* Deregister the least recently used unused region.  1 if there was one. */
-static int mr_evict_one(struct gdirect_ctx *c)
+/* Move the dying regions nobody holds to list. */
+static void mr_reap_locked(struct gdl_mrcache *mc, struct gdl_list *list)
+{
+	struct gdirect_mr *m, *n;
+
+	gdl_list_for_each_safe(&mc->dying, m, n, node)
+		if (!atomic_load_explicit(&m->refs, memory_order_relaxed))
+			gdl_list_move(list, &m->node);
+}
+
+/* Release the dying regions nobody holds.  Returns how many. */
+int gdl_mr_drain(struct gdirect_ctx *c)
 {
 	struct gdl_mrcache *mc = c->mr;
-	struct gdirect_mr *m;
+	struct gdl_list list;
+
+	if (!mc)
+		return 0;
+	gdl_list_init(&list);
+	pthread_mutex_lock(&mc->lock);
+	mr_reap_locked(mc, &list);
+	pthread_mutex_unlock(&mc->lock);
+	return mr_release_list(mc, &list);
+}
+
+/* Deregister the least recently used unused region of device dev.  1 if
+ * there was one. */
+static int mr_evict_one(struct gdl_mrcache *mc, struct ibv_context *dev)
+{
+	struct gdirect_mr *m, *victim = NULL;
 
 	pthread_mutex_lock(&mc->lock);
-	for (m = mc->live.prev; m != &mc->live && m->refs; m = m->prev)
-		;
-	if (m == &mc->live) {
-		pthread_mutex_unlock(&mc->lock);
-		return 0;
-	}
-	mr_unlink(m);
+	gdl_list_for_each_rev(&mc->live, m, node)
+		if (!atomic_load_explicit(&m->refs, memory_order_relaxed) &&
+		    m->pd->context == dev) {
+			victim = m;
+			break;
+		}
+	if (victim)
+		mr_unlive_locked(mc, victim);
 	pthread_mutex_unlock(&mc->lock);
-	ST_INC(c, mr_evictions);
-	mr_release(c, m);
+	if (!victim)
+		return 0;
+	ST_INC(mc->ctx, mr_evictions);
+	mr_release(mc, victim);
 	return 1;
+}
+
+/* Move unused regions, least recently used first, to list while the live
+ * ones are above the context's max_regions or max_bytes. */
+static void mr_trim_locked(struct gdl_mrcache *mc, struct gdl_list *list)
+{
+	const struct gdirect_params *p = &mc->ctx->p;
+	struct gdirect_mr *m, *n;
+
+	for (m = mr_of(mc->live.prev); &m->node != &mc->live; m = n) {
+		n = mr_of(m->node.prev);
+		if (!(p->max_regions && mc->nregions > p->max_regions) &&
+		    !(p->max_bytes && mc->nbytes > p->max_bytes))
+			break;
+		if (atomic_load_explicit(&m->refs, memory_order_relaxed))
+			continue;
+		mr_unlive_locked(mc, m);
+		gdl_list_add(list, &m->node);
+		ST_INC(mc->ctx, mr_evictions);
+	}
 }
 
 void gdl_mr_notify_locked(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 {
 	struct gdl_mrcache *mc = c->mr;
 	struct gdirect_mr *m, *n;
+	struct mr_pending *p, *q;
 
 	if (!mc)
 		return;
 	pthread_mutex_lock(&mc->lock);
-	for (m = mc->live.next; m != &mc->live; m = n) {
-		n = m->next;
+	gdl_list_for_each_safe(&mc->live, m, n, node)
 		if (m->base < e && s < m->base + m->len)
 			mr_kill_locked(mc, m);
-	}
-	for (struct mr_pending *p = mc->pending; p; p = p->next)
+	gdl_list_for_each_safe(&mc->pending, p, q, node)
 		if (p->start < e && s < p->end)
 			p->freed = true;
 	pthread_mutex_unlock(&mc->lock);
+}
+
+static void mr_cache_free(struct gdl_mrcache *mc)
+{
+	struct mr_probe *p, *q;
+
+	gdl_list_for_each_safe(&mc->probes, p, q, node)
+		free(p);
+	pthread_mutex_destroy(&mc->lock);
+	free(mc);
 }
 
 void gdl_mr_fini(struct gdirect_ctx *c, bool in_child)
 {
 	struct gdl_mrcache *mc = c->mr;
 	struct gdirect_mr *m, *n;
-	bool leaked = false;
+	struct gdl_list list;
+	bool leaked;
 
 	if (!mc)
 		return;
+	c->mr = NULL;
 	if (in_child) {
 		/* The regions are the parent's: free our copies only. */
-		for (m = mc->live.next; m != &mc->live; m = n) {
-			n = m->next;
+		gdl_list_for_each_safe(&mc->live, m, n, node)
 			free(m);
-		}
-		for (m = mc->dying.next; m != &mc->dying; m = n) {
-			n = m->next;
+		gdl_list_for_each_safe(&mc->dying, m, n, node)
 			free(m);
-		}
-	} else {
-		pthread_mutex_lock(&mc->lock);
-		for (m = mc->live.next; m != &mc->live; m = n) {
-			n = m->next;
-			mr_kill_locked(mc, m);
-		}
-		pthread_mutex_unlock(&mc->lock);
-		mr_drain(c);
-		/* Still referenced: the caller broke the contract, and its
-		 * holder may still read the region: keep it. */
-		leaked = mc->dying.next != &mc->dying;
+		pthread_mutex_init(&mc->lock, NULL);
+		mr_cache_free(mc);
+		return;
 	}
-	for (struct mr_probe *p = mc->probes, *q; p; p = q) {
-		q = p->next;
-		free(p);
-	}
-	c->mr = NULL;
-	if (!leaked) {
-		pthread_mutex_destroy(&mc->lock);
-		free(mc);
-	}
+	gdl_list_init(&list);
+	pthread_mutex_lock(&mc->lock);
+	gdl_list_for_each_safe(&mc->live, m, n, node)
+		mr_kill_locked(mc, m);
+	mr_reap_locked(mc, &list);
+	/* Still referenced: the caller broke the contract, and its holder
+	 * may still read the region: its last put releases it, then the
+	 * cache, which forgets the context now. */
+	leaked = !gdl_list_empty(&mc->dying);
+	mc->ctx = NULL;
+	pthread_mutex_unlock(&mc->lock);
+	mr_release_list(mc, &list);
+	if (!leaked)
+		mr_cache_free(mc);
 }
 
 int gdl_mr_range(const struct gdirect_ptr_info *info, uint64_t a,
@@ -243,9 +311,6 @@ int gdl_mr_range(const struct gdirect_ptr_info *info, uint64_t a,
 		*s = GDL_ALIGN_DOWN(a) < ab ? ab : GDL_ALIGN_DOWN(a);
 		*e = GDL_ALIGN_UP(end) > ae ? ae : GDL_ALIGN_UP(end);
 	}
-	/* An export and a registration are made of host pages. */
-	*s &= ~(GDL_MR_HOST_PAGE - 1);
-	*e = (*e + GDL_MR_HOST_PAGE - 1) & ~(GDL_MR_HOST_PAGE - 1);
 	return 0;
 }
 
@@ -254,14 +319,16 @@ int gdl_mr_range(const struct gdirect_ptr_info *info, uint64_t a,
 static int mr_probe_dmabuf(struct gdirect_ctx *c, struct ibv_pd *pd)
 {
 	struct gdl_mrcache *mc = c->mr;
-	struct mr_probe *p;
+	struct mr_probe *p, *n;
 	struct ibv_mr *x;
-	int err;
+	int err = -1;
 
 	pthread_mutex_lock(&mc->lock);
-	for (p = mc->probes; p && p->dev != pd->context; p = p->next)
-		;
-	err = p ? p->err : -1;
+	gdl_list_for_each_safe(&mc->probes, p, n, node)
+		if (p->dev == pd->context) {
+			err = p->err;
+			break;
+		}
 	pthread_mutex_unlock(&mc->lock);
 	if (err >= 0)
 		return err == EBADF ? 0 : err;
@@ -278,8 +345,7 @@ static int mr_probe_dmabuf(struct gdirect_ctx *c, struct ibv_pd *pd)
 		p->dev = pd->context;
 		p->err = err;
 		pthread_mutex_lock(&mc->lock);
-		p->next = mc->probes;
-		mc->probes = p;
+		gdl_list_add(&mc->probes, &p->node);
 		pthread_mutex_unlock(&mc->lock);
 	}
 	return err == EBADF ? 0 : err;
@@ -291,7 +357,10 @@ static __thread char mr_fallback[160];
 /*
  * Register [s, e) once, by the path the context chose.  0 with *out set,
  * or a negative errno (with the reason set): -ENOMEM or -ENOSPC when the
- * NIC refused for lack of resources.
+ * NIC refused for lack of resources.  A dma-buf is exported in host pages
+ * (the driver's granularity), [s, e) being registered at its offset in
+ * the export; an allocation smaller than its host pages cannot be
+ * exported alone and takes the peer path.
  */
 static int mr_register_once(struct gdirect_ctx *c, struct ibv_pd *pd,
 			    const struct gdirect_ptr_info *info, uint64_t s,
@@ -309,6 +378,9 @@ static int mr_register_once(struct gdirect_ctx *c, struct ibv_pd *pd,
 	if (info->type == GDIRECT_MEM_DEVICE &&
 	    c->p.mr_path != GDIRECT_MR_PATH_PEER) {
 		int perr = mr_probe_dmabuf(c, pd), fd = -1, cu_err = 0, rc;
+		uint64_t ps = s & ~(GDL_MR_HOST_PAGE - 1);
+		uint64_t pe = (e + GDL_MR_HOST_PAGE - 1) &
+			      ~(GDL_MR_HOST_PAGE - 1);
 
 		if (perr && c->p.mr_path == GDIRECT_MR_PATH_DMABUF) {
 			free(m);
@@ -319,7 +391,7 @@ static int mr_register_once(struct gdirect_ctx *c, struct ibv_pd *pd,
 				       ibv_get_device_name(pd->context->device),
 				       strerror(perr));
 		}
-		rc = perr ? -EOPNOTSUPP : gdl_cuda_dmabuf_fd(s, e - s, &fd,
+		rc = perr ? -EOPNOTSUPP : gdl_cuda_dmabuf_fd(ps, pe - ps, &fd,
 							     &cu_err);
 		if (perr)
 			snprintf(mr_fallback, sizeof(mr_fallback),
@@ -332,8 +404,8 @@ static int mr_register_once(struct gdirect_ctx *c, struct ibv_pd *pd,
 					       "+0x%llx) as a dma-buf: "
 					       "cuMemGetHandleForAddressRange "
 					       "failed with CUDA error %d",
-					       (unsigned long long)s,
-					       (unsigned long long)(e - s),
+					       (unsigned long long)ps,
+					       (unsigned long long)(pe - ps),
 					       cu_err);
 			}
 			snprintf(mr_fallback, sizeof(mr_fallback),
@@ -342,7 +414,8 @@ static int mr_register_once(struct gdirect_ctx *c, struct ibv_pd *pd,
 		}
 		if (!rc) {
 			errno = 0;
-			ibmr = ibv_reg_dmabuf_mr(pd, 0, e - s, s, fd, access);
+			ibmr = ibv_reg_dmabuf_mr(pd, s - ps, e - s, s, fd,
+						 access);
 			err = errno ? errno : EIO;
 			/* The import holds the dma-buf; the fd is ours. */
 			close(fd);
@@ -393,7 +466,7 @@ static int mr_register_once(struct gdirect_ctx *c, struct ibv_pd *pd,
 	m->via = via;
 	m->tag_base = info->alloc_base;
 	m->tag_id = info->buffer_id;
-	m->ctx = c;
+	m->mc = c->mr;
 	if (via == GDIRECT_MR_VIA_DMABUF)
 		ST_INC(c, mr_regs_dmabuf);
 	else if (via == GDIRECT_MR_VIA_PEER)
@@ -404,8 +477,8 @@ static int mr_register_once(struct gdirect_ctx *c, struct ibv_pd *pd,
 	return 0;
 }
 
-/* Register, evicting unused regions while the NIC refuses for lack of
- * resources. */
+/* Register, evicting unused regions of the same device while the NIC
+ * refuses for lack of resources. */
 static int mr_register(struct gdirect_ctx *c, struct ibv_pd *pd,
 		       const struct gdirect_ptr_info *info, uint64_t s,
 		       uint64_t e, int access, struct gdirect_mr **out)
@@ -415,12 +488,14 @@ static int mr_register(struct gdirect_ctx *c, struct ibv_pd *pd,
 
 		if (rc != -ENOMEM && rc != -ENOSPC)
 			return rc;
-		if (!mr_drain(c) && !mr_evict_one(c)) {
+		if (!gdl_mr_drain(c) && !mr_evict_one(c->mr, pd->context)) {
 			char why[256];
 
 			snprintf(why, sizeof(why), "%s", gdirect_errmsg());
-			return gdl_err(rc, "%s; no unused memory region is "
-				       "left to deregister", why);
+			return gdl_err(rc, "%s; no unused memory region of %s "
+				       "is left to deregister", why,
+				       ibv_get_device_name(
+					       pd->context->device));
 		}
 	}
 }
@@ -440,8 +515,7 @@ static struct gdirect_mr *mr_lookup_locked(struct gdl_mrcache *mc,
 {
 	struct gdirect_mr *m, *n;
 
-	for (m = mc->live.next; m != &mc->live; m = n) {
-		n = m->next;
+	gdl_list_for_each_safe(&mc->live, m, n, node) {
 		if (m->pd != pd || m->base >= end || a >= m->base + m->len)
 			continue;
 		if (m->tag_base != info->alloc_base ||
@@ -461,6 +535,66 @@ static struct gdirect_mr *mr_lookup_locked(struct gdl_mrcache *mc,
 	return NULL;
 }
 
+/* Take a reference to live region m, now the most recently used. */
+static struct gdirect_mr *mr_hold_locked(struct gdl_mrcache *mc,
+					 struct gdirect_mr *m)
+{
+	atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
+	gdl_list_move(&mc->live, &m->node);
+	return m;
+}
+
+/*
+ * Classify [a, end) for a registration.  The classification cache may
+ * answer from a hook-kept entry without asking the driver, and a free the
+ * hooks did not see (no interposer, a library freeing through its own
+ * handle) leaves that entry stale: the allocation's own tag, its
+ * BUFFER_ID, is asked for GPU memory, as libfabric's cuda_mm_valid does,
+ * and a changed one invalidates the old allocation here (its regions of
+ * both kinds, its entry) before the caller starts over (-EAGAIN).
+ */
+static int mr_classify(struct gdirect_ctx *c, const void *ptr,
+		       struct gdirect_ptr_info *info)
+{
+	uint64_t id = 0;
+	int rc = gdirect_classify(c, ptr, info);
+
+	if (rc || info->type != GDIRECT_MEM_DEVICE ||
+	    !(c->p.invalidation & GDIRECT_INV_HOOKS))
+		return rc;	/* without hooks, classify asked already */
+	if (gdl_cuda_buffer_id((uintptr_t)ptr, &id) == 0 &&
+	    id == info->buffer_id)
+		return 0;
+	gdl_invalidate(c, info->alloc_base,
+		       info->alloc_base + info->alloc_size);
+	return -EAGAIN;
+}
+
+/* SYNC_MEMOPS on the GPU allocation before its first registration, as a
+ * BAR pin's (rcache.c): 0, -EAGAIN (freed meanwhile: start over), or an
+ * error with its reason. */
+static int mr_sync_memops(struct gdirect_ctx *c,
+			  const struct gdirect_ptr_info *info)
+{
+	struct gdl_cuquery q = {
+		.type = info->type, .device = info->device,
+		.base = info->alloc_base, .size = info->alloc_size,
+		.buffer_id = info->buffer_id,
+	};
+	int cu_err, rc = gdl_sync_memops(c, &q, &cu_err);
+
+	if (rc == 0 || rc == -EAGAIN)
+		return rc;
+	if (cu_err)
+		return gdl_err(rc, "cannot set SYNC_MEMOPS on %#llx: "
+			       "cuPointerSetAttribute failed with CUDA error "
+			       "%d", (unsigned long long)q.base, cu_err);
+	return gdl_err(rc, "cannot set SYNC_MEMOPS on %#llx%s",
+		       (unsigned long long)q.base,
+		       rc == -ENOSYS ? ": the CUDA driver has no "
+				       "cuPointerSetAttribute" : "");
+}
+
 GDL_EXPORT int gdirect_mr_get(struct gdirect_ctx *c, struct ibv_pd *pd,
 			      const void *ptr, size_t len, int access,
 			      unsigned int flags, struct gdirect_mr **out)
@@ -469,9 +603,10 @@ GDL_EXPORT int gdirect_mr_get(struct gdirect_ctx *c, struct ibv_pd *pd,
 	struct gdirect_ptr_info info;
 	struct gdl_mrcache *mc;
 	struct gdirect_mr *m = NULL, *h;
-	struct mr_pending pend, **pp;
+	struct mr_pending pend;
+	struct gdl_list victims;
+	int rc, tries = 0;
 	bool cached;
-	int rc;
 
 	if (!c || !pd || !ptr || !len || !out || end < a)
 		return gdl_err(-EINVAL, "invalid argument");
@@ -481,9 +616,16 @@ GDL_EXPORT int gdirect_mr_get(struct gdirect_ctx *c, struct ibv_pd *pd,
 	if (gdl_inherited(c))
 		return gdl_err(-EPERM, "context inherited across fork");
 	mc = c->mr;
+	gdl_list_init(&victims);
 again:
-	mr_drain(c);
-	rc = gdirect_classify(c, ptr, &info);
+	if (tries++ == MR_TRIES)
+		return gdl_err(-EAGAIN, "the registration of %p keeps being "
+			       "invalidated, or its memory freed while "
+			       "registered", ptr);
+	gdl_mr_drain(c);
+	rc = mr_classify(c, ptr, &info);
+	if (rc == -EAGAIN)
+		goto again;
 	if (rc)
 		return rc;
 	if (info.type == GDIRECT_MEM_MANAGED)
@@ -494,29 +636,34 @@ again:
 			       "allocation", ptr, len);
 	cached = info.type == GDIRECT_MEM_DEVICE ||
 		 (c->p.flags & GDIRECT_CTX_CACHE_HOST);
-	pthread_mutex_lock(&mc->lock);
 	if (cached) {
+		pthread_mutex_lock(&mc->lock);
 		m = mr_lookup_locked(mc, pd, &info, a, end, &access);
 		if (m) {
-			m->refs++;
-			mr_unlink(m);
-			mr_push(&mc->live, m);
+			mr_hold_locked(mc, m);
 			pthread_mutex_unlock(&mc->lock);
 			ST_INC(c, mr_hits);
 			*out = m;
 			return 0;
 		}
+		pthread_mutex_unlock(&mc->lock);
 	}
-	pend = (struct mr_pending){ .start = s, .end = e, .next = mc->pending };
-	mc->pending = &pend;
+	if (info.type == GDIRECT_MEM_DEVICE) {
+		rc = mr_sync_memops(c, &info);
+		if (rc == -EAGAIN)
+			goto again;
+		if (rc)
+			return rc;
+	}
+	pend = (struct mr_pending){ .start = s, .end = e };
+	pthread_mutex_lock(&mc->lock);
+	gdl_list_add(&mc->pending, &pend.node);
 	pthread_mutex_unlock(&mc->lock);
 
 	rc = mr_register(c, pd, &info, s, e, access, &m);
 
 	pthread_mutex_lock(&mc->lock);
-	for (pp = &mc->pending; *pp != &pend; pp = &(*pp)->next)
-		;
-	*pp = pend.next;
+	gdl_list_del(&pend.node);
 	if (rc) {
 		pthread_mutex_unlock(&mc->lock);
 		return rc;
@@ -525,53 +672,85 @@ again:
 		/* Part of it was freed while it was being registered: the
 		 * region may hold the old memory.  Give it back, ask again. */
 		pthread_mutex_unlock(&mc->lock);
-		mr_release(c, m);
+		mr_release(mc, m);
 		goto again;
 	}
 	m->refs = 1;
 	if (!cached) {
 		m->dead = true;
-		mr_push(&mc->dying, m);
+		gdl_list_add(&mc->dying, &m->node);
 	} else if ((h = mr_lookup_locked(mc, pd, &info, a, end, &access)) &&
 		   h->access == m->access) {
 		/* Another thread registered the same range meanwhile. */
-		h->refs++;
-		mr_unlink(h);
-		mr_push(&mc->live, h);
+		mr_hold_locked(mc, h);
 		pthread_mutex_unlock(&mc->lock);
-		mr_release(c, m);
+		mr_release(mc, m);
 		*out = h;
 		return 0;
 	} else {
-		mr_push(&mc->live, m);
+		gdl_list_add(&mc->live, &m->node);
+		mc->nregions++;
+		mc->nbytes += m->len;
+		mr_trim_locked(mc, &victims);
 	}
 	pthread_mutex_unlock(&mc->lock);
+	mr_release_list(mc, &victims);
 	*out = m;
 	return 0;
 }
 
 GDL_EXPORT void gdirect_mr_put(struct gdirect_mr *m)
 {
-	struct gdirect_ctx *c;
 	struct gdl_mrcache *mc;
-	bool release = false;
+	bool release = false, last = false;
 
 	if (!m)
 		return;
-	c = m->ctx;
-	mc = c->mr;
+	mc = m->mc;
+	if (mr_inherited(mc)) {
+		/* A fork child's copy of the parent's region: its lock may
+		 * be held by a parent thread that is not here, its
+		 * registration is the parent's.  Only count;
+		 * gdirect_ctx_destroy() frees the copy. */
+		atomic_fetch_sub_explicit(&m->refs, 1, memory_order_relaxed);
+		return;
+	}
 	pthread_mutex_lock(&mc->lock);
-	if (--m->refs == 0 && m->dead) {
-		mr_unlink(m);
-		release = !gdl_inherited(c);
+	if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_relaxed) == 1 &&
+	    m->dead) {
+		gdl_list_del(&m->node);
+		release = true;
+		last = !mc->ctx && gdl_list_empty(&mc->dying);
 	} else if (!m->dead) {
 		/* Least recently used is least recently put or got. */
-		mr_unlink(m);
-		mr_push(&mc->live, m);
+		gdl_list_move(&mc->live, &m->node);
 	}
 	pthread_mutex_unlock(&mc->lock);
 	if (release)
-		mr_release(c, m);
+		mr_release(mc, m);
+	if (last)	/* the context is gone: this was its last region */
+		mr_cache_free(mc);
+}
+
+/* Whether m may still be used: not killed (freed, evicted, flushed) and,
+ * for GPU memory, its allocation's BUFFER_ID the one it was registered
+ * for. */
+static bool mr_valid(const struct gdirect_mr *m)
+{
+	struct gdl_mrcache *mc = m->mc;
+	uint64_t id = 0;
+	bool dead;
+
+	if (mr_inherited(mc))
+		return false;
+	pthread_mutex_lock(&mc->lock);
+	dead = m->dead;
+	pthread_mutex_unlock(&mc->lock);
+	if (dead)
+		return false;
+	if (m->via == GDIRECT_MR_VIA_HOST)
+		return true;
+	return gdl_cuda_buffer_id(m->base, &id) == 0 && id == m->tag_id;
 }
 
 GDL_EXPORT int gdirect_mr_info(const struct gdirect_mr *m,
@@ -588,6 +767,7 @@ GDL_EXPORT int gdirect_mr_info(const struct gdirect_mr *m,
 	info->iova = m->base;
 	info->via = m->via;
 	info->access = m->access;
+	info->valid = mr_valid(m);
 	return 0;
 }
 
@@ -603,22 +783,52 @@ GDL_EXPORT uint64_t gdirect_mr_addr(const struct gdirect_mr *m,
 	return off < m->len ? m->base + off : 0;
 }
 
+/* Deregister the unused regions of pd (every domain's: pd NULL).  The
+ * number deregistered, or -EBUSY when pd still has regions held. */
+static int mr_flush(struct gdirect_ctx *c, struct ibv_pd *pd)
+{
+	struct gdl_mrcache *mc = c->mr;
+	struct gdirect_mr *m, *n;
+	struct gdl_list list;
+	bool busy = false;
+	int k;
+
+	gdl_list_init(&list);
+	pthread_mutex_lock(&mc->lock);
+	gdl_list_for_each_safe(&mc->live, m, n, node)
+		if (!pd || m->pd == pd) {
+			if (!atomic_load_explicit(&m->refs,
+						  memory_order_relaxed))
+				mr_kill_locked(mc, m);
+			else
+				busy = true;
+		}
+	mr_reap_locked(mc, &list);
+	if (pd)
+		gdl_list_for_each_safe(&mc->dying, m, n, node)
+			busy |= m->pd == pd;
+	pthread_mutex_unlock(&mc->lock);
+	k = mr_release_list(mc, &list);
+	if (pd && busy)
+		return gdl_err(-EBUSY, "memory regions of the protection "
+			       "domain are still held");
+	return k;
+}
+
 GDL_EXPORT int gdirect_mr_flush(struct gdirect_ctx *c)
 {
-	struct gdl_mrcache *mc;
-	struct gdirect_mr *m, *n;
-
 	if (!c)
 		return gdl_err(-EINVAL, "invalid argument");
 	if (gdl_inherited(c))
 		return gdl_err(-EPERM, "context inherited across fork");
-	mc = c->mr;
-	pthread_mutex_lock(&mc->lock);
-	for (m = mc->live.next; m != &mc->live; m = n) {
-		n = m->next;
-		if (!m->refs)
-			mr_kill_locked(mc, m);
-	}
-	pthread_mutex_unlock(&mc->lock);
-	return mr_drain(c);
+	return mr_flush(c, NULL);
+}
+
+GDL_EXPORT int gdirect_mr_flush_pd(struct gdirect_ctx *c, struct ibv_pd *pd)
+{
+	if (!c || !pd)
+		return gdl_err(-EINVAL, "invalid argument");
+	if (gdl_inherited(c))
+		return gdl_err(-EPERM, "context inherited across fork");
+	return mr_flush(c, pd);
 }

@@ -12,14 +12,36 @@
  *    managed memory (-EOPNOTSUPP), a range across allocations (-EINVAL);
  *  - the range a request registers (gdl_mr_range): the whole allocation
  *    for every interior pointer up to whole_alloc_max, the request rounded
- *    to 64 KiB and clipped to the allocation above it, host pages for
- *    host memory;
+ *    to 64 KiB and clipped to the allocation above it, never past the
+ *    allocation into a neighbour, host pages for host memory;
  *  - gdirect_mr_flush on an empty cache, the statistics at zero;
  *  - gdirect_mr_addr outside a region (NULL) is 0.
+ *
+ * Over the fake verbs calls of fake_ibv.h (registrations counted, nothing
+ * pinned), the cache's rules:
+ *  - a free the hooks do not see, then the address handed out again: the
+ *    next get registers the new allocation (peer and dma-buf paths);
+ *  - two small allocations sharing a host page do not evict each other;
+ *  - a dma-buf region killed by a free goes back at
+ *    gdirect_process_events; max_regions and max_bytes are honoured;
+ *  - GPU memory gets SYNC_MEMOPS, VMM memory goes without;
+ *  - a put in a fork child does not take the parent's lock;
+ *  - a registration freed under it every time gives up after 8 tries;
+ *  - per domain: a flush of one domain, eviction on the refusing device
+ *    only, the validity flag of gdirect_mr_info.
  */
+#define TAP_FORK
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda.h>
 #include <infiniband/verbs.h>
 
+#include "cuda_dl.h"
+#include "fake_ibv.h"
 #include "gdirect_verbs.h"
+#include "libgdirect_internal.h"
 #include "tutil.h"
 #include "verbs_range.h"
 
@@ -128,16 +150,387 @@ static void ranges(void)
 		 0);
 	CHECK_EQ(s, base + 8 * KiB);
 	CHECK_EQ(e, base + 108 * KiB);
-	/* An allocation of a size that is not whole host pages: the export
-	 * is made of host pages. */
+	/* An allocation of a size that is not whole host pages: the region
+	 * is the allocation, not the host pages around it (a neighbour may
+	 * share them); only a dma-buf export is rounded to host pages. */
 	i = dev(base, 5000);
 	CHECK_EQ(gdl_mr_range(&i, base + 10, base + 20, cap, &s, &e), 0);
 	CHECK_EQ(s, base);
-	CHECK_EQ(e, base + 8 * KiB);
+	CHECK_EQ(e, base + 5000);
 	/* Host memory: the request's host pages. */
 	CHECK_EQ(gdl_mr_range(&host, 0x1000010, 0x1002001, cap, &s, &e), 0);
 	CHECK_EQ(s, 0x1000000);
 	CHECK_EQ(e, 0x1003000);
+}
+
+/* A context over the fake verbs: invalidation by hooks (the default's
+ * half that sees frees), the given registration path. */
+static struct gdirect_ctx *vctx(uint32_t path, struct gdirect_params *pp)
+{
+	struct gdirect_params p;
+	struct gdirect_ctx *c = NULL;
+	CUcontext cu;
+
+	if (!pp) {
+		params(&p, GDIRECT_INV_HOOKS);
+		pp = &p;
+	}
+	pp->device_path = "/nonexistent/gdirect";
+	pp->mr_path = path;
+	fibv_reset();
+	CHECK_EQ(cuDevicePrimaryCtxRetain(&cu, 0), CUDA_SUCCESS);
+	CHECK_EQ(cuCtxSetCurrent(cu), CUDA_SUCCESS);
+	CHECK_EQ(gdirect_ctx_create(pp, &c), 0);
+	return c;
+}
+
+static void vdone(struct gdirect_ctx *c)
+{
+	gdirect_mr_flush(c);
+	gdirect_ctx_destroy(c);
+	CHECK_EQ(fibv_live(), 0);
+	fake_cuda_reset();
+}
+
+/*
+ * get(d), put, a free the hooks do not see, the same address handed out
+ * again: the next get must register the new allocation, not hand out the
+ * region of the freed one.
+ */
+static void stale_after_unseen_free(uint32_t path, unsigned long *dmabuf)
+{
+	struct gdirect_ctx *c = vctx(path, NULL);
+	struct gdirect_mr *m = NULL;
+	uint64_t d = fake_cuda_alloc(256 * KiB), d2, id;
+	unsigned long regs;
+
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d + 64), 64, 0, 0, &m), 0);
+	gdirect_mr_put(m);
+	regs = fibv_regs();
+	id = fake_cuda_buffer_id_at(d);
+	CHECK_EQ(cuMemFree_v2(d), CUDA_SUCCESS);
+	d2 = fake_cuda_alloc(256 * KiB);
+	CHECK_EQ(d2, d);
+	CHECK(fake_cuda_buffer_id_at(d) != id);
+	m = NULL;
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d + 64), 64, 0, 0, &m), 0);
+	/* A new registration, of the new allocation. */
+	CHECK_EQ(fibv_regs(), regs + 1);
+	gdirect_mr_put(m);
+	/* The old region was given back. */
+	CHECK_EQ(gdirect_mr_flush(c) >= 0, 1);
+	CHECK_EQ(fibv_live(), 0);
+	*dmabuf = fibv.regs_dmabuf;
+	vdone(c);
+}
+
+static void stale_peer(void)
+{
+	unsigned long dmabuf;
+
+	stale_after_unseen_free(GDIRECT_MR_PATH_PEER, &dmabuf);
+	CHECK_EQ(dmabuf, 0);
+}
+
+static void stale_dmabuf(void)
+{
+	unsigned long dmabuf;
+
+	stale_after_unseen_free(GDIRECT_MR_PATH_DMABUF, &dmabuf);
+	CHECK_EQ(dmabuf, 2);
+}
+
+/*
+ * Two 512-byte allocations in one host page (as a GPU's allocator packs
+ * small ones): alternate gets register each once.  The fake driver packs
+ * at 4 KiB, so the test tells the classification cache of two such
+ * allocations inside one of the fake's, as a driver would answer.
+ */
+static void neighbours(void)
+{
+	struct gdirect_ctx *c = vctx(GDIRECT_MR_PATH_PEER, NULL);
+	struct gdirect_mr *m = NULL;
+	uint64_t d = fake_cuda_alloc(4 * KiB), id = fake_cuda_buffer_id_at(d);
+	struct gdl_cuquery q = { .type = GDIRECT_MEM_DEVICE, .device = 0,
+				 .size = 512, .buffer_id = id };
+	struct gdirect_mr_info mi;
+
+	pthread_mutex_lock(&c->lock);
+	q.base = d;
+	CHECK(gdl_alloc_update(c, &q));
+	q.base = d + 512;
+	CHECK(gdl_alloc_update(c, &q));
+	pthread_mutex_unlock(&c->lock);
+	for (int i = 0; i < 6; i++) {
+		uint64_t a = d + (i & 1) * 512;
+
+		CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(a + 8), 8, 0, 0,
+					&m), 0);
+		CHECK_EQ(gdirect_mr_info(m, &mi), 0);
+		/* The region is its allocation, not its neighbour. */
+		CHECK_EQ(mi.base, a);
+		CHECK_EQ(mi.length, 512);
+		gdirect_mr_put(m);
+	}
+	CHECK_EQ(fibv_regs(), 2);
+	vdone(c);
+}
+
+/* The range of a small allocation stays inside it. */
+static void small_range(void)
+{
+	const uint64_t base = 0x7f0000200000ULL;
+	struct gdirect_ptr_info i = dev(base + 512, 512);
+	uint64_t s, e;
+
+	CHECK_EQ(gdl_mr_range(&i, base + 600, base + 700, 32 * MiB, &s, &e),
+		 0);
+	CHECK_EQ(s, base + 512);
+	CHECK_EQ(e, base + 1024);
+}
+
+/* A dma-buf region killed by a free goes back at gdirect_process_events,
+ * with no further gdirect_mr_* call. */
+static void process_events_drains(void)
+{
+	struct gdirect_ctx *c = vctx(GDIRECT_MR_PATH_DMABUF, NULL);
+	struct gdirect_mr *m = NULL;
+	uint64_t d = fake_cuda_alloc(1 * MiB);
+
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d), 64, 0, 0, &m), 0);
+	gdirect_mr_put(m);
+	CHECK_EQ(fibv_live(), 1);
+	gdirect_notify_free(P(d), 1 * MiB);
+	CHECK_EQ(gdirect_process_events(c) >= 0, 1);
+	CHECK_EQ(fibv_live(), 0);
+	vdone(c);
+}
+
+/* Unused regions above max_regions or max_bytes are deregistered, least
+ * recently used first. */
+static void limits(void)
+{
+	struct gdirect_params p;
+	struct gdirect_ctx *c;
+	struct gdirect_mr *m = NULL;
+	uint64_t d[4];
+
+	params(&p, GDIRECT_INV_HOOKS);
+	p.max_regions = 2;
+	c = vctx(GDIRECT_MR_PATH_PEER, &p);
+	for (int i = 0; i < 4; i++) {
+		d[i] = fake_cuda_alloc(64 * KiB);
+		CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d[i]), 8, 0, 0, &m),
+			 0);
+		gdirect_mr_put(m);
+		CHECK(fibv_live() <= 2);
+	}
+	/* The two most recent stayed. */
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d[3]), 8, 0, 0, &m), 0);
+	gdirect_mr_put(m);
+	CHECK_EQ(fibv_regs(), 4);
+	vdone(c);
+
+	params(&p, GDIRECT_INV_HOOKS);
+	p.max_bytes = 200 * KiB;
+	c = vctx(GDIRECT_MR_PATH_PEER, &p);
+	for (int i = 0; i < 4; i++) {
+		d[i] = fake_cuda_alloc(64 * KiB);
+		CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d[i]), 8, 0, 0, &m),
+			 0);
+		gdirect_mr_put(m);
+		CHECK(fibv_live() <= 3);
+	}
+	vdone(c);
+}
+
+/* GPU memory registered with the NIC gets SYNC_MEMOPS, as a BAR pin's
+ * does; VMM memory, which the driver refuses it, is registered without. */
+static void sync_memops(void)
+{
+	struct gdirect_ctx *c = vctx(GDIRECT_MR_PATH_PEER, NULL);
+	struct gdirect_mr *m = NULL;
+	uint64_t d = fake_cuda_alloc(1 * MiB);
+	uint64_t v = fake_cuda_alloc_vmm(1 * MiB, true);
+	struct gdirect_stats st;
+
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d), 64, 0, 0, &m), 0);
+	gdirect_mr_put(m);
+	CHECK_EQ(fake_cuda_sync_count(d), 1);
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(v), 64, 0, 0, &m), 0);
+	gdirect_mr_put(m);
+	gdirect_stats(c, &st);
+	CHECK_EQ(st.sync_memops_vmm, 1);
+	CHECK_EQ(st.mr_regs_peer, 2);
+	vdone(c);
+}
+
+/* The NIC cache's lock: the first member of its state (verbs.c). */
+static pthread_mutex_t *cache_lock(struct gdirect_ctx *c)
+{
+	return (pthread_mutex_t *)(void *)c->mr;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	_exit(3);
+}
+
+/* A put in a fork child only counts: it must not take a lock another
+ * parent thread held at the fork.  The cache's lock is held here across
+ * the fork, as that thread would. */
+static void fork_child_put(void)
+{
+	struct gdirect_ctx *c = vctx(GDIRECT_MR_PATH_PEER, NULL);
+	struct gdirect_mr *m = NULL;
+	uint64_t d = fake_cuda_alloc(1 * MiB);
+	int st = -1;
+	pid_t pid;
+
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d), 64, 0, 0, &m), 0);
+	pthread_mutex_lock(cache_lock(c));
+	pid = fork();
+	if (pid == 0) {
+		signal(SIGALRM, on_alarm);
+		alarm(5);
+		gdirect_mr_put(m);
+		_exit(fibv_live() == 1 ? 0 : 4);
+	}
+	pthread_mutex_unlock(cache_lock(c));
+	CHECK(pid > 0);
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	/* 3: the child's put hung on the lock. */
+	CHECK_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), 0);
+	gdirect_mr_put(m);
+	vdone(c);
+}
+
+static unsigned long retry_regs;
+
+static void free_while_registering(uint64_t addr, uint64_t len)
+{
+	/* Stop after 50, so that a cache that retries without end ends. */
+	if (retry_regs++ < 50)
+		gdirect_notify_free(P(addr), len);
+}
+
+/* A registration whose memory is reported freed every time it registers
+ * gives up after a bounded number of tries. */
+static void bounded_retry(void)
+{
+	struct gdirect_ctx *c = vctx(GDIRECT_MR_PATH_PEER, NULL);
+	struct gdirect_mr *m = NULL;
+	uint64_t d = fake_cuda_alloc(1 * MiB);
+
+	retry_regs = 0;
+	fibv.on_reg = free_while_registering;
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d), 64, 0, 0, &m), -EAGAIN);
+	fibv.on_reg = NULL;
+	CHECK(m == NULL);
+	CHECK(retry_regs <= 9);
+	CHECK_EQ(fibv_live(), 0);
+	vdone(c);
+}
+
+/* gdirect_mr_flush_pd deregisters one domain's regions, the others'
+ * stay; a domain with a region held answers -EBUSY. */
+static void flush_pd(void)
+{
+	struct gdirect_ctx *c = vctx(GDIRECT_MR_PATH_PEER, NULL);
+	struct gdirect_mr *m = NULL, *k = NULL;
+	uint64_t d = fake_cuda_alloc(1 * MiB);
+
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d), 64, 0, 0, &m), 0);
+	gdirect_mr_put(m);
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[2], P(d), 64, 0, 0, &m), 0);
+	gdirect_mr_put(m);
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[1], P(d), 64, 0, 0, &k), 0);
+	CHECK_EQ(gdirect_mr_flush_pd(c, &fibv_pd[0]), 1);
+	CHECK_EQ(fibv.live_pd[0], 0);
+	CHECK_EQ(fibv.live_pd[2], 1);
+	CHECK_EQ(gdirect_mr_flush_pd(c, &fibv_pd[1]), -EBUSY);
+	CHECK_EQ(fibv.live_pd[1], 1);
+	gdirect_mr_put(k);
+	CHECK_EQ(gdirect_mr_flush_pd(c, &fibv_pd[1]), 1);
+	CHECK_EQ(fibv.live_pd[1], 0);
+	CHECK_EQ(gdirect_mr_flush_pd(c, NULL), -EINVAL);
+	vdone(c);
+}
+
+/* A device that refuses for lack of resources evicts its own unused
+ * regions, not another device's. */
+static void evict_own_device(void)
+{
+	struct gdirect_ctx *c = vctx(GDIRECT_MR_PATH_PEER, NULL);
+	struct gdirect_mr *m = NULL, *k = NULL;
+	uint64_t d[3];
+	struct gdirect_stats st;
+
+	for (int i = 0; i < 3; i++)
+		d[i] = fake_cuda_alloc(64 * KiB);
+	/* Device 1's region is the least recently used. */
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[1], P(d[0]), 8, 0, 0, &m), 0);
+	gdirect_mr_put(m);
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d[1]), 8, 0, 0, &m), 0);
+	gdirect_mr_put(m);
+	fibv.limit[0] = 1;
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d[2]), 8, 0, 0, &m), 0);
+	gdirect_mr_put(m);
+	CHECK_EQ(fibv.live[1], 1);
+	CHECK_EQ(fibv.live[0], 1);
+	gdirect_stats(c, &st);
+	CHECK_EQ(st.mr_evictions, 1);
+	/* Held, it cannot be evicted: the refusal is the answer. */
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d[2]), 8, 0, 0, &k), 0);
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d[1]), 8, 0, 0, &m),
+		 -ENOMEM);
+	CHECK(strstr(gdirect_errmsg(), "fake0"));
+	fibv.limit[0] = 0;
+	gdirect_mr_put(k);
+	vdone(c);
+}
+
+/* gdirect_mr_info's valid: 1 for a live region, 0 once its memory was
+ * freed (seen by the hooks or not). */
+static void valid_flag(void)
+{
+	struct gdirect_ctx *c = vctx(GDIRECT_MR_PATH_PEER, NULL);
+	struct gdirect_mr *m = NULL, *k = NULL;
+	uint64_t d = fake_cuda_alloc(1 * MiB), e = fake_cuda_alloc(1 * MiB);
+	struct gdirect_mr_info mi;
+
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d), 64, 0, 0, &m), 0);
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(e), 64, 0, 0, &k), 0);
+	CHECK_EQ(gdirect_mr_info(m, &mi), 0);
+	CHECK_EQ(mi.valid, 1);
+	/* Seen: the hooks kill the region. */
+	gdirect_notify_free(P(d), 1 * MiB);
+	CHECK_EQ(gdirect_mr_info(m, &mi), 0);
+	CHECK_EQ(mi.valid, 0);
+	/* Unseen: the BUFFER_ID tells. */
+	CHECK_EQ(cuMemFree_v2(e), CUDA_SUCCESS);
+	CHECK_EQ(gdirect_mr_info(k, &mi), 0);
+	CHECK_EQ(mi.valid, 0);
+	gdirect_mr_put(m);
+	gdirect_mr_put(k);
+	vdone(c);
+}
+
+/* A region still held when its context is destroyed goes back at its
+ * last put, which must not touch the destroyed context. */
+static void put_after_destroy(void)
+{
+	struct gdirect_ctx *c = vctx(GDIRECT_MR_PATH_PEER, NULL);
+	struct gdirect_mr *m = NULL;
+	uint64_t d = fake_cuda_alloc(1 * MiB);
+
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d), 64, 0, 0, &m), 0);
+	gdirect_ctx_destroy(c);
+	CHECK_EQ(fibv_live(), 1);
+	gdirect_mr_put(m);
+	CHECK_EQ(fibv_live(), 0);
+	fake_cuda_reset();
 }
 
 int main(void)
@@ -146,5 +539,18 @@ int main(void)
 	TAP_TEST(arguments);
 	TAP_TEST(refused_memory);
 	TAP_TEST(ranges);
+	TAP_TEST(stale_peer);
+	TAP_TEST(stale_dmabuf);
+	TAP_TEST(neighbours);
+	TAP_TEST(small_range);
+	TAP_TEST(process_events_drains);
+	TAP_TEST(limits);
+	TAP_TEST(sync_memops);
+	TAP_TEST(fork_child_put);
+	TAP_TEST(bounded_retry);
+	TAP_TEST(flush_pd);
+	TAP_TEST(evict_own_device);
+	TAP_TEST(valid_flag);
+	TAP_TEST(put_after_destroy);
 	return tap_done();
 }
