@@ -167,8 +167,7 @@ static void alloc_unindex(struct gdirect_ctx *c, struct gdl_alloc *al)
 static void alloc_drop(struct gdirect_ctx *c, struct gdl_alloc *al)
 {
 	alloc_unindex(c, al);
-	al->prev->next = al->next;
-	al->next->prev = al->prev;
+	gdl_list_del(&al->node);
 	c->nallocs--;
 	gdl_epoch_retire(al, alloc_free);
 }
@@ -242,7 +241,7 @@ void gdl_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start, uint64_t end)
 
 int gdl_allocs_init(struct gdirect_ctx *c)
 {
-	c->alloc_list.next = c->alloc_list.prev = &c->alloc_list;
+	gdl_list_init(&c->alloc_list);
 	gdl_hpmem_init(&c->allocmem, sizeof(struct gdl_alloc), 0);
 	return gdl_pgtab_init(&c->allocs);
 }
@@ -280,8 +279,9 @@ struct gdl_alloc *gdl_alloc_update(struct gdirect_ctx *c, const void *qv)
 	 * every GDL_ALLOCS_MAX misses would make every registration beyond
 	 * them pay for an insertion into cold memory and a drop. */
 	if (c->nallocs >= GDL_ALLOCS_MAX && c->nallocs >= 2 * c->nregions)
-		while (c->alloc_list.next != &c->alloc_list)
-			alloc_drop(c, c->alloc_list.next);
+		while (!gdl_list_empty(&c->alloc_list))
+			alloc_drop(c, gdl_container_of(c->alloc_list.next,
+							struct gdl_alloc, node));
 	al = gdl_hpmem_alloc(&c->allocmem);	/* zeroed */
 	if (!al)
 		return NULL;
@@ -296,10 +296,7 @@ struct gdl_alloc *gdl_alloc_update(struct gdirect_ctx *c, const void *qv)
 		gdl_hpmem_free(&c->allocmem, al);
 		return NULL;
 	}
-	al->next = &c->alloc_list;
-	al->prev = c->alloc_list.prev;
-	al->prev->next = al;
-	c->alloc_list.prev = al;
+	gdl_list_add_tail(&c->alloc_list, &al->node);
 	c->nallocs++;
 	return al;
 }
@@ -339,7 +336,7 @@ void gdl_allocs_free_all(struct gdirect_ctx *c)
 		return;
 	gdl_pgtab_walk(&c->allocs, 0, UINT64_MAX, free_bucket, NULL);
 	gdl_hpmem_destroy(&c->allocmem);
-	c->alloc_list.next = c->alloc_list.prev = &c->alloc_list;
+	gdl_list_init(&c->alloc_list);
 	c->nallocs = 0;
 	gdl_pgtab_destroy(&c->allocs);
 }

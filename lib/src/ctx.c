@@ -462,8 +462,8 @@ GDL_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 #endif
 	gdl_drain(c);
 	pthread_mutex_lock(&c->lock);
-	while (RC(c->live)->next != c->live) {
-		struct gdirect_reg *r = RC(c->live)->next;
+	while (!gdl_list_empty(&c->live)) {
+		struct gdirect_reg *r = gdl_reg_of(c->live.next);
 
 		gdl_kill_locked(c, &r, 1, GDL_CAUSE_FLUSH, NULL);
 	}
@@ -472,7 +472,7 @@ GDL_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 	gdl_drain(c);
 	/* Still on the dying list: still referenced, the caller broke the
 	 * contract.  Its holder may still read it: keep the memory. */
-	leaked = RC(c->dying)->next != c->dying;
+	leaked = !gdl_list_empty(&c->dying);
 	gdl_epoch_barrier();
 	if (!leaked)
 		gdl_hpmem_destroy(&c->regmem);

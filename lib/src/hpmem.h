@@ -48,6 +48,18 @@ static inline void *gdl_hpmem_cold(const void *p, size_t objsize,
 	return (char *)chunk + hdr + n * objsize + i * coldsize;
 }
 
+/* The object whose cold companion is q: gdl_hpmem_cold() undone. */
+static inline void *gdl_hpmem_hot(const void *q, size_t objsize,
+				 size_t coldsize)
+{
+	uintptr_t chunk = (uintptr_t)q & ~(uintptr_t)(GDL_HPMEM_CHUNK - 1);
+	size_t hdr = gdl_hpmem_hdr(objsize);
+	size_t n = (GDL_HPMEM_CHUNK - hdr) / (objsize + coldsize);
+	size_t i = ((uintptr_t)q - chunk - hdr - n * objsize) / coldsize;
+
+	return (char *)chunk + hdr + i * objsize;
+}
+
 struct gdl_hpmem {
 	size_t objsize;		/* multiple of 64 */
 	size_t coldsize;	/* multiple of 64, may be 0 */

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "gdirect.h"
+#include "gdl_list.h"
 #include "pin_backend.h"
 #include "hpmem.h"
 #include "pgtab.h"
@@ -77,7 +78,7 @@ struct gdl_reg_cold {
 	pthread_mutex_t map_lock;
 	/* On ctx->live while indexed, then on ctx->dying until released;
 	 * under ctx->lock. */
-	struct gdirect_reg *prev, *next;
+	struct gdl_list node;
 	struct gdirect_reg *rel_next;	/* a caller's list of killed regions */
 };
 
@@ -90,6 +91,14 @@ static inline struct gdl_reg_cold *gdl_reg_cold(const struct gdirect_reg *r)
 }
 #define RC(r) gdl_reg_cold(r)
 
+/* The region whose cold part holds list node n. */
+static inline struct gdirect_reg *gdl_reg_of(const struct gdl_list *n)
+{
+	return gdl_hpmem_hot(gdl_container_of(n, struct gdl_reg_cold, node),
+			     sizeof(struct gdirect_reg),
+			     (sizeof(struct gdl_reg_cold) + 63) & ~(size_t)63);
+}
+
 /* A classified allocation (the classification cache).  A hit reads the
  * first line only: the range and the answer, ready to copy. */
 struct gdl_alloc {
@@ -99,7 +108,7 @@ struct gdl_alloc {
 	uint64_t buffer_id;
 	/* second line */
 	_Atomic int sync_done __attribute__((aligned(64)));
-	struct gdl_alloc *prev, *next;	/* ctx->alloc_list, under ctx->lock */
+	struct gdl_list node;		/* on ctx->alloc_list, under ctx->lock */
 	struct gdirect_ctx *ctx;
 } __attribute__((aligned(64)));
 
@@ -242,12 +251,12 @@ struct gdirect_ctx {
 	atomic_uint release_waiters;
 	uint64_t release_gen;		/* under lock: bumped by each release */
 	pthread_cond_t released;	/* with lock: release_gen or drain moved */
-	struct gdirect_reg *live;	/* list heads (dummy regions from regmem) */
-	struct gdirect_reg *dying;	/* dead, not yet released */
+	struct gdl_list live;		/* indexed regions (gdl_reg_cold.node) */
+	struct gdl_list dying;		/* dead, not yet released */
 	bool drain_due;			/* dying gained regions a drain may release */
 	struct gdl_pending *pending;
 	uint64_t nregions, nbytes;	/* live, under lock */
-	struct gdl_alloc alloc_list;	/* list head of cached allocations */
+	struct gdl_list alloc_list;	/* the cached allocations */
 	uint64_t nallocs;
 
 	struct gdl_counters st;

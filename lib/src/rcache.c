@@ -38,21 +38,19 @@ _Atomic uint64_t gdl_kgen = 1;
 _Atomic uint64_t gdl_lru_era;
 static _Atomic uint64_t region_ids = 1;
 
-#define NEXT(r) (RC(r)->next)
-#define PREV(r) (RC(r)->prev)
+/* Each region r of list h (ctx->live or ctx->dying), first to last. */
+#define for_each_reg(h, r)                                              \
+	for (struct gdl_list *n_ = (h)->next;                           \
+	     n_ != (h) && ((r) = gdl_reg_of(n_), 1); n_ = n_->next)
 
 static void list_del(struct gdirect_reg *r)
 {
-	NEXT(PREV(r)) = NEXT(r);
-	PREV(NEXT(r)) = PREV(r);
+	gdl_list_del(&RC(r)->node);
 }
 
-static void list_add_tail(struct gdirect_reg *head, struct gdirect_reg *r)
+static void list_add_tail(struct gdl_list *head, struct gdirect_reg *r)
 {
-	NEXT(r) = head;
-	PREV(r) = PREV(head);
-	NEXT(PREV(head)) = r;
-	PREV(head) = r;
+	gdl_list_add_tail(head, &RC(r)->node);
 }
 
 /* Give c a new kill generation.  The caller holds ctx->lock and has
@@ -66,12 +64,8 @@ static void kgen_bump(struct gdirect_ctx *c)
 
 int gdl_regions_init(struct gdirect_ctx *c)
 {
-	c->live = gdl_hpmem_alloc(&c->regmem);
-	c->dying = gdl_hpmem_alloc(&c->regmem);
-	if (!c->live || !c->dying)
-		return -ENOMEM;
-	NEXT(c->live) = PREV(c->live) = c->live;
-	NEXT(c->dying) = PREV(c->dying) = c->dying;
+	gdl_list_init(&c->live);
+	gdl_list_init(&c->dying);
 	kgen_bump(c);
 	return 0;
 }
@@ -163,11 +157,11 @@ static size_t release_dying(struct gdirect_ctx *c)
 
 	pthread_mutex_lock(&c->lock);
 	c->drain_due = false;
-	if (NEXT(c->dying) == c->dying) {
+	if (gdl_list_empty(&c->dying)) {
 		pthread_mutex_unlock(&c->lock);
 		return 0;
 	}
-	for (r = NEXT(c->dying); r != c->dying; r = NEXT(r))
+	for_each_reg(&c->dying, r)
 		n++;
 	if (n > max) {
 		struct gdirect_reg **big = malloc(n * sizeof(*big));
@@ -178,8 +172,11 @@ static size_t release_dying(struct gdirect_ctx *c)
 		}
 	}
 	n = 0;
-	for (r = NEXT(c->dying); r != c->dying && n < max; r = NEXT(r))
+	for_each_reg(&c->dying, r) {
+		if (n == max)
+			break;
 		v[n++] = r;
+	}
 	/* Entered before the lock is dropped: whoever releases one of these
 	 * meanwhile cannot free it under us. */
 	s = gdl_epoch_enter();
@@ -375,7 +372,7 @@ static void unlink_dead(struct gdirect_ctx *c, struct gdirect_reg *r,
 {
 	index_del(c, r);
 	list_del(r);
-	list_add_tail(c->dying, r);
+	list_add_tail(&c->dying, r);
 	c->nregions--;
 	c->nbytes -= RC(r)->pin.size;
 	count_cause(c, cause);
@@ -448,7 +445,9 @@ static size_t lru_candidates(struct gdirect_ctx *c, struct cand **out)
 	*out = v;
 	if (!v)
 		return 0;
-	for (struct gdirect_reg *r = NEXT(c->live); r != c->live; r = NEXT(r)) {
+	struct gdirect_reg *r;
+
+	for_each_reg(&c->live, r) {
 		uint64_t x = atomic_load_explicit(&r->refs, memory_order_relaxed);
 		uint64_t st, own;
 
@@ -924,9 +923,9 @@ static void miss_publish_locked(struct gdirect_ctx *c, struct gdirect_reg *r,
 		 * dead from the start; the caller's put releases it. */
 		atomic_fetch_or(&r->refs, GDL_DEAD);
 		atomic_fetch_sub(&r->refs, 1);
-		list_add_tail(c->dying, r);
+		list_add_tail(&c->dying, r);
 	} else {
-		list_add_tail(c->live, r);
+		list_add_tail(&c->live, r);
 		c->nregions++;
 		c->nbytes += RC(r)->pin.size;
 		evict_thresholds_locked(c);
@@ -1066,8 +1065,9 @@ int gdl_drain(struct gdirect_ctx *c)
 			continue;	/* read only to keep the queue short */
 		pthread_mutex_lock(&c->lock);
 		for (int i = 0; i < n; i++) {
-			for (struct gdirect_reg *r = NEXT(c->live); r != c->live;
-			     r = NEXT(r))
+			struct gdirect_reg *r;
+
+			for_each_reg(&c->live, r)
 				if (RC(r)->pin.handle == ev[i].handle) {
 					killed += kill_locked(c, &r, 1,
 							      GDL_CAUSE_KERNEL,
