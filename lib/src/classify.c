@@ -281,7 +281,7 @@ struct gdl_alloc *gdl_alloc_update(struct gdirect_ctx *c, const void *qv)
 	if (c->nallocs >= GDL_ALLOCS_MAX && c->nallocs >= 2 * c->nregions)
 		while (!gdl_list_empty(&c->alloc_list))
 			alloc_drop(c, gdl_container_of(c->alloc_list.next,
-							struct gdl_alloc, node));
+						       struct gdl_alloc, node));
 	al = gdl_hpmem_alloc(&c->allocmem);	/* zeroed */
 	if (!al)
 		return NULL;

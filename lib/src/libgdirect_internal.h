@@ -251,7 +251,7 @@ struct gdirect_ctx {
 	atomic_uint release_waiters;
 	uint64_t release_gen;		/* under lock: bumped by each release */
 	pthread_cond_t released;	/* with lock: release_gen or drain moved */
-	struct gdl_list live;		/* indexed regions (gdl_reg_cold.node) */
+	struct gdl_list live;		/* indexed regions (cold part's node) */
 	struct gdl_list dying;		/* dead, not yet released */
 	bool drain_due;			/* dying gained regions a drain may release */
 	struct gdl_pending *pending;
