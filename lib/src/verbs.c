@@ -84,6 +84,10 @@ struct gdl_mrcache {
 	pthread_mutex_t lock;
 	struct gdl_list live, dying, pending, probes;
 	uint64_t nregions, nbytes;	/* on the live list */
+	/* Set under the lock when an unreferenced region dies (a put
+	 * releases a referenced one itself); read without it by the drain
+	 * every get makes, which skips the lock while nothing is due. */
+	atomic_bool drain_due;
 	/* The context, NULL once destroyed with regions still held; those
 	 * regions' last puts release them and then the cache. */
 	struct gdirect_ctx *ctx;
@@ -142,6 +146,9 @@ static void mr_kill_locked(struct gdl_mrcache *mc, struct gdirect_mr *m)
 	mr_unlive_locked(mc, m);
 	m->dead = true;
 	gdl_list_add(&mc->dying, &m->node);
+	if (!atomic_load_explicit(&m->refs, memory_order_relaxed))
+		atomic_store_explicit(&mc->drain_due, true,
+				      memory_order_relaxed);
 }
 
 /* Release the regions on list (a private list of unreferenced ones). */
@@ -168,16 +175,18 @@ static void mr_reap_locked(struct gdl_mrcache *mc, struct gdl_list *list)
 			gdl_list_move(list, &m->node);
 }
 
-/* Release the dying regions nobody holds.  Returns how many. */
+/* Release the dying regions nobody holds, when one died unreferenced
+ * since the last drain.  Returns how many. */
 int gdl_mr_drain(struct gdirect_ctx *c)
 {
 	struct gdl_mrcache *mc = c->mr;
 	struct gdl_list list;
 
-	if (!mc)
+	if (!mc || !atomic_load_explicit(&mc->drain_due, memory_order_relaxed))
 		return 0;
 	gdl_list_init(&list);
 	pthread_mutex_lock(&mc->lock);
+	atomic_store_explicit(&mc->drain_due, false, memory_order_relaxed);
 	mr_reap_locked(mc, &list);
 	pthread_mutex_unlock(&mc->lock);
 	return mr_release_list(mc, &list);
