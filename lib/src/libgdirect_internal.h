@@ -421,6 +421,7 @@ int gdl_allocs_init(struct gdirect_ctx *c);
 #ifdef GDL_HAVE_VERBS
 int gdl_mr_init(struct gdirect_ctx *c);
 int gdl_mr_drain(struct gdirect_ctx *c);
+int gdl_mr_sweep(struct gdirect_ctx *c);
 void gdl_mr_fini(struct gdirect_ctx *c, bool in_child);
 void gdl_mr_notify_locked(struct gdirect_ctx *c, uint64_t s, uint64_t e);
 #endif

@@ -1094,6 +1094,7 @@ GDL_EXPORT int gdirect_process_events(struct gdirect_ctx *c)
 	if (gdl_inherited(c))
 		return gdl_err(-EPERM, "context inherited across fork");
 #ifdef GDL_HAVE_VERBS
+	gdl_mr_sweep(c);
 	gdl_mr_drain(c);
 #endif
 	return gdl_drain(c);

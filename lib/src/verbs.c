@@ -43,6 +43,8 @@
 #include "libgdirect_internal.h"
 #include "verbs_range.h"
 
+static _Atomic uint64_t mr_ids = 1;
+
 /* Tries of one get whose memory keeps being freed or reallocated under
  * it, as the BAR cache's miss (rcache.c). */
 #define MR_TRIES 8
@@ -55,6 +57,7 @@ struct gdirect_mr {
 	enum gdirect_mr_via via;
 	/* The allocation it was registered for (0, 0 for host memory). */
 	uint64_t tag_base, tag_id;
+	uint64_t id;			/* unique in the process */
 	/* Changed under the cache's lock, except by a fork child's put,
 	 * which only counts (the lock may be held by a parent thread). */
 	_Atomic long refs;
@@ -233,6 +236,53 @@ static void mr_trim_locked(struct gdl_mrcache *mc, struct gdl_list *list)
 		gdl_list_add(list, &m->node);
 		ST_INC(mc->ctx, mr_evictions);
 	}
+}
+
+/*
+ * Without hooks no free is reported: kill the unused GPU regions whose
+ * allocation is gone (its BUFFER_ID no longer the region's), so that a
+ * dma-buf region does not keep freed GPU memory until a get overlaps it.
+ * The driver is asked with the lock dropped; a region is then found again
+ * by its id.  Returns how many it killed.
+ */
+int gdl_mr_sweep(struct gdirect_ctx *c)
+{
+	struct gdl_mrcache *mc = c->mr;
+	struct gdirect_mr *m, *n;
+	struct sweep { uint64_t id, base, tag; } *v;
+	size_t k = 0, max;
+	int killed = 0;
+
+	if (!mc || (c->p.invalidation & GDIRECT_INV_HOOKS))
+		return 0;
+	pthread_mutex_lock(&mc->lock);
+	max = mc->nregions;
+	pthread_mutex_unlock(&mc->lock);
+	v = max ? malloc(max * sizeof(*v)) : NULL;
+	if (!v)
+		return 0;
+	pthread_mutex_lock(&mc->lock);
+	gdl_list_for_each_safe(&mc->live, m, n, node)
+		if (k < max && m->via != GDIRECT_MR_VIA_HOST &&
+		    !atomic_load_explicit(&m->refs, memory_order_relaxed))
+			v[k++] = (struct sweep){ m->id, m->base, m->tag_id };
+	pthread_mutex_unlock(&mc->lock);
+	for (size_t i = 0; i < k; i++) {
+		uint64_t id = 0;
+
+		if (gdl_cuda_buffer_id(v[i].base, &id) == 0 && id == v[i].tag)
+			continue;
+		pthread_mutex_lock(&mc->lock);
+		gdl_list_for_each_safe(&mc->live, m, n, node)
+			if (m->id == v[i].id) {
+				mr_kill_locked(mc, m);
+				killed++;
+				break;
+			}
+		pthread_mutex_unlock(&mc->lock);
+	}
+	free(v);
+	return killed;
 }
 
 void gdl_mr_notify_locked(struct gdirect_ctx *c, uint64_t s, uint64_t e)
@@ -475,6 +525,7 @@ static int mr_register_once(struct gdirect_ctx *c, struct ibv_pd *pd,
 	m->via = via;
 	m->tag_base = info->alloc_base;
 	m->tag_id = info->buffer_id;
+	m->id = atomic_fetch_add(&mr_ids, 1);
 	m->mc = c->mr;
 	if (via == GDIRECT_MR_VIA_DMABUF)
 		ST_INC(c, mr_regs_dmabuf);

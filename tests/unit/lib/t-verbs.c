@@ -23,7 +23,8 @@
  *    next get registers the new allocation (peer and dma-buf paths);
  *  - two small allocations sharing a host page do not evict each other;
  *  - a dma-buf region killed by a free goes back at
- *    gdirect_process_events; max_regions and max_bytes are honoured;
+ *    gdirect_process_events, and without hooks one whose memory was
+ *    freed does too; max_regions and max_bytes are honoured;
  *  - GPU memory gets SYNC_MEMOPS, VMM memory goes without;
  *  - a put in a fork child does not take the parent's lock;
  *  - a registration freed under it every time gives up after 8 tries;
@@ -306,6 +307,32 @@ static void process_events_drains(void)
 	vdone(c);
 }
 
+/* Without hooks, a dma-buf region whose memory was freed goes back at
+ * gdirect_process_events too: its BUFFER_ID tells. */
+static void process_events_sweeps(void)
+{
+	struct gdirect_params p;
+	struct gdirect_ctx *c;
+	struct gdirect_mr *m = NULL, *k = NULL;
+	uint64_t d = fake_cuda_alloc(1 * MiB), e = fake_cuda_alloc(1 * MiB);
+
+	params(&p, GDIRECT_INV_BUFFER_ID);
+	c = vctx(GDIRECT_MR_PATH_DMABUF, &p);
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d), 64, 0, 0, &m), 0);
+	gdirect_mr_put(m);
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(e), 64, 0, 0, &k), 0);
+	CHECK_EQ(fibv_live(), 2);
+	CHECK_EQ(cuMemFree_v2(d), CUDA_SUCCESS);
+	CHECK_EQ(gdirect_process_events(c) >= 0, 1);
+	CHECK_EQ(fibv_live(), 1);
+	/* A held region stays until its put, as with hooks. */
+	CHECK_EQ(cuMemFree_v2(e), CUDA_SUCCESS);
+	CHECK_EQ(gdirect_process_events(c) >= 0, 1);
+	CHECK_EQ(fibv_live(), 1);
+	gdirect_mr_put(k);
+	vdone(c);
+}
+
 /* Unused regions above max_regions or max_bytes are deregistered, least
  * recently used first. */
 static void limits(void)
@@ -544,6 +571,7 @@ int main(void)
 	TAP_TEST(neighbours);
 	TAP_TEST(small_range);
 	TAP_TEST(process_events_drains);
+	TAP_TEST(process_events_sweeps);
 	TAP_TEST(limits);
 	TAP_TEST(sync_memops);
 	TAP_TEST(fork_child_put);
