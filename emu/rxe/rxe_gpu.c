@@ -4,28 +4,36 @@
  *
  * Added to Linux 6.1's rdma_rxe by the project's patch (emu/rxe/README.md).
  * Two ways in, both behind the standard verbs:
- *  - peer memory: ibv_reg_mr() of a CUDA device address pins it through
- *    gdirect's in-kernel API for the PCI function under rxe's netdev (the
- *    design of nvidia-peermem over nv-p2p), and the free callback
- *    invalidates the region;
+ *  - peer memory: ibv_reg_mr() of a CUDA device address pins it twice
+ *    through gdirect's in-kernel API: once with the persistent API and
+ *    DMA-mapped for the PCI function under rxe's netdev (the design of
+ *    nvidia-peermem's default persistent client over nv-p2p), and once
+ *    without a peer and with a free callback, which only marks the region
+ *    stale when the owner frees the memory;
  *  - dma-buf: ibv_reg_dmabuf_mr() attaches to the exporter's dma-buf for
  *    that PCI function, pins and maps it.
  * Either way the NIC is the CPU: rxe copies through kernel mappings of the
  * pages' bus addresses, which are their physical addresses because the
- * function has no IOMMU (a device behind one is refused).  Every copy of a
- * region, atomics included, runs between rxe_gpu_begin() and
- * rxe_gpu_end(): for peer memory that is gdirect's DMA bracket, for a
- * dma-buf a count that move_notify waits for; so a revocation waits for
- * the copies in flight, and later ones fail.
+ * function has no IOMMU (a device behind one is refused).  Each run of
+ * contiguous addresses is mapped once: RAM through its struct pages
+ * (vmap), device memory (a BAR) write-combining (memremap).  Every copy of
+ * a region, atomics included, runs between rxe_gpu_begin() and
+ * rxe_gpu_end(): for peer memory that is gdirect's DMA bracket on the
+ * callback pin, for a dma-buf a count that move_notify waits for; so a
+ * revocation waits for the copies in flight, and later ones fail.
  */
 
 #include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
 #include <linux/io.h>
 #include <linux/iommu.h>
+#include <linux/ioport.h>
 #include <linux/kobject.h>
+#include <linux/mm.h>
 #include <linux/pci.h>
 #include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <linux/wait_bit.h>
 
 #include "rxe.h"
@@ -41,28 +49,42 @@ MODULE_IMPORT_NS(DMA_BUF);
 #define RXE_GPU_PAGE_SHIFT	16
 
 /**
+ * struct rxe_gpu_map - one kernel mapping of a run of contiguous pages
+ * @node: in rxe_gpu_mr.maps
+ * @va: the mapping
+ * @ram: @va is a vmap() of RAM pages, else a memremap() of device memory
+ */
+struct rxe_gpu_map {
+	struct list_head node;
+	void *va;
+	bool ram;
+};
+
+/**
  * struct rxe_gpu_mr - what a memory region of GPU memory holds
  * @mr: the region
- * @region: gdirect's pin (peer memory), or NULL
+ * @region: peer memory: gdirect's persistent pin, DMA-mapped for rxe's
+ *	PCI function, which keeps the memory until it is unpinned; or NULL
+ * @watch: peer memory: gdirect's pin of the same range without a peer,
+ *	whose free callback marks the region stale; or NULL
  * @attach: the dma-buf attachment (dma-buf), or NULL
  * @sgt: the attachment's mapping, or NULL
  * @pinned: dma_buf_pin() succeeded on @attach
  * @active: dma-buf only: copies in flight, which move_notify waits for
  * @revoked: the memory is gone (free callback or move_notify)
- * @maps: kernel mappings of the pages, to memunmap()
- * @nmaps: entries of @maps in use
+ * @maps: kernel mappings of the pages (struct rxe_gpu_map), to undo
  * @peer_bytes: peer memory: the bytes pinned, once registered (statistics)
  */
 struct rxe_gpu_mr {
 	struct rxe_mr *mr;
 	struct gdirect_region *region;
+	struct gdirect_region *watch;
 	struct dma_buf_attachment *attach;
 	struct sg_table *sgt;
 	bool pinned;
 	atomic_t active;
 	bool revoked;
-	void **maps;
-	unsigned int nmaps;
+	struct list_head maps;
 	u64 peer_bytes;
 };
 
@@ -216,7 +238,12 @@ static void rxe_gpu_mr_valid(struct rxe_gpu_mr *gpu)
 		WRITE_ONCE(gpu->mr->state, RXE_MR_STATE_INVALID);
 }
 
-/* gdirect's free callback: after in-flight copies ended; must not sleep. */
+/*
+ * The watch pin's free callback: the owner freed the memory (or exited).
+ * It runs after the copies in flight ended (their brackets are on the
+ * watch pin) and must not sleep.  The memory itself stays allocated, held
+ * by the persistent pin until deregistration; the region only goes stale.
+ */
 static void rxe_gpu_invalidate(struct gdirect_region *region, void *data)
 {
 	atomic64_inc(&rxe_gpu_stats.free_callbacks);
@@ -240,20 +267,50 @@ static const struct dma_buf_attach_ops rxe_gpu_attach_ops = {
 	.move_notify = rxe_gpu_move_notify,
 };
 
+/*
+ * Undoes the kernel mappings.  No copy may run: the caller revoked the
+ * region and waited for the copies in flight.
+ */
+static void rxe_gpu_unmap_all(struct rxe_gpu_mr *gpu)
+{
+	struct rxe_gpu_map *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, &gpu->maps, node) {
+		if (m->ram)
+			vunmap(m->va);
+		else
+			memunmap(m->va);
+		list_del(&m->node);
+		kfree(m);
+	}
+}
+
+/*
+ * Releases what a region holds, in this order: the region is marked stale
+ * and the copies in flight end (so no work request runs on it), the
+ * callback pin goes (gdirect_unpin() waits for its brackets and for a
+ * callback under way, which uses gpu), the kernel mappings go, and only
+ * then the persistent pin, which holds the memory they map: after its
+ * unpin the memory may belong to another allocation.  A dma-buf is
+ * unmapped and detached after its kernel mappings are gone, for the same
+ * reason.
+ */
 static void rxe_gpu_free(struct rxe_gpu_mr *gpu)
 {
 	struct dma_buf *dmabuf;
-	unsigned int i;
 
-	for (i = 0; i < gpu->nmaps; i++)
-		memunmap(gpu->maps[i]);
+	rxe_gpu_revoke(gpu);
+	if (gpu->watch)
+		gdirect_unpin(gpu->watch);
+	else if (gpu->attach)
+		wait_var_event(&gpu->active, !atomic_read(&gpu->active));
+	rxe_gpu_unmap_all(gpu);
 	if (gpu->peer_bytes) {
 		atomic64_inc(&rxe_gpu_stats.dealloc_mrs);
 		atomic64_add(gpu->peer_bytes >> PAGE_SHIFT,
 			     &rxe_gpu_stats.dereg_pages);
 		atomic64_add(gpu->peer_bytes, &rxe_gpu_stats.dereg_bytes);
 	}
-	/* Waits for a running free callback, which uses gpu. */
 	if (gpu->region)
 		gdirect_unpin(gpu->region);
 	if (gpu->attach) {
@@ -270,13 +327,142 @@ static void rxe_gpu_free(struct rxe_gpu_mr *gpu)
 		dma_buf_detach(dmabuf, gpu->attach);
 		dma_buf_put(dmabuf);
 	}
-	kfree(gpu->maps);
 	kfree(gpu);
 }
 
 static struct rxe_phys_buf *rxe_gpu_buf(struct rxe_mr *mr, unsigned int n)
 {
 	return &mr->map[n / RXE_BUF_PER_MAP]->buf[n % RXE_BUF_PER_MAP];
+}
+
+/*
+ * A run of physically contiguous pages being gathered for one mapping:
+ * @len bytes from @start, which fill the region's buffers from @first on,
+ * @buf_size bytes each.
+ */
+struct rxe_gpu_run {
+	phys_addr_t start;
+	u64 len;
+	unsigned int first;
+	unsigned int buf_size;
+};
+
+/* A kernel mapping of RAM pages, through their struct pages. */
+static void *rxe_gpu_vmap_ram(phys_addr_t start, u64 len)
+{
+	unsigned long n = len >> PAGE_SHIFT, i;
+	struct page **pages;
+	void *va;
+
+	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (!pfn_valid(PHYS_PFN(start) + i)) {
+			kvfree(pages);
+			return NULL;
+		}
+		pages[i] = pfn_to_page(PHYS_PFN(start) + i);
+	}
+	va = vmap(pages, n, VM_MAP, PAGE_KERNEL);
+	kvfree(pages);
+	return va;
+}
+
+/*
+ * Maps @run once and points its buffers into the mapping.  RAM (system
+ * memory: a RAM-backed dma-buf, or the peer memory of a coherent GPU,
+ * which the CPU caches) is mapped cacheable through its struct pages, as
+ * memremap() refuses RAM for any type but write-back; device memory (a GPU
+ * BAR) is mapped write-combining, the type gdirect gives every mapping of
+ * BAR pages, so that a user's mapping of the same pages does not conflict
+ * with it.  A run that is partly RAM is refused.
+ */
+static int rxe_gpu_map_run(struct rxe_gpu_mr *gpu, const struct rxe_gpu_run *run)
+{
+	struct rxe_gpu_map *m;
+	u64 off;
+
+	if (!run->len)
+		return 0;
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	switch (region_intersects(run->start, run->len, IORESOURCE_SYSTEM_RAM,
+				  IORES_DESC_NONE)) {
+	case REGION_INTERSECTS:
+		m->ram = true;
+		m->va = rxe_gpu_vmap_ram(run->start, run->len);
+		break;
+	case REGION_DISJOINT:
+		m->va = memremap(run->start, run->len, MEMREMAP_WC);
+		break;
+	default:
+		kfree(m);
+		return -EINVAL;
+	}
+	if (!m->va) {
+		kfree(m);
+		return -ENOMEM;
+	}
+	list_add_tail(&m->node, &gpu->maps);
+	for (off = 0; off < run->len; off += run->buf_size) {
+		struct rxe_phys_buf *buf;
+
+		buf = rxe_gpu_buf(gpu->mr, run->first + off / run->buf_size);
+		buf->addr = (uintptr_t)m->va + off;
+		buf->size = run->buf_size;
+	}
+	return 0;
+}
+
+/*
+ * Adds buffer @n at @addr to @run, mapping the run so far first where
+ * @addr does not continue it.
+ */
+static int rxe_gpu_run_add(struct rxe_gpu_mr *gpu, struct rxe_gpu_run *run,
+			   unsigned int n, phys_addr_t addr)
+{
+	int err;
+
+	if (run->len && addr == run->start + run->len) {
+		run->len += run->buf_size;
+		return 0;
+	}
+	err = rxe_gpu_map_run(gpu, run);
+	if (err)
+		return err;
+	run->start = addr;
+	run->len = run->buf_size;
+	run->first = n;
+	return 0;
+}
+
+/*
+ * Copies the persistent pin's DMA addresses into @dma (@n entries, the
+ * pages of the pinned range).  The kapi lets the provider's array be read
+ * only inside a DMA bracket; the copy is made there, and the mappings,
+ * which sleep, are made from the copy outside it.  The addresses stay
+ * valid after the bracket because the pin is persistent: no free callback
+ * revokes it, and rxe never calls gdirect_dma_unmap(), so the mapping
+ * lives until gdirect_unpin().
+ */
+static int rxe_gpu_peer_addrs(struct rxe_gpu_mr *gpu, u64 *dma, u32 n)
+{
+	const u64 *addrs;
+	u32 entries;
+	int err;
+
+	err = gdirect_dma_begin(gpu->region);
+	if (err)
+		return err;
+	err = gdirect_region_dma_addrs(gpu->region, &addrs, &entries);
+	if (!err && entries != n)
+		err = -EIO;
+	if (!err)
+		memcpy(dma, addrs, n * sizeof(*dma));
+	gdirect_dma_end(gpu->region);
+	return err;
 }
 
 /**
@@ -288,23 +474,28 @@ static struct rxe_phys_buf *rxe_gpu_buf(struct rxe_mr *mr, unsigned int n)
  * @mr: the region, allocated
  *
  * Called in the registering process after ib_umem_get() refused the
- * range.  Pins it through gdirect for rxe's PCI function and maps the 64 KiB
- * pages' bus addresses into the kernel for rxe's copies.
+ * range.  Pins it through gdirect twice: first without a peer and with a
+ * free callback (the watch pin: when the owner frees the memory the
+ * callback marks the region stale, after the copies in flight end), then
+ * with the persistent API for rxe's PCI function (no callback, so no
+ * revocation can race the provider's DMA mapping; the memory stays
+ * allocated until deregistration).  Maps the pages' bus addresses into
+ * the kernel for rxe's copies, one mapping per contiguous run.
  *
  * Return: 0; -ENOENT when the range is not GPU memory that gdirect knows
- * (the caller then reports its own error); else gdirect's or a mapping's
- * error.
+ * (the caller then reports its own error); -EFAULT when the memory was
+ * freed during the registration; else gdirect's or a mapping's error.
  */
 int rxe_gpu_mr_init_peer(struct rxe_dev *rxe, u64 start, u64 length,
 			 int access, struct rxe_mr *mr)
 {
 	struct gdirect_pin_params params = { };
+	struct rxe_gpu_run run = { .buf_size = BIT(RXE_GPU_PAGE_SHIFT) };
 	struct rxe_gpu_mr *gpu;
 	struct device *dev;
-	const u64 *dma;
 	u64 base, size;
+	u64 *dma = NULL;
 	u32 n, i;
-	void *va;
 	int err;
 
 	dev = rxe_gpu_dma_dev(rxe);
@@ -314,23 +505,41 @@ int rxe_gpu_mr_init_peer(struct rxe_dev *rxe, u64 start, u64 length,
 	if (!gpu)
 		return -ENOMEM;
 	gpu->mr = mr;
+	INIT_LIST_HEAD(&gpu->maps);
 
-	params.peer = to_pci_dev(dev);
 	params.addr = start;
 	params.size = length;
 	params.flags = GDIRECT_KPIN_ACCOUNT;
 	params.invalidate = rxe_gpu_invalidate;
 	params.data = gpu;
-	err = gdirect_pin(&params, &gpu->region);
+	err = gdirect_pin(&params, &gpu->watch);
 	if (err) {
 		/* -EINVAL: not GPU memory (or no range gdirect accepts) */
 		if (err == -EINVAL)
 			err = -ENOENT;
 		goto err_free;
 	}
+	params.peer = to_pci_dev(dev);
+	params.flags = GDIRECT_KPIN_PERSISTENT | GDIRECT_KPIN_ACCOUNT;
+	params.invalidate = NULL;
+	params.data = NULL;
+	err = gdirect_pin(&params, &gpu->region);
+	if (err) {
+		/* the memory was freed since the first pin */
+		if (err == -EINVAL)
+			err = -EFAULT;
+		goto err_free;
+	}
 	err = gdirect_region_range(gpu->region, &base, &size);
-	if (!err)
-		err = gdirect_region_dma_addrs(gpu->region, &dma, &n);
+	if (err)
+		goto err_free;
+	n = size >> RXE_GPU_PAGE_SHIFT;
+	dma = kvmalloc_array(n, sizeof(*dma), GFP_KERNEL);
+	if (!dma) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	err = rxe_gpu_peer_addrs(gpu, dma, n);
 	if (err)
 		goto err_free;
 
@@ -338,21 +547,15 @@ int rxe_gpu_mr_init_peer(struct rxe_dev *rxe, u64 start, u64 length,
 	err = rxe_mr_alloc(mr, n);
 	if (err)
 		goto err_free;
-	gpu->maps = kcalloc(n, sizeof(*gpu->maps), GFP_KERNEL);
-	if (!gpu->maps) {
-		err = -ENOMEM;
-		goto err_free;
-	}
 	for (i = 0; i < n; i++) {
-		va = memremap(dma[i], BIT(RXE_GPU_PAGE_SHIFT), MEMREMAP_WC);
-		if (!va) {
-			err = -ENOMEM;
+		err = rxe_gpu_run_add(gpu, &run, i, dma[i]);
+		if (err)
 			goto err_free;
-		}
-		gpu->maps[gpu->nmaps++] = va;
-		rxe_gpu_buf(mr, i)->addr = (uintptr_t)va;
-		rxe_gpu_buf(mr, i)->size = BIT(RXE_GPU_PAGE_SHIFT);
 	}
+	err = rxe_gpu_map_run(gpu, &run);
+	if (err)
+		goto err_free;
+	kvfree(dma);
 
 	mr->page_shift = RXE_GPU_PAGE_SHIFT;
 	mr->page_mask = BIT(RXE_GPU_PAGE_SHIFT) - 1;
@@ -368,24 +571,25 @@ int rxe_gpu_mr_init_peer(struct rxe_dev *rxe, u64 start, u64 length,
 	return 0;
 
 err_free:
+	kvfree(dma);
 	rxe_gpu_free(gpu);
 	return err;
 }
 
-/* Maps the dma-buf's pages of [offset, offset + length) into the region. */
+/*
+ * Maps the dma-buf's pages of [offset, offset + length) into the region,
+ * PAGE_SIZE buffers, each run of contiguous DMA addresses once.
+ */
 static int rxe_gpu_map_dmabuf(struct rxe_gpu_mr *gpu, u64 offset, u64 length)
 {
-	struct rxe_mr *mr = gpu->mr;
+	struct rxe_gpu_run run = { .buf_size = PAGE_SIZE };
 	u64 first = offset >> PAGE_SHIFT;
 	u64 last = (offset + length - 1) >> PAGE_SHIFT;
 	struct scatterlist *sg;
 	u64 pos = 0, p, filled = 0;
 	unsigned int i;
-	void *va;
+	int err;
 
-	gpu->maps = kcalloc(gpu->sgt->nents, sizeof(*gpu->maps), GFP_KERNEL);
-	if (!gpu->maps)
-		return -ENOMEM;
 	for_each_sgtable_dma_sg(gpu->sgt, sg, i) {
 		dma_addr_t dma = sg_dma_address(sg);
 		unsigned int len = sg_dma_len(sg);
@@ -396,23 +600,23 @@ static int rxe_gpu_map_dmabuf(struct rxe_gpu_mr *gpu, u64 offset, u64 length)
 			continue;
 		if (!PAGE_ALIGNED(dma) || !PAGE_ALIGNED(len))
 			return -EINVAL;
-		va = memremap(dma, len, MEMREMAP_WC);
-		if (!va)
-			return -ENOMEM;
-		gpu->maps[gpu->nmaps++] = va;
 		for (p = s; p < pos; p += PAGE_SIZE) {
 			u64 pg = p >> PAGE_SHIFT;
 
 			if (pg < first || pg > last)
 				continue;
-			rxe_gpu_buf(mr, pg - first)->addr = (uintptr_t)va + (p - s);
-			rxe_gpu_buf(mr, pg - first)->size = PAGE_SIZE;
+			err = rxe_gpu_run_add(gpu, &run, pg - first,
+					      dma + (p - s));
+			if (err)
+				return err;
 			filled++;
 		}
 	}
+	err = rxe_gpu_map_run(gpu, &run);
+	if (err)
+		return err;
 	return filled == last - first + 1 ? 0 : -EINVAL;
 }
-
 static int rxe_gpu_mr_init_dmabuf(struct rxe_dev *rxe, u64 offset,
 				  u64 length, u64 iova, int fd, int access,
 				  struct rxe_mr *mr)
@@ -441,6 +645,7 @@ static int rxe_gpu_mr_init_dmabuf(struct rxe_dev *rxe, u64 offset,
 		return -ENOMEM;
 	}
 	gpu->mr = mr;
+	INIT_LIST_HEAD(&gpu->maps);
 
 	attach = dma_buf_dynamic_attach(dmabuf, dev, &rxe_gpu_attach_ops, gpu);
 	if (IS_ERR(attach)) {
@@ -547,8 +752,8 @@ int rxe_gpu_begin(struct rxe_mr *mr)
 {
 	struct rxe_gpu_mr *gpu = mr->gpu;
 
-	if (gpu->region)
-		return gdirect_dma_begin(gpu->region);
+	if (gpu->watch)
+		return gdirect_dma_begin(gpu->watch);
 	atomic_inc(&gpu->active);
 	/* counted before the flag is read; pairs with rxe_gpu_revoke() */
 	smp_mb__after_atomic();
@@ -567,8 +772,8 @@ void rxe_gpu_end(struct rxe_mr *mr)
 {
 	struct rxe_gpu_mr *gpu = mr->gpu;
 
-	if (gpu->region)
-		gdirect_dma_end(gpu->region);
+	if (gpu->watch)
+		gdirect_dma_end(gpu->watch);
 	else if (atomic_dec_and_test(&gpu->active))
 		wake_up_var(&gpu->active);
 }
