@@ -617,6 +617,19 @@ static int rxe_gpu_map_dmabuf(struct rxe_gpu_mr *gpu, u64 offset, u64 length)
 		return err;
 	return filled == last - first + 1 ? 0 : -EINVAL;
 }
+/* Waits for the dma-buf's kernel fences; the reservation lock is held. */
+static int rxe_gpu_wait_kernel_fences(struct dma_buf *dmabuf)
+{
+	long ret;
+
+	dma_resv_assert_held(dmabuf->resv);
+	ret = dma_resv_wait_timeout(dmabuf->resv, DMA_RESV_USAGE_KERNEL, false,
+				    MAX_SCHEDULE_TIMEOUT);
+	if (ret < 0)
+		return ret;
+	return ret ? 0 : -ETIMEDOUT;
+}
+
 static int rxe_gpu_mr_init_dmabuf(struct rxe_dev *rxe, u64 offset,
 				  u64 length, u64 iova, int fd, int access,
 				  struct rxe_mr *mr)
@@ -659,7 +672,10 @@ static int rxe_gpu_mr_init_dmabuf(struct rxe_dev *rxe, u64 offset,
 	 * Pinned, as ib_umem_dmabuf_get_pinned() does: rxe keeps kernel
 	 * mappings of the pages, which a moving exporter would invalidate
 	 * under a copy.  move_notify still revokes the region for an
-	 * exporter that moves or revokes pinned memory.
+	 * exporter that moves or revokes pinned memory.  The pages' contents
+	 * are the exporter's only once its kernel fences (a migration, a
+	 * clear) have signalled: wait for them after mapping, as
+	 * ib_umem_dmabuf_map_pages() does.
 	 */
 	dma_resv_lock(dmabuf->resv, NULL);
 	err = dma_buf_pin(attach);
@@ -671,6 +687,8 @@ static int rxe_gpu_mr_init_dmabuf(struct rxe_dev *rxe, u64 offset,
 		else
 			gpu->sgt = sgt;
 	}
+	if (!err)
+		err = rxe_gpu_wait_kernel_fences(dmabuf);
 	dma_resv_unlock(dmabuf->resv);
 	if (err)
 		goto err_free;
