@@ -18,6 +18,9 @@
 # (cluster_up in tests/guest/cluster/cluster-lib.sh); libibverbs and the
 # rxe provider of rdma-core 56.1 with our patch (emu/rdma-core: the
 # provider's reg_dmabuf_mr), built here, cached, in place of Debian's;
+# vgem and what it depends on under /modules/cluster-test with their load
+# order in /etc/cluster-test-modules (c-30 loads them: a dma-buf of system
+# memory);
 # Debian's other RDMA user space (librdmacm, iproute2's `rdma`,
 # ibv_devinfo, ibv_rc_pingpong); UCX (its libraries, its transport
 # modules, ucx_info, ucx_perftest); perftest 26.04.17's ib_write_bw,
@@ -60,6 +63,20 @@ add_module() {
 for m in e1000 crc32_generic ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe; do
 	add_module "$m"
 done
+# vgem (DRM's virtual GEM driver) and what it needs, for c-30's dma-buf of
+# system memory; loaded by the test, not by cluster_up.  Optional: without
+# it the guests get /etc/cluster-test-modules-missing and c-30 skips that
+# check, saying why.
+test_order=""
+test_missing=""
+add_test_module() {
+	case " $order $test_order " in *" $1 "*) return 0 ;; esac
+	deps=$(modinfo -k "$kver" -F depends "$1" 2>/dev/null) ||
+		{ test_missing="$test_missing $1"; return 0; }
+	for d in $(echo "$deps" | tr ',' ' '); do add_test_module "$d"; done
+	test_order="$test_order $1"
+}
+add_test_module vgem
 # Soft-RoCE is ours, never the kernel's own: a cluster that silently ran
 # the stock module could not register GPU memory.  Its build is cached
 # (emu/rxe/build.sh): unchanged sources cost about a second.
@@ -113,6 +130,15 @@ for m in $order; do
 	fi
 done
 echo "$order" | tr ' ' '\n' | sed '/^$/d' >"$root/etc/cluster-modules"
+if [ -z "$test_missing" ]; then
+	mkdir -p "$root/modules/cluster-test"
+	for m in $test_order; do
+		cp "$(modinfo -k "$kver" -F filename "$m")" "$root/modules/cluster-test/"
+	done
+	echo "$test_order" | tr ' ' '\n' | sed '/^$/d' >"$root/etc/cluster-test-modules"
+else
+	echo "no module$test_missing in $kver" >"$root/etc/cluster-test-modules-missing"
+fi
 # Our libibverbs at Debian's path, and at /lib's where the host's ldd
 # finds Debian's (usrmerge): the guest has no ld.so.cache, and a copy of
 # Debian's there would be found first.

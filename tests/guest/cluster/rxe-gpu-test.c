@@ -21,6 +21,12 @@
  * the op, as a provider with it calls it), data moved both ways through
  * it, also from a region of an interior, unaligned range of the dma-buf;
  * a process that exits with a GPU region registered leaves nothing;
+ * cuMemFree while ibv_reg_mr is inside the provider's dma_map_pages (the
+ * emulator's map_entry_delay_ms) maps no freed table (map_misuse), and the
+ * region, if made, is stale; a 2 MiB GPU region adds at most two entries
+ * to the kernel's PAT memory-type list (one mapping per contiguous run,
+ * not one per 64 KiB page); a dma-buf of system memory (vgem) registers
+ * and carries data both ways;
  * at the end 0 pins and 0 BAR1 bytes.
  *
  * Usage: rxe-gpu-test GID_INDEX (rxe0's RoCE v2 GID of our address);
@@ -29,10 +35,14 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -437,6 +447,252 @@ typedef int (*cmd_reg_dmabuf_fn)(struct ibv_pd *, uint64_t, size_t, uint64_t,
 				 int, int, void *, void *);
 typedef int (*cmd_dereg_fn)(void *);
 
+/*
+ * The owner frees a buffer while its registration is inside the provider's
+ * dma_map_pages, before the API lock, where NVIDIA's driver reads the page
+ * table (the emulator's map_entry_delay_ms holds the call there).  A pin
+ * with a free callback is revoked meanwhile and the map then reads a freed
+ * table: a use-after-free in NVIDIA's driver, map_misuse and a WARN in the
+ * emulator.  rxe maps only a persistent pin, which the free does not
+ * revoke; its second pin, without a peer, takes the callback and marks the
+ * region stale.  Three rounds; map_misuse stays where it was.
+ */
+struct reg_race {
+	struct buf b;
+	int err;
+};
+
+static void *reg_race_thread(void *arg)
+{
+	struct reg_race *r = arg;
+
+	errno = 0;
+	r->err = reg(&r->b, 1 << 20) ? (errno ? errno : EIO) : 0;
+	return NULL;
+}
+
+static void check_map_race(struct buf *host)
+{
+	uint64_t misuse0 = emu_stat_u64("map_misuse");
+	unsigned int round;
+
+	for (round = 1; round <= 3; round++) {
+		struct reg_race r = { .b = { .name = "GPU freed while mapped" } };
+		enum ibv_wc_status st = IBV_WC_SUCCESS;
+		struct ibv_qp *qp;
+		int entered;
+		pthread_t t;
+
+		if (cuMemAlloc(&r.b.d, 1 << 20) != CUDA_SUCCESS ||
+		    emu_knob_set("map_entry_delay_ms", "60000")) {
+			tap_ok(0, "map race %u: a GPU buffer and the map_entry_delay_ms knob",
+			       round);
+			return;
+		}
+		if (pthread_create(&t, NULL, reg_race_thread, &r)) {
+			emu_knob_set("map_entry_delay_ms", "0");
+			tap_ok(0, "map race %u: the registering thread starts", round);
+			cuMemFree(r.b.d);
+			return;
+		}
+		entered = emu_wait_stat("maps_entering", 1, 20000);
+		cuMemFree(r.b.d);
+		emu_knob_set("map_entry_delay_ms", "0");
+		pthread_join(t, NULL);
+		if (r.b.mr) {
+			/* Registered, then freed: the region is stale. */
+			qp = loop_qp();
+			st = qp ? xfer(qp, IBV_WR_RDMA_WRITE, host, 0, &r.b, 0,
+				       4096) : IBV_WC_GENERAL_ERR;
+			drop_qp(qp);
+		}
+		tap_ok(entered && emu_stat_u64("map_misuse") == misuse0 &&
+		       (!r.b.mr || st != IBV_WC_SUCCESS),
+		       "map race %u: cuMemFree while ibv_reg_mr is in dma_map_pages: no map of a freed table (map_misuse %llu -> %llu), registration %s, a WRITE into it %s",
+		       round, (unsigned long long)misuse0,
+		       (unsigned long long)emu_stat_u64("map_misuse"),
+		       r.b.mr ? "done" : strerror(r.err),
+		       r.b.mr ? ibv_wc_status_str(st) : "not tried");
+		if (r.b.mr && ibv_dereg_mr(r.b.mr))
+			tap_ok(0, "map race %u: ibv_dereg_mr", round);
+	}
+}
+
+/* Entries in the kernel's PAT memory-type list, or -1 where unreadable. */
+static long pat_entries(void)
+{
+	FILE *f = fopen("/sys/kernel/debug/x86/pat_memtype_list", "r");
+	long n = 0;
+	int c;
+
+	if (!f)
+		return -1;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/*
+ * A 2 MiB GPU region maps its contiguous 64 KiB pages once: each
+ * write-combining mapping of device memory is an entry of the kernel's
+ * PAT memory-type list, so 32 mappings would add 32 entries.
+ */
+static void check_runs_mapped_once(void)
+{
+	struct buf c = { .name = "GPU (2 MiB, one run)" };
+	long before = pat_entries(), after;
+
+	if (before < 0) {
+		tap_skip("a 2 MiB GPU region is mapped in contiguous runs",
+			 "no /sys/kernel/debug/x86/pat_memtype_list (PAT off, or no debugfs)");
+		return;
+	}
+	if (cuMemAlloc(&c.d, 2 << 20) != CUDA_SUCCESS || reg(&c, 2 << 20)) {
+		tap_ok(0, "a 2 MiB GPU buffer registers");
+		if (c.d)
+			cuMemFree(c.d);
+		return;
+	}
+	after = pat_entries();
+	tap_ok(after >= before && after - before <= 2,
+	       "a 2 MiB GPU region (32 pages of 64 KiB) adds %ld PAT memtype entries (at most 2: one mapping per contiguous run)",
+	       after - before);
+	ibv_dereg_mr(c.mr);
+	cuMemFree(c.d);
+	tap_ok(pat_entries() == before,
+	       "its mappings are gone after ibv_dereg_mr (PAT entries %ld -> %ld)",
+	       before, pat_entries());
+}
+
+/*
+ * DRM's uapi (include/uapi/drm/drm.h, drm_mode.h), the three calls used
+ * here: the headers are not installed on the build machine.
+ */
+struct gdt_drm_version {
+	int major, minor, patchlevel;
+	size_t name_len;
+	char *name;
+	size_t date_len;
+	char *date;
+	size_t desc_len;
+	char *desc;
+};
+
+struct gdt_drm_create_dumb {
+	uint32_t height, width, bpp, flags, handle, pitch;
+	uint64_t size;
+};
+
+struct gdt_drm_prime_handle {
+	uint32_t handle, flags;
+	int32_t fd;
+};
+
+#define GDT_DRM_IOCTL_VERSION	_IOWR('d', 0x00, struct gdt_drm_version)
+#define GDT_DRM_IOCTL_PRIME_HANDLE_TO_FD \
+	_IOWR('d', 0x2d, struct gdt_drm_prime_handle)
+#define GDT_DRM_IOCTL_MODE_CREATE_DUMB \
+	_IOWR('d', 0xB2, struct gdt_drm_create_dumb)
+
+/* A DRM device of the vgem driver, opened, or -1. */
+static int open_vgem(void)
+{
+	char path[32], name[16];
+	int i, fd;
+
+	for (i = 0; i < 16; i++) {
+		struct gdt_drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+
+		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		memset(name, 0, sizeof(name));
+		if (ioctl(fd, GDT_DRM_IOCTL_VERSION, &v) == 0 &&
+		    strcmp(name, "vgem") == 0)
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/*
+ * A dma-buf of system memory (a vgem buffer: shmem pages) registered with
+ * ibv_reg_dmabuf_mr and carrying data both ways, checked through the
+ * dma-buf's own mapping.  RAM cannot be mapped write-combining by
+ * memremap() (a WARN, and the registration fails); rxe maps it through its
+ * pages.
+ */
+static void check_ram_dmabuf(struct ibv_qp **qp, struct buf *host,
+			     int provider, cmd_reg_dmabuf_fn cmd_reg,
+			     cmd_dereg_fn cmd_dereg)
+{
+	static const size_t sizes[] = { 1, 4097, 1 << 20 };
+	struct gdt_drm_create_dumb dumb = { .width = 1024, .height = 512, .bpp = 32 };
+	struct gdt_drm_prime_handle ph = { .flags = O_CLOEXEC | O_RDWR, .fd = -1 };
+	struct buf r = { .name = "system memory (vgem dma-buf MR)", .iova = 0x30000000 };
+	char why[160] = "no vgem device";
+	void *map = MAP_FAILED;
+	unsigned int i;
+	int drm, ret;
+
+	drm = open_vgem();
+	if (drm < 0) {
+		guest_read("/etc/cluster-test-modules-missing", why, sizeof(why));
+		why[strcspn(why, "\n")] = 0;
+		tap_skip("a dma-buf of system memory registers and carries data", why);
+		return;
+	}
+	if (ioctl(drm, GDT_DRM_IOCTL_MODE_CREATE_DUMB, &dumb) ||
+	    (ph.handle = dumb.handle,
+	     ioctl(drm, GDT_DRM_IOCTL_PRIME_HANDLE_TO_FD, &ph)) ||
+	    (map = mmap(NULL, dumb.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			ph.fd, 0)) == MAP_FAILED) {
+		tap_ok(0, "a vgem buffer of %llu bytes exported as a dma-buf and mapped (%s)",
+		       (unsigned long long)dumb.size, strerror(errno));
+		goto out;
+	}
+	r.h = map;
+	errno = 0;
+	if (provider) {
+		r.mr = ibv_reg_dmabuf_mr(pd, 0, dumb.size, r.iova, ph.fd, access_all);
+		ret = r.mr ? 0 : errno;
+	} else {
+		r.mr = calloc(1, 256);	/* a struct verbs_mr, with room */
+		if (r.mr) {
+			r.mr->context = ctx;
+			r.mr->pd = pd;
+		}
+		ret = r.mr ? cmd_reg(pd, 0, dumb.size, r.iova, ph.fd, access_all,
+				     r.mr, NULL) : ENOMEM;
+		if (ret) {
+			free(r.mr);
+			r.mr = NULL;
+		}
+	}
+	tap_ok(ret == 0, "a dma-buf of system memory (vgem, %llu bytes) registers (%s)",
+	       (unsigned long long)dumb.size, strerror(ret));
+	if (ret)
+		goto out;
+	r.lkey = r.mr->lkey;
+	r.rkey = r.mr->rkey;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		check_xfer(qp, IBV_WR_RDMA_WRITE, host, &r, sizes[i]);
+		check_xfer(qp, IBV_WR_RDMA_READ, &r, host, sizes[i]);
+	}
+	ret = provider ? ibv_dereg_mr(r.mr) : cmd_dereg(r.mr);
+	tap_ok(ret == 0, "the system-memory dma-buf region deregisters");
+	if (!provider)
+		free(r.mr);
+out:
+	if (map != MAP_FAILED)
+		munmap(map, dumb.size);
+	if (ph.fd >= 0)
+		close(ph.fd);
+	close(drm);
+}
+
 static void check_dmabuf(struct ibv_qp **qp, struct buf *host, struct buf *gpu)
 {
 	static const size_t sizes[] = { 1, 4097, 1 << 20 };
@@ -479,6 +735,7 @@ static void check_dmabuf(struct ibv_qp **qp, struct buf *host, struct buf *gpu)
 		tap_ok(ret == EBADF, "the kernel's reg_user_mr_dmabuf(fd -1) answers EBADF (%s)",
 		       strerror(ret));
 	}
+	check_ram_dmabuf(qp, host, provider, cmd_reg, cmd_dereg);
 
 	if (cuMemAlloc(&d.d, size) != CUDA_SUCCESS ||
 	    cuMemGetHandleForAddressRange(&fd, d.d, size,
@@ -630,6 +887,8 @@ int main(int argc, char **argv)
 	if (h.mr) {
 		check_revocation(&h);
 		check_free_in_flight(&h);
+		check_map_race(&h);
+		check_runs_mapped_once();
 		check_dmabuf(&qp, &h, &a);
 	}
 	drop_qp(qp);
