@@ -24,6 +24,7 @@
  */
 
 #include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/io.h>
 #include <linux/iommu.h>
@@ -33,6 +34,7 @@
 #include <linux/pci.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/swiotlb.h>
 #include <linux/vmalloc.h>
 #include <linux/wait_bit.h>
 
@@ -391,6 +393,17 @@ static int rxe_gpu_map_run(struct rxe_gpu_mr *gpu, const struct rxe_gpu_run *run
 	switch (region_intersects(run->start, run->len, IORESOURCE_SYSTEM_RAM,
 				  IORES_DESC_NONE)) {
 	case REGION_INTERSECTS:
+		/*
+		 * The exporter maps a dma-buf's RAM for the e1000 with the
+		 * DMA API, which bounces pages beyond the device's DMA mask
+		 * (or all of them, where bouncing is forced): the addresses
+		 * would then be bounce buffers, not the pages.
+		 */
+		if (gpu->attach && (dma_addressing_limited(gpu->attach->dev) ||
+				    is_swiotlb_force_bounce(gpu->attach->dev))) {
+			kfree(m);
+			return -EOPNOTSUPP;
+		}
 		m->ram = true;
 		m->va = rxe_gpu_vmap_ram(run->start, run->len);
 		break;
