@@ -3,11 +3,13 @@
  * The one place that knows which nv-p2p flavour we build on
  *
  * Desktop (dGPU): nv-p2p.h of the NVIDIA driver or include/nvidia/nv-p2p.h
- * (the interface the emulator implements), whichever the build put on the
- * include path.  Tegra (GDIRECT_TEGRA): the 13.4
- * interface, from the board's <linux/nv-p2p.h> (with
- * GDIRECT_TEGRA_SYSTEM_HEADER) or from nvp2p_emu built in its Tegra flavour.
- * The rest of the module calls only the gd_nv_*() helpers below.
+ * (the same interface), whichever the build put on the include path.
+ * Tegra (GDIRECT_TEGRA): the 13.4 interface, from the board's
+ * <linux/nv-p2p.h> (with GDIRECT_TEGRA_SYSTEM_HEADER) or from
+ * include/nvidia/nv-p2p-tegra.h, which nv-p2p.h includes when the build
+ * asks for it.
+ * The rest of the module calls NVIDIA only through the gd_nv_*() helpers
+ * below, and names its types and constants.
  */
 #ifndef GDIRECT_NVP2P_COMPAT_H
 #define GDIRECT_NVP2P_COMPAT_H
@@ -24,15 +26,47 @@
 #include <linux/err.h>
 #include <linux/slab.h>
 
-/* Built against nvp2p_emu.ko (the default) or the NVIDIA driver. */
+/*
+ * The provider (GDIRECT_PROVIDER_*, which the INFO ioctl reports) is named
+ * by the build: Kbuild for an NVIDIA driver it finds, the caller for a
+ * provider whose symbols it passes (scripts/build-modules.sh).  The module
+ * guesses none, so that a build against the wrong provider fails here.
+ */
 #ifndef GDIRECT_PROVIDER
-#define GDIRECT_PROVIDER	GDIRECT_PROVIDER_EMULATOR
+#error "GDIRECT_PROVIDER is not set: build through kernel/gdirect/Kbuild"
 #endif
 
 #if defined(NVIDIA_P2P_CAP_GET_PAGES_PERSISTENT_API) && !defined(GDIRECT_TEGRA)
 #define GD_HAVE_PERSISTENT	1
 #else
 #define GD_HAVE_PERSISTENT	0
+#endif
+
+/* Both interfaces free what a free callback was handed the same way. */
+static inline int gd_nv_free_page_table(struct nvidia_p2p_page_table *pt)
+{
+	return nvidia_p2p_free_page_table(pt);
+}
+
+static inline int gd_nv_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma)
+{
+	return nvidia_p2p_free_dma_mapping(dma);
+}
+
+#if GD_HAVE_PERSISTENT
+/* Token-less pins with no free callback (pin.c, use_persistent). */
+static inline int gd_nv_get_pages_persistent(u64 va, u64 len,
+					     struct nvidia_p2p_page_table **pt)
+{
+	return nvidia_p2p_get_pages_persistent(va, len, pt,
+					       NVIDIA_P2P_FLAGS_DEFAULT);
+}
+
+static inline int gd_nv_put_pages_persistent(u64 va,
+					     struct nvidia_p2p_page_table *pt)
+{
+	return nvidia_p2p_put_pages_persistent(va, pt, 0);
+}
 #endif
 
 #ifdef GDIRECT_TEGRA

@@ -340,9 +340,9 @@ static void gd_free_callback(void *data)
 	r->dma = NULL;
 	spin_unlock(&r->lock);
 	if (dma)
-		nvidia_p2p_free_dma_mapping(dma);
+		gd_nv_free_dma_mapping(dma);
 	if (pt)
-		nvidia_p2p_free_page_table(pt);
+		gd_nv_free_page_table(pt);
 
 	atomic64_inc(&gd_stats.callbacks);
 	if (notify) {
@@ -586,8 +586,7 @@ int gd_reg_pin(struct gd_reg *r)
 
 	if (r->persistent) {
 #if GD_HAVE_PERSISTENT
-		ret = nvidia_p2p_get_pages_persistent(r->addr, r->size, &pt,
-						      NVIDIA_P2P_FLAGS_DEFAULT);
+		ret = gd_nv_get_pages_persistent(r->addr, r->size, &pt);
 #else
 		ret = -EOPNOTSUPP;
 #endif
@@ -691,7 +690,7 @@ void gd_reg_release(struct gd_reg *r)
 		ret = 0;	/* the callback ended it; pt may be reused */
 #if GD_HAVE_PERSISTENT
 	else if (r->persistent)
-		ret = nvidia_p2p_put_pages_persistent(r->addr, pt, 0);
+		ret = gd_nv_put_pages_persistent(r->addr, pt);
 #endif
 	else
 		ret = gd_nv_put_pages(r->p2p_token, r->va_space, r->addr, pt);
