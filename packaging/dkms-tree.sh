@@ -4,8 +4,9 @@
 # modules in OUT (/usr/src/gdirect-VERSION when installed): the modules'
 # sources in the repository's layout (gdirect_edu includes
 # ../gdirect/include; the emulator's provider is emu/nvp2p), the uapi
-# headers, the NVIDIA interface headers the emulator implements
-# (include/nvidia/nv-p2p*.h), the build Makefile and dkms.conf.
+# headers (the emulator's in emu/include/uapi), the NVIDIA interface
+# headers the emulator implements (include/nvidia/nv-p2p*.h), the build
+# Makefile and dkms.conf.
 set -eu
 top=$1 out=$2 version=$3
 rm -rf "$out"
@@ -20,9 +21,9 @@ done
 mkdir -p "$out/include/nvidia"
 cp "$top/include/nvidia/nv-p2p.h" "$top/include/nvidia/nv-p2p-tegra.h" \
 	"$out/include/nvidia/"
-mkdir -p "$out/include/uapi"
+mkdir -p "$out/include/uapi" "$out/emu/include/uapi"
 cp "$top/include/uapi/gdirect_ioctl.h" "$top/include/uapi/gdrdrv.h" \
-	"$top/include/uapi/nvp2p_emu.h" "$top/include/uapi/gdirect_edu.h" \
-	"$out/include/uapi/"
+	"$top/include/uapi/gdirect_edu.h" "$out/include/uapi/"
+cp "$top/emu/include/uapi/nvp2p_emu.h" "$out/emu/include/uapi/"
 cp "$top/packaging/dkms/Makefile" "$out/Makefile"
 sed "s/@VERSION@/$version/g" "$top/packaging/dkms.conf.in" > "$out/dkms.conf"

@@ -6,13 +6,19 @@
 # OUTDIR/<module>/, in dependency order.  A module that calls another's
 # exports gets the provider's Module.symvers through KBUILD_EXTRA_SYMBOLS,
 # exactly as a third-party driver links against nvidia.ko (guide 12.6).
+# Built after nvp2p_emu, gdirect is built against it: this script names
+# the provider to gdirect's Kbuild, which otherwise looks for an NVIDIA
+# driver (kernel/gdirect/Kbuild).
 # FLAVOUR v1 builds against page-table version 0x00010002; tegra builds
 # the Tegra interface of guide 13.4 (nvp2p_emu and gdirect alike); prop
 # builds the emulator as NVIDIA's proprietary driver (page table 2.0,
 # licensed "NVIDIA", plain exports), and the modules above it find that
 # out from its Module.symvers; coherent builds the emulator of a coherent
 # platform (page table 2.0, the coherent parameter 1 by default:
-# docs/emulator.md), the modules above it as v2.
+# docs/emulator.md), the modules above it as v2.  FLAVOUR nvidia builds
+# the product's modules (gdirect gdirect_edu) for an NVIDIA driver, which
+# gdirect's Kbuild finds or takes from GDIRECT_NV_SRC and
+# GDIRECT_NV_SYMVERS in the environment (the top-level `make modules`).
 # GDIRECT_KBUILD_CHECK=sparse passes C=2 CHECK=sparse to Kbuild, so every
 # source file is run through sparse whether or not it is recompiled
 # (scripts/lint-kernel.sh); its warnings go to stderr with the compiler's.
@@ -27,7 +33,7 @@ esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-symvers=""
+symvers="" provider=""
 for m in "$@"; do
 	# The product's modules are under kernel/, the emulated GPU's
 	# provider under emu/, the test-only ones (nvp2p_selftest,
@@ -41,11 +47,17 @@ for m in "$@"; do
 	# Copy only what changed, so Kbuild's incremental build still works.
 	cp -up "$src"/* "$dst"/ 2>/dev/null || true
 	for d in "$src"/*/; do [ -d "$d" ] && cp -rup "$d" "$dst"/; done
-	# The project's own builds carry gdirect's race knobs (debug
-	# only: DKMS and kernel/gdirect/Makefile build without them).
+	# The product's modules compile against include/ alone; the
+	# emulator's and the test modules also see the emulator's interface.
+	# The project's own builds carry gdirect's race knobs (debug only:
+	# the nvidia flavour below, DKMS and kernel/gdirect/Makefile build
+	# without them).
 	extra="-I$top/include/nvidia -I$top/include/uapi -DGDIRECT_DEBUG_KNOBS"
+	case $src in "$top"/kernel/*) ;; *) extra="$extra -I$top/emu/include/uapi" ;; esac
+	extra="$extra$provider"
 	tegra=0
 	case $flavour in
+	nvidia) extra="-I$top/include/uapi" ;;
 	v1) extra="$extra -DNVP2P_EMU_PAGE_TABLE_V1" ;;
 	tegra) extra="$extra -DNVP2P_EMU_TEGRA"; tegra=1 ;;
 	prop) extra="$extra -DNVP2P_EMU_PROPRIETARY" ;;
@@ -56,6 +68,11 @@ for m in "$@"; do
 	make -s -C "$kdir" M="$dst" KBUILD_EXTRA_SYMBOLS="$symvers" $check \
 		GDIRECT_EXTRA_CFLAGS="$extra" GDIRECT_TEGRA=$tegra modules
 	symvers="$symvers $dst/Module.symvers"
+	# The modules after the emulator are built against it: gdirect's
+	# Kbuild takes the provider its caller names (GDIRECT_PROVIDER_EMULATOR,
+	# include/uapi/gdirect_ioctl.h), with the provider's nv-p2p.h
+	# (include/nvidia) and Module.symvers passed above.
+	if [ "$m" = nvp2p_emu ]; then provider=" -DGDIRECT_PROVIDER=1"; fi
 done
 # Next to a proprietary provider (nv-p2p exported as plain symbols) the
 # kernel refuses any module on top that uses a GPL-only symbol; modpost
