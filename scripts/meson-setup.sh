@@ -9,6 +9,9 @@
 # before `make bench` installed libucx-dev would never gain the benchmark's
 # targets.  The state of each optional dependency is kept in
 # BUILD/gdirect-optdeps; when it differs, meson is run with --reconfigure.
+# Options given (the top-level Makefile's -Demulator and -Dtests) are kept
+# in BUILD/gdirect-options and applied the same way when they change; with
+# none given, BUILD keeps the options it has.
 set -eu
 build=$1
 shift
@@ -27,5 +30,8 @@ if [ ! -f "$build/build.ninja" ]; then
 elif [ "$state" != "$(cat "$build/gdirect-optdeps" 2>/dev/null || true)" ]; then
 	echo "meson-setup: optional dependencies changed since $build was configured: reconfiguring"
 	meson setup --reconfigure "$@" "$build" "$top" >/dev/null
+elif [ $# -gt 0 ] && [ "$*" != "$(cat "$build/gdirect-options" 2>/dev/null || true)" ]; then
+	meson setup --reconfigure "$@" "$build" "$top" >/dev/null
 fi
 printf '%s\n' "$state" >"$build/gdirect-optdeps"
+if [ $# -gt 0 ]; then printf '%s\n' "$*" >"$build/gdirect-options"; fi
