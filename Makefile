@@ -1,7 +1,18 @@
 # SPDX-License-Identifier: MIT
 # gdirect - top-level entry points.
 #
-#   make            build user space (meson, build/) and the kernel modules
+#   make            the product: user space (meson, build/: libgdirect,
+#                   libgdrapi, the gdirect tool) and gdirect.ko and
+#                   gdirect_edu.ko for the NVIDIA driver found under
+#                   /usr/src/nvidia-* (NVIDIA_SRC=DIR names another), into
+#                   build/kmod/nvidia; with no driver it says so and fails
+#   make userspace  user space alone
+#   make modules    the two modules alone (KDIR=, the running kernel's tree)
+#   make testbed    the emulated machine's modules: the emulated GPU
+#                   (nvp2p_emu), its self-test, gdirect, gdirect_edu and the
+#                   kapi test module, in five flavours under build/kmod/
+#                   (below); make test, make demo and the others that boot
+#                   the emulated machine build it themselves
 #   make deps       install the Debian packages the build targets need
 #   make test       every lane: unit tests, lint, packages, the emulated machine's
 #                   guest suites, the GPU suites where a GPU is (scripts/test.sh)
@@ -27,8 +38,11 @@
 #   make test-gpu   device-library tests on a machine with an NVIDIA GPU
 #   make bench-gpu  the device library's round-trip benchmark, on such a machine
 #
-# User space is built with meson/ninja; the modules with Kbuild against the
-# Debian kernel the guest boots (linux-headers-amd64), one copy per flavour
+# User space is built with meson/ninja; the modules with Kbuild.  The
+# product's modules are built against the running kernel (KDIR) and the
+# NVIDIA driver's nv-p2p.h and Module.symvers (NVIDIA_SRC, NVIDIA_SYMVERS;
+# kernel/gdirect/Kbuild).  The testbed's are built against the Debian kernel
+# the guest boots (linux-headers-amd64, GUEST_KDIR), one copy per flavour
 # under build/kmod/: page-table version 2.0 "v2", 1.2 "v1", and "tegra",
 # the Tegra interface of guide 13.4 (the provider, gdirect and the example),
 # "prop", page table 2.0 with the emulator licensed as NVIDIA's
@@ -36,8 +50,16 @@
 # coherent platform's (docs/emulator.md).
 
 BUILD     ?= build
+# The product's modules: the running kernel, the NVIDIA driver's source.
+KDIR      ?= /lib/modules/$(shell uname -r)/build
+NVIDIA_SRC ?= $(firstword $(patsubst %/nv-p2p.h,%,$(wildcard \
+	/usr/src/nvidia-*/nvidia/nv-p2p.h \
+	/usr/src/nvidia-*/kernel-open/nvidia/nv-p2p.h \
+	/usr/src/nvidia-*/kernel/nvidia/nv-p2p.h)))
+NVIDIA_SYMVERS ?=
+# The testbed's: the newest Debian -amd64 kernel, which the guest boots.
 KVER      ?= $(shell ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$$' | sort -V | tail -n1)
-KDIR      ?= /lib/modules/$(KVER)/build
+GUEST_KDIR ?= /lib/modules/$(KVER)/build
 MODULES   := nvp2p_emu nvp2p_selftest gdirect gdirect_edu gdirect_kapitest
 FLAVOURS  := v2 v1 tegra prop coherent
 TEGRA_MODULES := nvp2p_emu gdirect gdirect_edu
@@ -46,7 +68,7 @@ COHERENT_MODULES := nvp2p_emu nvp2p_selftest gdirect gdirect_edu
 JOBS      ?= $(shell nproc)
 PREFIX    ?= /usr/local
 
-.PHONY: all deps userspace modules test lint unit-test guest-test demo demo-nvp2p demo-cluster rxe bench bench-gdrcopy ucx install deb test-debug-kernel test-gpu bench-gpu clean
+.PHONY: all deps userspace modules testbed test lint unit-test guest-test demo demo-nvp2p demo-cluster rxe bench bench-gdrcopy ucx install deb test-debug-kernel test-gpu bench-gpu clean
 
 all: userspace modules
 
@@ -56,22 +78,47 @@ deps:
 	@scripts/deps.sh build
 	@scripts/deps.sh bench
 
-# Configured again whenever an optional dependency (UCX, CUDA) came or went.
+# Configured again whenever an optional dependency (UCX, CUDA) came or went,
+# or TESTBED changed.  TESTBED=1 adds the emulated GPU's libraries, the tests
+# with their fakes, and the demo's guest programs (meson's emulator and
+# tests options); the targets that run them pass it.
+TESTBED ?= 0
+meson_testbed_0 := -Demulator=false -Dtests=false
+meson_testbed_1 := -Demulator=true -Dtests=true
 userspace:
+	@test -n "$(meson_testbed_$(TESTBED))" || { echo "make: TESTBED='$(TESTBED)': expected 0 or 1"; exit 2; }
 	@scripts/deps.sh --check userspace
-	@scripts/meson-setup.sh $(BUILD)
+	@scripts/meson-setup.sh $(BUILD) $(meson_testbed_$(TESTBED))
 	ninja -C $(BUILD) -j$(JOBS)
 
-# One Kbuild tree per flavour: sources are copied so the two flavours never
-# share object files, and the source tree stays clean.
+# gdirect and gdirect_edu for the NVIDIA driver, built in a copy under
+# build/kmod/nvidia so that the source tree stays clean.
 modules:
+	@test -n "$(NVIDIA_SRC)" || { \
+	  echo "make modules: no NVIDIA driver source under /usr/src/nvidia-*, so gdirect.ko is not built."; \
+	  echo "  Name one with NVIDIA_SRC=DIR, the directory holding its nv-p2p.h (e.g."; \
+	  echo "  /usr/src/nvidia-<version>/kernel-open/nvidia), and NVIDIA_SYMVERS=FILE where"; \
+	  echo "  its Module.symvers is not in DIR or DIR/.."; \
+	  echo "  Without a GPU, 'make testbed' builds the modules against the emulated GPU, and"; \
+	  echo "  'make demo' and 'make test' build and boot them (docs/building.md)."; \
+	  exit 1; }
+	@test -f "$(NVIDIA_SRC)/nv-p2p.h" || { echo "make modules: no nv-p2p.h in NVIDIA_SRC=$(NVIDIA_SRC)"; exit 1; }
+	@test -d "$(KDIR)" || { echo "make modules: no kernel headers at $(KDIR) (Debian: linux-headers-$$(uname -r)); KDIR= names another tree"; exit 1; }
+	@GDIRECT_NV_SRC="$(NVIDIA_SRC)" GDIRECT_NV_SYMVERS="$(NVIDIA_SYMVERS)" \
+	  scripts/build-modules.sh "$(KDIR)" "$(BUILD)/kmod/nvidia" nvidia gdirect gdirect_edu
+	@echo "make modules: $(BUILD)/kmod/nvidia/gdirect/gdirect.ko and $(BUILD)/kmod/nvidia/gdirect_edu/gdirect_edu.ko, for $(NVIDIA_SRC)"
+
+# The emulated machine's modules, one Kbuild tree per flavour: sources are
+# copied so the flavours never share object files, and the source tree
+# stays clean.
+testbed:
 	@scripts/deps.sh --check modules
-	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR)"; exit 1; }
+	@test -d "$(GUEST_KDIR)" || { echo "no kernel headers at $(GUEST_KDIR)"; exit 1; }
 	@for fl in $(FLAVOURS); do \
 	  mods="$(MODULES)"; [ $$fl = tegra ] && mods="$(TEGRA_MODULES)"; \
 	  [ $$fl = prop ] && mods="$(PROP_MODULES)"; \
 	  [ $$fl = coherent ] && mods="$(COHERENT_MODULES)"; \
-	  scripts/build-modules.sh "$(KDIR)" "$(BUILD)/kmod/$$fl" "$$fl" $$mods || exit 1; \
+	  scripts/build-modules.sh "$(GUEST_KDIR)" "$(BUILD)/kmod/$$fl" "$$fl" $$mods || exit 1; \
 	done
 
 # Every lane; on a GPU server (or with GDIRECT_TEST_LANES=available) the
@@ -85,34 +132,36 @@ test:
 demo:
 	@scripts/deps.sh demo
 	@if [ "$$(scripts/deps.sh demo-mode)" = gpu ]; then \
-	  $(MAKE) --no-print-directory userspace; \
-	else $(MAKE) --no-print-directory userspace && \
-	  $(MAKE) --no-print-directory modules FLAVOURS=v2; fi
+	  $(MAKE) --no-print-directory userspace TESTBED=1; \
+	else $(MAKE) --no-print-directory userspace TESTBED=1 && \
+	  $(MAKE) --no-print-directory testbed FLAVOURS=v2; fi
 	@scripts/demo.sh "$(BUILD)"
 
 # The raw nv-p2p walk on the emulated machine, for driver authors.
 demo-nvp2p:
 	@GDIRECT_DEMO=emulated scripts/deps.sh demo
-	@$(MAKE) --no-print-directory userspace
-	@$(MAKE) --no-print-directory modules FLAVOURS=v2
+	@$(MAKE) --no-print-directory userspace TESTBED=1
+	@$(MAKE) --no-print-directory testbed FLAVOURS=v2
 	@scripts/demo.sh "$(BUILD)" nvp2p
 
 # The patched Soft-RoCE module of the emulated cluster (emu/rxe), against
 # gdirect's v2 build; tests/harness/build-cluster-initramfs.sh (the cluster
 # lane, demo-cluster) builds it too, cached.
 rxe:
-	@$(MAKE) --no-print-directory modules FLAVOURS=v2
-	@emu/rxe/build.sh "$(KDIR)" "$(BUILD)/kmod/rxe" "$(BUILD)/kmod/v2/gdirect"
+	@$(MAKE) --no-print-directory testbed FLAVOURS=v2
+	@emu/rxe/build.sh "$(GUEST_KDIR)" "$(BUILD)/kmod/rxe" "$(BUILD)/kmod/v2/gdirect"
 
 # Two emulated GPU nodes linked by e1000 + Soft-RoCE, UCX between them;
 # the GPU-aware UCX of make ucx where it is built, else Debian's.
 demo-cluster:
 	@scripts/deps.sh demo-cluster
-	@$(MAKE) --no-print-directory userspace
-	@$(MAKE) --no-print-directory modules FLAVOURS=v2
+	@$(MAKE) --no-print-directory userspace TESTBED=1
+	@$(MAKE) --no-print-directory testbed FLAVOURS=v2
 	@scripts/demo-cluster.sh "$(BUILD)"
 
-install: userspace
+# CUDA_EMU=1 installs the emulated GPU's libraries too (packaging/install.sh).
+install:
+	@$(MAKE) --no-print-directory userspace TESTBED=$(if $(filter 1,$(CUDA_EMU)),1,0)
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" DKMS="$(DKMS)" packaging/install.sh "$(BUILD)"
 
 # Debian packages from a copy of the tree (build/deb/src; the tree stays
@@ -124,38 +173,39 @@ deb:
 
 bench:
 	@scripts/deps.sh --check bench
-	@$(MAKE) --no-print-directory userspace
+	@$(MAKE) --no-print-directory userspace TESTBED=1
 	@bench/rcache/run.sh "$(BUILD)"
 
 # gdrcopy 2.6 from ../shared/peers (tests/peers/peers.sh finds it), built
 # by its own Makefiles; BENCH_ROUNDS=N rounds (default 5).
 bench-gdrcopy:
 	@scripts/deps.sh --check test
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory userspace testbed TESTBED=1
 	@bench/gdrcopy/ratios.sh "$(BUILD)" results
 
 # Debian's ucx source package, GPU-aware, over our libraries; a no-op when
 # build/ucx/prefix holds a build from the same version and inputs.
 ucx:
 	@scripts/deps.sh ucx
-	@$(MAKE) --no-print-directory userspace
+	@$(MAKE) --no-print-directory userspace TESTBED=1
 	@JOBS=$(JOBS) scripts/ucx-build.sh "$(BUILD)"
 
-# The guest suite under a KASAN/lockdep/kmemleak/KFENCE kernel (docs/debug-kernel.md).
 # checkpatch and sparse over the kernel code, as make test runs them
 # (scripts/lint-kernel.sh, docs/testing.md).
 lint:
 	@scripts/lint-kernel.sh "$(BUILD)"
 
+# The guest suite under a KASAN/lockdep/kmemleak/KFENCE kernel (docs/debug-kernel.md).
 test-debug-kernel:
 	@scripts/deps.sh debug-kernel
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory userspace testbed TESTBED=1
 	@MODULES="$(MODULES)" tests/debug-kernel/run.sh "$(BUILD)"
 
 # Need an NVIDIA GPU and the CUDA toolkit; not part of make test.  meson
 # builds the GPU programs with user space wherever it finds nvcc
 # (scripts/find-cuda.sh; meson option cuda-home).
-test-gpu: userspace
+test-gpu:
+	@$(MAKE) --no-print-directory userspace TESTBED=1
 	@test -x "$(BUILD)/tests/device/test_device" || { \
 	  echo "test-gpu: no GPU tests in $(BUILD): meson found no CUDA toolkit (scripts/find-cuda.sh says why)"; exit 1; }
 	@meson test -C "$(BUILD)" --no-rebuild --suite gpu --verbose

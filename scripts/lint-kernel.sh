@@ -17,7 +17,7 @@
 #   2. sparse through Kbuild (C=2 CHECK=sparse, scripts/build-modules.sh
 #      with GDIRECT_KBUILD_CHECK=sparse): the v2 flavour of every module,
 #      against /lib/modules/<newest -amd64>/build, in BUILD/kmod/v2, the
-#      tree `make modules` builds, so that after it only sparse runs (C=2
+#      tree `make testbed` builds, so that after it only sparse runs (C=2
 #      checks every file, compiled again or not).  The compiler's warnings
 #      of files compiled again count with sparse's.
 #
@@ -30,7 +30,7 @@
 # Prints TAP, then "lint: N passed, N failed, N skipped" last.  Exit status 0
 # when nothing failed.  Cost, measured on the 2-core build machine shared
 # with other jobs (2026-11-27): 25 to 50 s with the load (checkpatch about
-# 20 s, sparse the rest) after `make modules`; 1.5 to 2 min with the modules
+# 20 s, sparse the rest) after `make testbed`; 1.5 to 2 min with the modules
 # not built yet; 30 s more the first time on a machine, for extracting
 # checkpatch.
 set -eu

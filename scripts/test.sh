@@ -34,9 +34,9 @@ if ! "$top/scripts/deps.sh" test; then
 	"$top/scripts/deps.sh" --check userspace || exit 1
 fi
 
-make --no-print-directory -C "$top" userspace BUILD="$build"
+make --no-print-directory -C "$top" userspace TESTBED=1 BUILD="$build"
 if "$top/scripts/deps.sh" --check modules 2>/dev/null; then
-	make --no-print-directory -C "$top" modules BUILD="$build"
+	make --no-print-directory -C "$top" testbed BUILD="$build"
 elif [ "$lanes" = all ]; then
 	"$top/scripts/deps.sh" --check modules
 	exit 1

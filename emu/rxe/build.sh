@@ -8,7 +8,7 @@
 # rxe-gpu.patch, adds rxe_gpu.c and gdirect's kapi header, and builds
 # rdma_rxe.ko with Kbuild against KDIR into OUT/rdma_rxe/, linked against
 # gdirect.ko's exports through GDIRECT_DIR/Module.symvers (a v2 build of
-# `make modules`).  The tarball is unpacked once into OUT/pristine, keyed
+# `make testbed`).  The tarball is unpacked once into OUT/pristine, keyed
 # by its name, size and date; sources are copied into the Kbuild folder
 # only where they changed, so an unchanged module is not rebuilt.
 # Exits 77 naming what is missing (no tarball, no gdirect build, headers
@@ -20,7 +20,7 @@ top=$(cd "$here/../.." && pwd)
 tarball=${RXE_LINUX_SOURCE:-/usr/src/linux-source-6.1.tar.xz}
 missing() { echo "emu/rxe/build.sh: cannot build the patched rdma_rxe: $*" >&2; exit 77; }
 [ -r "$tarball" ] || missing "no $tarball (Debian package linux-source-6.1)"
-[ -f "$gd/Module.symvers" ] || missing "no $gd/Module.symvers (make modules builds gdirect.ko)"
+[ -f "$gd/Module.symvers" ] || missing "no $gd/Module.symvers (make testbed builds gdirect.ko)"
 [ -f "$kdir/Makefile" ] || missing "no kernel headers at $kdir"
 # The patch is written against 6.1's rxe: headers of another series would
 # build it against a different ib core.
