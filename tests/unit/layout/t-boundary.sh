@@ -9,17 +9,35 @@
 # next to the emulator.  This test fails on:
 #   - an #include of a header that lives only under emu/ or tests/, or an
 #     #include path naming emu/ or tests/;
-#   - a build file (meson.build, Kbuild, Makefile) that names emu/ or
-#     tests/, or a meson object that only they define (inc_emu, inc_tests,
-#     the emulator's *_emu_dep and lib*_emu, the tests' libraries).
-# It then plants one violation of each kind in a scratch copy of the
-# product and checks that each is caught, so that the check cannot pass
-# by seeing nothing.
+#   - a product source whose preprocessor reads an emulator setting
+#     (NVP2P_EMU_*);
+#   - a product build file (meson.build, Kbuild, Makefile) that names emu/
+#     or tests/, the emulator (nvp2p_emu, NVP2P_EMU_*), or a meson object
+#     that only they define (inc_emu, inc_emu_uapi, inc_tests, the
+#     emulator's *_emu_dep and lib*_emu, the tests' libraries);
+#   - a top-level meson.build that builds emu/, tests/ or the demo's guest
+#     programs outside the emulator and tests options (build_emulator,
+#     build_tests), so that -Demulator=false -Dtests=false builds the
+#     product alone;
+#   - a plain `make` (make -n all) whose commands name the emulator, the
+#     test modules or emu/, or configure user space with the emulator or
+#     the tests.
+# One use is allowed, each with its reason (allowed, below).  The test then
+# plants one violation of each kind in a scratch copy of the product and
+# checks that each is caught, so that the check cannot pass by seeing
+# nothing.
 set -u
 root=$(cd "${1:?usage: t-boundary.sh ROOT}" && pwd)
 . "$root/tests/include/tap.sh"
 
 product="kernel/gdirect kernel/gdirect_edu lib gdrapi tools device ptxabi"
+
+# FILE:NAME pairs the scan lets through.  The gdirect tool reports an
+# emulated GPU as it reports NVIDIA's, and reads the emulator's INFO call
+# for it: provider.c includes the emulator's interface, which
+# tools/meson.build puts on the include path.
+allowed="tools/src/provider.c:nvp2p_emu.h tools/meson.build:inc_emu_uapi"
+is_allowed() { case " $allowed " in *" $1:$2 "*) return 0 ;; esac; return 1; }
 
 # Headers that exist under emu/ or tests/ and nowhere in the product or
 # include/: including one of these by name is reaching across.
@@ -49,19 +67,67 @@ scan() {
 				case $h in
 				*emu/*|*tests/*) echo "$f:$line"; continue ;;
 				esac
-				if grep -qxF "$(basename "$h")" "$tmp/foreign"; then
+				if grep -qxF "$(basename "$h")" "$tmp/foreign" &&
+				   ! is_allowed "$f" "$(basename "$h")"; then
 					echo "$f:$line"
 				fi
 			done
+			grep -nE '^[[:space:]]*#[[:space:]]*(if|ifdef|ifndef|elif).*NVP2P_EMU' \
+				"$r/$f" | sed "s|^|$f:|"
 		done
 		(cd "$r" && find "$d" -type f \( -name meson.build -o -name Kbuild \
 			-o -name Makefile -o -name '*.mk' \) -print) |
 		while read -r f; do
-			grep -nE "(^|[^[:alnum:]_])(emu|tests)/|\\b(inc_emu|inc_tests|inc_tap|[a-z]+_emu_dep|lib[a-z]+_emu|gdt_lib|tap_dep)\\b" \
+			grep -nE "(^|[^[:alnum:]_])(emu|tests)/|nvp2p_emu|NVP2P_EMU|\\b(inc_emu|inc_emu_uapi|inc_tests|inc_tap|[a-z]+_emu_dep|lib[a-z]+_emu|gdt_lib|tap_dep)\\b" \
 				"$r/$f" | grep -v '^[0-9]*:[[:space:]]*#' |
-				sed "s|^|$f:|"
+				while IFS= read -r line; do
+					is_allowed "$f" "$(printf '%s\n' "$line" |
+						grep -oE 'inc_emu_uapi' | head -n1)" ||
+						echo "$f:$line"
+				done
 		done
 	done
+	scan_meson "$r"
+	scan_make "$r"
+}
+
+# scan_meson ROOT: each subdir() of the top-level meson.build into emu/,
+# tests/ or demo/guest must sit inside an if on its option.
+scan_meson() {
+	awk '
+	function guarded(want,   i) {
+		for (i = 1; i <= depth; i++)
+			if (cond[i] ~ want) return 1
+		return 0
+	}
+	/^[[:space:]]*#/ { next }
+	/^[[:space:]]*if[[:space:]]/ { cond[++depth] = $0; next }
+	/^[[:space:]]*(elif|else)/ { cond[depth] = "else"; next }
+	/^[[:space:]]*endif/ { depth--; next }
+	/subdir\([[:space:]]*\x27(emu|demo\/guest)[\x27\/]/ {
+		if (!guarded("build_emulator")) printf "meson.build:%d:%s\n", NR, $0
+	}
+	/subdir\([[:space:]]*\x27tests[\x27\/]/ {
+		if (!guarded("build_tests")) printf "meson.build:%d:%s\n", NR, $0
+	}' "$1/meson.build"
+}
+
+# scan_make ROOT: what a plain `make` runs, as make -n prints it (with an
+# NVIDIA driver named, so the module build is printed too).  It must build
+# user space with -Demulator=false -Dtests=false and the two product modules,
+# and name nothing of the emulator or the tests.
+scan_make() {
+	if ! make -n -s --no-print-directory -C "$1" all NVIDIA_SRC=/nvidia-src \
+		BUILD=/build KDIR=/kdir >"$tmp/make.n" 2>&1; then
+		echo "Makefile: make -n all failed: $(tail -n1 "$tmp/make.n")"
+		return
+	fi
+	grep -q -- 'meson-setup.sh /build -Demulator=false -Dtests=false' "$tmp/make.n" ||
+		echo "Makefile: make all does not configure user space with -Demulator=false -Dtests=false"
+	grep -q -- 'build-modules.sh "/kdir" "/build/kmod/nvidia" nvidia gdirect gdirect_edu$' "$tmp/make.n" ||
+		echo "Makefile: make all does not build gdirect and gdirect_edu for the NVIDIA driver"
+	grep -nE 'nvp2p_emu|NVP2P_EMU|nvp2p_selftest|gdirect_kapitest|(^|[^[:alnum:]_])emu/|-Demulator=true|-Dtests=true' \
+		"$tmp/make.n" | sed 's|^|make -n all:|'
 }
 
 tmp=$(mktemp -d)
@@ -75,13 +141,25 @@ else
 	ok "no product file includes from or builds against emu/ or tests/"
 fi
 
-# The same scan on scratch copies, each with one planted violation.
-plant() {
-	what=$1 file=$2 text=$3
+# The same scan on scratch copies, each with one planted violation; the
+# copy without one must scan clean, or a plant would be caught for nothing.
+copy() {
 	rm -rf "$tmp/tree"
 	mkdir -p "$tmp/tree"
-	(cd "$root" && tar -cf - include emu tests/include $product) |
-		(cd "$tmp/tree" && tar -xf -)
+	(cd "$root" && tar -cf - include emu tests/include meson.build Makefile \
+		$product) | (cd "$tmp/tree" && tar -xf -)
+}
+copy
+scan "$tmp/tree" > "$tmp/found"
+if [ -s "$tmp/found" ]; then
+	not_ok "the scratch copy scans clean"
+	diag "$(cat "$tmp/found")"
+else
+	ok "the scratch copy scans clean"
+fi
+plant() {
+	what=$1 file=$2 text=$3
+	copy
 	printf '%s\n' "$text" >> "$tmp/tree/$file"
 	if scan "$tmp/tree" | grep -q .; then
 		ok "a planted $what is caught"
@@ -94,4 +172,15 @@ plant "include of a test header" kernel/gdirect/pin.c '#include "tap.h"'
 plant "include path into emu/" gdrapi/src/gdrapi.c '#include "../../emu/cuda/src/cuda_emu_internal.h"'
 plant "meson link with the emulator" tools/meson.build 'x = executable(\x27x\x27, \x27x.c\x27, dependencies : cuda_emu_dep)'
 plant "Kbuild include of emu/" kernel/gdirect/Kbuild 'ccflags-y += -I$(src)/../../emu/nvp2p'
+plant "Kbuild looking for the emulator's symbols" kernel/gdirect/Kbuild \
+	'gd_emu := $(findstring nvp2p_emu,$(KBUILD_EXTRA_SYMBOLS))'
+plant "Kbuild setting an emulator define" kernel/gdirect/Kbuild 'ccflags-y += -DNVP2P_EMU_TEGRA'
+plant "product source reading an emulator define" kernel/gdirect/main.c '#ifdef NVP2P_EMU_TEGRA'
+plant "include of the emulator's interface" kernel/gdirect/pin.c '#include "nvp2p_emu.h"'
+plant "tool including the emulator's interface outside provider.c" tools/src/main.c '#include <nvp2p_emu.h>'
+plant "meson path to the emulator's interface" lib/meson.build 'x = include_directories(inc_emu_uapi)'
+plant "emu/ built outside the emulator option" meson.build "subdir('emu')"
+plant "tests/ built outside the tests option" meson.build "subdir('tests')"
+plant "plain make building the testbed" Makefile 'all: testbed'
+plant "plain make building user space with the tests" Makefile 'meson_testbed_0 := -Dtests=true'
 tap_done
