@@ -37,7 +37,6 @@ product="kernel/gdirect kernel/gdirect_edu lib gdrapi tools device ptxabi"
 # for it: provider.c includes the emulator's interface, which
 # tools/meson.build puts on the include path.
 allowed="tools/src/provider.c:nvp2p_emu.h tools/meson.build:inc_emu_uapi"
-is_allowed() { case " $allowed " in *" $1:$2 "*) return 0 ;; esac; return 1; }
 
 # Headers that exist under emu/ or tests/ and nowhere in the product or
 # include/: including one of these by name is reaching across.
@@ -51,42 +50,57 @@ foreign_headers() {
 }
 
 # scan ROOT: print each violation as "file:line: text", nothing if clean.
+# One grep over all the files of each kind, then awk: the tree has a few
+# hundred sources, and a process per line would take minutes.
 scan() {
 	r=$1
 	foreign_headers "$r" > "$tmp/foreign"
+	: > "$tmp/src"
+	: > "$tmp/bld"
 	for d in $product; do
 		[ -d "$r/$d" ] || continue
 		(cd "$r" && find "$d" -type f \( -name '*.c' -o -name '*.h' \
-			-o -name '*.cu' -o -name '*.ptx' \) -print) |
-		while read -r f; do
-			grep -n '^[[:space:]]*#[[:space:]]*include' "$r/$f" |
-			while IFS= read -r line; do
-				h=$(printf '%s\n' "$line" |
-					sed -n 's/.*include[[:space:]]*[<"]\([^>"]*\)[>"].*/\1/p')
-				[ -n "$h" ] || continue
-				case $h in
-				*emu/*|*tests/*) echo "$f:$line"; continue ;;
-				esac
-				if grep -qxF "$(basename "$h")" "$tmp/foreign" &&
-				   ! is_allowed "$f" "$(basename "$h")"; then
-					echo "$f:$line"
-				fi
-			done
-			grep -nE '^[[:space:]]*#[[:space:]]*(if|ifdef|ifndef|elif).*NVP2P_EMU' \
-				"$r/$f" | sed "s|^|$f:|"
-		done
+			-o -name '*.cu' -o -name '*.ptx' \) -print) >> "$tmp/src"
 		(cd "$r" && find "$d" -type f \( -name meson.build -o -name Kbuild \
-			-o -name Makefile -o -name '*.mk' \) -print) |
-		while read -r f; do
-			grep -nE "(^|[^[:alnum:]_])(emu|tests)/|nvp2p_emu|NVP2P_EMU|\\b(inc_emu|inc_emu_uapi|inc_tests|inc_tap|[a-z]+_emu_dep|lib[a-z]+_emu|gdt_lib|tap_dep)\\b" \
-				"$r/$f" | grep -v '^[0-9]*:[[:space:]]*#' |
-				while IFS= read -r line; do
-					is_allowed "$f" "$(printf '%s\n' "$line" |
-						grep -oE 'inc_emu_uapi' | head -n1)" ||
-						echo "$f:$line"
-				done
-		done
+			-o -name Makefile -o -name '*.mk' \) -print) >> "$tmp/bld"
 	done
+	# Includes: a path naming emu/ or tests/, or a header only they have.
+	(cd "$r" && tr '\n' '\0' < "$tmp/src" | xargs -0 -r grep -nH \
+		'^[[:space:]]*#[[:space:]]*include') |
+	awk -v allowed="$allowed" -v foreign="$tmp/foreign" '
+	BEGIN {
+		while ((getline h < foreign) > 0) bad[h] = 1
+		n = split(allowed, a, " ")
+		for (i = 1; i <= n; i++) ok[a[i]] = 1
+	}
+	{
+		f = $0; sub(/:.*/, "", f)
+		if (!match($0, /include[[:space:]]*[<"][^>"]*[>"]/)) next
+		h = substr($0, RSTART, RLENGTH)
+		sub(/^include[[:space:]]*[<"]/, "", h); sub(/[>"]$/, "", h)
+		if (h ~ /(^|\/)(emu|tests)\//) { print; next }
+		b = h; sub(/.*\//, "", b)
+		if ((b in bad) && !((f ":" b) in ok)) print
+	}'
+	# Preprocessor conditions on an emulator setting.
+	(cd "$r" && tr '\n' '\0' < "$tmp/src" | xargs -0 -r grep -nHE \
+		'^[[:space:]]*#[[:space:]]*(if|ifdef|ifndef|elif).*NVP2P_EMU')
+	# Build files naming emu/, tests/, the emulator or their objects.
+	(cd "$r" && tr '\n' '\0' < "$tmp/bld" | xargs -0 -r grep -nHE \
+		"(^|[^[:alnum:]_])(emu|tests)/|nvp2p_emu|NVP2P_EMU|\\b(inc_emu|inc_emu_uapi|inc_tests|inc_tap|[a-z]+_emu_dep|lib[a-z]+_emu|gdt_lib|tap_dep)\\b") |
+	awk -v allowed="$allowed" '
+	BEGIN { n = split(allowed, a, " "); for (i = 1; i <= n; i++) ok[a[i]] = 1 }
+	{
+		f = $0; sub(/:.*/, "", f)
+		t = $0; sub(/^[^:]*:[0-9]*:/, "", t)
+		if (t ~ /^[[:space:]]*#/) next
+		if (((f ":inc_emu_uapi") in ok) && t ~ /inc_emu_uapi/) {
+			u = t; gsub(/inc_emu_uapi/, "", u)
+			if (u !~ /(^|[^[:alnum:]_])(emu|tests)\/|nvp2p_emu|NVP2P_EMU|(^|[^[:alnum:]_])(inc_emu|inc_tests|inc_tap|[a-z]+_emu_dep|lib[a-z]+_emu|gdt_lib|tap_dep)([^[:alnum:]_]|$)/)
+				next
+		}
+		print
+	}'
 	scan_meson "$r"
 	scan_make "$r"
 }
@@ -146,8 +160,10 @@ fi
 copy() {
 	rm -rf "$tmp/tree"
 	mkdir -p "$tmp/tree"
-	(cd "$root" && tar -cf - include emu tests/include meson.build Makefile \
-		$product) | (cd "$tmp/tree" && tar -xf -)
+	# Of emu/ and tests/, their headers are what the scan reads.
+	(cd "$root" && { find emu tests -name '*.h'; echo include; echo meson.build;
+		echo Makefile; for d in $product; do echo "$d"; done; } |
+		tar -cf - -T -) | (cd "$tmp/tree" && tar -xf -)
 }
 copy
 scan "$tmp/tree" > "$tmp/found"
