@@ -6,8 +6,8 @@
 # GPU and edu device, linked by an e1000 pair over qemu's stream netdev with
 # Soft-RoCE (rxe0, patched to register GPU memory: emu/rxe) on top; checks
 # the link with ibv_rc_pingpong, then runs every cluster test: GPUDirect
-# RDMA between the GPUs with plain verbs (c-31) and with perftest (c-40),
-# and UCX (ucx-xfer) over rc_verbs and over tcp, host memory, GPU memory
+# RDMA between the GPUs with plain verbs (cluster-gpudirect) and with
+# perftest (cluster-perftest), and UCX (ucx-xfer) over rc_verbs and over tcp, host memory, GPU memory
 # staged, and GPU memory with GPUDirect RDMA: tagged send/receive, put and
 # get from 1 B to 4 MiB, each checked on the receiving node.  It prints
 # GPUDirect RDMA's results first (which path, the bytes staged), then the
@@ -35,9 +35,10 @@ rc=$(cat "$rcf")
 t1=$top/results/demo-cluster-node1.tap
 # GPUDirect RDMA first: the NIC (the patched Soft-RoCE) moving GPU memory
 # between the nodes itself, by each registration path, with the staged
-# bytes the emulator counted on both nodes (c-31); then UCX doing the same
-# (c-20's rc_verbs gdr run): the protocols it chose between GPU buffers.
-echo "demo-cluster: GPUDirect RDMA between the nodes, verbs on GPU memory (c-31, node 1):"
+# bytes the emulator counted on both nodes (cluster-gpudirect); then UCX
+# doing the same (cluster-ucx's rc_verbs gdr run): the protocols it chose
+# between GPU buffers.
+echo "demo-cluster: GPUDirect RDMA between the nodes, verbs on GPU memory (cluster-gpudirect, node 1):"
 grep -E '^(not )?ok [0-9]+ - (peer|dmabuf): ' "$t1" |
 	grep -E '4194304 B|cuMemFree|dereg|0 pins' | sed 's/^\(not \)\{0,1\}ok [0-9]* - /  /'
 echo "demo-cluster: UCX with GPUDirect RDMA (rc_verbs gdr), its protocols between GPU buffers (node 1):"

@@ -280,7 +280,7 @@ int main(void)
 	if (!have_gdirect)
 		skip("needs pins through gdirect.ko: see [1]");
 	else
-		printf("    see `gdirect bench` and the guest test t-50-lib-rcache\n");
+		printf("    see `gdirect bench` and the guest's lib-rcache\n");
 
 	gdirect_ctx_destroy(g);
 	printf("\n%d steps, %d skipped on this machine; GDIRECT_DEMO=emulated make demo runs them all in the emulated machine\n",

@@ -9,7 +9,7 @@
  * any libgdrapi 2.x works unchanged; this header declares that interface.
  * The request numbers, version constants, field order and sizes are those
  * of gdrcopy 2.6 and must not change: the unit test
- * tests/unit/gdirect/t-gdrdrv-peer.sh compares them with the header in
+ * tests/unit/gdirect/gdrdrv-peer.sh compares them with the header in
  * gdrcopy's release tarball.
  *
  * Ioctl encodings.  Each request number carries the argument size that

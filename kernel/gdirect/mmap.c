@@ -12,7 +12,7 @@
  * Why not io_remap_pfn_range() in mmap(): the kernel links the new VMA
  * into the address space only after ->mmap returns, so a zap running
  * between the two misses it and leaves the PTEs of put pages in place
- * (t-30-gdirect-mmaprace).  A fault, by contrast, only ever happens on a
+ * (gdirect-mmaprace).  A fault, by contrast, only ever happens on a
  * linked VMA, and the semaphore orders its PTEs before the zap.
  *
  * VMAs are not copied on fork and cannot be split, so the per-region

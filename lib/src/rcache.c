@@ -506,7 +506,7 @@ static size_t evict_locked(struct gdirect_ctx *c, struct cand *v, size_t n,
 			/* Between the sum and what it decides: a hit that
 			 * copied r's slot before the hold and counts only now
 			 * is in no sum, and must find the slot held at its
-			 * reread and back off (t-evict-race runs that hit
+			 * reread and back off (lib-evict-race runs that hit
 			 * here). */
 			GDL_RACE(GDL_RACE_EVICT_SUMMED);
 			if (unused) {
@@ -682,7 +682,7 @@ static bool wait_for_releases(struct gdirect_ctx *c)
 
 	/* Counted among the waiters and the generation read, under the
 	 * lock: a release that ends from here on wakes this wait (the point
-	 * where t-release-wait lets one end). */
+	 * where lib-release-wait lets one end). */
 	if (any)
 		GDL_RACE(GDL_RACE_RELEASE_WAIT);
 	while (any && !c->drain_due && c->release_gen == gen &&

@@ -99,15 +99,15 @@
  *    ("Hit paths").
  *  - Run the race-hook tests.  They link libgdirect_races, the library
  *    built with -DGDL_RACE_HOOKS, where each GDL_RACE() point (slotab.h)
- *    calls a hook that the test sets: tests/unit/lib/t-slot.c,
- *    t-model.c, t-evict-race.c, t-release-wait.c.  A new window in the
+ *    calls a hook that the test sets: tests/unit/lib/slot.c,
+ *    model.c, evict-race.c, release-wait.c.  A new window in the
  *    protocol gets a new gdl_race_point and a test that runs the race
  *    there.
  *  - Run the unit suite (meson test -C build --suite unit; under ASan and
  *    UBSan in build-san) and the TSan suite several times (meson test -C
  *    build-tsan --suite tsan --repeat 10): a race shows up by chance.
  *  - Run the guest test against the real driver,
- *    tests/guest/lib/t-50-lib-rcache.c (make test).
+ *    tests/guest/lib/rcache.c (make test).
  *  - Measure the hit before and after with make bench
  *    (bench/rcache/run.sh, which runs bench/rcache/rcache_bench; --quick
  *    or --repeats N for a short run), and put both figures in the commit

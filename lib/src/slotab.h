@@ -45,9 +45,9 @@
 struct gdirect_reg;
 
 /*
- * Race hooks: points of the lock-free protocols where tests (t-slot,
- * t-model, t-evict-race, t-release-wait, built with GDL_RACE_HOOKS against
- * a static copy of the library) run a kill, an eviction or a slot
+ * Race hooks: points of the lock-free protocols where tests (lib-slot,
+ * lib-model, lib-evict-race, lib-release-wait, built with GDL_RACE_HOOKS
+ * against a static copy of the library) run a kill, an eviction or a slot
  * rewrite, or hand over to another thread, deterministically, in the
  * middle of a hit, of an eviction or of a pin's wait for BAR space.
  * Nothing in the library proper.

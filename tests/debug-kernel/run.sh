@@ -12,13 +12,16 @@
 #      (tests/debug-kernel/planted) into BUILD/kmod-debug/planted; and the
 #      modules once more against the same kernel configured without the
 #      dma-buf core, where they must reference no dma-buf symbol
-#   3. boot "debug-v2": the whole guest suite (every t-*, or $GUEST_TESTS),
-#      then dk-kmemleak.sh and dk-lockdep.sh; any lockdep, KASAN, KFENCE or
-#      kmemleak report in the kernel log fails it (tests/harness/run.py's scan), and
-#      so does lockdep having switched itself off; then "debug-tegra": the
-#      Tegra flavour's tests (tg-*) and the same two checks
-#   4. boot "debug-planted": dk-planted.sh sets off one bug per checker, then
-#      dk-kmemleak.sh; here each checker MUST report, or the lane fails
+#   3. boot "debug-v2": the tests of the lane debug-v2 in tests/TESTS, the
+#      whole guest suite then debug-kernel-kmemleak.sh and
+#      debug-kernel-lockdep.sh (with $GUEST_TESTS, those tests then the two
+#      checks); any lockdep, KASAN, KFENCE or kmemleak report in the kernel
+#      log fails it (tests/harness/run.py's scan), and so does lockdep
+#      having switched itself off; then "debug-tegra" (lane debug-tegra):
+#      the Tegra flavour's tests and the same two checks
+#   4. boot "debug-planted" (lane debug-planted): debug-kernel-planted.sh
+#      sets off one bug per checker, then debug-kernel-kmemleak.sh; here
+#      each checker MUST report, or the lane fails
 #
 # BUILD holds user space built by meson (the test programs).  MODULES
 # (default: the top-level Makefile's) names the modules to build, in
@@ -29,6 +32,8 @@
 set -u
 build=$(cd "$1" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# lane LANE: the names of LANE's tests in tests/TESTS, in its order.
+lane() { "$top/tests/harness/manifest.sh" lane "$1" | tr '\n' ' '; }
 results=${RESULTS:-$top/results}
 mkdir -p "$results"
 if [ -n "${GDIRECT_DEBUG_KERNEL_DIR:-}" ]; then
@@ -141,7 +146,11 @@ boot() {
 
 echo "== guest suite under the debug kernel"
 t0=$(date +%s)
-boot debug-v2 "${GUEST_TESTS:-t-*} dk-kmemleak.sh dk-lockdep.sh" "$build/kmod-debug/v2"
+if [ -n "${GUEST_TESTS:-}" ]; then
+	boot debug-v2 "$GUEST_TESTS debug-kernel-kmemleak.sh debug-kernel-lockdep.sh" "$build/kmod-debug/v2"
+else
+	boot debug-v2 "$(lane debug-v2)" "$build/kmod-debug/v2"
+fi
 echo "debug-kernel: suite took $(( $(date +%s) - t0 )) s"
 # count NAME: add the last line of results/NAME.summary to the totals.
 count() {
@@ -155,14 +164,14 @@ count debug-v2
 if [ -z "${GUEST_TESTS:-}" ]; then
 	echo "== the Tegra flavour under the debug kernel"
 	t0=$(date +%s)
-	boot debug-tegra "tg-* dk-kmemleak.sh dk-lockdep.sh" "$build/kmod-debug/tegra"
+	boot debug-tegra "$(lane debug-tegra)" "$build/kmod-debug/tegra"
 	echo "debug-kernel: Tegra boot took $(( $(date +%s) - t0 )) s"
 	count debug-tegra
 fi
 
 echo "== planted bugs: every checker must report"
 t0=$(date +%s)
-boot debug-planted "dk-planted.sh dk-kmemleak.sh" "$build/kmod-debug/planted" >/dev/null
+boot debug-planted "$(lane debug-planted)" "$build/kmod-debug/planted" >/dev/null
 echo "debug-kernel: planted boot took $(( $(date +%s) - t0 )) s"
 con=$results/debug-planted.console.log
 tap=$results/debug-planted.tap
@@ -185,7 +194,7 @@ expect "KASAN, out-of-bounds read" "$con" "BUG: KASAN: slab-out-of-bounds in dk_
 expect "KFENCE, use-after-free" "$con" "BUG: KFENCE: use-after-free read in dk_kfence_uaf"
 expect "DEBUG_ATOMIC_SLEEP, might-sleep under a spinlock" "$con" \
 	"BUG: sleeping function called from invalid context" "dk_sleep_atomic"
-# kmemleak's report is read from debugfs by dk-kmemleak.sh, into the TAP
-# log: its backtrace names the function that dropped the pointer.
+# kmemleak's report is read from debugfs by debug-kernel-kmemleak.sh, into
+# the TAP log: its backtrace names the function that dropped the pointer.
 expect "kmemleak, dropped allocation" "$tap" "^# unreferenced object" "dk_leak"
 finish

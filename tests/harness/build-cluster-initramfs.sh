@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # build-cluster-initramfs.sh BUILD OUT - the initramfs of a cluster node.
 #
-# Environment: GUEST_TESTS (default "c-*", the cluster tests), GUEST_TIMEOUT,
+# Environment: GUEST_TESTS (default the lane cluster's tests in tests/TESTS),
+# GUEST_TIMEOUT,
 # KVER (the guest kernel release, default the newest -amd64 one),
 # UCX_PREFIX (a UCX installation to ship instead of Debian's libucx0 and
 # ucx-utils, e.g. the GPU-aware build of `make ucx`), RDMA_CORE_CACHE
@@ -29,7 +30,7 @@
 # Exits 77 naming what is missing when any of it is absent but perftest
 # (the caller reports a skip, loudly), 1 on any other failure; without the
 # perftest release the guests get /etc/cluster-perftest-missing saying
-# why, and c-40 skips.
+# why, and cluster-perftest.sh skips.
 set -eu
 build=$1; out=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -101,7 +102,8 @@ if [ -n "$missing" ]; then
 	exit 77
 fi
 # perftest, built at test time from its release; without the release (or
-# its build tools) the cluster still runs, and c-40 says why it skips.
+# its build tools) the cluster still runs, and cluster-perftest.sh says why
+# it skips.
 perftest=""
 perftest_why=""
 if tb=$("$top/tests/peers/peers.sh" find perftest-26.04.17.tar.gz "$build/peers/cache" 2>"$build/perftest-build.err"); then
@@ -117,7 +119,8 @@ else
 fi
 [ -z "$perftest_why" ] || echo "build-cluster-initramfs.sh: WARNING: no perftest in the guests: $perftest_why" >&2
 
-GUEST_TESTS=${GUEST_TESTS:-c-*} "$top/tests/harness/build-initramfs.sh" "$build" v2 "$out.base"
+GUEST_TESTS=${GUEST_TESTS:-$("$top/tests/harness/manifest.sh" lane cluster | tr '\n' ' ')} \
+	"$top/tests/harness/build-initramfs.sh" "$build" v2 "$out.base"
 root=$(mktemp -d)
 trap 'rm -rf "$root" "$out.base"' EXIT
 mkdir -p "$root/modules/cluster" "$root/etc/libibverbs.d" "$root/usr/bin" \

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # build-initramfs.sh BUILD FLAVOUR OUT
 #
-# Environment: GUEST_TESTS (names or globs of the tests to run, default all),
+# Environment: GUEST_TESTS (names or globs of the tests to run, in order;
+# default the tests of the lane named FLAVOUR in tests/TESTS, in its order),
 # GUEST_TIMEOUT (seconds per test), KMOD_DIR (modules, default BUILD/kmod/FLAVOUR),
 # GUEST_TREE (a directory: see below), GUEST_EXTRA (a folder copied onto the
 # initramfs's root, for the peers lane's programs: tests/peers/; the host
@@ -10,8 +11,9 @@
 #
 # Packs the test guest's initramfs: busybox, our init, the kernel modules of
 # FLAVOUR (BUILD/kmod/FLAVOUR), every program built in a guest/ folder, the
-# guest shell tests, our shared libraries (libcuda.so.1 of the emulator
-# among them, in /usr/lib/gdirect) and the host libraries they need.
+# guest shell tests under their names (tests/TESTS), the other scripts of a
+# guest/ folder under their own, our shared libraries (libcuda.so.1 of the
+# emulator among them, in /usr/lib/gdirect) and the host libraries they need.
 #
 # With GUEST_TREE=DIR nothing of BUILD is packed: DIR's tree is copied to
 # the root instead (installed files at their installed paths, and its tests
@@ -22,7 +24,14 @@ set -eu
 build=$(cd "$1" && pwd); flavour=$2; out=$3
 top=$(cd "$(dirname "$0")/../.." && pwd)
 root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
+lines=$(mktemp)
+trap 'rm -rf "$root" "$lines"' EXIT
+"$top/tests/harness/manifest.sh" lines >"$lines"
+tests=${GUEST_TESTS:-$("$top/tests/harness/manifest.sh" lane "$flavour" | tr '\n' ' ')}
+if [ -z "$tests" ]; then
+	echo "build-initramfs: tests/TESTS names no test for the lane '$flavour': set GUEST_TESTS" >&2
+	exit 1
+fi
 
 mkdir -p "$root/bin" "$root/sbin" "$root/etc" "$root/proc" "$root/sys" \
 	"$root/dev" "$root/tests" "$root/modules" "$root/usr/lib/gdirect"
@@ -42,7 +51,7 @@ else
 
 	# The guest kernel's own modules for a disk filesystem (ext2 through
 	# ext4, on a loop device), for tests that need a file system with a
-	# real backing device (t-30-gdirect-fadvise): the release is the one
+	# real backing device (gdirect-fadvise): the release is the one
 	# our modules were built for, and its modules come from this machine's
 	# /lib/modules or the bookworm-backports tree.  Without them those
 	# tests skip.
@@ -62,14 +71,20 @@ else
 		break
 	done
 
-	# Programs built by meson in any guest/ folder, and shell tests in source.
+	# Programs built by meson in any guest/ folder (tests under their
+	# names), and the scripts of guest/ folders in source: a test of
+	# tests/TESTS under its name (one copy per variant), any other under
+	# its own.
 	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/peers" -o -path "$build/rdma-core" \) -prune -o -path '*/guest/*' -type f \
 		-perm -u+x ! -path '*.p/*' -print | while read -r f; do
 		cp "$f" "$root/tests/"
 	done
 	find "$top" -path "$top/build*" -prune -o -path '*/guest/*.sh' -type f \
 		-print | while read -r f; do
-		cp "$f" "$root/tests/"
+		names=$(awk -v p="${f#"$top"/}" '$1 == p && $4 != "helper" { print $3 }' "$lines")
+		for n in ${names:-$(basename "$f")}; do
+			cp "$f" "$root/tests/$n"
+		done
 	done
 	# Our shared libraries, found by LD_LIBRARY_PATH in the guest (not rdma-core
 	# of emu/rdma-core: build-cluster-initramfs.sh ships it, at its system paths).
@@ -133,7 +148,8 @@ done
 mkdir -p "$root/lib64"
 cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
 
-[ -n "${GUEST_TESTS:-}" ] && echo "$GUEST_TESTS" > "$root/etc/gdirect-tests"
+# The tests to run, in order (the guest's init reads them).
+echo "$tests" > "$root/etc/gdirect-tests"
 # The flavour booted, for tests that check the modules are that flavour's.
 echo "$flavour" > "$root/etc/gdirect-flavour"
 [ -n "${GUEST_TIMEOUT:-}" ] && echo "$GUEST_TIMEOUT" > "$root/etc/gdirect-timeout"

@@ -8,25 +8,27 @@
 #      warnings of tests/lint/kernel-baseline.txt (scripts/lint-kernel.sh)
 #   3. UCX from Debian's source package, GPU-aware over our libraries
 #      (scripts/ucx-build.sh; a no-op when built already), for the guest
-#      tests that use it (t-60-ucx*), which skip, saying so, without it
-#   4. the guest suite on the emulated machine, once per page-table flavour:
-#      v2 (0x00020000) runs every guest test, v1 (0x00010002) the emulator,
-#      driver and gdirect-info tests ($GUEST_V1_TESTS); then the Tegra
-#      interface (guide 13.4) runs its own tests, tg-*; and the emulator
-#      built as NVIDIA's proprietary driver runs gdirect's suites on it
-#      ($GUEST_PROP_TESTS); and the emulator of a coherent platform
-#      (CPU-cacheable page tables) runs the suites of gdirect's cacheable
-#      paths ($GUEST_COHERENT_TESTS); and the kernel suites again on
-#      bookworm-backports' 6.12 kernel ($GUEST_BPO_TESTS)
+#      tests that use it (tests/guest/ucx/), which skip, saying so, without it
+#   4. the guest suite on the emulated machine, once per page-table flavour,
+#      each boot running the tests of its lane in tests/TESTS, in the
+#      manifest's order: v2 (0x00020000) every guest test, v1 (0x00010002)
+#      the emulator, driver and tools-info tests; then the Tegra interface
+#      (guide 13.4) its own; the emulator built as NVIDIA's proprietary
+#      driver gdirect's suites on it (lane prop); the emulator of a coherent
+#      platform (CPU-cacheable page tables) the suites of gdirect's
+#      cacheable paths (lane coherent); and the kernel suites again on
+#      bookworm-backports' 6.12 kernel (lane bpo).  GUEST_V1_TESTS,
+#      GUEST_PROP_TESTS, GUEST_COHERENT_TESTS and GUEST_BPO_TESTS replace a
+#      boot's list (test names, or globs of them)
 #   4a. the peers lane: gdrcopy 2.6 built unchanged from its release
 #      tarball and run in every pairing with gdirect, in one guest
 #      (tests/peers/gdrcopy-lane.sh, docs/gdrcopy.md); where the tarball is
 #      neither in the peers folder nor downloadable, a failure naming it
 #      (with GDIRECT_TEST_LANES=available, a SKIP)
 #   5. the two-node cluster (tests/harness/cluster.py, docs/cluster.md): two
-#      guests linked by e1000 + Soft-RoCE run the c-* tests, UCX between
-#      them over rc_verbs and tcp; a loud SKIP when the RDMA user space, the
-#      rxe module or UCX is missing
+#      guests linked by e1000 + Soft-RoCE run the lane cluster's tests, UCX
+#      between them over rc_verbs and tcp; a loud SKIP when the RDMA user
+#      space, the rxe module or UCX is missing
 #
 #   6. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
 #      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1
@@ -43,6 +45,8 @@
 set -u
 build=$1
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# lane LANE: the names of LANE's tests in tests/TESTS, in its order.
+lane() { "$top/tests/harness/manifest.sh" lane "$1" | tr '\n' ' '; }
 results="$top/results"
 mkdir -p "$results"
 kver=$(ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -n1)
@@ -198,9 +202,9 @@ add_summary() {
 	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; else add 0 1 0; fi
 }
 
-run_guest() { # run_guest FLAVOUR [TESTS]
+run_guest() { # run_guest FLAVOUR TESTS
 	initrd="$build/guest-$1.cpio.gz"
-	if ! GUEST_TESTS="${2:-}" "$top/tests/harness/build-initramfs.sh" "$build" "$1" "$initrd"; then
+	if ! GUEST_TESTS="$2" "$top/tests/harness/build-initramfs.sh" "$build" "$1" "$initrd"; then
 		echo "guest[$1]: could not build the initramfs"
 		note_failure "guest[$1]: could not build the initramfs"
 		add 0 1 0; return
@@ -281,9 +285,9 @@ if [ -n "$guest_why" ]; then
 	done
 else
 echo "== guest suite, page table 0x00020000"
-run_guest v2
-# The emulator's CUDA transcript (t-15) against a real GPU's: the diff count,
-# and a failure for any difference not listed in tests/conformance/cuda_emu/.
+run_guest v2 "$(lane v2)"
+# The emulator's CUDA transcript (cuda-emu-conformance.sh) against a real
+# GPU's: the diff count, and a failure for any difference not listed in tests/conformance/cuda_emu/.
 echo "== CUDA conformance, emulator vs. a real GPU (tests/conformance/cuda_emu/)"
 conf="$top/tests/conformance/cuda_emu"
 if python3 "$conf/compare.py" --quiet --tap "$results/v2.tap" \
@@ -305,9 +309,9 @@ if python3 "$conf/compare.py" --quiet --tap "$results/v2.tap" --tag conf13030 \
 	>"$results/conformance-13030.txt" 2>&1; then add 1 0 0; else
 	add 0 1 0; note_failure "conformance 13030: $(tail -n1 "$results/conformance-13030.txt") (results/conformance-13030.txt)"; fi
 tail -n1 "$results/conformance-13030.txt"
-# The emulated runtime's probe (t-18-cudart-probe) against an H100's runtime.
+# The emulated runtime's probe (cudart-emu-probe.sh) against an H100's runtime.
 if python3 "$top/tests/conformance/cuda_emu/compare.py" --quiet --tap "$results/v2.tap" \
-	--test t-18-cudart-probe.sh --tag rtprobe --what runtime \
+	--test cudart-emu-probe.sh --tag rtprobe --what runtime \
 	--gpu "$top/tests/conformance/cuda_emu/gpu/h100-580.rt-nvml.transcript" \
 	--differences "$top/tests/conformance/cuda_emu/rt-differences.txt" \
 	>"$results/conformance-runtime.txt" 2>&1; then add 1 0 0; else
@@ -335,22 +339,24 @@ else
 	add_summary "$results/peers.summary"
 fi
 echo "== guest suite, page table 0x00010002"
-run_guest v1 "${GUEST_V1_TESTS:-t-1* t-3* t-70-tools-info.sh}"
+run_guest v1 "${GUEST_V1_TESTS:-$(lane v1)}"
 echo "== guest suite, Tegra interface (guide 13.4)"
-run_guest tegra "tg-*"
+run_guest tegra "$(lane tegra)"
 echo "== guest suite, emulator as NVIDIA's proprietary driver (licence NVIDIA)"
-run_guest prop "${GUEST_PROP_TESTS:-t-31-gdirect-licence.sh t-19-cuda-dmabuf.sh t-30-gdirect-api t-30-gdirect-edu t-30-gdirect-race t-30-gdirect-teardown t-30-gdirect-fuzz}"
+run_guest prop "${GUEST_PROP_TESTS:-$(lane prop)}"
 # Grace Hopper's page tables: CPU-cacheable, FORCE_BAR1 the PCIe path.  The
-# emulator's own tables (t-12, which also checks that the flavour is
-# coherent), then gdirect's pins, mappings, REGION_INFO, gdrdrv personality
-# and DMA, libgdrapi over both devices and libgdirect's copies on them.
+# emulator's own tables (nvp2p-emu-p2p.sh, which also checks that the
+# flavour is coherent), then gdirect's pins, mappings, REGION_INFO, gdrdrv
+# personality and DMA, libgdrapi over both devices and libgdirect's copies
+# on them.
 echo "== guest suite, emulator of a coherent platform (CPU-cacheable page tables)"
-run_guest coherent "${GUEST_COHERENT_TESTS:-t-12-emu-p2p.sh t-30-gdirect-api t-30-gdirect-gdrdrv t-30-gdirect-gdrdrv-persist t-30-gdirect-edu t-50-gdrapi t-50-gdrapi-gdrdrv t-50-lib-rcache t-50-lib-persistent.sh}"
+run_guest coherent "${GUEST_COHERENT_TESTS:-$(lane coherent)}"
 
 # The newest kernel Debian 12 offers (bookworm-backports, 6.12): the
 # modules rebuilt against its headers (page table 2.0), and the suites that
-# exercise kernel code (emulator, gdirect, edu) booted on it.  User-space
-# suites (t-5*, t-7*) do not depend on the kernel and stay on 6.1 only.
+# exercise kernel code (emulator, gdirect, edu) booted on it (lane bpo).
+# User-space suites (lib, gdrapi, ucx, tools) do not depend on the kernel
+# and stay on 6.1 only.
 echo "== guest suite, kernel from bookworm-backports (docs/testing.md)"
 if ! bpo_rel=$("$top/scripts/deps.sh" kernel-bpo); then
 	echo "guest[bpo]: could not fetch the bookworm-backports kernel"
@@ -375,14 +381,14 @@ else
 		# "Oops: int3" in CI that no 6.1 run has shown.  One thread
 		# costs little here: few tests keep both CPUs busy.
 		tcg_thread=single
-		run_guest "$(echo "$bpo_rel" | cut -d. -f1,2)" "${GUEST_BPO_TESTS:-t-1* t-30-* t-31-*}"
+		run_guest "$(echo "$bpo_rel" | cut -d. -f1,2)" "${GUEST_BPO_TESTS:-$(lane bpo)}"
 		tcg_thread=multi
 		unset KMOD_DIR guest_kernel
 	fi
 fi
 
-# Two guests and a network: the c-* tests (tests/guest/cluster/).  The
-# GPU-aware UCX of make ucx where it built, else Debian's (host memory).
+# Two guests and a network: the lane cluster's tests (tests/guest/cluster/).
+# The GPU-aware UCX of make ucx where it built, else Debian's (host memory).
 echo "== two-node cluster: Soft-RoCE and UCX between two guests (docs/cluster.md)"
 cl_t0=$(date +%s)
 if [ -x "$build/ucx/prefix/bin/ucx_perftest" ]; then

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: MIT
 # deb-guest.sh - the Debian packages' installed files at work in the
 # emulated machine; tests/packaging/deb-lane.sh copies it into the guest as
-# /tests/t-deb-installed.sh, beside the files it took from its chroot at
-# their installed paths and /etc/gdirect-deb.env, which names the kernel
-# DKMS built the modules for and what each file must be (the modules'
-# build IDs, the programs' and libraries' SHA-256 sums).
+# /tests/packaging-deb-guest.sh (its name by tests/TESTS' rule), beside the
+# files it took from its chroot at their installed paths and
+# /etc/gdirect-deb.env, which names the kernel DKMS built the modules for
+# and what each file must be (the modules' build IDs, the programs' and
+# libraries' SHA-256 sums).
 #
 # The modules DKMS installed (updates/dkms) load next to the emulator,
 # and the loaded ones are those files (their build IDs in

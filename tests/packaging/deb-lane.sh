@@ -155,7 +155,7 @@ for kver in $kvers; do
 	done
 done
 # The packaged tree is the one packaging/dkms-tree.sh lays out (the tree
-# tests/unit/packaging/t-dkms.sh builds).
+# tests/unit/packaging/dkms.sh builds).
 "$top/packaging/dkms-tree.sh" "$top" "$root.tree" "$version"
 d=$(diff -r "$root.tree" "$root/usr/src/gdirect-$version" 2>&1)
 rm -rf "$root.tree"
@@ -280,11 +280,11 @@ else
 	  echo "sha_libgdirect=$(sum "$root/usr/lib/$ma/libgdirect.so.0")"
 	  echo "sha_libcuda=$(sum "$root/usr/lib/$ma/gdirect-emu/libcuda.so.1")"
 	  echo "sha_example=$(sum "$root/tmp/example")"; } >>"$env"
-	cp "$top/tests/packaging/deb-guest.sh" "$g/tests/t-deb-installed.sh"
+	cp "$top/tests/packaging/deb-guest.sh" "$g/tests/packaging-deb-guest.sh"
 	diag "guest: kernel $gkernel;" $(cat "$env")
 	t0=$(date +%s)
 	# One host thread for the vCPUs, as for any 6.12 guest (docs/testing.md).
-	if GUEST_TREE=$g GUEST_TESTS=t-deb-installed.sh \
+	if GUEST_TREE=$g GUEST_TESTS=packaging-deb-guest.sh \
 		"$top/tests/harness/build-initramfs.sh" "$build" v2 "$root.cpio.gz" >"$root.guest.log" 2>&1 &&
 	   python3 "$top/tests/harness/run.py" --initrd "$root.cpio.gz" --kernel "$gkernel" \
 		--tcg-thread single --name deb-guest --results "$root.results" --timeout 600 >>"$root.guest.log" 2>&1; then

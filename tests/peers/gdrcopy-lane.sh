@@ -59,11 +59,11 @@ cp "$top/tests/peers/gdrcopy-2.6.waivers" "$top/tests/peers/gdrcopy-guest.sh" \
 	"$stage/peers/gdrcopy/"
 for p in $pairings; do
 	printf '#!/bin/sh\nexec /peers/gdrcopy/gdrcopy-guest.sh %s\n' "$p" \
-		>"$stage/tests/p-gdrcopy-$p.sh"
-	chmod +x "$stage/tests/p-gdrcopy-$p.sh"
+		>"$stage/tests/peers-gdrcopy-$p.sh"
+	chmod +x "$stage/tests/peers-gdrcopy-$p.sh"
 done
 initrd=$build/guest-peers.cpio.gz
-if ! GUEST_EXTRA=$stage GUEST_TESTS="$(for p in $pairings; do printf 'p-gdrcopy-%s.sh ' "$p"; done)" \
+if ! GUEST_EXTRA=$stage GUEST_TESTS="$(for p in $pairings; do printf 'peers-gdrcopy-%s.sh ' "$p"; done)" \
 	GUEST_TIMEOUT=2400 "$top/tests/harness/build-initramfs.sh" "$build" v2 "$initrd" \
 	>"$results/peers-initramfs.log" 2>&1; then
 	echo "peers[gdrcopy-2.6]: could not build the initramfs (results/peers-initramfs.log)"
@@ -77,8 +77,8 @@ python3 "$top/tests/harness/run.py" --initrd "$initrd" --kernel "$kernel" \
 p=0 f=0 s=0
 while IFS= read -r l; do
 	case $l in
-	"guest[peers] p-gdrcopy-"*)
-		x=${l#guest\[peers\] p-gdrcopy-}; x=${x%%.sh:*}
+	"guest[peers] peers-gdrcopy-"*)
+		x=${l#guest\[peers\] peers-gdrcopy-}; x=${x%%.sh:*}
 		case $x in
 		a) what="a: NVIDIA gdrdrv.ko + NVIDIA libgdrapi" ;;
 		b) what="b: gdirect.ko + NVIDIA libgdrapi" ;;
@@ -98,7 +98,7 @@ while IFS= read -r l; do
 	esac
 done <"$results/guest-peers.summary"
 # Each failure and each use of the waiver list, with its pairing.
-awk '/^=== BEGIN p-gdrcopy-/ { p = substr($3, 11); sub(/\.sh$/, "", p); next }
+awk '/^=== BEGIN peers-gdrcopy-/ { p = substr($3, 15); sub(/\.sh$/, "", p); next }
 	/^not ok/ || /# SKIP waived \(gdrcopy-2.6.waivers\)/ { print "  " p ": " $0 }' \
 	"$results/peers.tap" 2>/dev/null
 echo "peers: $(($(date +%s) - t0)) s"

@@ -18,7 +18,7 @@
  *	5d		pop %rbp
  *	e9 rel32	jmp impl
  *
- * tests/unit/cuda_emu/t-hookable.c decodes every such entry with the same
+ * tests/unit/cuda_emu/hookable.c decodes every such entry with the same
  * rules.
  */
 #ifndef CUDA_EMU_HOOKABLE_H

@@ -6,9 +6,9 @@
                [--test NAME --tag TAG --what WHAT] [--sections-of-emu]
 
 The emulator's transcript comes from a guest TAP log (the "# conf: " lines
-of t-15-cuda-conformance.sh, or the "# TAG: " lines of test NAME) or from a
+of cuda-emu-conformance.sh, or the "# TAG: " lines of test NAME) or from a
 plain file.  The runtime and NVML probe is compared with
-    --test t-18-cudart-probe.sh --tag rtprobe --what runtime
+    --test cudart-emu-probe.sh --tag rtprobe --what runtime
     --gpu gpu/h100-580.rt-nvml.transcript --differences rt-differences.txt  Transcripts are
 "key = value" lines (cuda-conformance's output); keys are compared one by
 one.  A key whose value differs, or that only one side has, is a
@@ -32,7 +32,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TEST = "t-15-cuda-conformance.sh"
+TEST = "cuda-emu-conformance.sh"
 
 
 def parse(lines, what):

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# dk-kmemleak.sh - kmemleak's verdict on everything the tests before it did.
+# kmemleak.sh - kmemleak's verdict on everything the tests before it did.
 #
 # The debug-kernel lane runs it last.  kmemleak reports an object only when
 # it is at least 5 s old and unreferenced in two scans in a row (the second

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# dk-lockdep.sh - was lockdep still watching when the suite ended?
+# lockdep.sh - was lockdep still watching when the suite ended?
 #
 # Lockdep switches itself off for good after its first report, and also when
 # it runs out of room (MAX_LOCKDEP_ENTRIES and the like).  A report makes the

@@ -42,8 +42,8 @@ cluster_gpu_up() {
 # cluster_up: the modules, eth0 with our address, rxe0 on eth0, its port
 # active and its GID for our address there (idempotent).  Soft-RoCE brings
 # the port up and adds the GID asynchronously, after "rdma link add" and
-# the address: a test that uses rxe0 at once (c-20 run without c-10
-# before it) would find it not ready, so wait for both, up to 30 s.
+# the address: a test that uses rxe0 at once (cluster-ucx run without
+# cluster-net before it) would find it not ready, so wait for both, up to 30 s.
 cluster_up() {
 	# Not $m: load_module (lib.sh) sets that.
 	for mod in $(cat /etc/cluster-modules); do

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# c-31-cluster-gpudirect.sh - GPUDirect RDMA between the nodes: the NIC
+# gpudirect.sh - GPUDirect RDMA between the nodes: the NIC
 # (rxe0, the project's patched Soft-RoCE, emu/rxe/) reads and writes GPU
 # memory on both ends, with no byte staged through host memory
 # (docs/cluster.md, "GPUDirect RDMA").

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# c-10-cluster-net.sh - the two nodes see each other: the e1000 link over
+# net.sh - the two nodes see each other: the e1000 link over
 # qemu's stream netdev, IPv4, Soft-RoCE (rxe0) and an RC exchange over it.
 . /tests/lib.sh
 . /tests/cluster-lib.sh

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# c-40-perftest.sh - linux-rdma's perftest between the two nodes over
+# perftest.sh - linux-rdma's perftest between the two nodes over
 # Soft-RoCE (rxe0, RoCE v2 GID), on host memory and on GPU memory
 # (docs/cluster.md).
 #

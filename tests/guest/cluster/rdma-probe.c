@@ -5,7 +5,7 @@
  * nvidia-peermem's) and through ibv_reg_dmabuf_mr (the dma-buf path), and
  * the dma-buf capability probe NCCL, UCX and libfabric make
  * (ibv_reg_dmabuf_mr with fd -1: EBADF means supported, EOPNOTSUPP not).
- * c-40-perftest.sh runs perftest on GPU memory only where these answer ok.
+ * cluster-perftest.sh runs perftest on GPU memory only where these answer ok.
  *
  * Prints one line per question, "NAME: ok" or "NAME: ERRNO-NAME", and
  * exits 0 once rxe0 and the GPU could be opened, 1 otherwise:

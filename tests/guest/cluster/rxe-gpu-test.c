@@ -30,7 +30,7 @@
  * at the end 0 pins and 0 BAR1 bytes.
  *
  * Usage: rxe-gpu-test GID_INDEX (rxe0's RoCE v2 GID of our address);
- * c-30-rxe-gpu.sh runs it after cluster_up.  "--exit-with-mr" is the
+ * cluster-rxe-gpu.sh runs it after cluster_up.  "--exit-with-mr" is the
  * child that exits without deregistering.
  */
 #include <dlfcn.h>

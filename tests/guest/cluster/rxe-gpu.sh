@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# c-30-rxe-gpu.sh - Soft-RoCE registers GPU memory (emu/rxe), on node 0:
+# rxe-gpu.sh - Soft-RoCE registers GPU memory (emu/rxe), on node 0:
 # rxe-gpu-test.c over an RC queue pair on rxe0 connected to itself
 # (peer memory through gdirect, dma-buf of GPU and of system memory,
 # revocation, the emulator's counters back to 0).  Node 1 skips: the test needs no peer, and the two

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# c-20-cluster-ucx.sh - UCX between the two nodes (docs/cluster.md).
+# ucx.sh - UCX between the two nodes (docs/cluster.md).
 #
 # ucx-xfer runs server on node 0 and client on node 1, once per wire
 # transport: rc_verbs over Soft-RoCE (rxe0; wired up through RDMA-CM) and

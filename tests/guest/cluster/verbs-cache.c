@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * c-35-verbs-cache: libgdirect's verbs registration cache (gdirect_mr_get)
+ * cluster-verbs-cache: libgdirect's verbs registration cache (gdirect_mr_get)
  * against Soft-RoCE (rxe0) on node 0 of the cluster, in loopback (an RC
  * queue pair connected to itself); node 1 has nothing to do.
  *

@@ -21,7 +21,7 @@
  *    stays until the last mapping and fd are gone;
  *  - an unbind with a mapped export waits until the mapping goes, the
  *    mapping working meanwhile.
- * Run by t-19-cuda-dmabuf-mmap.sh with nvp2p_emu, gdirect and gdirect_edu
+ * Run by cuda-emu-dmabuf-mmap.sh with nvp2p_emu, gdirect and gdirect_edu
  * loaded.
  */
 #include <errno.h>

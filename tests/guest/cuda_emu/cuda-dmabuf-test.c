@@ -5,7 +5,7 @@
  * imports it and has edu DMA through its sg table; the GPU, the host's
  * backing file and a DMA back read the data.  Then the teardown orders a
  * user can get wrong: the fd closed while attached, the memory freed while
- * exported.  Run by t-19-cuda-dmabuf.sh, with nvp2p_emu, gdirect and
+ * exported.  Run by cuda-emu-dmabuf.sh, with nvp2p_emu, gdirect and
  * gdirect_edu loaded.
  */
 #include <errno.h>

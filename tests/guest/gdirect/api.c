@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-api.c - every /dev/gdirect ioctl, mmap and read, with each
+ * api.c - every /dev/gdirect ioctl, mmap and read, with each
  * documented error return, and revocation as user space sees it.
  */
 #include <fcntl.h>
@@ -86,7 +86,7 @@ static void test_pin_errors(CUdeviceptr buf, size_t size)
 	gdt_emu_knob("fail_next", "1 524");
 	tap_ok(gdt_pin(fd, buf, 4096, 0, NULL) == -EOPNOTSUPP,
 	       "PIN when the provider says ENOTSUPP: EOPNOTSUPP");
-	/* Legacy tokens: t-30-gdirect-kapi, from another process. */
+	/* Legacy tokens: gdirect-kapi, from another process. */
 }
 
 static void test_pin_map(CUdeviceptr buf, const uint8_t *pattern)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-compat.c - 32-bit callers of /dev/gdirect (issue 33, item 7)
+ * compat.c - 32-bit callers of /dev/gdirect (issue 33, item 7)
  *
  * A 32-bit process maps with mmap2(), whose offset is a 32-bit count of
  * 4 KiB units: it reaches offsets below 2^44 only.  Every pin that PIN

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-dofork.c - no mapping of /dev/gdirect reaches a child
+ * dofork.c - no mapping of /dev/gdirect reaches a child
  *
  * Mappings carry VM_DONTCOPY, but madvise(MADV_DOFORK) clears it on any
  * VMA not marked VM_IO.  A status area inherited that way lets the child

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-edu.c - the example third-party driver end to end: user
+ * edu.c - the example third-party driver end to end: user
  * data DMA'd by the edu device into emulated GPU memory, peer to peer,
  * checked in the host's backing file (hostcheck) and through CUDA, then
  * DMA'd back; pins made lazily and reused, dropped on free, and evicted

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-educap.c - pins a peer driver makes for a user count
+ * educap.c - pins a peer driver makes for a user count
  * against that user's cap: with max_pins_per_user=USER_CAP, gdirect_edu
  * (whose cache would hold 8) pins USER_CAP ranges for this process, and
  * the next pin, the next transfer to an uncached range and a pin of the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-edufault.c - a revocation must not wait on a user page fault
+ * edufault.c - a revocation must not wait on a user page fault
  *
  * The free callback runs under the NVIDIA driver's global lock and waits
  * for every DMA bracket (gdirect_dma_begin/end) of the region.  A driver

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-emulimits.c - the emulated GPU's own limits (nvp2p_emu):
+ * emulimits.c - the emulated GPU's own limits (nvp2p_emu):
  *
  *  - 65537 overlapping pins of one 64 KiB page (through gdirect's
  *    in-kernel API) count that page once against BAR1, not twice (a

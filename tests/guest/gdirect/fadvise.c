@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-fadvise.c - posix_fadvise() and madvise(MADV_WILLNEED) on
+ * fadvise.c - posix_fadvise() and madvise(MADV_WILLNEED) on
  * /dev/gdirect and /dev/gdrdrv through device nodes on a disk file system.
  *
  * The kernel answers advice on a file without a .fadvise operation with

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-fork.c - handles and mappings belong to the opening process:
+ * fork.c - handles and mappings belong to the opening process:
  * threads share them, a forked child gets neither (EPERM, and no mapping
  * at all: VM_DONTCOPY), and an fd passed over a unix socket is refused in
  * the receiver.  The receiver closing the last reference later must not

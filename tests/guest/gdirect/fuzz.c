@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-fuzz.c - a bounded ioctl/mmap/read fuzzer for /dev/gdirect
+ * fuzz.c - a bounded ioctl/mmap/read fuzzer for /dev/gdirect
  *
  * A fixed seed and a fixed count of random and boundary inputs: valid and
  * invalid commands, addresses around real allocations and at the edges of

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * gdirect-compat32.c - a 32-bit x86 process that pins and maps through
- * /dev/gdirect, for t-30-gdirect-compat (not a test by itself).
+ * /dev/gdirect, for gdirect-compat (not a test by itself).
  *
  * Built with gcc -m32 -static -nostdlib: it needs no 32-bit C library,
  * in the guest nor on the build machine, and makes its system calls with

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gdirect-compat32.h - the report gdirect-compat32 (a 32-bit program)
- * writes for t-30-gdirect-compat (a 64-bit one): every field has the
+ * writes for gdirect-compat (a 64-bit one): every field has the
  * same offset in both ABIs (64-bit fields at multiples of 8).
  */
 #ifndef GDIRECT_COMPAT32_H

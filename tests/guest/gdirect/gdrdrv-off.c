@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-gdrdrv-off.c - gdrdrv=0: no /dev/gdrdrv, /dev/gdirect as
+ * gdrdrv-off.c - gdrdrv=0: no /dev/gdrdrv, /dev/gdirect as
  * usual.
  */
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-gdrdrv-persist.c - /dev/gdrdrv with use_persistent=1 and
+ * gdrdrv-persist.c - /dev/gdrdrv with use_persistent=1 and
  * dev_mode=0600: GET_ATTR says persistent, tokens are refused as gdrdrv
  * refuses them, a pin survives cuMemFree and its flag is never set.
  */

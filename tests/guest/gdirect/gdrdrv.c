@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-gdrdrv.c - gdirect.ko's /dev/gdrdrv personality through raw
+ * gdrdrv.c - gdirect.ko's /dev/gdrdrv personality through raw
  * ioctls of include/uapi/gdrdrv.h, as NVIDIA's libgdrapi sends them: every
  * request with its documented errors, both info layouts, mapping types,
  * revocation while mapped, fork, fd passing, a pin by another thread,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gdt.h - helpers shared by gdirect's guest tests (t-30-gdirect-*)
+ * gdt.h - helpers shared by gdirect's guest tests (tests/guest/gdirect/)
  *
  * Module loading, GPU memory through the CUDA driver API subset, the
  * emulator's counters and knobs, gdirect's own counters, and a fault
@@ -57,7 +57,7 @@ int gdt_open_gdirect(volatile uint32_t **status);
 
 /*
  * The opening and closing of a test body over one buffer of GPU memory
- * (t-30-gdirect-api, tg-30-gdirect-tegra), as TAP checks.
+ * (gdirect-api, gdirect-tegra), as TAP checks.
  * gdt_body_open(): a CUDA context, then gdt_open_gdirect() into *@fd and
  * *@status, then @first() (if not NULL), then *@b: @size bytes of GPU
  * memory holding a pattern.  Returns 0, or -1 when /dev/gdirect could not
@@ -152,7 +152,7 @@ int gdt_send_fd(int sock, int fd);
 int gdt_recv_fd(int sock);
 
 /*
- * Owner processes for /proc/driver/gdirect/regions (t-30-gdirect-regions,
+ * Owner processes for /proc/driver/gdirect/regions (gdirect-regions,
  * gdirect-regionsbench): @n children, each with its own /dev/gdirect file,
  * that pin on command with the legacy tokens of memory from the emulator
  * (this process's, gdt_owners_start()) and keep their pins until

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-kapi.c - the in-kernel API, call by call, through
+ * kapi.c - the in-kernel API, call by call, through
  * gdirect_edu's PIN ioctl (which hands its arguments to gdirect_pin() as
  * they are), including each error return; the deprecated token path,
  * from another process, through both the user and the kernel API; and,

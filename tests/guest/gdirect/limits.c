@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-limits.c - what one user can make gdirect.ko hold
+ * limits.c - what one user can make gdirect.ko hold
  *
  *  - each open file's status area (256 KiB) is charged to the opener's
  *    memory cgroup: opening FILES files raises the cgroup's

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-mmaprace.c - no CPU mapping of a region survives its unpin
+ * mmaprace.c - no CPU mapping of a region survives its unpin
  * or revocation, even when mmap() races with it
  *
  * The kernel links a new VMA into the file's address space only after the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-param.c - module parameters: use_persistent=1 makes
+ * param.c - module parameters: use_persistent=1 makes
  * token-less pins persistent (they survive cuMemFree and never see a
  * callback), and dev_mode sets the device node's permissions.
  */

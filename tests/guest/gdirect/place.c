@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-place.c - gdirect pins of memory placed as an H100 places
+ * place.c - gdirect pins of memory placed as an H100 places
  * it (CUDA_EMU_PLACEMENT=h100, docs/emulator.md): a 64 KiB allocation
  * after a 16-byte one starts 512 bytes into a 64 KiB page that both share.
  * A pin covers whole pages, so it is mapped at an offset and covers the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-race.c - race stress with a fixed number of rounds
+ * race.c - race stress with a fixed number of rounds
  *
  * Each round forks a worker process whose threads pin, map, touch, query
  * and unpin GPU memory through /dev/gdirect, DMA into it through the edu
@@ -17,7 +17,7 @@
  * A free that completes while an edu transfer's first pin is inside
  * dma_map_pages would leave NVIDIA's driver on a freed table if the
  * mapped pin had a free callback; gdirect maps a persistent pin instead
- * (docs/driver.md, "Peer pins"; t-30-gdirect-edu holds that window open
+ * (docs/driver.md, "Peer pins"; gdirect-edu holds that window open
  * on purpose).  Here it happens by chance, so each round counts the
  * emulator's misuse reports (announced, so none is a WARN) and fails on
  * any.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-regions.c - /proc/driver/gdirect/regions with many owners
+ * regions.c - /proc/driver/gdirect/regions with many owners
  *
  * OWNERS processes pin, in rounds (one pin per owner per round, so that
  * each owner's registrations are spread through the list), 1 to 6

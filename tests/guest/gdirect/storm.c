@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-storm.c - unpin, close and exit under another process's
+ * storm.c - unpin, close and exit under another process's
  * pin storm, and a pinner killed while it waits
  *
  * STORMERS processes pin in a loop, mostly addresses nobody allocated

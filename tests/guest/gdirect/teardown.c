@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-teardown.c - process exit in both teardown orders (guide
+ * teardown.c - process exit in both teardown orders (guide
  * 11.3): the NVIDIA (emulator) file closed before ours, and ours before
  * it; with and without a delay inside the free callback; with mappings
  * live; and by SIGKILL in the middle of pinning.  After each exit nothing

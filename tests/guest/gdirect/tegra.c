@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * tg-30-gdirect-tegra.c - gdirect.ko built for the Tegra interface (guide
+ * tegra.c - gdirect.ko built for the Tegra interface (guide
  * 13.4) against nvp2p_emu in its Tegra flavour: pin, CPU mapping, unpin
  * (put_pages runs the free callback, which frees the table), revocation
  * on free, the persistent API refused, and the edu example DMAing peer to

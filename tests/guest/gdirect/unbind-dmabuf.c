@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-unbind-dmabuf.c - the emulated GPU unbound while a dma-buf
+ * unbind-dmabuf.c - the emulated GPU unbound while a dma-buf
  * of its memory is exported and imported by gdirect_edu (docs/emulator.md,
  * "dma-bufs"): as NVIDIA's exporter holds the GPU, the unbind waits while
  * the importer holds the dma-buf; meanwhile the importer's DMA addresses

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-unbind.c - the emulated GPU unbound through sysfs while a
+ * unbind.c - the emulated GPU unbound through sysfs while a
  * process has /dev/nvp2p_emu open, live pins (one with a free callback,
  * one persistent) and their BAR pages mapped through gdirect:
  *

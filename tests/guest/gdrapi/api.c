@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-50-gdrapi.c - a gdrcopy user on gdirect: written against gdrapi.h only
+ * api.c - a gdrcopy user on gdirect: written against gdrapi.h only
  * (and the CUDA driver API), as gdrcopy's own sanity and copylat tests use
- * the library.  Built twice: t-50-gdrapi over /dev/gdirect and
- * t-50-gdrapi-gdrdrv over /dev/gdrdrv (GDIRECT_GDRAPI_BACKEND), which is a
+ * the library.  Built twice: gdrapi-api over /dev/gdirect and
+ * gdrapi-api-gdrdrv over /dev/gdrdrv (GDIRECT_GDRAPI_BACKEND), which is a
  * SKIP when gdirect.ko has no /dev/gdrdrv.
  *
  * Every call; copies at offsets and sizes, read back through the mapping

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-50-lib-rcache: libgdirect against the real gdirect.ko and the emulated
+ * lib-rcache: libgdirect against the real gdirect.ko and the emulated
  * CUDA driver, in the guest.
  *
  *  1-3  under each invalidation mode alone (kernel revocation, CUDA free

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-50-lib-vmm: each kind of memory through the emulated CUDA driver's
+ * lib-vmm: each kind of memory through the emulated CUDA driver's
  * pointer attributes and libgdirect's registration, in the guest, against
  * the real gdirect.ko.
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * p2p-test.c - the nv-p2p behaviours of nvp2p_emu.ko, driven through the
- * third-party test driver nvp2p_selftest.ko.  Run by t-12-emu-p2p.sh,
+ * third-party test driver nvp2p_selftest.ko.  Run by nvp2p-emu-p2p.sh,
  * which loads both modules with a 64 MiB BAR1 of which 8 MiB is reserved.
  */
 #include <errno.h>

@@ -4,7 +4,7 @@
 # on the emulated GPU, in one guest: ucx_info lists the GPU transports;
 # ucx_perftest in loopback with GPU memory (tag, active messages, small and
 # large); the same transfer fails without the GPU transports (UCX did not
-# take GPU memory for host memory).  t-61-ucx-ucp checks UCP between GPU
+# take GPU memory for host memory).  ucx-ucp checks UCP between GPU
 # buffers, the bytes on the GPU, the memory type and the hooks.
 # UCX_MEM_CUDA_HOOK_MODE stays unset: UCX's default hook mode.  Afterwards:
 # 0 pins, 0 BAR1 bytes.

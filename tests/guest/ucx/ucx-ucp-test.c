@@ -23,7 +23,7 @@
  * then checks 0 pins and 0 BAR1 bytes are left.
  *
  * Built by scripts/ucx-build.sh against the UCX prefix; run by
- * t-61-ucx-ucp.sh, which sets the library path.
+ * ucx-ucp.sh, which sets the library path.
  */
 #include <stdint.h>
 #include <stdio.h>

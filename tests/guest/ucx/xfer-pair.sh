@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # xfer-pair.sh - ucx-xfer's server and client as two processes of one
-# machine over loopback: sourced (POSIX sh, busybox too) by t-62-ucx-ipc.sh
+# machine over loopback: sourced (POSIX sh, busybox too) by ucx-ipc.sh
 # in the guest (/tests/xfer-pair.sh) and by tests/device/ucx/ucx-gpu.sh on a
 # GPU machine.  The caller sets, before the first xfer_pair:
 #

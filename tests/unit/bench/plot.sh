@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-plot.sh SRCDIR - bench/plot.sh draws valid SVG plots from a small fixed
+# plot.sh SRCDIR - bench/plot.sh draws valid SVG plots from a small fixed
 # input: each file parses as SVG and carries its title, axis labels and
 # legend; a plot whose data is missing is left out, not drawn empty; bad
 # input is an error.  TAP; skipped when gnuplot is not installed.
 set -u
-src=${1:?usage: t-plot.sh SRCDIR}
+src=${1:?usage: plot.sh SRCDIR}
 plot=$src/bench/plot.sh
 . "$src/tests/include/tap.sh"
 

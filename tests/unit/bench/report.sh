@@ -1,14 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-report.sh BENCH LIBCUDA - rcache_bench's hit scenario, in its quick
+# report.sh BENCH LIBCUDA - rcache_bench's hit scenario, in its quick
 # form, writes a complete report: every row of the hit table, the floor
 # table with each floor the sum of its parts, every random-hit target with
 # its verdict (and, for one thread, the floor); and its options are parsed
 # strictly.  Checks the report's shape and arithmetic, never a timing.
 # TAP.
 set -u
-bench=${1:?usage: t-report.sh BENCH LIBCUDA}
-lib=${2:?usage: t-report.sh BENCH LIBCUDA}
+bench=${1:?usage: report.sh BENCH LIBCUDA}
+lib=${2:?usage: report.sh BENCH LIBCUDA}
 src=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$src/tests/include/tap.sh"
 

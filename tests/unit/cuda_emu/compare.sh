@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-compare.sh SOURCE - compare.py, the conformance comparison of
+# compare.sh SOURCE - compare.py, the conformance comparison of
 # tests/harness/run-tests.sh, on small made-up transcripts: an equal key
 # passes, a listed difference passes, an unlisted one fails, a listed
 # pattern that matches no difference fails (the difference it explained is

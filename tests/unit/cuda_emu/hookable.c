@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-hookable.c - can UCX's memory hooks patch our allocation and free
+ * hookable.c - can UCX's memory hooks patch our allocation and free
  * entry points?
  *
- *	t-hookable LIBRARY...
+ *	cuda-emu-hookable LIBRARY...
  *
  * UCX's default hook mode ("bistro", ucm) overwrites the first 5 bytes of
  * an entry point with a near jump, or 13 bytes with an absolute one when

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-cudart-args.c - the emulated runtime's own rules, over the fake driver
+ * args.c - the emulated runtime's own rules, over the fake driver
  * (tests/fakes/fake_cuda.c built as fakecuda_rt.so, SONAME libcuda.so.1,
  * loaded by path from $FAKE_CUDA): argument checks, the per-thread
  * last error, error names, the primary context retained once, which
  * attribute fills which cudaDeviceProp field, the special streams, and
  * cudaErrorCallRequiresNewerDriver for entry points the driver lacks.
- * The runtime over the emulated GPU is tested in the guest (t-17-cudart).
+ * The runtime over the emulated GPU is tested in the guest
+ * (cudart-emu-runtime.sh).
  */
 #include <dlfcn.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-gdrdrv-peer.sh SOURCE CC... - include/uapi/gdrdrv.h against gdrcopy's
+# gdrdrv-peer.sh SOURCE CC... - include/uapi/gdrdrv.h against gdrcopy's
 # own gdrdrv.h, taken from gdrcopy's release tarball.
 #
 # NVIDIA's libgdrapi sends the request numbers of its own header and lays

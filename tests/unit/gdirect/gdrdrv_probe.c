@@ -2,7 +2,7 @@
 /*
  * gdrdrv_probe.c - print the binary interface that a gdrdrv.h declares
  *
- * t-gdrdrv-peer.sh compiles this file twice, once with -include of
+ * gdrdrv-peer.sh compiles this file twice, once with -include of
  * gdrcopy's own header from its release tarball and once with ours
  * (include/uapi/gdrdrv.h), runs both and compares the output line by line.
  * Each line is "name value": every request number, every structure's size

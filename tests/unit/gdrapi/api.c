@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-gdrapi.c - what libgdrapi does without a device (TAP): the layout of
+ * api.c - what libgdrapi does without a device (TAP): the layout of
  * gdrapi.h against gdrcopy 2.6's (sizes, offsets, enum values, macros),
  * the version calls, the mapping-type strings, the 40-byte v1 gdr_get_info
  * symbol, the strict backend variable and the errors for bad arguments.

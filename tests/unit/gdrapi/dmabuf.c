@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-gdrapi-dmabuf.c - libgdrapi's dma-buf backend (gdrapi/src/be_dmabuf.c)
+ * dmabuf.c - libgdrapi's dma-buf backend (gdrapi/src/be_dmabuf.c)
  * over the fake CUDA driver (TAP, fork mode: each test starts from a fresh
  * driver).  The library's code is linked statically so that a test can
  * name the device nodes (paths that do not exist, or /dev/null, which

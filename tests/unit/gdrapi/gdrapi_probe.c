@@ -2,7 +2,7 @@
 /*
  * gdrapi_probe.c - print the interface that a gdrapi.h declares
  *
- * t-gdrapi-peer.sh compiles this file twice, once with -include of
+ * peer.sh compiles this file twice, once with -include of
  * gdrcopy's own include/gdrapi.h from its release tarball and once with ours
  * (gdrapi/include/gdrapi.h), runs both and compares the output line by
  * line.  Each line is "key value", the value one word: every macro's value

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-gdrapi-peer.sh SOURCE CC... - gdrapi/include/gdrapi.h against gdrcopy's
+# peer.sh SOURCE CC... - gdrapi/include/gdrapi.h against gdrcopy's
 # own include/gdrapi.h, taken from gdrcopy's release tarball.
 #
 # Programs built against gdrcopy's header must build against ours and run

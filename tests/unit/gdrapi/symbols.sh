@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-gdrapi-symbols.sh LIST LIBRARY - TAP: the dynamic symbols LIBRARY
+# symbols.sh LIST LIBRARY - TAP: the dynamic symbols LIBRARY
 # defines are exactly the functions of LIST (gdrcopy 2.6's), unversioned,
 # and its SONAME is libgdrapi.so.2.
 set -u

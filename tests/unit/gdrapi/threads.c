@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-gdrapi-threads.c - one gdr_t used by several threads at once (TAP;
+ * threads.c - one gdr_t used by several threads at once (TAP;
  * suites unit and tsan).  gdrcopy's library is not thread-safe; ours
  * keeps its list of pins under a lock.  The library's own code runs here,
  * linked statically, over a fake backend: pins are counted, and mappings

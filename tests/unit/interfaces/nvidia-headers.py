@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""t-nvidia-headers.py ROOT - our include/nvidia/ against NVIDIA's headers.
+"""nvidia-headers.py ROOT - our include/nvidia/ against NVIDIA's headers.
 
 Compares declarations, not text: for each header of include/nvidia/ (and
 each nv-p2p page-table flavour) against each real header it stands for,
@@ -630,7 +630,7 @@ def check(tap, known, header, release, make_sides, require_all=False,
 
 def main():
     if len(sys.argv) != 2:
-        print("usage: t-nvidia-headers.py ROOT", file=sys.stderr)
+        print("usage: nvidia-headers.py ROOT", file=sys.stderr)
         return 2
     root = os.path.abspath(sys.argv[1])
     nvinc = os.path.join(root, "include", "nvidia")
@@ -649,7 +649,7 @@ def main():
     if not os.path.exists(CLANG):
         print("1..0 # SKIP no clang (%s): the headers are compared through clang's AST" % CLANG)
         return 0
-    work = tempfile.mkdtemp(prefix="t-nvidia-headers.")
+    work = tempfile.mkdtemp(prefix="nvidia-headers.")
     try:
         os.makedirs(os.path.join(work, "shim", "linux"))
         with open(os.path.join(work, "shim", "gd-shim.h"), "w") as fh:

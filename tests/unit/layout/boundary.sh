@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-boundary.sh ROOT - the product never reaches into the emulated machine
+# boundary.sh ROOT - the product never reaches into the emulated machine
 # or the tests (docs/layout.md).
 #
 # The product's folders compile against the interfaces in include/ (the
@@ -27,7 +27,7 @@
 # checks that each is caught, so that the check cannot pass by seeing
 # nothing.
 set -u
-root=$(cd "${1:?usage: t-boundary.sh ROOT}" && pwd)
+root=$(cd "${1:?usage: boundary.sh ROOT}" && pwd)
 . "$root/tests/include/tap.sh"
 
 product="kernel/gdirect kernel/gdirect_edu lib gdrapi tools device ptxabi"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-spdx.sh ROOT - every source, script and build file of the tree states
+# spdx.sh ROOT - every source, script and build file of the tree states
 # its licence with an SPDX tag (COPYING).
 #
 # A file needs a tag when it is code, a script or a build file: by name
@@ -17,7 +17,7 @@
 # The same scan then runs on a scratch tree with one planted fault of each
 # kind, so that the check cannot pass by seeing nothing.
 set -u
-root=$(cd "${1:?usage: t-spdx.sh ROOT}" && pwd)
+root=$(cd "${1:?usage: spdx.sh ROOT}" && pwd)
 . "$root/tests/include/tap.sh"
 
 # files ROOT: the tree's files, relative to ROOT: git's view where ROOT is

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-classify: CPU / device / managed classification through the dlopened
+ * lib-classify: CPU / device / managed classification through the dlopened
  * driver, answered from the cache on repeat (no CUDA call with hooks), and
  * invalidated when the memory is freed; CPU answers cached only with
  * GDIRECT_CTX_CACHE_HOST, forgotten on a reported free, also while other

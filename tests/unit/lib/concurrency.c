@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-concurrency (also under TSan):
+ * lib-concurrency (also under TSan):
  *  - a hit never waits for another thread's pin (one held open until
  *    the hits are done);
- *  - concurrent misses on one range pin once (t-release-wait: a pin out of
+ *  - concurrent misses on one range pin once (lib-release-wait: a pin out of
  *    BAR space waits for another thread's releases);
  *  - many threads hitting, missing, freeing and flushing: every answer
  *    covers the request and is never stale, nothing leaks;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-copy-env: a GDIRECT_COPY typo seen by a copy made before any context
+ * lib-copy-env: a GDIRECT_COPY typo seen by a copy made before any context
  * (so no gdirect_ctx_create() can refuse it) is said on stderr, once, and
  * the copy still happens with the default implementation; a valid value
  * says nothing.  Each case runs in a child whose stderr is a pipe.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-copy: every copy implementation this CPU has, both directions, byte-
+ * lib-copy: every copy implementation this CPU has, both directions, byte-
  * exact for sizes 1 B .. 16 MiB at misaligned offsets on both sides, never
  * touching a byte outside the destination.  Ordinary memory stands in for
  * the BAR mapping.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-cudaload: the one CUDA driver loader (lib/cudaload) against the fake
+ * lib-cudaload: the one CUDA driver loader (lib/cudaload) against the fake
  * driver the lib tests build (GDIRECT_LIBCUDA, set by meson): a missing
  * required entry is an error naming its symbol, a missing optional one is
  * NULL, and a GDIRECT_LIBCUDA that does not load is an error naming it.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-env: every setting libgdirect takes from the environment is parsed
+ * lib-env: every setting libgdirect takes from the environment is parsed
  * strictly.  A value not understood whole (a misspelt or differently-cased
  * word, a space, a fraction, trailing garbage, an overflow, an empty mode
  * set) makes gdirect_ctx_create() fail with -EINVAL and a sentence naming

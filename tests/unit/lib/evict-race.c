@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-evict-race - eviction never takes a region a hit is taking.
+ * evict-race.c - eviction never takes a region a hit is taking.
  *
  * An eviction holds the region (GDL_HOLD on its refs, and the held bit in
  * its index slots), sums the per-thread counts, and only then marks it

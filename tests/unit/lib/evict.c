@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-evict: LRU eviction of unused regions above the count and byte
+ * lib-evict: LRU eviction of unused regions above the count and byte
  * thresholds, never of regions in use; evict-and-retry when a pin fails
  * for BAR space, with a working set twice the BAR budget.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-fork: what happens across fork (docs/libgdirect.md, "Fork").  The
+ * lib-fork: what happens across fork (docs/libgdirect.md, "Fork").  The
  * child cannot use an inherited context (gdirect.ko refuses a non-owner and
  * BAR mappings are not inherited): every call fails with -EPERM, destroy
  * frees the child's copy without unpinning the parent's regions, and a new

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-hooks: CUDA free interception.  This program is linked against
+ * lib-hooks: CUDA free interception.  This program is linked against
  * libgdirect_interpose ahead of the (fake) driver, so its calls to the free
  * functions reach the interposer first, exactly as under LD_PRELOAD; the
  * driver entry points fetched through cuGetProcAddress are wrapped too.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-hpmem: huge-page object memory.  Objects are zeroed, aligned, inside
+ * lib-hpmem: huge-page object memory.  Objects are zeroed, aligned, inside
  * their 2 MiB chunk with their cold companion, never overlap each other or
  * another's companion (patterns written everywhere survive), and freed
  * objects (pushed from several threads at once) come back zeroed.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-invalidate: each invalidation mode alone keeps the invariant that a
+ * lib-invalidate: each invalidation mode alone keeps the invariant that a
  * registration is never handed out for freed memory: free, re-allocate at
  * the same VA, register again, and ask the fake backend whether the pin
  * behind the answer covered the new allocation.  A control run with no

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-model: random operation sequences (fixed seeds, bounded length) against
+ * lib-model: random operation sequences (fixed seeds, bounded length) against
  * a simple reference model of the cache.
  *
  * Exact configuration (no thresholds, unlimited BAR): the model predicts

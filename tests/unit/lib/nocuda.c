@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-nocuda: with no CUDA driver (GDIRECT_LIBCUDA=none) and no pinning
+ * lib-nocuda: with no CUDA driver (GDIRECT_LIBCUDA=none) and no pinning
  * device, the CPU path works; a driver GDIRECT_LIBCUDA names that does not
  * load is an error, not a machine without CUDA.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-pgtab: the page table against brute force, on random edits of pages
+ * lib-pgtab: the page table against brute force, on random edits of pages
  * chosen around the boundaries of every level (leaf, middle nodes, the top
  * of the 48-bit page space), with walks over random and whole ranges.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-preload: the interposer as users run it, LD_PRELOADed into a program
+ * lib-preload: the interposer as users run it, LD_PRELOADed into a program
  * that knows nothing of it.  A cuMemFree of a registered buffer must
  * invalidate the registration.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-publish: a context that opts in (GDIRECT_CTX_PUBLISH_STATS) keeps
+ * lib-publish: a context that opts in (GDIRECT_CTX_PUBLISH_STATS) keeps
  * DIR/gdirect-stats.PID.N current with what gdirect_stats() says, replaces
  * it whole, and removes it when destroyed; a fork child's destroy leaves the
  * parent's file alone; an unwritable directory fails the creation with a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-rcache: the registration cache's basic contract: 64 KiB rounding,
+ * lib-rcache: the registration cache's basic contract: 64 KiB rounding,
  * refcounted handles, lazy unpinning, hits without CUDA calls, whole-
  * allocation registration and its cap, SYNC_MEMOPS once per allocation
  * (VMM memory registered without it, other refusals reported),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-release-wait - a pin out of BAR space waits for the releases under
+ * release-wait.c - a pin out of BAR space waits for the releases under
  * way instead of failing.
  *
  * Two regions fill the BAR; another thread's flush kills both and starts

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-secure: the CUDA driver named by GDIRECT_LIBCUDA is not loaded in a
+ * lib-secure: the CUDA driver named by GDIRECT_LIBCUDA is not loaded in a
  * secure-execution process (set-user-ID, capabilities: AT_SECURE), where
  * the environment belongs to a less privileged user.  libgdirect reads it
  * with secure_getenv(), which glibc answers with NULL there.  This program

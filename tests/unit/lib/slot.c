@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-slot: the lookup path's protocol (lib/src/slotab.h) against its
+ * lib-slot: the lookup path's protocol (lib/src/slotab.h) against its
  * writers, with the writer run at a chosen point in the middle of a hit
  * (the library's race hooks, built into a static copy with GDL_RACE_HOOKS),
  * so that each interleaving happens every time rather than once in a

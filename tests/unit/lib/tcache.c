@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-tcache: the per-thread hit path (lib/src/tcache.h): a thread's repeated
+ * lib-tcache: the per-thread hit path (lib/src/tcache.h): a thread's repeated
  * hits count their references in its own block, never in the region's
  * shared word, and still never hand out a stale, evicted or released
  * region; references put by another thread, or outliving their thread,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-thread-exit: libgdirect called from another library's thread-exit
+ * lib-thread-exit: libgdirect called from another library's thread-exit
  * destructor, after its own destructors ran.  Destructors of
  * thread-specific data run in an unspecified order, so a communication
  * library that puts its registrations or classifies a pointer when its

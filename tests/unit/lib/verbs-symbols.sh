@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-verbs-symbols.sh LIB present|absent - libgdirect's verbs API is there
+# verbs-symbols.sh LIB present|absent - libgdirect's verbs API is there
 # exactly when the build found libibverbs: its five functions in node
 # GDIRECT_0.2 and gdirect_mr_flush_pd in GDIRECT_0.3, and nothing of
 # libibverbs needed otherwise.

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-verbs: what of the verbs registration cache (gdirect_verbs.h) can be
+ * lib-verbs: what of the verbs registration cache (gdirect_verbs.h) can be
  * checked without an RDMA device.  The registrations themselves, their
  * hits, evictions and invalidation run against Soft-RoCE in the cluster
- * guest (tests/guest/cluster/c-35-verbs-cache.c); nothing here pretends to
+ * guest (tests/guest/cluster/verbs-cache.c); nothing here pretends to
  * be a NIC.
  *
  *  - arguments are refused before any verbs call: a NULL context, domain,

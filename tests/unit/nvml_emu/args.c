@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-nvml-args.c - the emulated NVML's argument and state checks, on a
+ * args.c - the emulated NVML's argument and state checks, on a
  * machine without the emulated GPU (the host running unit tests): what
  * each call answers before nvmlInit, with no GPU, with bad handles, short
  * buffers and unparseable bus ids, and the struct layouts NVIDIA's

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-dkms-bpo.sh SOURCE BUILD - t-dkms.sh against the newest kernel Debian 12
+# dkms-bpo.sh SOURCE BUILD - dkms.sh against the newest kernel Debian 12
 # offers (bookworm-backports), whose headers scripts/deps.sh kernel-bpo
 # unpacks privately (docs/testing.md).  Skipped, saying why, when they
 # cannot be fetched.
@@ -11,4 +11,4 @@ if ! rel=$("$top/scripts/deps.sh" kernel-bpo); then
 	exit 0
 fi
 KVER=$rel KDIR=${BPO_ROOT:-/var/cache/gdirect-bpo}/root/usr/src/linux-headers-$rel \
-	exec "$top/tests/unit/packaging/t-dkms.sh" "$@"
+	exec "$top/tests/unit/packaging/dkms.sh" "$@"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-dkms.sh SOURCE BUILD - the DKMS configuration builds the modules against
+# dkms.sh SOURCE BUILD - the DKMS configuration builds the modules against
 # the installed kernel headers: dkms add + build of the DKMS source tree in
 # private dkms and source trees (nothing registered system-wide), then the
 # built modules are checked (vermagic, dependencies).  Skipped, saying why,
@@ -12,7 +12,7 @@ if ! command -v dkms >/dev/null; then
 	skip_all "dkms is not installed (Debian: apt-get install dkms)"
 fi
 kver=${KVER:-$(ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -n1)}
-# KDIR: headers outside /lib/modules (t-dkms-bpo.sh's private 6.12 ones).
+# KDIR: headers outside /lib/modules (dkms-bpo.sh's private 6.12 ones).
 kdir=${KDIR:-/lib/modules/$kver/build}
 if [ -z "$kver" ] || [ ! -e "$kdir/Makefile" ]; then
 	skip_all "no kernel headers ($kdir; Debian: linux-headers-amd64)"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-emu-install.sh SOURCE BUILD - TAP: "make install" (install.sh) leaves
+# emu-install.sh SOURCE BUILD - TAP: "make install" (install.sh) leaves
 # the emulated GPU's libraries out unless CUDA_EMU=1; with it, installs
 # libcuda.so.1, libcudart.so.13, libnvidia-ml.so.1 with their links and
 # headers, and a program built against them finds the runtime's version;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-gdrapi-install.sh SOURCE BUILD - TAP: "make install" (install.sh) puts
+# gdrapi-install.sh SOURCE BUILD - TAP: "make install" (install.sh) puts
 # libgdrapi.so.2, libgdrapi.so, gdrapi.h and gdrapi.pc in place, and a
 # program builds against them through pkg-config and runs; it refuses to
 # replace a gdrcopy libgdrapi.so.2 or gdrapi.h unless GDRAPI_OVERWRITE=1,

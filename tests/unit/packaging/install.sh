@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-install.sh SOURCE BUILD - "make install" (packaging/install.sh) with
+# install.sh SOURCE BUILD - "make install" (packaging/install.sh) with
 # DESTDIR lays out every file where it belongs, and what it installed works:
 # the command runs, and a program builds against the header and library
 # found through the installed pkg-config file.

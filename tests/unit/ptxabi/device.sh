@@ -3,7 +3,7 @@
 # Checks the device library's C header against the .func prototypes of its
 # hand-written PTX, with the ptxabi tool: names, parameter count, kind,
 # size and alignment of every parameter and return value.
-# usage: t-device.sh PTXABI DEVICE_DIR
+# usage: device.sh PTXABI DEVICE_DIR
 exe=$1
 dev=$2
 . "$(dirname "$0")/../../include/tap.sh"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-gpl-imports.sh SOURCE - scripts/check-gpl-imports.sh finds a GPL-only
+# gpl-imports.sh SOURCE - scripts/check-gpl-imports.sh finds a GPL-only
 # import and passes clean modules: a planted module calling put_pid() (a
 # GPL-only export) fails it, naming the symbol; a module calling only
 # printk passes; and the modules of the proprietary-provider flavour

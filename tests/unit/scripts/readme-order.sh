@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-readme-order.sh SOURCE - the README's commands in sequence on one fresh
+# readme-order.sh SOURCE - the README's commands in sequence on one fresh
 # clone, the cheap way: what makes their order matter is meson's
 # configuration, so this runs the configuration step each make target runs
 # (scripts/meson-setup.sh) on a copy of the source tree, without the builds.

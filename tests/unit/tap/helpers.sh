@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-tap.sh TAP_DEMO - the test helpers can fail: tests/include/tap.h (through
+# helpers.sh TAP_DEMO - the test helpers can fail: tests/include/tap.h (through
 # tap_demo) and tests/include/tap.sh on purpose-made failures and skips,
 # their TAP and exit status checked.
 set -u

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tap_demo MODE - tests/include/tap.h on purpose-made passing, failing and
- * skipping tests; t-tap.sh runs each mode and checks the TAP and the exit
+ * skipping tests; helpers.sh runs each mode and checks the TAP and the exit
  * status that come out.
  */
 #include <errno.h>

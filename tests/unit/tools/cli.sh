@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-cli.sh GDIRECT FIXTURES FAKE_NVML - the gdirect command end to end on the
+# cli.sh GDIRECT FIXTURES FAKE_NVML - the gdirect command end to end on the
 # fixture trees: what info and stat print, as JSON and as text.
 set -u
 gd=$1 fx=$2 nvml=$3

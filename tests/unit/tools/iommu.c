@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-iommu.c - IOMMU mode on fixture trees: off, pass-through (group type
+ * iommu.c - IOMMU mode on fixture trees: off, pass-through (group type
  * and command line) and translating (group type and kernel default).
  */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* t-json.c - the JSON writer: nesting, commas, escaping, numbers */
+/* json.c - the JSON writer: nesting, commas, escaping, numbers */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

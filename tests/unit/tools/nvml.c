@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-nvml.c - NVML loaded at run time: BAR1 from the fake library
+ * nvml.c - NVML loaded at run time: BAR1 from the fake library
  * (tests/fakes/fake_nvml.h, through GDIRECT_LIBNVML), and a clean failure
  * without one.
  */

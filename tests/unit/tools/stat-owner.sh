@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-stat-owner.sh GDIRECT - `gdirect stat` reads libgdirect's statistics
+# stat-owner.sh GDIRECT - `gdirect stat` reads libgdirect's statistics
 # only from per-user directories nobody else can write (BASE/gdirect-UID and
 # BASE/gdirect-UID.XXXXXX, lib/src/statsdir.h), only files owned by the user
 # it runs as (root: everyone's, labelled with the owner), and at most 64

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* t-stats.c - latency summaries: nearest-rank percentiles, min, max, mean */
+/* stats.c - latency summaries: nearest-rank percentiles, min, max, mean */
 #include <stdio.h>
 
 #include "tap.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-topology.c - the three situations of guide 11.4 on fixture sysfs trees
+ * topology.c - the three situations of guide 11.4 on fixture sysfs trees
  * (fixtures/, made by make-fixtures.py), both directions of each path.
  */
 #include <stdio.h>

@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# dk-planted.sh - set off every bug of dk_planted.ko (debug-kernel lane only).
+# planted.sh - set off every bug of dk_planted.ko (debug-kernel lane only).
 #
-# Not a t-* test: the normal suite never runs it.  tests/debug-kernel/run.sh boots
-# it alone, with dk-kmemleak.sh after it, and requires the kernel log to hold
-# the report of each checker; this test checks the same in the guest's own
-# log, so the TAP says which checker stayed silent.  The module stays loaded,
+# Only the lane debug-planted of tests/TESTS runs it, not the normal suite:
+# tests/debug-kernel/run.sh boots it alone, with debug-kernel-kmemleak.sh
+# after it, and requires the kernel log to hold the report of each checker;
+# this test checks the same in the guest's own log, so the TAP says which checker stayed silent.  The module stays loaded,
 # so that kmemleak's backtrace of the leak still names it.
 . /tests/lib.sh
 plan 7
@@ -43,6 +43,6 @@ check "DEBUG_ATOMIC_SLEEP reports the might-sleep under a spinlock" \
 	reported "BUG: sleeping function called from invalid context"
 
 # kmemleak reports only objects older than 5 s, on its second scan:
-# dk-kmemleak.sh, run next, does that and must find this one.
+# debug-kernel-kmemleak.sh, run next, does that and must find this one.
 check "leak planted" sh -c "echo leak > $trig"
 tap_done
