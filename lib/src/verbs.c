@@ -82,7 +82,7 @@ struct mr_probe {
 };
 
 struct gdl_mrcache {
-	/* The first member: t-verbs holds it across a fork, as a parent
+	/* The first member: lib-verbs holds it across a fork, as a parent
 	 * thread inside the cache would. */
 	pthread_mutex_t lock;
 	struct gdl_list live, dying, pending, probes;

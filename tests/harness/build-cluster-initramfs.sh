@@ -20,7 +20,7 @@
 # rxe provider of rdma-core 56.1 with our patch (emu/rdma-core: the
 # provider's reg_dmabuf_mr), built here, cached, in place of Debian's;
 # vgem and what it depends on under /modules/cluster-test with their load
-# order in /etc/cluster-test-modules (c-30 loads them: a dma-buf of system
+# order in /etc/cluster-test-modules (cluster-rxe-gpu loads them: a dma-buf of system
 # memory);
 # Debian's other RDMA user space (librdmacm, iproute2's `rdma`,
 # ibv_devinfo, ibv_rc_pingpong); UCX (its libraries, its transport
@@ -64,9 +64,9 @@ add_module() {
 for m in e1000 crc32_generic ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe; do
 	add_module "$m"
 done
-# vgem (DRM's virtual GEM driver) and what it needs, for c-30's dma-buf of
+# vgem (DRM's virtual GEM driver) and what it needs, for cluster-rxe-gpu's dma-buf of
 # system memory; loaded by the test, not by cluster_up.  Optional: without
-# it the guests get /etc/cluster-test-modules-missing and c-30 skips that
+# it the guests get /etc/cluster-test-modules-missing and cluster-rxe-gpu skips that
 # check, saying why.
 test_order=""
 test_missing=""

@@ -30,7 +30,7 @@ barrier() {
 }
 
 # cluster_gpu_up: the emulated GPU and gdirect.ko, once (the patched
-# rdma_rxe needs gdirect's exports), with the BAR1 sizes of c-20.
+# rdma_rxe needs gdirect's exports), with the BAR1 sizes of cluster-ucx.
 cluster_gpu_up() {
 	grep -q '^gdirect ' /proc/modules && return 0
 	grep -q '^nvp2p_emu ' /proc/modules ||

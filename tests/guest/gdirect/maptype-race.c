@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * t-30-gdirect-maptype-race.c - GDIRECT_IOC_MAP_TYPE racing mmap() never
+ * maptype-race.c - GDIRECT_IOC_MAP_TYPE racing mmap() never
  * leaves two live mappings of one region with different types
  *
  * MAP_TYPE is refused while the region is mapped, so that all its

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-verbs-race: the verbs registration cache's concurrent paths, over the
+ * lib-verbs-race: the verbs registration cache's concurrent paths, over the
  * fake verbs calls of fake_ibv.h, for TSan (suite tsan) and ASan (unit):
  *
  *  - a free reported while a registration runs: the registration is given
