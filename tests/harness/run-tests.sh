@@ -29,6 +29,9 @@
 #      guests linked by e1000 + Soft-RoCE run the lane cluster's tests, UCX
 #      between them over rc_verbs and tcp; a loud SKIP when the RDMA user
 #      space, the rxe module or UCX is missing
+#   5a. gdirect-emu, the machine as a command (tests/emu-cli/emu-cli-lane.sh,
+#      docs/emulated-ci.md): a COMMAND's status, a hang stopped, GPU memory
+#      between two nodes through a program written from its manual page
 #
 #   6. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
 #      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1
@@ -280,7 +283,7 @@ if [ -n "$guest_why" ]; then
 	echo "== the emulated machine's lanes: SKIPPED here ($guest_why)"
 	for l in "guest[v2]" conformance conformance-64k conformance-13030 conformance-runtime \
 		"guest[v1]" "guest[tegra]" "guest[prop]" "guest[coherent]" "guest[bpo]" "guest[cluster]" \
-		"peers[gdrcopy-2.6]"; do
+		"peers[gdrcopy-2.6]" emu-cli; do
 		lane_skip "$l" "$guest_why"
 	done
 else
@@ -417,6 +420,20 @@ if [ "$cl_rc" = 0 ]; then
 fi
 unset UCX_PREFIX
 echo "cluster: $(( $(date +%s) - cl_t0 )) s"
+
+# gdirect-emu (emu/cli/) as other projects' CI runs it: a COMMAND's status,
+# a hang, and two nodes moving GPU memory (docs/emulated-ci.md).
+echo "== gdirect-emu: a user's program on one and two nodes (tests/emu-cli/)"
+emu_t0=$(date +%s)
+[ "$cl_rc" = 77 ] && EMU_CLI_NO_CLUSTER=$why && export EMU_CLI_NO_CLUSTER
+"$top/tests/emu-cli/emu-cli-lane.sh" "$build" "$results" >"$results/emu-cli.tap" 2>&1
+unset EMU_CLI_NO_CLUSTER
+grep '^not ok' "$results/emu-cli.tap" | sed 's|^|emu-cli: |; s|$| (results/emu-cli.tap)|' |
+	while IFS= read -r l; do note_failure "$l"; done
+tail -n1 "$results/emu-cli.tap"
+tail -n1 "$results/emu-cli.tap" | sed 's/^emu-cli: //' >"$results/emu-cli.summary"
+add_summary "$results/emu-cli.summary"
+echo "emu-cli: $(( $(date +%s) - emu_t0 )) s"
 
 fi
 

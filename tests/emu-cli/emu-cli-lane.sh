@@ -1,0 +1,72 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# emu-cli-lane.sh BUILD RESULTS - gdirect-emu (emu/cli/) as its users run
+# it, three boots: one node whose COMMAND prints, reads a knob and exits 3
+# (gdirect-emu must exit 3, the output on its stdout); one node whose
+# COMMAND hangs (stopped at --timeout, said, exit 124); two nodes running
+# gpu-rdma-pair (tests/emu-cli/gpu-rdma-pair.c, written from gdirect-emu(1))
+# from a folder given with --with, through peer memory and through
+# dma-buf, each node checking the data it got.  TAP on stdout, then
+# "emu-cli: N passed, N failed, N skipped" for run-tests.sh.
+# EMU_CLI_NO_CLUSTER=WHY skips the two nodes (run-tests.sh sets it when
+# build-cluster-initramfs.sh says the cluster cannot run here).
+set -u
+build=$(cd "$1" && pwd); results=$2
+top=$(cd "$(dirname "$0")/../.." && pwd)
+emu=$top/emu/cli/gdirect-emu
+. "$top/tests/include/tap.sh"
+mkdir -p "$results"
+out=$results/emu-cli
+rm -rf "$out"
+mkdir -p "$out"
+t0=$(date +%s)
+skips=0
+
+"$emu" run --build "$build" --results "$out/exit3" --knob bar1_size_mb=64 -- \
+	sh -c 'echo "out: $(cat /sys/kernel/debug/nvp2p_emu/bar1_total)"; exit 3' \
+	>"$out/exit3.out" 2>"$out/exit3.err"
+rc=$?
+check "COMMAND's status 3 is gdirect-emu's (got $rc)" [ "$rc" = 3 ]
+check "COMMAND's output on stdout, the knob bar1_size_mb=64 applied" \
+	grep -qx "out: $((64 << 20))" "$out/exit3.out"
+check "the console is kept in --results" grep -q "nvp2p_emu" "$out/exit3/node0.console.log"
+[ "$rc" = 3 ] || diag "$(cat "$out/exit3.out" "$out/exit3.err")"
+
+"$emu" run --build "$build" --results "$out/hang" --timeout 240 -- \
+	sh -c 'echo started; exec sleep 100000' >"$out/hang.out" 2>"$out/hang.err"
+rc=$?
+check "a hung COMMAND is stopped: exit 124 (got $rc)" [ "$rc" = 124 ]
+check "the hang is said" grep -qF "did not finish within 240 s: stopped" "$out/hang.err"
+check "the hung COMMAND had started" grep -qx started "$out/hang.out"
+[ "$rc" = 124 ] || diag "$(cat "$out/hang.out" "$out/hang.err")"
+
+if [ -n "${EMU_CLI_NO_CLUSTER:-}" ]; then
+	skip "two nodes move GPU data over RDMA" "the cluster cannot run here: $EMU_CLI_NO_CLUSTER"
+	skips=1
+elif [ ! -x "$build/tests/emu-cli/gpu-rdma-pair" ]; then
+	skip "two nodes move GPU data over RDMA" "gpu-rdma-pair was not built (no libibverbs headers: libibverbs-dev)"
+	skips=1
+else
+	# The user's folder, under /tmp as CI's often are (the guest's /tmp
+	# is a tmpfs of its own: gdirect-emu shows the folder over it).
+	mine=$(mktemp -d)
+	cp "$build/tests/emu-cli/gpu-rdma-pair" "$mine/"
+	"$emu" run --build "$build" --results "$out/pair" --nodes 2 --with "$mine" -- \
+		sh -c "$mine/gpu-rdma-pair peer && $mine/gpu-rdma-pair dmabuf" \
+		>"$out/pair.out" 2>"$out/pair.err"
+	rc=$?
+	rm -rf "$mine"
+	check "gdirect-emu run --nodes 2 -- gpu-rdma-pair exits 0 (got $rc)" [ "$rc" = 0 ]
+	for n in 0 1; do
+		for how in peer dmabuf; do
+			check "node $n: GPU data moved and checked ($how)" \
+				grep -qF "[node$n] gpu-rdma-pair node $n ($how): passed" "$out/pair.out"
+		done
+	done
+	[ "$rc" = 0 ] || diag "$(cat "$out/pair.out" "$out/pair.err")"
+fi
+tap_done
+st=$?
+echo "# emu-cli: $(( $(date +%s) - t0 )) s"
+echo "emu-cli: $((n - fails - skips)) passed, $fails failed, $skips skipped"
+exit $st
