@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # emu-cli-lane.sh BUILD RESULTS - gdirect-emu (emu/cli/) as its users run
-# it, three boots: one node whose COMMAND prints, reads a knob and exits 3
-# (gdirect-emu must exit 3, the output on its stdout); one node whose
+# it, four boots: one node whose COMMAND prints, reads a knob and exits 3
+# (gdirect-emu must exit 3, the output on its stdout); one whose COMMAND
+# writes a WARNING into the kernel log (exit 123, reported); one whose
 # COMMAND hangs (stopped at --timeout, said, exit 124); two nodes running
 # gpu-rdma-pair (tests/emu-cli/gpu-rdma-pair.c, written from gdirect-emu(1))
 # from a folder given with --with, through peer memory and through
@@ -31,6 +32,16 @@ check "COMMAND's output on stdout, the knob bar1_size_mb=64 applied" \
 	grep -qx "out: $((64 << 20))" "$out/exit3.out"
 check "the console is kept in --results" grep -q "nvp2p_emu" "$out/exit3/node0.console.log"
 [ "$rc" = 3 ] || diag "$(cat "$out/exit3.out" "$out/exit3.err")"
+
+# A kernel report (here a WARNING line COMMAND writes into the kernel log,
+# which the console shows) turns a COMMAND that succeeded into exit 123.
+"$emu" run --build "$build" --results "$out/warn" -- \
+	sh -c 'echo "<4>WARNING: planted by emu-cli-lane.sh" >/dev/kmsg' \
+	>"$out/warn.out" 2>"$out/warn.err"
+rc=$?
+check "a kernel WARNING fails a COMMAND that succeeded: exit 123 (got $rc)" [ "$rc" = 123 ]
+check "the WARNING is reported" grep -qF "kernel log: " "$out/warn.err"
+[ "$rc" = 123 ] || diag "$(cat "$out/warn.out" "$out/warn.err")"
 
 "$emu" run --build "$build" --results "$out/hang" --timeout 240 -- \
 	sh -c 'echo started; exec sleep 100000' >"$out/hang.out" 2>"$out/hang.err"
