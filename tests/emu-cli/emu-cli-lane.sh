@@ -68,10 +68,11 @@ else
 	rc=$?
 	rm -rf "$mine"
 	check "gdirect-emu run --nodes 2 -- gpu-rdma-pair exits 0 (got $rc)" [ "$rc" = 0 ]
-	for n in 0 1; do
+	# Not $n: tap.sh counts with it.
+	for nd in 0 1; do
 		for how in peer dmabuf; do
-			check "node $n: GPU data moved and checked ($how)" \
-				grep -qF "[node$n] gpu-rdma-pair node $n ($how): passed" "$out/pair.out"
+			check "node $nd: GPU data moved and checked ($how)" \
+				grep -qF "[node$nd] gpu-rdma-pair node $nd ($how): passed" "$out/pair.out"
 		done
 	done
 	[ "$rc" = 0 ] || diag "$(cat "$out/pair.out" "$out/pair.err")"
