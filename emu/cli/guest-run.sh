@@ -44,6 +44,9 @@ fi
 
 GDIRECT_EMU_NODE=0
 GDIRECT_EMU_PEER=
+# cluster-lib.sh sets node and peer from the kernel command line
+# (gdirect.node=N, which gdirect-emu passes).
+# shellcheck disable=SC2154
 if [ "$(cat "$conf/nodes")" = 2 ]; then
 	. /tests/cluster-lib.sh
 	cluster_up || fail "the cluster's network or Soft-RoCE did not come up (console log)"
