@@ -179,8 +179,9 @@ guest="kmod cpio busybox qemu-system-x86_64 guest-kernel"
 cluster="rdma ibverbs-utils rxe-provider librdmacm ucx ucx-utils linux-source xz patch ibverbs-dev"
 # ... and what builds the cluster's own RDMA pieces at test time: rdma-core
 # 56.1's libibverbs and rxe provider (emu/rdma-core: cmake, ninja, libnl)
-# and perftest (tests/peers/perftest-build.sh: autotools, libpci).
-cluster="$cluster cmake ninja pkg-config libnl autoconf automake libtool libpci"
+# and perftest (tests/peers/perftest-build.sh: autotools, libpci, and
+# RDMA-CM's headers, which its configure requires).
+cluster="$cluster cmake ninja pkg-config libnl autoconf automake libtool libpci rdmacm-dev"
 modules="cc make guest-headers"
 case "$want" in
 demo-mode)    demo_mode; exit $? ;;
