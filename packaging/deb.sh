@@ -24,7 +24,9 @@ src=$out/src
 rm -rf "$src"
 rm -f "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo "$out"/lintian.txt
 mkdir -p "$src"
-if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+# git's file list only where the tree is a clone's top: a release copy
+# unpacked inside another work tree would otherwise list nothing.
+if [ "$(git -C "$top" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$top" && pwd -P)" ]; then
 	# Files deleted in the work tree but still tracked are left out.
 	(cd "$top" && git ls-files -z -co --exclude-standard |
 		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' _ |

@@ -255,10 +255,33 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
 	[ -n "$pip_hint" ] && echo "deps.sh: or, for meson and ninja: $pip_hint" >&2
 	exit 1
 fi
-echo "deps.sh: installing$pkgs"
 export DEBIAN_FRONTEND=noninteractive
+# apt-get update succeeds even when no archive answers, and install then
+# fails once per package; so each package's candidate is asked first, and
+# a machine that reaches no archive is told so once.
+urc=0
+upd=$(apt-get update -qq 2>&1) || urc=$?
+nocand="" n_pkgs=0
+for p in $pkgs; do
+	n_pkgs=$((n_pkgs + 1))
+	c=$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: *//p' | head -n1)
+	[ -n "$c" ] && [ "$c" != "(none)" ] || nocand="$nocand $p"
+done
+if [ -n "$nocand" ]; then
+	fetch_err=$(printf '%s\n' "$upd" | grep -E '^(W|E|Err):' | head -n1)
+	if [ "$urc" != 0 ] || [ -n "$fetch_err" ] ||
+	   [ "$(echo $nocand | wc -w)" -eq "$n_pkgs" ]; then
+		echo "deps.sh: no package archive is reachable from this machine${fetch_err:+ (apt-get update: $fetch_err)}," >&2
+		echo "deps.sh: so nothing can be installed; the command, where an archive is reachable: $cmd" >&2
+	else
+		echo "deps.sh: the package archives of this machine have no:$nocand; the command was: $cmd" >&2
+	fi
+	[ -n "$pip_hint" ] && echo "deps.sh: meson and ninja also come from pip: $pip_hint" >&2
+	exit 1
+fi
+echo "deps.sh: installing$pkgs"
 # shellcheck disable=SC2086
-if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends $pkgs >/dev/null; }; then
+if ! apt-get install -y -qq --no-install-recommends $pkgs >/dev/null; then
 	echo "deps.sh: apt-get could not install them; the command was: $cmd" >&2
 	[ -n "$pip_hint" ] && echo "deps.sh: meson and ninja also come from pip: $pip_hint" >&2
 	exit 1

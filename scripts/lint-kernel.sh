@@ -26,6 +26,9 @@
 # tests/lint/kernel-baseline.txt fails its check; a baseline entry no longer
 # seen is reported, to be removed, but does not fail.  A check whose tool or
 # sources are missing is skipped, saying why, and counted as skipped.
+# The files come from git where the tree is a clone, else from find, so
+# that a release tarball or a `git archive` copy lints the same files;
+# LINT_LIST=1 prints them and runs nothing (tests/unit/scripts/t-lint-tree.sh).
 #
 # Prints TAP, then "lint: N passed, N failed, N skipped" last.  Exit status 0
 # when nothing failed.  Cost, measured on the 2-core build machine shared
@@ -48,9 +51,11 @@ pass=0 fail=0 skip=0 n=0
 dirs="kernel/gdirect kernel/gdirect_edu emu/nvp2p emu/rxe tests/modules"
 modules="nvp2p_emu nvp2p_selftest gdirect gdirect_edu gdirect_kapitest"
 
-# The files, tracked ones in a clone, all of them in an unpacked release.
+# The files: git's tracked ones where the tree is a clone's top, every one
+# elsewhere (an unpacked release, a copy made by git archive, even one that
+# lies inside another git work tree, where git would list nothing of it).
 cd "$top"
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
 	# shellcheck disable=SC2086
 	files=$(git ls-files -- $dirs | grep -E '(\.[ch]|/Kbuild)$' || true)
 else
@@ -58,6 +63,12 @@ else
 	files=$(find $dirs -type f \( -name '*.[ch]' -o -name Kbuild \) | sort)
 fi
 [ -n "$files" ] || { echo "lint-kernel.sh: no kernel sources under $dirs" >&2; exit 1; }
+# LINT_LIST=1: print the files it would check, one a line, and stop.
+if [ "${LINT_LIST:-0}" = 1 ]; then
+	# shellcheck disable=SC2086
+	printf '%s\n' $files
+	exit 0
+fi
 
 # report NAME WARNINGS: compare WARNINGS (one a line) with the baseline's
 # entries for NAME and print the TAP line.

@@ -109,7 +109,9 @@ count_meson() { # count_meson BUILDDIR LABEL
 		echo "$2: no tests in this suite"; return
 	fi
 	if [ ! -s "$log" ]; then
-		echo "$2: no test results"; add 0 1 0; return
+		echo "$2: no test results"
+		note_failure "$2: meson test wrote no results (results/$2.log)"
+		add 0 1 0; return
 	fi
 	p=$(grep -c '"result": "OK"' "$log")
 	f=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log")
@@ -134,7 +136,11 @@ for l in open(sys.argv[1]):
         else:
             ok += 1
 print("%s: %d TAP checks in %d of those tests: %d ok, %d not ok, %d skipped" % (sys.argv[2], c, t, ok, bad, sk))' "$log" "$2"
-	grep '"result": "SKIP"' "$log" | sed -n 's/.*"name": "\([^"]*\)".*/  skipped: \1 (see its log for why)/p'
+	grep '"result": "SKIP"' "$log" | sed -n 's/.*"name": "\([^"]*\)".*/\1/p' |
+		while IFS= read -r t; do
+			echo "  skipped: $t (see its log for why)"
+			echo "$2 $t: skipped (its reason is in results/$2.log)" >>"$skipped"
+		done
 	# Each failed test with its first failed check and what that check
 	# printed (a few lines), so the recap alone says why.
 	python3 -c 'import json, sys
@@ -198,11 +204,16 @@ note_guest_failures() {
 		done
 }
 
-# add_summary FILE: add FILE's closing "N passed, N failed, N skipped" to
-# the totals; a file without one counts as a failure.
+# add_summary FILE [LOG]: add FILE's closing "N passed, N failed, N
+# skipped" to the totals; a file without one counts as a failure, named in
+# the recap with its last line (a lane that stopped before its summary
+# printed its reason last) and LOG, where to read more.
 add_summary() {
-	set -- $(tail -n1 "$1" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
-	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; else add 0 1 0; fi
+	sum_file=$1 sum_log=${2:-$1}
+	set -- $(tail -n1 "$sum_file" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; return; fi
+	add 0 1 0
+	note_failure "$(basename "$sum_file" .summary): stopped without a summary: $(tail -n1 "$sum_log" 2>/dev/null | cut -c1-200) (${sum_log#"$top"/})"
 }
 
 run_guest() { # run_guest FLAVOUR TESTS
@@ -238,8 +249,9 @@ echo "== checkpatch and sparse over the kernel code (scripts/lint-kernel.sh)"
 grep -v -E '^(TAP version|1\.\.)' "$results/lint.tap"
 grep '^not ok' "$results/lint.tap" | sed 's|^|lint: |; s|$| (results/lint.tap)|' |
 	while IFS= read -r l; do note_failure "$l"; done
+grep '^ok .* # SKIP ' "$results/lint.tap" | sed 's/^ok [0-9]* - \(.*\) # SKIP /lint \1: /' >>"$skipped"
 tail -n1 "$results/lint.tap" | sed 's/^lint: //' >"$results/lint.summary"
-add_summary "$results/lint.summary"
+add_summary "$results/lint.summary" "$results/lint.tap"
 # The Debian packages (make deb) installed, used, removed and purged in a
 # clean Debian 12 chroot (docs/building.md, "Debian packages").
 echo "== Debian packages (make deb, tests/packaging/deb-lane.sh)"
@@ -260,7 +272,7 @@ else
 	sed -n 's/^# \(deb-guest: \)/\1/p' "$results/deb-lane.tap"
 	tail -n1 "$results/deb-lane.tap"
 	tail -n1 "$results/deb-lane.tap" | sed 's/^deb: //; s/ (.*//' >"$results/deb.summary"
-	add_summary "$results/deb.summary"
+	add_summary "$results/deb.summary" "$results/deb-lane.tap"
 fi
 echo "deb: $(( $(date +%s) - deb_t0 )) s"
 # CI starts from a clean clone: UCX is built here, and a failed build is a
@@ -337,8 +349,6 @@ else
 	grep -v -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$results/peers.summary"
 	grep -E '^peers\[.*[1-9][0-9]* failed|kernel log:|did not finish|timed out|does not build|could not' \
 		"$results/peers.summary" | while IFS= read -r l; do note_failure "$l"; done
-	tail -n1 "$results/peers.summary" | grep -q -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' ||
-		note_failure "peers[gdrcopy-2.6]: $(tail -n1 "$results/peers.summary") (results/peers.summary)"
 	add_summary "$results/peers.summary"
 fi
 echo "== guest suite, page table 0x00010002"
