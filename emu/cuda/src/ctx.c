@@ -481,10 +481,14 @@ EMU_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
 	return cuCtxGetDevice_v2(device, NULL);
 }
 
-/* Waits for the work queued on every stream of the context. */
+/*
+ * Waits for the work queued on every stream of the context; after a fault
+ * too, for the callbacks behind it (emu_ctx_synchronize), before it
+ * returns the sticky error.
+ */
 EMU_EXPORT CUresult cuCtxSynchronize(void)
 {
-	CUresult r = emu_need_ctx();
+	CUresult r = emu_ctx_live();
 
 	return r ? r : emu_ctx_synchronize(emu_current_ctx);
 }

@@ -265,8 +265,29 @@ static CUresult op_get(CUstream h, struct memop **po, struct CUstream_st **px)
 }
 
 /*
+ * Returns @r, the sticky error or another, once every queue has been
+ * flushed if @r is the sticky error: after a fault the worker calls the
+ * callbacks queued behind it with the error and drops the rest, and a
+ * synchronize must not return the error before those callbacks have run
+ * (the driver's order; cuda-stream-test's sticky_late).  Nothing new is
+ * queued once the error is set, so the busy list empties.  Not on the
+ * worker, which would wait for itself.
+ */
+static CUresult sticky_flushed(CUresult r)
+{
+	if (!r || r != emu_sticky() || on_worker)
+		return r;
+	pthread_mutex_lock(&qlock);
+	while (busy)
+		pthread_cond_wait(&qcond, &qlock);
+	pthread_mutex_unlock(&qlock);
+	return r;
+}
+
+/*
  * A live stream, after everything its next operation follows has run:
- * its own queue and, by the legacy stream's rules, the others'.
+ * its own queue and, by the legacy stream's rules, the others'.  After a
+ * fault, the sticky error once the callbacks behind it have run.
  */
 CUresult emu_check_stream(CUstream h)
 {
@@ -274,7 +295,7 @@ CUresult emu_check_stream(CUstream h)
 	CUresult r = stream_get(h, &x);
 
 	if (r)
-		return r;
+		return sticky_flushed(r);
 	while (!on_worker && !drained(x))
 		pthread_cond_wait(&qcond, &qlock);
 	pthread_mutex_unlock(&qlock);
@@ -295,7 +316,7 @@ CUresult emu_ctx_synchronize(struct CUctx_st *ctx)
 			pthread_cond_wait(&qcond, &qlock);
 	} while (!idle && !on_worker);
 	pthread_mutex_unlock(&qlock);
-	return emu_sticky();
+	return sticky_flushed(emu_sticky());
 }
 
 bool emu_on_worker(void)

@@ -24,11 +24,16 @@
  *    call that needs a context returns it, in every context, a new one
  *    cannot be made; queries of a context's state still answer; an error
  *    from bad arguments is returned once.  The process cannot use CUDA
- *    after it, so this test is the last.
+ *    after it, so this test is the last;
+ *  - after such a fault cuStreamSynchronize and cuCtxSynchronize return
+ *    only once the callbacks behind it have run (sticky_late, run alone
+ *    by t-18-cuda-stream.sh, one process each way).
  * Order is observed by order: each host function, and each release of a
  * waited-on word by another thread, appends a letter.
  */
 #include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -545,13 +550,96 @@ static void sticky_error(void)
 	CHECK_STR(order_take(), "");
 }
 
-int main(void)
+/* A callback that holds the driver's thread a while, then notes 'S'. */
+static void slow_callback(CUstream s, CUresult status, void *arg)
 {
+	(void)s;
+	(void)arg;
+	cb_status = status;
+	usleep(200 * 1000);
+	order_note('S');
+}
+
+static bool late_ctx_sync;	/* sticky_late synchronizes the context */
+
+/*
+ * After a fault, a synchronize returns the error only once the callbacks
+ * queued behind the failed operation have run, with the error, as the
+ * driver has them.  The race is made certain rather than lucky: the
+ * fault is seen first (cuStreamQuery answers the sticky error), while a
+ * slow callback holds the driver's thread ahead of the last one, so a
+ * synchronize that does not wait for them returns before 'S' and 'C'.
+ * Run alone (`cuda-stream-test sticky-late-stream|sticky-late-ctx`): the
+ * process cannot use CUDA after it.
+ */
+static void sticky_late(void)
+{
+	CUmemAllocationProp prop = {
+		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+		.location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 },
+		.allocFlags = { .gpuDirectRDMACapable = 1 },
+	};
+	CUmemAccessDesc acc = { .location = prop.location,
+				.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr va;
+	CUstream s;
+	static struct order_release r;	/* may outlive a failed check */
+	size_t gran;
+	CUresult q = CUDA_SUCCESS;
+
+	setup_words();
+	CK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	CK(cuMemCreate(&h, gran, &prop, 0));
+	CK(cuMemAddressReserve(&va, gran, 0, 0, 0));
+	CK(cuMemMap(va, gran, 0, h, 0));
+	CK(cuMemSetAccess(va, gran, &acc, 1));
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	release_on(&r, &word[0], 0);
+	CK(cuStreamWaitValue32(s, dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	CK(cuStreamWriteValue32(s, va, 0x55, 0));
+	CK(cuStreamAddCallback(s, slow_callback, NULL, 0));
+	CK(cuStreamAddCallback(s, callback, (void *)'C', 0));
+	CK(cuMemUnmap(va, gran));
+	order_note('U');
+	order_release_now(&r);
+	order_release_join(&r);
+	/* the fault, seen before the callbacks behind it have run */
+	for (int i = 0; i < 10000 && q == CUDA_SUCCESS; i++) {
+		q = cuStreamQuery(s);
+		if (q == CUDA_ERROR_NOT_READY) {
+			q = CUDA_SUCCESS;
+			usleep(1000);
+		}
+	}
+	CHECK_EQ(q, CUDA_ERROR_LAUNCH_FAILED);
+	if (late_ctx_sync)
+		CHECK_EQ(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+	else
+		CHECK_EQ(cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_FAILED);
+	CHECK_STR(order_take(), "URSC");
+	CHECK_EQ(cb_status, CUDA_ERROR_LAUNCH_FAILED);
+}
+
+int main(int argc, char **argv)
+{
+	const char *only = argc > 1 ? argv[1] : NULL;
+
+	if (only && strcmp(only, "sticky-late-stream") &&
+	    strcmp(only, "sticky-late-ctx")) {
+		fprintf(stderr, "usage: cuda-stream-test [sticky-late-stream|sticky-late-ctx]\n");
+		return 2;
+	}
 	order_caller = pthread_self();
 	if (cuInit(0) || cuDevicePrimaryCtxRetain(&primary, 0) ||
 	    cuCtxSetCurrent(primary) || cuMemAllocHost((void **)&word, 4096) ||
 	    cuMemHostGetDevicePointer(&dword, (void *)word, 0))
 		tap_skip_all("no emulated GPU (cuInit, primary context, host words)");
+	if (only) {
+		late_ctx_sync = !strcmp(only, "sticky-late-ctx");
+		STREAM_TEST(sticky_late);
+		return tap_done();
+	}
 	STREAM_TEST(null_stream_follows_blocking);
 	STREAM_TEST(blocking_follows_null_stream);
 	STREAM_TEST(nonblocking_exempt);
