@@ -4,6 +4,7 @@
 #
 # usage: scripts/deps.sh [--check] userspace|modules|build|test|demo|demo-cluster|bench|debug-kernel|ucx|deb|deb-lane
 #        scripts/deps.sh kernel-bpo    fetches the backports kernel (below)
+#        scripts/deps.sh kernel-headers SUITE  fetches another release's kernel headers
 #        scripts/deps.sh demo-mode     prints "gpu" or "emulated" (see below)
 #        scripts/deps.sh nvidia-present  exit status 0 where an NVIDIA driver is loaded
 #
@@ -33,47 +34,71 @@ if [ "${1:-}" = --check ]; then
 fi
 want=${1:-build}
 
-# kernel-bpo: the newest kernel Debian 12 offers (bookworm-backports'
-# linux-image-amd64 and linux-headers-amd64), for the 6.12 guest lane only.
-# Backports are enabled in a private apt configuration (its own sources,
-# lists and cache under BPO_ROOT), never for the system, and the packages
-# are unpacked under BPO_ROOT/root rather than installed: installed, they
+# fetch_kernel DIR SUITE URI IMAGE: a Debian kernel of SUITE (its
+# linux-headers-amd64's release), fetched through a private apt
+# configuration (its own sources, lists and cache under DIR), never for the
+# system, and unpacked under DIR/root rather than installed: installed, it
 # would become the newest kernel in /lib/modules that every other build and
-# lane picks.  Prints the kernel release; BPO_ROOT/root/usr/src/linux-
-# headers-RELEASE is the build tree, BPO_ROOT/root/boot/vmlinuz-RELEASE the
-# guest kernel.
-if [ "$want" = kernel-bpo ]; then
-	bpo=${BPO_ROOT:-/var/cache/gdirect-bpo}
-	mkdir -p "$bpo/etc" "$bpo/lists/partial" "$bpo/archives/partial" "$bpo/debs" ||
-		{ echo "deps.sh: cannot create $bpo (set BPO_ROOT, or run as root)" >&2; exit 1; }
-	cat >"$bpo/etc/bookworm-backports.sources" <<-EOF
+# lane picks.  The headers (arch and common) and linux-kbuild always, the
+# image too when IMAGE is 1.  Kept until the suite's release changes.
+# Prints the kernel release; DIR/root/usr/src/linux-headers-RELEASE is the
+# build tree, DIR/root/boot/vmlinuz-RELEASE the guest kernel.
+fetch_kernel() {
+	kd=$1 suite=$2 uri=$3 image=$4
+	mkdir -p "$kd/etc" "$kd/lists/partial" "$kd/archives/partial" ||
+		{ echo "deps.sh: cannot create $kd (run as root, or set its variable)" >&2; exit 1; }
+	cat >"$kd/etc/$suite.sources" <<-EOF
 	Types: deb
-	URIs: http://deb.debian.org/debian
-	Suites: bookworm-backports
+	URIs: $uri
+	Suites: $suite
 	Components: main
 	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 	EOF
-	set -- -o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$bpo/etc" \
-		-o Dir::State::lists="$bpo/lists" -o Dir::Cache::archives="$bpo/archives" \
+	set -- -o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$kd/etc" \
+		-o Dir::State::lists="$kd/lists" -o Dir::State::status=/dev/null \
+		-o Dir::Cache::archives="$kd/archives" \
 		-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=
-	apt-get "$@" update -qq >&2 || { echo "deps.sh: apt-get update of bookworm-backports failed" >&2; exit 1; }
-	img=$(apt-cache "$@" depends linux-image-amd64 | sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -n1)
-	rel=${img#linux-image-}
-	[ -n "$rel" ] || { echo "deps.sh: no linux-image-amd64 in bookworm-backports" >&2; exit 1; }
-	if [ ! -e "$bpo/root/.done-$rel" ]; then
+	apt-get "$@" update -qq >&2 || { echo "deps.sh: apt-get update of $suite failed" >&2; exit 1; }
+	hdr=$(apt-cache "$@" depends linux-headers-amd64 | sed -n 's/^ *Depends: \(linux-headers-[0-9].*-amd64\)$/\1/p' | head -n1)
+	rel=${hdr#linux-headers-}
+	[ -n "$rel" ] || { echo "deps.sh: no linux-headers-amd64 in $suite" >&2; exit 1; }
+	if [ ! -e "$kd/root/.done-$rel" ]; then
 		kb=$(apt-cache "$@" depends "linux-headers-$rel" | sed -n 's/^ *Depends: \(linux-kbuild-[0-9].*\)$/\1/p' | head -n1)
-		rm -rf "$bpo/root" "$bpo/debs" && mkdir -p "$bpo/root" "$bpo/debs"
-		(cd "$bpo/debs" && apt-get "$@" download -qq "linux-image-$rel" \
-			"linux-headers-$rel" "linux-headers-${rel%-amd64}-common" "$kb") >&2 ||
+		pk="linux-headers-$rel linux-headers-${rel%-amd64}-common $kb"
+		[ "$image" = 1 ] && pk="$pk linux-image-$rel"
+		rm -rf "$kd/root" "$kd/debs" && mkdir -p "$kd/root" "$kd/debs"
+		# shellcheck disable=SC2086
+		(cd "$kd/debs" && apt-get "$@" download -qq $pk) >&2 ||
 			{ echo "deps.sh: downloading the $rel kernel failed" >&2; exit 1; }
-		for d in "$bpo"/debs/*.deb; do dpkg-deb -x "$d" "$bpo/root"; done
+		for d in "$kd"/debs/*.deb; do dpkg-deb -x "$d" "$kd/root"; done
 		# The arch headers include the common ones by absolute path.
-		sed -i "s|^include /usr/src/|include $bpo/root/usr/src/|" \
-			"$bpo/root/usr/src/linux-headers-$rel/Makefile"
-		rm -rf "$bpo/debs"
-		touch "$bpo/root/.done-$rel"
+		sed -i "s|^include /usr/src/|include $kd/root/usr/src/|" \
+			"$kd/root/usr/src/linux-headers-$rel/Makefile"
+		rm -rf "$kd/debs"
+		touch "$kd/root/.done-$rel"
 	fi
 	echo "$rel"
+}
+
+# kernel-bpo: the newest kernel Debian 12 offers (bookworm-backports'
+# linux-image-amd64 and linux-headers-amd64), for the 6.12 guest lane, in
+# BPO_ROOT (default /var/cache/gdirect-bpo).
+if [ "$want" = kernel-bpo ]; then
+	fetch_kernel "${BPO_ROOT:-/var/cache/gdirect-bpo}" bookworm-backports \
+		http://deb.debian.org/debian 1
+	exit 0
+fi
+# kernel-headers SUITE: the headers of another Debian release's kernel,
+# for the module builds of the kernel lane (docs/building.md), under
+# GDIRECT_KERNELS (default /var/cache/gdirect-kernels)/SUITE.  bullseye:
+# 5.10, the oldest kernel the modules build against.
+if [ "$want" = kernel-headers ]; then
+	case ${2:-} in
+	bullseye) ;;
+	*) echo "deps.sh: kernel-headers '${2:-}': expected bullseye" >&2; exit 2 ;;
+	esac
+	fetch_kernel "${GDIRECT_KERNELS:-/var/cache/gdirect-kernels}/$2" "$2" \
+		http://deb.debian.org/debian 0
 	exit 0
 fi
 
