@@ -6,7 +6,8 @@
 # ../gdirect/include; the emulator's provider is emu/nvp2p), the uapi
 # headers (the emulator's in emu/include/uapi), the NVIDIA interface
 # headers the emulator implements (include/nvidia/nv-p2p*.h), the build
-# Makefile and dkms.conf.
+# Makefile, the kernel interface probes it runs (scripts/kconftest.sh)
+# and dkms.conf.
 set -eu
 top=$1 out=$2 version=$3
 rm -rf "$out"
@@ -26,4 +27,5 @@ cp "$top/include/uapi/gdirect_ioctl.h" "$top/include/uapi/gdrdrv.h" \
 	"$top/include/uapi/gdirect_edu.h" "$out/include/uapi/"
 cp "$top/emu/include/uapi/nvp2p_emu.h" "$out/emu/include/uapi/"
 cp "$top/packaging/dkms/Makefile" "$out/Makefile"
+cp "$top/scripts/kconftest.sh" "$out/kconftest.sh"
 sed "s/@VERSION@/$version/g" "$top/packaging/dkms.conf.in" > "$out/dkms.conf"

@@ -19,6 +19,11 @@
 # the product's modules (gdirect gdirect_edu) for an NVIDIA driver, which
 # gdirect's Kbuild finds or takes from GDIRECT_NV_SRC and
 # GDIRECT_NV_SYMVERS in the environment (the top-level `make modules`).
+# The interfaces that moved between kernels are probed once per KDIR by
+# scripts/kconftest.sh into OUTDIR/../conftest/<KDIR's checksum>/kconftest.h
+# (kept while KDIR's version.h and the script are unchanged), which every
+# module gets with -include.  GDIRECT_KCC names the compiler when it is
+# not the one KDIR was built with (bullseye's gcc-10, say).
 # GDIRECT_KBUILD_CHECK=sparse passes C=2 CHECK=sparse to Kbuild, so every
 # source file is run through sparse whether or not it is recompiled
 # (scripts/lint-kernel.sh); its warnings go to stderr with the compiler's.
@@ -33,6 +38,14 @@ esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+# The probes, once per kernel tree and script.
+kc=$(dirname "$out")/conftest/$(printf '%s' "$kdir" | cksum | cut -d' ' -f1)
+kc_key="$(cksum <"$top/scripts/kconftest.sh") $(ls -lL --time-style=+%s \
+	"$kdir/include/generated/uapi/linux/version.h" "$kdir/Makefile" 2>/dev/null)"
+if [ ! -f "$kc/kconftest.h" ] || [ "$(cat "$kc/key" 2>/dev/null)" != "$kc_key" ]; then
+	"$top/scripts/kconftest.sh" "$kdir" "$kc"
+	printf '%s\n' "$kc_key" >"$kc/key"
+fi
 symvers="" provider=""
 for m in "$@"; do
 	# The product's modules are under kernel/, the emulated GPU's
@@ -52,12 +65,12 @@ for m in "$@"; do
 	# The project's own builds carry gdirect's race knobs (debug only:
 	# the nvidia flavour below, DKMS and kernel/gdirect/Makefile build
 	# without them).
-	extra="-I$top/include/nvidia -I$top/include/uapi -DGDIRECT_DEBUG_KNOBS"
+	extra="-include $kc/kconftest.h -I$top/include/nvidia -I$top/include/uapi -DGDIRECT_DEBUG_KNOBS"
 	case $src in "$top"/kernel/*) ;; *) extra="$extra -I$top/emu/include/uapi" ;; esac
 	extra="$extra$provider"
 	tegra=0
 	case $flavour in
-	nvidia) extra="-I$top/include/uapi" ;;
+	nvidia) extra="-include $kc/kconftest.h -I$top/include/uapi" ;;
 	v1) extra="$extra -DNVP2P_EMU_PAGE_TABLE_V1" ;;
 	tegra) extra="$extra -DNVP2P_EMU_TEGRA"; tegra=1 ;;
 	prop) extra="$extra -DNVP2P_EMU_PROPRIETARY" ;;
@@ -65,7 +78,7 @@ for m in "$@"; do
 	esac
 	# $check is empty or two words, split on purpose.
 	# shellcheck disable=SC2086
-	make -s -C "$kdir" M="$dst" KBUILD_EXTRA_SYMBOLS="$symvers" $check \
+	make -s -C "$kdir" ${GDIRECT_KCC:+CC="$GDIRECT_KCC"} M="$dst" KBUILD_EXTRA_SYMBOLS="$symvers" $check \
 		GDIRECT_EXTRA_CFLAGS="$extra" GDIRECT_TEGRA=$tegra modules
 	symvers="$symvers $dst/Module.symvers"
 	# The modules after the emulator are built against it: gdirect's

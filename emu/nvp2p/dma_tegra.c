@@ -27,6 +27,26 @@
 
 #include "emu.h"
 
+/*
+ * 5.15: sg_alloc_table_from_pages_segment(), returning an int; before, the
+ * same table from __sg_alloc_table_from_pages() (scripts/kconftest.sh).
+ */
+#if defined(KC_CONFTEST) && !defined(KC_HAVE_SG_ALLOC_TABLE_FROM_PAGES_SEGMENT)
+static int sg_alloc_table_from_pages_segment(struct sg_table *sgt,
+					     struct page **pages,
+					     unsigned int n_pages,
+					     unsigned int offset,
+					     unsigned long size,
+					     unsigned int max_segment,
+					     gfp_t gfp_mask)
+{
+	return PTR_ERR_OR_ZERO(__sg_alloc_table_from_pages(sgt, pages, n_pages,
+							   offset, size,
+							   max_segment, NULL,
+							   0, gfp_mask));
+}
+#endif
+
 unsigned int emu_dma_max_run_kb;
 
 static void emu_dma_map_free(struct emu_dma_map *m, bool mapped)

@@ -36,6 +36,20 @@
 
 #include "nv-p2p.h"
 
+/*
+ * Interfaces that moved between kernels, as scripts/kconftest.sh found
+ * them (KC_HAVE_*); without its header the newest kernel is assumed.
+ * 5.11 brought lockdep_assert() and lockdep_is_held() without lockdep;
+ * before, the check is lockdep's own or nothing.
+ */
+#if defined(KC_CONFTEST) && !defined(KC_HAVE_LOCKDEP_ASSERT)
+#ifdef CONFIG_LOCKDEP
+#define lockdep_assert(cond)	WARN_ON(debug_locks && !(cond))
+#else
+#define lockdep_assert(cond)	do { } while (0)
+#endif
+#endif
+
 #define EMU_PAGE_SHIFT	16
 #define EMU_PAGE_SIZE	BIT_ULL(EMU_PAGE_SHIFT)
 #define EMU_UUID_LEN	16

@@ -11,6 +11,11 @@
 
 #include "emu.h"
 
+/* 5.17 renamed PDE_DATA() pde_data() (scripts/kconftest.sh). */
+#if defined(KC_CONFTEST) && !defined(KC_HAVE_PDE_DATA_LOWER)
+#define pde_data(inode)	PDE_DATA(inode)
+#endif
+
 #define EMU_PROC_DIR	"driver/nvp2p_emu"
 
 static int emu_proc_open(struct inode *inode, struct file *file)

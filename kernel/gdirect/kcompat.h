@@ -13,6 +13,27 @@
 #include <linux/mm.h>
 #include <asm/pgtable.h>
 
+/*
+ * Where the entry says "probed", scripts/kconftest.sh compiled a use of the
+ * interface against the target kernel and defined KC_HAVE_* where it
+ * built (KC_CONFTEST says its header was passed); without that header the
+ * newest kernel is assumed.
+ */
+
+/* 5.11 renamed vm_operations_struct.split may_split; probed. */
+#if defined(KC_CONFTEST) && !defined(KC_HAVE_VM_OPS_MAY_SPLIT)
+#define GD_VM_OPS_MAY_SPLIT	split
+#else
+#define GD_VM_OPS_MAY_SPLIT	may_split
+#endif
+
+/* 5.15 added address_space.invalidate_lock; probed. */
+#if defined(KC_CONFTEST) && !defined(KC_HAVE_MAPPING_INVALIDATE_LOCK)
+#define gd_mapping_init_invalidate_lock(m)	do { } while (0)
+#else
+#define gd_mapping_init_invalidate_lock(m)	init_rwsem(&(m)->invalidate_lock)
+#endif
+
 /* 6.3: vma->vm_flags became read-only, written with vm_flags_set/clear. */
 #ifdef GD_HAVE_VM_FLAGS_SET
 #define gd_vm_flags_set(vma, f)		vm_flags_set(vma, f)

@@ -21,6 +21,7 @@
 #include <linux/vmalloc.h>
 
 #include "gdirect_internal.h"
+#include "kcompat.h"
 
 bool gd_use_persistent;
 module_param_named(use_persistent, gd_use_persistent, bool, 0444);
@@ -344,7 +345,7 @@ int gd_ctx_open(struct inode *inode, struct file *filp, bool gdrdrv)
 	 * mapping.
 	 */
 	address_space_init_once(&ctx->mapping);
-	init_rwsem(&ctx->mapping.invalidate_lock);
+	gd_mapping_init_invalidate_lock(&ctx->mapping);
 	ctx->mapping.a_ops = &empty_aops;
 	ctx->mapping.host = inode;
 	filp->f_mapping = &ctx->mapping;

@@ -98,7 +98,7 @@ static const struct vm_operations_struct gd_region_vm_ops = {
 	.open		= gd_vm_open,
 	.close		= gd_vm_close,
 	.fault		= gd_vm_fault,
-	.may_split	= gd_vm_may_split,
+	.GD_VM_OPS_MAY_SPLIT = gd_vm_may_split,
 };
 
 static int gd_mmap_status(struct gd_ctx *ctx, struct vm_area_struct *vma)

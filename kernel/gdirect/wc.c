@@ -34,11 +34,18 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/io.h>
-#include <linux/maple_tree.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 
 #include "gdirect_internal.h"
+#include "kcompat.h"
+
+/* The maple tree came in 6.1; before, a sorted list (scripts/kconftest.sh). */
+#if !defined(KC_CONFTEST) || defined(KC_HAVE_MAPLE_TREE)
+#define GD_WC_MAPLE
+#include <linux/maple_tree.h>
+#endif
 
 /* Segments are indexed by 4 KiB page, the smallest BAR page size. */
 #define GD_WC_SHIFT	12
@@ -47,6 +54,9 @@
 struct gd_wc_seg {
 	u64 start, end;			/* bytes, end exclusive */
 	unsigned int users;		/* runs that meet it; under gd_wc_lock */
+#ifndef GD_WC_MAPLE
+	struct list_head node;		/* in gd_wc_list, by start */
+#endif
 };
 
 /*
@@ -57,6 +67,7 @@ struct gd_wc_seg {
  * callback take it with none held).
  */
 static DEFINE_MUTEX(gd_wc_lock);
+#ifdef GD_WC_MAPLE
 static DEFINE_MTREE(gd_wc_segs);
 
 static unsigned long gd_wc_idx(u64 addr)
@@ -73,6 +84,72 @@ static struct gd_wc_seg *gd_wc_next(u64 pos, u64 end)
 	return mt_find(&gd_wc_segs, &idx, gd_wc_idx(end) - 1);
 }
 
+static void gd_wc_erase(struct gd_wc_seg *seg)
+{
+	mtree_erase(&gd_wc_segs, gd_wc_idx(seg->start));
+}
+
+/* Index @seg, which no segment meets; -ENOMEM and such on failure. */
+static int gd_wc_insert(struct gd_wc_seg *seg)
+{
+	return mtree_insert_range(&gd_wc_segs, gd_wc_idx(seg->start),
+				  gd_wc_idx(seg->end) - 1, seg,
+				  GFP_KERNEL_ACCOUNT);
+}
+
+static bool gd_wc_empty_destroy(void)
+{
+	unsigned long idx = 0;
+	bool empty = !mt_find(&gd_wc_segs, &idx, ULONG_MAX);
+
+	mtree_destroy(&gd_wc_segs);
+	return empty;
+}
+#else
+/*
+ * Without the maple tree the segments are a list sorted by start; a
+ * lookup walks it, which costs one step per segment held.
+ */
+static LIST_HEAD(gd_wc_list);
+
+static struct gd_wc_seg *gd_wc_next(u64 pos, u64 end)
+{
+	struct gd_wc_seg *seg;
+
+	lockdep_assert_held(&gd_wc_lock);
+	list_for_each_entry(seg, &gd_wc_list, node) {
+		if (seg->start >= end)
+			break;
+		if (seg->end > pos)
+			return seg;
+	}
+	return NULL;
+}
+
+static void gd_wc_erase(struct gd_wc_seg *seg)
+{
+	list_del(&seg->node);
+}
+
+static int gd_wc_insert(struct gd_wc_seg *seg)
+{
+	struct gd_wc_seg *at;
+
+	list_for_each_entry(at, &gd_wc_list, node)
+		if (at->start >= seg->start)
+			break;
+	if (&at->node != &gd_wc_list && at->start < seg->end)
+		return -EEXIST;
+	list_add_tail(&seg->node, &at->node);
+	return 0;
+}
+
+static bool gd_wc_empty_destroy(void)
+{
+	return list_empty(&gd_wc_list);
+}
+#endif
+
 /* Drop the count of each segment that meets [start, end). */
 static void gd_wc_put_range(u64 start, u64 end)
 {
@@ -84,7 +161,7 @@ static void gd_wc_put_range(u64 start, u64 end)
 		pos = seg->end;
 		if (--seg->users)
 			continue;
-		mtree_erase(&gd_wc_segs, gd_wc_idx(seg->start));
+		gd_wc_erase(seg);
 		arch_io_free_memtype_wc(seg->start, seg->end - seg->start);
 		kfree(seg);
 	}
@@ -112,8 +189,7 @@ static int gd_wc_new_seg(u64 start, u64 end)
 		kfree(seg);
 		return -EBUSY;
 	}
-	ret = mtree_insert_range(&gd_wc_segs, gd_wc_idx(start),
-				 gd_wc_idx(end) - 1, seg, GFP_KERNEL_ACCOUNT);
+	ret = gd_wc_insert(seg);
 	if (ret) {
 		arch_io_free_memtype_wc(start, end - start);
 		kfree(seg);
@@ -241,10 +317,7 @@ void gd_release_wc(struct gd_reg *r)
  */
 void gd_wc_exit(void)
 {
-	unsigned long idx = 0;
-
 	mutex_lock(&gd_wc_lock);
-	WARN_ON_ONCE(mt_find(&gd_wc_segs, &idx, ULONG_MAX));
-	mtree_destroy(&gd_wc_segs);
+	WARN_ON_ONCE(!gd_wc_empty_destroy());
 	mutex_unlock(&gd_wc_lock);
 }

@@ -59,6 +59,11 @@
 
 #include "gdirect_kapi.h"
 
+/* 5.11 renamed in_irq() in_hardirq() (scripts/kconftest.sh). */
+#if defined(KC_CONFTEST) && !defined(KC_HAVE_IN_HARDIRQ)
+#define in_hardirq()	in_irq()
+#endif
+
 struct kt_unmapper {
 	struct gdirect_region *region;
 	struct completion done;
