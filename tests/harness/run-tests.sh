@@ -33,6 +33,9 @@
 #      docs/emulated-ci.md): a COMMAND's status, a hang stopped, GPU memory
 #      between two nodes through a program written from its manual page
 #
+#   5a. the modules of every flavour built against bullseye's 5.10 and
+#      bookworm-backports' 6.12 headers, warning-free (scripts/kernel-builds.sh)
+#
 #   6. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
 #      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1
 #
@@ -446,6 +449,21 @@ add_summary "$results/emu-cli.summary"
 echo "emu-cli: $(( $(date +%s) - emu_t0 )) s"
 
 fi
+
+# The modules of every flavour built against the other kernels Debian
+# ships (bullseye's 5.10, bookworm-backports' 6.12; their headers cached
+# under /var/cache), a warning failing (scripts/kernel-builds.sh,
+# docs/building.md).  Built only: no guest boots on these kernels.
+echo "== the modules against other kernels (scripts/kernel-builds.sh)"
+kb_t0=$(date +%s)
+GDIRECT_TEST_LANES=$lanes "$top/scripts/kernel-builds.sh" "$build" >"$results/kernels.tap" 2>&1
+grep -v -E '^(TAP version|1\.\.)' "$results/kernels.tap"
+grep '^not ok' "$results/kernels.tap" | sed 's|^|kernels: |; s|$| (results/kernels.tap)|' |
+	while IFS= read -r l; do note_failure "$l"; done
+grep '^ok .* # SKIP ' "$results/kernels.tap" | sed 's/^ok [0-9]* - \(.*\) # SKIP /kernels \1: /' >>"$skipped"
+tail -n1 "$results/kernels.tap" | sed 's/^kernels: //' >"$results/kernels.summary"
+add_summary "$results/kernels.summary" "$results/kernels.tap"
+echo "kernels: $(( $(date +%s) - kb_t0 )) s"
 
 if [ "${DEBUG_KERNEL:-0}" = 1 ] && [ -n "$guest_why" ]; then
 	lane_skip debug-kernel "$guest_why"

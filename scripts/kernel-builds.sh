@@ -1,0 +1,90 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# kernel-builds.sh BUILD [SUITE...] - every module in every flavour,
+# built against other Debian releases' kernel headers, warnings failing.
+#
+# SUITE is bullseye (5.10, the oldest kernel supported: its headers from
+# scripts/deps.sh kernel-headers) or bpo (bookworm-backports' 6.12, from
+# scripts/deps.sh kernel-bpo); both by default.  Each flavour is one TAP
+# line: the modules of that flavour (the Makefile's lists) built by
+# scripts/build-modules.sh into BUILD/kmod/<release>-<flavour>, which runs
+# the interface probes (scripts/kconftest.sh) and, for prop, the check
+# that nothing imports a GPL-only symbol.  A line is not ok when the build
+# fails or the compiler or Kbuild prints a warning (BTF skipped for want
+# of vmlinux is no warning).  Where the compiler the headers were built
+# with is not installed (bullseye's gcc-10 on Debian 12) the system's gcc
+# builds them, said in a diagnostic.  A kernel whose headers cannot be
+# fetched is a failure, or a skip with GDIRECT_TEST_LANES=available.
+#
+# Ends with "kernels: N passed, N failed, N skipped"; the logs are
+# BUILD/kmod/<release>-<flavour>.log.
+set -u
+build=$1; shift
+top=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$build/kmod"
+suites=${*:-bullseye bpo}
+pass=0 fail=0 skip=0 n=0
+echo "TAP version 13"
+
+flavour_modules() {
+	case $1 in
+	v2|v1) echo nvp2p_emu nvp2p_selftest gdirect gdirect_edu gdirect_kapitest ;;
+	tegra|prop) echo nvp2p_emu gdirect gdirect_edu ;;
+	coherent) echo nvp2p_emu nvp2p_selftest gdirect gdirect_edu ;;
+	esac
+}
+
+for suite in $suites; do
+	t0=$(date +%s)
+	case $suite in
+	bullseye) rel=$("$top/scripts/deps.sh" kernel-headers bullseye 2>"$build/kmod/$suite-fetch.log")
+		root=${GDIRECT_KERNELS:-/var/cache/gdirect-kernels}/bullseye/root ;;
+	bpo) rel=$("$top/scripts/deps.sh" kernel-bpo 2>"$build/kmod/$suite-fetch.log")
+		root=${BPO_ROOT:-/var/cache/gdirect-bpo}/root ;;
+	*) echo "kernel-builds.sh: suite '$suite': expected bullseye or bpo" >&2; exit 2 ;;
+	esac
+	if [ -z "$rel" ]; then
+		n=$((n + 1))
+		why="the $suite kernel headers could not be fetched: $(tail -n1 "$build/kmod/$suite-fetch.log")"
+		if [ "${GDIRECT_TEST_LANES:-all}" = available ]; then
+			skip=$((skip + 1)); echo "ok $n - $suite # SKIP $why"
+		else
+			fail=$((fail + 1)); echo "not ok $n - $suite: $why"
+		fi
+		continue
+	fi
+	kdir=$root/usr/src/linux-headers-$rel
+	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="*\([^ "]*\).*/\1/p' "$kdir/include/config/auto.conf")
+	kcc=""
+	if [ -n "$cc" ] && ! command -v "$cc" >/dev/null 2>&1; then
+		kcc=gcc
+		echo "# $rel: built with $(gcc -dumpfullversion 2>/dev/null || echo gcc), for want of its $cc"
+	fi
+	for fl in v2 v1 tegra prop coherent; do
+		n=$((n + 1))
+		ft0=$(date +%s)
+		out=$build/kmod/$rel-$fl
+		log=$out.log
+		# shellcheck disable=SC2046
+		if GDIRECT_KCC=$kcc "$top/scripts/build-modules.sh" "$kdir" "$out" "$fl" \
+			$(flavour_modules "$fl") >"$log" 2>&1; then
+			warn=$(grep -v -e '^Skipping BTF generation' "$log" | grep -i -c 'warning' || true)
+			if [ "$warn" -eq 0 ]; then
+				pass=$((pass + 1))
+				echo "ok $n - $rel $fl: built, no warnings ($(( $(date +%s) - ft0 )) s)"
+			else
+				fail=$((fail + 1))
+				echo "not ok $n - $rel $fl: $warn warnings (${log#"$top"/})"
+				grep -v -e '^Skipping BTF generation' "$log" | grep -i 'warning' | head -n 5 | sed 's/^/#   /'
+			fi
+		else
+			fail=$((fail + 1))
+			echo "not ok $n - $rel $fl: the build failed (${log#"$top"/})"
+			grep -v -e '^Skipping BTF generation' "$log" | grep -E 'error|warning' | head -n 5 | sed 's/^/#   /'
+		fi
+	done
+	echo "# $rel: $(( $(date +%s) - t0 )) s"
+done
+echo "1..$n"
+echo "kernels: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
