@@ -469,7 +469,9 @@ if [ "${DEBUG_KERNEL:-0}" = 1 ] && [ -n "$guest_why" ]; then
 	lane_skip debug-kernel "$guest_why"
 elif [ "${DEBUG_KERNEL:-0}" = 1 ]; then
 	echo "== guest suite under the debug kernel (docs/debug-kernel.md)"
-	"$top/scripts/deps.sh" debug-kernel || add 0 1 0
+	"$top/scripts/deps.sh" debug-kernel || {
+		note_failure "debug-kernel: its packages could not be installed (scripts/deps.sh debug-kernel, above)"
+		add 0 1 0; }
 	RESULTS="$results" MODULES="${MODULES:-}" "$top/tests/debug-kernel/run.sh" "$build" | tee "$results/debug-kernel.summary"
 	note_guest_failures "$results/debug-kernel.summary" "$results/debug-v2.tap" \
 		"$results/debug-tegra.tap"
