@@ -28,7 +28,7 @@
 # sources are missing is skipped, saying why, and counted as skipped.
 # The files come from git where the tree is a clone, else from find, so
 # that a release tarball or a `git archive` copy lints the same files;
-# LINT_LIST=1 prints them and runs nothing (tests/unit/scripts/t-lint-tree.sh).
+# LINT_LIST=1 prints them and runs nothing (tests/unit/scripts/lint-tree.sh).
 #
 # Prints TAP, then "lint: N passed, N failed, N skipped" last.  Exit status 0
 # when nothing failed.  Cost, measured on the 2-core build machine shared

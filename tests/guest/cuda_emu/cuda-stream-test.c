@@ -27,7 +27,7 @@
  *    after it, so this test is the last;
  *  - after such a fault cuStreamSynchronize and cuCtxSynchronize return
  *    only once the callbacks behind it have run (sticky_late, run alone
- *    by t-18-cuda-stream.sh, one process each way).
+ *    by cuda-emu-stream.sh, one process each way).
  * Order is observed by order: each host function, and each release of a
  * waited-on word by another thread, appends a letter.
  */

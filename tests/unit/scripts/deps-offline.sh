@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-deps-offline.sh SOURCE - scripts/deps.sh on a machine whose package
+# deps-offline.sh SOURCE - scripts/deps.sh on a machine whose package
 # archive cannot be reached: one clear message, not one error per package.
 #
 # deps.sh runs as root (a fake id) with a PATH of the few tools it uses

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t-lint-tree.sh SOURCE - scripts/lint-kernel.sh in a release copy of the
+# lint-tree.sh SOURCE - scripts/lint-kernel.sh in a release copy of the
 # tree (no .git), as a packager or a GPU server has it.
 #
 # The copy is `git archive` of the working tree's state where SOURCE is a
