@@ -125,9 +125,10 @@ void gd_reg_dma_unmap(struct gd_reg *r)
  * cannot wait for a call that may be waiting for that lock, and NVIDIA
  * frees the table itself once the callback returns (its
  * nvidia_p2p_free_page_table() is a no-op), so nothing the callback leaves
- * to us keeps it alive.  It takes a free of the memory by another thread
- * of the owner while gdirect_pin() is still in it; docs/driver.md, "no
- * get_pages beside put_pages".
+ * to us keeps it alive.  That is why gdirect_pin() maps persistent pins,
+ * which have no callback; the window stays only where it maps a callback
+ * pin (tokens, Tegra, a driver refusing the persistent API: kapi.c, "Peer
+ * pins"; docs/driver.md, "no get_pages beside put_pages").
  *
  * The mapping is not read until it is published under a DMA bracket: the
  * provider frees it right after a free callback, which may come as soon as

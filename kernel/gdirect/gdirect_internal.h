@@ -233,7 +233,7 @@ struct gd_stats {
 	atomic64_t pins, pin_failures, unpins, callbacks, orphaned;
 	atomic64_t persistent_pins, version_mismatch, live_regions, live_bytes;
 	atomic64_t mmaps, events, put_errors, dma_maps, unmap_waits;
-	atomic64_t wc_conflicts, stale_peer_pins;
+	atomic64_t wc_conflicts, stale_peer_pins, peer_pins_unpaired;
 #ifdef GDIRECT_DEBUG_KNOBS
 	atomic64_t dbg_freed_wakes, dbg_map_type_mismatch;
 #endif

@@ -88,7 +88,12 @@ static int gd_pin_companion(struct gd_reg *r, const struct gd_pin_req *req)
 	return 0;
 }
 
-/* Release @r's callback pin first: its callback then no longer comes. */
+/*
+ * Release @r's callback pin first: its callback then no longer comes.
+ * Outside the owner's context the release leaves that pin registered with
+ * NVIDIA until the owner frees the memory or exits (the nv-p2p rule); it
+ * is releasing, so its callback then does nothing.
+ */
 static void gd_unpin_companion(struct gd_reg *r)
 {
 	struct gd_reg *c = r->companion;
@@ -171,6 +176,7 @@ int gdirect_pin(const struct gdirect_pin_params *params,
 	       !req.p2p_token && !req.va_space;
 	if (pair)
 		req.persistent = true;
+again:
 	ret = gd_reg_setup(NULL, &req, &r);
 	if (ret)
 		return ret;
@@ -201,6 +207,18 @@ err_companion:
 	gd_unpin_companion(r);
 err_put:
 	gd_reg_put(r);
+	/*
+	 * The persistent API is declared but refused for this memory (vGPU,
+	 * confidential computing, MIG before 555): map a callback pin, as
+	 * before the pair existed, and count it, since a free racing its
+	 * mapping is then NVIDIA's use-after-free again ("Peer pins").
+	 */
+	if (pair && ret == -EOPNOTSUPP) {
+		pair = false;
+		req.persistent = false;
+		atomic64_inc(&gd_stats.peer_pins_unpaired);
+		goto again;
+	}
 	return ret;
 }
 GD_EXPORT(gdirect_pin);

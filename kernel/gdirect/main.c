@@ -42,7 +42,7 @@ MODULE_PARM_DESC(dbg_dma_end_delay_ms,
 unsigned int gd_dbg_mmap_type_delay_ms;
 module_param_named(dbg_mmap_type_delay_ms, gd_dbg_mmap_type_delay_ms, uint, 0644);
 MODULE_PARM_DESC(dbg_mmap_type_delay_ms,
-		 "Debug build: busy-wait this long in mmap() of /dev/gdirect between the mapping type and the claim (default: 0)");
+		 "Debug build: busy-wait this long in mmap() of /dev/gdirect before it reads the mapping type and claims the mapping (default: 0)");
 #endif
 
 unsigned int gd_max_pins_per_file = 16384;

@@ -57,8 +57,8 @@
  * unpin, nor a stream of unpins a pin (docs/driver.md, "Limits"); lockdep
  * sees each.  None is ever waited for by the free callback, so holding
  * one across a provider call cannot deadlock with the provider lock.  A
- * pin, a user's or a kernel caller's, waits killably; a release never does, as close and exit must
- * put the pages whatever signal is pending.
+ * pin, a user's or a kernel caller's, waits killably; a release never
+ * does, as close and exit must put the pages whatever signal is pending.
  */
 DECLARE_RWSEM(gd_excl);
 static DECLARE_RWSEM(gd_tok_excl);

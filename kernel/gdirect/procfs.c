@@ -44,6 +44,7 @@ static int gd_stats_show(struct seq_file *s, void *unused)
 	GD_STAT(unmap_waits);
 	GD_STAT(wc_conflicts);
 	GD_STAT(stale_peer_pins);
+	GD_STAT(peer_pins_unpaired);
 #ifdef GDIRECT_DEBUG_KNOBS
 	GD_STAT(dbg_freed_wakes);
 	GD_STAT(dbg_map_type_mismatch);

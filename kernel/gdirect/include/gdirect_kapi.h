@@ -22,9 +22,11 @@
  * region stale as described above.  The GPU memory of a stale region stays
  * allocated, and the peer's addresses valid, until gdirect_unpin(): unpin
  * a stale region soon.  With GDIRECT_KPIN_PERSISTENT there is no second
- * pin and no revocation at all.  Tokens, and a provider without the
- * persistent API (Tegra), leave the mapped pin one with a callback: there
- * the race stays NVIDIA's (docs/driver.md, "Peer pins").
+ * pin and no revocation at all.  Tokens, a provider without the
+ * persistent API (Tegra, drivers before 525.105.17), and memory for which
+ * the driver refuses it (vGPU, confidential computing, older MIG) leave
+ * the mapped pin one with a callback: there the race stays NVIDIA's
+ * (docs/driver.md, "Peer pins").
  *
  * Rules:
  *  - gdirect_pin() and gdirect_unpin() sleep.  With zero tokens they must
