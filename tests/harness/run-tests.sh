@@ -303,7 +303,7 @@ if [ -n "$guest_why" ]; then
 	done
 else
 echo "== guest suite, page table 0x00020000"
-run_guest v2 "$(lane v2)"
+run_guest v2 "${GUEST_TESTS:-$(lane v2)}"
 # The emulator's CUDA transcript (cuda-emu-conformance.sh) against a real
 # GPU's: the diff count, and a failure for any difference not listed in tests/conformance/cuda_emu/.
 echo "== CUDA conformance, emulator vs. a real GPU (tests/conformance/cuda_emu/)"
