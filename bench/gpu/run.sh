@@ -15,6 +15,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 }
 out=${1:-.}
 [ $# -gt 0 ] && shift
+mkdir -p "$out"
 build=${BUILD:-$root/build/bench-gpu}
 if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" "$root" -Dbuildtype=release >"$out/classify_gpu-build.log" 2>&1 || {
@@ -27,10 +28,15 @@ ninja -C "$build" bench/classify_gpu >>"$out/classify_gpu-build.log" 2>&1 || {
 	exit 1
 }
 
+# classify_gpu's status is the script's (77: no GPU; 1: a wrong answer).
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -n1), $(nproc) cores"
 	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null |
 		sed 's/^/nvidia-smi: /' || true
-	"$build/bench/classify_gpu" "$@"
+	rc=0
+	"$build/bench/classify_gpu" "$@" || rc=$?
+	echo "classify_gpu: exit $rc"
 } 2>&1 | tee "$out/classify_gpu.log"
+rc=$(sed -n 's/^classify_gpu: exit //p' "$out/classify_gpu.log")
+exit "${rc:-1}"

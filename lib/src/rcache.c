@@ -653,7 +653,7 @@ static int sync_memops_locked(struct gdirect_ctx *c,
 }
 
 /* sync_memops_locked() for a caller that does not hold ctx->lock: the
- * verbs registrations (verbs.c). */
+ * registrations of the engine (regcache.c). */
 int gdl_sync_memops(struct gdirect_ctx *c, const struct gdl_cuquery *q,
 		    int *cu_err)
 {
