@@ -456,7 +456,8 @@ fi
 # docs/building.md).  Built only: no guest boots on these kernels.
 echo "== the modules against other kernels (scripts/kernel-builds.sh)"
 kb_t0=$(date +%s)
-GDIRECT_TEST_LANES=$lanes "$top/scripts/kernel-builds.sh" "$build" >"$results/kernels.tap" 2>&1
+KERNEL_FLAVOURS=${KERNEL_FLAVOURS:-v2 tegra prop} GDIRECT_TEST_LANES=$lanes \
+	"$top/scripts/kernel-builds.sh" "$build" >"$results/kernels.tap" 2>&1
 grep -v -E '^(TAP version|1\.\.)' "$results/kernels.tap"
 grep '^not ok' "$results/kernels.tap" | sed 's|^|kernels: |; s|$| (results/kernels.tap)|' |
 	while IFS= read -r l; do note_failure "$l"; done
