@@ -278,7 +278,8 @@ static inline void gd_dbg_delay(const unsigned int *knob)
 		mdelay(1);
 }
 #else
-static inline void gd_dbg_delay(const unsigned int *knob) { }
+/* A macro: without the knobs, their variables do not exist. */
+#define gd_dbg_delay(knob) do { } while (0)
 #endif
 
 /* pin.c */
