@@ -426,6 +426,15 @@ void gdl_mr_fini(struct gdirect_ctx *c, bool in_child);
 void gdl_mr_notify_locked(struct gdirect_ctx *c, uint64_t s, uint64_t e);
 #endif
 
+/* The two versions of gdirect_mr_info (verbs.c says why): the one of
+ * GDIRECT_0.2 writes GDL_MR_INFO_V02_SIZE bytes, the fields before valid
+ * in struct gdirect_mr_info of gdirect_verbs.h. */
+struct gdirect_mr;
+struct gdirect_mr_info;
+#define GDL_MR_INFO_V02_SIZE 48
+int gdl_mr_info_v02(const struct gdirect_mr *m, void *info);
+int gdl_mr_info_v03(const struct gdirect_mr *m, struct gdirect_mr_info *info);
+
 /* ctx.c */
 int gdl_ctx_create_backend(const struct gdirect_params *p,
 			   struct gdl_backend *b, struct gdirect_ctx **out);

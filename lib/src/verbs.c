@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -813,11 +814,14 @@ static bool mr_valid(const struct gdirect_mr *m)
 	return gdl_cuda_buffer_id(m->base, &id) == 0 && id == m->tag_id;
 }
 
-GDL_EXPORT int gdirect_mr_info(const struct gdirect_mr *m,
-			       struct gdirect_mr_info *info)
+/* GDIRECT_0.2's struct gdirect_mr_info ended where valid begins. */
+_Static_assert(offsetof(struct gdirect_mr_info, valid) == GDL_MR_INFO_V02_SIZE,
+	       "struct gdirect_mr_info of GDIRECT_0.2 changed");
+
+/* Fill info for m; the caller checked both. */
+static void mr_fill_info(const struct gdirect_mr *m,
+			 struct gdirect_mr_info *info)
 {
-	if (!m || !info)
-		return gdl_err(-EINVAL, "invalid argument");
 	memset(info, 0, sizeof(*info));
 	info->mr = m->mr;
 	info->lkey = m->mr->lkey;
@@ -828,6 +832,33 @@ GDL_EXPORT int gdirect_mr_info(const struct gdirect_mr *m,
 	info->via = m->via;
 	info->access = m->access;
 	info->valid = mr_valid(m);
+}
+
+/*
+ * gdirect_mr_info has two versions, because GDIRECT_0.3 appended valid to
+ * struct gdirect_mr_info.  A program built against GDIRECT_0.2 passes the
+ * smaller structure (everything before valid), and gdirect_mr_info@GDIRECT_0.2
+ * writes only that much; programs built since bind to
+ * gdirect_mr_info@@GDIRECT_0.3, which writes the whole structure.
+ */
+GDL_EXPORT __attribute__((symver("gdirect_mr_info@GDIRECT_0.2")))
+int gdl_mr_info_v02(const struct gdirect_mr *m, void *info)
+{
+	struct gdirect_mr_info all;
+
+	if (!m || !info)
+		return gdl_err(-EINVAL, "invalid argument");
+	mr_fill_info(m, &all);
+	memcpy(info, &all, GDL_MR_INFO_V02_SIZE);
+	return 0;
+}
+
+GDL_EXPORT __attribute__((symver("gdirect_mr_info@@GDIRECT_0.3")))
+int gdl_mr_info_v03(const struct gdirect_mr *m, struct gdirect_mr_info *info)
+{
+	if (!m || !info)
+		return gdl_err(-EINVAL, "invalid argument");
+	mr_fill_info(m, info);
 	return 0;
 }
 

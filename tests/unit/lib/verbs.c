@@ -29,7 +29,9 @@
  *  - a put in a fork child does not take the parent's lock;
  *  - a registration freed under it every time gives up after 8 tries;
  *  - per domain: a flush of one domain, eviction on the refusing device
- *    only, the validity flag of gdirect_mr_info.
+ *    only, the validity flag of gdirect_mr_info;
+ *  - gdirect_mr_info of GDIRECT_0.2 writes nothing past that version's
+ *    structure.
  */
 #define TAP_FORK
 #include <signal.h>
@@ -544,6 +546,49 @@ static void valid_flag(void)
 	vdone(c);
 }
 
+/* struct gdirect_mr_info as GDIRECT_0.2 shipped it, before valid. */
+struct mr_info_0_2 {
+	struct ibv_mr *mr;
+	uint32_t lkey, rkey;
+	uint64_t base;
+	uint64_t length;
+	uint64_t iova;
+	enum gdirect_mr_via via;
+	int access;
+};
+
+/* gdirect_mr_info@GDIRECT_0.2 (gdl_mr_info_v02 in the library) writes
+ * the structure of GDIRECT_0.2 and not one byte past it: a program built
+ * then passes that much; @@GDIRECT_0.3 writes the whole one. */
+static void info_versions(void)
+{
+	struct gdirect_ctx *c = vctx(GDIRECT_MR_PATH_PEER, NULL);
+	struct gdirect_mr *m = NULL;
+	uint64_t d = fake_cuda_alloc(1 * MiB);
+	unsigned char buf[sizeof(struct gdirect_mr_info) + 16];
+	struct gdirect_mr_info mi;
+	size_t i, past = 0;
+
+	CHECK_EQ(sizeof(struct mr_info_0_2), GDL_MR_INFO_V02_SIZE);
+	CHECK(sizeof(struct gdirect_mr_info) > GDL_MR_INFO_V02_SIZE);
+	CHECK_EQ(gdl_mr_info_v02(NULL, buf), -EINVAL);
+	CHECK_EQ(gdl_mr_info_v02(m, NULL), -EINVAL);
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(d), 64, 0, 0, &m), 0);
+	memset(buf, 0xa5, sizeof(buf));
+	CHECK_EQ(gdl_mr_info_v02(m, buf), 0);
+	for (i = GDL_MR_INFO_V02_SIZE; i < sizeof(buf); i++)
+		past += buf[i] != 0xa5;
+	CHECK_EQ(past, 0);
+	/* The same fields as the new version's, which writes valid too. */
+	memset(&mi, 0xa5, sizeof(mi));
+	CHECK_EQ(gdirect_mr_info(m, &mi), 0);
+	CHECK_EQ(memcmp(buf, &mi, GDL_MR_INFO_V02_SIZE), 0);
+	CHECK_EQ(((struct mr_info_0_2 *)buf)->base, d);
+	CHECK_EQ(mi.valid, 1);
+	gdirect_mr_put(m);
+	vdone(c);
+}
+
 /* A region still held when its context is destroyed goes back at its
  * last put, which must not touch the destroyed context. */
 static void put_after_destroy(void)
@@ -579,6 +624,7 @@ int main(void)
 	TAP_TEST(flush_pd);
 	TAP_TEST(evict_own_device);
 	TAP_TEST(valid_flag);
+	TAP_TEST(info_versions);
 	TAP_TEST(put_after_destroy);
 	return tap_done();
 }
