@@ -21,6 +21,7 @@
 #include "cuda_dl.h"
 #include "epoch.h"
 #include "libgdirect_internal.h"
+#include "regcache.h"
 #include "parse.h"
 
 _Atomic uint64_t gdl_fork_gen;
@@ -433,9 +434,8 @@ static void destroy_in_child(struct gdirect_ctx *c)
 	 * thread is left, and the epoch state was reset), then unmap it. */
 	gdl_epoch_barrier();
 	gdl_publish_drop_in_child(c);
-#ifdef GDL_HAVE_VERBS
-	gdl_mr_fini(c, true);
-#endif
+	gdl_rc_destroy(c->mr, true);
+	c->mr = NULL;
 	gdl_hpmem_destroy(&c->regmem);
 	gdl_pgtab_destroy(&c->index);
 	gdl_slotab_destroy(&c->slots);
@@ -457,9 +457,8 @@ GDL_EXPORT void gdirect_ctx_destroy(struct gdirect_ctx *c)
 	}
 	gdl_publish_stop(c);
 	gdl_ctx_list_del(c);
-#ifdef GDL_HAVE_VERBS
-	gdl_mr_fini(c, false);
-#endif
+	gdl_rc_destroy(c->mr, false);
+	c->mr = NULL;
 	gdl_drain(c);
 	pthread_mutex_lock(&c->lock);
 	while (!gdl_list_empty(&c->live)) {

@@ -263,7 +263,9 @@ struct gdirect_ctx {
 	struct gdl_shard shard[GDL_SHARDS + GDL_SHARDS_SHARED];
 
 	struct gdirect_ctx *reg_next;	/* global list, for notify_free */
-	struct gdl_mrcache *mr;		/* verbs.c's cache; NULL without verbs */
+	/* The NIC kind's registration engine (regcache.c, verbs.c); NULL
+	 * in a library built without verbs. */
+	struct gdl_rc *mr;
 	struct gdl_publisher *pub;	/* GDIRECT_CTX_PUBLISH_STATS, or NULL */
 };
 
@@ -416,14 +418,10 @@ void gdl_allocs_drop_locked(struct gdirect_ctx *c, uint64_t start,
 void gdl_allocs_free_all(struct gdirect_ctx *c);
 int gdl_allocs_init(struct gdirect_ctx *c);
 
-/* verbs.c (built with libibverbs); the cache lives and dies with its
- * context, and hooks report frees to it under ctx->lock. */
+/* verbs.c (built with libibverbs): the NIC kind's engine (ctx->mr),
+ * which lives and dies with its context (regcache.h). */
 #ifdef GDL_HAVE_VERBS
 int gdl_mr_init(struct gdirect_ctx *c);
-int gdl_mr_drain(struct gdirect_ctx *c);
-int gdl_mr_sweep(struct gdirect_ctx *c);
-void gdl_mr_fini(struct gdirect_ctx *c, bool in_child);
-void gdl_mr_notify_locked(struct gdirect_ctx *c, uint64_t s, uint64_t e);
 #endif
 
 /* The two versions of gdirect_mr_info (verbs.c says why): the one of

@@ -13,6 +13,7 @@
 
 #include "epoch.h"
 #include "libgdirect_internal.h"
+#include "regcache.h"
 
 struct range {
 	uint64_t start, end;
@@ -38,9 +39,7 @@ void gdl_invalidate(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 		n = gdl_regions_overlapping(c, s, e, v, 64);
 		gdl_kill_locked(c, v, n < 64 ? n : 64, GDL_CAUSE_HOOKS, &killed);
 	} while (n > 64);
-#ifdef GDL_HAVE_VERBS
-	gdl_mr_notify_locked(c, s, e);
-#endif
+	gdl_rc_notify_locked(c->mr, s, e);
 	gdl_allocs_drop_locked(c, s, e);
 	/* A pin in progress over the range may have pinned what is being
 	 * freed: its miss must not publish it (rcache.c). */

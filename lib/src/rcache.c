@@ -28,6 +28,7 @@
 #include "cuda_dl.h"
 #include "epoch.h"
 #include "libgdirect_internal.h"
+#include "regcache.h"
 
 #define GDL_MAX_OVERLAP 64
 
@@ -1093,10 +1094,8 @@ GDL_EXPORT int gdirect_process_events(struct gdirect_ctx *c)
 		return gdl_err(-EINVAL, "invalid argument");
 	if (gdl_inherited(c))
 		return gdl_err(-EPERM, "context inherited across fork");
-#ifdef GDL_HAVE_VERBS
-	gdl_mr_sweep(c);
-	gdl_mr_drain(c);
-#endif
+	gdl_rc_sweep(c->mr);
+	gdl_rc_drain(c->mr);
 	return gdl_drain(c);
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * verbs_range.h - what range the verbs cache (verbs.c) registers for a
- * request, apart from the verbs calls so that it can be tested without a
- * NIC.
+ * verbs_range.h - what range the registration engine (regcache.c)
+ * registers for a request, apart from the verbs calls so that it can be
+ * tested without a NIC.
  */
 #ifndef GDL_VERBS_RANGE_H
 #define GDL_VERBS_RANGE_H
