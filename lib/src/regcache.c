@@ -26,7 +26,7 @@ struct rc_pending {
 };
 
 struct gdl_rc {
-	/* The first member: t-verbs holds it across a fork, as a parent
+	/* The first member: lib-verbs holds it across a fork, as a parent
 	 * thread inside the engine would. */
 	pthread_mutex_t lock;
 	struct gdl_list live, dying, pending;
