@@ -38,6 +38,14 @@ struct gdl_rc {
 	/* The context, NULL once destroyed with regions still held; those
 	 * regions' last puts release them and then the engine. */
 	struct gdirect_ctx *ctx;
+	/* Puts releasing a region outside the lock: the engine outlives
+	 * them, and gdl_rc_destroy() waits for them before its context
+	 * goes (they count into it). */
+	unsigned int busy;
+	pthread_cond_t idle;
+	/* Set by gdl_rc_destroy() when regions were still held: the put
+	 * that leaves no region, dying or busy, frees the engine. */
+	bool orphaned;
 	uint64_t fork_gen;		/* the context's */
 	const struct gdl_rc_ops *ops;
 	void *priv;			/* the kind's */
@@ -57,6 +65,7 @@ int gdl_rc_create(struct gdirect_ctx *c, const struct gdl_rc_ops *ops,
 	if (!rc)
 		return -ENOMEM;
 	pthread_mutex_init(&rc->lock, NULL);
+	pthread_cond_init(&rc->idle, NULL);
 	gdl_list_init(&rc->live);
 	gdl_list_init(&rc->dying);
 	gdl_list_init(&rc->pending);
@@ -255,6 +264,7 @@ void gdl_rc_notify_locked(struct gdl_rc *rc, uint64_t s, uint64_t e)
 static void rc_free(struct gdl_rc *rc)
 {
 	rc->ops->priv_free(rc->priv);
+	pthread_cond_destroy(&rc->idle);
 	pthread_mutex_destroy(&rc->lock);
 	free(rc);
 }
@@ -274,6 +284,7 @@ void gdl_rc_destroy(struct gdl_rc *rc, bool in_child)
 		gdl_list_for_each_safe(&rc->dying, r, n, node)
 			free(r);
 		pthread_mutex_init(&rc->lock, NULL);
+		pthread_cond_init(&rc->idle, NULL);
 		rc_free(rc);
 		return;
 	}
@@ -282,13 +293,21 @@ void gdl_rc_destroy(struct gdl_rc *rc, bool in_child)
 	gdl_list_for_each_safe(&rc->live, r, n, node)
 		rc_kill_locked(rc, r);
 	rc_reap_locked(rc, &list);
-	/* Still referenced: the caller broke the contract, and its holder
-	 * may still read the region: its last put releases it, then the
-	 * engine, which forgets the context now. */
-	leaked = !gdl_list_empty(&rc->dying);
-	rc->ctx = NULL;
+	rc->busy++;
 	pthread_mutex_unlock(&rc->lock);
 	rc_release_list(rc, &list);
+	pthread_mutex_lock(&rc->lock);
+	rc->busy--;
+	/* The context goes when this returns: no put may count into it. */
+	rc->ctx = NULL;
+	while (rc->busy)
+		pthread_cond_wait(&rc->idle, &rc->lock);
+	/* Still referenced: the caller broke the contract, and its holder
+	 * may still read the region: its last put releases it, then the
+	 * engine. */
+	leaked = !gdl_list_empty(&rc->dying);
+	rc->orphaned = leaked;
+	pthread_mutex_unlock(&rc->lock);
 	if (!leaked)
 		rc_free(rc);
 }
@@ -555,7 +574,7 @@ again:
 void gdl_rc_put(struct gdl_rc_region *r)
 {
 	struct gdl_rc *rc = r->rc;
-	bool release = false, last = false;
+	bool release = false, last = false, ok;
 
 	if (rc_inherited(rc)) {
 		/* A fork child's copy of the parent's region: its lock may
@@ -570,14 +589,25 @@ void gdl_rc_put(struct gdl_rc_region *r)
 	    r->dead) {
 		gdl_list_del(&r->node);
 		release = true;
-		last = !rc->ctx && gdl_list_empty(&rc->dying);
+		rc->busy++;
 	} else if (!r->dead) {
 		/* Least recently used is least recently put or got. */
 		gdl_list_move(&rc->live, &r->node);
 	}
 	pthread_mutex_unlock(&rc->lock);
-	if (release)
-		rc_release(rc, r);
+	if (!release)
+		return;
+	/* Deregistered outside the lock (it is slow); counted under it,
+	 * into a context that gdl_rc_destroy() keeps until busy is 0. */
+	ok = rc->ops->dereg(r) == 0;
+	pthread_mutex_lock(&rc->lock);
+	if (ok && rc->ctx)
+		rc->ops->count(rc->ctx, GDL_RC_DEREG);
+	if (!--rc->busy)
+		pthread_cond_broadcast(&rc->idle);
+	last = rc->orphaned && !rc->busy && gdl_list_empty(&rc->dying);
+	pthread_mutex_unlock(&rc->lock);
+	free(r);
 	if (last)	/* the context is gone: this was its last region */
 		rc_free(rc);
 }

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -37,6 +38,7 @@ struct fibv_state {
 	unsigned long limit[2];		/* refuse at this many (0: never) */
 	int dmabuf_off;			/* the probe answers EOPNOTSUPP */
 	void (*on_reg)(uint64_t addr, uint64_t len);
+	unsigned int dereg_delay_us;	/* each ibv_dereg_mr sleeps this long */
 	uint32_t keys;
 };
 
@@ -165,6 +167,10 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 
 int ibv_dereg_mr(struct ibv_mr *mr)
 {
+	unsigned int us = __atomic_load_n(&fibv.dereg_delay_us, __ATOMIC_RELAXED);
+
+	if (us)
+		usleep(us);
 	pthread_mutex_lock(&fibv.lock);
 	fibv.deregs++;
 	fibv.live[fibv_devi(mr->pd)]--;

@@ -34,6 +34,7 @@
  *    structure.
  */
 #define TAP_FORK
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -605,6 +606,41 @@ static void put_after_destroy(void)
 	fake_cuda_reset();
 }
 
+static void *put_one(void *m)
+{
+	gdirect_mr_put(m);
+	return NULL;
+}
+
+/* Two regions held across gdirect_ctx_destroy(), put by two threads
+ * while the first put still deregisters: neither may touch the engine
+ * after the other freed it (ASan), and both are deregistered. */
+static void puts_after_destroy_race(void)
+{
+	struct gdirect_ctx *c = vctx(GDIRECT_MR_PATH_PEER, NULL);
+	struct gdirect_mr *m[2] = { NULL, NULL };
+	pthread_t t[2];
+
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0],
+					P(fake_cuda_alloc(1 * MiB)), 64, 0, 0,
+					&m[i]), 0);
+	gdirect_ctx_destroy(c);
+	CHECK_EQ(fibv_live(), 2);
+	/* The first put's deregistration is slow, the second's is not:
+	 * the second is over while the first still deregisters. */
+	__atomic_store_n(&fibv.dereg_delay_us, 200000, __ATOMIC_RELAXED);
+	CHECK_EQ(pthread_create(&t[0], NULL, put_one, m[0]), 0);
+	usleep(50000);
+	__atomic_store_n(&fibv.dereg_delay_us, 0, __ATOMIC_RELAXED);
+	CHECK_EQ(pthread_create(&t[1], NULL, put_one, m[1]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	__atomic_store_n(&fibv.dereg_delay_us, 0, __ATOMIC_RELAXED);
+	CHECK_EQ(fibv_live(), 0);
+	fake_cuda_reset();
+}
+
 int main(void)
 {
 	need_fake_cuda();
@@ -626,5 +662,6 @@ int main(void)
 	TAP_TEST(valid_flag);
 	TAP_TEST(info_versions);
 	TAP_TEST(put_after_destroy);
+	TAP_TEST(puts_after_destroy_race);
 	return tap_done();
 }
