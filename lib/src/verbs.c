@@ -341,9 +341,19 @@ static void mr_fill_info(const struct gdirect_mr *m,
  * struct gdirect_mr_info.  A program built against GDIRECT_0.2 passes the
  * smaller structure (everything before valid), and gdirect_mr_info@GDIRECT_0.2
  * writes only that much; programs built since bind to
- * gdirect_mr_info@@GDIRECT_0.3, which writes the whole structure.
+ * gdirect_mr_info@@GDIRECT_0.3, which writes the whole structure.  GCC's
+ * symver attribute survives link-time optimisation; compilers without it
+ * (clang) take the assembler directive.
  */
-GDL_EXPORT __attribute__((symver("gdirect_mr_info@GDIRECT_0.2")))
+#if defined(__has_attribute) && __has_attribute(symver)
+#define GDL_SYMVER(name) __attribute__((symver(name)))
+#else
+#define GDL_SYMVER(name)
+__asm__(".symver gdl_mr_info_v02, gdirect_mr_info@GDIRECT_0.2");
+__asm__(".symver gdl_mr_info_v03, gdirect_mr_info@@GDIRECT_0.3");
+#endif
+
+GDL_EXPORT GDL_SYMVER("gdirect_mr_info@GDIRECT_0.2")
 int gdl_mr_info_v02(const struct gdirect_mr *m, void *info)
 {
 	struct gdirect_mr_info all;
@@ -355,7 +365,7 @@ int gdl_mr_info_v02(const struct gdirect_mr *m, void *info)
 	return 0;
 }
 
-GDL_EXPORT __attribute__((symver("gdirect_mr_info@@GDIRECT_0.3")))
+GDL_EXPORT GDL_SYMVER("gdirect_mr_info@@GDIRECT_0.3")
 int gdl_mr_info_v03(const struct gdirect_mr *m, struct gdirect_mr_info *info)
 {
 	if (!m || !info)
