@@ -40,7 +40,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 # The probes, once per kernel tree and script.
 kc=$(dirname "$out")/conftest/$(printf '%s' "$kdir" | cksum | cut -d' ' -f1)
-kc_key="$(cksum <"$top/scripts/kconftest.sh") $(ls -lL --time-style=+%s \
+kc_key="$(cksum <"$top/scripts/kconftest.sh") ${GDIRECT_KCC:-} $(ls -lL --time-style=+%s \
 	"$kdir/include/generated/uapi/linux/version.h" "$kdir/Makefile" 2>/dev/null)"
 if [ ! -f "$kc/kconftest.h" ] || [ "$(cat "$kc/key" 2>/dev/null)" != "$kc_key" ]; then
 	"$top/scripts/kconftest.sh" "$kdir" "$kc"
