@@ -150,7 +150,7 @@ int gdirect_pin(const struct gdirect_pin_params *params,
 		struct gdirect_region **region)
 {
 	struct gd_pin_req req;
-	bool pair;
+	bool pair, refused = false, unpaired = false;
 	struct gd_reg *r;
 	int ret;
 
@@ -191,6 +191,8 @@ again:
 			goto err_put;
 	}
 	ret = gd_reg_pin(r);
+	/* Only the persistent pin's own refusal falls back (below). */
+	refused = pair && ret == -EOPNOTSUPP;
 	if (ret)
 		goto err_companion;
 	if (r->peer) {
@@ -198,6 +200,8 @@ again:
 		if (ret)
 			goto err_release;
 	}
+	if (unpaired)
+		atomic64_inc(&gd_stats.peer_pins_unpaired);
 	*region = (struct gdirect_region *)r;
 	return 0;
 
@@ -213,10 +217,11 @@ err_put:
 	 * before the pair existed, and count it, since a free racing its
 	 * mapping is then NVIDIA's use-after-free again ("Peer pins").
 	 */
-	if (pair && ret == -EOPNOTSUPP) {
+	if (refused) {
 		pair = false;
+		refused = false;
+		unpaired = true;
 		req.persistent = false;
-		atomic64_inc(&gd_stats.peer_pins_unpaired);
 		goto again;
 	}
 	return ret;
