@@ -174,7 +174,8 @@ done
 for ko in "$build"/kmod/*/*/*.ko; do
 	[ -e "$ko" ] || continue
 	rel=${ko#"$build"/}
-	case $rel in kmod/bpo-*|kmod-*) continue ;; esac
+	# The flavours gdirect-emu boots, not the other kernels' builds.
+	case $rel in kmod/v2/*|kmod/v1/*|kmod/tegra/*|kmod/prop/*|kmod/coherent/*) ;; *) continue ;; esac
 	install -D -m 644 "$ko" "$emu_dir/machine/$rel"
 done
 (cd "$build" && find emu lib gdrapi -name 'lib*.so*' ! -path '*.p/*' \( -type f -o -type l \)) |

@@ -68,6 +68,10 @@ for suite in $suites; do
 	fi
 	for fl in ${KERNEL_FLAVOURS:-v2 v1 tegra prop coherent}; do
 		n=$((n + 1))
+		if [ -z "$(flavour_modules "$fl")" ]; then
+			echo "Bail out! KERNEL_FLAVOURS: '$fl': expected v2, v1, tegra, prop or coherent"
+			exit 2
+		fi
 		ft0=$(date +%s)
 		out=$build/kmod/$rel-$fl
 		# 6.12's v2 is the tree the 6.12 guest lane built: only what

@@ -33,7 +33,7 @@
 #      docs/emulated-ci.md): a COMMAND's status, a hang stopped, GPU memory
 #      between two nodes through a program written from its manual page
 #
-#   5a. the modules of every flavour built against bullseye's 5.10 and
+#   5b. the modules of every flavour built against bullseye's 5.10 and
 #      bookworm-backports' 6.12 headers, warning-free (scripts/kernel-builds.sh)
 #
 #   6. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
@@ -444,8 +444,9 @@ unset EMU_CLI_NO_CLUSTER
 grep '^not ok' "$results/emu-cli.tap" | sed 's|^|emu-cli: |; s|$| (results/emu-cli.tap)|' |
 	while IFS= read -r l; do note_failure "$l"; done
 tail -n1 "$results/emu-cli.tap"
+grep '^ok .* # SKIP ' "$results/emu-cli.tap" | sed 's/^ok [0-9]* - \(.*\) # SKIP /emu-cli \1: /' >>"$skipped"
 tail -n1 "$results/emu-cli.tap" | sed 's/^emu-cli: //' >"$results/emu-cli.summary"
-add_summary "$results/emu-cli.summary"
+add_summary "$results/emu-cli.summary" "$results/emu-cli.tap"
 echo "emu-cli: $(( $(date +%s) - emu_t0 )) s"
 
 fi
