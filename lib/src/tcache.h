@@ -1,50 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tcache.h - per-thread reference counts: hits that write no shared line.
+ * tcache.h - per-thread reference counts, so that a hit writes no shared
+ * line (rcache_hit.h states the hit path's invariants).
  *
- * A region's reference count is split: the shared word r->refs (the
- * index's reference, the dead and hold bits, and references taken with a
- * compare-and-swap) plus one count per thread, in that thread's block of
- * entries, which only the owner writes.  The true count of r is
+ * The true count of region r is GDL_REFS(r->refs) plus the n of every
+ * entry tagged r->id; each get and put moves one term by one, so a put may
+ * come off any term.  Counting in an entry is a Dekker handshake with
+ * whoever kills:
  *
- *	GDL_REFS(r->refs) + sum over all blocks of n of the entries tagged r->id
+ *	getter: E.n++ ; reader fence ; reread the kill signal (the slot's
+ *	        word, slotab.h, or ctx->kgen) ; E.n-- if it changed
+ *	killer: set DEAD or HOLD ; change r's slots ; bump ctx->kgen ;
+ *	        gdl_epoch_sync_readers() ; sum the entries tagged r->id
  *
- * and every get and put moves one of the terms by one, so it does not
- * matter which term a put takes from (a reference handed to another thread
- * and put there comes off r->refs, or off that thread's entry).
- *
- * Acquiring through an entry is a Dekker pattern against whoever kills:
- *
- *	getter: E.n++ ; reader fence ; load the kill signal (the word of the
- *	        region's index slot, slotab.h, on the lookup path; ctx->kgen
- *	        on the recent path) ; back off (E.n--) if it changed
- *	killer: set DEAD or HOLD ; change the region's slots (emptied,
- *	        rewritten for a successor, or held) ; bump ctx->kgen ;
- *	        gdl_epoch_sync_readers() ; scan every block for entries
- *	        tagged r->id
- *
- * Either the getter sees the signal, or its increment is visible to the
- * scan (epoch.c explains the fence pair).  So a killed region gains no
- * reference the scan cannot see, and a held one (an eviction in progress)
- * is evicted only if the scan found none.  Once a region is dead its terms
- * only fall (puts), apart from a backing-off getter's +1 that it takes
- * back, so a scan that reads a total of zero may release it.  (A
- * reference taken in r->refs instead, by compare-and-swap, is refused by
- * the DEAD and HOLD bits themselves.)
- *
- * Entries are direct-mapped by region address; a thread finds the entry of
- * a region it used recently again through its hints (one per 64 KiB page
- * of the request, modulo GDL_TC_HINTS) without touching the region or any
- * page table (tc_recent, rcache_hit.h): a thread cycling among up to
- * GDL_TC_HINTS single-page regions hits that way every time.  An entry is
- * reused for another region only when its count is zero or its region was
- * released (tag marked GDL_TC_GONE by the releaser).  Blocks of exited
- * threads keep their counts (a reference may outlive its thread) and are
- * scanned until a new thread claims them, which it does only when every
- * count in them is zero or gone.  An exiting thread keeps its block through
- * further rounds of thread-exit destructors while it still counts a
- * reference there, so that another library's destructor that puts it
- * takes it off the block (tc_release, tcache.c).
+ * Either the getter sees the signal or the sum sees its count (epoch.c
+ * gives the fence pair), so a dead region gains no unseen reference and a
+ * held one is evicted only when the sum is zero.  An entry is reused only
+ * when its count is zero or its tag is GDL_TC_GONE, and a block only when
+ * all its entries are, because a reference may outlive its thread.
  */
 #ifndef GDL_TCACHE_H
 #define GDL_TCACHE_H
@@ -79,12 +52,7 @@ struct gdl_tc_ent {
 
 struct gdl_tc_block {
 	struct gdl_tc_ent e[GDL_TC_WAYS];
-	/* Owner only: the entry of the thread's last acquisition through an
-	 * entry in each page (by request address), or NULL: the recent
-	 * path's guesses.  A guess is only a guess: the recent path checks
-	 * the entry's own range, kill generation and status word, so an
-	 * entry since taken over by another region answers for that region
-	 * or not at all. */
+	/* Owner only: the recent path's guesses, checked before use. */
 	struct gdl_tc_ent *hint[GDL_TC_HINTS] __attribute__((aligned(64)));
 	_Atomic int owned __attribute__((aligned(64)));
 	unsigned exit_rounds;	/* owner only: rounds of thread-exit
@@ -95,8 +63,7 @@ struct gdl_tc_block {
  * or once the thread gave its block back at exit. */
 extern __thread struct gdl_tc_block *gdl_tc_mine
 	__attribute__((tls_model("initial-exec")));
-/* The entry of this thread's last acquisition through an entry (the
- * recent path's first guess, before the per-page hints), or NULL. */
+/* The recent path's first guess, or NULL. */
 extern __thread struct gdl_tc_ent *gdl_tc_last
 	__attribute__((tls_model("initial-exec")));
 extern struct gdl_tc_block gdl_tc_none;
@@ -124,21 +91,14 @@ static inline unsigned gdl_tc_way(const struct gdirect_reg *r)
 	return (unsigned)((uintptr_t)r >> 6) & (GDL_TC_WAYS - 1);
 }
 
-/*
- * The references every block counts for region r (id r->id, passed so
- * that r is not read) and, if stamp is not NULL, the newest stamp among
- * those entries.  An entry for r can only sit in r's way, so this reads
- * one entry per block.  Counts are consistent per entry (tag read before
- * and after the count); the caller forces the readers' fence first when it
- * needs the Dekker guarantee.
- */
+/* The references all blocks count for r (and their newest stamp); the
+ * caller fences the readers first when it needs the Dekker guarantee. */
 int64_t gdl_tc_count(const struct gdirect_reg *r, uint64_t id, uint64_t *stamp);
 
 /* r (id) was released: free the entries that name it for their owners. */
 void gdl_tc_gone(const struct gdirect_reg *r, uint64_t id);
 
-/* In a fork child: only the calling thread exists, and the parent's
- * regions are not the child's to count. */
+/* A fork child counts none of the parent's regions. */
 void gdl_tc_atfork_child(void);
 
 #endif
