@@ -39,7 +39,7 @@ static void emu_import_release(struct emu_export *x)
 	emu_export_put(x);
 }
 
-static void emu_alloc_release(struct kref *ref)
+static void emu_alloc_kref_release(struct kref *ref)
 {
 	struct emu_alloc *a = container_of(ref, struct emu_alloc, ref);
 	struct emu_sub *s, *tmp;
@@ -63,7 +63,7 @@ static void emu_alloc_release(struct kref *ref)
 void emu_alloc_put(struct emu_alloc *a)
 {
 	lockdep_assert_held(&emu->lock);
-	kref_put(&a->ref, emu_alloc_release);
+	kref_put(&a->ref, emu_alloc_kref_release);
 }
 
 static bool range_inside(u64 va, u64 len, u64 start, u64 size)
