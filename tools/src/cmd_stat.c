@@ -10,7 +10,7 @@
  * is built as the proprietary driver (docs/emulator.md).  A libgdirect context that opts in
  * (GDIRECT_PUBLISH_STATS=1) keeps DIR/gdirect-stats.PID.N current with its
  * gdirect_stats(), in the same "name value" lines; DIR is its user's own
- * directory (lib/src/statsdir.h: $GDIRECT_STATS_DIR, else
+ * directory (lib/internal/statsdir.h: $GDIRECT_STATS_DIR, else
  * /dev/shm/gdirect-UID[.XXXXXX]).  Only files owned by the user running
  * the command are read (root: anyone's, labelled with the owner), and each
  * is validated whole before anything of it is shown.
