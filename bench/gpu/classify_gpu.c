@@ -401,7 +401,7 @@ static int part_count(struct m *m, uint64_t p)
 		in = al->info;
 	gdl_epoch_exit(s);
 	__asm__ volatile("" : : "r"(&in) : "memory");
-	SHARD_INC(m->ctx, classify_hits);
+	GDL_SHARD_INC(m->ctx, classify_hits);
 	return !al;
 }
 

@@ -400,10 +400,10 @@ static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
 		hit = true;
 	}
 	if (hit) {
-		SHARD_INC(c, classify_hits);
+		GDL_SHARD_INC(c, classify_hits);
 		return 0;
 	}
-	ST_INC(c, classify_misses);
+	GDL_ST_INC(c, classify_misses);
 	gdl_cuda_query(a, &q);
 	if (q.type == GDIRECT_MEM_CPU)
 		q.base = a;
@@ -497,7 +497,7 @@ static inline int classify_hit(struct gdirect_ctx *c, const void *ptr,
 		gdl_epoch_exit_own(gdl_epoch_my_slot);
 	}
 	/* A thread that owns no shard counts the hit out of line. */
-	if (__builtin_expect(!SHARD_TRY_INC(c, classify_hits), 0))
+	if (__builtin_expect(!GDL_SHARD_TRY_INC(c, classify_hits), 0))
 		return gdl_shard_inc_slow(c, offsetof(struct gdl_shard,
 						     classify_hits));
 	return 0;

@@ -89,7 +89,7 @@ static inline struct gdl_reg_cold *gdl_reg_cold(const struct gdirect_reg *r)
 	return gdl_hpmem_cold(r, sizeof(struct gdirect_reg),
 			     (sizeof(struct gdl_reg_cold) + 63) & ~(size_t)63);
 }
-#define RC(r) gdl_reg_cold(r)
+#define GDL_RC(r) gdl_reg_cold(r)
 
 /* The region whose cold part holds list node n. */
 static inline struct gdirect_reg *gdl_reg_of(const struct gdl_list *n)
@@ -197,27 +197,27 @@ extern __thread unsigned gdl_my_shard	/* 1 + index; 0: not assigned yet */
 extern __thread unsigned gdl_my_shard_own
 	__attribute__((tls_model("initial-exec")));
 unsigned gdl_shard_assign(void);
-/* gdl_shard_inc_slow() is SHARD_INC out of line, for hit paths whose
+/* gdl_shard_inc_slow() is GDL_SHARD_INC out of line, for hit paths whose
  * inline count was refused.  It assigns the thread a shard first if it has
  * none, and returns 0 so that a hit path can tail-call it. */
 int gdl_shard_inc_slow(struct gdirect_ctx *c, size_t field);
 
-/* SHARD_INC adds one to field f of the thread's shard.  It counts inline
+/* GDL_SHARD_INC adds one to field f of the thread's shard.  It counts inline
  * when the thread owns a shard, and calls gdl_shard_inc_slow() otherwise,
  * because only an owned shard can be written without a locked
  * instruction. */
-#define SHARD_INC(c, f) do {						\
+#define GDL_SHARD_INC(c, f) do {						\
 	struct gdirect_ctx *sc_ = (c);					\
 									\
-	if (__builtin_expect(!SHARD_TRY_INC(sc_, f), 0))		\
+	if (__builtin_expect(!GDL_SHARD_TRY_INC(sc_, f), 0))		\
 		gdl_shard_inc_slow(sc_, offsetof(struct gdl_shard, f));	\
 } while (0)
 
-/* SHARD_TRY_INC is SHARD_INC without a call, for hit paths kept leaf
+/* GDL_SHARD_TRY_INC is GDL_SHARD_INC without a call, for hit paths kept leaf
  * functions.  It returns false and counts nothing when the thread owns no
  * shard (none yet, or a shared one); the caller then counts the hit with
  * gdl_shard_inc_slow(). */
-#define SHARD_TRY_INC(c, f) \
+#define GDL_SHARD_TRY_INC(c, f) \
 	gdl_shard_try_inc((c), offsetof(struct gdl_shard, f))
 
 struct gdirect_ctx {
@@ -440,8 +440,8 @@ void gdl_ctx_list_add(struct gdirect_ctx *c);
 void gdl_ctx_list_del(struct gdirect_ctx *c);
 void gdl_ctx_list_foreach(void (*fn)(struct gdirect_ctx *, void *), void *arg);
 
-#define ST_INC(c, f) atomic_fetch_add_explicit(&(c)->st.f, 1, memory_order_relaxed)
-#define ST_ADD(c, f, v) atomic_fetch_add_explicit(&(c)->st.f, (v), memory_order_relaxed)
-#define ST_SUB(c, f, v) atomic_fetch_sub_explicit(&(c)->st.f, (v), memory_order_relaxed)
+#define GDL_ST_INC(c, f) atomic_fetch_add_explicit(&(c)->st.f, 1, memory_order_relaxed)
+#define GDL_ST_ADD(c, f, v) atomic_fetch_add_explicit(&(c)->st.f, (v), memory_order_relaxed)
+#define GDL_ST_SUB(c, f, v) atomic_fetch_sub_explicit(&(c)->st.f, (v), memory_order_relaxed)
 
 #endif

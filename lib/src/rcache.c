@@ -46,12 +46,12 @@ static _Atomic uint64_t region_ids = 1;
 
 static void list_del(struct gdirect_reg *r)
 {
-	gdl_list_del(&RC(r)->node);
+	gdl_list_del(&GDL_RC(r)->node);
 }
 
 static void list_add_tail(struct gdl_list *head, struct gdirect_reg *r)
 {
-	gdl_list_add_tail(head, &RC(r)->node);
+	gdl_list_add_tail(head, &GDL_RC(r)->node);
 }
 
 /* Give c a new kill generation.  The caller holds ctx->lock and has
@@ -77,7 +77,7 @@ static void region_free(void *p)
 {
 	struct gdirect_reg *r = p;
 
-	pthread_mutex_destroy(&RC(r)->map_lock);
+	pthread_mutex_destroy(&GDL_RC(r)->map_lock);
 	/* The context outlives its retired regions (destroy waits). */
 	gdl_hpmem_free(&r->ctx->regmem, r);
 }
@@ -87,15 +87,15 @@ static void region_free(void *p)
 static void region_release(struct gdirect_reg *r)
 {
 	struct gdirect_ctx *c = r->ctx;
-	void *m = atomic_load(&RC(r)->map);
+	void *m = atomic_load(&GDL_RC(r)->map);
 
 	if (m)
-		c->backend->ops->unmap(c->backend, m, RC(r)->pin.size);
+		c->backend->ops->unmap(c->backend, m, GDL_RC(r)->pin.size);
 	if (!gdl_inherited(c))
-		c->backend->ops->unpin(c->backend, RC(r)->pin.handle);
-	ST_INC(c, unpins);
-	ST_SUB(c, regions, 1);
-	ST_SUB(c, bytes_pinned, RC(r)->pin.size);
+		c->backend->ops->unpin(c->backend, GDL_RC(r)->pin.handle);
+	GDL_ST_INC(c, unpins);
+	GDL_ST_SUB(c, regions, 1);
+	GDL_ST_SUB(c, bytes_pinned, GDL_RC(r)->pin.size);
 	gdl_tc_gone(r, r->id);
 	gdl_epoch_retire(r, region_free);
 	/* Its BAR space is back: wake misses that found nothing to evict.
@@ -275,11 +275,11 @@ static __attribute__((noinline)) void put_ref_slow(struct gdirect_reg *r)
 static void count_cause(struct gdirect_ctx *c, enum gdl_cause cause)
 {
 	switch (cause) {
-	case GDL_CAUSE_EVICT: ST_INC(c, evictions); break;
-	case GDL_CAUSE_EVICT_BAR: ST_INC(c, evictions_bar); break;
-	case GDL_CAUSE_KERNEL: ST_INC(c, inv_kernel); break;
-	case GDL_CAUSE_HOOKS: ST_INC(c, inv_hooks); break;
-	case GDL_CAUSE_BUFFER_ID: ST_INC(c, inv_buffer_id); break;
+	case GDL_CAUSE_EVICT: GDL_ST_INC(c, evictions); break;
+	case GDL_CAUSE_EVICT_BAR: GDL_ST_INC(c, evictions_bar); break;
+	case GDL_CAUSE_KERNEL: GDL_ST_INC(c, inv_kernel); break;
+	case GDL_CAUSE_HOOKS: GDL_ST_INC(c, inv_hooks); break;
+	case GDL_CAUSE_BUFFER_ID: GDL_ST_INC(c, inv_buffer_id); break;
 	default: break;
 	}
 }
@@ -375,7 +375,7 @@ static void unlink_dead(struct gdirect_ctx *c, struct gdirect_reg *r,
 	list_del(r);
 	list_add_tail(&c->dying, r);
 	c->nregions--;
-	c->nbytes -= RC(r)->pin.size;
+	c->nbytes -= GDL_RC(r)->pin.size;
 	count_cause(c, cause);
 	atomic_fetch_sub(&r->refs, 1);
 }
@@ -644,9 +644,9 @@ static int sync_memops_locked(struct gdirect_ctx *c,
 			atomic_store(&al->sync_done, rc < 0 ? 0 : 2);
 		pthread_cond_broadcast(&c->pin_done);
 		if (rc == 0)
-			ST_INC(c, sync_memops);
+			GDL_ST_INC(c, sync_memops);
 		if (rc == GDL_SYNC_VMM) {
-			ST_INC(c, sync_memops_vmm);
+			GDL_ST_INC(c, sync_memops_vmm);
 			rc = 0;
 		}
 		return rc;
@@ -692,7 +692,7 @@ static bool wait_for_releases(struct gdirect_ctx *c)
 	atomic_fetch_sub(&c->release_waiters, 1);
 	pthread_mutex_unlock(&c->lock);
 	if (any)
-		ST_INC(c, release_waits);
+		GDL_ST_INC(c, release_waits);
 	return any;
 }
 
@@ -770,7 +770,7 @@ static int miss_find_locked(struct gdirect_ctx *c, uint64_t a, uint64_t e,
 		if (!r) {
 			if (!pending_overlaps(c, ps, pe))
 				return GDL_MISS_PIN;
-			ST_INC(c, pin_waits);
+			GDL_ST_INC(c, pin_waits);
 			pthread_cond_wait(&c->pin_done, &c->lock);
 			continue;
 		}
@@ -785,12 +785,12 @@ static int miss_find_locked(struct gdirect_ctx *c, uint64_t a, uint64_t e,
 			 * for. */
 			uint64_t id;
 
-			rc = gdl_cuda_buffer_id(RC(r)->tag_base, &id) == 0 &&
-			     id == RC(r)->tag_id ?
+			rc = gdl_cuda_buffer_id(GDL_RC(r)->tag_base, &id) == 0 &&
+			     id == GDL_RC(r)->tag_id ?
 			     GDL_VALID : GDL_CAUSE_BUFFER_ID;
 		}
 		if (rc == GDL_VALID) {
-			SHARD_INC(c, hits);
+			GDL_SHARD_INC(c, hits);
 			*out = r;
 			return 0;
 		}
@@ -860,14 +860,14 @@ static int miss_pin_locked(struct gdirect_ctx *c, uint64_t ps, uint64_t pe,
 		gdl_hpmem_free(&c->regmem, r);
 		pthread_mutex_unlock(&c->lock);
 		c->backend->ops->unpin(c->backend, pin->handle);
-		ST_INC(c, inv_hooks);
+		GDL_ST_INC(c, inv_hooks);
 		pthread_mutex_lock(&c->lock);
 		return GDL_MISS_AGAIN;
 	}
 	if (rc) {
 		if (r)
 			gdl_hpmem_free(&c->regmem, r);
-		ST_INC(c, pin_failures);
+		GDL_ST_INC(c, pin_failures);
 		if (rc == -ENOMEM)
 			return gdl_err(rc, "no BAR space for %llu bytes, "
 				       "even after evicting every unused "
@@ -896,19 +896,19 @@ static void miss_publish_locked(struct gdirect_ctx *c, struct gdirect_reg *r,
 	r->end = pin->addr + pin->size;
 	atomic_init(&r->refs, GDL_REF_BIAS + 2);
 	r->id = atomic_fetch_add(&region_ids, 1);
-	RC(r)->pin = *pin;
-	RC(r)->tag_base = q->base;
-	RC(r)->tag_size = q->size;
-	RC(r)->tag_id = q->buffer_id;
-	RC(r)->device = q->device;
+	GDL_RC(r)->pin = *pin;
+	GDL_RC(r)->tag_base = q->base;
+	GDL_RC(r)->tag_size = q->size;
+	GDL_RC(r)->tag_id = q->buffer_id;
+	GDL_RC(r)->device = q->device;
 	r->ctx = c;
-	pthread_mutex_init(&RC(r)->map_lock, NULL);
+	pthread_mutex_init(&GDL_RC(r)->map_lock, NULL);
 	atomic_init(&r->stamp, gdl_lru_stamp());
 	if (c->backend->status && pin->slot < c->backend->nslots)
 		r->status = &c->backend->status[pin->slot];
-	ST_INC(c, pins);
-	ST_INC(c, regions);
-	ST_ADD(c, bytes_pinned, pin->size);
+	GDL_ST_INC(c, pins);
+	GDL_ST_INC(c, regions);
+	GDL_ST_ADD(c, bytes_pinned, pin->size);
 
 	indexed = index_reserve(c, r->start, r->end) == 0;
 	for (;;) {
@@ -928,10 +928,10 @@ static void miss_publish_locked(struct gdirect_ctx *c, struct gdirect_reg *r,
 	} else {
 		list_add_tail(&c->live, r);
 		c->nregions++;
-		c->nbytes += RC(r)->pin.size;
+		c->nbytes += GDL_RC(r)->pin.size;
 		evict_thresholds_locked(c);
 	}
-	ST_INC(c, misses);
+	GDL_ST_INC(c, misses);
 	/* Puts from now on are younger than everything evicted so far. */
 	atomic_fetch_add_explicit(&gdl_lru_era, 1, memory_order_relaxed);
 }
@@ -1005,8 +1005,8 @@ GDL_EXPORT int gdirect_reg_info(const struct gdirect_reg *r,
 		return gdl_err(-EINVAL, "invalid argument");
 	info->addr = r->start;
 	info->size = r->end - r->start;
-	info->kernel_handle = RC(r)->pin.handle;
-	info->device = RC(r)->device;
+	info->kernel_handle = GDL_RC(r)->pin.handle;
+	info->device = GDL_RC(r)->device;
 	info->valid = !(atomic_load(&r->refs) & GDL_DEAD);
 	if (info->valid && r->status)
 		info->valid = __atomic_load_n(r->status, __ATOMIC_ACQUIRE) ==
@@ -1028,24 +1028,24 @@ GDL_EXPORT void *gdirect_reg_map(struct gdirect_reg *r, const void *gpu_ptr)
 		gdl_err(-EPERM, "registration inherited across fork");
 		return NULL;
 	}
-	m = atomic_load_explicit(&RC(r)->map, memory_order_acquire);
+	m = atomic_load_explicit(&GDL_RC(r)->map, memory_order_acquire);
 	if (!m) {
-		pthread_mutex_lock(&RC(r)->map_lock);
-		m = atomic_load(&RC(r)->map);
+		pthread_mutex_lock(&GDL_RC(r)->map_lock);
+		m = atomic_load(&GDL_RC(r)->map);
 		if (!m) {
-			m = r->ctx->backend->ops->map(r->ctx->backend, &RC(r)->pin);
+			m = r->ctx->backend->ops->map(r->ctx->backend, &GDL_RC(r)->pin);
 			if (m)
-				atomic_store_explicit(&RC(r)->map, m,
+				atomic_store_explicit(&GDL_RC(r)->map, m,
 						      memory_order_release);
 		}
-		pthread_mutex_unlock(&RC(r)->map_lock);
+		pthread_mutex_unlock(&GDL_RC(r)->map_lock);
 		if (!m) {
 			gdl_err(-errno, "mapping the BAR failed: %s",
 				strerror(errno));
 			return NULL;
 		}
 	}
-	return (char *)m + (a - RC(r)->pin.addr);
+	return (char *)m + (a - GDL_RC(r)->pin.addr);
 }
 
 /*
@@ -1069,7 +1069,7 @@ int gdl_drain(struct gdirect_ctx *c)
 			struct gdirect_reg *r;
 
 			for_each_reg(&c->live, r)
-				if (RC(r)->pin.handle == ev[i].handle) {
+				if (GDL_RC(r)->pin.handle == ev[i].handle) {
 					killed += kill_locked(c, &r, 1,
 							      GDL_CAUSE_KERNEL,
 							      NULL);

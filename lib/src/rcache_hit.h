@@ -216,7 +216,7 @@ static inline struct gdirect_reg *lookup_ref(struct gdirect_ctx *c,
 static __attribute__((noinline)) int validate_tag(struct gdirect_reg *r,
 						  uint64_t a, uint64_t e)
 {
-	const struct gdl_reg_cold *x = RC(r);
+	const struct gdl_reg_cold *x = GDL_RC(r);
 	uint64_t id;
 
 	if (a < x->tag_base || e > x->tag_base + x->tag_size)
@@ -289,7 +289,7 @@ static __attribute__((noinline)) int reg_get_lookup(struct gdirect_ctx *c,
 		int v = validate(c, r, st, a, e);
 
 		if (__builtin_expect(v == GDL_VALID, 1)) {
-			SHARD_INC(c, hits);
+			GDL_SHARD_INC(c, hits);
 			*out = r;
 			return 0;
 		}
@@ -317,7 +317,7 @@ GDL_EXPORT int gdirect_reg_get(struct gdirect_ctx *c, const void *ptr,
 	if (__builtin_expect(x == NULL, 0))
 		return reg_get_lookup(c, a, e, out);
 	*out = x->r;
-	if (__builtin_expect(!SHARD_TRY_INC(c, hits), 0))
+	if (__builtin_expect(!GDL_SHARD_TRY_INC(c, hits), 0))
 		return gdl_shard_inc_slow(c, offsetof(struct gdl_shard, hits));
 	return 0;
 }

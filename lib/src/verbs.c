@@ -195,11 +195,11 @@ static int mr_reg(struct gdirect_ctx *c, const struct gdirect_ptr_info *info,
 	m->mr = ibmr;
 	m->via = via;
 	if (via == GDIRECT_MR_VIA_DMABUF)
-		ST_INC(c, mr_regs_dmabuf);
+		GDL_ST_INC(c, mr_regs_dmabuf);
 	else if (via == GDIRECT_MR_VIA_PEER)
-		ST_INC(c, mr_regs_peer);
+		GDL_ST_INC(c, mr_regs_peer);
 	else
-		ST_INC(c, mr_regs_host);
+		GDL_ST_INC(c, mr_regs_host);
 	return 0;
 }
 
@@ -235,13 +235,13 @@ static void mr_count(struct gdirect_ctx *c, enum gdl_rc_event ev)
 {
 	switch (ev) {
 	case GDL_RC_HIT:
-		ST_INC(c, mr_hits);
+		GDL_ST_INC(c, mr_hits);
 		break;
 	case GDL_RC_EVICT:
-		ST_INC(c, mr_evictions);
+		GDL_ST_INC(c, mr_evictions);
 		break;
 	case GDL_RC_DEREG:
-		ST_INC(c, mr_deregs);
+		GDL_ST_INC(c, mr_deregs);
 		break;
 	}
 }

@@ -114,7 +114,7 @@ static void inherited_regions(void)
 	CHECK_EQ(gdirect_reg_get(c, P(y), 1, 0, &r2), 0);
 	pthread_barrier_init(&held, NULL, 2);
 	pthread_barrier_init(&release, NULL, 2);
-	CHECK_EQ(pthread_create(&th, NULL, hold_lock, &RC(r2)->map_lock), 0);
+	CHECK_EQ(pthread_create(&th, NULL, hold_lock, &GDL_RC(r2)->map_lock), 0);
 	pthread_barrier_wait(&held);
 	fflush(NULL);
 	pid_t pid = fork();
