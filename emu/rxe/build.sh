@@ -57,4 +57,5 @@ rm -rf "$stage"
 # The rxe Makefile's obj-$(CONFIG_RDMA_RXE): set here, whatever the
 # headers' configuration says.
 make -s -C "$kdir" M="$dst" KBUILD_EXTRA_SYMBOLS="$(cd "$gd" && pwd)/Module.symvers" \
-	CONFIG_RDMA_RXE=m modules
+	CONFIG_RDMA_RXE=m modules ||
+	{ echo "emu/rxe/build.sh: building rdma_rxe.ko against $kdir failed" >&2; exit 1; }
