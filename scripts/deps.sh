@@ -247,7 +247,12 @@ debug-kernel) needs="$userspace $modules $guest linux-source bc bison flex libel
 esac
 
 missing="" pkgs=""
+# A target's list may name a need twice (test's own and the cluster's):
+# each is checked and named once.
+seen=""
 for n in $needs; do
+	case " $seen " in *" $n "*) continue ;; esac
+	seen="$seen $n"
 	have "$n" && continue
 	missing="$missing $n"
 	p=$(pkg "$n")
