@@ -37,6 +37,7 @@ export LC_ALL
 src=$1
 shift
 . "$src/tests/include/tap.sh"
+. "$src/tests/include/peer-header.sh"
 
 member=gdrcopy-2.6/include/gdrapi.h
 ours=$src/gdrapi/include/gdrapi.h
@@ -48,36 +49,13 @@ absent=''
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 
-tarball=$("$src/tests/peers/peers.sh" find gdrcopy-2.6.tar.gz "$d/cache" 2>"$d/find.log")
-case $? in
-0) ;;
-77) skip_all "$(cat "$d/find.log"): gdrcopy's gdrapi.h cannot be compared" ;;
-*)
-	echo "1..1"
-	echo "not ok 1 - $(cat "$d/find.log")"
-	exit 1 ;;
-esac
-ok "found and checked $tarball (tests/peers/peers.sh)"
-
-if ! tar -xzf "$tarball" -C "$d" "$member" 2>"$d/tar.log"; then
-	not_ok "extract $member"; diag "$(cat "$d/tar.log")"
-	tap_done; exit 1
-fi
-peer=$d/$member
-ok "extracted $member"
+peer_header gdrcopy-2.6.tar.gz "$member" "gdrcopy's gdrapi.h"
 CC="$*"
 
 # run_probe HEADER NAME: compile and run the probe against HEADER; output
 # in $d/NAME.txt.
 run_probe() {
-	hdr=$1 name=$2
-	if ! $CC -std=c11 -Wall -Wextra -Werror -include "$hdr" \
-		"$src/tests/unit/gdrapi/gdrapi_probe.c" -o "$d/$name" \
-		>"$d/$name.log" 2>&1; then
-		diag "$(cat "$d/$name.log")"
-		return 1
-	fi
-	"$d/$name" >"$d/$name.txt"
+	probe "$src/tests/unit/gdrapi/gdrapi_probe.c" "$2" -include "$1"
 }
 
 # decls HEADER NAME: what HEADER declares, one "kind name" a line, in
@@ -147,37 +125,7 @@ decls() {
 	sort -o "$d/$name.names" "$d/$name.names"
 }
 
-check "probe compiled and ran against gdrcopy's gdrapi.h" run_probe "$peer" peer
-check "probe compiled and ran against gdrapi/include/gdrapi.h" run_probe "$ours" ours
-
-# val NAME KEY: KEY's value in $d/NAME.txt (empty if none).
-val() {
-	awk -v k="$2" '$1 == k { print $2 }' "$d/$1.txt"
-}
-
-# compare A B: one check per line of A; a line B lacks or has with another
-# value fails.  Status 0 when every line matched.
-compare() {
-	cmp_fails=0
-	while read -r key v; do
-		other=$(val "$2" "$key")
-		if [ "$other" = "$v" ]; then
-			ok "$key = $v in both"
-		else
-			not_ok "$key: gdrcopy $v, ours ${other:-missing}"
-			cmp_fails=$((cmp_fails + 1))
-		fi
-	done <"$d/$1.txt"
-	[ "$(wc -l <"$d/$1.txt")" -eq "$(wc -l <"$d/$2.txt")" ] ||
-		{ not_ok "line counts differ"; cmp_fails=$((cmp_fails + 1)); }
-	[ "$cmp_fails" -eq 0 ]
-}
-
-if [ -s "$d/peer.txt" ] && [ -s "$d/ours.txt" ]; then
-	compare peer ours
-else
-	not_ok "no probe output to compare"
-fi
+compare_probes "$ours" gdrapi/include/gdrapi.h
 
 # protos HEADER DECLS NAME: compile, after HEADER, a use of every function
 # DECLS declares (so each must be declared already) and DECLS' declarations
