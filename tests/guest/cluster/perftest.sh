@@ -30,8 +30,7 @@ command -v ib_write_bw >/dev/null || skip_all "ib_write_bw is not in this initra
 # Per case: the exit status and the result line; one more for the data check
 # of write_bw on host memory.  Then rdma-core and the probe.
 plan $((2 * ncases + 1 + 2))
-load_module nvp2p_emu bar1_size_mb=64 bar1_reserve_mb=8 && load_module gdirect ||
-	echo "# loading nvp2p_emu and gdirect failed"
+cluster_gpu_up || echo "# loading nvp2p_emu and gdirect failed"
 cluster_up || echo "# cluster_up failed"
 gid=$(rxe_gid_index) || gid=1
 
