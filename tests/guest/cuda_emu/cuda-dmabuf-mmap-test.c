@@ -42,13 +42,13 @@
 #include "emu_knob.h"
 #include "gdirect_edu.h"
 #include "guest_file.h"
+#include "guest_unbind.h"
 #include "nvp2p_emu.h"
 #include "tap.h"
 
 #define MB		(1ULL << 20)
 #define KNOB		"cuda_version"
 #define PARAM		"/sys/module/nvp2p_emu/parameters/cuda_version"
-#define DRV		"/sys/bus/pci/drivers/nvp2p_emu/"
 #define ENOTSUPP_	524	/* the kernel's ENOTSUPP, which libc does not name */
 #define LOGLINE		"nv_dma_buf_mmap: mmap is not allowed can_mmap[0]"
 
@@ -361,23 +361,6 @@ static void at_version(void)
 	tap_ok(cuMemFree(d) == 0, "[%d] free", version);
 }
 
-/* One byte from @fd within @ms, or -1. */
-static int get(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	char c;
-
-	if (poll(&p, 1, ms) != 1 || read(fd, &c, 1) != 1)
-		return -1;
-	return c;
-}
-
-static void put(int fd, char c)
-{
-	if (write(fd, &c, 1) != 1)
-		_exit(9);
-}
-
 static int to_child[2], from_child[2];
 
 /*
@@ -400,13 +383,13 @@ static void holder(void)
 	if (m == MAP_FAILED)
 		goto err;
 	close(fd);
-	put(from_child[1], 'r');
+	guest_pipe_put(from_child[1], 'r');
 	for (;;) {
-		switch (get(to_child[0], 60000)) {
+		switch (guest_pipe_get(to_child[0], 60000)) {
 		case 'x':
 			fill(pat, sizeof(pat), 0x6b);
 			memcpy(m + 8192, pat, sizeof(pat));
-			put(from_child[1], memcmp(m + 8192, pat, sizeof(pat)) ? 'n' : 'y');
+			guest_pipe_put(from_child[1], memcmp(m + 8192, pat, sizeof(pat)) ? 'n' : 'y');
 			break;
 		case 'u':
 			munmap(m, 2 * MB);
@@ -416,29 +399,7 @@ static void holder(void)
 		}
 	}
 err:
-	put(from_child[1], 'e');
-	_exit(1);
-}
-
-static int exited_within(pid_t pid, int ms, int *status)
-{
-	for (int i = 0; i < ms / 10; i++) {
-		if (waitpid(pid, status, WNOHANG) == pid)
-			return 1;
-		usleep(10000);
-	}
-	return 0;
-}
-
-static int find_bdf(char *bdf, size_t n)
-{
-	FILE *f = popen("ls " DRV " | grep ^0000:", "r");
-	int ok = f && fgets(bdf, (int)n, f);
-
-	if (f)
-		pclose(f);
-	bdf[ok ? strcspn(bdf, "\n") : 0] = '\0';
-	return bdf[0] ? 0 : -1;
+	guest_pipe_fail(from_child[1]);
 }
 
 static void unbind_mapped(void)
@@ -447,14 +408,14 @@ static void unbind_mapped(void)
 	pid_t h, u;
 	int status = -1, waiting;
 
-	if (!tap_ok(!find_bdf(bdf, sizeof(bdf)) && !pipe(to_child) && !pipe(from_child),
+	if (!tap_ok(!guest_emu_bdf(bdf, sizeof(bdf)) && !pipe(to_child) && !pipe(from_child),
 		    "[unbind] emulated GPU bound at %s", bdf))
 		return;
 	fflush(stdout);
 	h = fork();
 	if (h == 0)
 		holder();
-	if (!tap_ok(h > 0 && get(from_child[0], 30000) == 'r',
+	if (!tap_ok(h > 0 && guest_pipe_get(from_child[0], 30000) == 'r',
 		    "[unbind] another process mmaps a default export and closes its fd")) {
 		if (h > 0)
 			kill(h, SIGKILL);
@@ -462,20 +423,20 @@ static void unbind_mapped(void)
 	}
 	u = fork();
 	if (u == 0)
-		_exit(guest_write(DRV "unbind", bdf) ? 1 : 0);
-	waiting = u > 0 && !exited_within(u, 1500, &status);
+		_exit(guest_write(GUEST_EMU_DRV "unbind", bdf) ? 1 : 0);
+	waiting = u > 0 && !guest_exited_within(u, 1500, &status);
 	tap_ok(waiting, "[unbind] the unbind waits while the export is mmapped");
-	put(to_child[1], 'x');
-	tap_ok(get(from_child[0], 10000) == 'y', "[unbind] meanwhile the mapping reads and writes");
-	put(to_child[1], 'u');
+	guest_pipe_put(to_child[1], 'x');
+	tap_ok(guest_pipe_get(from_child[0], 10000) == 'y', "[unbind] meanwhile the mapping reads and writes");
+	guest_pipe_put(to_child[1], 'u');
 	waitpid(h, NULL, 0);
-	if (waiting && !exited_within(u, 10000, &status)) {
+	if (waiting && !guest_exited_within(u, 10000, &status)) {
 		tap_ok(0, "[unbind] the unbind ends once the mapping goes");
 		return;	/* a stuck unbind cannot be undone */
 	}
 	tap_ok(WIFEXITED(status) && !WEXITSTATUS(status),
 	       "[unbind] the unbind ends once the mapping goes (status %#x)", status);
-	tap_ok(!guest_write(DRV "bind", bdf), "[unbind] bind again once unused");
+	tap_ok(!guest_write(GUEST_EMU_DRV "bind", bdf), "[unbind] bind again once unused");
 }
 
 int main(void)

@@ -7,7 +7,6 @@
  * still reach the BAR (host-checked), and the unbind ends once the
  * importer detaches.  Then the device binds again.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -22,43 +21,12 @@
 #include "gdt.h"
 #include "gpumem.h"
 #include "guest_harness.h"
+#include "guest_unbind.h"
 
-#define DRV	"/sys/bus/pci/drivers/nvp2p_emu/"
 #define LEN	3000
 
 static char bdf[256];
 static int to_child[2], from_child[2];
-
-static int find_bdf(void)
-{
-	struct dirent *d;
-	DIR *dir = opendir(DRV);
-
-	bdf[0] = '\0';
-	while (dir && (d = readdir(dir)))
-		if (!strncmp(d->d_name, "0000:", 5))
-			snprintf(bdf, sizeof(bdf), "%s", d->d_name);
-	if (dir)
-		closedir(dir);
-	return bdf[0] ? 0 : -1;
-}
-
-/* One byte from @fd within @ms, or -1. */
-static int get(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	char c;
-
-	if (poll(&p, 1, ms) != 1 || read(fd, &c, 1) != 1)
-		return -1;
-	return c;
-}
-
-static void put(int fd, char c)
-{
-	if (write(fd, &c, 1) != 1)
-		_exit(9);
-}
 
 /*
  * The exporter and importer: a dma-buf of 2 MiB of GPU memory, attached
@@ -84,7 +52,7 @@ static void importer(void)
 				 0) != CUDA_SUCCESS)
 		goto err;
 	if (!ok) {
-		put(from_child[1], 's');	/* the proprietary flavour */
+		guest_pipe_put(from_child[1], 's');	/* the proprietary flavour */
 		_exit(0);
 	}
 	buf = gdt_alloc(2 * GDT_MB);
@@ -99,59 +67,48 @@ static void importer(void)
 	close(fd);
 	/* From the driver's sysfs folder, which the unbind empties first. */
 	off = a.dma0 - guest_bar2_start() + 4096;
-	put(from_child[1], 'r');
+	guest_pipe_put(from_child[1], 'r');
 	for (;;) {
-		switch (get(to_child[0], 60000)) {
+		switch (guest_pipe_get(to_child[0], 60000)) {
 		case 'x':
 			x = (struct gdedu_dmabuf_xfer){ .id = a.id,
 				.dir = GDEDU_TO_GPU, .offset = 4096,
 				.buf = (uintptr_t)pat, .size = LEN };
 			ok = !ioctl(efd, GDEDU_IOC_DMABUF_XFER, &x) &&
 			     guest_host_has(off, pat, LEN);
-			put(from_child[1], ok ? 'y' : 'n');
+			guest_pipe_put(from_child[1], ok ? 'y' : 'n');
 			break;
 		case 'd':
 			d.id = a.id;
 			ok = !ioctl(efd, GDEDU_IOC_DMABUF_DETACH, &d);
-			put(from_child[1], ok ? 'y' : 'n');
+			guest_pipe_put(from_child[1], ok ? 'y' : 'n');
 			_exit(0);
 		default:
 			_exit(1);
 		}
 	}
 err:
-	put(from_child[1], 'e');
-	_exit(1);
+	guest_pipe_fail(from_child[1]);
 }
 
 static void unbinder(void)
 {
-	_exit(guest_write(DRV "unbind", bdf) ? 1 : 0);
+	_exit(guest_write(GUEST_EMU_DRV "unbind", bdf) ? 1 : 0);
 }
 
 /* Has @pid exited within @ms?  Its status in *@status. */
-static int exited_within(pid_t pid, int ms, int *status)
-{
-	for (int i = 0; i < ms / 10; i++) {
-		if (waitpid(pid, status, WNOHANG) == pid)
-			return 1;
-		usleep(10000);
-	}
-	return 0;
-}
-
 static void body(void)
 {
 	pid_t imp, unb;
 	int status = -1, waiting, c;
 
-	if (!tap_ok(!find_bdf() && !pipe(to_child) && !pipe(from_child),
+	if (!tap_ok(!guest_emu_bdf(bdf, sizeof(bdf)) && !pipe(to_child) && !pipe(from_child),
 		    "emulated GPU bound at %s", bdf))
 		return;
 	imp = fork();
 	if (imp == 0)
 		importer();
-	c = get(from_child[0], 30000);
+	c = guest_pipe_get(from_child[0], 30000);
 	if (c == 's') {
 		waitpid(imp, NULL, 0);
 		tap_skip("unbind with a dma-buf exported",
@@ -168,22 +125,22 @@ static void body(void)
 	unb = fork();
 	if (unb == 0)
 		unbinder();
-	waiting = unb > 0 && !exited_within(unb, 1500, &status);
+	waiting = unb > 0 && !guest_exited_within(unb, 1500, &status);
 	tap_ok(waiting, "the unbind waits while the importer holds the dma-buf");
-	put(to_child[1], 'x');
-	tap_ok(get(from_child[0], 10000) == 'y',
+	guest_pipe_put(to_child[1], 'x');
+	tap_ok(guest_pipe_get(from_child[0], 10000) == 'y',
 	       "meanwhile the importer's DMA reaches the BAR (host-checked)");
-	put(to_child[1], 'd');
-	tap_ok(get(from_child[0], 10000) == 'y', "the importer detaches");
+	guest_pipe_put(to_child[1], 'd');
+	tap_ok(guest_pipe_get(from_child[0], 10000) == 'y', "the importer detaches");
 	waitpid(imp, NULL, 0);
-	if (waiting && !exited_within(unb, 10000, &status)) {
+	if (waiting && !guest_exited_within(unb, 10000, &status)) {
 		tap_ok(0, "the unbind ends once the dma-buf is released");
 		return;	/* a stuck unbind cannot be undone */
 	}
 	tap_ok(WIFEXITED(status) && !WEXITSTATUS(status),
 	       "the unbind ends once the dma-buf is released (status %#x)",
 	       status);
-	tap_ok(!guest_write(DRV "bind", bdf), "bind again once unused");
+	tap_ok(!guest_write(GUEST_EMU_DRV "bind", bdf), "bind again once unused");
 }
 
 int main(void)

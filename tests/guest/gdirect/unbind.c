@@ -13,7 +13,6 @@
  *    GPU.
  * (A kernel oops or warning fails the run through the harness.)
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,24 +23,10 @@
 
 #include "gdt.h"
 #include "guest_harness.h"
+#include "guest_unbind.h"
 
-#define DRV "/sys/bus/pci/drivers/nvp2p_emu/"
 
 static char bdf[256];
-
-static int find_bdf(void)
-{
-	struct dirent *d;
-	DIR *dir = opendir(DRV);
-
-	bdf[0] = '\0';
-	while (dir && (d = readdir(dir)))
-		if (!strncmp(d->d_name, "0000:", 5))
-			snprintf(bdf, sizeof(bdf), "%s", d->d_name);
-	if (dir)
-		closedir(dir);
-	return bdf[0] ? 0 : -1;
-}
 
 struct shared {
 	int n, failed;
@@ -87,7 +72,7 @@ static void child(void)
 	if (m1 == MAP_FAILED || m2 == MAP_FAILED || gdt_faults(m1, 1))
 		_exit(5);
 
-	check(!guest_write(DRV "unbind", bdf), "unbind with files, pins and mappings live");
+	check(!guest_write(GUEST_EMU_DRV "unbind", bdf), "unbind with files, pins and mappings live");
 	check(status[p1.status_slot] == GDIRECT_STATUS_REVOKED &&
 	      !gdt_region_info(fd, p1.handle, &ri) &&
 	      ri.status == GDIRECT_STATUS_REVOKED,
@@ -134,7 +119,7 @@ static void body(void)
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (!tap_ok(sh != MAP_FAILED && !find_bdf(), "emulated GPU bound at %s",
+	if (!tap_ok(sh != MAP_FAILED && !guest_emu_bdf(bdf, sizeof(bdf)), "emulated GPU bound at %s",
 		    bdf))
 		return;
 	ok = guest_child_ok(child);
@@ -142,7 +127,7 @@ static void body(void)
 		tap_ok(sh->ok[i], "%s", sh->what[i]);
 	tap_ok(ok && sh->n == 9, "the unbind checks ran to the end (%d)",
 	       sh->n);
-	tap_ok(!guest_write(DRV "bind", bdf), "bind again once unused");
+	tap_ok(!guest_write(GUEST_EMU_DRV "bind", bdf), "bind again once unused");
 	tap_ok(guest_child_ok(child_again), "allocate, pin, unpin on the rebound GPU");
 }
 
