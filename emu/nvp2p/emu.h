@@ -356,6 +356,21 @@ static inline void emu_hold(const unsigned int *knob)
 }
 
 /*
+ * emu_window() - a window a test holds open: while @knob asks for a delay,
+ * the caller waits in emu_hold() counted in @inside, so that the test sees
+ * when a call is inside.  The counter is the device's at entry (the
+ * caller takes its address once): another device may bind meanwhile.
+ */
+static inline void emu_window(const unsigned int *knob, atomic_t *inside)
+{
+	if (!READ_ONCE(*knob))
+		return;
+	atomic_inc(inside);
+	emu_hold(knob);
+	atomic_dec(inside);
+}
+
+/*
  * A dma_map_pages() that made a mapping, after it dropped the API lock and
  * before it returns: a caller may be preempted there on any driver, and a
  * free callback may then run and the mapping be freed before the caller
@@ -363,13 +378,7 @@ static inline void emu_hold(const unsigned int *knob)
  */
 static inline void emu_map_return_window(void)
 {
-	struct emu_dev *e = emu;	/* another may bind meanwhile */
-
-	if (!READ_ONCE(emu_map_return_delay_ms))
-		return;
-	atomic_inc(&e->maps_returning);
-	emu_hold(&emu_map_return_delay_ms);
-	atomic_dec(&e->maps_returning);
+	emu_window(&emu_map_return_delay_ms, &emu->maps_returning);
 }
 
 /*
@@ -382,13 +391,7 @@ static inline void emu_map_return_window(void)
  */
 static inline void emu_map_entry_window(void)
 {
-	struct emu_dev *e = emu;	/* another may bind meanwhile */
-
-	if (!READ_ONCE(emu_map_entry_delay_ms))
-		return;
-	atomic_inc(&e->maps_entering);
-	emu_hold(&emu_map_entry_delay_ms);
-	atomic_dec(&e->maps_entering);
+	emu_window(&emu_map_entry_delay_ms, &emu->maps_entering);
 }
 
 #endif /* NVP2P_EMU_H */
