@@ -29,6 +29,7 @@
 
 #include "gdt.h"
 #include "guest_harness.h"
+#include "pinlat.h"
 
 #define MEM_BYTES	(32ULL << 20)
 #define MEM_PAGES	(MEM_BYTES / GDT_KB64)
@@ -41,8 +42,7 @@ struct lat {
 	uint64_t addr;
 	volatile int stop;
 	int failed;
-	unsigned long ops;
-	double pin_max, unpin_max, pin_sum, unpin_sum;
+	struct pinlat s;
 };
 
 static void *lat_thread(void *arg)
@@ -50,24 +50,16 @@ static void *lat_thread(void *arg)
 	struct lat *l = arg;
 
 	while (!l->stop) {
-		struct gdirect_pin p;
-		double t0 = guest_now_ms(), t1, t2;
+		double pin, unpin;
+		int ret = pinlat_pair(l->fd, l->addr, GDT_KB64, &pin, &unpin);
 
-		if (gdt_pin(l->fd, l->addr, GDT_KB64, 0, &p)) {
+		if (ret < 0) {
 			l->failed++;
 			break;
 		}
-		t1 = guest_now_ms();
-		if (gdt_unpin(l->fd, p.handle))
+		if (ret)
 			l->failed++;
-		t2 = guest_now_ms();
-		l->ops++;
-		l->pin_sum += t1 - t0;
-		l->unpin_sum += t2 - t1;
-		if (t1 - t0 > l->pin_max)
-			l->pin_max = t1 - t0;
-		if (t2 - t1 > l->unpin_max)
-			l->unpin_max = t2 - t1;
+		pinlat_add(&l->s, pin, unpin);
 	}
 	return NULL;
 }
@@ -170,13 +162,13 @@ static void body(void)
 		goto out_fd;
 	usleep(2000 * 1000);
 	lat_stop(&l);
-	tap_ok(!l.failed && l.ops, "pin/unpin thread with no reader: %lu pairs",
-	       l.ops);
-	quiet_pin = l.pin_max;
-	quiet_unpin = l.unpin_max;
+	tap_ok(!l.failed && l.s.pairs, "pin/unpin thread with no reader: %lu pairs",
+	       l.s.pairs);
+	quiet_pin = l.s.pin_max;
+	quiet_unpin = l.s.unpin_max;
 	tap_diag("no reader: pin mean %.3f ms max %.3f ms, unpin mean %.3f ms max %.3f ms (%lu pairs in 2 s)",
-		 l.pin_sum / l.ops, l.pin_max, l.unpin_sum / l.ops,
-		 l.unpin_max, l.ops);
+		 l.s.pin_sum / l.s.pairs, l.s.pin_max, l.s.unpin_sum / l.s.pairs,
+		 l.s.unpin_max, l.s.pairs);
 
 	for (unsigned long r = 0; r < reads; r++) {
 		unsigned long procs, handles;
@@ -192,10 +184,10 @@ static void body(void)
 		       "read %lu: %lu process and %lu handle lines", r + 1,
 		       procs, handles);
 		tap_diag("read %lu: %.1f ms for %zu bytes (%lu regions, %lu owners); during it %lu pin/unpin pairs, worst pin %.2f ms (%.0fx no reader), worst unpin %.2f ms (%.0fx)",
-			 r + 1, ms, bytes, regions, owners, l.ops, l.pin_max,
-			 quiet_pin > 0 ? l.pin_max / quiet_pin : 0,
-			 l.unpin_max,
-			 quiet_unpin > 0 ? l.unpin_max / quiet_unpin : 0);
+			 r + 1, ms, bytes, regions, owners, l.s.pairs, l.s.pin_max,
+			 quiet_pin > 0 ? l.s.pin_max / quiet_pin : 0,
+			 l.s.unpin_max,
+			 quiet_unpin > 0 ? l.s.unpin_max / quiet_unpin : 0);
 	}
 out_fd:
 	close(fd);

@@ -40,6 +40,7 @@
 
 #include "gdt.h"
 #include "guest_harness.h"
+#include "pinlat.h"
 
 #define A_UID		65534
 #define MAX_SAMPLES	(1 << 20)
@@ -63,8 +64,7 @@ struct shared {
 	int b_err, a_err;
 	uint64_t a_size;		/* asked of A by the parent */
 	uint64_t a_got;			/* what A allocated and pinned */
-	unsigned long a_pairs;
-	double a_pin_sum, a_pin_max, a_unpin_sum, a_unpin_max;
+	struct pinlat a;		/* A's own pairs */
 	struct stats b_pin[2], b_unpin[2];
 };
 
@@ -128,18 +128,13 @@ static void user_b(void)
 		}
 		end = guest_now_ms() + seconds * 1e3;
 		while (guest_now_ms() < end && n < MAX_SAMPLES) {
-			struct gdirect_pin p;
-			double t0 = guest_now_ms(), t1, t2;
-			int ret = gdt_pin(fd, buf, GDT_KB64, 0, &p);
+			int ret = pinlat_pair(fd, buf, GDT_KB64, &pin[n],
+					      &unpin[n]);
 
-			t1 = guest_now_ms();
-			if (ret || gdt_unpin(fd, p.handle)) {
-				sh->b_err = ret ? ret : -3;
+			if (ret) {
+				sh->b_err = ret < 0 ? ret : -3;
 				_exit(1);
 			}
-			t2 = guest_now_ms();
-			pin[n] = t1 - t0;
-			unpin[n] = t2 - t1;
 			n++;
 		}
 		summarise(pin, n, &sh->b_pin[ph]);
@@ -189,22 +184,14 @@ static void user_a(void)
 	wait_phase(PH_ACTIVE);
 	atomic_store(&sh->a_running, 1);
 	while (!atomic_load(&sh->a_stop)) {
-		double t0 = guest_now_ms(), t1, t2;
+		double pin, unpin;
 
-		ret = gdt_pin(fd, buf, size, 0, &p);
-		t1 = guest_now_ms();
-		if (ret || gdt_unpin(fd, p.handle)) {
-			sh->a_err = ret ? ret : -3;
+		ret = pinlat_pair(fd, buf, size, &pin, &unpin);
+		if (ret) {
+			sh->a_err = ret < 0 ? ret : -3;
 			_exit(1);
 		}
-		t2 = guest_now_ms();
-		sh->a_pairs++;
-		sh->a_pin_sum += t1 - t0;
-		sh->a_unpin_sum += t2 - t1;
-		if (t1 - t0 > sh->a_pin_max)
-			sh->a_pin_max = t1 - t0;
-		if (t2 - t1 > sh->a_unpin_max)
-			sh->a_unpin_max = t2 - t1;
+		pinlat_add(&sh->a, pin, unpin);
 	}
 	close(fd);
 	gdt_free(buf);
@@ -306,8 +293,8 @@ static void body(void)
 	       sh->b_pin[0].n, sh->b_pin[1].n, sh->b_err);
 	ok = !reap(a);
 	a = -1;
-	tap_ok(ok && !sh->a_err && sh->a_pairs,
-	       "user A: %lu pins and unpins of %llu MiB (%d)", sh->a_pairs,
+	tap_ok(ok && !sh->a_err && sh->a.pairs,
+	       "user A: %lu pins and unpins of %llu MiB (%d)", sh->a.pairs,
 	       (unsigned long long)(sh->a_got / GDT_MB), sh->a_err);
 
 	tap_diag("B pins and unpins 64 KiB for %lu s per phase; A (uid %d) pins and unpins %llu MiB (%llu pages) in a loop when active; ms:",
@@ -317,12 +304,12 @@ static void body(void)
 	tap_diag("|           |   median |      p99 |      max |   median |      p99 |      max |    p99  |    max  |");
 	row("pin", &sh->b_pin[0], &sh->b_pin[1]);
 	row("unpin", &sh->b_unpin[0], &sh->b_unpin[1]);
-	if (sh->a_pairs)
+	if (sh->a.pairs)
 		tap_diag("A's own %llu MiB: pin mean %.2f ms max %.2f ms, unpin mean %.2f ms max %.2f ms (%lu pairs)",
 			 (unsigned long long)(sh->a_got / GDT_MB),
-			 sh->a_pin_sum / sh->a_pairs, sh->a_pin_max,
-			 sh->a_unpin_sum / sh->a_pairs, sh->a_unpin_max,
-			 sh->a_pairs);
+			 sh->a.pin_sum / sh->a.pairs, sh->a.pin_max,
+			 sh->a.unpin_sum / sh->a.pairs, sh->a.unpin_max,
+			 sh->a.pairs);
 out:
 	atomic_store(&sh->a_stop, 1);
 	atomic_store(&sh->phase, PH_DONE);
