@@ -12,6 +12,7 @@
 . /tests/lib.sh
 depth=${1:-4}
 peer=/peers/gdrcopy
+. $peer/gdrcopy-guest-lib.sh
 export PATH="$peer/bin:$PATH"
 [ -e $peer/modules/gdrdrv.ko ] || skip_all "no gdrcopy build in the guest"
 t=/sys/kernel/tracing
@@ -19,22 +20,11 @@ t=/sys/kernel/tracing
 	skip_all "no tracefs"
 [ -e $t/current_tracer ] || skip_all "no ftrace in this kernel"
 
-load() { # PAIRING MODE
-	case $1 in
-	b) load_module gdirect use_persistent="$2" ;;
-	*)
-		insmod $peer/modules/gdrdrv.ko use_persistent_mapping="$2" || return 1
-		major=$(awk '$2 == "gdrdrv" { print $1 }' /proc/devices)
-		rm -f /dev/gdrdrv
-		mknod -m 666 /dev/gdrdrv c "$major" 0 ;;
-	esac
-}
-unload() { # PAIRING
-	case $1 in
-	b) rmmod gdirect ;;
-	*) rmmod gdrdrv && rm -f /dev/gdrdrv ;;
-	esac
-}
+# The pairing's driver (gdrcopy-guest-lib.sh): gdirect.ko in b, else
+# NVIDIA's gdrdrv.ko.
+drv() { if [ "$1" = b ]; then echo gdirect; else echo gdrdrv; fi; }
+load() { gdrcopy_load "$(drv "$1")" "$2"; } # PAIRING MODE (1 persistent)
+unload() { gdrcopy_unload "$(drv "$1")"; } # PAIRING
 entry() { # PAIRING: the driver's ioctl entry
 	case $1 in
 	b) echo gd_gdr_ioctl ;;

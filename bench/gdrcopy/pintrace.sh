@@ -27,7 +27,8 @@ stage=$build/peers/gdrcopy-2.6/pintrace-stage
 rm -rf "$stage"
 mkdir -p "$stage/peers/gdrcopy" "$stage/tests"
 cp -RP "$out"/. "$stage/peers/gdrcopy/"
-cp "$top/bench/gdrcopy/pintrace-guest.sh" "$stage/peers/gdrcopy/"
+cp "$top/bench/gdrcopy/pintrace-guest.sh" "$top/tests/peers/gdrcopy-guest-lib.sh" \
+	"$stage/peers/gdrcopy/"
 printf '#!/bin/sh\nexec /peers/gdrcopy/pintrace-guest.sh %s\n' "$depth" \
 	>"$stage/tests/pintrace.sh"
 chmod +x "$stage/tests/pintrace.sh"

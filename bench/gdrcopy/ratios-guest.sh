@@ -15,25 +15,15 @@
 . /tests/lib.sh
 rounds=$1
 peer=/peers/gdrcopy
+. $peer/gdrcopy-guest-lib.sh
 export PATH="$peer/bin:$PATH"
 [ -e $peer/modules/gdrdrv.ko ] || skip_all "no gdrcopy build in the guest"
 
-load() { # PAIRING MODE (1 persistent, 0 traditional)
-	case $1 in
-	b) load_module gdirect use_persistent="$2" ;;
-	*)
-		insmod $peer/modules/gdrdrv.ko use_persistent_mapping="$2" || return 1
-		major=$(awk '$2 == "gdrdrv" { print $1 }' /proc/devices)
-		rm -f /dev/gdrdrv
-		mknod -m 666 /dev/gdrdrv c "$major" 0 ;;
-	esac
-}
-unload() { # PAIRING
-	case $1 in
-	b) rmmod gdirect ;;
-	*) rmmod gdrdrv && rm -f /dev/gdrdrv ;;
-	esac
-}
+# The pairing's driver (gdrcopy-guest-lib.sh): gdirect.ko in b, else
+# NVIDIA's gdrdrv.ko.
+drv() { if [ "$1" = b ]; then echo gdirect; else echo gdrdrv; fi; }
+load() { gdrcopy_load "$(drv "$1")" "$2"; } # PAIRING MODE (1 persistent)
+unload() { gdrcopy_unload "$(drv "$1")"; } # PAIRING
 libpath() { # PAIRING: the folder whose libgdrapi.so.2 the loader takes
 	case $1 in
 	c) echo /usr/lib/gdirect ;;

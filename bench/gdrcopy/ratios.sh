@@ -46,7 +46,8 @@ mkdir -p "$stage/peers/gdrcopy" "$stage/tests"
 cp -RP "$build/peers/gdrcopy-2.6/out"/. "$stage/peers/gdrcopy/"
 printf '#!/bin/sh\nexec /peers/gdrcopy/ratios-guest.sh %s\n' "$rounds" \
 	>"$stage/tests/bench-gdrcopy.sh"
-cp "$top/bench/gdrcopy/ratios-guest.sh" "$stage/peers/gdrcopy/"
+cp "$top/bench/gdrcopy/ratios-guest.sh" "$top/tests/peers/gdrcopy-guest-lib.sh" \
+	"$stage/peers/gdrcopy/"
 chmod +x "$stage/tests/bench-gdrcopy.sh"
 initrd=$build/guest-bench-gdrcopy.cpio.gz
 if ! GUEST_EXTRA=$stage GUEST_TESTS="bench-gdrcopy.sh" GUEST_TIMEOUT=5400 \

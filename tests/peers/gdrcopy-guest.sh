@@ -28,6 +28,7 @@
 . /tests/lib.sh
 pairing=$1
 peer=/peers/gdrcopy
+. $peer/gdrcopy-guest-lib.sh
 waivers=$peer/gdrcopy-2.6.waivers
 export PATH="$peer/bin:$PATH"
 case $pairing in
@@ -150,29 +151,21 @@ reap() {
 }
 
 # load MODE: the pairing's module in MODE (1 persistent, 0 traditional),
-# and /dev/gdrdrv.  gdrdrv registers a bare character device, so its node
-# is made as gdrcopy's insmod.sh makes it; gdirect's is a misc device.
-# Without a module (e-*), neither library may find a kernel driver: no
-# gdrdrv or gdirect module is loaded and neither node exists, so both
-# libraries' first choice fails to open and they fall back to dma-bufs.
+# and /dev/gdrdrv (gdrcopy-guest-lib.sh).  Without a module (e-*), neither
+# library may find a kernel driver: no gdrdrv or gdirect module is loaded
+# and neither node exists, so both libraries' first choice fails to open
+# and they fall back to dma-bufs.
 load() {
 	if [ $drv = none ]; then
 		! grep -qE '^(gdrdrv|gdirect) ' /proc/modules &&
 			[ ! -e /dev/gdrdrv ] && [ ! -e /dev/gdirect ]
-	elif [ $drv = gdrdrv ]; then
-		insmod $peer/modules/gdrdrv.ko use_persistent_mapping="$1" || return 1
-		major=$(awk '$2 == "gdrdrv" { print $1 }' /proc/devices)
-		rm -f /dev/gdrdrv
-		mknod -m 666 /dev/gdrdrv c "$major" 0
 	else
-		load_module gdirect use_persistent="$1"
+		gdrcopy_load $drv "$1"
 	fi
 }
 unload() {
 	[ $drv = none ] && return 0
-	rmmod $drv || return 1
-	[ $drv = gdrdrv ] && rm -f /dev/gdrdrv
-	return 0
+	gdrcopy_unload $drv
 }
 
 if [ $drv = none ]; then

@@ -56,7 +56,7 @@ rm -rf "$stage"
 mkdir -p "$stage/peers/gdrcopy" "$stage/tests"
 cp -RP "$build/peers/gdrcopy-2.6/out"/. "$stage/peers/gdrcopy/"
 cp "$top/tests/peers/gdrcopy-2.6.waivers" "$top/tests/peers/gdrcopy-guest.sh" \
-	"$stage/peers/gdrcopy/"
+	"$top/tests/peers/gdrcopy-guest-lib.sh" "$stage/peers/gdrcopy/"
 for p in $pairings; do
 	printf '#!/bin/sh\nexec /peers/gdrcopy/gdrcopy-guest.sh %s\n' "$p" \
 		>"$stage/tests/peers-gdrcopy-$p.sh"
