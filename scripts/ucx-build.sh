@@ -16,7 +16,8 @@
 # --with-gdrcopy --with-verbs --with-rdmacm, build and install src/ and the
 # ucx_info and ucx_perftest tools.  Nothing is done when BUILD/ucx/prefix
 # holds a build of the same version from the same inputs (our headers, the
-# patches, this script: their sha256 is in the stamp).
+# patches, this script and scripts/lib-build.sh: their sha256 is in the
+# stamp).
 #
 # ucx-build.sh source-tarball FILE.tar.xz: only the source, Debian's
 # patches and ours applied and autogen.sh run, as a tarball for a machine
@@ -44,30 +45,21 @@ stamp=/nonexistent/.gdirect-ucx-stamp	# BUILD's, once known
 say() { echo "ucx-build: $*"; }
 # A failure leaves no stamp: the guest packs no half-made or stale UCX.
 die() { rm -f "$stamp"; echo "ucx-build: $*" >&2; exit 1; }
+. "$top/scripts/lib-build.sh"
 
 # fetch_source: Debian's source package into $srcdir (UCX_CACHE), through
 # a private apt configuration; once per version.
 fetch_source() {
 	srcdir=$cache/$ucx_ver
 	if [ ! -f "$srcdir/.done" ]; then
-		mkdir -p "$cache/etc" "$cache/lists/partial" "$cache/archives/partial" ||
-			die "cannot create $cache (set UCX_CACHE, or run as root)"
 		command -v dpkg-source >/dev/null 2>&1 || die "dpkg-source missing (scripts/deps.sh ucx installs dpkg-dev)"
-		cat >"$cache/etc/bookworm-src.sources" <<-EOF
-		Types: deb-src
-		URIs: http://deb.debian.org/debian
-		Suites: bookworm
-		Components: main
-		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-		EOF
-		set -- -o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$cache/etc" \
-			-o Dir::State::lists="$cache/lists" -o Dir::Cache::archives="$cache/archives" \
-			-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= -o APT::Sandbox::User=root
-		say "fetching Debian's $ucx_pkg $ucx_ver source package into $srcdir"
-		apt-get "$@" update -qq || die "apt-get update of bookworm's deb-src failed (network?)"
-		rm -rf "$srcdir.tmp" && mkdir -p "$srcdir.tmp"
-		(cd "$srcdir.tmp" && apt-get "$@" source --download-only -qq "$ucx_pkg=$ucx_ver") ||
-			die "apt-get source $ucx_pkg=$ucx_ver failed (is it still in bookworm?)"
+		st=0
+		apt_source "$cache" bookworm "$ucx_pkg" "$ucx_ver" || st=$?
+		case $st in
+		3) die "cannot create $cache (set UCX_CACHE, or run as root)" ;;
+		1) die "apt-get update of bookworm's deb-src failed (network?)" ;;
+		2) die "apt-get source $ucx_pkg=$ucx_ver failed (is it still in bookworm?)" ;;
+		esac
 		rm -rf "$srcdir" && mv "$srcdir.tmp" "$srcdir" && touch "$srcdir/.done"
 	fi
 }
@@ -90,10 +82,8 @@ if [ "$1" = source-tarball ]; then
 	say "unpacking $ucx_pkg $ucx_ver (with Debian's patches)"
 	dpkg-source --no-check -x "$srcdir/${ucx_pkg}_$ucx_ver.dsc" "$tmp/src" >/dev/null ||
 		die "dpkg-source could not unpack $srcdir/${ucx_pkg}_$ucx_ver.dsc"
-	for p in $(ls "$top"/ucx/patches/*.patch 2>/dev/null || true); do
-		say "applying ucx/patches/$(basename "$p")"
-		patch -d "$tmp/src" -p1 --quiet --forward <"$p" || die "ucx/patches/$(basename "$p") does not apply to $ucx_ver"
-	done
+	# shellcheck disable=SC2046 # a list of paths without blanks
+	apply_patches "$tmp/src" ucx/patches "$ucx_ver" $(ls "$top"/ucx/patches/*.patch 2>/dev/null || true)
 	say "autogen (autoreconf)"
 	(cd "$tmp/src" && ./autogen.sh) >"$tmp/autogen.log" 2>&1 ||
 		{ tail -n 30 "$tmp/autogen.log" >&2; die "autogen.sh failed"; }
@@ -189,11 +179,12 @@ fi
 cp "$gdr_inc/gdrapi.h" "$out/gdrcopy.new/include/"
 ln -s "$libgdrapi" "$out/gdrcopy.new/lib64/libgdrapi.so"
 
-# The inputs the build depends on: headers, patches, this script.
+# The inputs the build depends on: headers, patches, this script and its
+# library.
 patches=$(ls "$top"/ucx/patches/*.patch 2>/dev/null || true)
 self=$top/scripts/ucx-build.sh
 hash=$( { (cd "$stage/include" && find . -type f | LC_ALL=C sort | xargs -r cat);
-	cat "$out/gdrcopy.new/include/gdrapi.h" "$self";
+	cat "$out/gdrcopy.new/include/gdrapi.h" "$self" "$top/scripts/lib-build.sh";
 	[ -z "$patches" ] || cat $patches; } | sha256sum | cut -d' ' -f1)
 want="$ucx_pkg $ucx_ver $gpu $hash"
 
@@ -243,22 +234,10 @@ rm -rf "$src" "$out/obj" "$prefix"
 say "unpacking $ucx_pkg $ucx_ver (with Debian's patches)"
 dpkg-source --no-check -x "$srcdir/${ucx_pkg}_$ucx_ver.dsc" "$src" >/dev/null ||
 	die "dpkg-source could not unpack $srcdir/${ucx_pkg}_$ucx_ver.dsc"
-for p in $patches; do
-	say "applying ucx/patches/$(basename "$p")"
-	patch -d "$src" -p1 --quiet --forward <"$p" || die "ucx/patches/$(basename "$p") does not apply to $ucx_ver"
-done
+# shellcheck disable=SC2086 # a list of paths without blanks
+apply_patches "$src" ucx/patches "$ucx_ver" $patches
 
-log=$out/build.log
-: >"$log"
-# run WHAT CMD...: a step, its output in build.log, its tail on failure.
-run() {
-	what=$1; shift
-	say "$what"
-	if ! "$@" >>"$log" 2>&1; then
-		tail -n 30 "$log" >&2
-		die "$what failed (whole log: $log)"
-	fi
-}
+log_start "$out/build.log"
 run "autogen (autoreconf)" sh -c "cd '$src' && ./autogen.sh"
 mkdir -p "$out/obj"
 # Release build as Debian's (mt, cma), logging kept so that

@@ -27,7 +27,8 @@
 # out/lib/libibverbs/librxe-rdmav34.so, and out/include/ (the headers a
 # program built against this libibverbs uses: infiniband/, rdma/, less the
 # vendors' direct-verbs headers).  A stamp holds the
-# sha256 of the tarball, the patches and this script; with the same stamp
+# sha256 of the tarball, the patches, this script and
+# scripts/lib-build.sh; with the same stamp
 # nothing is rebuilt.
 #
 # Exit status: 0 built or up to date; 77 something it needs is missing
@@ -55,6 +56,7 @@ stamp=$dir/stamp
 say() { echo "rdma-core-build: $*"; }
 missing() { echo "rdma-core-build: missing: $*" >&2; exit 77; }
 die() { rm -f "$stamp"; echo "rdma-core-build: $*" >&2; exit 1; }
+. "$here/../../scripts/lib-build.sh"
 
 for t in cmake ninja cc pkg-config; do
 	command -v $t >/dev/null 2>&1 || missing "$t (scripts/deps.sh test installs it)"
@@ -63,28 +65,18 @@ for m in libnl-3.0 libnl-route-3.0; do
 	pkg-config --exists $m || missing "pkg-config module $m (libnl-3-dev, libnl-route-3-dev)"
 done
 
-# fetch: the source package's orig tarball into $cache/$ver, once.
+# fetch: the source package's orig tarball into $cache/$ver, once.  Only
+# the orig tarball is used, and apt checks each file it fetches against the
+# signed index; the mirror has answered 404 for the .dsc while serving the
+# tarballs, so apt-get source's exit status is not the test.
 fetch() {
 	if [ -f "$cache/$ver/$orig" ]; then return 0; fi
-	mkdir -p "$cache/etc" "$cache/lists/partial" "$cache/archives/partial" ||
-		missing "a writable $cache (set RDMA_CORE_CACHE, or run as root)"
-	cat >"$cache/etc/trixie-src.sources" <<-EOT
-	Types: deb-src
-	URIs: http://deb.debian.org/debian
-	Suites: trixie
-	Components: main
-	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-	EOT
-	set -- -o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$cache/etc" \
-		-o Dir::State::lists="$cache/lists" -o Dir::Cache::archives="$cache/archives" \
-		-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= -o APT::Sandbox::User=root
-	say "fetching Debian's $pkg $ver source package into $cache/$ver"
-	apt-get "$@" update -qq >&2 || missing "trixie's deb-src index (apt-get update failed: network?)"
-	rm -rf "$cache/$ver.tmp" && mkdir -p "$cache/$ver.tmp"
-	# Only the orig tarball is used, and apt checks each file it fetches
-	# against the signed index; the mirror has answered 404 for the .dsc
-	# while serving the tarballs, so apt's exit status is not the test.
-	(cd "$cache/$ver.tmp" && apt-get "$@" source --download-only -qq "$pkg=$ver") >&2 || true
+	st=0
+	apt_source "$cache" trixie "$pkg" "$ver" || st=$?
+	case $st in
+	3) missing "a writable $cache (set RDMA_CORE_CACHE, or run as root)" ;;
+	1) missing "trixie's deb-src index (apt-get update failed: network?)" ;;
+	esac
 	[ -f "$cache/$ver.tmp/$orig" ] ||
 		missing "$orig (apt-get source $pkg=$ver failed: is it still in trixie?)"
 	rm -rf "$cache/$ver" && mv "$cache/$ver.tmp" "$cache/$ver"
@@ -95,7 +87,7 @@ got=$(sha256sum "$tarball" | cut -d' ' -f1)
 [ "$got" = "$orig_sha" ] || die "$tarball has sha256 $got, not $orig_sha"
 
 patches=$(ls "$here"/*.patch)
-want="$pkg $ver $( { echo "$got"; cat $patches "$0"; } | sha256sum | cut -d' ' -f1)"
+want="$pkg $ver $( { echo "$got"; cat $patches "$0" "$here/../../scripts/lib-build.sh"; } | sha256sum | cut -d' ' -f1)"
 if [ "${RDMA_CORE_FORCE:-0}" != 1 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
    [ -f "$out/lib/libibverbs.so.1" ] && [ -f "$out/lib/libibverbs/librxe-rdmav34.so" ] && [ -f "$out/lib/libibumad.so.3" ]; then
 	say "rdma-core $upstream (patched) in $out is up to date"
@@ -107,18 +99,10 @@ mkdir -p "$dir/src" "$dir/obj" "$out/lib/libibverbs" "$out/include"
 tar -xzf "$tarball" -C "$dir/src" || die "cannot unpack $tarball"
 src=$dir/src/$pkg-$upstream
 [ -d "$src" ] || die "$tarball holds no $pkg-$upstream/"
-for p in $patches; do
-	say "applying emu/rdma-core/$(basename "$p")"
-	patch -d "$src" -p1 --quiet --forward <"$p" || die "emu/rdma-core/$(basename "$p") does not apply to $upstream"
-done
+# shellcheck disable=SC2086 # a list of paths without blanks
+apply_patches "$src" emu/rdma-core "$upstream" $patches
 
-log=$dir/build.log
-: >"$log"
-run() {
-	what=$1; shift
-	say "$what"
-	"$@" >>"$log" 2>&1 || { tail -n 30 "$log" >&2; die "$what failed (whole log: $log)"; }
-}
+log_start "$dir/build.log"
 run "cmake (NO_MAN_PAGES, NO_PYVERBS)" cmake -S "$src" -B "$dir/obj" -G Ninja \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
 	-DCMAKE_INSTALL_LIBDIR=lib/x86_64-linux-gnu -DCMAKE_INSTALL_SYSCONFDIR=/etc \

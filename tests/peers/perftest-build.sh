@@ -21,8 +21,8 @@
 #     configured out: rxe is the only NIC, and the guest carries less.
 # ib_write_bw, ib_read_lat and ib_send_bw are built, into
 # BUILD/peers/perftest-26.04.17/out/bin.  A stamp records the sha256 of the
-# tarball, our CUDA headers and libcuda, rdma-core's stamp and this
-# script; with the same stamp nothing is rebuilt.
+# tarball, our CUDA headers and libcuda, rdma-core's stamp, this
+# script and scripts/lib-build.sh; with the same stamp nothing is rebuilt.
 #
 # Exit status: 0 built or up to date; 77 a build tool or rdma-core's build
 # is missing (stderr names it); 1 any other failure.
@@ -39,6 +39,9 @@ libcuda=$build/emu/cuda/libcuda.so
 progs="ib_write_bw ib_read_lat ib_send_bw"
 
 missing() { echo "perftest-build: missing: $*" >&2; exit 77; }
+say() { echo "perftest-build: $*"; }
+die() { echo "perftest-build: $*" >&2; exit 1; }
+. "$top/scripts/lib-build.sh"
 for t in autoreconf libtoolize make cc pkg-config; do
 	command -v $t >/dev/null 2>&1 || missing "$t (scripts/deps.sh test installs it)"
 done
@@ -48,7 +51,7 @@ pkg-config --exists libpci || missing "libpci (libpci-dev: perftest's configure 
 [ -f "$libcuda" ] || { echo "perftest-build: no $libcuda (make userspace)" >&2; exit 1; }
 
 stamp="$(sha256sum "$tarball" | cut -d' ' -f1) $( { cat "$top"/include/nvidia/*.h "$libcuda" \
-	"$build/rdma-core/stamp" "$0"; } | sha256sum | cut -d' ' -f1)"
+	"$build/rdma-core/stamp" "$0" "$top/scripts/lib-build.sh"; } | sha256sum | cut -d' ' -f1)"
 if [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp")" = "$stamp" ] && [ -x "$out/bin/ib_read_lat" ]; then
 	echo "perftest-build: up to date ($out)"
 	exit 0
@@ -68,13 +71,7 @@ for h in mlx5dv.h efadv.h hnsdv.h; do
 		>"$dir/no-dv/infiniband/$h"
 done
 
-log=$dir/build.log
-: >"$log"
-run() {
-	what=$1; shift
-	echo "perftest-build: $what"
-	"$@" >>"$log" 2>&1 || { tail -n 30 "$log" >&2; echo "perftest-build: $what failed (whole log: $log)" >&2; exit 1; }
-}
+log_start "$dir/build.log"
 run "autogen" sh -c "cd '$src' && ./autogen.sh"
 run "configure (our CUDA, rdma-core 56.1)" sh -c "cd '$src' && ./configure \
 	CUDA_H_PATH='$dir/cuda/include/cuda.h' --disable-cudart \
