@@ -71,6 +71,7 @@
 
 #include "emu_knob.h"
 #include "gpumem.h"
+#include "rc-qp.h"
 
 #define MAX_SIZE	(4u << 20)
 #define MAX_SIZES	16
@@ -385,41 +386,14 @@ static void setup_verbs(struct wire *me)
 
 static void connect_qp(const struct wire *me, const struct wire *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
-	};
+	const char *step;
+	union ibv_gid dgid;
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("QP to INIT: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qpn;
-	a.rq_psn = peer->psn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("QP to RTR: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = me->psn;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
-		die("QP to RTS: %s", strerror(errno));
+	memcpy(dgid.raw, peer->gid, 16);
+	if (rc_qp_connect(qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+			  &dgid, gid_index, peer->qpn, peer->psn, me->psn,
+			  &step))
+		die("QP to %s: %s", step, strerror(errno));
 }
 
 /* One completion, within 60 s; its status (or -1 on a timeout). */

@@ -44,6 +44,7 @@
 #include <gdirect_verbs.h>
 
 #include "emu_knob.h"
+#include "rc-qp.h"
 #include "tap.h"
 
 #define KiB 1024ULL
@@ -83,6 +84,7 @@ static int gid_v2_index(struct ibv_context *dev, union ibv_gid *gid)
 /* rxe0, a domain, and (qp) an RC queue pair connected to itself. */
 static int rdma_open(struct rdma *r, int qp)
 {
+	const char *step;
 	struct ibv_device **l;
 	int n, gi;
 	union ibv_gid gid;
@@ -112,37 +114,9 @@ static int rdma_open(struct rdma *r, int qp)
 		tap_diag("no RoCE v2 GID (%d), CQ or QP on rxe0", gi);
 		return -1;
 	}
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ };
-	if (ibv_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		goto bad;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = r->qp->qp_num;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = gi;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		goto bad;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
+	if (rc_qp_connect(r->qp, IBV_ACCESS_LOCAL_WRITE |
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+			  &gid, gi, r->qp->qp_num, 0, 0, &step))
 		goto bad;
 	return 0;
 bad:
