@@ -538,64 +538,67 @@ static void serve(void)
 }
 
 /* --- the client (node 1): runs the transfers and prints TAP --- */
+
+/*
+ * The three transfers of one size, in this order: the server's request
+ * letter and the one that ends the transfer, the opcode, and the words of
+ * its TAP line and figure.  A READ fills our target from the server's
+ * source and is checked here; a WRITE or SEND goes from our source to the
+ * server, which checks it.
+ */
+static const struct xfer {
+	char req, done;
+	enum ibv_wr_opcode op;
+	const char *name, *dir, *data, *last, *fig;
+} xfers[] = {
+	{ 'W', 'w', IBV_WR_RDMA_WRITE, "RDMA WRITE", "GPU to remote GPU",
+	  "data on the remote GPU", " (and in its backing file)", "write" },
+	{ 'R', 'w', IBV_WR_RDMA_READ, "RDMA READ", "remote GPU to GPU",
+	  "data here", " (and in the backing file)", "read" },
+	{ 'S', 's', IBV_WR_SEND, "SEND", "GPU to a receive in remote GPU memory",
+	  "received and checked there", "", "send" },
+};
+
 static void run_size(const struct wire *peer, size_t n, uint64_t seed)
 {
 	const char *pname = path == PATH_DMABUF ? "dma-buf" : "peer memory";
-	struct msg r;
-	int64_t s0;
-	double t;
-	int st, ok;
+	int last = n == sizes[nsizes - 1];
 
-	/* WRITE: our source into the server's target. */
-	gpu_fill(src.d, n, seed);
-	send_msg('W', (uint32_t)n, seed, 0, 1);
-	recv_msg();
-	s0 = staged_now();
-	t = now_s();
-	st = post_send(IBV_WR_RDMA_WRITE, &src, n, peer->dst_addr, peer->dst_rkey);
-	t = now_s() - t;
-	s0 = staged_now() - s0;
-	send_msg('w', 0, 0, 0, 1);
-	r = recv_msg();
-	tap(st == IBV_WC_SUCCESS && r.ok && !s0 && !r.staged,
-	    "%s: RDMA WRITE %zu B GPU to remote GPU: %s, data on the remote GPU%s, staged bytes %lld here, %lld there",
-	    pname, n, status_str(st), n == sizes[nsizes - 1] ? " (and in its backing file)" : "",
-	    (long long)s0, (long long)r.staged);
-	printf("# FIGURE write %zu %.3f %.1f\n", n, n / t / 1e6, t * 1e6);
+	for (size_t i = 0; i < sizeof(xfers) / sizeof(xfers[0]); i++) {
+		const struct xfer *x = &xfers[i];
+		int read = x->op == IBV_WR_RDMA_READ;
+		uint64_t sd = seed + i;
+		struct msg r;
+		int64_t s0;
+		double t;
+		int st, ok;
 
-	/* READ: the server's source into our target. */
-	gpu_clear(dst.d);
-	send_msg('R', (uint32_t)n, seed + 1, 0, 1);
-	recv_msg();
-	s0 = staged_now();
-	t = now_s();
-	st = post_send(IBV_WR_RDMA_READ, &dst, n, peer->src_addr, peer->src_rkey);
-	t = now_s() - t;
-	s0 = staged_now() - s0;
-	send_msg('w', 0, 0, 0, 1);
-	r = recv_msg();
-	ok = st == IBV_WC_SUCCESS && gpu_has(dst.d, n, seed + 1, n == sizes[nsizes - 1]);
-	tap(ok && !s0 && !r.staged,
-	    "%s: RDMA READ %zu B remote GPU to GPU: %s, data here%s, staged bytes %lld here, %lld there",
-	    pname, n, status_str(st), n == sizes[nsizes - 1] ? " (and in the backing file)" : "",
-	    (long long)s0, (long long)r.staged);
-	printf("# FIGURE read %zu %.3f %.1f\n", n, n / t / 1e6, t * 1e6);
-
-	/* SEND: our source into the server's posted receive. */
-	gpu_fill(src.d, n, seed + 2);
-	send_msg('S', (uint32_t)n, seed + 2, 0, 1);
-	r = recv_msg();
-	s0 = staged_now();
-	t = now_s();
-	st = r.ok ? post_send(IBV_WR_SEND, &src, n, 0, 0) : -2;
-	t = now_s() - t;
-	s0 = staged_now() - s0;
-	send_msg('s', 0, 0, 0, 1);
-	r = recv_msg();
-	tap(st == IBV_WC_SUCCESS && r.ok && !s0 && !r.staged,
-	    "%s: SEND %zu B GPU to a receive in remote GPU memory: %s, received and checked there, staged bytes %lld here, %lld there",
-	    pname, n, status_str(st), (long long)s0, (long long)r.staged);
-	printf("# FIGURE send %zu %.3f %.1f\n", n, n / t / 1e6, t * 1e6);
+		if (read)
+			gpu_clear(dst.d);
+		else
+			gpu_fill(src.d, n, sd);
+		send_msg(x->req, (uint32_t)n, sd, 0, 1);
+		r = recv_msg();
+		s0 = staged_now();
+		t = now_s();
+		if (x->op == IBV_WR_SEND)
+			st = r.ok ? post_send(IBV_WR_SEND, &src, n, 0, 0) : -2;
+		else if (read)
+			st = post_send(x->op, &dst, n, peer->src_addr, peer->src_rkey);
+		else
+			st = post_send(x->op, &src, n, peer->dst_addr, peer->dst_rkey);
+		t = now_s() - t;
+		s0 = staged_now() - s0;
+		send_msg(x->done, 0, 0, 0, 1);
+		r = recv_msg();
+		ok = st == IBV_WC_SUCCESS &&
+		     (read ? gpu_has(dst.d, n, sd, last) : r.ok);
+		tap(ok && !s0 && !r.staged,
+		    "%s: %s %zu B %s: %s, %s%s, staged bytes %lld here, %lld there",
+		    pname, x->name, n, x->dir, status_str(st), x->data,
+		    last ? x->last : "", (long long)s0, (long long)r.staged);
+		printf("# FIGURE %s %zu %.3f %.1f\n", x->fig, n, n / t / 1e6, t * 1e6);
+	}
 }
 
 /*
