@@ -5,9 +5,8 @@
 # Environment: GUEST_TESTS (names or globs of the tests to run, in order;
 # default the tests of the lane named FLAVOUR in tests/TESTS, in its order),
 # GUEST_TIMEOUT (seconds per test), KMOD_DIR (modules, default BUILD/kmod/FLAVOUR),
-# GUEST_TREE (a directory: see below), GUEST_EXTRA (a folder copied onto the
-# initramfs's root, for the peers lane's programs: tests/peers/; the host
-# libraries of its ELFs come too).
+# GUEST_TREE and GUEST_EXTRA (folders copied onto the initramfs's root: see
+# below).
 #
 # Packs the test guest's initramfs: busybox, our init, the kernel modules of
 # FLAVOUR (BUILD/kmod/FLAVOUR), every program built in a guest/ folder, the
@@ -15,11 +14,14 @@
 # guest/ folder under their own, our shared libraries (libcuda.so.1 of the
 # emulator among them, in /usr/lib/gdirect) and the host libraries they need.
 #
-# With GUEST_TREE=DIR nothing of BUILD is packed: DIR's tree is copied to
-# the root instead (installed files at their installed paths, and its tests
-# in DIR/tests), with the harness, busybox and the host libraries its
-# programs need (tests/packaging/deb-lane.sh boots the Debian packages'
-# files this way).
+# Extra files come as a folder laid out as the root, copied onto it with
+# the host libraries its programs and libraries need (its own libraries
+# found in its folders): GUEST_EXTRA=DIR on top of what BUILD gives (the
+# peers lane's and the gdrcopy benchmarks' programs, tests/peers/;
+# emu/cli/gdirect-emu's launcher), GUEST_TREE=DIR instead of anything of
+# BUILD (installed files at their installed paths and its tests in
+# DIR/tests, with the harness and busybox: tests/packaging/deb-lane.sh
+# boots the Debian packages' files this way).
 set -eu
 build=$(cd "$1" && pwd); flavour=$2; out=$3
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -63,8 +65,29 @@ cp "$top/tests/harness/init" "$root/init"
 cp "$top/tests/harness/lib.sh" "$top/tests/include/tap.sh" \
 	"$top/tests/harness/hostcheck" "$root/tests/"
 
+# Host libraries are looked up for the ELF files in $elves, with
+# LD_LIBRARY_PATH $libpath; add_tree adds a folder's.
+libpath=$root/opt/ucx/lib:$root/usr/lib/gdirect
+elves=""
+
+# add_tree VAR: the contents of the folder named by the environment
+# variable VAR copied onto the root; its ELF files join $elves, its libraries' folders
+# $libpath.
+add_tree() {
+	eval "at_dir=\${$1}"
+	[ -d "$at_dir" ] || { echo "build-initramfs: $1=$at_dir is not a folder" >&2; exit 1; }
+	# Its contents, with their modes and owners; the root keeps its own.
+	(cd "$at_dir" && find . -mindepth 1 -maxdepth 1 -exec cp -a {} "$root"/ \;)
+	elves="$elves
+$(cd "$at_dir" && find . -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print |
+	sed "s|^\.|$root|")"
+	for at_lib in $(cd "$at_dir" && find . -name 'lib*.so*' -exec dirname {} \; | sort -u); do
+		libpath=$libpath:$root${at_lib#.}
+	done
+}
+
 if [ -n "${GUEST_TREE:-}" ]; then
-	cp -a "$GUEST_TREE"/. "$root"/
+	add_tree GUEST_TREE
 else
 	# KMOD_DIR overrides where the modules come from (a debug kernel's build).
 	for ko in "${KMOD_DIR:-$build/kmod/$flavour}"/*/*.ko; do
@@ -138,27 +161,13 @@ else
 	fi
 fi
 
-if [ -n "${GUEST_EXTRA:-}" ]; then
-	[ -d "$GUEST_EXTRA" ] || { echo "build-initramfs: GUEST_EXTRA=$GUEST_EXTRA is not a folder" >&2; exit 1; }
-	cp -RP "$GUEST_EXTRA"/. "$root"/
-fi
+[ -n "${GUEST_EXTRA:-}" ] && add_tree GUEST_EXTRA
 
 # Host libraries of every ELF we ship, at the same paths (ours, found in
 # the tree being packed, are not copied again).
-# GUEST_TREE's programs and libraries are every ELF file in it, and its
-# libraries are found in their own directories.
-libpath=$root/opt/ucx/lib:$root/usr/lib/gdirect
-elves=$(ls -d "$root"/tests/* "$root"/usr/lib/gdirect/* "$root"/opt/ucx/bin/* \
-	"$root"/opt/ucx/lib/* "$root"/opt/ucx/lib/ucx/* 2>/dev/null || true)
-# GUEST_EXTRA's files are the peers lane's programs and libraries.
-if [ -n "${GUEST_EXTRA:-}" ]; then
-	elves="$elves
-$(cd "$GUEST_EXTRA" && find . -type f | sed "s|^\.|$root|")"
-fi
-if [ -n "${GUEST_TREE:-}" ]; then
-	elves=$(find "$root" -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
-	libpath=$(find "$root" -name 'lib*.so*' -exec dirname {} \; | sort -u | tr '\n' :)
-fi
+elves="$elves
+$(ls -d "$root"/tests/* "$root"/usr/lib/gdirect/* "$root"/opt/ucx/bin/* \
+	"$root"/opt/ucx/lib/* "$root"/opt/ucx/lib/ucx/* 2>/dev/null || true)"
 for f in $elves; do
 	[ -f "$f" ] || continue
 	LD_LIBRARY_PATH="$libpath" ldd "$f" 2>/dev/null |
