@@ -39,17 +39,18 @@ _Atomic uint64_t gdl_kgen = 1;
 _Atomic uint64_t gdl_lru_era;
 static _Atomic uint64_t region_ids = 1;
 
-/* Each region r of list h (ctx->live or ctx->dying), first to last. */
-#define for_each_reg(h, r)                                              \
+/* Each region r of list h (ctx->live or ctx->dying), first to last; the
+ * body may unlink the region it is on only to leave the loop. */
+#define reg_for_each(h, r)                                              \
 	for (struct gdl_list *n_ = (h)->next;                           \
 	     n_ != (h) && ((r) = gdl_reg_of(n_), 1); n_ = n_->next)
 
-static void list_del(struct gdirect_reg *r)
+static void reg_unlink(struct gdirect_reg *r)
 {
 	gdl_list_del(&GDL_RC(r)->node);
 }
 
-static void list_add_tail(struct gdl_list *head, struct gdirect_reg *r)
+static void reg_link_tail(struct gdl_list *head, struct gdirect_reg *r)
 {
 	gdl_list_add_tail(head, &GDL_RC(r)->node);
 }
@@ -140,7 +141,7 @@ static void release_claimed(struct gdirect_ctx *c, struct gdirect_reg **v,
 		return;
 	pthread_mutex_lock(&c->lock);
 	for (size_t i = 0; i < n; i++)
-		list_del(v[i]);
+		reg_unlink(v[i]);
 	pthread_mutex_unlock(&c->lock);
 	for (size_t i = 0; i < n; i++)
 		region_release(v[i]);
@@ -162,7 +163,7 @@ static size_t release_dying(struct gdirect_ctx *c)
 		pthread_mutex_unlock(&c->lock);
 		return 0;
 	}
-	for_each_reg(&c->dying, r)
+	reg_for_each(&c->dying, r)
 		n++;
 	if (n > max) {
 		struct gdirect_reg **big = malloc(n * sizeof(*big));
@@ -173,7 +174,7 @@ static size_t release_dying(struct gdirect_ctx *c)
 		}
 	}
 	n = 0;
-	for_each_reg(&c->dying, r) {
+	reg_for_each(&c->dying, r) {
 		if (n == max)
 			break;
 		v[n++] = r;
@@ -372,8 +373,8 @@ static void unlink_dead(struct gdirect_ctx *c, struct gdirect_reg *r,
 			enum gdl_cause cause)
 {
 	index_del(c, r);
-	list_del(r);
-	list_add_tail(&c->dying, r);
+	reg_unlink(r);
+	reg_link_tail(&c->dying, r);
 	c->nregions--;
 	c->nbytes -= GDL_RC(r)->pin.size;
 	count_cause(c, cause);
@@ -448,7 +449,7 @@ static size_t lru_candidates(struct gdirect_ctx *c, struct cand **out)
 		return 0;
 	struct gdirect_reg *r;
 
-	for_each_reg(&c->live, r) {
+	reg_for_each(&c->live, r) {
 		uint64_t x = atomic_load_explicit(&r->refs, memory_order_relaxed);
 		uint64_t st, own;
 
@@ -924,9 +925,9 @@ static void miss_publish_locked(struct gdirect_ctx *c, struct gdirect_reg *r,
 		 * dead from the start; the caller's put releases it. */
 		atomic_fetch_or(&r->refs, GDL_DEAD);
 		atomic_fetch_sub(&r->refs, 1);
-		list_add_tail(&c->dying, r);
+		reg_link_tail(&c->dying, r);
 	} else {
-		list_add_tail(&c->live, r);
+		reg_link_tail(&c->live, r);
 		c->nregions++;
 		c->nbytes += GDL_RC(r)->pin.size;
 		evict_thresholds_locked(c);
@@ -1068,7 +1069,7 @@ int gdl_drain(struct gdirect_ctx *c)
 		for (int i = 0; i < n; i++) {
 			struct gdirect_reg *r;
 
-			for_each_reg(&c->live, r)
+			reg_for_each(&c->live, r)
 				if (GDL_RC(r)->pin.handle == ev[i].handle) {
 					killed += kill_locked(c, &r, 1,
 							      GDL_CAUSE_KERNEL,
