@@ -350,7 +350,7 @@ if [ "$peers_rc" = 77 ]; then
 	fi
 else
 	grep -v -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$results/peers.summary"
-	grep -E '^peers\[.*[1-9][0-9]* failed|kernel log:|did not finish|timed out|does not build|could not' \
+	grep -E '^peers\[.*[1-9][0-9]* failed|kernel log:|did not finish|timed out|does not build|could not|gdirect-emu exited' \
 		"$results/peers.summary" | while IFS= read -r l; do note_failure "$l"; done
 	add_summary "$results/peers.summary"
 fi

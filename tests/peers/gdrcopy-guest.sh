@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # gdrcopy-guest.sh PAIRING - gdrcopy 2.6's programs on the emulated machine,
 # one pairing of a kernel module and a libgdrapi (run in the guest by the
-# peers lane, tests/peers/gdrcopy-lane.sh, which packs it with gdrcopy's
-# build under /peers/gdrcopy):
+# peers lane, tests/peers/gdrcopy-lane.sh, through gdirect-emu; it lies in
+# the folder of gdrcopy's build, with gdrcopy-guest-lib.sh and the
+# waivers):
 #
 #   a  NVIDIA's gdrdrv.ko  + NVIDIA's libgdrapi
 #   b  gdirect.ko          + NVIDIA's libgdrapi  (no gdrdrv.ko)
@@ -27,8 +28,8 @@
 # passed is reported as a diagnostic, so a stale entry shows.
 . /tests/lib.sh
 pairing=$1
-peer=/peers/gdrcopy
-. $peer/gdrcopy-guest-lib.sh
+peer=$(cd "$(dirname "$0")" && pwd)
+. "$peer/gdrcopy-guest-lib.sh"
 waivers=$peer/gdrcopy-2.6.waivers
 export PATH="$peer/bin:$PATH"
 case $pairing in
@@ -45,14 +46,14 @@ modes="persistent traditional"
 # NVIDIA's libgdrapi.so.2 is in $peer/lib, ours in /usr/lib/gdirect with
 # the emulated libcuda.so.1: the first folder on the path gives libgdrapi.
 if [ $lib = nvidia ]; then
-	export LD_LIBRARY_PATH=$peer/lib:/usr/lib/gdirect
+	export LD_LIBRARY_PATH="$peer/lib":/usr/lib/gdirect
 	want_lib=$peer/lib/libgdrapi.so.2
 else
 	export LD_LIBRARY_PATH=/usr/lib/gdirect
 	want_lib=/usr/lib/gdirect/libgdrapi.so.2
 fi
-for f in $peer/modules/gdrdrv.ko /modules/gdirect.ko /modules/nvp2p_emu.ko \
-	$peer/bin/gdrcopy_sanity $want_lib; do
+for f in "$peer/modules/gdrdrv.ko" /modules/gdirect.ko /modules/nvp2p_emu.ko \
+	"$peer/bin/gdrcopy_sanity" "$want_lib"; do
 	[ -e "$f" ] || skip_all "no $f in the guest"
 done
 
@@ -69,7 +70,7 @@ if [ $drv = none ]; then
 	fi
 fi
 
-got=$(/lib64/ld-linux-x86-64.so.2 --list $peer/bin/gdrcopy_sanity |
+got=$(/lib64/ld-linux-x86-64.so.2 --list "$peer/bin/gdrcopy_sanity" |
 	awk '$1 == "libgdrapi.so.2" { print $3 }')
 check "gdrcopy_sanity loads $want_lib (got ${got:-none})" \
 	[ "$(readlink -f "$got")" = "$(readlink -f "$want_lib")" ]
