@@ -7,7 +7,9 @@
 # COMMAND hangs (stopped at --timeout, said, exit 124); two nodes running
 # gpu-rdma-pair (tests/emu-cli/gpu-rdma-pair.c, written from gdirect-emu(1))
 # from a folder given with --with, through peer memory and through
-# dma-buf, each node checking the data it got.  TAP on stdout, then
+# dma-buf, each node checking the data it got; then two nodes running
+# perftest's programs (tests/guest/cluster/perftest.sh), the peer's results
+# counted from gdirect-emu's output.  TAP on stdout, then
 # "emu-cli: N passed, N failed, N skipped" for run-tests.sh.
 # EMU_CLI_NO_CLUSTER=WHY skips the two nodes (run-tests.sh sets it when
 # build-cluster-initramfs.sh says the cluster cannot run here).
@@ -76,6 +78,34 @@ else
 		done
 	done
 	[ "$rc" = 0 ] || diag "$(cat "$out/pair.out" "$out/pair.err")"
+
+	# A peer's own programs between the nodes, through the tool: perftest
+	# (tests/guest/cluster/perftest.sh, shown with --with; the cluster's
+	# initramfs holds perftest's build).  Its TAP comes back on
+	# gdirect-emu's stdout, each line prefixed with its node.
+	"$emu" run --build "$build" --results "$out/perftest" --nodes 2 \
+		--with "$top/tests/guest/cluster" -- sh "$top/tests/guest/cluster/perftest.sh" \
+		>"$out/perftest.out" 2>"$out/perftest.err"
+	rc=$?
+	check "gdirect-emu run --nodes 2 -- perftest.sh exits 0 (got $rc)" [ "$rc" = 0 ]
+	[ "$rc" = 0 ] || diag "$(cat "$out/perftest.err")"
+	for nd in 0 1; do
+		counts=$(sed -n "s/^\[node$nd\] //p" "$out/perftest.out" | awk -v nd="$nd" '
+			/^ok / && /# [Ss][Kk][Ii][Pp]/ { s++; next }
+			/^ok / { p++; next }
+			/^not ok / { f++; print "node " nd ": " $0 > "/dev/stderr" }
+			END { printf "%d %d %d\n", p, f, s }' 2>>"$out/perftest.fail")
+		# shellcheck disable=SC2086 # the three counts, split on purpose
+		set -- $counts
+		if [ "$1" = 0 ] && [ "$2" = 0 ]; then
+			skip "node $nd: perftest between the nodes" \
+				"$(sed -n "s/^\[node$nd\] ok .*# SKIP //p" "$out/perftest.out" | head -n1)"
+			skips=$((skips + 1))
+		else
+			check "node $nd: perftest's $1 checks passed, $2 failed, $3 skipped" [ "$2" = 0 ]
+		fi
+	done
+	[ -s "$out/perftest.fail" ] && diag "$(cat "$out/perftest.fail")"
 fi
 tap_done
 st=$?

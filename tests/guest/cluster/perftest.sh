@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # perftest.sh - linux-rdma's perftest between the two nodes over
 # Soft-RoCE (rxe0, RoCE v2 GID), on host memory and on GPU memory
-# (docs/cluster.md).
+# (docs/cluster.md).  The emu-cli lane runs it on two nodes through
+# gdirect-emu (tests/emu-cli/emu-cli-lane.sh), as a user's CI would run a
+# peer's programs.
 #
 # perftest 26.04.17 is built at test time against our CUDA and rdma-core
 # 56.1 with our provider patch (tests/peers/perftest-build.sh,
@@ -23,7 +25,7 @@
 cases="write_bw:host read_lat:host write_bw:cuda read_lat:cuda write_bw:dmabuf read_lat:dmabuf"
 ncases=6
 skip_all() { echo "1..1"; skip "perftest between the nodes" "$1"; exit 0; }
-in_cluster || skip_all "not booted by tests/harness/cluster.py"
+in_cluster || skip_all "not on a node of two (gdirect-emu run --nodes 2)"
 [ -r /etc/cluster-perftest-missing ] &&
 	skip_all "perftest is not in this initramfs: $(cat /etc/cluster-perftest-missing)"
 command -v ib_write_bw >/dev/null || skip_all "ib_write_bw is not in this initramfs"
