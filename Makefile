@@ -206,7 +206,7 @@ test-debug-kernel:
 # (scripts/find-cuda.sh; meson option cuda-home).
 test-gpu:
 	@$(MAKE) --no-print-directory userspace TESTBED=1
-	@test -x "$(BUILD)/tests/device/test_device" || { \
+	@test -x "$(BUILD)/tests/device/device-gpu" || { \
 	  echo "test-gpu: no GPU tests in $(BUILD): meson found no CUDA toolkit (scripts/find-cuda.sh says why)"; exit 1; }
 	@meson test -C "$(BUILD)" --no-rebuild --suite gpu --verbose
 
