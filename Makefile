@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: MIT
 # gdirect - top-level entry points.
 #
-#   make            the product: user space (meson, build/: libgdirect,
-#                   libgdrapi, the gdirect tool) and gdirect.ko and
+#   make            the product: user space (meson, build/product/:
+#                   libgdirect, libgdrapi, the gdirect tool) and gdirect.ko and
 #                   gdirect_edu.ko for the NVIDIA driver found under
 #                   /usr/src/nvidia-* (NVIDIA_SRC=DIR names another), into
 #                   build/kmod/nvidia; with no driver it says so and fails
-#   make userspace  user space alone
+#   make userspace  user space alone (TESTBED=1: with the emulated GPU's
+#                   libraries and the tests, in build/ itself)
 #   make modules    the two modules alone (KDIR=, the running kernel's tree)
 #   make testbed    the emulated machine's modules: the emulated GPU
 #                   (nvp2p_emu), its self-test, gdirect, gdirect_edu and the
@@ -78,18 +79,26 @@ deps:
 	@scripts/deps.sh build
 	@scripts/deps.sh bench
 
-# Configured again whenever an optional dependency (UCX, CUDA) came or went,
-# or TESTBED changed.  TESTBED=1 adds the emulated GPU's libraries, the tests
-# with their fakes, and the demo's guest programs (meson's emulator and
-# tests options); the targets that run them pass it.
+# TESTBED=1 adds the emulated GPU's libraries, the tests with their fakes,
+# and the demo's guest programs (meson's emulator and tests options); the
+# targets that run them pass it.  Each TESTBED has a build folder of its
+# own, so that make and make test, one after the other, never configure a
+# folder back and forth and rebuild it: the product's (TESTBED=0: make,
+# make install, make bench-gpu) is $(BUILD)/product, the testbed's
+# (TESTBED=1) $(BUILD) itself, where the harness, the demo and the
+# benchmarks find it beside the modules of $(BUILD)/kmod.  Either is
+# configured again only when an optional dependency (UCX, CUDA) came or
+# went (scripts/meson-setup.sh).
 TESTBED ?= 0
 meson_testbed_0 := -Demulator=false -Dtests=false
 meson_testbed_1 := -Demulator=true -Dtests=true
+meson_build_0 := $(BUILD)/product
+meson_build_1 := $(BUILD)
 userspace:
 	@test -n "$(meson_testbed_$(TESTBED))" || { echo "make: TESTBED='$(TESTBED)': expected 0 or 1"; exit 2; }
 	@scripts/deps.sh --check userspace
-	@scripts/meson-setup.sh $(BUILD) $(meson_testbed_$(TESTBED))
-	ninja -C $(BUILD) -j$(JOBS)
+	@scripts/meson-setup.sh $(meson_build_$(TESTBED)) $(meson_testbed_$(TESTBED))
+	ninja -C $(meson_build_$(TESTBED)) -j$(JOBS)
 
 # gdirect and gdirect_edu for the NVIDIA driver, built in a copy under
 # build/kmod/nvidia so that the source tree stays clean.
@@ -159,10 +168,13 @@ demo-cluster:
 	@$(MAKE) --no-print-directory testbed FLAVOURS=v2
 	@scripts/demo-cluster.sh "$(BUILD)"
 
-# CUDA_EMU=1 installs the emulated GPU's libraries too (packaging/install.sh).
+# CUDA_EMU=1 installs the emulated GPU's libraries too (packaging/install.sh),
+# from the testbed's build folder; gdirect-emu's machine comes from $(BUILD).
+install_testbed := $(if $(filter 1,$(CUDA_EMU)),1,0)
 install:
-	@$(MAKE) --no-print-directory userspace TESTBED=$(if $(filter 1,$(CUDA_EMU)),1,0)
-	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" DKMS="$(DKMS)" packaging/install.sh "$(BUILD)"
+	@$(MAKE) --no-print-directory userspace TESTBED=$(install_testbed)
+	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" DKMS="$(DKMS)" \
+	  packaging/install.sh "$(BUILD)" "$(meson_build_$(install_testbed))"
 
 # Debian packages from a copy of the tree (build/deb/src; the tree stays
 # clean), built by dpkg-buildpackage from packaging/debian/ and checked by
@@ -206,14 +218,14 @@ test-debug-kernel:
 # (scripts/find-cuda.sh; meson option cuda-home).
 test-gpu:
 	@$(MAKE) --no-print-directory userspace TESTBED=1
-	@test -x "$(BUILD)/tests/device/test_device" || { \
+	@test -x "$(BUILD)/tests/device/device-gpu" || { \
 	  echo "test-gpu: no GPU tests in $(BUILD): meson found no CUDA toolkit (scripts/find-cuda.sh says why)"; exit 1; }
 	@meson test -C "$(BUILD)" --no-rebuild --suite gpu --verbose
 
 bench-gpu: userspace
-	@test -x "$(BUILD)/bench/device/roundtrip" || { \
-	  echo "bench-gpu: no benchmark in $(BUILD): meson found no CUDA toolkit (scripts/find-cuda.sh says why)"; exit 1; }
-	timeout 300 "$(BUILD)/bench/device/roundtrip" --target $(BENCH_ARGS)
+	@test -x "$(meson_build_0)/bench/device/roundtrip" || { \
+	  echo "bench-gpu: no benchmark in $(meson_build_0): meson found no CUDA toolkit (scripts/find-cuda.sh says why)"; exit 1; }
+	timeout 300 "$(meson_build_0)/bench/device/roundtrip" --target $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-san $(BUILD)-tsan results

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: MIT
 # gpu-run.sh [OUTDIR] - the device library's whole GPU plan in one go, for a
 # machine with an NVIDIA GPU and the CUDA toolkit: environment, build (make
-# userspace: meson builds the GPU programs when scripts/find-cuda.sh finds
-# nvcc), make test-gpu, the round-trip benchmark (with the distribution of
-# every round trip, and its plots where gnuplot is), and the SASS of the
-# waits being compared.  Logs go to OUTDIR (default: $OUT if set, else
-# build/gpu-run); the exit status is test-gpu's.  BUILD (default build)
-# is the build directory.
+# userspace TESTBED=1, the build test-gpu uses: meson builds the GPU
+# programs when scripts/find-cuda.sh finds nvcc), make test-gpu, the
+# round-trip benchmark (with the distribution of every round trip, and its
+# plots where gnuplot is), and the SASS of the waits being compared.  Logs
+# go to OUTDIR (default: $OUT if set, else build/gpu-run); the exit status
+# is test-gpu's.  BUILD (default build) is the build directory.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 build=${BUILD:-build}
@@ -21,7 +21,7 @@ mkdir -p "$out"
 } >"$out/env.txt" 2>&1
 cat "$out/env.txt"
 
-if ! make userspace BUILD="$build" JOBS="$(nproc)" >"$out/build.log" 2>&1; then
+if ! make userspace TESTBED=1 BUILD="$build" JOBS="$(nproc)" >"$out/build.log" 2>&1; then
 	tail -40 "$out/build.log"
 	exit 1
 fi

@@ -1,6 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# install.sh BUILD - what "make install" does; honours DESTDIR and PREFIX.
+# install.sh BUILD [USERSPACE] - what "make install" does; honours DESTDIR
+# and PREFIX.  USERSPACE (default BUILD) is the meson build folder whose
+# user space is installed (the Makefile's product or testbed folder); BUILD
+# is the tree whose modules and libraries make gdirect-emu's machine.
 #
 #   PREFIX (default: the build's meson prefix, /usr/local unless set up
 #   otherwise)  libgdirect, its header and pkg-config file, the gdirect
@@ -29,21 +32,22 @@
 # beside them as nvidia-saved.NAME.
 set -eu
 build=$1
+userspace=${2:-$1}
 top=$(cd "$(dirname "$0")/.." && pwd)
 destdir=${DESTDIR:-}
 udevdir=${UDEVRULESDIR:-/usr/lib/udev/rules.d}
 
-version=$(meson introspect --projectinfo "$build" | sed -n 's/.*"version": "\([^"]*\)".*/\1/p')
-[ -n "$version" ] || { echo "install: cannot read the project version from $build" >&2; exit 1; }
+version=$(meson introspect --projectinfo "$userspace" | sed -n 's/.*"version": "\([^"]*\)".*/\1/p')
+[ -n "$version" ] || { echo "install: cannot read the project version from $userspace" >&2; exit 1; }
 prefix_of() {
 	meson introspect --buildoptions "$1" | python3 -c \
 		'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))'
 }
-cur_prefix=$(prefix_of "$build")
+cur_prefix=$(prefix_of "$userspace")
 if [ -n "${PREFIX:-}" ] && [ "$PREFIX" != "$cur_prefix" ]; then
 	echo "install: prefix $cur_prefix -> $PREFIX"
-	meson configure "$build" -Dprefix="$PREFIX" >/dev/null
-	ninja -C "$build" >/dev/null
+	meson configure "$userspace" -Dprefix="$PREFIX" >/dev/null
+	ninja -C "$userspace" >/dev/null
 fi
 
 # 0. no silent replacement of gdrcopy's library or header.
@@ -52,10 +56,10 @@ case "${GDRAPI_OVERWRITE:-0}" in
 *) echo "install: GDRAPI_OVERWRITE=${GDRAPI_OVERWRITE}: want 0 or 1" >&2; exit 1 ;;
 esac
 option() {
-	meson introspect --buildoptions "$build" | python3 -c \
+	meson introspect --buildoptions "$userspace" | python3 -c \
 		'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == sys.argv[1]))' "$1"
 }
-under_prefix() { case "$1" in /*) echo "$destdir$1" ;; *) echo "$destdir$(prefix_of "$build")/$1" ;; esac; }
+under_prefix() { case "$1" in /*) echo "$destdir$1" ;; *) echo "$destdir$(prefix_of "$userspace")/$1" ;; esac; }
 libdir=$(under_prefix "$(option libdir)")
 incdir=$(under_prefix "$(option includedir)")
 foreign=""
@@ -130,9 +134,9 @@ fi
 # 1. user space, through meson (DESTDIR as meson's --destdir), stripped:
 # debug information names the build tree, which an installed file must not.
 if [ -n "$destdir" ]; then
-	meson install -C "$build" --no-rebuild --quiet --strip --destdir "$destdir"
+	meson install -C "$userspace" --no-rebuild --quiet --strip --destdir "$destdir"
 else
-	meson install -C "$build" --no-rebuild --quiet --strip
+	meson install -C "$userspace" --no-rebuild --quiet --strip
 fi
 
 # 1b. the emulated GPU's libraries and headers (CUDA_EMU=1, checked above).
@@ -140,7 +144,7 @@ if [ "${CUDA_EMU:-0}" = 1 ]; then
 	mkdir -p "$libdir" "$incdir"
 	for l in $emu_libs; do
 		file=${l%%:*} rest=${l#*:}
-		install -m 755 "$build/$file" "$libdir/$(basename "$file")"
+		install -m 755 "$userspace/$file" "$libdir/$(basename "$file")"
 		ln -sf "$(basename "$file")" "$libdir/${rest%%:*}"
 		ln -sf "${rest%%:*}" "$libdir/${rest#*:}"
 	done
@@ -178,7 +182,10 @@ for ko in "$build"/kmod/*/*/*.ko; do
 	case $rel in kmod/v2/*|kmod/v1/*|kmod/tegra/*|kmod/prop/*|kmod/coherent/*) ;; *) continue ;; esac
 	install -D -m 644 "$ko" "$emu_dir/machine/$rel"
 done
-(cd "$build" && find emu lib gdrapi -name 'lib*.so*' ! -path '*.p/*' \( -type f -o -type l \)) |
+# Only the folders the build has: the product's alone has no emu/.
+(cd "$build" && for d in emu lib gdrapi; do
+	[ ! -d "$d" ] || find "$d" -name 'lib*.so*' ! -path '*.p/*' \( -type f -o -type l \)
+done) |
 	while read -r f; do
 		mkdir -p "$emu_dir/machine/$(dirname "$f")"
 		cp -P "$build/$f" "$emu_dir/machine/$f"
@@ -200,7 +207,7 @@ mkdir -p "$destdir$udevdir"
 cp "$top/packaging/60-gdirect.rules" "$destdir$udevdir/60-gdirect.rules"
 chmod 644 "$destdir$udevdir/60-gdirect.rules"
 
-echo "installed gdirect $version: user space under $destdir$(prefix_of "$build"), modules' source in $src"
+echo "installed gdirect $version: user space under $destdir$(prefix_of "$userspace"), modules' source in $src"
 
 [ -z "$destdir" ] || exit 0
 if [ "$(id -u)" = 0 ]; then

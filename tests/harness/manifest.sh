@@ -27,8 +27,10 @@ esac
 awk -v cmd="$cmd" -v arg="$arg" '
 # name(PATH[@VARIANT], HELPER): the component (the folder under
 # tests/unit/ or tests/guest/, else the one under tests/, with "_" as
-# "-"), the stem, the variant; a script keeps its extension.  A helper
-# keeps its own file name.
+# "-"), the stem, the variant; a guest script keeps its extension, since
+# /tests in the guest holds it under that name, while meson registers the
+# tests of tests/unit/ and tests/device/ without one.  A helper keeps its
+# own file name.
 function name(spec, helper,    v, k, n, parts, comp, file, stem, ext, r) {
 	v = ""
 	if ((k = index(spec, "@")) > 0) {
@@ -48,7 +50,7 @@ function name(spec, helper,    v, k, n, parts, comp, file, stem, ext, r) {
 		ext = substr(file, RSTART)
 	}
 	r = comp "-" stem (v != "" ? "-" v : "")
-	return ext == ".c" ? r : r ext
+	return (ext == ".c" || parts[2] == "unit" || parts[2] == "device") ? r : r ext
 }
 BEGIN {
 	if (cmd == "name") {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # run-tests.sh BUILD - every test layer, one closing line for them all.
 #
-#   1. unit tests (meson suite 'unit') built with ASan + UBSan in BUILD-san
+#   1. unit tests (meson suite 'unit') built with ASan + UBSan in BUILD-san,
+#      and the device library's toolchain checks (suite 'nvcc') with them
 #   2. concurrent unit tests (suite 'tsan') built with TSan in BUILD-tsan,
 #      then checkpatch and sparse over the kernel code against the accepted
 #      warnings of tests/lint/kernel-baseline.txt (scripts/lint-kernel.sh)
@@ -167,28 +168,31 @@ for l in open(sys.argv[1]):
 	add "$p" "$f" "$s"
 }
 
-run_unit() { # run_unit DIR SANITIZE SUITE LABEL
-	dir=$1
+run_unit() { # run_unit DIR SANITIZE LABEL SUITE...
+	dir=$1 san=$2 label=$3
+	shift 3
+	# The suites as meson's options, --suite S for each.
+	for s; do set -- "$@" --suite "$s"; shift; done
 	if [ ! -f "$dir/build.ninja" ]; then
-		meson setup "$dir" "$top" -Db_sanitize="$2" -Db_lundef=false \
-			-Dbuildtype=debug >"$results/$4-setup.log" 2>&1 || {
-			echo "$4: meson setup failed (see results/$4-setup.log)"
-			note_failure "$4: meson setup failed (results/$4-setup.log)"
+		meson setup "$dir" "$top" -Db_sanitize="$san" -Db_lundef=false \
+			-Dbuildtype=debug >"$results/$label-setup.log" 2>&1 || {
+			echo "$label: meson setup failed (see results/$label-setup.log)"
+			note_failure "$label: meson setup failed (results/$label-setup.log)"
 			add 0 1 0; return; }
 	fi
-	if ! ninja -C "$dir" >"$results/$4-build.log" 2>&1; then
-		echo "$4: build failed (see results/$4-build.log)"; tail -20 "$results/$4-build.log"
-		note_failure "$4: build failed (results/$4-build.log)"
+	if ! ninja -C "$dir" >"$results/$label-build.log" 2>&1; then
+		echo "$label: build failed (see results/$label-build.log)"; tail -20 "$results/$label-build.log"
+		note_failure "$label: build failed (results/$label-build.log)"
 		add 0 1 0; return
 	fi
 	rm -f "$dir/meson-logs/testlog.json"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-		meson test -C "$dir" --suite "$3" --print-errorlogs \
-			--num-processes 2 >"$results/$4.log" 2>&1
-	grep -E '^ *[0-9]+/[0-9]+ ' "$results/$4.log" | grep -v ' OK ' | sed 's/^/  /'
-	count_meson "$dir" "$4"
+		meson test -C "$dir" "$@" --print-errorlogs \
+			--num-processes 2 >"$results/$label.log" 2>&1
+	grep -E '^ *[0-9]+/[0-9]+ ' "$results/$label.log" | grep -v ' OK ' | sed 's/^/  /'
+	count_meson "$dir" "$label"
 }
 
 # note_guest_failures SUMMARY TAP...: each guest program with failures, a
@@ -237,15 +241,15 @@ run_guest() { # run_guest FLAVOUR TESTS
 echo "== unit tests (ASan + UBSan)"
 if [ "$lanes" = available ] && ! cc_sanitizes address,undefined; then
 	lane_skip unit-asan "the compiler cannot build with ASan and UBSan here; the unit tests run without sanitizers instead"
-	run_unit "$build-nosan" none unit unit-nosan
+	run_unit "$build-nosan" none unit-nosan unit nvcc
 else
-	run_unit "$build-san" address,undefined unit unit-asan
+	run_unit "$build-san" address,undefined unit-asan unit nvcc
 fi
 echo "== concurrent unit tests (TSan)"
 if [ "$lanes" = available ] && ! cc_sanitizes thread; then
 	lane_skip unit-tsan "the compiler cannot build with TSan here"
 else
-	run_unit "$build-tsan" thread tsan unit-tsan
+	run_unit "$build-tsan" thread unit-tsan tsan
 fi
 echo "== checkpatch and sparse over the kernel code (scripts/lint-kernel.sh)"
 "$top/scripts/lint-kernel.sh" "$build" >"$results/lint.tap" 2>&1
@@ -484,7 +488,7 @@ fi
 echo "== GPU suites (make test-gpu; docs/device.md)"
 if ! "$top/scripts/deps.sh" nvidia-present; then
 	lane_skip gpu "no NVIDIA driver here (make test-gpu runs these on a GPU server)"
-elif [ ! -e "$build/tests/device/test_device" ]; then
+elif [ ! -e "$build/tests/device/device-gpu" ]; then
 	lane_skip gpu "meson found no CUDA toolkit, so the GPU tests were not built (scripts/find-cuda.sh says why)"
 else
 	rm -f "$build/meson-logs/testlog.json"

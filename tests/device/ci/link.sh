@@ -35,9 +35,9 @@ check_quiet "PTX-only build (compute_90) links for JIT at load" sh -c "
 # The GPU-only programs: built here so that a GPU run finds no build error.
 check_quiet "ABI probe (abi_probe.ptx) nvcc -dc" \
 	"$NVCC" $GENCODE -lineinfo -dc "$DEVICE_TESTS/gpu/abi_probe.ptx" -o "$T/abi_probe.o"
-check_quiet "the GPU tests (tests/device/gpu/*.cu) link with the library and the probe" \
-	"$NVCC" $GENCODE $inc -rdc=true -lineinfo -o "$T/test_device" \
-	"$DEVICE_TESTS"/gpu/*.cu "$DEVICE_DIR/jit/gdirect_jitlink.c" \
+check_quiet "the GPU tests (tests/device/gpu.cu, gpu/*.cu) link with the library and the probe" \
+	"$NVCC" $GENCODE $inc -rdc=true -lineinfo -o "$T/device-gpu" \
+	"$DEVICE_TESTS"/gpu.cu "$DEVICE_TESTS"/gpu/*.cu "$DEVICE_DIR/jit/gdirect_jitlink.c" \
 	"$T/abi_probe.o" -L"$T" -lgdirect_device -lcuda -lnvJitLink -L"$CUDA_ROOT/lib64/stubs"
 check_quiet "bench/device/wait_lean.ptx nvcc -dc" \
 	"$NVCC" $GENCODE -dc "$DEVICE_DIR/../bench/device/wait_lean.ptx" -o "$T/wait_lean.o"

@@ -13,7 +13,7 @@ for f in $PTX_LIB; do
 	done
 done
 for a in $ARCHES; do
-	check_quiet "ptxas -arch=$a tests/gpu/abi_probe.ptx" \
+	check_quiet "ptxas -arch=$a tests/device/gpu/abi_probe.ptx" \
 		"$PTXAS" -arch="$a" -c -lineinfo "$DEVICE_TESTS/gpu/abi_probe.ptx" -o "$T/probe.$a.cubin"
 done
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 // gpu_test.h - what the GPU tests of the device library share: the TAP
 // counters, host memory mapped for the GPU, waiting on the CPU side.
-// One binary (test_device.cu's main) runs every family in turn:
+// One binary, device-gpu (tests/device/gpu.cu has its main), runs every
+// family in turn:
 //
 //   abi.cu       CUDA C calling hand-written PTX with every ABI parameter kind
 //   syscalls.cu  vprintf, malloc, free, __assertfail from PTX (child processes)
@@ -81,7 +82,7 @@ static inline bool cpu_wait_eq(volatile T *p, T v, double timeout_s = 5.0)
 
 // The families, in the order main() runs them.
 void test_abi(void);
-int child(const char *what);		// test_device --child printf|assert
+int child(const char *what);		// device-gpu --child printf|assert
 void test_syscalls(const char *self);
 void test_wait(void);
 void test_seq_cst(void);

@@ -128,15 +128,16 @@ scan_meson() {
 
 # scan_make ROOT: what a plain `make` runs, as make -n prints it (with an
 # NVIDIA driver named, so the module build is printed too).  It must build
-# user space with -Demulator=false -Dtests=false and the two product modules,
-# and name nothing of the emulator or the tests.
+# user space with -Demulator=false -Dtests=false, in the product's build
+# folder, and the two product modules, and name nothing of the emulator or
+# the tests.
 scan_make() {
 	if ! make -n -s --no-print-directory -C "$1" all NVIDIA_SRC=/nvidia-src \
 		BUILD=/build KDIR=/kdir >"$tmp/make.n" 2>&1; then
 		echo "Makefile: make -n all failed: $(tail -n1 "$tmp/make.n")"
 		return
 	fi
-	grep -q -- 'meson-setup.sh /build -Demulator=false -Dtests=false' "$tmp/make.n" ||
+	grep -q -- 'meson-setup.sh /build/product -Demulator=false -Dtests=false' "$tmp/make.n" ||
 		echo "Makefile: make all does not configure user space with -Demulator=false -Dtests=false"
 	grep -q -- 'build-modules.sh "/kdir" "/build/kmod/nvidia" nvidia gdirect gdirect_edu$' "$tmp/make.n" ||
 		echo "Makefile: make all does not build gdirect and gdirect_edu for the NVIDIA driver"

@@ -4,13 +4,15 @@
 # named after what it tests, and every line names a file that is there.
 #
 # A test file's name is lowercase words joined by hyphens, no word a
-# number, no t-, tg-, c-, dk- or p- prefix, ending .c, .sh or .py; which
-# lanes run it and in what order is the manifest's to say, not the name's.
-# Every C file and script of a test folder (tests/unit/<component>/,
-# tests/guest/<component>/, the debug kernel's guest/ folders) is on a
+# number, no t-, tg-, c-, dk- or p- prefix, ending .c, .sh or .py (.cu
+# too under tests/device/); which lanes run it and in what order is the
+# manifest's to say, not the name's.  Every C, CUDA C file and script of a
+# test folder (tests/unit/<component>/, tests/guest/<component>/, the
+# debug kernel's guest/ folders, tests/device/ and its folders) is on a
 # line, as a test or as a helper; every line names an existing file, lanes
 # the harness knows, and a name (tests/harness/manifest.sh's) no other
-# line of its kind has (unit tests are meson's, the others the guest's).
+# line of its kind has (those of tests/unit/ and tests/device/ are
+# meson's, the others the guest's).
 # Nothing under tests/ is named in the old dialects, and no
 # benchmark (*bench.c, *bench.sh) is there: benchmarks are in bench/.
 # The same scan then runs on scratch trees with one planted fault each, so
@@ -19,15 +21,16 @@ set -u
 root=$(cd "${1:?usage: names.sh ROOT}" && pwd)
 . "$root/tests/include/tap.sh"
 
-lanes_known=" unit tsan v2 v1 tegra prop coherent bpo cluster debug-v2 debug-tegra debug-planted helper "
+lanes_known=" unit nvcc tsan v2 v1 tegra prop coherent bpo cluster debug-v2 debug-tegra debug-planted gpu gpu-by-hand helper "
 
 # test_files ROOT: the C files and scripts of ROOT's test folders, relative
 # to ROOT.
 test_files() {
-	(cd "$1" && find tests/unit tests/guest tests/debug-kernel -type f \
-		\( -name '*.c' -o -name '*.sh' -o -name '*.py' \) 2>/dev/null) |
+	(cd "$1" && find tests/unit tests/guest tests/debug-kernel tests/device -type f \
+		\( -name '*.c' -o -name '*.cu' -o -name '*.sh' -o -name '*.py' \) 2>/dev/null) |
 		awk -F/ '($2 == "unit" || $2 == "guest") && NF == 4 { print; next }
-			$2 == "debug-kernel" && $(NF - 1) == "guest" { print }' |
+			$2 == "debug-kernel" && $(NF - 1) == "guest" { print; next }
+			$2 == "device" { print }' |
 		LC_ALL=C sort
 }
 
@@ -62,10 +65,12 @@ scan() {
 		n = split(path, parts, "/")
 		file = parts[n]
 		if (!((parts[2] == "unit" || parts[2] == "guest") && n == 4) &&
-		    !(parts[2] == "debug-kernel" && parts[n - 1] == "guest"))
-			bad(path, "a test outside a test folder (tests/unit/<component>/, tests/guest/<component>/)")
-		if (file !~ /^[a-z0-9]+(-[a-z0-9]+)*\.(c|sh|py)$/)
-			bad(path, "a test named otherwise than lowercase words joined by hyphens (.c, .sh, .py)")
+		    !(parts[2] == "debug-kernel" && parts[n - 1] == "guest") &&
+		    parts[2] != "device")
+			bad(path, "a test outside a test folder (tests/unit/<component>/, tests/guest/<component>/, tests/device/)")
+		if (file !~ /^[a-z0-9]+(-[a-z0-9]+)*\.(c|sh|py)$/ &&
+		    !(parts[2] == "device" && file ~ /^[a-z0-9]+(-[a-z0-9]+)*\.cu$/))
+			bad(path, "a test named otherwise than lowercase words joined by hyphens (.c, .sh, .py; .cu in tests/device/)")
 		else if (file ~ /^(t|tg|c|dk|p)-/)
 			bad(path, "a test named with a lane prefix (t-, tg-, c-, dk-, p-): tests/TESTS says the lanes")
 		stem = file
@@ -76,9 +81,9 @@ scan() {
 				bad(path, "a test named with a number: tests/TESTS says the order")
 		if (variant != "-" && variant !~ /^[a-z0-9]+(-[a-z0-9]+)*$/)
 			bad(path "@" variant, "a variant named otherwise than lowercase words joined by hyphens")
-		# Unit tests are known to meson, the others to the guest: a
-		# name is unique in each.
-		key = (parts[2] == "unit" ? "unit " : "guest ") name
+		# The tests of tests/unit/ and tests/device/ are known to meson,
+		# the others to the guest: a name is unique in each.
+		key = ((parts[2] == "unit" || parts[2] == "device") ? "meson " : "guest ") name
 		if (seen[path "@" variant]++)
 			bad(path, "on two lines of tests/TESTS")
 		else if (key in names)
@@ -155,6 +160,25 @@ copy "$scratch/t"
 echo "tests/unit/lib/planted_check.c unit" >>"$scratch/t/tests/TESTS"
 planted "listed unit test named with an underscore" \
 	"tests/unit/lib/planted_check.c: a test named otherwise"
+
+copy "$scratch/t"
+: >"$scratch/t/tests/device/ci/planted_table.sh"
+planted "device test named with an underscore, unlisted" \
+	"tests/device/ci/planted_table.sh: a file of a test folder that tests/TESTS does not list"
+
+copy "$scratch/t"
+: >"$scratch/t/tests/device/gpu/planted_family.cu"
+echo "tests/device/gpu/planted_family.cu gpu" >>"$scratch/t/tests/TESTS"
+planted "listed device test named with an underscore" \
+	"tests/device/gpu/planted_family.cu: a test named otherwise"
+
+copy "$scratch/t"
+: >"$scratch/t/tests/unit/lib/planted.c"
+echo "tests/unit/lib/planted.c unit" >>"$scratch/t/tests/TESTS"
+: >"$scratch/t/tests/unit/lib/planted.sh"
+echo "tests/unit/lib/planted.sh unit" >>"$scratch/t/tests/TESTS"
+planted "unit C test and script of one meson name" \
+	"tests/unit/lib/planted.sh: named lib-planted, as tests/unit/lib/planted.c is"
 
 copy "$scratch/t"
 : >"$scratch/t/tests/guest/lib/t-50-lib-planted.c"

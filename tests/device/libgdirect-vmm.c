@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t_vmm_gpu - on a real GPU, without gdirect.ko: libgdirect's registration
- * steps for each kind of memory NVIDIA's driver hands out, up to the pin.
+ * libgdirect-vmm.c - on a real GPU, without gdirect.ko: libgdirect's
+ * registration steps for each kind of memory NVIDIA's driver hands out, up
+ * to the pin.
  *
  * CUDA is real (classification, BUFFER_ID, SYNC_MEMOPS, the VMM check);
  * pins go to the fake backend (tests/fakes/fake_backend.c), so the module

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_jitlink.c - the device library's PTX links with a CUDA C caller
+ * jitlink.c - the device library's PTX links with a CUDA C caller
  * through nvJitLink, and what must not link does not (nvJitLink is a host
  * library: no GPU needed).
  *
- *   test-jitlink PTXDIR CALLER.ptx [MISMATCH.ptx=FUNCTION ...]
+ *   device-jitlink PTXDIR CALLER.ptx [MISMATCH.ptx=FUNCTION ...]
  *
  * PTXDIR holds the library's flag.ptx, seq_cst.ptx and ring.ptx; CALLER.ptx
  * is nvcc's PTX of tests/device/callers/all_calls.cu; each MISMATCH.ptx is a caller

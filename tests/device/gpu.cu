@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// test_device.cu - the device library on a real GPU (make -C device test-gpu).
+// gpu.cu - the device library on a real GPU (make test-gpu), its families
+// in gpu/.
 //
-//   test_device PTXDIR ALL_CALLS.ptx
+//   device-gpu PTXDIR ALL_CALLS.ptx
 //
 // Prints TAP and ends with "N passed, N failed".  Covers: CUDA C calling
 // hand-written PTX with every ABI parameter kind (abi_probe.ptx); vprintf,
