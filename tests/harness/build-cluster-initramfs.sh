@@ -5,6 +5,12 @@
 # Environment: GUEST_TESTS (default the lane cluster's tests in tests/TESTS),
 # GUEST_TIMEOUT,
 # KVER (the guest kernel release, default the newest -amd64 one),
+# MODROOT (a root holding that kernel's modules under lib/modules/KVER, for
+# a kernel that is not installed: the debug kernel's modules_install
+# staging, tests/debug-kernel/build.sh; default /), KDIR (that kernel's
+# build tree, default /lib/modules/KVER/build), RXE_BUILD (where the patched
+# rdma_rxe is built against it, default BUILD/kmod/rxe), KMOD_DIR (our
+# modules built against it, build-initramfs.sh's, default BUILD/kmod/v2),
 # UCX_PREFIX (a UCX installation to ship instead of Debian's libucx0 and
 # ucx-utils, e.g. the GPU-aware build of `make ucx`), RDMA_CORE_CACHE
 # (emu/rdma-core/rdma-core-build.sh's), GDIRECT_PEERS_DIR (peers.sh's).
@@ -35,6 +41,17 @@ set -eu
 build=$1; out=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=${KVER:-$(ls -1 /lib/modules | grep -- '-amd64$' | sort -V | tail -n1)}
+modroot=${MODROOT:-}
+kdir=${KDIR:-/lib/modules/$kver/build}
+rxe_build=${RXE_BUILD:-$build/kmod/rxe}
+# mi ARGS...: modinfo on the guest kernel's modules, wherever they are.
+mi() {
+	if [ -n "$modroot" ]; then
+		modinfo -b "$modroot" -k "$kver" "$@"
+	else
+		modinfo -k "$kver" "$@"
+	fi
+}
 multiarch=/usr/lib/x86_64-linux-gnu
 ucx=${UCX_PREFIX:-}
 
@@ -56,7 +73,7 @@ fi
 order=""
 add_module() {
 	case " $order " in *" $1 "*) return 0 ;; esac
-	deps=$(modinfo -k "$kver" -F depends "$1" 2>/dev/null) ||
+	deps=$(mi -F depends "$1" 2>/dev/null) ||
 		{ missing="$missing module:$1"; return 0; }
 	for d in $(echo "$deps" | tr ',' ' '); do add_module "$d"; done
 	order="$order $1"
@@ -72,7 +89,7 @@ test_order=""
 test_missing=""
 add_test_module() {
 	case " $order $test_order " in *" $1 "*) return 0 ;; esac
-	deps=$(modinfo -k "$kver" -F depends "$1" 2>/dev/null) ||
+	deps=$(mi -F depends "$1" 2>/dev/null) ||
 		{ test_missing="$test_missing $1"; return 0; }
 	for d in $(echo "$deps" | tr ',' ' '); do add_test_module "$d"; done
 	test_order="$test_order $1"
@@ -81,10 +98,10 @@ add_test_module vgem
 # Soft-RoCE is ours, never the kernel's own: a cluster that silently ran
 # the stock module could not register GPU memory.  Its build is cached
 # (emu/rxe/build.sh): unchanged sources cost about a second.
-rxe_ko=$build/kmod/rxe/rdma_rxe/rdma_rxe.ko
+rxe_ko=$rxe_build/rdma_rxe/rdma_rxe.ko
 rc=0
-"$top/emu/rxe/build.sh" "/lib/modules/$kver/build" "$build/kmod/rxe" \
-	"$build/kmod/v2/gdirect" >/dev/null || rc=$?
+"$top/emu/rxe/build.sh" "$kdir" "$rxe_build" \
+	"${KMOD_DIR:-$build/kmod/v2}/gdirect" >/dev/null || rc=$?
 case $rc in
 0) ;;
 77) missing="$missing rdma_rxe:patched(emu/rxe/build.sh: see above)" ;;
@@ -129,14 +146,14 @@ for m in $order; do
 	if [ "$m" = rdma_rxe ]; then
 		cp "$rxe_ko" "$root/modules/cluster/"
 	else
-		cp "$(modinfo -k "$kver" -F filename "$m")" "$root/modules/cluster/"
+		cp "$(mi -F filename "$m")" "$root/modules/cluster/"
 	fi
 done
 echo "$order" | tr ' ' '\n' | sed '/^$/d' >"$root/etc/cluster-modules"
 if [ -z "$test_missing" ]; then
 	mkdir -p "$root/modules/cluster-test"
 	for m in $test_order; do
-		cp "$(modinfo -k "$kver" -F filename "$m")" "$root/modules/cluster-test/"
+		cp "$(mi -F filename "$m")" "$root/modules/cluster-test/"
 	done
 	echo "$test_order" | tr ' ' '\n' | sed '/^$/d' >"$root/etc/cluster-test-modules"
 else
