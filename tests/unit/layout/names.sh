@@ -19,7 +19,7 @@ set -u
 root=$(cd "${1:?usage: names.sh ROOT}" && pwd)
 . "$root/tests/include/tap.sh"
 
-lanes_known=" unit tsan v2 v1 tegra prop coherent bpo cluster debug-v2 debug-tegra debug-planted helper "
+lanes_known=" unit tsan v2 v1 tegra prop coherent bpo cluster debug-v2 debug-tegra debug-cluster debug-planted helper "
 
 # test_files ROOT: the C files and scripts of ROOT's test folders, relative
 # to ROOT.
