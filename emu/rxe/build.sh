@@ -37,10 +37,11 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 # The rxe directory and the top Makefile (the tarball's kernel version),
-# in one pass over the tarball.
+# in one pass over the tarball.  A folder unpacked without the version
+# (by an older build.sh, from the same tarball) is unpacked again.
 pristine=$out/pristine
 stamp="$(stat -c '%n %s %Y' "$tarball")"
-if [ "$(cat "$pristine/.stamp" 2>/dev/null)" != "$stamp" ]; then
+if [ "$(cat "$pristine/.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -s "$pristine/.version" ]; then
 	rm -rf "$pristine"
 	mkdir -p "$pristine/top"
 	tar -xJf "$tarball" -C "$pristine/top" --strip-components=1 \

@@ -97,7 +97,9 @@ else
 			END { printf "%d %d %d\n", p, f, s }' 2>>"$out/perftest.fail")
 		# shellcheck disable=SC2086 # the three counts, split on purpose
 		set -- $counts
-		if [ "$1" = 0 ] && [ "$2" = 0 ]; then
+		if [ "$1" = 0 ] && [ "$2" = 0 ] && [ "$rc" != 0 ]; then
+			not_ok "node $nd: perftest's results (none: gdirect-emu exited $rc)"
+		elif [ "$1" = 0 ] && [ "$2" = 0 ]; then
 			skip "node $nd: perftest between the nodes" \
 				"$(sed -n "s/^\[node$nd\] ok .*# SKIP //p" "$out/perftest.out" | head -n1)"
 			skips=$((skips + 1))
