@@ -16,7 +16,8 @@ rm -rf "$dir"
 for f in emu/cli/gdirect-emu emu/cli/guest-run.sh emu/cli/gdirect-emu-barrier \
 	tests/harness/run.py tests/harness/cluster.py tests/harness/init \
 	tests/harness/build-initramfs.sh tests/harness/build-cluster-initramfs.sh \
-	tests/harness/lib.sh tests/harness/hostcheck tests/include/tap.sh \
+	tests/harness/lib.sh tests/harness/hostcheck tests/harness/manifest.sh \
+	tests/TESTS tests/include/tap.sh \
 	tests/guest/cluster/cluster-lib.sh emu/rxe/build.sh emu/rxe/rxe-gpu.patch \
 	emu/rxe/rxe_gpu.c emu/rdma-core/rdma-core-build.sh \
 	emu/rdma-core/rxe-reg-dmabuf-mr.patch tests/peers/peers.sh \

@@ -135,7 +135,7 @@ snapshot >"$root.before"
 # The kernels with headers, which DKMS builds for (gdirect-emu's guest
 # kernel is an image without headers).
 kvers=$(for k in $(ls "$root/lib/modules" | grep -- '-amd64$'); do
-	[ -e "$root/lib/modules/$k/build" ] && echo "$k"; done | sort -V)
+	[ -d "$root/usr/src/linux-headers-$k" ] && echo "$k"; done | sort -V)
 diag "chroot kernel headers:" $kvers
 version=$(basename "$(ls "$build"/deb/gdirect-dkms_*_all.deb)" | sed 's/^gdirect-dkms_\(.*\)_all\.deb$/\1/')
 
