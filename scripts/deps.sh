@@ -4,6 +4,7 @@
 #
 # usage: scripts/deps.sh [--check] userspace|modules|build|test|demo|demo-cluster|bench|debug-kernel|ucx|deb|deb-lane
 #        scripts/deps.sh kernel-bpo    fetches the backports kernel (below)
+#        scripts/deps.sh kernel-bpo-source  fetches its Debian source tarball
 #        scripts/deps.sh kernel-headers SUITE  fetches another release's kernel headers
 #        scripts/deps.sh demo-mode     prints "gpu" or "emulated" (see below)
 #        scripts/deps.sh nvidia-present  exit status 0 where an NVIDIA driver is loaded
@@ -54,10 +55,8 @@ fetch_kernel() {
 	Components: main
 	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 	EOF
-	set -- -o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$kd/etc" \
-		-o Dir::State::lists="$kd/lists" -o Dir::State::status=/dev/null \
-		-o Dir::Cache::archives="$kd/archives" \
-		-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=
+	# shellcheck disable=SC2046
+	set -- $(private_apt "$kd")
 	apt-get "$@" update -qq >&2 || { echo "deps.sh: apt-get update of $suite failed" >&2; exit 1; }
 	hdr=$(apt-cache "$@" depends linux-headers-amd64 | sed -n 's/^ *Depends: \(linux-headers-[0-9].*-amd64\)$/\1/p' | head -n1)
 	rel=${hdr#linux-headers-}
@@ -77,7 +76,23 @@ fetch_kernel() {
 		rm -rf "$kd/debs"
 		touch "$kd/root/.done-$rel"
 	fi
+	# The image's modules indexed (modules.dep), so that modinfo -b finds
+	# them by name: the cluster's initramfs takes them from here.  The
+	# package's postinst would run depmod; dpkg-deb -x does not.
+	if [ "$image" = 1 ] && [ ! -e "$kd/root/lib/modules/$rel/modules.dep" ]; then
+		depmod -b "$kd/root" "$rel" ||
+			{ echo "deps.sh: depmod of the $rel modules failed" >&2; exit 1; }
+	fi
 	echo "$rel"
+}
+
+# private_apt DIR: the options that give apt-get and apt-cache DIR's
+# private configuration (fetch_kernel), one a word: DIR has no spaces.
+private_apt() {
+	echo "-o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts=$1/etc" \
+		"-o Dir::State::lists=$1/lists -o Dir::State::status=/dev/null" \
+		"-o Dir::Cache::archives=$1/archives" \
+		"-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache="
 }
 
 # kernel-bpo: the newest kernel Debian 12 offers (bookworm-backports'
@@ -86,6 +101,41 @@ fetch_kernel() {
 if [ "$want" = kernel-bpo ]; then
 	fetch_kernel "${BPO_ROOT:-/var/cache/gdirect-bpo}" bookworm-backports \
 		http://deb.debian.org/debian 1
+	exit 0
+fi
+# kernel-bpo-source: Debian's source of that kernel, linux-source-X.Y at
+# the version of the kernel image kernel-bpo unpacked (the patched rxe of
+# emu/rxe must be the source of the ib_core it is built against), in
+# LINUX_SOURCE_CACHE (default /var/cache/gdirect-linux-source)/VERSION/
+# as linux-source-X.Y.tar.xz; only the tarball is kept.  Prints its path.
+if [ "$want" = kernel-bpo-source ]; then
+	kd=${BPO_ROOT:-/var/cache/gdirect-bpo}
+	rel=$(fetch_kernel "$kd" bookworm-backports http://deb.debian.org/debian 1) || exit 1
+	# shellcheck disable=SC2046
+	set -- $(private_apt "$kd")
+	ver=$(apt-cache "$@" show "linux-image-$rel" | sed -n 's/^Version: //p' | head -n1)
+	[ -n "$ver" ] || { echo "deps.sh: no version of linux-image-$rel" >&2; exit 1; }
+	series=$(echo "$rel" | cut -d. -f1,2)
+	sd=${LINUX_SOURCE_CACHE:-/var/cache/gdirect-linux-source}/$ver
+	tb=$sd/linux-source-$series.tar.xz
+	if [ ! -s "$tb" ]; then
+		mkdir -p "$sd" ||
+			{ echo "deps.sh: cannot create $sd (run as root, or set LINUX_SOURCE_CACHE)" >&2; exit 1; }
+		dl=$(mktemp -d "$sd/.dl.XXXXXX") && chmod 755 "$dl"
+		(cd "$dl" && apt-get "$@" download -qq "linux-source-$series=$ver") >&2 ||
+			{ rm -rf "$dl"; echo "deps.sh: downloading linux-source-$series $ver failed" >&2; exit 1; }
+		# The tarball under its final name only once whole.
+		dpkg-deb --fsys-tarfile "$dl"/linux-source-*.deb |
+			tar -xO "./usr/src/linux-source-$series.tar.xz" >"$dl/src.tar.xz" || true
+		if [ ! -s "$dl/src.tar.xz" ]; then
+			rm -rf "$dl"
+			echo "deps.sh: no usr/src/linux-source-$series.tar.xz in linux-source-$series $ver" >&2
+			exit 1
+		fi
+		mv "$dl/src.tar.xz" "$tb"
+		rm -rf "$dl"
+	fi
+	echo "$tb"
 	exit 0
 fi
 # kernel-headers SUITE: the headers of another Debian release's kernel,

@@ -2,7 +2,8 @@
 /*
  * Soft-RoCE memory regions of GPU memory, for the emulated machine
  *
- * Added to Linux 6.1's rdma_rxe by the project's patch (emu/rxe/README.md).
+ * Added to the rdma_rxe of Linux 6.1 or 6.12 by the project's patch for
+ * that series (emu/rxe/README.md).
  * Two ways in, both behind the standard verbs:
  *  - peer memory: ibv_reg_mr() of a CUDA device address pins it twice
  *    through gdirect's in-kernel API: once with the persistent API and
@@ -16,7 +17,11 @@
  * pages' bus addresses, which are their physical addresses because the
  * function has no IOMMU (a device behind one is refused).  Each run of
  * contiguous addresses is mapped once: RAM through its struct pages
- * (vmap), device memory (a BAR) write-combining (memremap).  Every copy of
+ * (vmap), device memory (a BAR) write-combining (memremap).  On 6.1 the
+ * region's buffers (mr->map) point into the mappings and rxe copies
+ * through them; 6.12 keeps a region's pages as an xarray of struct pages,
+ * which device memory has none of, so there the region keeps its kernel
+ * addresses here and its copies and atomics run here.  Every copy of
  * a region, atomics included, runs between rxe_gpu_begin() and
  * rxe_gpu_end(): for peer memory that is gdirect's DMA bracket on the
  * callback pin, for a dma-buf a count that move_notify waits for; so a
@@ -28,6 +33,7 @@
 #include <linux/dma-resv.h>
 #include <linux/io.h>
 #include <linux/iommu.h>
+#include <linux/kernfs.h>
 #include <linux/ioport.h>
 #include <linux/kobject.h>
 #include <linux/mm.h>
@@ -42,8 +48,26 @@
 #include "rxe_loc.h"
 #include "gdirect_kapi.h"
 
+/*
+ * What this file reaches differs by series (build.sh builds only 6.1 and
+ * 6.12).  On 6.12 (RXE_GPU_612, which rxe-gpu-6.12.patch's Makefile
+ * sets): the region keeps its kernel addresses and copies itself, where
+ * 6.1's rxe copies through mr->map; the netdev is the ib core's (with a
+ * reference), not rxe->ndev; the MR is allocated by the driver and added
+ * to the pool; the core passes a uverbs_attr_bundle; mm_kobj is not
+ * exported.
+ */
+#ifndef RXE_GPU_612
+#define RXE_GPU_612		0
+#endif
+#if RXE_GPU_612
+#define RXE_GPU_VERSION		"6.12-gdirect-gpu"
+#else
+#define RXE_GPU_VERSION		"6.1-gdirect-gpu"
+#endif
+
 /* The patched module, as against the kernel's own: tests read it. */
-MODULE_VERSION("6.1-gdirect-gpu");
+MODULE_VERSION(RXE_GPU_VERSION);
 MODULE_INFO(gdirect_rxe, "peer-memory dma-buf");
 MODULE_IMPORT_NS(DMA_BUF);
 
@@ -76,6 +100,11 @@ struct rxe_gpu_map {
  * @revoked: the memory is gone (free callback or move_notify)
  * @maps: kernel mappings of the pages (struct rxe_gpu_map), to undo
  * @peer_bytes: peer memory: the bytes pinned, once registered (statistics)
+ * @bufs: RXE_GPU_612: the kernel address of each buffer (a page of
+ *	the region), in a mapping of @maps
+ * @nbufs: the entries of @bufs
+ * @buf_shift: log2 of the buffers' size
+ * @offset: where the region starts in its first buffer
  */
 struct rxe_gpu_mr {
 	struct rxe_mr *mr;
@@ -88,6 +117,10 @@ struct rxe_gpu_mr {
 	bool revoked;
 	struct list_head maps;
 	u64 peer_bytes;
+	void **bufs;
+	u32 nbufs;
+	unsigned int buf_shift;
+	u64 offset;
 };
 
 /*
@@ -112,7 +145,7 @@ static struct kobject *rxe_gpu_client_kobj;
 static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
-	return sysfs_emit(buf, "6.1-gdirect-gpu\n");
+	return sysfs_emit(buf, RXE_GPU_VERSION "\n");
 }
 
 #define RXE_GPU_STAT(name, field)					\
@@ -149,6 +182,27 @@ static const struct attribute_group rxe_gpu_peer_group = {
 	.attrs = rxe_gpu_peer_attrs,
 };
 
+/*
+ * /sys/kernel/mm's kobject.  6.12 no longer exports mm_kobj: its sysfs
+ * directory's kernfs node carries it (a kobject's directory keeps the
+ * kobject in ->priv), and mm_kobj is never released.
+ */
+static struct kobject *rxe_gpu_mm_kobj(void)
+{
+#if RXE_GPU_612
+	struct kernfs_node *kn = kernfs_find_and_get(kernel_kobj->sd, "mm");
+	struct kobject *kobj;
+
+	if (!kn)
+		return NULL;
+	kobj = kn->priv;
+	kernfs_put(kn);
+	return kobj;
+#else
+	return mm_kobj;
+#endif
+}
+
 /**
  * rxe_gpu_init() - publish the peer-memory client's sysfs directory
  *
@@ -160,9 +214,11 @@ static const struct attribute_group rxe_gpu_peer_group = {
  */
 int rxe_gpu_init(void)
 {
+	struct kobject *mm = rxe_gpu_mm_kobj();
 	int err;
 
-	rxe_gpu_peers_kobj = kobject_create_and_add("memory_peers", mm_kobj);
+	rxe_gpu_peers_kobj = mm ? kobject_create_and_add("memory_peers", mm) :
+				  NULL;
 	if (!rxe_gpu_peers_kobj) {
 		pr_warn("rdma_rxe: no /sys/kernel/mm/memory_peers/nv_mem (another module owns memory_peers?)\n");
 		return 0;
@@ -207,7 +263,22 @@ void rxe_gpu_exit(void)
  */
 static struct device *rxe_gpu_dma_dev(struct rxe_dev *rxe)
 {
-	struct device *dev = rxe->ndev->dev.parent;
+	struct device *dev;
+#if RXE_GPU_612
+	struct net_device *ndev = rxe_ib_device_get_netdev(&rxe->ib_dev);
+
+	/*
+	 * The netdev's reference is dropped at once, as 6.1 keeps none: the
+	 * function outlives the regions because the cluster never removes
+	 * its NICs (README.md, "Not handled").
+	 */
+	if (!ndev)
+		return NULL;
+	dev = ndev->dev.parent;
+	dev_put(ndev);
+#else
+	dev = rxe->ndev->dev.parent;
+#endif
 
 	if (!dev || !dev_is_pci(dev))
 		return NULL;
@@ -329,12 +400,77 @@ static void rxe_gpu_free(struct rxe_gpu_mr *gpu)
 		dma_buf_detach(dmabuf, gpu->attach);
 		dma_buf_put(dmabuf);
 	}
+	kvfree(gpu->bufs);
 	kfree(gpu);
 }
 
-static struct rxe_phys_buf *rxe_gpu_buf(struct rxe_mr *mr, unsigned int n)
+/* Room for @n buffers of BIT(@shift) bytes: rxe's (6.1) or the region's. */
+static int rxe_gpu_alloc_bufs(struct rxe_gpu_mr *gpu, u32 n, unsigned int shift)
 {
-	return &mr->map[n / RXE_BUF_PER_MAP]->buf[n % RXE_BUF_PER_MAP];
+	gpu->buf_shift = shift;
+#if RXE_GPU_612
+	gpu->bufs = kvcalloc(n, sizeof(*gpu->bufs), GFP_KERNEL);
+	if (!gpu->bufs)
+		return -ENOMEM;
+	gpu->nbufs = n;
+	gpu->mr->num_buf = n;
+	return 0;
+#else
+	return rxe_mr_alloc(gpu->mr, n);
+#endif
+}
+
+/* Points buffer @n of the region at @va. */
+static void rxe_gpu_set_buf(struct rxe_gpu_mr *gpu, unsigned int n, void *va)
+{
+#if RXE_GPU_612
+	gpu->bufs[n] = va;
+#else
+	struct rxe_mr *mr = gpu->mr;
+	struct rxe_phys_buf *buf;
+
+	buf = &mr->map[n / RXE_BUF_PER_MAP]->buf[n % RXE_BUF_PER_MAP];
+	buf->addr = (uintptr_t)va;
+	buf->size = BIT(gpu->buf_shift);
+#endif
+}
+
+/*
+ * The region's layout in rxe's terms: buffers of BIT(gpu->buf_shift)
+ * bytes, the region starting @offset bytes into the first.
+ */
+static void rxe_gpu_mr_layout(struct rxe_gpu_mr *gpu, u64 offset, int access)
+{
+	struct rxe_mr *mr = gpu->mr;
+	unsigned int shift = gpu->buf_shift;
+
+	gpu->offset = offset;
+	mr->page_shift = shift;
+	mr->access = access;
+#if RXE_GPU_612
+	mr->ibmr.page_size = BIT(shift);
+	mr->page_mask = ~(BIT_ULL(shift) - 1);
+	mr->page_offset = offset;
+	mr->ibmr.type = IB_MR_TYPE_USER;
+#else
+	mr->page_mask = BIT(shift) - 1;
+	mr->offset = offset;
+	mr->type = IB_MR_TYPE_USER;
+#endif
+	mr->gpu = gpu;
+}
+
+/*
+ * GPU memory is not persistent memory: a region that asks for persistent
+ * flushes is refused, as 6.12's rxe refuses any page outside pmem.
+ */
+static bool rxe_gpu_access_ok(int access)
+{
+#if RXE_GPU_612
+	return !(access & IB_ACCESS_FLUSH_PERSISTENT);
+#else
+	return true;
+#endif
 }
 
 /*
@@ -419,13 +555,9 @@ static int rxe_gpu_map_run(struct rxe_gpu_mr *gpu, const struct rxe_gpu_run *run
 		return -ENOMEM;
 	}
 	list_add_tail(&m->node, &gpu->maps);
-	for (off = 0; off < run->len; off += run->buf_size) {
-		struct rxe_phys_buf *buf;
-
-		buf = rxe_gpu_buf(gpu->mr, run->first + off / run->buf_size);
-		buf->addr = (uintptr_t)m->va + off;
-		buf->size = run->buf_size;
-	}
+	for (off = 0; off < run->len; off += run->buf_size)
+		rxe_gpu_set_buf(gpu, run->first + off / run->buf_size,
+				m->va + off);
 	return 0;
 }
 
@@ -532,6 +664,10 @@ int rxe_gpu_mr_init_peer(struct rxe_dev *rxe, u64 start, u64 length,
 			err = -ENOENT;
 		goto err_free;
 	}
+	if (!rxe_gpu_access_ok(access)) {
+		err = -EINVAL;
+		goto err_free;
+	}
 	params.peer = to_pci_dev(dev);
 	params.flags = GDIRECT_KPIN_PERSISTENT | GDIRECT_KPIN_ACCOUNT;
 	params.invalidate = NULL;
@@ -557,7 +693,7 @@ int rxe_gpu_mr_init_peer(struct rxe_dev *rxe, u64 start, u64 length,
 		goto err_free;
 
 	rxe_mr_init(access, mr);
-	err = rxe_mr_alloc(mr, n);
+	err = rxe_gpu_alloc_bufs(gpu, n, RXE_GPU_PAGE_SHIFT);
 	if (err)
 		goto err_free;
 	for (i = 0; i < n; i++) {
@@ -570,12 +706,7 @@ int rxe_gpu_mr_init_peer(struct rxe_dev *rxe, u64 start, u64 length,
 		goto err_free;
 	kvfree(dma);
 
-	mr->page_shift = RXE_GPU_PAGE_SHIFT;
-	mr->page_mask = BIT(RXE_GPU_PAGE_SHIFT) - 1;
-	mr->offset = start - base;
-	mr->access = access;
-	mr->type = IB_MR_TYPE_USER;
-	mr->gpu = gpu;
+	rxe_gpu_mr_layout(gpu, start - base, access);
 	gpu->peer_bytes = size;
 	atomic64_inc(&rxe_gpu_stats.alloc_mrs);
 	atomic64_add(size >> PAGE_SHIFT, &rxe_gpu_stats.reg_pages);
@@ -657,6 +788,8 @@ static int rxe_gpu_mr_init_dmabuf(struct rxe_dev *rxe, u64 offset,
 	dev = rxe_gpu_dma_dev(rxe);
 	if (!dev)
 		return -EOPNOTSUPP;
+	if (!rxe_gpu_access_ok(access))
+		return -EINVAL;
 	dmabuf = dma_buf_get(fd);
 	if (IS_ERR(dmabuf))
 		return PTR_ERR(dmabuf);
@@ -707,22 +840,17 @@ static int rxe_gpu_mr_init_dmabuf(struct rxe_dev *rxe, u64 offset,
 		goto err_free;
 
 	rxe_mr_init(access, mr);
-	err = rxe_mr_alloc(mr, ((offset + length - 1) >> PAGE_SHIFT) -
-			   (offset >> PAGE_SHIFT) + 1);
+	err = rxe_gpu_alloc_bufs(gpu, ((offset + length - 1) >> PAGE_SHIFT) -
+				 (offset >> PAGE_SHIFT) + 1, PAGE_SHIFT);
 	if (err)
 		goto err_free;
 	err = rxe_gpu_map_dmabuf(gpu, offset, length);
 	if (err)
 		goto err_free;
 
-	mr->page_shift = PAGE_SHIFT;
-	mr->page_mask = PAGE_SIZE - 1;
-	mr->offset = offset_in_page(offset);
+	rxe_gpu_mr_layout(gpu, offset_in_page(offset), access);
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
-	mr->access = access;
-	mr->type = IB_MR_TYPE_USER;
-	mr->gpu = gpu;
 	rxe_gpu_mr_valid(gpu);
 	return 0;
 
@@ -739,16 +867,59 @@ err_free:
  * @iova: the region's address in work requests
  * @fd: the dma-buf's file descriptor
  * @access: IB access flags
- * @udata: user data (unused)
+ * @attrs: user data (unused): struct ib_udata on 6.1, struct
+ *	uverbs_attr_bundle on 6.12
+ *
+ * Allocates the region as rxe_reg_user_mr() of the series does.
  *
  * Return: the region, or ERR_PTR(): -EBADF for an fd that is not a dma-buf
  * (fd -1 is the capability probe of NCCL, UCX and libfabric), -EINVAL for
  * a range outside it, -EOPNOTSUPP without a PCI function free of an IOMMU
- * under rxe's netdev, or the exporter's error.
+ * under rxe's netdev (or, on 6.12, for access flags rxe does not support),
+ * or the exporter's error.
  */
+#if RXE_GPU_612
 struct ib_mr *rxe_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 				     u64 length, u64 iova, int fd, int access,
-				     struct ib_udata *udata)
+				     struct uverbs_attr_bundle *attrs)
+{
+	struct rxe_dev *rxe = to_rdev(ibpd->device);
+	struct rxe_pd *pd = to_rpd(ibpd);
+	struct rxe_mr *mr;
+	int err;
+
+	if (access & ~RXE_ACCESS_SUPPORTED_MR)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	/* rxe_mr_cleanup() destroys it, also after a failure below */
+	xa_init(&mr->page_list);
+	err = rxe_add_to_pool(&rxe->mr_pool, mr);
+	if (err)
+		goto err_free;
+	rxe_get(pd);
+	mr->ibmr.pd = ibpd;
+	mr->ibmr.device = ibpd->device;
+
+	err = rxe_gpu_mr_init_dmabuf(rxe, offset, length, iova, fd, access,
+				     mr);
+	if (err) {
+		if (rxe_cleanup(mr))
+			rxe_err_mr(mr, "cleanup failed\n");
+		goto err_free;
+	}
+	rxe_finalize(mr);
+	return &mr->ibmr;
+
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+#else
+struct ib_mr *rxe_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				     u64 length, u64 iova, int fd, int access,
+				     struct ib_udata *attrs)
 {
 	struct rxe_dev *rxe = to_rdev(ibpd->device);
 	struct rxe_pd *pd = to_rpd(ibpd);
@@ -770,6 +941,7 @@ struct ib_mr *rxe_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 	rxe_finalize(mr);
 	return &mr->ibmr;
 }
+#endif
 
 /**
  * rxe_gpu_begin() - open a copy of a GPU memory region
@@ -808,6 +980,165 @@ void rxe_gpu_end(struct rxe_mr *mr)
 	else if (atomic_dec_and_test(&gpu->active))
 		wake_up_var(&gpu->active);
 }
+
+#if RXE_GPU_612
+/*
+ * The kernel address of byte @off of the region (counted from the start
+ * of its first buffer), and in @room the bytes from there to the end of
+ * its buffer; NULL past the region.
+ */
+static void *rxe_gpu_addr(struct rxe_gpu_mr *gpu, u64 off, unsigned int *room)
+{
+	u64 n = off >> gpu->buf_shift;
+	unsigned int in = off & (BIT(gpu->buf_shift) - 1);
+
+	if (n >= gpu->nbufs || !gpu->bufs[n])
+		return NULL;
+	*room = BIT(gpu->buf_shift) - in;
+	return gpu->bufs[n] + in;
+}
+
+/* The offset of @iova from the start of the region's first buffer. */
+static u64 rxe_gpu_off(struct rxe_mr *mr, u64 iova)
+{
+	return iova - mr->ibmr.iova + mr->gpu->offset;
+}
+
+/**
+ * rxe_gpu_copy() - rxe_mr_copy() of a GPU memory region
+ * @mr: the region (mr->gpu set)
+ * @iova: where in the region, checked by the caller (mr_check_range())
+ * @addr: the other side of the copy
+ * @length: bytes
+ * @dir: RXE_TO_MR_OBJ (into the region) or RXE_FROM_MR_OBJ
+ *
+ * Any context, softirq included; does not sleep.  Copies through the
+ * region's kernel mappings inside rxe_gpu_begin() and rxe_gpu_end().
+ *
+ * Return: 0, or -EFAULT when the memory is revoked.
+ */
+int rxe_gpu_copy(struct rxe_mr *mr, u64 iova, void *addr,
+		 unsigned int length, enum rxe_mr_copy_dir dir)
+{
+	u64 off = rxe_gpu_off(mr, iova);
+	unsigned int bytes, room;
+	int err = 0;
+	void *va;
+
+	if (rxe_gpu_begin(mr))
+		return -EFAULT;
+	while (length) {
+		va = rxe_gpu_addr(mr->gpu, off, &room);
+		if (!va) {
+			err = -EFAULT;
+			break;
+		}
+		bytes = min(length, room);
+		if (dir == RXE_FROM_MR_OBJ)
+			memcpy(addr, va, bytes);
+		else
+			memcpy(va, addr, bytes);
+		off += bytes;
+		addr += bytes;
+		length -= bytes;
+	}
+	rxe_gpu_end(mr);
+	return err;
+}
+
+/*
+ * The 8-byte word at @iova of a valid region, or NULL with @err the
+ * responder's state: out of range, or misaligned in memory.
+ */
+static u64 *rxe_gpu_word(struct rxe_mr *mr, u64 iova, int *err)
+{
+	unsigned int room;
+	void *va;
+
+	*err = RESPST_ERR_RKEY_VIOLATION;
+	if (mr_check_range(mr, iova, sizeof(u64)))
+		return NULL;
+	va = rxe_gpu_addr(mr->gpu, rxe_gpu_off(mr, iova), &room);
+	if (!va)
+		return NULL;
+	if (!IS_ALIGNED((uintptr_t)va, sizeof(u64))) {
+		*err = RESPST_ERR_MISALIGNED_ATOMIC;
+		return NULL;
+	}
+	return va;
+}
+
+/**
+ * rxe_gpu_do_atomic_op() - rxe_mr_do_atomic_op() of a GPU memory region
+ * @mr: the region (mr->gpu set), valid
+ * @iova: the 8-byte word
+ * @opcode: IB_OPCODE_RC_COMPARE_SWAP, or a fetch-and-add
+ * @compare: compare-and-swap's comparand
+ * @swap_add: the value swapped in, or added
+ * @orig_val: the word before the operation
+ * @lock: rxe's atomic lock, which every rxe atomic holds
+ *
+ * Softirq context; does not sleep.  The read-modify-write runs inside
+ * rxe_gpu_begin() and rxe_gpu_end(), under @lock.
+ *
+ * Return: 0, or the responder's error state (RESPST_ERR_RKEY_VIOLATION
+ * also when the memory is revoked).
+ */
+int rxe_gpu_do_atomic_op(struct rxe_mr *mr, u64 iova, int opcode,
+			 u64 compare, u64 swap_add, u64 *orig_val,
+			 spinlock_t *lock)
+{
+	u64 *va, value;
+	int err;
+
+	va = rxe_gpu_word(mr, iova, &err);
+	if (!va)
+		return err;
+	if (rxe_gpu_begin(mr))
+		return RESPST_ERR_RKEY_VIOLATION;
+	spin_lock_bh(lock);
+	value = *va;
+	*orig_val = value;
+	if (opcode == IB_OPCODE_RC_COMPARE_SWAP) {
+		if (value == compare)
+			*va = swap_add;
+	} else {
+		*va = value + swap_add;
+	}
+	spin_unlock_bh(lock);
+	rxe_gpu_end(mr);
+	return 0;
+}
+
+/**
+ * rxe_gpu_do_atomic_write() - rxe_mr_do_atomic_write() of a GPU region
+ * @mr: the region (mr->gpu set), valid
+ * @iova: the 8-byte word
+ * @value: what is written
+ *
+ * Softirq context; does not sleep.  The store comes after every earlier
+ * store of the CPU (wmb(): device memory is mapped write-combining, whose
+ * stores a release barrier alone does not order), inside the bracket.
+ *
+ * Return: 0, or the responder's error state.
+ */
+int rxe_gpu_do_atomic_write(struct rxe_mr *mr, u64 iova, u64 value)
+{
+	u64 *va;
+	int err;
+
+	va = rxe_gpu_word(mr, iova, &err);
+	if (!va)
+		return err;
+	if (rxe_gpu_begin(mr))
+		return RESPST_ERR_RKEY_VIOLATION;
+	/* every earlier store first, write-combined ones included */
+	wmb();
+	WRITE_ONCE(*va, value);
+	rxe_gpu_end(mr);
+	return 0;
+}
+#endif
 
 /**
  * rxe_gpu_mr_cleanup() - release the GPU memory of a region, if any

@@ -17,8 +17,9 @@
 
 static _Atomic uint64_t rc_ids = 1;
 
-/* A registration in progress, so that a free reported meanwhile is not
- * lost: the registration is then given back and the lookup starts over. */
+/* A try of a get, from its classification of the memory to the end of
+ * its registration, so that a free reported meanwhile is not lost: the
+ * registration is then given back and the lookup starts over. */
 struct rc_pending {
 	uint64_t start, end;
 	bool freed;
@@ -491,45 +492,59 @@ again:
 			       "invalidated, or its memory freed while "
 			       "registered", req->ptr);
 	gdl_rc_drain(rc);
+	/*
+	 * The try is announced before the classification that its
+	 * registration rests on, so that a free reported from then on marks
+	 * it: one reported after the classification and not seen would
+	 * leave a registration of the freed memory cached.  Until the range
+	 * to register is known the entry covers the request, which a free
+	 * of its allocation overlaps (the hooks report whole allocations;
+	 * a cuMemUnmap of part of a VMM range outside the request, reported
+	 * before the lookup below, is not seen).
+	 */
+	pend = (struct rc_pending){ .start = a, .end = end };
+	pthread_mutex_lock(&rc->lock);
+	gdl_list_add(&rc->pending, &pend.node);
+	pthread_mutex_unlock(&rc->lock);
 	err = rc_classify(c, req->ptr, &info);
-	if (err == -EAGAIN)
-		goto again;
+	GDL_RACE(GDL_RACE_RC_CLASSIFIED);
+	if (!err && info.type == GDIRECT_MEM_MANAGED)
+		err = gdl_err(-EOPNOTSUPP, "managed memory at %p cannot be "
+			      "registered", req->ptr);
+	else if (!err && gdl_mr_range(&info, a, end, c->p.whole_alloc_max,
+				      &s, &e))
+		err = gdl_err(-EINVAL, "[%p, +%zu) is not inside one "
+			      "allocation", req->ptr, req->len);
 	if (err)
-		return err;
-	if (info.type == GDIRECT_MEM_MANAGED)
-		return gdl_err(-EOPNOTSUPP, "managed memory at %p cannot be "
-			       "registered", req->ptr);
-	if (gdl_mr_range(&info, a, end, c->p.whole_alloc_max, &s, &e))
-		return gdl_err(-EINVAL, "[%p, +%zu) is not inside one "
-			       "allocation", req->ptr, req->len);
+		goto fail_pending;
 	cached = info.type == GDIRECT_MEM_DEVICE ||
 		 (c->p.flags & GDIRECT_CTX_CACHE_HOST);
+	pthread_mutex_lock(&rc->lock);
+	/* [s, e) holds the request. */
+	pend.start = s;
+	pend.end = e;
 	if (cached) {
-		pthread_mutex_lock(&rc->lock);
 		r = rc_lookup_locked(rc, req->dom, &info, a, end, &attr);
 		if (r) {
+			gdl_list_del(&pend.node);
 			rc_hold_locked(rc, r);
 			pthread_mutex_unlock(&rc->lock);
 			rc_count(rc, GDL_RC_HIT);
 			*out = r;
 			return 0;
 		}
-		pthread_mutex_unlock(&rc->lock);
 	}
+	pthread_mutex_unlock(&rc->lock);
 	if (info.type == GDIRECT_MEM_DEVICE) {
 		err = rc_sync_memops(c, &info);
-		if (err == -EAGAIN)
-			goto again;
 		if (err)
-			return err;
+			goto fail_pending;
 	}
 	r = rc_region_new(rc, req, &info, s, e, attr);
-	if (!r)
-		return gdl_err(-ENOMEM, "out of memory");
-	pend = (struct rc_pending){ .start = s, .end = e };
-	pthread_mutex_lock(&rc->lock);
-	gdl_list_add(&rc->pending, &pend.node);
-	pthread_mutex_unlock(&rc->lock);
+	if (!r) {
+		err = gdl_err(-ENOMEM, "out of memory");
+		goto fail_pending;
+	}
 
 	err = rc_register(rc, c, &info, r, req->arg);
 
@@ -569,6 +584,14 @@ again:
 	rc_release_list(rc, &victims);
 	*out = r;
 	return 0;
+
+fail_pending:
+	pthread_mutex_lock(&rc->lock);
+	gdl_list_del(&pend.node);
+	pthread_mutex_unlock(&rc->lock);
+	if (err == -EAGAIN)
+		goto again;
+	return err;
 }
 
 void gdl_rc_put(struct gdl_rc_region *r)

@@ -45,11 +45,12 @@
 struct gdirect_reg;
 
 /*
- * Race hooks: points of the lock-free protocols where tests (lib-slot,
- * lib-model, lib-evict-race, lib-release-wait, built with GDL_RACE_HOOKS
- * against a static copy of the library) run a kill, an eviction or a slot
- * rewrite, or hand over to another thread, deterministically, in the
- * middle of a hit, of an eviction or of a pin's wait for BAR space.
+ * Race hooks: points of the concurrent paths where tests (lib-slot,
+ * lib-model, lib-evict-race, lib-release-wait, lib-verbs-race, built with
+ * GDL_RACE_HOOKS against a static copy of the library) run a kill, an
+ * eviction, a free or a slot rewrite, or hand over to another thread,
+ * deterministically, in the middle of a hit, of an eviction, of a pin's
+ * wait for BAR space or of a registration engine's get.
  * Nothing in the library proper.
  */
 enum gdl_race_point {
@@ -63,6 +64,10 @@ enum gdl_race_point {
 	/* A pin's out of BAR space, with the context's lock held: counted
 	 * among the release waiters, about to wait for a release to end. */
 	GDL_RACE_RELEASE_WAIT,
+	/* A registration engine's get (regcache.c), no lock held: its
+	 * registration announced, the memory classified, the cache not yet
+	 * looked up. */
+	GDL_RACE_RC_CLASSIFIED,
 };
 #ifdef GDL_RACE_HOOKS
 extern void (*gdl_race_hook)(enum gdl_race_point point);

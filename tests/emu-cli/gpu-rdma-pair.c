@@ -19,6 +19,11 @@
  * node copies its GPU buffer to the host and checks both halves: data
  * moved both ways, GPU memory at both ends.  Prints one line per check and
  * exits 0 only when all passed.
+ *
+ * It uses none of the tree's test helpers, though tests/guest/cluster/rc-qp.h
+ * sets up the same queue pair for the cluster's programs: it stands for a
+ * program written from the manual page alone, so what it needs to know
+ * must be in that page, and a helper would hide what is missing there.
  */
 #include <arpa/inet.h>
 #include <cuda.h>

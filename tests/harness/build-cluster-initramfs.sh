@@ -5,6 +5,12 @@
 # Environment: GUEST_TESTS (default the lane cluster's tests in tests/TESTS),
 # GUEST_TIMEOUT,
 # KVER (the guest kernel release, default the newest -amd64 one),
+# MODULE_ROOT (a root holding that kernel's lib/modules/KVER and its
+# headers, default this machine's: the unpacked bookworm-backports kernel
+# of scripts/deps.sh kernel-bpo, for instance; its modules are indexed
+# there), KMOD_DIR (build-initramfs.sh's, whose gdirect/ the patched
+# rdma_rxe links against; default BUILD/kmod/v2), RXE_LINUX_SOURCE
+# (emu/rxe/build.sh's),
 # UCX_PREFIX (a UCX installation to ship instead of Debian's libucx0 and
 # ucx-utils, e.g. the GPU-aware build of `make ucx`), RDMA_CORE_CACHE
 # (emu/rdma-core/rdma-core-build.sh's), GDIRECT_PEERS_DIR (peers.sh's).
@@ -35,6 +41,26 @@ set -eu
 build=$1; out=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kver=${KVER:-$(ls -1 /lib/modules | grep -- '-amd64$' | sort -V | tail -n1)}
+# Where the kernel's modules and headers are: this machine's, or
+# MODULE_ROOT's, whose headers are found through its build link (absolute,
+# as Debian's packages make it, into that root).
+modroot=${MODULE_ROOT:-}
+kdir=$modroot/lib/modules/$kver/build
+rxe_out=$build/kmod/rxe
+if [ -n "$modroot" ]; then
+	case $(readlink "$kdir" || :) in /*) kdir=$modroot$(readlink "$kdir") ;; esac
+	rxe_out=$build/kmod/rxe-$kver
+fi
+kmodinfo() { modinfo ${modroot:+-b "$modroot"} -k "$kver" "$@"; }
+# copy_module NAME DIR: the module as DIR/NAME.ko, uncompressed (the
+# guest's insmod does not decompress; 6.12's Debian modules are xz'd).
+copy_module() {
+	cm_f=$(kmodinfo -F filename "$1")
+	case $cm_f in
+	*.ko.xz) xz -dc "$cm_f" >"$2/$1.ko" ;;
+	*) cp "$cm_f" "$2/" ;;
+	esac
+}
 multiarch=/usr/lib/x86_64-linux-gnu
 ucx=${UCX_PREFIX:-}
 
@@ -56,7 +82,7 @@ fi
 order=""
 add_module() {
 	case " $order " in *" $1 "*) return 0 ;; esac
-	deps=$(modinfo -k "$kver" -F depends "$1" 2>/dev/null) ||
+	deps=$(kmodinfo -F depends "$1" 2>/dev/null) ||
 		{ missing="$missing module:$1"; return 0; }
 	for d in $(echo "$deps" | tr ',' ' '); do add_module "$d"; done
 	order="$order $1"
@@ -72,7 +98,7 @@ test_order=""
 test_missing=""
 add_test_module() {
 	case " $order $test_order " in *" $1 "*) return 0 ;; esac
-	deps=$(modinfo -k "$kver" -F depends "$1" 2>/dev/null) ||
+	deps=$(kmodinfo -F depends "$1" 2>/dev/null) ||
 		{ test_missing="$test_missing $1"; return 0; }
 	for d in $(echo "$deps" | tr ',' ' '); do add_test_module "$d"; done
 	test_order="$test_order $1"
@@ -81,10 +107,10 @@ add_test_module vgem
 # Soft-RoCE is ours, never the kernel's own: a cluster that silently ran
 # the stock module could not register GPU memory.  Its build is cached
 # (emu/rxe/build.sh): unchanged sources cost about a second.
-rxe_ko=$build/kmod/rxe/rdma_rxe/rdma_rxe.ko
+rxe_ko=$rxe_out/rdma_rxe/rdma_rxe.ko
 rc=0
-"$top/emu/rxe/build.sh" "/lib/modules/$kver/build" "$build/kmod/rxe" \
-	"$build/kmod/v2/gdirect" >/dev/null || rc=$?
+"$top/emu/rxe/build.sh" "$kdir" "$rxe_out" \
+	"${KMOD_DIR:-$build/kmod/v2}/gdirect" >/dev/null || rc=$?
 case $rc in
 0) ;;
 77) missing="$missing rdma_rxe:patched(emu/rxe/build.sh: see above)" ;;
@@ -129,14 +155,14 @@ for m in $order; do
 	if [ "$m" = rdma_rxe ]; then
 		cp "$rxe_ko" "$root/modules/cluster/"
 	else
-		cp "$(modinfo -k "$kver" -F filename "$m")" "$root/modules/cluster/"
+		copy_module "$m" "$root/modules/cluster"
 	fi
 done
 echo "$order" | tr ' ' '\n' | sed '/^$/d' >"$root/etc/cluster-modules"
 if [ -z "$test_missing" ]; then
 	mkdir -p "$root/modules/cluster-test"
 	for m in $test_order; do
-		cp "$(modinfo -k "$kver" -F filename "$m")" "$root/modules/cluster-test/"
+		copy_module "$m" "$root/modules/cluster-test"
 	done
 	echo "$test_order" | tr ' ' '\n' | sed '/^$/d' >"$root/etc/cluster-test-modules"
 else

@@ -29,7 +29,8 @@
 #   5. the two-node cluster (tests/harness/cluster.py, docs/cluster.md): two
 #      guests linked by e1000 + Soft-RoCE run the lane cluster's tests, UCX
 #      between them over rc_verbs and tcp; a loud SKIP when the RDMA user
-#      space, the rxe module or UCX is missing
+#      space, the rxe module or UCX is missing; then the cluster's NIC
+#      tests (lane cluster-bpo) on two nodes of the 6.12 kernel of lane bpo
 #   5a. gdirect-emu, the machine as a command (tests/emu-cli/emu-cli-lane.sh,
 #      docs/emulated-ci.md): a COMMAND's status, a hang stopped, GPU memory
 #      between two nodes through a program written from its manual page
@@ -301,7 +302,7 @@ fi
 if [ -n "$guest_why" ]; then
 	echo "== the emulated machine's lanes: SKIPPED here ($guest_why)"
 	for l in "guest[v2]" conformance conformance-64k conformance-13030 conformance-runtime \
-		"guest[v1]" "guest[tegra]" "guest[prop]" "guest[coherent]" "guest[bpo]" "guest[cluster]" \
+		"guest[v1]" "guest[tegra]" "guest[prop]" "guest[coherent]" "guest[bpo]" "guest[cluster]" "guest[cluster-bpo]" \
 		"peers[gdrcopy-2.6]" emu-cli; do
 		lane_skip "$l" "$guest_why"
 	done
@@ -378,6 +379,7 @@ run_guest coherent "${GUEST_COHERENT_TESTS:-$(lane coherent)}"
 # User-space suites (lib, gdrapi, ucx, tools) do not depend on the kernel
 # and stay on 6.1 only.
 echo "== guest suite, kernel from bookworm-backports (docs/testing.md)"
+bpo_kmod=""
 if ! bpo_rel=$("$top/scripts/deps.sh" kernel-bpo); then
 	echo "guest[bpo]: could not fetch the bookworm-backports kernel"
 	note_failure "guest[bpo]: could not fetch the bookworm-backports kernel (scripts/deps.sh kernel-bpo)"
@@ -393,6 +395,7 @@ else
 		note_failure "guest[$bpo_rel]: the modules do not build against $bpo_rel (results/kmod-bpo.log)"
 		add 0 1 0
 	else
+		bpo_kmod=$build/kmod/bpo-v2
 		export KMOD_DIR="$build/kmod/bpo-v2"
 		guest_kernel=$bpo/boot/vmlinuz-$bpo_rel
 		# All vCPUs on one host thread: under qemu 7.2's multi-threaded
@@ -437,6 +440,46 @@ if [ "$cl_rc" = 0 ]; then
 fi
 unset UCX_PREFIX
 echo "cluster: $(( $(date +%s) - cl_t0 )) s"
+
+# The cluster's NIC tests (lane cluster-bpo) on two nodes booted with the
+# 6.12 kernel of lane bpo, with its modules and 6.12's own patched rxe
+# (emu/rxe/rxe-gpu-6.12.patch on Debian's linux-source-6.12 of that
+# kernel's version, scripts/deps.sh kernel-bpo-source).
+echo "== two-node cluster on bookworm-backports' kernel: the NIC's tests (docs/cluster.md)"
+clb_t0=$(date +%s)
+if [ -z "$bpo_kmod" ]; then
+	echo "guest[cluster-bpo]: no 6.12 modules (lane bpo, above)"
+	note_failure "guest[cluster-bpo]: no 6.12 modules (lane bpo)"
+	add 0 1 0
+elif ! rxe_src=$("$top/scripts/deps.sh" kernel-bpo-source 2>"$results/cluster-bpo-source.log"); then
+	echo "guest[cluster-bpo]: could not fetch linux-source of $bpo_rel (results/cluster-bpo-source.log)"
+	note_failure "guest[cluster-bpo]: could not fetch linux-source of $bpo_rel (scripts/deps.sh kernel-bpo-source)"
+	add 0 1 0
+else
+	why=$(KVER=$bpo_rel MODULE_ROOT=$bpo KMOD_DIR=$bpo_kmod RXE_LINUX_SOURCE=$rxe_src \
+		GUEST_TESTS="${GUEST_CLUSTER_BPO_TESTS:-$(lane cluster-bpo)}" \
+		"$top/tests/harness/build-cluster-initramfs.sh" "$build" \
+		"$build/guest-cluster-bpo.cpio.gz" 2>&1 >/dev/null)
+	case $? in
+	0)
+		python3 "$top/tests/harness/cluster.py" --initrd "$build/guest-cluster-bpo.cpio.gz" \
+			--kernel "$bpo/boot/vmlinuz-$bpo_rel" --name cluster-bpo --results "$results" \
+			--timeout "${GUEST_TIMEOUT_S:-1500}" \
+			2>/dev/null | tee "$results/guest-cluster-bpo.summary"
+		note_guest_failures "$results/guest-cluster-bpo.summary" \
+			"$results/cluster-bpo-node0.tap" "$results/cluster-bpo-node1.tap"
+		add_summary "$results/guest-cluster-bpo.summary" ;;
+	77)
+		echo "guest[cluster-bpo]: SKIPPED, the cluster cannot run here: $why"
+		echo "guest[cluster-bpo]: $why" >>"$skipped"
+		add 0 0 1 ;;
+	*)
+		echo "guest[cluster-bpo]: could not build the initramfs: $why"
+		note_failure "guest[cluster-bpo]: could not build the initramfs"
+		add 0 1 0 ;;
+	esac
+fi
+echo "cluster-bpo: $(( $(date +%s) - clb_t0 )) s"
 
 # gdirect-emu (emu/cli/) as other projects' CI runs it: a COMMAND's status,
 # a hang, and two nodes moving GPU memory (docs/emulated-ci.md).

@@ -1,18 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lib-verbs-race: the verbs registration cache's concurrent paths, over the
- * fake verbs calls of fake_ibv.h, for TSan (suite tsan) and ASan (unit):
+ * fake verbs calls of fake_ibv.h, for TSan (suite tsan) and ASan (unit),
+ * against the library built with its race hooks (slotab.h), each test in a
+ * child process of its own:
  *
- *  - a free reported while a registration runs: the registration is given
- *    back and retried, never handed out for the freed memory, and nothing
- *    stays registered once the memory is gone;
+ *  - frees reported while one thread gets: a registration that a free
+ *    began inside of is given back and retried, never answered; a free
+ *    begun after the classification a region was registered on and
+ *    reported before the region is read has killed it; nothing stays
+ *    registered once the memory is gone;
+ *  - a free reported between a get's classification and its registration
+ *    (a race hook): the registration is given back and the get starts
+ *    over;
  *  - two threads missing on one range at once: both register, one region
  *    stays and the other is deregistered, both gets answer that region;
  *  - eviction while others get and put: a NIC that holds two regions at
  *    most, four threads over eight allocations; every get answers a
  *    region covering its request or -ENOMEM, and nothing leaks.
  */
+#define TAP_FORK
+
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -20,6 +30,7 @@
 
 #include "fake_ibv.h"
 #include "gdirect_verbs.h"
+#include "libgdirect_internal.h"
 #include "tutil.h"
 
 static struct gdirect_ctx *vctx(void)
@@ -52,7 +63,8 @@ struct freer {
 	struct gdirect_ctx *c;
 	uint64_t d;
 	atomic_bool stop;
-	atomic_ulong frees;
+	/* Frees begun, and frees reported (gdirect_notify_free returned). */
+	atomic_ulong started, done;
 };
 
 static void *free_loop(void *arg)
@@ -60,42 +72,101 @@ static void *free_loop(void *arg)
 	struct freer *f = arg;
 
 	while (!atomic_load(&f->stop)) {
+		atomic_fetch_add(&f->started, 1);
 		gdirect_notify_free(P(f->d), 1 * MiB);
-		atomic_fetch_add(&f->frees, 1);
+		atomic_fetch_add(&f->done, 1);
+		/* Paced, so that most tries of a get meet no free and the
+		 * frees' wake-ups land anywhere in the gets, on any number
+		 * of CPUs. */
+		usleep(20);
 	}
 	return NULL;
 }
 
-/* A registration that takes a while, so that frees land inside it. */
-static void slow_reg(uint64_t addr, uint64_t len)
+/* What the getting thread's hooks saw of its current get; only that
+ * thread gets, so only it runs them. */
+static struct {
+	struct freer *f;
+	int tries;			/* classifications of the current get */
+	bool yield;			/* the CPU given up at each */
+	unsigned long cls_started;	/* frees begun at the last one */
+	unsigned long long waits;	/* registrations that met a free */
+	int timeouts;			/* ... that waited 1 s in vain */
+} gt;
+
+static void count_try(enum gdl_race_point pt)
+{
+	if (pt != GDL_RACE_RC_CLASSIFIED)
+		return;
+	gt.tries++;
+	gt.cls_started = atomic_load(&gt.f->started);
+	/* In the gets that ask for it, a free due now lands between the
+	 * classification and the registration. */
+	if (gt.yield)
+		sched_yield();
+}
+
+/* Wait until a free begun from now on has been reported: 1, or 0 after a
+ * second in vain. */
+static int meet_free(struct freer *f)
+{
+	unsigned long s = atomic_load(&f->started);
+
+	for (int i = 0; i < 100000 && atomic_load(&f->done) <= s; i++)
+		usleep(10);
+	if (atomic_load(&f->done) > s)
+		return 1;
+	gt.timeouts++;
+	return 0;
+}
+
+/* The first registration of each get lasts until a free begun inside it
+ * has been reported; frees land in the later ones by chance. */
+static void reg_meets_free(uint64_t addr, uint64_t len)
 {
 	(void)addr;
 	(void)len;
-	usleep(50);
+	if (gt.tries == 1)
+		gt.waits += meet_free(gt.f);
 }
 
+/*
+ * Each get's first registration meets a free, which must make the get
+ * give that registration back and try again: a region first answered by
+ * a get was registered by one of its later tries.  And a free that began
+ * after the classification a region was registered on, and was reported
+ * before the region is looked at, killed the region (or made its get try
+ * again), wherever it landed in the get: before the registration or
+ * inside it, or after the get.
+ */
 static void free_during_registration(void)
 {
 	struct freer f = { .c = vctx(), .d = fake_cuda_alloc(1 * MiB) };
 	struct gdirect_mr_info mi;
 	pthread_t t;
-	int ok = 0, again = 0;
-	unsigned long f0;
+	int ok = 0, again = 0, fresh = 0, killed = 0;
+	uint32_t key = 0;
+	unsigned long key_cls = 0;
 
-	fibv.on_reg = slow_reg;
+	gt.f = &f;
+	fibv.on_reg = reg_meets_free;
+	gdl_race_hook = count_try;
 	CHECK_EQ(pthread_create(&t, NULL, free_loop, &f), 0);
-	/* The gets run while the frees do: not before the freeing thread
-	 * has started, and on (up to 200000 gets) until it has reported a
-	 * thousand more, whatever the scheduler does on a loaded machine. */
-	while (!atomic_load(&f.frees))
-		usleep(100);
-	f0 = atomic_load(&f.frees);
-	for (int i = 0; i < 2000 || (atomic_load(&f.frees) < f0 + 1000 &&
-				     i < 200000); i++) {
+	for (int i = 0; i < 1000; i++) {
 		struct gdirect_mr *m = NULL;
-		int rc = gdirect_mr_get(f.c, &fibv_pd[0], P(f.d + 64), 64, 0,
-					0, &m);
+		unsigned long regs = fibv_regs(), done;
+		int rc;
 
+		/* Every eighth get follows a free, which killed the region
+		 * the others hit (a scheduler may otherwise run them all
+		 * between two frees). */
+		if (i % 8 == 0)
+			meet_free(&f);
+		gt.tries = 0;
+		gt.yield = i % 8 == 4;
+		rc = gdirect_mr_get(f.c, &fibv_pd[0], P(f.d + 64), 64, 0, 0,
+				    &m);
+		done = atomic_load(&f.done);
 		if (rc == -EAGAIN) {
 			again++;
 			continue;
@@ -103,19 +174,80 @@ static void free_during_registration(void)
 		CHECK_EQ(rc, 0);
 		CHECK_EQ(gdirect_mr_info(m, &mi), 0);
 		CHECK_EQ(mi.base, f.d);
+		if (mi.lkey != key) {
+			/* Registered by this get's last try, not its first. */
+			CHECK(fibv_regs() > regs);
+			CHECK(gt.tries > 1);
+			key = mi.lkey;
+			key_cls = gt.cls_started;
+			fresh++;
+		}
+		if (done > key_cls) {
+			CHECK(!mi.valid);
+			killed++;
+		}
 		ok++;
 		gdirect_mr_put(m);
 	}
 	atomic_store(&f.stop, true);
 	pthread_join(t, NULL);
+	gdl_race_hook = NULL;
 	fibv.on_reg = NULL;
-	tap_diag("%d gets answered, %d gave up after 8 tries, %lu frees reported, "
-		 "%lu registrations, %lu deregistrations", ok, again,
-		 atomic_load(&f.frees), fibv_regs(), fibv.deregs);
-	CHECK(ok + again >= 2000);
-	/* Some registrations were made while a free was reported. */
-	CHECK(fibv_regs() > 1);
+	tap_diag("%d gets answered (%d by a region they registered, %d by one "
+		 "a free had killed meanwhile), %d gave up after 8 tries; "
+		 "%lu frees, %llu of them inside a registration; "
+		 "%lu registrations, %lu deregistrations", ok, fresh, killed,
+		 again, atomic_load(&f.done), gt.waits, fibv_regs(),
+		 fibv.deregs);
+	CHECK_EQ(gt.timeouts, 0);
+	CHECK(fresh > 0);
 	vdone(f.c);
+}
+
+/* ---- a free between the classification and the registration ------------ */
+
+static struct {
+	uint64_t d;
+	int tries;
+} fc;
+
+/* The get's first classification is followed by a free of its memory. */
+static void free_once_classified(enum gdl_race_point pt)
+{
+	if (pt != GDL_RACE_RC_CLASSIFIED || fc.tries++)
+		return;
+	gdirect_notify_free(P(fc.d), 1 * MiB);
+}
+
+/*
+ * A free reported after a get classified the memory, before it registers
+ * it: the registration rests on what the free ended, so it is given back
+ * and the get starts over; the region it answers, and caches, is the
+ * second try's.
+ */
+static void free_after_classification(void)
+{
+	struct gdirect_ctx *c = vctx();
+	struct gdirect_mr *m = NULL, *m2 = NULL;
+	struct gdirect_mr_info mi;
+
+	fc.d = fake_cuda_alloc(1 * MiB);
+	fc.tries = 0;
+	gdl_race_hook = free_once_classified;
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(fc.d + 64), 64, 0, 0, &m),
+		 0);
+	gdl_race_hook = NULL;
+	CHECK_EQ(fc.tries, 2);
+	CHECK_EQ(fibv_regs(), 2);
+	CHECK_EQ(fibv.deregs, 1);
+	CHECK_EQ(gdirect_mr_info(m, &mi), 0);
+	CHECK(mi.valid);
+	CHECK_EQ(gdirect_mr_get(c, &fibv_pd[0], P(fc.d), 64, 0, 0, &m2), 0);
+	CHECK(m2 == m);
+	CHECK_EQ(fibv_regs(), 2);
+	gdirect_mr_put(m2);
+	gdirect_mr_put(m);
+	vdone(c);
 }
 
 /* ---- two misses on one range ------------------------------------------- */
@@ -240,6 +372,7 @@ int main(void)
 {
 	need_fake_cuda();
 	TAP_TEST(free_during_registration);
+	TAP_TEST(free_after_classification);
 	TAP_TEST(two_misses);
 	TAP_TEST(eviction_while_getting);
 	return tap_done();
