@@ -52,7 +52,7 @@ EOT
 # headers (Ubuntu) the package is left out, by the build profile
 # pkg.gdirect.noemu.
 profile=""
-if ! ls -d /usr/src/linux-headers-*-amd64 >/dev/null 2>&1; then
+if [ -z "$("$top/packaging/guest-kver.sh")" ]; then
 	profile=-Ppkg.gdirect.noemu
 	echo "deb: no Debian -amd64 kernel headers (linux-headers-amd64): the package gdirect-emu is left out"
 fi

@@ -34,7 +34,10 @@ for ko in "$build"/kmod/*/*/*.ko; do
 	case $rel in kmod/v2/*|kmod/v1/*|kmod/tegra/*|kmod/prop/*|kmod/coherent/*) ;; *) continue ;; esac
 	install -D -m 644 "$ko" "$dir/machine/$rel"
 done
-(cd "$build" && find emu lib gdrapi -name 'lib*.so*' ! -path '*.p/*' \( -type f -o -type l \)) |
+# Only the folders the build has: the product's alone has no emu/.
+(cd "$build" && for d in emu lib gdrapi; do
+	[ ! -d "$d" ] || find "$d" -name 'lib*.so*' ! -path '*.p/*' \( -type f -o -type l \)
+done) |
 	while read -r f; do
 		mkdir -p "$dir/machine/$(dirname "$f")"
 		cp -P "$build/$f" "$dir/machine/$f"
