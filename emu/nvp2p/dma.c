@@ -27,7 +27,8 @@ static void emu_dma_map_free(struct emu_dma_map *m, u32 mapped)
 	for (i = 0; i < mapped; i++)
 		dma_unmap_resource(&m->map.pci_dev->dev,
 				   m->map.dma_addresses[i], EMU_PAGE_SIZE,
-				   DMA_BIDIRECTIONAL, 0);
+				   DMA_BIDIRECTIONAL,
+				   EMU_DMA_RESOURCE_ATTRS);
 	kvfree(m->map.dma_addresses);
 	kfree(m);
 }
@@ -109,7 +110,8 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 
 		addr = dma_map_resource(&peer->dev,
 					pin->pt.pages[i]->physical_address,
-					EMU_PAGE_SIZE, DMA_BIDIRECTIONAL, 0);
+					EMU_PAGE_SIZE, DMA_BIDIRECTIONAL,
+					EMU_DMA_RESOURCE_ATTRS);
 		if (dma_mapping_error(&peer->dev, addr)) {
 			emu_dma_map_free(m, i);
 			ret = -EIO;

@@ -108,7 +108,8 @@ static void emu_dmabuf_unmap_sgt(struct dma_buf_attachment *attach,
 		if (i == mapped)
 			break;
 		dma_unmap_resource(attach->dev, sg_dma_address(sg),
-				   sg_dma_len(sg), DMA_BIDIRECTIONAL, 0);
+				   sg_dma_len(sg), DMA_BIDIRECTIONAL,
+				   EMU_DMA_RESOURCE_ATTRS);
 	}
 	sg_free_table(sgt);
 	kfree(sgt);
@@ -148,7 +149,8 @@ static struct sg_table *emu_dmabuf_map(struct dma_buf_attachment *attach,
 	/* DMA addresses only: there are no struct pages behind BAR2 */
 	for (sg = sgt->sgl, at = phys; at < end; at += len, sg = sg_next(sg)) {
 		len = min_t(u64, end - at, seg);
-		dma = dma_map_resource(attach->dev, at, len, DMA_BIDIRECTIONAL, 0);
+		dma = dma_map_resource(attach->dev, at, len, DMA_BIDIRECTIONAL,
+				       EMU_DMA_RESOURCE_ATTRS);
 		if (dma_mapping_error(attach->dev, dma)) {
 			emu_dmabuf_unmap_sgt(attach, sgt, i);
 			return ERR_PTR(-EIO);

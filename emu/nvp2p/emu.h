@@ -52,6 +52,18 @@
 
 #define EMU_PAGE_SHIFT	16
 #define EMU_PAGE_SIZE	BIT_ULL(EMU_PAGE_SHIFT)
+
+/*
+ * The attributes of every dma_map_resource() of BAR pages, and of its
+ * unmap.  The CPU keeps no cache lines of MMIO, so there is nothing to
+ * sync, and the same pages mapped twice for one device (two overlapping
+ * memory regions of a NIC, as nvidia-peermem registers them) are no
+ * conflict: DMA_ATTR_SKIP_CPU_SYNC says so to DMA_API_DEBUG, which
+ * otherwise reports the second mapping ("cacheline tracking EEXIST,
+ * overlapping mappings aren't supported").  dma-direct and dma-iommu map
+ * a resource the same with or without it.
+ */
+#define EMU_DMA_RESOURCE_ATTRS	DMA_ATTR_SKIP_CPU_SYNC
 #define EMU_UUID_LEN	16
 
 /*

@@ -523,6 +523,13 @@ again:
 	/* [s, e) holds the request. */
 	pend.start = s;
 	pend.end = e;
+	if (pend.freed) {
+		/* The classification is stale: a lookup with it would kill
+		 * another thread's region of the address's new allocation. */
+		gdl_list_del(&pend.node);
+		pthread_mutex_unlock(&rc->lock);
+		goto again;
+	}
 	if (cached) {
 		r = rc_lookup_locked(rc, req->dom, &info, a, end, &attr);
 		if (r) {

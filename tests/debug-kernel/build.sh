@@ -7,6 +7,9 @@
 #
 #   OUTDIR/bzImage          the kernel tests/harness/run.py boots (--kernel)
 #   OUTDIR/obj              the build tree: KDIR for our out-of-tree modules
+#   OUTDIR/modroot          its modules, installed there (INSTALL_MOD_PATH):
+#                           lib/modules/RELEASE, for modinfo -b and the
+#                           cluster's initramfs (build-cluster-initramfs.sh)
 #   OUTDIR/config           the resulting .config, for reading
 #   OUTDIR/stamp            hash of what the build depends on
 #
@@ -40,10 +43,12 @@ ccver=$(${CC:-gcc} --version | head -n1)
 stamp=$( { echo "$srcid"; echo "$ccver"; cat "$fragment"; } | sha256sum | cut -d' ' -f1)
 
 if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ] &&
-   [ -f "$out/bzImage" ] && [ -f "$out/obj/Module.symvers" ]; then
+   [ -f "$out/bzImage" ] && [ -f "$out/obj/Module.symvers" ] &&
+   [ -f "$out/modroot/lib/modules/$(cat "$out/obj/include/config/kernel.release")/modules.dep" ]; then
 	echo "debug-kernel: cached ($stamp)"
 	echo "debug-kernel: bzImage $out/bzImage"
 	echo "debug-kernel: KDIR $out/obj"
+	echo "debug-kernel: modules $out/modroot"
 	exit 0
 fi
 
@@ -80,9 +85,18 @@ if ! make -C "$src" O="$out/obj" ARCH=x86_64 -j"$jobs" all modules_prepare \
 	grep -E 'error|Error' "$log" | tail -20 >&2
 	exit 1
 fi
+# The modules, installed where nothing else looks (not /lib/modules): the
+# cluster's initramfs takes them from there.
+rm -rf "$out/modroot"
+if ! make -C "$src" O="$out/obj" ARCH=x86_64 INSTALL_MOD_PATH="$out/modroot" \
+	DEPMOD=/sbin/depmod modules_install >>"$log" 2>&1; then
+	grep -E 'error|Error' "$log" | tail -20 >&2
+	exit 1
+fi
 cp "$out/obj/arch/x86/boot/bzImage" "$out/bzImage"
 cp "$out/obj/.config" "$out/config"
 echo "$stamp" > "$out/stamp"
 echo "debug-kernel: built in $(( $(date +%s) - start )) s ($stamp)"
 echo "debug-kernel: bzImage $out/bzImage"
 echo "debug-kernel: KDIR $out/obj"
+echo "debug-kernel: modules $out/modroot"

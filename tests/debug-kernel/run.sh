@@ -18,7 +18,15 @@
 #      checks); any lockdep, KASAN, KFENCE or kmemleak report in the kernel
 #      log fails it (tests/harness/run.py's scan), and so does lockdep
 #      having switched itself off; then "debug-tegra" (lane debug-tegra):
-#      the Tegra flavour's tests and the same two checks
+#      the Tegra flavour's tests and the same two checks; then
+#      "debug-cluster" (lane debug-cluster): two nodes of
+#      tests/harness/cluster.py on the debug kernel, with the kernel's own
+#      network and InfiniBand modules (its modules_install staging,
+#      KOUT/modroot) and the patched rdma_rxe (emu/rxe) built against it
+#      into BUILD/kmod-debug/rxe: the NIC's GPU memory-region tests, then
+#      the same two checks on each node; a report in either node's kernel
+#      log fails it (cluster.py's scan).  It skips, saying why, where the
+#      cluster's user space is missing (build-cluster-initramfs.sh's 77)
 #   4. boot "debug-planted" (lane debug-planted): debug-kernel-planted.sh
 #      sets off one bug per checker, then debug-kernel-kmemleak.sh; here
 #      each checker MUST report, or the lane fails
@@ -84,7 +92,8 @@ if ! "$top/scripts/build-modules.sh" "$kdir" "$build/kmod-debug/v2" v2 $MODULES 
 	add 0 1 0; finish
 fi
 # The same kernel without the dma-buf core (nothing selects
-# CONFIG_DMA_SHARED_BUFFER once CONFIG_SYNC_FILE is off): the modules must
+# CONFIG_DMA_SHARED_BUFFER once CONFIG_SYNC_FILE, DRM and InfiniBand, whose
+# user memory imports dma-bufs, are off): the modules must
 # build there and reference no dma-buf symbol, since a module that did
 # could not be loaded.  Only headers are prepared (modules_prepare), so
 # modpost knows no kernel symbol and only warns; the check is on the
@@ -94,6 +103,8 @@ nodb=$kout/no-dmabuf
 mkdir -p "$nodb"
 sed -e 's/^CONFIG_SYNC_FILE=y$/# CONFIG_SYNC_FILE is not set/' \
 	-e 's/^CONFIG_DMA_SHARED_BUFFER=y$/# CONFIG_DMA_SHARED_BUFFER is not set/' \
+	-e 's/^CONFIG_DRM=.*/# CONFIG_DRM is not set/' \
+	-e 's/^CONFIG_INFINIBAND=.*/# CONFIG_INFINIBAND is not set/' \
 	"$kdir/.config" >"$nodb/config.want"
 if ! cmp -s "$nodb/config.want" "$nodb/config.used" 2>/dev/null; then
 	cp "$nodb/config.want" "$nodb/.config"
@@ -167,6 +178,40 @@ if [ -z "${GUEST_TESTS:-}" ]; then
 	boot debug-tegra "$(lane debug-tegra)" "$build/kmod-debug/tegra"
 	echo "debug-kernel: Tegra boot took $(( $(date +%s) - t0 )) s"
 	count debug-tegra
+
+	echo "== the cluster's NIC under the debug kernel (two nodes)"
+	t0=$(date +%s)
+	initrd=$build/guest-debug-cluster.cpio.gz
+	# The GPU-aware UCX of make ucx where it built, as the cluster lane
+	# (tests/harness/run-tests.sh); the tests here do not use UCX.
+	ucx=""
+	[ -x "$build/ucx/prefix/bin/ucx_perftest" ] && ucx=$(cd "$build/ucx/prefix" && pwd)
+	why=$(GUEST_TESTS="$(lane debug-cluster)" GUEST_TIMEOUT="${GUEST_TIMEOUT:-1800}" \
+		KVER="$(cat "$kdir/include/config/kernel.release")" MODULE_ROOT="$kout/modroot" \
+		KDIR="$kdir" RXE_BUILD="$build/kmod-debug/rxe" KMOD_DIR="$build/kmod-debug/v2" \
+		UCX_PREFIX="$ucx" "$top/tests/harness/build-cluster-initramfs.sh" "$build" "$initrd" \
+		2>&1 >/dev/null)
+	case $? in
+	0)
+		# acpi=noirq: PCI interrupts routed by the BIOS's tables, not
+		# ACPI's _PRT, which this kernel's AML interpreter runs past
+		# ACPICA's 30-second loop limit (AE_AML_LOOP_TIMEOUT), leaving
+		# the e1000 with no interrupt.
+		python3 "$top/tests/harness/cluster.py" --initrd "$initrd" --kernel "$kernel" \
+			--name debug-cluster --results "$results" \
+			--timeout "${DEBUG_CLUSTER_TIMEOUT_S:-900}" --append "kasan_multi_shot acpi=noirq" \
+			2>/dev/null | tee "$results/debug-cluster.summary"
+		count debug-cluster ;;
+	77)
+		echo "guest[debug-cluster]: SKIPPED, the cluster cannot run here: $why" |
+			tee "$results/debug-cluster.summary"
+		add 0 0 1 ;;
+	*)
+		echo "guest[debug-cluster]: could not build the initramfs: $why" |
+			tee "$results/debug-cluster.summary"
+		add 0 1 0 ;;
+	esac
+	echo "debug-kernel: cluster boot took $(( $(date +%s) - t0 )) s"
 fi
 
 echo "== planted bugs: every checker must report"

@@ -7,8 +7,12 @@
 # KVER (the guest kernel release, default the newest -amd64 one),
 # MODULE_ROOT (a root holding that kernel's lib/modules/KVER and its
 # headers, default this machine's: the unpacked bookworm-backports kernel
-# of scripts/deps.sh kernel-bpo, for instance; its modules are indexed
-# there), KMOD_DIR (build-initramfs.sh's, whose gdirect/ the patched
+# of scripts/deps.sh kernel-bpo, or the debug kernel's modules_install
+# staging of tests/debug-kernel/build.sh; its modules are indexed there),
+# KDIR (that kernel's build tree, where MODULE_ROOT's build link does not
+# lead to it, as for the debug kernel's), RXE_BUILD (where the patched
+# rdma_rxe is built, default BUILD/kmod/rxe, BUILD/kmod/rxe-KVER with
+# MODULE_ROOT), KMOD_DIR (build-initramfs.sh's, whose gdirect/ the patched
 # rdma_rxe links against; default BUILD/kmod/v2), RXE_LINUX_SOURCE
 # (emu/rxe/build.sh's),
 # UCX_PREFIX (a UCX installation to ship instead of Debian's libucx0 and
@@ -45,11 +49,12 @@ kver=${KVER:-$(ls -1 /lib/modules | grep -- '-amd64$' | sort -V | tail -n1)}
 # MODULE_ROOT's, whose headers are found through its build link (absolute,
 # as Debian's packages make it, into that root).
 modroot=${MODULE_ROOT:-}
-kdir=$modroot/lib/modules/$kver/build
-rxe_out=$build/kmod/rxe
+kdir=${KDIR:-$modroot/lib/modules/$kver/build}
+rxe_out=${RXE_BUILD:-$build/kmod/rxe}
 if [ -n "$modroot" ]; then
-	case $(readlink "$kdir" || :) in /*) kdir=$modroot$(readlink "$kdir") ;; esac
-	rxe_out=$build/kmod/rxe-$kver
+	[ -n "${KDIR:-}" ] ||
+		case $(readlink "$kdir" || :) in /*) kdir=$modroot$(readlink "$kdir") ;; esac
+	[ -n "${RXE_BUILD:-}" ] || rxe_out=$build/kmod/rxe-$kver
 fi
 kmodinfo() { modinfo ${modroot:+-b "$modroot"} -k "$kver" "$@"; }
 # copy_module NAME DIR: the module as DIR/NAME.ko, uncompressed (the

@@ -39,7 +39,8 @@
 #      bookworm-backports' 6.12 headers, warning-free (scripts/kernel-builds.sh)
 #
 #   6. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
-#      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1
+#      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1,
+#      and the cluster's NIC tests on two nodes booted with it
 #
 #   7. the GPU suites (meson suite 'gpu', what make test-gpu runs) where
 #      this machine has an NVIDIA GPU and meson built them
@@ -523,7 +524,10 @@ elif [ "${DEBUG_KERNEL:-0}" = 1 ]; then
 		add 0 1 0; }
 	RESULTS="$results" MODULES="${MODULES:-}" "$top/tests/debug-kernel/run.sh" "$build" | tee "$results/debug-kernel.summary"
 	note_guest_failures "$results/debug-kernel.summary" "$results/debug-v2.tap" \
-		"$results/debug-tegra.tap"
+		"$results/debug-tegra.tap" "$results/debug-cluster-node0.tap" \
+		"$results/debug-cluster-node1.tap"
+	sed -n 's/^guest\[debug-cluster\]: SKIPPED, /debug-cluster: /p' \
+		"$results/debug-kernel.summary" >>"$skipped"
 	add_summary "$results/debug-kernel.summary"
 fi
 
