@@ -37,13 +37,15 @@ cache=${GDIRECT_DEB_CHROOT:-/var/cache/gdirect-deb-chroot}
 mirror=${GDIRECT_DEB_MIRROR:-http://deb.debian.org/debian}
 # What the image holds names it: a change here builds a new one.  What
 # gdirect-emu's package pulls in is in the image, so that apt-get installs
-# it without the archive: qemu, busybox, cpio, kmod, python3, and the
-# guest kernel it depends on (the build's newest -amd64 headers,
+# it without the archive: qemu (with ibverbs-providers, which its
+# libibverbs1 recommends, as apt would install it), busybox-static (the
+# guest's init is a static busybox), cpio, kmod, python3, and the guest
+# kernel it depends on (the build's newest -amd64 headers,
 # packaging/debian/rules), which may be a security update: that one is
 # installed from bookworm-security after debootstrap, and names the image.
 emu_kver=$("$top/packaging/guest-kver.sh")
 include=linux-headers-amd64,dkms,gcc,make,libc6-dev,pkg-config,adduser
-include=$include,qemu-system-x86,busybox,cpio,kmod,python3
+include=$include,qemu-system-x86,ibverbs-providers,busybox-static,cpio,kmod,python3
 image=$cache/bookworm-minbase-$(printf '%s bpo %s' "$include" "$emu_kver" | md5sum | cut -c1-8).tar
 skips=0
 summary() {
@@ -364,12 +366,7 @@ else
 fi
 
 # 6. purge, and nothing left.
-# Recommends are not kept by the autoremove: what the install pulled in
-# goes, also where a package already in the image recommends it (qemu's
-# libibverbs1 recommends ibverbs-providers, which libgdirect0's install
-# brings).
-if in_root apt-get purge -y --autoremove -o APT::AutoRemove::RecommendsImportant=false \
-	$names >"$root.purge.log" 2>&1; then ok "apt-get purge of the packages"
+if in_root apt-get purge -y --autoremove $names >"$root.purge.log" 2>&1; then ok "apt-get purge of the packages"
 else not_ok "apt-get purge of the packages"; diag "$(tail -30 "$root.purge.log")"; fi
 rm -f "$root.purge.log"
 rm -rf "$root/tmp/debs" "$root/tmp/example" "$root/tmp/gdirect-example.c" "$root/tmp/g" "$root/tmp/g.c"
