@@ -48,8 +48,17 @@ gdirect ($version) unstable; urgency=medium
  -- $maint  $date
 EOT
 
+# gdirect-emu's machine is built for Debian's -amd64 kernel: without its
+# headers (Ubuntu) the package is left out, by the build profile
+# pkg.gdirect.noemu.
+profile=""
+if [ -z "$("$top/packaging/guest-kver.sh")" ]; then
+	profile=-Ppkg.gdirect.noemu
+	echo "deb: no Debian -amd64 kernel headers (linux-headers-amd64): the package gdirect-emu is left out"
+fi
 echo "deb: building gdirect $version in $src"
-(cd "$src" && dpkg-buildpackage -b -us -uc) >"$out/build.log" 2>&1 || {
+# shellcheck disable=SC2086 # the profile option, or nothing
+(cd "$src" && dpkg-buildpackage -b -us -uc $profile) >"$out/build.log" 2>&1 || {
 	tail -40 "$out/build.log" >&2
 	echo "deb: dpkg-buildpackage failed; the log is $out/build.log" >&2
 	exit 1

@@ -154,46 +154,11 @@ if [ "${CUDA_EMU:-0}" = 1 ]; then
 	echo "installed the emulated GPU's libcuda.so.1, libcudart.so.13, libnvidia-ml.so.1 in $libdir"
 fi
 
-# 1c. gdirect-emu, the emulated machine as a command (docs/emulated-ci.md):
-# the command and the harness it drives, at their source tree's paths
-# under LIBDIR/gdirect-emu (it finds them beside itself), and the machine
-# built here in LIBDIR/gdirect-emu/machine, a build tree's shape: each
-# flavour's modules, our libraries (the emulated CUDA, runtime and NVML
-# among them, for the guest only), and the cluster's Soft-RoCE module and
-# rdma-core where built.  PREFIX/bin/gdirect-emu links to the command.
+# 1c. gdirect-emu, the emulated machine as a command, with the machine
+# built in BUILD (packaging/emu-machine.sh); PREFIX/bin/gdirect-emu links
+# to the command.
 emu_dir=$(under_prefix lib)/gdirect-emu
-rm -rf "$emu_dir"
-for f in emu/cli/gdirect-emu emu/cli/guest-run.sh emu/cli/gdirect-emu-barrier \
-	tests/harness/run.py tests/harness/cluster.py tests/harness/init \
-	tests/harness/build-initramfs.sh tests/harness/build-cluster-initramfs.sh \
-	tests/harness/lib.sh tests/harness/hostcheck tests/include/tap.sh \
-	tests/guest/cluster/cluster-lib.sh emu/rxe/build.sh emu/rxe/rxe-gpu.patch \
-	emu/rxe/rxe_gpu.c emu/rdma-core/rdma-core-build.sh \
-	emu/rdma-core/rxe-reg-dmabuf-mr.patch tests/peers/peers.sh \
-	tests/peers/perftest-build.sh; do
-	mode=644
-	[ -x "$top/$f" ] && mode=755
-	install -D -m "$mode" "$top/$f" "$emu_dir/$f"
-done
-for ko in "$build"/kmod/*/*/*.ko; do
-	[ -e "$ko" ] || continue
-	rel=${ko#"$build"/}
-	# The flavours gdirect-emu boots, not the other kernels' builds.
-	case $rel in kmod/v2/*|kmod/v1/*|kmod/tegra/*|kmod/prop/*|kmod/coherent/*) ;; *) continue ;; esac
-	install -D -m 644 "$ko" "$emu_dir/machine/$rel"
-done
-# Only the folders the build has: the product's alone has no emu/.
-(cd "$build" && for d in emu lib gdrapi; do
-	[ ! -d "$d" ] || find "$d" -name 'lib*.so*' ! -path '*.p/*' \( -type f -o -type l \)
-done) |
-	while read -r f; do
-		mkdir -p "$emu_dir/machine/$(dirname "$f")"
-		cp -P "$build/$f" "$emu_dir/machine/$f"
-	done
-if [ -f "$build/rdma-core/out/lib/libibverbs.so.1" ]; then
-	mkdir -p "$emu_dir/machine/rdma-core"
-	cp -a "$build/rdma-core/out" "$emu_dir/machine/rdma-core/"
-fi
+"$top/packaging/emu-machine.sh" "$build" "$emu_dir"
 mkdir -p "$(under_prefix bin)" "$(under_prefix share/man/man1)"
 ln -sf ../lib/gdirect-emu/emu/cli/gdirect-emu "$(under_prefix bin)/gdirect-emu"
 install -m 644 "$top/man/man1/gdirect-emu.1" "$(under_prefix share/man/man1)/gdirect-emu.1"

@@ -286,9 +286,10 @@ bench)        needs="$userspace pkg-config ucx gnuplot" ;;
 # dpkg-source to unpack it.
 ucx)          needs="$userspace autoconf automake libtool c++ patch dpkg-dev ibverbs-dev rdmacm-dev" ;;
 # deb: packaging/debian/control's Build-Depends (debhelper compat 13,
-# dh-dkms, meson, ninja, pkg-config, python3), dpkg-buildpackage, and
+# dh-dkms, meson, ninja, pkg-config, python3, the -amd64 kernel headers
+# that gdirect-emu's machine is built for), dpkg-buildpackage, and
 # lintian, which make deb runs on what it built.
-deb)          needs="$userspace pkg-config ibverbs-dev dpkg-buildpackage debhelper dh-dkms lintian" ;;
+deb)          needs="$userspace guest-headers pkg-config ibverbs-dev dpkg-buildpackage debhelper dh-dkms lintian" ;;
 # deb-lane: tests/packaging/deb-lane.sh, the packages installed and purged
 # in a debootstrap'd Debian 12 chroot.
 deb-lane)     needs="debootstrap" ;;

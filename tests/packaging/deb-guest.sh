@@ -13,7 +13,7 @@
 # /sys/module/M/notes); the installed gdirect finds the emulated GPU and
 # gdirect.ko; the example program, built in the chroot against the
 # installed header and library, pins and copies through the emulated GPU
-# with the installed libgdirect and gdirect-emu's libcuda, which the
+# with the installed libgdirect and gdirect-emu-cuda's libcuda, which the
 # dynamic loader resolves from their installed paths (no LD_LIBRARY_PATH
 # but gdirect-emu's directory); everything unloads.
 . /tests/lib.sh
@@ -40,7 +40,7 @@ done
 sum() { sha256sum "$1" | cut -d' ' -f1; }
 check "/usr/bin/gdirect is gdirect-tools' file" test "$(sum /usr/bin/gdirect)" = "$sha_gdirect"
 check "libgdirect.so.0 is libgdirect0's file" test "$(sum /usr/lib/$ma/libgdirect.so.0)" = "$sha_libgdirect"
-check "libcuda.so.1 is gdirect-emu's file" test "$(sum $emu/libcuda.so.1)" = "$sha_libcuda"
+check "libcuda.so.1 is gdirect-emu-cuda's file" test "$(sum $emu/libcuda.so.1)" = "$sha_libcuda"
 # resolved PROGRAM LIB: where the dynamic loader finds LIB for PROGRAM.
 resolved() { /lib64/ld-linux-x86-64.so.2 --list "$1" 2>/dev/null | sed -n "s/^[[:space:]]*$2 => \([^ ]*\).*/\1/p"; }
 r=$(resolved /usr/bin/gdirect libgdirect.so.0)
@@ -60,7 +60,7 @@ check "the example is the one built in the chroot" test "$(sum $ex)" = "$sha_exa
 r=$(LD_LIBRARY_PATH=$emu resolved $ex libgdirect.so.0)
 check "it links /usr/lib/$ma/libgdirect.so.0 ($r)" test "$r" = "/usr/lib/$ma/libgdirect.so.0"
 r=$(LD_LIBRARY_PATH=$emu resolved $ex libcuda.so.1)
-check "it links gdirect-emu's libcuda.so.1 ($r)" test "$r" = "$emu/libcuda.so.1"
+check "it links gdirect-emu-cuda's libcuda.so.1 ($r)" test "$r" = "$emu/libcuda.so.1"
 
 LD_LIBRARY_PATH=$emu $ex >/tmp/example.out 2>&1
 check_rc $? "the example runs"

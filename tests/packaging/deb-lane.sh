@@ -21,7 +21,7 @@
 #   are as before the install.
 # Before the purge, the installed files at work in the emulated machine (a
 # chroot shares the host's kernel, so modules are loaded in a guest): the
-# modules DKMS built, gdirect, libgdirect, gdirect-emu's libcuda and the
+# modules DKMS built, gdirect, libgdirect, gdirect-emu-cuda's libcuda and the
 # example taken from the chroot and booted with nothing of the build tree
 # (tests/packaging/deb-guest.sh, step 5 below).
 #
@@ -35,9 +35,18 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 skip() { skips=$((skips + 1)); n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 cache=${GDIRECT_DEB_CHROOT:-/var/cache/gdirect-deb-chroot}
 mirror=${GDIRECT_DEB_MIRROR:-http://deb.debian.org/debian}
-# What the image holds names it: a change here builds a new one.
+# What the image holds names it: a change here builds a new one.  What
+# gdirect-emu's package pulls in is in the image, so that apt-get installs
+# it without the archive: qemu (with ibverbs-providers, which its
+# libibverbs1 recommends, as apt would install it), busybox-static (the
+# guest's init is a static busybox), cpio, kmod, python3, and the guest
+# kernel it depends on (the build's newest -amd64 headers,
+# packaging/debian/rules), which may be a security update: that one is
+# installed from bookworm-security after debootstrap, and names the image.
+emu_kver=$("$top/packaging/guest-kver.sh")
 include=linux-headers-amd64,dkms,gcc,make,libc6-dev,pkg-config,adduser
-image=$cache/bookworm-minbase-$(printf '%s bpo' "$include" | md5sum | cut -c1-8).tar
+include=$include,qemu-system-x86,ibverbs-providers,busybox-static,cpio,kmod,python3
+image=$cache/bookworm-minbase-$(printf '%s bpo %s' "$include" "$emu_kver" | md5sum | cut -c1-8).tar
 skips=0
 summary() {
 	passed=$((n - fails - skips))
@@ -86,6 +95,20 @@ if [ ! -s "$image" ]; then
 		diag "bookworm-backports' linux-headers-amd64 not installed in the image:" "$(tail -5 "$root.bpo.log")"
 	fi
 	rm -f "$root.bpo.log"
+	if [ -n "$emu_kver" ]; then
+		echo "deb ${mirror%/debian}/debian-security bookworm-security main" \
+			>"$root/etc/apt/sources.list.d/bookworm-security.list"
+		# An image without it is not cached: it would stand for this
+		# kernel until the build's headers change.
+		if ! { chroot "$root" apt-get update -qq &&
+		       chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends "linux-image-$emu_kver"; } >"$root.kernel.log" 2>&1; then
+			tail -5 "$root.kernel.log" | sed 's/^/# /'
+			rm -f "$root.kernel.log"
+			skip_lane "linux-image-$emu_kver (gdirect-emu's guest kernel) could not be installed in the image (no archive?)"
+		fi
+		rm -f "$root.kernel.log"
+	fi
 	chroot "$root" apt-get clean
 	tar -C "$root" --numeric-owner -cf "$image.tmp" . && mv "$image.tmp" "$image"
 	# Images of an older include list are never used again.
@@ -114,7 +137,10 @@ snapshot() {
 		-e '^\./var/lib/apt/extended_states$' -e '^\./usr/lib/modules/[^/]*/modules\.[a-z.]*$' | sort
 }
 snapshot >"$root.before"
-kvers=$(ls "$root/lib/modules" | grep -- '-amd64$' | sort -V)
+# The kernels with headers, which DKMS builds for (gdirect-emu's guest
+# kernel is an image without headers).
+kvers=$(for k in $(ls "$root/lib/modules" | grep -- '-amd64$'); do
+	[ -d "$root/usr/src/linux-headers-$k" ] && echo "$k"; done | sort -V)
 diag "chroot kernel headers:" $kvers
 version=$(basename "$(ls "$build"/deb/gdirect-dkms_*_all.deb)" | sed 's/^gdirect-dkms_\(.*\)_all\.deb$/\1/')
 
@@ -189,7 +215,7 @@ else
 fi
 rm -f "$root.cc.log"
 cache_has() { in_root ldconfig -p | grep -q "$1"; }
-check "libcuda.so.1 (gdirect-emu) is not in ld.so.cache" sh -c '! chroot "$1" ldconfig -p | grep -q libcuda.so.1' _ "$root"
+check "libcuda.so.1 (gdirect-emu-cuda) is not in ld.so.cache" sh -c '! chroot "$1" ldconfig -p | grep -q libcuda.so.1' _ "$root"
 check "libgdrapi.so.2 is not in ld.so.cache by default" sh -c '! chroot "$1" ldconfig -p | grep -q libgdrapi.so.2' _ "$root"
 in_root update-alternatives --quiet --set gdirect-libgdrapi /usr/lib/$ma/gdirect/ld.so.conf.d/gdirect.conf
 in_root ldconfig
@@ -219,7 +245,7 @@ rm -f "$root/usr/lib/$ma/libgdrapi.so.2"
 in_root ldconfig
 
 # 5. the installed files in the emulated machine: the modules DKMS built,
-# the installed gdirect, libgdirect and gdirect-emu's libcuda, and the
+# the installed gdirect, libgdirect and gdirect-emu-cuda's libcuda, and the
 # example built above, at their installed paths in a guest of their own
 # (build-initramfs.sh's GUEST_TREE: nothing of the build tree), booted on
 # a kernel DKMS built for: the host's /boot/vmlinuz-KVER (the 6.1 guest
@@ -309,6 +335,34 @@ else
 		diag "$(tail -20 "$root.guest.log")" "the guest's initramfs, log and console log: $kept"
 	fi
 	rm -rf "$g" "$root.cpio.gz" "$root.results" "$root.guest.log"
+fi
+
+# 5b. gdirect-emu from its package, as a user's CI runs it in a clean
+# system: the guest kernel it depends on boots with the packaged machine,
+# the user's COMMAND runs there with gdirect loaded, and its exit status
+# is the command's.
+emu_deb=$(ls "$build"/deb/gdirect-emu_*_amd64.deb 2>/dev/null | head -n1)
+if [ -z "$emu_deb" ]; then
+	skip "gdirect-emu from its package" "make deb left the package out (no Debian -amd64 kernel headers where it built)"
+else
+	# The release its modules were built for, read from a module of the
+	# package, must be the kernel image it depends on.
+	dpkg-deb --fsys-tarfile "$emu_deb" |
+		tar -xOf - ./usr/lib/gdirect-emu/machine/kmod/v2/gdirect/gdirect.ko >"$root.emu.ko" 2>/dev/null
+	rel=$(modinfo -F vermagic "$root.emu.ko" 2>/dev/null | cut -d' ' -f1)
+	rm -f "$root.emu.ko"
+	dep=$(dpkg-deb -f "$emu_deb" Depends)
+	check "gdirect-emu depends on linux-image-$rel, the kernel its modules were built for" \
+		sh -c '[ -n "$2" ] && printf "%s,\n" "$1" | grep -Eq "(^|[ ,])linux-image-$2(,| )"' _ "$dep" "$rel"
+	check_quiet "gdirect-emu --help runs from /usr/bin" in_root gdirect-emu --help
+	t0=$(date +%s)
+	out=$(in_root gdirect-emu run --timeout 600 --results /tmp/emu-results -- \
+		sh -c 'grep -c "^gdirect " /proc/modules; exit 7' 2>"$root.emu.err")
+	rc=$?
+	check "gdirect-emu run: COMMAND's status 7 is the command's (got $rc, $(( $(date +%s) - t0 )) s)" [ "$rc" = 7 ]
+	check "gdirect-emu run: gdirect.ko of the package loaded in the guest" [ "$out" = 1 ]
+	[ "$rc" = 7 ] || diag "$out" "$(tail -20 "$root.emu.err")"
+	rm -rf "$root.emu.err" "$root/tmp/emu-results"
 fi
 
 # 6. purge, and nothing left.
