@@ -27,3 +27,16 @@ wait_tcp_listen() {
 		sleep 0.1
 	done
 }
+
+# ucx_kernel_lacks: what this kernel lacks that UCX needs, or nothing.
+# UCX wires up over IPv4 sockets (its tcp transport) and its shared-memory
+# transport makes its receive FIFO with SysV shm, without which creating a
+# worker fails; the debug kernel (allnoconfig plus a fragment) has IPv4
+# for the cluster boot but no SysV IPC.
+ucx_kernel_lacks() {
+	if [ ! -d /proc/sys/net/ipv4 ]; then
+		echo "this kernel has no IPv4"
+	elif [ ! -d /proc/sysvipc ]; then
+		echo "this kernel has no SysV IPC (CONFIG_SYSVIPC), which UCX's shared-memory transport needs"
+	fi
+}

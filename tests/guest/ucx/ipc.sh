@@ -19,8 +19,9 @@ if [ ! -x "$ucx/bin/ucx_info" ] || [ ! -x /tests/ucx-xfer ]; then
 	tap_done
 	exit 0
 fi
-if [ ! -d /proc/sys/net/ipv4 ]; then
-	skip "cuda_ipc between two processes" "this kernel has no IPv4 (the debug kernel has no network stack)"
+lacks=$(ucx_kernel_lacks)
+if [ -n "$lacks" ]; then
+	skip "cuda_ipc between two processes" "$lacks"
 	tap_done
 	exit 0
 fi

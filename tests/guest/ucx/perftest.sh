@@ -16,10 +16,9 @@ if [ ! -x "$ucx/bin/ucx_info" ]; then
 	echo "1..1"
 	exit 0
 fi
-# UCX needs IPv4 sockets (its tcp transport, its wire-up); the debug
-# kernel is built without networking beyond unix sockets.
-if [ ! -d /proc/sys/net/ipv4 ]; then
-	echo "ok 1 - UCX on the emulated GPU # SKIP this kernel has no IPv4 (the debug kernel has no network stack)"
+lacks=$(ucx_kernel_lacks)
+if [ -n "$lacks" ]; then
+	echo "ok 1 - UCX on the emulated GPU # SKIP $lacks"
 	echo "1..1"
 	exit 0
 fi

@@ -9,10 +9,9 @@ if [ ! -x /opt/ucx/bin/ucx_info ] || [ ! -x /tests/ucx-ucp-test ]; then
 	tap_done
 	exit 0
 fi
-# UCX needs IPv4 sockets; the debug kernel is built without networking
-# beyond unix sockets.
-if [ ! -d /proc/sys/net/ipv4 ]; then
-	skip "UCP with GPU buffers" "this kernel has no IPv4 (the debug kernel has no network stack)"
+lacks=$(ucx_kernel_lacks)
+if [ -n "$lacks" ]; then
+	skip "UCP with GPU buffers" "$lacks"
 	tap_done
 	exit 0
 fi
