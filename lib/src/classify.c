@@ -367,6 +367,7 @@ static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
 	struct gdl_cuquery q;
 	struct gdl_epoch_slot *s;
 	struct gdl_alloc *al;
+	struct gdl_pending pq;
 	uintptr_t v;
 	bool hit = false;
 
@@ -404,19 +405,27 @@ static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
 		return 0;
 	}
 	GDL_ST_INC(c, classify_misses);
+	/* Announced, so that a free of the memory reported while the
+	 * driver answers keeps the answer out of the cache (notify.c):
+	 * cached, it would outlive the free it missed, and hand out the
+	 * freed allocation's BUFFER_ID, and its regions, to the next
+	 * allocation at the address. */
+	pthread_mutex_lock(&c->lock);
+	gdl_query_announce_locked(c, &pq, a, a + 1);
+	pthread_mutex_unlock(&c->lock);
 	gdl_cuda_query(a, &q);
+	GDL_RACE(GDL_RACE_CLASSIFY_QUERIED);
 	if (q.type == GDIRECT_MEM_CPU)
 		q.base = a;
 	fill(info, q.type, q.device, q.base, q.size, q.buffer_id);
-	if (q.type != GDIRECT_MEM_CPU) {
-		pthread_mutex_lock(&c->lock);
-		gdl_alloc_update(c, &q);
-		pthread_mutex_unlock(&c->lock);
-	} else if (c->p.flags & GDIRECT_CTX_CACHE_HOST) {
-		pthread_mutex_lock(&c->lock);
-		host_update(c, &q);
-		pthread_mutex_unlock(&c->lock);
+	pthread_mutex_lock(&c->lock);
+	if (!gdl_query_done_locked(c, &pq)) {
+		if (q.type != GDIRECT_MEM_CPU)
+			gdl_alloc_update(c, &q);
+		else if (c->p.flags & GDIRECT_CTX_CACHE_HOST)
+			host_update(c, &q);
 	}
+	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
 

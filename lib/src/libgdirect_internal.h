@@ -255,6 +255,11 @@ struct gdirect_ctx {
 	struct gdl_list dying;		/* dead, not yet released */
 	bool drain_due;			/* dying gained regions a drain may release */
 	struct gdl_pending *pending;
+	/* Driver queries in progress (classify.c, rcache.c): an answer
+	 * asked for before a free of its memory was reported describes the
+	 * freed allocation, so it is cached or pinned only if no free of its
+	 * range was reported meanwhile (notify.c marks them). */
+	struct gdl_pending *queries;
 	uint64_t nregions, nbytes;	/* live, under lock */
 	struct gdl_list alloc_list;	/* the cached allocations */
 	uint64_t nallocs;
@@ -354,6 +359,28 @@ static inline struct gdl_alloc *gdl_alloc_find(const struct gdirect_ctx *c,
 {
 	return gdl_alloc_in_slot((uintptr_t)gdl_pgtab_get(&c->allocs,
 						       a >> GDL_PAGE_SHIFT), a);
+}
+
+/* Under ctx->lock: announce a driver query about [s, e) (ctx->queries). */
+static inline void gdl_query_announce_locked(struct gdirect_ctx *c,
+					     struct gdl_pending *q,
+					     uint64_t s, uint64_t e)
+{
+	*q = (struct gdl_pending){ .start = s, .end = e, .next = c->queries };
+	c->queries = q;
+}
+
+/* Under ctx->lock: the query is over; returns whether a free of part of
+ * its range was reported while it ran. */
+static inline bool gdl_query_done_locked(struct gdirect_ctx *c,
+					 struct gdl_pending *q)
+{
+	for (struct gdl_pending **pp = &c->queries; *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	return q->freed;
 }
 
 /* gdl_my_shard_own uses 0 to mean "no shard", so no shard may sit at

@@ -46,6 +46,11 @@ void gdl_invalidate(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 	for (struct gdl_pending *p = c->pending; p; p = p->next)
 		if (p->start < e && s < p->end)
 			p->freed = true;
+	/* Likewise a driver query about the range: its answer may describe
+	 * what is being freed and must not be cached (classify.c). */
+	for (struct gdl_pending *p = c->queries; p; p = p->next)
+		if (p->start < e && s < p->end)
+			p->freed = true;
 	/* Deferred: the killed regions stay on ctx->dying for a drain; a
 	 * miss waiting for BAR space drains them (rcache.c). */
 	if (killed) {

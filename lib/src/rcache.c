@@ -944,6 +944,7 @@ static int miss(struct gdirect_ctx *c, uint64_t a, uint64_t e,
 	struct gdirect_reg *r = NULL;
 	struct gdl_pin pin;
 	uint64_t ps, pe;
+	struct gdl_pending pq;
 	int rc, cu_err, tries = 0;
 
 	gdl_drain(c);
@@ -951,12 +952,25 @@ restart:
 	if (tries++ == 8)
 		return gdl_err(-EAGAIN, "the registration keeps being "
 			      "invalidated, or its memory freed while pinned");
-	rc = miss_check(c, a, e, &q);
-	if (rc)
-		return rc;
-	miss_range(c, &q, a, e, &ps, &pe);
-
+	/* Announced, as the pin is below: an answer that a reported free
+	 * overtook may describe the freed allocation, and its tag and cache
+	 * entry would outlive it (notify.c).  Then the driver is asked
+	 * again. */
 	pthread_mutex_lock(&c->lock);
+	gdl_query_announce_locked(c, &pq, a, e);
+	pthread_mutex_unlock(&c->lock);
+	rc = miss_check(c, a, e, &q);
+	GDL_RACE(GDL_RACE_MISS_QUERIED);
+	pthread_mutex_lock(&c->lock);
+	if (gdl_query_done_locked(c, &pq) && !rc) {
+		pthread_mutex_unlock(&c->lock);
+		goto restart;
+	}
+	if (rc) {
+		pthread_mutex_unlock(&c->lock);
+		return rc;
+	}
+	miss_range(c, &q, a, e, &ps, &pe);
 	rc = sync_memops_locked(c, &q, &cu_err);
 	if (rc) {
 		pthread_mutex_unlock(&c->lock);

@@ -68,6 +68,11 @@ enum gdl_race_point {
 	 * registration announced, the memory classified, the cache not yet
 	 * looked up. */
 	GDL_RACE_RC_CLASSIFIED,
+	/* A classification's miss (classify.c) and a BAR pin's miss
+	 * (rcache.c), no lock held: the driver asked what the memory is, the
+	 * answer not yet cached or pinned. */
+	GDL_RACE_CLASSIFY_QUERIED,
+	GDL_RACE_MISS_QUERIED,
 };
 #ifdef GDL_RACE_HOOKS
 extern void (*gdl_race_hook)(enum gdl_race_point point);

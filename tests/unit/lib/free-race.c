@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib-free-race: a free reported while the driver answers a query about
+ * the memory keeps the answer out of the cache.
+ *
+ * The free runs at a chosen point (the library's race hooks, built into a
+ * static copy with GDL_RACE_HOOKS): after the driver answered and before
+ * the answer was cached (a classification's miss, GDL_RACE_CLASSIFY_QUERIED)
+ * or pinned (a registration's miss, GDL_RACE_MISS_QUERIED).  It is what the
+ * interposer does for cuMemFree: report, free, report again; then the
+ * address is allocated again, so the answer the library holds describes an
+ * allocation that no longer exists.  In hooks mode a cached answer is
+ * never asked again, so a cached stale answer would give the next
+ * allocation at the address the freed one's BUFFER_ID, and every region
+ * tagged with it.  The classification after the race must give the new
+ * allocation's BUFFER_ID, and the registration's pin must cover it.
+ */
+#include "libgdirect_internal.h"
+#include "tutil.h"
+
+struct race {
+	enum gdl_race_point at;
+	bool armed;
+	uint64_t addr, size, again;	/* freed, then allocated again */
+};
+static struct race race;
+
+/* The interposer's cuMemFree, then a new allocation of the same size. */
+static void hook(enum gdl_race_point p)
+{
+	if (!race.armed || p != race.at)
+		return;
+	race.armed = false;
+	gdirect_notify_free(P(race.addr), race.size);
+	CHECK_EQ(cuMemFree_v2(race.addr), CUDA_SUCCESS);
+	gdirect_notify_free(P(race.addr), race.size);
+	race.again = fake_cuda_alloc(race.size);
+}
+
+static void arm(enum gdl_race_point at, uint64_t addr, uint64_t size)
+{
+	race = (struct race){ .at = at, .armed = true, .addr = addr,
+			      .size = size };
+}
+
+/* The new allocation took the freed one's address (the fake's first fit
+ * does): otherwise the test shows nothing. */
+static void check_reallocated(void)
+{
+	CHECK(!race.armed);
+	CHECK_EQ(race.again, race.addr);
+}
+
+static void check_classified_new(struct gdirect_ctx *c, uint64_t a)
+{
+	struct gdirect_ptr_info info;
+
+	CHECK_EQ(gdirect_classify(c, P(a), &info), 0);
+	CHECK_EQ(info.type, GDIRECT_MEM_DEVICE);
+	CHECK_EQ(info.buffer_id, fake_cuda_buffer_id_at(a));
+}
+
+/* A classification's miss: the answer it was given is the freed
+ * allocation's, and it must not be cached. */
+static void classify_answer_not_cached(void)
+{
+	struct gdirect_params p;
+	struct gdirect_ptr_info info;
+	struct gdl_backend *b;
+	struct gdirect_ctx *c;
+	uint64_t x;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
+	x = fake_cuda_alloc(64 * KiB);
+	CHECK(x);
+	arm(GDL_RACE_CLASSIFY_QUERIED, x, 64 * KiB);
+	CHECK_EQ(gdirect_classify(c, P(x + 100), &info), 0);
+	check_reallocated();
+	check_classified_new(c, x + 100);
+	CHECK_EQ(cuMemFree_v2(x), CUDA_SUCCESS);
+	flush_destroy_clean(c, b);
+}
+
+/* A registration's miss: the allocation it was about to pin for is
+ * freed; it asks again, caches the new allocation and pins it. */
+static void miss_asks_again(void)
+{
+	struct gdirect_params p;
+	struct gdirect_reg_info ri;
+	struct gdirect_reg *r;
+	struct gdl_backend *b;
+	struct gdirect_ctx *c;
+	uint64_t x;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
+	x = fake_cuda_alloc(64 * KiB);
+	CHECK(x);
+	/* Classified first, so that the miss is the registration's own. */
+	check_classified_new(c, x);
+	arm(GDL_RACE_MISS_QUERIED, x, 64 * KiB);
+	CHECK_EQ(gdirect_reg_get(c, P(x + 100), 100, 0, &r), 0);
+	check_reallocated();
+	CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+	CHECK(fake_backend_pin_covers(b, ri.kernel_handle,
+				      fake_cuda_buffer_id_at(x)));
+	CHECK(fake_backend_pin_fresh(b, ri.kernel_handle, x + 100));
+	gdirect_reg_put(r);
+	check_classified_new(c, x + 100);
+	/* And a hit now is the new allocation's region. */
+	CHECK_EQ(gdirect_reg_get(c, P(x + 100), 100, 0, &r), 0);
+	CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+	CHECK(fake_backend_pin_fresh(b, ri.kernel_handle, x + 100));
+	gdirect_reg_put(r);
+	CHECK_EQ(cuMemFree_v2(x), CUDA_SUCCESS);
+	flush_destroy_clean(c, b);
+}
+
+int main(void)
+{
+	need_fake_cuda();
+	gdl_race_hook = hook;
+	TAP_TEST(classify_answer_not_cached);
+	TAP_TEST(miss_asks_again);
+	gdl_race_hook = NULL;
+	return tap_done();
+}
