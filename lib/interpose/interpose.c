@@ -4,8 +4,9 @@
  *
  * LD_PRELOAD it (or link it before libcuda): it defines the driver's and
  * the runtime's free entry points, reports the range being freed to
- * gdirect_notify_free() *before* the real free runs, then calls the real
- * function.  It also wraps cuGetProcAddress, through which the CUDA runtime
+ * gdirect_notify_free() *before* the real free runs, calls the real
+ * function, and reports the range again once the free succeeded (FREE
+ * below).  It also wraps cuGetProcAddress, through which the CUDA runtime
  * and many libraries fetch driver entry points without any symbol lookup
  * an interposer could see, and hands out the wrappers for the frees.
  *
@@ -17,10 +18,13 @@
  * context teardowns that free a context's memory without a free call,
  * cuCtxDestroy (v1 and _v2), cuDevicePrimaryCtxReset (v1 and _v2),
  * cudaDeviceReset, and a cuDevicePrimaryCtxRelease (v1 and _v2) that
- * destroyed the primary context, which invalidate everything.  cuMemRelease needs no hook: released memory stays alive
- * while it is mapped, and the VA stops being backed only at cuMemUnmap.
- * Async frees are reported when called, before the stream frees: early
- * invalidation is safe, late would not be.
+ * destroyed the primary context, which invalidate everything.
+ * cuMemRelease needs no hook: released memory stays alive while it is
+ * mapped, and the VA stops being backed only at cuMemUnmap.
+ * Async frees are reported when called and when the call returns, both
+ * before the stream frees: early invalidation is safe, late would not be
+ * (a registration made after the call and before the stream frees is
+ * one of memory the program may no longer use).
  *
  * The hooks do no unpinning themselves (see notify.c).
  */
@@ -70,59 +74,94 @@ typedef __typeof__(&cudaDeviceReset) rt_reset_fn;
 /* Not in cuda_runtime_api.h's subset: the product only wraps it. */
 typedef cudaError_t (*rt_free_async_fn)(void *, cudaStream_t);
 
-/* Report the whole allocation holding p. */
-static void report(CUdeviceptr p)
+/* A range being freed; size 0: only its first byte is known. */
+struct span {
+	CUdeviceptr base;
+	size_t size;
+};
+
+static void report(struct span s)
+{
+	if (s.base)
+		gdirect_notify_free((const void *)(uintptr_t)s.base, s.size);
+}
+
+/* The whole allocation holding p, asked before it is freed. */
+static struct span span_of(CUdeviceptr p)
 {
 	REAL(mem_get_address_range, range);
 	CUdeviceptr base = 0;
 	size_t size = 0;
 
-	if (!p)
-		return;
-	if (real_range && real_range(&base, &size, p) == CUDA_SUCCESS && size)
-		gdirect_notify_free((const void *)(uintptr_t)base, size);
-	else
-		gdirect_notify_free((const void *)(uintptr_t)p, 0);
+	if (p && real_range && real_range(&base, &size, p) == CUDA_SUCCESS && size)
+		return (struct span){ base, size };
+	return (struct span){ p, 0 };
 }
 
-/* Report the pinned host allocation holding p: its range as the pointer
+/* The pinned host allocation holding p: its range as the pointer
  * attributes give it, else the allocation holding it, else p alone. */
-static void report_host(void *hp)
+static struct span span_of_host(void *hp)
 {
 	REAL(pointer_get_attribute, attr);
 	CUdeviceptr p = (uintptr_t)hp, base = 0;
 	size_t size = 0;
 
-	if (!p)
-		return;
-	if (real_attr &&
+	if (p && real_attr &&
 	    real_attr(&base, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) == CUDA_SUCCESS &&
 	    real_attr(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p) == CUDA_SUCCESS &&
 	    size && p - base < size)
-		gdirect_notify_free((const void *)(uintptr_t)base, size);
-	else
-		report(p);
+		return (struct span){ base, size };
+	return span_of(p);
 }
+
+/*
+ * FREE(call, s): report s, run the real free, and report s again once it
+ * succeeded.  The first report stops every hit on the range before the
+ * memory goes; the second kills what a registration made between the two
+ * pinned (it asked the driver while the memory was still there, so it
+ * pinned the old pages and tagged them with the old BUFFER_ID, which a
+ * new allocation at the address would otherwise hit in hooks mode).
+ * For the async frees the second report comes when the call returns, not
+ * when the stream frees the memory.
+ */
+#define FREE(call, s, ok)						\
+	do {								\
+		const struct span s_ = (s);				\
+									\
+		report(s_);						\
+		r = (call);						\
+		if (r == (ok))						\
+			report(s_);					\
+	} while (0)
 
 EXPORT CUresult cuMemFreeHost(void *p)
 {
 	REAL(mem_free_host, f);
-	report_host(p);
-	return real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED;
+	CUresult r;
+
+	FREE(real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED, span_of_host(p),
+	     CUDA_SUCCESS);
+	return r;
 }
 
 EXPORT cudaError_t cudaFreeHost(void *p)
 {
 	REAL_RT(rt_free_fn, f, "cudaFreeHost");
-	report_host(p);
-	return real_f ? real_f(p) : cudaErrorInitializationError;
+	cudaError_t r;
+
+	FREE(real_f ? real_f(p) : cudaErrorInitializationError, span_of_host(p),
+	     cudaSuccess);
+	return r;
 }
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
 	REAL(mem_free, f);
-	report(p);
-	return real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED;
+	CUresult r;
+
+	FREE(real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED, span_of(p),
+	     CUDA_SUCCESS);
+	return r;
 }
 
 /* The pre-3.2 ABI, still exported by libcuda under its undecorated name. */
@@ -130,36 +169,51 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 EXPORT CUresult cuMemFree(unsigned int p)
 {
 	REAL(mem_free_v1, f);
-	report(p);
-	return real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED;
+	CUresult r;
+
+	FREE(real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED, span_of(p),
+	     CUDA_SUCCESS);
+	return r;
 }
 
 EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
 {
 	REAL(mem_free_async, f);
-	report(p);
-	return real_f ? real_f(p, s) : CUDA_ERROR_NOT_INITIALIZED;
+	CUresult r;
+
+	FREE(real_f ? real_f(p, s) : CUDA_ERROR_NOT_INITIALIZED, span_of(p),
+	     CUDA_SUCCESS);
+	return r;
 }
 
 EXPORT CUresult cuMemUnmap(CUdeviceptr p, size_t size)
 {
 	REAL(mem_unmap, f);
-	gdirect_notify_free((const void *)(uintptr_t)p, size);
-	return real_f ? real_f(p, size) : CUDA_ERROR_NOT_INITIALIZED;
+	CUresult r;
+
+	FREE(real_f ? real_f(p, size) : CUDA_ERROR_NOT_INITIALIZED,
+	     ((struct span){ p, size }), CUDA_SUCCESS);
+	return r;
 }
 
 EXPORT cudaError_t cudaFree(void *p)
 {
 	REAL_RT(rt_free_fn, f, "cudaFree");
-	report((uintptr_t)p);
-	return real_f ? real_f(p) : cudaErrorInitializationError;
+	cudaError_t r;
+
+	FREE(real_f ? real_f(p) : cudaErrorInitializationError,
+	     span_of((uintptr_t)p), cudaSuccess);
+	return r;
 }
 
 EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
 	REAL_RT(rt_free_async_fn, f, "cudaFreeAsync");
-	report((uintptr_t)p);
-	return real_f ? real_f(p, s) : cudaErrorInitializationError;
+	cudaError_t r;
+
+	FREE(real_f ? real_f(p, s) : cudaErrorInitializationError,
+	     span_of((uintptr_t)p), cudaSuccess);
+	return r;
 }
 
 /* ---- context teardown: frees the context's memory without a free call */
@@ -172,17 +226,22 @@ EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
  * hooks (early invalidation is safe; other devices' regions are pinned
  * again on their next use).
  */
+#define SPAN_ALL ((struct span){ 1, SIZE_MAX })
+
 static void report_all(void)
 {
-	gdirect_notify_free((const void *)(uintptr_t)1, SIZE_MAX);
+	report(SPAN_ALL);
 }
 
 #define TEARDOWN(name, field, param, arg)				\
 	EXPORT CUresult name(param)					\
 	{								\
 		REAL(field, f);						\
-		report_all();						\
-		return real_f ? real_f(arg) : CUDA_ERROR_NOT_INITIALIZED; \
+		CUresult r;						\
+									\
+		FREE(real_f ? real_f(arg) : CUDA_ERROR_NOT_INITIALIZED,	\
+		     SPAN_ALL, CUDA_SUCCESS);				\
+		return r;						\
 	}
 
 #undef cuCtxDestroy
@@ -209,8 +268,8 @@ TEARDOWN(cuDevicePrimaryCtxReset, primary_reset_v1, CUdevice dev, dev)
  * bypass the interposer (the CUDA runtime's, through its own
  * cuGetProcAddress) are not counted; the runtime retains once, at its
  * first call, and its cudaDeviceReset reports everything anyway.
- * The report comes after the memory went, where the other hooks report
- * before; with kernel invalidation the status word has told every hit
+ * The report comes only after the memory went, where the other hooks
+ * report before and after; with kernel invalidation the status word has told every hit
  * already, and with hooks alone pins are persistent, so a hit in between
  * maps the old pages, never another allocation's.
  */
@@ -252,8 +311,11 @@ RELEASE(cuDevicePrimaryCtxRelease, primary_release_v1)
 EXPORT cudaError_t cudaDeviceReset(void)
 {
 	REAL_RT(rt_reset_fn, f, "cudaDeviceReset");
-	report_all();
-	return real_f ? real_f() : cudaErrorInitializationError;
+	cudaError_t r;
+
+	FREE(real_f ? real_f() : cudaErrorInitializationError, SPAN_ALL,
+	     cudaSuccess);
+	return r;
 }
 
 /* ---- cuGetProcAddress: hand out wrappers around what the driver gives -- */
@@ -272,22 +334,37 @@ EXPORT cudaError_t cudaDeviceReset(void)
 		before;							\
 		return atomic_load(&name##_target) args;		\
 	}
+/* A free's wrapper: reports @span before and after, as FREE. */
+#define FREE_WRAPPER(name, type, params, args, span)			\
+	static _Atomic(type) name##_target;				\
+	static CUresult name params					\
+	{								\
+		CUresult r;						\
+									\
+		FREE(atomic_load(&name##_target) args, span,		\
+		     CUDA_SUCCESS);					\
+		return r;						\
+	}
 
-WRAPPER(w_free_v2, gdl_cu_mem_free_t, (CUdeviceptr p), (p), report(p))
-WRAPPER(w_free_v1, gdl_cu_mem_free_v1_t, (unsigned int p), (p), report(p))
-WRAPPER(w_free_async, gdl_cu_mem_free_async_t, (CUdeviceptr p, CUstream s),
-	(p, s), report(p))
-WRAPPER(w_free_async_ptsz, gdl_cu_mem_free_async_t,
-	(CUdeviceptr p, CUstream s), (p, s), report(p))
-WRAPPER(w_unmap, gdl_cu_mem_unmap_t, (CUdeviceptr p, size_t size), (p, size),
-	gdirect_notify_free((const void *)(uintptr_t)p, size))
-WRAPPER(w_free_host, gdl_cu_mem_free_host_t, (void *p), (p), report_host(p))
-WRAPPER(w_ctx_destroy_v2, gdl_cu_ctx_destroy_t, (CUcontext c), (c),
-	report_all())
-WRAPPER(w_ctx_destroy_v1, gdl_cu_ctx_destroy_t, (CUcontext c), (c),
-	report_all())
-WRAPPER(w_ctx_reset_v2, gdl_cu_primary_reset_t, (CUdevice d), (d), report_all())
-WRAPPER(w_ctx_reset_v1, gdl_cu_primary_reset_t, (CUdevice d), (d), report_all())
+FREE_WRAPPER(w_free_v2, gdl_cu_mem_free_t, (CUdeviceptr p), (p), span_of(p))
+FREE_WRAPPER(w_free_v1, gdl_cu_mem_free_v1_t, (unsigned int p), (p),
+	     span_of(p))
+FREE_WRAPPER(w_free_async, gdl_cu_mem_free_async_t,
+	     (CUdeviceptr p, CUstream s), (p, s), span_of(p))
+FREE_WRAPPER(w_free_async_ptsz, gdl_cu_mem_free_async_t,
+	     (CUdeviceptr p, CUstream s), (p, s), span_of(p))
+FREE_WRAPPER(w_unmap, gdl_cu_mem_unmap_t, (CUdeviceptr p, size_t size),
+	     (p, size), ((struct span){ p, size }))
+FREE_WRAPPER(w_free_host, gdl_cu_mem_free_host_t, (void *p), (p),
+	     span_of_host(p))
+FREE_WRAPPER(w_ctx_destroy_v2, gdl_cu_ctx_destroy_t, (CUcontext c), (c),
+	     SPAN_ALL)
+FREE_WRAPPER(w_ctx_destroy_v1, gdl_cu_ctx_destroy_t, (CUcontext c), (c),
+	     SPAN_ALL)
+FREE_WRAPPER(w_ctx_reset_v2, gdl_cu_primary_reset_t, (CUdevice d), (d),
+	     SPAN_ALL)
+FREE_WRAPPER(w_ctx_reset_v1, gdl_cu_primary_reset_t, (CUdevice d), (d),
+	     SPAN_ALL)
 WRAPPER(w_ctx_retain, gdl_cu_primary_retain_t, (CUcontext *pc, CUdevice d),
 	(pc, d), atomic_fetch_add(&primary_retains, 1))
 #define WRAPPER_RELEASE(name)						\

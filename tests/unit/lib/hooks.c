@@ -209,6 +209,80 @@ static void each_free_invalidates(void)
 	}
 }
 
+/*
+ * A registration made between the interposer's report and the real free
+ * (another thread's get, which asked the driver while the memory was still
+ * there) pinned the old pages: the report after the free kills it, so
+ * that the next allocation at the address never hits it.  The get runs in
+ * the fake driver's free listener, which the free calls before the memory
+ * goes; the listener then passes the free on to the fake backend, which
+ * marks the pin stale.
+ */
+static struct {
+	struct gdirect_ctx *c;
+	uint64_t addr;			/* the get's, 0: none armed */
+	void (*fn)(uint64_t base, uint64_t size, void *arg);	/* backend's */
+	void *arg;
+} between;
+
+static void between_listener(uint64_t base, uint64_t size, void *arg)
+{
+	struct gdirect_reg *r;
+
+	(void)arg;
+	if (between.addr && between.addr - base < size) {
+		between.addr = 0;
+		CHECK_EQ(gdirect_reg_get(between.c, P(base), 100, 0, &r), 0);
+		gdirect_reg_put(r);
+	}
+	if (between.fn)
+		between.fn(base, size, between.arg);
+}
+
+static void between_set_listener(void (*fn)(uint64_t, uint64_t, void *),
+				 void *arg)
+{
+	between.fn = fn;
+	between.arg = arg;
+	fake_cuda_set_free_listener(fn ? between_listener : NULL, NULL);
+}
+
+static void get_between_report_and_free(void)
+{
+	struct gdirect_params p;
+	struct gdirect_reg *r;
+	struct gdirect_reg_info ri;
+	struct fake_stats fs;
+	struct gdl_backend *b;
+
+	b = fake_backend_new(&(struct fake_cfg){
+		.persistent = true, .buffer_id_at = fake_cuda_buffer_id_at,
+		.set_free_listener = between_set_listener });
+	CHECK(b);
+	params(&p, GDIRECT_INV_HOOKS);
+	CHECK_EQ(gdl_ctx_create_backend(&p, b, &between.c), 0);
+	for (int how = FREE_V2; how <= GPA_UNMAP; how++) {
+		uint64_t size = 64 * KiB, x = fake_cuda_alloc(size);
+
+		between.addr = x;
+		do_free(how, x, size);
+		CHECK_EQ(between.addr, 0);	/* the get ran */
+		CHECK_EQ(fake_cuda_alloc(size), x);
+		CHECK_EQ(gdirect_reg_get(between.c, P(x), 100, 0, &r), 0);
+		CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+		CHECK(fake_backend_pin_fresh(b, ri.kernel_handle, x));
+		gdirect_reg_put(r);
+		CHECK_EQ(cuMemFree_v2(x), 0);
+		gdirect_process_events(between.c);
+		tap_diag("%-34s reports again after the free", names[how]);
+	}
+	CHECK_EQ(gdirect_flush(between.c) >= 0, 1);
+	fake_backend_stats(b, &fs);
+	CHECK_EQ(fs.live, 0);
+	CHECK_EQ(fs.bad_unpins, 0);
+	gdirect_ctx_destroy(between.c);
+}
+
 /* Every free of pinned host memory forgets the cached CPU answers of its
  * pages (GDIRECT_CTX_CACHE_HOST), so that device memory later given the
  * same VA is classified as device memory. */
@@ -344,6 +418,7 @@ int main(void)
 	need_fake_cuda();
 	TAP_TEST(wrapped);
 	TAP_TEST(host_free_forgets);
+	TAP_TEST(get_between_report_and_free);
 	params(&p, GDIRECT_INV_HOOKS);
 	ctx = mkctx(&p, &(struct fake_cfg){ 0 }, &backend);
 	TAP_TEST(each_free_invalidates);
