@@ -92,6 +92,27 @@ int gdirect_mr_get(struct gdirect_ctx *ctx, struct ibv_pd *pd,
 		   struct gdirect_mr **mr);
 
 /*
+ * Get a memory region of protection domain pd covering bytes [offset,
+ * offset+len) of the caller's dma-buf fd, with at least the access flags
+ * access, registering it with ibv_reg_dmabuf_mr() on a miss; iova is the
+ * address of byte offset in work requests, as ibv_reg_dmabuf_mr() takes
+ * it (gdirect_mr_addr(mr, (void *)(uintptr_t)o) gives that of byte o).
+ * Regions are keyed by the dma-buf itself (its inode), not by fd: the same
+ * buffer through a dup() or a descriptor passed from another process is
+ * the same region.  The range is widened to whole 4 KiB pages inside the
+ * buffer, so neighbouring requests share a region; info.base and
+ * info.length are then offsets in the buffer.  A region holds the dma-buf
+ * (and its memory) alive until it is evicted, flushed or the context
+ * destroyed; frees of CUDA allocations do not concern it.  flags must be
+ * 0.  Errors: those of gdirect_mr_get(), -EBADF (fd), -EINVAL (a range
+ * past the buffer's end) (symbol node GDIRECT_0.4).
+ */
+int gdirect_mr_get_dmabuf(struct gdirect_ctx *ctx, struct ibv_pd *pd, int fd,
+			  uint64_t offset, size_t len, uint64_t iova,
+			  int access, unsigned int flags,
+			  struct gdirect_mr **mr);
+
+/*
  * Drop a reference.  The region stays registered (cached) until it is
  * evicted, its memory is freed or the context is destroyed.  Keep the
  * reference while work requests through the region are outstanding.
@@ -101,9 +122,10 @@ void gdirect_mr_put(struct gdirect_mr *mr);
 int gdirect_mr_info(const struct gdirect_mr *mr, struct gdirect_mr_info *info);
 
 /*
- * The address of ptr (which must lie in the region) in a work request
- * through mr: its iova plus ptr's offset from the region's base.  0 when
- * ptr is outside the region.
+ * The address of ptr (which must lie in the region; for a region of a
+ * caller's dma-buf, an offset in the buffer cast to a pointer) in a work
+ * request through mr: its iova plus ptr's offset from the region's base.
+ * 0 when ptr is outside the region.
  */
 uint64_t gdirect_mr_addr(const struct gdirect_mr *mr, const void *ptr);
 

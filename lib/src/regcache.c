@@ -199,6 +199,21 @@ static void rc_trim_locked(struct gdl_rc *rc, struct gdl_list *list)
 	}
 }
 
+/* Whether r's range is in the space a request names (NULL: virtual
+ * addresses). */
+static bool rc_in_space(const struct gdl_rc_region *r, const uint64_t *space)
+{
+	static const uint64_t va[3];
+
+	return !memcmp(r->space, space ? space : va, sizeof(r->space));
+}
+
+/* Whether r's range is in an object's space, not virtual addresses. */
+static bool rc_foreign(const struct gdl_rc_region *r)
+{
+	return !rc_in_space(r, NULL);
+}
+
 /*
  * Without hooks no free is reported: kill the unused GPU regions whose
  * allocation is gone (its BUFFER_ID no longer the region's), so that a
@@ -223,7 +238,7 @@ int gdl_rc_sweep(struct gdl_rc *rc)
 		return 0;
 	pthread_mutex_lock(&rc->lock);
 	gdl_list_for_each_safe(&rc->live, r, n, node)
-		if (k < max && !r->host &&
+		if (k < max && !r->host && !rc_foreign(r) &&
 		    !atomic_load_explicit(&r->refs, memory_order_relaxed))
 			v[k++] = (struct sweep){ r->id, r->base, r->tag_id };
 	pthread_mutex_unlock(&rc->lock);
@@ -254,7 +269,7 @@ void gdl_rc_notify_locked(struct gdl_rc *rc, uint64_t s, uint64_t e)
 		return;
 	pthread_mutex_lock(&rc->lock);
 	gdl_list_for_each_safe(&rc->live, r, n, node)
-		if (r->base < e && s < r->base + r->len)
+		if (r->base < e && s < r->base + r->len && !rc_foreign(r))
 			rc_kill_locked(rc, r);
 	gdl_list_for_each_safe(&rc->pending, p, q, node)
 		if (p->start < e && s < p->end)
@@ -343,7 +358,7 @@ static int rc_register(struct gdl_rc *rc, struct gdirect_ctx *c,
  * added to *attr, so that its successor serves both.
  */
 static struct gdl_rc_region *rc_lookup_locked(struct gdl_rc *rc,
-					      const void *dom,
+					      const struct gdl_rc_req *req,
 					      const struct gdirect_ptr_info *info,
 					      uint64_t a, uint64_t end,
 					      int *attr)
@@ -351,7 +366,8 @@ static struct gdl_rc_region *rc_lookup_locked(struct gdl_rc *rc,
 	struct gdl_rc_region *r, *n;
 
 	gdl_list_for_each_safe(&rc->live, r, n, node) {
-		if (r->dom != dom || r->base >= end || a >= r->base + r->len)
+		if (r->dom != req->dom || r->base >= end ||
+		    a >= r->base + r->len || !rc_in_space(r, req->space))
 			continue;
 		if (r->tag_base != info->alloc_base ||
 		    r->tag_id != info->buffer_id) {
@@ -452,6 +468,34 @@ int gdl_mr_range(const struct gdirect_ptr_info *info, uint64_t a,
 	return 0;
 }
 
+/*
+ * What a request in an object's space (req->space) stands for in place of
+ * a classification, and the range it registers: [a, end) widened to
+ * whole 4 KiB pages within the object, as a host range is, so that
+ * neighbouring requests share a region.  The object has no allocation to
+ * tag (0, 0).  0, or -EINVAL when the request runs past the object.
+ */
+static int rc_space_range(const struct gdl_rc_req *req, uint64_t a,
+			  uint64_t end, struct gdirect_ptr_info *info,
+			  uint64_t *s, uint64_t *e)
+{
+	uint64_t size = req->space_size;
+
+	if (end <= a || (size && end > size))
+		return gdl_err(-EINVAL, "[%#llx, +%zu) runs past the end of "
+			       "its object (%llu bytes)", (unsigned long long)a,
+			       req->len, (unsigned long long)size);
+	*info = (struct gdirect_ptr_info){
+		.type = GDIRECT_MEM_DEVICE, .device = -1,
+		.alloc_size = size,
+	};
+	*s = a & ~(GDL_MR_HOST_PAGE - 1);
+	*e = (end + GDL_MR_HOST_PAGE - 1) & ~(GDL_MR_HOST_PAGE - 1);
+	if (size && *e > size)
+		*e = size;
+	return 0;
+}
+
 /* A new region for [s, e) of req, tagged with info's allocation. */
 static struct gdl_rc_region *rc_region_new(struct gdl_rc *rc,
 					   const struct gdl_rc_req *req,
@@ -469,6 +513,8 @@ static struct gdl_rc_region *rc_region_new(struct gdl_rc *rc,
 	r->host = info->type != GDIRECT_MEM_DEVICE;
 	r->tag_base = info->alloc_base;
 	r->tag_id = info->buffer_id;
+	if (req->space)
+		memcpy(r->space, req->space, sizeof(r->space));
 	r->id = atomic_fetch_add(&rc_ids, 1);
 	r->rc = rc;
 	return r;
@@ -503,9 +549,19 @@ again:
 	 * before the lookup below, is not seen).
 	 */
 	pend = (struct rc_pending){ .start = a, .end = end };
+	if (req->space)		/* no reported free concerns an object */
+		pend.start = pend.end = 0;
 	pthread_mutex_lock(&rc->lock);
 	gdl_list_add(&rc->pending, &pend.node);
 	pthread_mutex_unlock(&rc->lock);
+	if (req->space) {
+		err = rc_space_range(req, a, end, &info, &s, &e);
+		if (err)
+			goto fail_pending;
+		cached = true;
+		pthread_mutex_lock(&rc->lock);
+		goto lookup;
+	}
 	err = rc_classify(c, req->ptr, &info);
 	GDL_RACE(GDL_RACE_RC_CLASSIFIED);
 	if (!err && info.type == GDIRECT_MEM_MANAGED)
@@ -530,8 +586,9 @@ again:
 		pthread_mutex_unlock(&rc->lock);
 		goto again;
 	}
+lookup:
 	if (cached) {
-		r = rc_lookup_locked(rc, req->dom, &info, a, end, &attr);
+		r = rc_lookup_locked(rc, req, &info, a, end, &attr);
 		if (r) {
 			gdl_list_del(&pend.node);
 			rc_hold_locked(rc, r);
@@ -542,7 +599,7 @@ again:
 		}
 	}
 	pthread_mutex_unlock(&rc->lock);
-	if (info.type == GDIRECT_MEM_DEVICE) {
+	if (info.type == GDIRECT_MEM_DEVICE && !req->space) {
 		err = rc_sync_memops(c, &info);
 		if (err)
 			goto fail_pending;
@@ -573,8 +630,8 @@ again:
 	if (!cached) {
 		r->dead = true;
 		gdl_list_add(&rc->dying, &r->node);
-	} else if ((h = rc_lookup_locked(rc, req->dom, &info, a, end,
-					 &attr)) && h->attr == r->attr) {
+	} else if ((h = rc_lookup_locked(rc, req, &info, a, end, &attr)) &&
+		   h->attr == r->attr) {
 		/* Another thread registered the same range meanwhile. */
 		rc_hold_locked(rc, h);
 		pthread_mutex_unlock(&rc->lock);
@@ -655,7 +712,7 @@ bool gdl_rc_valid(const struct gdl_rc_region *r)
 	pthread_mutex_unlock(&rc->lock);
 	if (dead)
 		return false;
-	if (r->host)
+	if (r->host || rc_foreign(r))
 		return true;
 	return gdl_cuda_buffer_id(r->base, &id) == 0 && id == r->tag_id;
 }

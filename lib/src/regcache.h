@@ -44,6 +44,14 @@ struct gdl_rc_region {
 	bool host;			/* host memory (no tag) */
 	/* The allocation it was registered for (0, 0 for host memory). */
 	uint64_t tag_base, tag_id;
+	/*
+	 * The space base and len are in: all zero for the process's virtual
+	 * addresses, else an object of the kind's (a caller's dma-buf: its
+	 * device, inode, and iova less offset), whose regions no reported
+	 * free, sweep or allocation tag concerns: the registration itself
+	 * keeps the object alive.
+	 */
+	uint64_t space[3];
 	uint64_t id;			/* unique in the process */
 	/* Changed under the engine's lock, except by a fork child's put,
 	 * which only counts (the lock may be held by a parent thread). */
@@ -90,6 +98,11 @@ struct gdl_rc_req {
 	size_t len;
 	int attr;
 	void *arg;			/* passed to ops->reg */
+	/* NULL: ptr is a virtual address.  Else ptr is an offset in the
+	 * object that space names (gdl_rc_region.space), which is
+	 * space_size bytes long (0: not known). */
+	const uint64_t *space;
+	uint64_t space_size;
 };
 
 int gdl_rc_create(struct gdirect_ctx *c, const struct gdl_rc_ops *ops,

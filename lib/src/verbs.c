@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "cuda_dl.h"
 #include "gdirect_verbs.h"
@@ -26,6 +27,13 @@
 #include "libgdirect_internal.h"
 #include "regcache.h"
 #include "verbs_range.h"
+
+/* A caller's dma-buf being registered (gdirect_mr_get_dmabuf), mr_reg's
+ * argument: the descriptor and the iova less the offset. */
+struct mr_dmabuf_arg {
+	int fd;
+	uint64_t delta;
+};
 
 /* A region of the engine, with what the NIC made of it. */
 struct gdirect_mr {
@@ -111,9 +119,23 @@ static int mr_reg(struct gdirect_ctx *c, const struct gdirect_ptr_info *info,
 	int access = r->attr, err;
 	struct ibv_mr *ibmr = NULL;
 
-	(void)arg;
 	mr_fallback[0] = 0;
-	if (info->type == GDIRECT_MEM_DEVICE &&
+	if (arg) {
+		const struct mr_dmabuf_arg *d = arg;
+
+		errno = 0;
+		ibmr = ibv_reg_dmabuf_mr(pd, s, e - s, s + d->delta, d->fd,
+					 access);
+		err = errno ? errno : EIO;
+		if (!ibmr)
+			return gdl_err(-err, "ibv_reg_dmabuf_mr of the caller's "
+				       "dma-buf (fd %d) [0x%llx, +0x%llx) "
+				       "failed: %s", d->fd,
+				       (unsigned long long)s,
+				       (unsigned long long)(e - s),
+				       strerror(err));
+		via = GDIRECT_MR_VIA_DMABUF;
+	} else if (info->type == GDIRECT_MEM_DEVICE &&
 	    c->p.mr_path != GDIRECT_MR_PATH_PEER) {
 		int perr = mr_probe_dmabuf(c, pd), fd = -1, cu_err = 0, rc;
 		uint64_t ps = s & ~(GDL_MR_HOST_PAGE - 1);
@@ -310,6 +332,48 @@ GDL_EXPORT int gdirect_mr_get(struct gdirect_ctx *c, struct ibv_pd *pd,
 	return rc;
 }
 
+GDL_EXPORT int gdirect_mr_get_dmabuf(struct gdirect_ctx *c, struct ibv_pd *pd,
+				     int fd, uint64_t offset, size_t len,
+				     uint64_t iova, int access,
+				     unsigned int flags,
+				     struct gdirect_mr **out)
+{
+	struct mr_dmabuf_arg arg = { .fd = fd, .delta = iova - offset };
+	struct gdl_rc_req req = {
+		.dom = pd, .ptr = (const void *)(uintptr_t)offset, .len = len,
+		.attr = access, .arg = &arg,
+	};
+	struct gdl_rc_region *r;
+	uint64_t space[3];
+	struct stat st;
+	int rc;
+
+	if (!c || !pd || !len || !out || offset + len < offset)
+		return gdl_err(-EINVAL, "invalid argument");
+	*out = NULL;
+	if (flags)
+		return gdl_err(-EINVAL, "unknown flags 0x%x", flags);
+	if (gdl_inherited(c))
+		return gdl_err(-EPERM, "context inherited across fork");
+	if (fstat(fd, &st))
+		return gdl_err(-errno, "fd %d: %s", fd, strerror(errno));
+	/*
+	 * The dma-buf's identity is its inode, which every descriptor of it
+	 * shares (dup, another process's passed over a socket), and which
+	 * stays its own while a registration of it holds it alive.  A
+	 * dma-buf's size is its inode's (st_size).
+	 */
+	space[0] = (uint64_t)st.st_dev;
+	space[1] = (uint64_t)st.st_ino;
+	space[2] = arg.delta;
+	req.space = space;
+	req.space_size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+	rc = gdl_rc_get(c->mr, c, &req, &r);
+	if (!rc)
+		*out = mr_of(r);
+	return rc;
+}
+
 GDL_EXPORT void gdirect_mr_put(struct gdirect_mr *m)
 {
 	if (m)
@@ -330,7 +394,7 @@ static void mr_fill_info(const struct gdirect_mr *m,
 	info->rkey = m->mr->rkey;
 	info->base = m->r.base;
 	info->length = m->r.len;
-	info->iova = m->r.base;
+	info->iova = m->r.base + m->r.space[2];
 	info->via = m->via;
 	info->access = m->r.attr;
 	info->valid = gdl_rc_valid(&m->r);
@@ -382,8 +446,10 @@ GDL_EXPORT uint64_t gdirect_mr_addr(const struct gdirect_mr *m,
 	if (!m)
 		return 0;
 	off = (uintptr_t)ptr - m->r.base;
-	/* The iova is the base's address: the registrations pass it so. */
-	return off < m->r.len ? m->r.base + off : 0;
+	/* The iova is the base's address, or its offset in a caller's
+	 * dma-buf plus the delta the caller's iova gave (space[2], 0 for
+	 * virtual addresses): the registrations pass it so. */
+	return off < m->r.len ? m->r.base + m->r.space[2] + off : 0;
 }
 
 GDL_EXPORT int gdirect_mr_flush(struct gdirect_ctx *c)

@@ -36,6 +36,7 @@
 #define TAP_FORK
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -641,6 +642,105 @@ static void puts_after_destroy_race(void)
 	fake_cuda_reset();
 }
 
+/* A stand-in for a caller's dma-buf: a memfd of size bytes (an inode of
+ * its own, shared by its dups, with its size in st_size, as a dma-buf's
+ * descriptor has). */
+static int fake_dmabuf(off_t size)
+{
+	int fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
+
+	CHECK(fd >= 0);
+	CHECK_EQ(ftruncate(fd, size), 0);
+	return fd;
+}
+
+/*
+ * gdirect_mr_get_dmabuf: regions keyed by the buffer, not the descriptor
+ * (a dup hits), nor its offsets alone (another buffer, or the same buffer
+ * at another iova, registers); ranges widened to 4 KiB pages inside the
+ * buffer; a reported free of the same numbers as addresses leaves the
+ * region alone; bad descriptors and ranges refused before any
+ * registration; flushed per domain like any region.
+ */
+static void dmabuf_by_identity(void)
+{
+	struct gdirect_ctx *c = vctx(GDIRECT_MR_PATH_AUTO, NULL);
+	struct gdirect_mr *m, *k, *o;
+	struct gdirect_mr_info mi, ki;
+	int fd = fake_dmabuf(64 * KiB), fd2 = dup(fd);
+	int other = fake_dmabuf(64 * KiB);
+	uint64_t iova = 0x7f0000000000ULL;
+
+	CHECK(fd2 >= 0);
+	CHECK_EQ(gdirect_mr_get_dmabuf(c, &fibv_pd[0], fd, 5000, 100,
+				       iova + 5000, 0, 0, &m), 0);
+	CHECK_EQ(fibv.regs_dmabuf, 1);
+	CHECK_EQ(gdirect_mr_info(m, &mi), 0);
+	CHECK_EQ(mi.via, GDIRECT_MR_VIA_DMABUF);
+	CHECK_EQ(mi.base, 4096);
+	CHECK_EQ(mi.length, 4096);
+	CHECK_EQ(mi.iova, iova + 4096);
+	CHECK_EQ(mi.valid, 1);
+	CHECK_EQ(gdirect_mr_addr(m, P(6000)), iova + 6000);
+	CHECK_EQ(gdirect_mr_addr(m, P(9000)), 0);
+	/* The same buffer through a dup, at the same iova: a hit. */
+	CHECK_EQ(gdirect_mr_get_dmabuf(c, &fibv_pd[0], fd2, 4100, 20,
+				       iova + 4100, 0, 0, &k), 0);
+	CHECK(k == m);
+	CHECK_EQ(fibv.regs_dmabuf, 1);
+	gdirect_mr_put(k);
+	/* Another buffer with the same offsets, the same buffer at
+	 * another iova, another domain: a registration each. */
+	CHECK_EQ(gdirect_mr_get_dmabuf(c, &fibv_pd[0], other, 5000, 100,
+				       iova + 5000, 0, 0, &o), 0);
+	CHECK(o != m);
+	gdirect_mr_put(o);
+	CHECK_EQ(gdirect_mr_get_dmabuf(c, &fibv_pd[0], fd, 5000, 100,
+				       5000, 0, 0, &o), 0);
+	CHECK(o != m);
+	CHECK_EQ(gdirect_mr_info(o, &ki), 0);
+	CHECK_EQ(ki.iova, 4096);
+	gdirect_mr_put(o);
+	CHECK_EQ(gdirect_mr_get_dmabuf(c, &fibv_pd[2], fd, 5000, 100,
+				       iova + 5000, 0, 0, &o), 0);
+	CHECK(o != m);
+	gdirect_mr_put(o);
+	CHECK_EQ(fibv.regs_dmabuf, 4);
+	/* A free reported over the same numbers as addresses is not this
+	 * buffer's. */
+	gdirect_notify_free(P(1), 1 * MiB);
+	CHECK_EQ(gdirect_mr_info(m, &mi), 0);
+	CHECK_EQ(mi.valid, 1);
+	gdirect_mr_put(m);
+	CHECK_EQ(gdirect_mr_get_dmabuf(c, &fibv_pd[0], fd, 4096, 4096,
+				       iova + 4096, 0, 0, &k), 0);
+	CHECK(k == m);
+	gdirect_mr_put(k);
+	/* The last page, clipped to the buffer; then past its end. */
+	CHECK_EQ(gdirect_mr_get_dmabuf(c, &fibv_pd[0], fd, 64 * KiB - 10, 10,
+				       iova + 64 * KiB - 10, 0, 0, &o), 0);
+	CHECK_EQ(gdirect_mr_info(o, &ki), 0);
+	CHECK_EQ(ki.base + ki.length, 64 * KiB);
+	gdirect_mr_put(o);
+	CHECK_EQ(fibv.regs_dmabuf, 5);
+	CHECK_EQ(gdirect_mr_get_dmabuf(c, &fibv_pd[0], fd, 64 * KiB - 10, 11,
+				       iova, 0, 0, &o), -EINVAL);
+	CHECK_EQ(gdirect_mr_get_dmabuf(c, &fibv_pd[0], -1, 0, 10, iova, 0, 0,
+				       &o), -EBADF);
+	CHECK_EQ(gdirect_mr_get_dmabuf(c, &fibv_pd[0], fd, 0, 0, iova, 0, 0,
+				       &o), -EINVAL);
+	CHECK_EQ(gdirect_mr_get_dmabuf(c, &fibv_pd[0], fd, 0, 10, iova, 0, 1,
+				       &o), -EINVAL);
+	CHECK_EQ(fibv.regs_dmabuf, 5);
+	/* Flushed per domain like any region. */
+	CHECK_EQ(gdirect_mr_flush_pd(c, &fibv_pd[2]), 1);
+	CHECK_EQ(fibv.live_pd[2], 0);
+	close(fd);
+	close(fd2);
+	close(other);
+	vdone(c);
+}
+
 int main(void)
 {
 	need_fake_cuda();
@@ -663,5 +763,6 @@ int main(void)
 	TAP_TEST(info_versions);
 	TAP_TEST(put_after_destroy);
 	TAP_TEST(puts_after_destroy_race);
+	TAP_TEST(dmabuf_by_identity);
 	return tap_done();
 }
