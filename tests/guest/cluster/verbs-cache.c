@@ -26,6 +26,8 @@
  *    allocations than the emulated GPU's free BAR1 holds, registered in
  *    turn; the pin behind the registration that finds BAR1 full fails with
  *    ENOMEM.  Skipped for dma-buf: the emulator's exporter takes no BAR1.
+ * A caller's dma-buf (gdirect_mr_get_dmabuf): an export of a cuMemAlloc
+ * and a dup of it are one registration, and a WRITE through it lands.
  * At the end: no memory region left (libgdirect's counts and the kernel's,
  * `rdma resource`), no pins and no BAR1 bytes (the emulator's counters).
  */
@@ -531,6 +533,81 @@ static void gpu_cases(struct rdma *r, uint32_t path, const char *name,
 	free(back);
 }
 
+/*
+ * A caller's dma-buf (gdirect_mr_get_dmabuf): the allocation exported as a
+ * dma-buf, registered through its descriptor and through a dup of it at
+ * other offsets: one registration, keyed by the buffer; an RDMA WRITE
+ * through the region's addresses (offsets in the buffer) lands where
+ * cuMemcpyDtoH reads it.
+ */
+static void dmabuf_identity(struct rdma *r, const char *missing)
+{
+	const char *name = "GPU, a caller's dma-buf";
+	const size_t sz = 256 * KiB;
+	const uint64_t iova = 0x100000000ULL;
+	struct gdirect_ctx *c;
+	struct gdirect_mr *a = NULL, *b = NULL, *s = NULL;
+	struct gdirect_stats st;
+	unsigned char *src = aligned_alloc(PG, PG), *back = calloc(1, sz);
+	CUdeviceptr d = 0;
+	int fd = -1, fd2 = -1, ok;
+
+	if (missing) {
+		tap_skip(name, missing);
+		tap_skip(name, missing);
+		free(src);
+		free(back);
+		return;
+	}
+	c = mkctx(GDIRECT_MR_PATH_DMABUF, GDIRECT_CTX_CACHE_HOST);
+	for (unsigned i = 0; i < PG; i++)
+		src[i] = (unsigned char)(i * 7 + 3);
+	ok = c && !cuMemAlloc(&d, sz) && !cuMemsetD8(d, 0, sz) &&
+	     !cuMemGetHandleForAddressRange(&fd, d, sz,
+					    CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+					    0) && (fd2 = dup(fd)) >= 0;
+	ok = ok && !gdirect_mr_get_dmabuf(c, r->pd, fd, 8192, 100, iova + 8192,
+					  ACC, 0, &a);
+	if (!ok)
+		tap_diag("%s: %s", name, gdirect_errmsg());
+	ok = ok && !gdirect_mr_get_dmabuf(c, r->pd, fd2, 9000, 64, iova + 9000,
+					  ACC, 0, &b);
+	gdirect_stats(c, &st);
+	tap_ok(ok && a == b && st.mr_regs_dmabuf == 1 && st.mr_hits == 1,
+	       "%s: its descriptor and a dup of it, at two offsets: one "
+	       "registration (%llu), one hit (%llu)", name,
+	       (unsigned long long)st.mr_regs_dmabuf,
+	       (unsigned long long)st.mr_hits);
+	ok = ok && !gdirect_mr_get(c, r->pd, src, PG, ACC, 0, &s) &&
+	     !rdma_write(r, s, src, b, (void *)(uintptr_t)9000, 77) &&
+	     !cuMemcpyDtoH(back, d, sz);
+	for (size_t i = 0; ok && i < sz; i++)
+		if (back[i] != (i >= 9000 && i < 9077 ? src[i - 9000] : 0)) {
+			tap_diag("byte %zu: %u", i, back[i]);
+			ok = 0;
+		}
+	tap_ok(ok, "%s: RDMA WRITE of 77 B to offset 9000 lands there in the "
+	       "allocation (cuMemcpyDtoH) and nowhere else", name);
+	if (a)
+		gdirect_mr_put(a);
+	if (b)
+		gdirect_mr_put(b);
+	if (s)
+		gdirect_mr_put(s);
+	if (fd2 >= 0)
+		close(fd2);
+	if (fd >= 0)
+		close(fd);
+	if (c) {
+		gdirect_mr_flush(c);
+		gdirect_ctx_destroy(c);
+	}
+	if (d)
+		cuMemFree(d);
+	free(src);
+	free(back);
+}
+
 /* Why rxe0 cannot register GPU memory by peer memory, or NULL. */
 static const char *peer_missing(struct rdma *r)
 {
@@ -605,6 +682,7 @@ static void gpu_body(void)
 		  gpu ? dmabuf_missing(&r) : none);
 	gpu_cases(&r, GDIRECT_MR_PATH_PEER, "GPU, peer memory",
 		  gpu ? peer_missing(&r) : none);
+	dmabuf_identity(&r, gpu ? dmabuf_missing(&r) : none);
 	rdma_close(&r);
 }
 
@@ -623,7 +701,7 @@ int main(void)
 	}
 	if (system(". /tests/lib.sh && . /tests/cluster-lib.sh && cluster_up"))
 		tap_skip_all("rxe0 did not come up (cluster_up)");
-	tap_plan(20);
+	tap_plan(22);
 	if (!tap_ok(!rdma_open(&r, 1), "rxe0: a domain and an RC queue pair "
 		    "connected to itself"))
 		return tap_done();
