@@ -60,20 +60,29 @@ static void check_classified_new(struct gdirect_ctx *c, uint64_t a)
 	CHECK_EQ(info.buffer_id, fake_cuda_buffer_id_at(a));
 }
 
+/* A context with hooks alone over a fresh fake backend, and a 64 KiB
+ * allocation in *x. */
+static struct gdirect_ctx *hooks_ctx(struct gdl_backend **b, uint64_t *x)
+{
+	struct gdirect_params p;
+	struct gdirect_ctx *c;
+
+	params(&p, GDIRECT_INV_HOOKS);
+	c = mkctx(&p, &(struct fake_cfg){ 0 }, b);
+	*x = fake_cuda_alloc(64 * KiB);
+	CHECK(*x);
+	return c;
+}
+
 /* A classification's miss: the answer it was given is the freed
  * allocation's, and it must not be cached. */
 static void classify_answer_not_cached(void)
 {
-	struct gdirect_params p;
 	struct gdirect_ptr_info info;
 	struct gdl_backend *b;
-	struct gdirect_ctx *c;
 	uint64_t x;
+	struct gdirect_ctx *c = hooks_ctx(&b, &x);
 
-	params(&p, GDIRECT_INV_HOOKS);
-	c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
-	x = fake_cuda_alloc(64 * KiB);
-	CHECK(x);
 	arm(GDL_RACE_CLASSIFY_QUERIED, x, 64 * KiB);
 	CHECK_EQ(gdirect_classify(c, P(x + 100), &info), 0);
 	check_reallocated();
@@ -86,17 +95,12 @@ static void classify_answer_not_cached(void)
  * freed; it asks again, caches the new allocation and pins it. */
 static void miss_asks_again(void)
 {
-	struct gdirect_params p;
 	struct gdirect_reg_info ri;
 	struct gdirect_reg *r;
 	struct gdl_backend *b;
-	struct gdirect_ctx *c;
 	uint64_t x;
+	struct gdirect_ctx *c = hooks_ctx(&b, &x);
 
-	params(&p, GDIRECT_INV_HOOKS);
-	c = mkctx(&p, &(struct fake_cfg){ 0 }, &b);
-	x = fake_cuda_alloc(64 * KiB);
-	CHECK(x);
 	/* Classified first, so that the miss is the registration's own. */
 	check_classified_new(c, x);
 	arm(GDL_RACE_MISS_QUERIED, x, 64 * KiB);
