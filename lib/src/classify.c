@@ -367,8 +367,8 @@ static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
 	struct gdl_cuquery q;
 	struct gdl_epoch_slot *s;
 	struct gdl_alloc *al;
-	struct gdl_pending pq;
 	uintptr_t v;
+	uint64_t seq;
 	bool hit = false;
 
 	if (!c || !info)
@@ -405,24 +405,24 @@ static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
 		return 0;
 	}
 	GDL_ST_INC(c, classify_misses);
-	/* Announced, so that a free of the memory reported while the
-	 * driver answers keeps the answer out of the cache (notify.c):
-	 * cached, it would outlive the free it missed, and hand out the
-	 * freed allocation's BUFFER_ID, and its regions, to the next
-	 * allocation at the address. */
-	pthread_mutex_lock(&c->lock);
-	gdl_query_announce_locked(c, &pq, a, a + 1);
-	pthread_mutex_unlock(&c->lock);
+	/* A free reported while the driver answers keeps the answer out of
+	 * the cache: cached, it would outlive the free it missed, and hand
+	 * out the freed allocation's BUFFER_ID, and its regions, to the
+	 * next allocation at the address.  Any free counts (free_seq), not
+	 * only this memory's: a needless miss later is the whole cost. */
+	seq = atomic_load_explicit(&c->free_seq, memory_order_acquire);
 	gdl_cuda_query(a, &q);
 	GDL_RACE(GDL_RACE_CLASSIFY_QUERIED);
 	if (q.type == GDIRECT_MEM_CPU)
 		q.base = a;
 	fill(info, q.type, q.device, q.base, q.size, q.buffer_id);
+	if (q.type == GDIRECT_MEM_CPU && !(c->p.flags & GDIRECT_CTX_CACHE_HOST))
+		return 0;
 	pthread_mutex_lock(&c->lock);
-	if (!gdl_query_done_locked(c, &pq)) {
+	if (atomic_load_explicit(&c->free_seq, memory_order_relaxed) == seq) {
 		if (q.type != GDIRECT_MEM_CPU)
 			gdl_alloc_update(c, &q);
-		else if (c->p.flags & GDIRECT_CTX_CACHE_HOST)
+		else
 			host_update(c, &q);
 	}
 	pthread_mutex_unlock(&c->lock);

@@ -255,11 +255,15 @@ struct gdirect_ctx {
 	struct gdl_list dying;		/* dead, not yet released */
 	bool drain_due;			/* dying gained regions a drain may release */
 	struct gdl_pending *pending;
-	/* Driver queries in progress (classify.c, rcache.c): an answer
-	 * asked for before a free of its memory was reported describes the
-	 * freed allocation, so it is cached or pinned only if no free of its
-	 * range was reported meanwhile (notify.c marks them). */
+	/* Pins' driver queries in progress (rcache.c): an answer asked for
+	 * before a free of its memory was reported describes the freed
+	 * allocation, so it is pinned only if no free of its range was
+	 * reported meanwhile (notify.c marks them), else asked again. */
 	struct gdl_pending *queries;
+	/* Reported frees, counted under lock: a classification caches its
+	 * driver answer only if none was reported since it asked (classify.c),
+	 * which costs a miss of uncached host memory no lock. */
+	_Atomic uint64_t free_seq;
 	uint64_t nregions, nbytes;	/* live, under lock */
 	struct gdl_list alloc_list;	/* the cached allocations */
 	uint64_t nallocs;

@@ -25,6 +25,7 @@ void gdl_invalidate(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 	size_t n;
 
 	pthread_mutex_lock(&c->lock);
+	atomic_fetch_add_explicit(&c->free_seq, 1, memory_order_release);
 	if (e == s) {
 		/* Length unknown: the cached allocation tells it. */
 		struct gdl_alloc *al = gdl_alloc_find(c, s);
@@ -46,8 +47,8 @@ void gdl_invalidate(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 	for (struct gdl_pending *p = c->pending; p; p = p->next)
 		if (p->start < e && s < p->end)
 			p->freed = true;
-	/* Likewise a driver query about the range: its answer may describe
-	 * what is being freed and must not be cached (classify.c). */
+	/* Likewise a pin's driver query about the range: its answer may
+	 * describe what is being freed (rcache.c). */
 	for (struct gdl_pending *p = c->queries; p; p = p->next)
 		if (p->start < e && s < p->end)
 			p->freed = true;
