@@ -29,7 +29,8 @@
  * and carries data both ways; a dma-buf with a pending kernel fence (the
  * emulator's dmabuf_fence_ms: a clear FENCE_MS ms after the export)
  * registers only after the fence signalled, and an RDMA READ and WRITE
- * through it see the cleared bytes and keep the written ones;
+ * through it see the cleared bytes and keep the written ones, and one
+ * closed before its clear goes at once with the clear cancelled;
  * at the end 0 pins and 0 BAR1 bytes.
  *
  * Usage: rxe-gpu-test GID_INDEX (rxe0's RoCE v2 GID of our address);
@@ -807,6 +808,57 @@ out:
 	free(out);
 }
 
+/*
+ * A dma-buf released before its pending clear: the release cancels the
+ * clear and signals the fence, so the dma-buf goes at once (the counter
+ * dmabufs back where it was) and the range is never zeroed after it, when
+ * the memory is the owner's alone again.
+ */
+static void check_dmabuf_fence_release(void)
+{
+	uint64_t n0 = emu_stat_u64("dmabufs"), n1 = UINT64_MAX;
+	uint8_t *pat = malloc(FENCE_SIZE), *out = malloc(FENCE_SIZE);
+	unsigned int first = 0;
+	CUdeviceptr d = 0;
+	char ms[16];
+	double t0;
+	int fd = -1, ok = 0;
+
+	snprintf(ms, sizeof(ms), "%u", FENCE_MS);
+	if (!pat || !out || cuMemAlloc(&d, FENCE_SIZE) != CUDA_SUCCESS)
+		goto out;
+	memset(pat, FENCE_OLD, FENCE_SIZE);
+	if (cuMemcpyHtoD(d, pat, FENCE_SIZE) != CUDA_SUCCESS ||
+	    emu_knob_set("dmabuf_fence_ms", ms))
+		goto out;
+	t0 = now();
+	if (cuMemGetHandleForAddressRange(&fd, d, FENCE_SIZE,
+					  CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+					  0) != CUDA_SUCCESS)
+		fd = -1;
+	emu_knob_set("dmabuf_fence_ms", "0");
+	if (fd < 0)
+		goto out;
+	close(fd);
+	n1 = emu_stat_u64("dmabufs");
+	/* A clear the release did not cancel would be done by now. */
+	while (now() < t0 + FENCE_MS / 1000.0 + 1)
+		usleep(50000);
+	if (cuMemcpyDtoH(out, d, FENCE_SIZE) != CUDA_SUCCESS)
+		goto out;
+	first = out[0];
+	ok = n1 == n0 && memcmp(out, pat, FENCE_SIZE) == 0;
+out:
+	tap_ok(ok,
+	       "a dma-buf closed before its pending clear is released at once (dmabufs %llu -> %llu) and its clear cancelled (first byte 0x%02x, was 0x%02x)",
+	       (unsigned long long)n0, (unsigned long long)n1, first,
+	       FENCE_OLD);
+	if (d)
+		cuMemFree(d);
+	free(pat);
+	free(out);
+}
+
 static void check_dmabuf(struct ibv_qp **qp, struct buf *host, struct buf *gpu)
 {
 	static const size_t sizes[] = { 1, 4097, 1 << 20 };
@@ -851,6 +903,7 @@ static void check_dmabuf(struct ibv_qp **qp, struct buf *host, struct buf *gpu)
 	}
 	check_ram_dmabuf(qp, host, provider, cmd_reg, cmd_dereg);
 	check_dmabuf_fence(qp, host, provider, cmd_reg, cmd_dereg);
+	check_dmabuf_fence_release();
 
 	if (cuMemAlloc(&d.d, size) != CUDA_SUCCESS ||
 	    cuMemGetHandleForAddressRange(&fd, d.d, size,
