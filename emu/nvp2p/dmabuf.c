@@ -39,17 +39,29 @@
  * usage count its remove waits on): an importer may hold DMA addresses of
  * BAR2 for as long as its attachment lives, and a process its CPU mapping,
  * so an unbind waits in emu_remove() until the last dma-buf is released.
+ *
+ * A pending clear (the dmabuf_fence_ms knob, debug only): a dma-buf
+ * exported while the knob is N > 0 gets a DMA_RESV_USAGE_KERNEL fence on
+ * its reservation object, and its range is zeroed N ms later by a delayed
+ * work, which then signals the fence.  It stands for what a real
+ * exporter's pending migration or clear is (amdgpu clears VRAM under a
+ * kernel fence): the range's bytes are final only once the fence has
+ * signalled, so an importer that reads before waiting for kernel fences
+ * sees the old bytes, and one that writes sees its data undone.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/dma-buf.h>
+#include <linux/dma-fence.h>
 #include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
 #include <linux/fcntl.h>
 #include <linux/file.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 
 #include "emu.h"
 #include "nvp2p_emu.h"
@@ -62,6 +74,21 @@ MODULE_IMPORT_NS(DMA_BUF);
 #define emu_vm_flags_set(vma, f)	((vma)->vm_flags |= (f))
 #endif
 
+unsigned int emu_dmabuf_fence_ms;
+module_param_named(dmabuf_fence_ms, emu_dmabuf_fence_ms, uint, 0644);
+MODULE_PARM_DESC(dmabuf_fence_ms, "debug: a dma-buf exported while this is N > 0 gets a pending clear, its range zeroed N ms later under a kernel fence of its reservation object");
+
+/*
+ * The fence of a pending clear.  The lock lives in the fence's own
+ * allocation, not in struct emu_dmabuf: the reservation object and its
+ * waiters may hold the fence after the dma-buf's release has freed that.
+ * base comes first: dma_fence_free() frees the struct through it.
+ */
+struct emu_dmabuf_fence {
+	struct dma_fence base;
+	spinlock_t lock;
+};
+
 /* Fixed at export: the callbacks read it without a lock. */
 struct emu_dmabuf {
 	struct emu_dev *e;		/* its device, held until release */
@@ -70,12 +97,93 @@ struct emu_dmabuf {
 	u64 size;
 	bool pcie;			/* the PCIe mapping type: no importer */
 	bool can_mmap;			/* asked for at export */
+	/* A pending clear (dmabuf_fence_ms): our reference, or NULL. */
+	struct emu_dmabuf_fence *fence;
+	struct delayed_work clear;	/* zeroes the range, then signals */
 };
 
 static phys_addr_t emu_dmabuf_phys(const struct emu_dmabuf *b)
 {
 	return b->e->mem_phys + b->alloc->mem_offset + b->offset;
 }
+
+static const char *emu_dmabuf_fence_driver(struct dma_fence *fence)
+{
+	return KBUILD_MODNAME;
+}
+
+static const char *emu_dmabuf_fence_timeline(struct dma_fence *fence)
+{
+	return "dmabuf-clear";
+}
+
+static const struct dma_fence_ops emu_dmabuf_fence_ops = {
+	.get_driver_name = emu_dmabuf_fence_driver,
+	.get_timeline_name = emu_dmabuf_fence_timeline,
+};
+
+/*
+ * The pending clear's work: zeroes the range, then signals its fence.  The
+ * BAR mapping and the allocation stay while the dma-buf lives, and its
+ * release cancels this work before it lets them go.
+ */
+static void emu_dmabuf_clear(struct work_struct *work)
+{
+	struct emu_dmabuf *b = container_of(to_delayed_work(work),
+					    struct emu_dmabuf, clear);
+
+	memset_io(b->e->mem + (emu_dmabuf_phys(b) - b->e->mem_phys), 0,
+		  b->size);
+	/* The zeroes reach the BAR before a waiter is told they are there. */
+	wmb();
+	dma_fence_signal(&b->fence->base);
+}
+
+/*
+ * Adds a pending clear to dma-buf @buf of @b: a kernel fence on its
+ * reservation object, signalled by the clear @ms ms from now.  Sleeps.
+ * Return: 0, -ENOMEM, or the error of reserving a fence slot.
+ */
+#ifdef EMU_HAVE_DMA_RESV_USAGE
+static int emu_dmabuf_fence_arm(struct dma_buf *buf, struct emu_dmabuf *b,
+				unsigned int ms)
+{
+	struct emu_dmabuf_fence *f;
+	int ret;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	spin_lock_init(&f->lock);
+	dma_fence_init(&f->base, &emu_dmabuf_fence_ops, &f->lock,
+		       dma_fence_context_alloc(1), 1);
+	dma_resv_lock(buf->resv, NULL);
+	ret = dma_resv_reserve_fences(buf->resv, 1);
+	if (ret)
+		goto err_unlock;
+	/* The reservation object takes a reference of its own. */
+	dma_resv_add_fence(buf->resv, &f->base, DMA_RESV_USAGE_KERNEL);
+	dma_resv_unlock(buf->resv);
+	b->fence = f;
+	schedule_delayed_work(&b->clear, msecs_to_jiffies(ms));
+	return 0;
+
+err_unlock:
+	dma_resv_unlock(buf->resv);
+	/* Never published; signalled all the same, as every fence we make. */
+	dma_fence_signal(&f->base);
+	dma_fence_put(&f->base);
+	return ret;
+}
+#else
+/* Before 5.19 a reservation object's fences have no usage: no clear. */
+static int emu_dmabuf_fence_arm(struct dma_buf *buf, struct emu_dmabuf *b,
+				unsigned int ms)
+{
+	pr_info_ratelimited("dmabuf_fence_ms: this kernel has no DMA_RESV_USAGE_KERNEL\n");
+	return -EOPNOTSUPP;
+}
+#endif
 
 static int emu_dmabuf_attach(struct dma_buf *buf,
 			     struct dma_buf_attachment *attach)
@@ -216,6 +324,16 @@ static void emu_dmabuf_release(struct dma_buf *buf)
 	struct emu_dev *e = b->e;
 	bool last;
 
+	/*
+	 * A clear not yet done is dropped, its fence signalled: no importer
+	 * is left to read the range through this dma-buf, and a fence must
+	 * not be freed unsignalled (its waiters would wait forever).
+	 */
+	if (b->fence) {
+		cancel_delayed_work_sync(&b->clear);
+		dma_fence_signal(&b->fence->base);
+		dma_fence_put(&b->fence->base);
+	}
 	mutex_lock(&e->lock);
 	emu_alloc_put(b->alloc);
 	last = !--e->nr_dmabufs;
@@ -244,16 +362,20 @@ static const struct dma_buf_ops emu_dmabuf_ops = {
  *
  * The caller tells user space the fd, then installs it with
  * emu_dmabuf_install(), or gives both back with emu_dmabuf_abort(): an fd
- * installed before user space could learn its number would leak.  Sleeps.
+ * installed before user space could learn its number would leak.  With
+ * the dmabuf_fence_ms knob set, the dma-buf has a pending clear (above).
+ * Sleeps.
  *
  * Return: 0; -EINVAL for a range outside the caller's allocations or not
- * aligned; -ENOMEM; the error of dma_buf_export() or of getting an fd.
+ * aligned; -ENOMEM; the error of dma_buf_export(), of reserving a fence
+ * slot or of getting an fd.
  */
 int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, u32 flags,
 		      struct dma_buf **buf, int *fd)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(info);
 	struct emu_alloc *a, *found = NULL;
+	unsigned int fence_ms = READ_ONCE(emu_dmabuf_fence_ms);
 	struct emu_dmabuf *b;
 	int ret;
 
@@ -282,6 +404,7 @@ int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, u32 flags,
 	b->size = size;
 	b->pcie = flags & NVP2P_EMU_DMABUF_PCIE;
 	b->can_mmap = flags & NVP2P_EMU_DMABUF_ALLOW_MMAP;
+	INIT_DELAYED_WORK(&b->clear, emu_dmabuf_clear);
 
 	info.ops = &emu_dmabuf_ops;
 	info.size = size;
@@ -293,13 +416,21 @@ int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, u32 flags,
 		ret = PTR_ERR(*buf);
 		goto err_put;
 	}
-	ret = get_unused_fd_flags(O_CLOEXEC);
-	if (ret < 0) {
-		dma_buf_put(*buf);	/* releases b and its reference */
-		return ret;
+	/* From here on, dma_buf_put() releases b and its reference. */
+	if (fence_ms) {
+		ret = emu_dmabuf_fence_arm(*buf, b, fence_ms);
+		if (ret)
+			goto err_buf;
 	}
+	ret = get_unused_fd_flags(O_CLOEXEC);
+	if (ret < 0)
+		goto err_buf;
 	*fd = ret;
 	return 0;
+
+err_buf:
+	dma_buf_put(*buf);
+	return ret;
 
 err_put:
 	mutex_lock(&emu->lock);

@@ -322,6 +322,7 @@ int emu_dmabuf_export(struct emu_file *f, u64 va, u64 size, u32 flags,
 		      struct dma_buf **buf, int *fd);
 void emu_dmabuf_install(struct dma_buf *buf, int fd);
 void emu_dmabuf_abort(struct dma_buf *buf, int fd);
+extern unsigned int emu_dmabuf_fence_ms;
 #endif
 
 /* ctl.c */

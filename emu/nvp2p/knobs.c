@@ -47,6 +47,11 @@
  *   pin_latency_us  callback_delay_ms        the module parameters, writable;
  *   unmap_delay_ms  map_return_delay_ms      a delay in progress ends when its
  *   map_entry_delay_ms                       knob is lowered (emu_hold)
+ *   dmabuf_fence_ms                          writable, debug (dma-buf flavours):
+ *                                            N > 0 gives each dma-buf exported
+ *                                            meanwhile a pending clear, a
+ *                                            kernel fence signalled N ms later
+ *                                            (dmabuf.c)
  *   expect_misuse                            writable: that many misuse calls
  *                                            are made on purpose by a test and
  *                                            are logged without a WARN
@@ -124,6 +129,9 @@ static const struct emu_knob emu_knobs[] = {
 	EMU_PARAM("map_return_delay_ms", emu_map_return_delay_ms),
 	EMU_PARAM("map_entry_delay_ms", emu_map_entry_delay_ms),
 	EMU_PARAM("expect_misuse", emu_expect_misuse),
+#ifdef EMU_DMABUF
+	EMU_PARAM("dmabuf_fence_ms", emu_dmabuf_fence_ms),
+#endif
 	{ "cuda_version", EMU_CUDA_VERSION, 0, &emu_cuda_version },
 	EMU_FIELD("fail_next", EMU_FAULT, fail_pin),
 	EMU_FIELD("fail_next_dma_map", EMU_FAULT, fail_dma),

@@ -26,7 +26,11 @@
  * region, if made, is stale; a 2 MiB GPU region adds at most two entries
  * to the kernel's PAT memory-type list (one mapping per contiguous run,
  * not one per 64 KiB page); a dma-buf of system memory (vgem) registers
- * and carries data both ways;
+ * and carries data both ways; a dma-buf with a pending kernel fence (the
+ * emulator's dmabuf_fence_ms: a clear FENCE_MS ms after the export)
+ * registers only after the fence signalled, and an RDMA READ and WRITE
+ * through it see the cleared bytes and keep the written ones, and one
+ * closed before its clear goes at once with the clear cancelled;
  * at the end 0 pins and 0 BAR1 bytes.
  *
  * Usage: rxe-gpu-test GID_INDEX (rxe0's RoCE v2 GID of our address);
@@ -669,6 +673,192 @@ out:
 	close(drm);
 }
 
+/* The emulator's pending clear of a dma-buf (dmabuf_fence_ms), in ms. */
+#define FENCE_MS 3000
+#define FENCE_SIZE (64u << 10)
+#define FENCE_OLD 0xC3 /* the bytes before the clear */
+
+/* A registration of @size bytes of dma-buf @fd at @iova, either way. */
+static int reg_dmabuf(struct buf *b, int fd, size_t size, int provider,
+		      cmd_reg_dmabuf_fn cmd_reg)
+{
+	int ret;
+
+	errno = 0;
+	if (provider) {
+		b->mr = ibv_reg_dmabuf_mr(pd, 0, size, b->iova, fd, access_all);
+		ret = b->mr ? 0 : errno;
+	} else {
+		b->mr = calloc(1, 256); /* a struct verbs_mr, with room */
+		if (b->mr) {
+			b->mr->context = ctx;
+			b->mr->pd = pd;
+		}
+		ret = b->mr ? cmd_reg(pd, 0, size, b->iova, fd, access_all,
+				      b->mr, NULL) :
+			      ENOMEM;
+		if (ret) {
+			free(b->mr);
+			b->mr = NULL;
+		}
+	}
+	if (!ret) {
+		b->lkey = b->mr->lkey;
+		b->rkey = b->mr->rkey;
+	}
+	return ret;
+}
+
+/*
+ * A dma-buf whose exporter has a pending clear: the emulator's
+ * dmabuf_fence_ms knob puts a DMA_RESV_USAGE_KERNEL fence on the dma-buf
+ * and zeroes the range FENCE_MS ms after the export, then signals it.
+ * The NIC must wait for the exporter's kernel fences before it uses the
+ * pages (ib_umem_dmabuf_map_pages() does, rxe_gpu_wait_kernel_fences()
+ * in emu/rxe), so the registration returns FENCE_MS ms after the export
+ * at the earliest, an RDMA READ through it sees the zeroes, not the
+ * FENCE_OLD bytes of before, and an RDMA WRITE through it is still there
+ * once the clear is surely done.  A NIC that does not wait fails all three.
+ */
+static void check_dmabuf_fence(struct ibv_qp **qp, struct buf *host,
+			       int provider, cmd_reg_dmabuf_fn cmd_reg,
+			       cmd_dereg_fn cmd_dereg)
+{
+	struct buf d = { .name = "GPU (dma-buf MR, pending clear)",
+			 .iova = 0x20000000 };
+	enum ibv_wc_status st = IBV_WC_GENERAL_ERR;
+	uint8_t *pat = malloc(FENCE_SIZE), *out = malloc(FENCE_SIZE);
+	char ms[16];
+	double t0, t1, t2;
+	size_t bad, i;
+	int fd = -1, ret, armed;
+
+	if (!pat || !out || cuMemAlloc(&d.d, FENCE_SIZE) != CUDA_SUCCESS) {
+		tap_ok(0, "a %u-byte GPU buffer for the pending clear",
+		       FENCE_SIZE);
+		goto out;
+	}
+	memset(pat, FENCE_OLD, FENCE_SIZE);
+	snprintf(ms, sizeof(ms), "%u", FENCE_MS);
+	armed = cuMemcpyHtoD(d.d, pat, FENCE_SIZE) == CUDA_SUCCESS &&
+		emu_knob_set("dmabuf_fence_ms", ms) == 0;
+	t0 = now();
+	if (armed &&
+	    cuMemGetHandleForAddressRange(&fd, d.d, FENCE_SIZE,
+					  CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+					  0) != CUDA_SUCCESS)
+		fd = -1;
+	/* Only this export gets the clear. */
+	emu_knob_set("dmabuf_fence_ms", "0");
+	if (!armed || fd < 0) {
+		tap_ok(0,
+		       "a dma-buf with a pending clear (knob dmabuf_fence_ms %s, export %s)",
+		       armed ? "set" : "not set", fd < 0 ? "failed" : "done");
+		goto out;
+	}
+	t1 = now();
+	ret = reg_dmabuf(&d, fd, FENCE_SIZE, provider, cmd_reg);
+	t2 = now();
+	tap_ok(ret == 0 && (t2 - t0) * 1000 >= FENCE_MS,
+	       "a dma-buf with a pending kernel fence (signalled %u ms after the export) registers only once it signalled: %.0f ms after the export, %.0f ms in the registration (%s)",
+	       FENCE_MS, (t2 - t0) * 1000, (t2 - t1) * 1000, strerror(ret));
+	if (ret)
+		goto out;
+
+	memset(host->h, GUARD, FENCE_SIZE);
+	if (*qp)
+		st = xfer(*qp, IBV_WR_RDMA_READ, &d, 0, host, 0, FENCE_SIZE);
+	for (bad = 0, i = 0; i < FENCE_SIZE; i++)
+		bad += host->h[i] != 0;
+	tap_ok(st == IBV_WC_SUCCESS && bad == 0,
+	       "RDMA READ of its %u bytes sees the cleared bytes (%zu not 0, first 0x%02x; %s)",
+	       FENCE_SIZE, bad, host->h[0], ibv_wc_status_str(st));
+	if (st != IBV_WC_SUCCESS) {
+		drop_qp(*qp);
+		*qp = loop_qp();
+	}
+
+	for (i = 0; i < FENCE_SIZE; i++)
+		host->h[i] = (uint8_t)(i * 13 + 1);
+	st = *qp ? xfer(*qp, IBV_WR_RDMA_WRITE, host, 0, &d, 0, FENCE_SIZE) :
+		   IBV_WC_GENERAL_ERR;
+	/* A clear the NIC did not wait for is done by now. */
+	while (now() < t0 + FENCE_MS / 1000.0 + 1)
+		usleep(50000);
+	memset(out, 0, FENCE_SIZE);
+	ret = buf_get(&d, 0, out, FENCE_SIZE);
+	tap_ok(st == IBV_WC_SUCCESS && !ret &&
+		       memcmp(out, host->h, FENCE_SIZE) == 0,
+	       "an RDMA WRITE of its %u bytes is still there after the clear's time (first byte 0x%02x, written 0x%02x; %s)",
+	       FENCE_SIZE, out[0], host->h[0], ibv_wc_status_str(st));
+	if (st != IBV_WC_SUCCESS) {
+		drop_qp(*qp);
+		*qp = loop_qp();
+	}
+	ret = provider ? ibv_dereg_mr(d.mr) : cmd_dereg(d.mr);
+	tap_ok(ret == 0, "the region of the cleared dma-buf deregisters");
+	if (!provider)
+		free(d.mr);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (d.d)
+		cuMemFree(d.d);
+	free(pat);
+	free(out);
+}
+
+/*
+ * A dma-buf released before its pending clear: the release cancels the
+ * clear and signals the fence, so the dma-buf goes at once (the counter
+ * dmabufs back where it was) and the range is never zeroed after it, when
+ * the memory is the owner's alone again.
+ */
+static void check_dmabuf_fence_release(void)
+{
+	uint64_t n0 = emu_stat_u64("dmabufs"), n1 = UINT64_MAX;
+	uint8_t *pat = malloc(FENCE_SIZE), *out = malloc(FENCE_SIZE);
+	unsigned int first = 0;
+	CUdeviceptr d = 0;
+	char ms[16];
+	double t0;
+	int fd = -1, ok = 0;
+
+	snprintf(ms, sizeof(ms), "%u", FENCE_MS);
+	if (!pat || !out || cuMemAlloc(&d, FENCE_SIZE) != CUDA_SUCCESS)
+		goto out;
+	memset(pat, FENCE_OLD, FENCE_SIZE);
+	if (cuMemcpyHtoD(d, pat, FENCE_SIZE) != CUDA_SUCCESS ||
+	    emu_knob_set("dmabuf_fence_ms", ms))
+		goto out;
+	t0 = now();
+	if (cuMemGetHandleForAddressRange(&fd, d, FENCE_SIZE,
+					  CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+					  0) != CUDA_SUCCESS)
+		fd = -1;
+	emu_knob_set("dmabuf_fence_ms", "0");
+	if (fd < 0)
+		goto out;
+	close(fd);
+	n1 = emu_stat_u64("dmabufs");
+	/* A clear the release did not cancel would be done by now. */
+	while (now() < t0 + FENCE_MS / 1000.0 + 1)
+		usleep(50000);
+	if (cuMemcpyDtoH(out, d, FENCE_SIZE) != CUDA_SUCCESS)
+		goto out;
+	first = out[0];
+	ok = n1 == n0 && memcmp(out, pat, FENCE_SIZE) == 0;
+out:
+	tap_ok(ok,
+	       "a dma-buf closed before its pending clear is released at once (dmabufs %llu -> %llu) and its clear cancelled (first byte 0x%02x, was 0x%02x)",
+	       (unsigned long long)n0, (unsigned long long)n1, first,
+	       FENCE_OLD);
+	if (d)
+		cuMemFree(d);
+	free(pat);
+	free(out);
+}
+
 static void check_dmabuf(struct ibv_qp **qp, struct buf *host, struct buf *gpu)
 {
 	static const size_t sizes[] = { 1, 4097, 1 << 20 };
@@ -712,6 +902,8 @@ static void check_dmabuf(struct ibv_qp **qp, struct buf *host, struct buf *gpu)
 		       strerror(ret));
 	}
 	check_ram_dmabuf(qp, host, provider, cmd_reg, cmd_dereg);
+	check_dmabuf_fence(qp, host, provider, cmd_reg, cmd_dereg);
+	check_dmabuf_fence_release();
 
 	if (cuMemAlloc(&d.d, size) != CUDA_SUCCESS ||
 	    cuMemGetHandleForAddressRange(&fd, d.d, size,

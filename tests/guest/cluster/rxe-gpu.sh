@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # rxe-gpu.sh - Soft-RoCE registers GPU memory (emu/rxe), on node 0:
 # rxe-gpu-test.c over an RC queue pair on rxe0 connected to itself
-# (peer memory through gdirect, dma-buf of GPU and of system memory,
-# revocation, the emulator's counters back to 0).  Node 1 skips: the test needs no peer, and the two
+# (peer memory through gdirect, dma-buf of GPU and of system memory, a
+# dma-buf whose kernel fence the registration must wait for, revocation, the emulator's counters back to 0).  Node 1 skips: the test needs no peer, and the two
 # guests share the host's CPUs.
 . /tests/lib.sh
 . /tests/cluster-lib.sh
