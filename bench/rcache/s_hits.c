@@ -33,10 +33,15 @@
 #include "chase.h"
 #include "harness.h"
 
-/* What one repeat of the NIC hit may take, and the fewest operations it
- * replays. */
+/* What one repeat of the NIC hit may take, the fewest operations it
+ * replays, and how many the calibration replays first.  A random hit
+ * among 65536 regions took milliseconds on a loaded 2-core VM, so the
+ * floor is what keeps it to seconds a repeat: a random hit's walk is
+ * about uniform over the regions, and the mean of 200 is within about 4%
+ * (one standard deviation) of the walk's. */
 #define NIC_BUDGET_NS (100 * MS)
-#define NIC_MIN_OPS 2000
+#define NIC_MIN_OPS 200
+#define NIC_CAL_OPS 200
 
 /* The caches of this scenario: [0] and [1] always, [2] where built. */
 enum { GD, UCX, NIC, NCACHE };
@@ -180,12 +185,13 @@ static unsigned long nic_regs(void)
 
 /* How many operations of trace one repeat of in's hit replays: about
  * NIC_BUDGET_NS (a tenth of it with --quick) at the rate of a first
- * pass over the trace's first 1000, at least NIC_MIN_OPS, at most ops.
- * The repeats' windows start after those 1000 (window_start()). */
+ * pass over the trace's first NIC_CAL_OPS, at least NIC_MIN_OPS, at most
+ * ops.  The repeats' windows start after those (window_start()). */
 static size_t budget_ops(struct inst *in, const uint64_t *trace, size_t ops,
 			 bool quick)
 {
-	struct hitter h = { in, trace, ops < 1000 ? ops : 1000, 0, 0, 0 };
+	struct hitter h = { in, trace, ops < NIC_CAL_OPS ? ops : NIC_CAL_OPS,
+			    0, 0, 0 };
 	double per_op, want;
 
 	hit_loop(&h);
@@ -201,12 +207,12 @@ static size_t budget_ops(struct inst *in, const uint64_t *trace, size_t ops,
 }
 
 /* Where repeat r's window of kops operations starts in a trace of ops:
- * after the calibration's first 1000 and the earlier repeats' windows,
+ * after the calibration's first NIC_CAL_OPS and the earlier repeats' windows,
  * wrapping around where the trace is too short to hold them all; at 0
  * when the window is the whole trace. */
 static size_t window_start(int r, size_t kops, size_t ops)
 {
-	return (1000 + (size_t)r * kops) % (ops - kops + 1);
+	return (NIC_CAL_OPS + (size_t)r * kops) % (ops - kops + 1);
 }
 
 enum { RANDOM, LOCALITY, REUSE, NTRACE };
