@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cache.h - the two registration caches under test behind one interface,
- * so every scenario drives both with the same code, trace and backend.
+ * cache.h - the registration caches under test behind one interface, so
+ * every scenario drives them with the same code, trace and backend.
  * The indirect call costs both the same couple of ns.
  */
 #ifndef BENCH_CACHE_H
@@ -30,5 +30,14 @@ struct cache_ops {
 
 extern const struct cache_ops cache_gdirect;
 extern const struct cache_ops cache_ucx;
+
+#ifdef BENCH_HAVE_VERBS
+/* libgdirect's NIC-registration cache, over the fake libibverbs
+ * (cache_verbs.c); built only where libgdirect has its verbs API. */
+extern const struct cache_ops cache_verbs;
+/* The registrations the fake NIC made so far, every cache_verbs instance
+ * together. */
+unsigned long cache_verbs_nic_regs(void);
+#endif
 
 #endif

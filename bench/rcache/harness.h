@@ -99,6 +99,10 @@ struct summary {
 	double scaling_cpu[3][2];		/* the same from thread CPU time */
 	double in_pin_median, in_pin_mean;	/* gdirect during/alone */
 	double bar_fails[2];			/* gdirect, UCX */
+	/* The NIC-registration hit over the BAR hit, 1 thread, per trace
+	 * (random, locality, reuse) and size; nic: it was measured. */
+	bool nic;
+	double nic_ratio[3][3];
 };
 extern struct summary summary;
 

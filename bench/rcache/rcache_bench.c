@@ -7,9 +7,11 @@
  *   rcache_bench [--repeats N] [--quick] [--only 1,2,3,4] [--md FILE]
  *                [--data DIR]
  *
- * Scenarios (--only, default 1234): 1 hits, 2 hits during a pin, 3 a
- * reuse trace at gdrcopy's costs, 4 twice the BAR budget; 5 registrations
- * alone, to profile (stdout only).
+ * Scenarios (--only, default 1234): 1 hits (with, where libgdirect has
+ * its verbs API, the NIC registration's hit over the fake libibverbs
+ * beside the BAR hit), 2 hits during a pin, 3 a reuse trace at gdrcopy's
+ * costs, 4 twice the BAR budget; 5 registrations alone, to profile
+ * (stdout only).
  *
  * Needs GDIRECT_LIBCUDA=<build>/tests/fakes/libfakecuda.so (bench/rcache/run.sh
  * sets it): libgdirect's miss path classifies the pointer through "CUDA".
@@ -88,6 +90,22 @@ static void targets(FILE *f)
 			s->scaling_cpu[2][0], s->scaling[0][1], s->scaling[1][1],
 			s->scaling[2][1], s->scaling_cpu[0][1],
 			s->scaling_cpu[1][1], s->scaling_cpu[2][1]);
+	}
+	if (s->hits && s->nic) {
+		static const char *const tn[3] = { "random", "locality", "reuse" };
+
+		for (int tr = 0; tr < 3; tr++) {
+			bool met = true;
+
+			for (int i = 0; i < 3; i++)
+				met &= s->nic_ratio[tr][i] <= 1.2;
+			fprintf(f, "- The NIC-registration hit at most 1.2x the "
+				"BAR hit, %s trace, 1 thread (NIC/BAR): %.2f / "
+				"%.2f / %.2f at %zu / %zu / %zu regions, %s.\n",
+				tn[tr], s->nic_ratio[tr][0], s->nic_ratio[tr][1],
+				s->nic_ratio[tr][2], s->nreg[0], s->nreg[1],
+				s->nreg[2], met ? "met" : "missed");
+		}
 	}
 	if (s->contended)
 		fprintf(f, "- Hits during another thread's 1.3 ms registration "

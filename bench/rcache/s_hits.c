@@ -14,12 +14,42 @@
  * libgdirect's per-thread hit path answers).
  * Regions are registered with a free pin: only hits are timed here, and
  * 65536 pins at 1.3 ms would take 85 s per cache.
+ *
+ * Where libgdirect has its verbs API, a third cache takes the same
+ * buffers and traces, one thread: libgdirect's NIC registration
+ * (gdirect_mr_get + gdirect_mr_put, cache_verbs.c, over the fake
+ * libibverbs), timed in the same repeats as the BAR hit and UCX's, in turn
+ * with them, and reported against the BAR hit.  Its hit may cost far more
+ * than the BAR hit's, so each repeat replays a window of each trace sized
+ * to take about NIC_BUDGET_NS (ns per operation are compared, not totals),
+ * a window of its own where the trace is long enough: the NIC cache keeps
+ * its regions most recently used first, and one short window replayed
+ * again and again would find the few regions it touches at the front,
+ * where a random trace's requests are found anywhere.
  */
 #include <stdlib.h>
 #include <time.h>
 
 #include "chase.h"
 #include "harness.h"
+
+/* What one repeat of the NIC hit may take, the fewest operations it
+ * replays, and how many the calibration replays first.  A random hit
+ * among 65536 regions took milliseconds on a loaded 2-core VM, so the
+ * floor is what keeps it to seconds a repeat: a random hit's walk is
+ * about uniform over the regions, and the mean of 200 is within about 4%
+ * (one standard deviation) of the walk's. */
+#define NIC_BUDGET_NS (100 * MS)
+#define NIC_MIN_OPS 200
+#define NIC_CAL_OPS 200
+
+/* The caches of this scenario: [0] and [1] always, [2] where built. */
+enum { GD, UCX, NIC, NCACHE };
+#ifdef BENCH_HAVE_VERBS
+#define HAVE_NIC true
+#else
+#define HAVE_NIC false
+#endif
 
 /*
  * What a random hit among n regions cannot avoid in libgdirect's lookup
@@ -133,6 +163,58 @@ static double get_only(struct inst *in, const uint64_t *trace, size_t ops,
 	return m;
 }
 
+/* The NIC cache's ops, NULL where it is not built. */
+static const struct cache_ops *nic_cache(void)
+{
+#ifdef BENCH_HAVE_VERBS
+	return &cache_verbs;
+#else
+	return NULL;
+#endif
+}
+
+/* The registrations the fake NIC made so far (0 where it is not built). */
+static unsigned long nic_regs(void)
+{
+#ifdef BENCH_HAVE_VERBS
+	return cache_verbs_nic_regs();
+#else
+	return 0;
+#endif
+}
+
+/* How many operations of trace one repeat of in's hit replays: about
+ * NIC_BUDGET_NS (a tenth of it with --quick) at the rate of a first
+ * pass over the trace's first NIC_CAL_OPS, at least NIC_MIN_OPS, at most
+ * ops.  The repeats' windows start after those (window_start()). */
+static size_t budget_ops(struct inst *in, const uint64_t *trace, size_t ops,
+			 bool quick)
+{
+	struct hitter h = { in, trace, ops < NIC_CAL_OPS ? ops : NIC_CAL_OPS,
+			    0, 0, 0 };
+	double per_op, want;
+
+	hit_loop(&h);
+	if (h.fails) {
+		fprintf(stderr, "%s: %ld failed hits\n", in->label, h.fails);
+		exit(1);
+	}
+	per_op = (double)h.ns / (double)h.ops;
+	want = (double)NIC_BUDGET_NS / (quick ? 10 : 1) / (per_op > 0 ? per_op : 1);
+	if (want < NIC_MIN_OPS)
+		want = NIC_MIN_OPS;
+	return want < (double)ops ? (size_t)want : ops;
+}
+
+/* Where repeat r's window of kops operations starts in a trace of ops:
+ * after the calibration's first NIC_CAL_OPS and the earlier repeats' windows,
+ * wrapping around where the trace is too short to hold them all; at 0
+ * when the window is the whole trace. */
+static size_t window_start(int r, size_t kops, size_t ops)
+{
+	return (NIC_CAL_OPS + (size_t)r * kops) % (ops - kops + 1);
+}
+
 enum { RANDOM, LOCALITY, REUSE, NTRACE };
 static const char *const trace_name[NTRACE] = { "random", "locality", "reuse" };
 
@@ -164,7 +246,7 @@ static uint64_t *make_trace(const uint64_t *bufs, size_t n, size_t len,
  * the size of what it is drawn from, measured in this run.
  */
 static void floor_report(FILE *f, const size_t nreg[3],
-			 double wall[NTRACE][3][2][2])
+			 double wall[NTRACE][3][2][NCACHE])
 {
 	const struct summary *s = &summary;
 
@@ -196,10 +278,30 @@ static void floor_report(FILE *f, const size_t nreg[3],
 			wall[RANDOM][si][0][1] / 3);
 }
 
+/* The NIC hit's rows (one thread): the BAR hit, the NIC hit and UCX's
+ * from the same repeats, and the NIC hit against the other two. */
+static void nic_rows(FILE *f, bool md, const size_t nreg[3],
+		     double wall[NTRACE][3][2][NCACHE],
+		     double cpu[NTRACE][3][2][NCACHE],
+		     size_t nicops[NTRACE][3])
+{
+	for (int tr = 0; tr < NTRACE; tr++)
+		for (int si = 0; si < 3; si++) {
+			const double *w = wall[tr][si][0], *c = cpu[tr][si][0];
+
+			fprintf(f, md ? "| %s | %zu | %zu | %.1f | %.1f | %.1f | "
+				"%.2f | %.2f | %.2f |\n" :
+				"%9s %8zu %8zu %10.1f %10.1f %10.1f %8.2f %8.2f "
+				"%8.2f\n", trace_name[tr], nreg[si],
+				nicops[tr][si], w[GD], w[NIC], w[UCX],
+				w[NIC] / w[GD], c[NIC] / c[GD], w[NIC] / w[UCX]);
+		}
+}
+
 /* The table rows, to stdout and to the report. */
 static void hit_rows(FILE *f, bool md,
-		     const size_t nreg[3], double wall[NTRACE][3][2][2],
-		     double cpu[NTRACE][3][2][2])
+		     const size_t nreg[3], double wall[NTRACE][3][2][NCACHE],
+		     double cpu[NTRACE][3][2][NCACHE])
 {
 	for (int tr = 0; tr < NTRACE; tr++)
 		for (int si = 0; si < 3; si++)
@@ -220,16 +322,19 @@ void scenario_hits(const struct opts *o)
 	static const size_t sizes[] = { 16, 4096, 65536 };
 	const size_t ops = o->quick ? 100000 : 300000;
 	const struct fake_cfg free_pins = { 0 };
-	/* [trace][size][threads-1][cache] */
-	double wall[NTRACE][3][2][2], cpu[NTRACE][3][2][2], ins[3][2];
-	double getns[3][2], clk = clock_cost_ns();
-	size_t nreg[3];
+	/* [trace][size][threads-1][cache]; the NIC cache runs one thread. */
+	double wall[NTRACE][3][2][NCACHE] = { 0 }, cpu[NTRACE][3][2][NCACHE] = { 0 };
+	double ins[3][NCACHE] = { 0 }, getns[3][2], clk = clock_cost_ns();
+	size_t nreg[3], nicops[NTRACE][3] = { 0 };
+	const int ncache = HAVE_NIC ? 3 : 2;
 
 	for (int si = 0; si < 3; si++) {
 		size_t n = o->quick && sizes[si] > 4096 ? 8192 : sizes[si];
 		uint64_t *bufs = alloc_buffers(n);
 		uint64_t *trace[NTRACE][2];
-		struct inst in[2];
+		struct inst in[NCACHE];
+		unsigned long regs0 = nic_regs();
+		size_t kops[NCACHE] = { ops, ops, ops };
 
 		nreg[si] = n;
 		progress("hits: %zu regions: registering", n);
@@ -237,10 +342,16 @@ void scenario_hits(const struct opts *o)
 			(abort(), 0);
 		inst_open(&in[1], &cache_ucx, "ucx", &free_pins, 0, 0) ||
 			(abort(), 0);
-		for (int k = 0; k < 2; k++)
+		if (HAVE_NIC)
+			inst_open(&in[NIC], nic_cache(), "gdirect-mr", &free_pins,
+				  0, 0) || (abort(), 0);
+		for (int k = 0; k < ncache; k++)
 			ins[si][k] = register_each(&in[k], bufs, n);
 		progress("hits: %zu regions registered: gdirect %.0f ns, ucx %.0f "
 			 "ns per registration", n, ins[si][0], ins[si][1]);
+		if (HAVE_NIC)
+			progress("hits: %zu regions registered: gdirect-mr %.0f "
+				 "ns per registration", n, ins[si][NIC]);
 		for (int tr = 0; tr < NTRACE; tr++)
 			for (int t = 0; t < 2; t++)
 				trace[tr][t] = make_trace(bufs, n, ops, 0x5eed0000u +
@@ -249,31 +360,41 @@ void scenario_hits(const struct opts *o)
 
 		for (int run = 0; run < 2 * NTRACE; run++) {
 			int tr = run / 2, nt = run % 2 + 1;
-			double vw[2][64], vc[2][64];
+			/* The NIC cache takes its turn with one thread. */
+			int nc = nt == 1 ? ncache : 2;
+			double vw[NCACHE][64], vc[NCACHE][64];
 
+			if (nc > NIC) {
+				kops[NIC] = budget_ops(&in[NIC], trace[tr][0], ops,
+						       o->quick);
+				nicops[tr][si] = kops[NIC];
+			}
 			for (int r = 0; r < o->repeats; r++) {
-				/* Alternate which cache goes first. */
-				for (int kk = 0; kk < 2; kk++) {
-					int k = (r + kk) % 2;
+				/* Rotate which cache goes first. */
+				for (int kk = 0; kk < nc; kk++) {
+					int k = (r + kk) % nc;
 					struct hitter h[2];
 					double sw = 0, sc = 0;
 
+					size_t w0 = window_start(r, kops[k], ops);
+
 					for (int t = 0; t < nt; t++)
-						h[t] = (struct hitter){ &in[k], trace[tr][t],
-									ops, 0, 0, 0 };
+						h[t] = (struct hitter){ &in[k],
+									trace[tr][t] + w0,
+									kops[k], 0, 0, 0 };
 					run_threads(nt, hit_loop, h, sizeof(h[0]));
 					for (int t = 0; t < nt; t++) {
 						if (h[t].fails)
 							fprintf(stderr, "%s: %ld failed hits\n",
 								in[k].label, h[t].fails);
-						sw += (double)h[t].ns / (double)ops;
-						sc += (double)h[t].cpu_ns / (double)ops;
+						sw += (double)h[t].ns / (double)kops[k];
+						sc += (double)h[t].cpu_ns / (double)kops[k];
 					}
 					vw[k][r] = sw / nt;
 					vc[k][r] = sc / nt;
 				}
 			}
-			for (int k = 0; k < 2; k++) {
+			for (int k = 0; k < nc; k++) {
 				wall[tr][si][nt - 1][k] = median(vw[k], o->repeats);
 				cpu[tr][si][nt - 1][k] = median(vc[k], o->repeats);
 			}
@@ -281,6 +402,21 @@ void scenario_hits(const struct opts *o)
 				 "(cpu %.1f), ucx %.1f ns (cpu %.1f)", trace_name[tr],
 				 n, nt, wall[tr][si][nt - 1][0], cpu[tr][si][nt - 1][0],
 				 wall[tr][si][nt - 1][1], cpu[tr][si][nt - 1][1]);
+			if (nc > NIC)
+				progress("hits: %s, %zu regions, 1 thread: gdirect-mr "
+					 "%.1f ns (cpu %.1f) over %zu operations, "
+					 "%.2fx the BAR hit", trace_name[tr], n,
+					 wall[tr][si][0][NIC], cpu[tr][si][0][NIC],
+					 kops[NIC], wall[tr][si][0][NIC] /
+					 wall[tr][si][0][GD]);
+		}
+		/* Every NIC get after the registrations was a hit: the fake
+		 * NIC registered each buffer once, no more. */
+		if (HAVE_NIC && nic_regs() - regs0 != n) {
+			fprintf(stderr, "gdirect-mr: the fake NIC made %lu "
+				"registrations for %zu buffers: the timed gets "
+				"were not all hits\n", nic_regs() - regs0, n);
+			exit(1);
 		}
 		for (int k = 0; k < 2; k++) {
 			double v[64];
@@ -299,7 +435,7 @@ void scenario_hits(const struct opts *o)
 			 "%.1f ns, among the status words %.1f ns", n,
 			 summary.lat_slot[si], summary.lat_status[si]);
 		/* Not timed. */
-		for (int k = 0; k < 2; k++)
+		for (int k = 0; k < ncache; k++)
 			inst_close(&in[k]);
 		for (int tr = 0; tr < NTRACE; tr++)
 			for (int t = 0; t < 2; t++)
@@ -328,6 +464,22 @@ void scenario_hits(const struct opts *o)
 		printf(" %zu regions %.1f, %.1f%s", nreg[si],
 		       wall[RANDOM][si][0][0], summary.floor[si],
 		       si < 2 ? ";" : "\n");
+	if (HAVE_NIC) {
+		printf("\nNIC-registration hit (gdirect_mr_get + gdirect_mr_put "
+		       "of a 4 KiB request, the verbs kind of the registration "
+		       "engine) beside the BAR hit (gdirect_reg_get + put) and "
+		       "UCX's, 1 thread, ns/op, median of %d, the same repeats; "
+		       "on fakes: libibverbs (tests/fakes/fake_ibv.h), CUDA "
+		       "(libfakecuda.so), pinning backend (fake_backend.c)\n",
+		       o->repeats);
+		printf("%9s %8s %8s %10s %10s %10s %8s %8s %8s\n", "trace",
+		       "regions", "nic ops", "bar", "nic", "ucx", "nic/bar",
+		       "(cpu)", "nic/ucx");
+		nic_rows(stdout, false, nreg, wall, cpu, nicops);
+	} else {
+		printf("\nNIC-registration hit: not measured (libgdirect built "
+		       "without libibverbs: no gdirect_mr_get)\n");
+	}
 
 	/* For the plots: one file per trace and thread count. */
 	for (int tr = 0; tr < NTRACE; tr++)
@@ -350,8 +502,14 @@ void scenario_hits(const struct opts *o)
 		}
 
 	summary.hits = true;
+	summary.nic = HAVE_NIC;
+	for (int tr = 0; tr < NTRACE; tr++)
+		for (int si = 0; si < 3; si++)
+			summary.nic_ratio[tr][si] = HAVE_NIC ?
+				wall[tr][si][0][NIC] / wall[tr][si][0][GD] : 0;
 	for (int si = 0; si < 3; si++) {
-		const double (*w)[2] = wall[RANDOM][si], (*c)[2] = cpu[RANDOM][si];
+		const double (*w)[NCACHE] = wall[RANDOM][si];
+		const double (*c)[NCACHE] = cpu[RANDOM][si];
 
 		summary.nreg[si] = nreg[si];
 		summary.hit_ratio[si] = w[0][0] / w[0][1];
@@ -415,6 +573,39 @@ void scenario_hits(const struct opts *o)
 			nreg[si], getns[si][0], getns[si][1], si < 2 ? ";" : ".");
 	fprintf(o->md, "\n");
 	floor_report(o->md, nreg, wall);
+	if (HAVE_NIC) {
+		fprintf(o->md, "\nThe NIC-registration hit: `gdirect_mr_get` + "
+			"`gdirect_mr_put` of the same 4 KiB requests in the same "
+			"registered 64 KiB buffers (the verbs kind of the "
+			"registration engine, one NIC registration per buffer, "
+			"registered before timing and checked to be the only "
+			"ones the NIC saw), one thread, timed in the same "
+			"repeats as the BAR hit (`gdirect_reg_get` + "
+			"`gdirect_reg_put`, the table above) and UCX's, each "
+			"repeat in turn.  No NIC: libibverbs is the tests' fake "
+			"(`tests/fakes/fake_ibv.h`, its device fake0), CUDA the "
+			"fake driver (`libfakecuda.so`), the pinning device the "
+			"fake backend.  Each repeat of the NIC hit replays a "
+			"window of the trace sized to about %.0f ms (*NIC ops*; "
+			"the whole trace where that is shorter), a window of its "
+			"own where the trace holds them all, so that a random "
+			"trace's requests find their regions anywhere in the "
+			"engine's most-recently-used order, not only the few a "
+			"window replayed again would bring to its front; "
+			"ns per operation, median of %d repeats.  *NIC/BAR* is "
+			"the ratio the NIC hit is held to (at most 1.2); "
+			"*(CPU)* the same from thread CPU time.\n\n"
+			"| trace | regions | NIC ops | BAR ns/op | NIC ns/op | "
+			"UCX ns/op | NIC/BAR | NIC/BAR (CPU) | NIC/UCX |\n"
+			"|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+			(double)NIC_BUDGET_NS / (o->quick ? 10 : 1) / MS,
+			o->repeats);
+		nic_rows(o->md, true, nreg, wall, cpu, nicops);
+	} else {
+		fprintf(o->md, "\nThe NIC-registration hit was not measured: "
+			"libgdirect was built without libibverbs (no "
+			"`gdirect_mr_get`).\n");
+	}
 	fprintf(o->md, "\nRegistration with a free pin (the cache's own "
 		"insertion cost, mean over the N registrations, one thread):");
 	for (int si = 0; si < 3; si++)

@@ -1,20 +1,24 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# report.sh BENCH LIBCUDA - rcache_bench's hit scenario, in its quick
+# report.sh BENCH LIBCUDA NIC - rcache_bench's hit scenario, in its quick
 # form, writes a complete report: every row of the hit table, the floor
 # table with each floor the sum of its parts, every random-hit target with
-# its verdict (and, for one thread, the floor); and its options are parsed
-# strictly.  Checks the report's shape and arithmetic, never a timing.
-# TAP.
+# its verdict (and, for one thread, the floor), and, where the benchmark
+# has the NIC-registration cache (NIC is "nic"; "no-nic" where libgdirect
+# has no verbs API), every row of the NIC hit's table with its ratios the
+# quotients of its figures and a verdict per trace, else the sentence
+# saying it was not measured; and its options are parsed strictly.
+# Checks the report's shape and arithmetic, never a timing.  TAP.
 set -u
-bench=${1:?usage: report.sh BENCH LIBCUDA}
-lib=${2:?usage: report.sh BENCH LIBCUDA}
+bench=${1:?usage: report.sh BENCH LIBCUDA NIC}
+lib=${2:?usage: report.sh BENCH LIBCUDA NIC}
+nic=${3:?usage: report.sh BENCH LIBCUDA NIC}
 src=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$src/tests/include/tap.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-plan 7
+plan 9
 
 GDIRECT_LIBCUDA=$lib "$bench" --quick --only 1 --repeats 1 --md "$tmp/r.md" \
 	>"$tmp/out" 2>"$tmp/err"
@@ -61,6 +65,45 @@ check_rc $? "targets: each size's one-thread random-hit verdict with its floor (
 rows=$(grep -c '^- Random hits at least 3x faster than ucs_rcache at [0-9]* regions, 2 threads .*: [0-9.]*, \(met\|missed\) ' "$tmp/r.md")
 [ "$rows" = 3 ]
 check_rc $? "targets: each size's two-thread random-hit verdict (found $rows)"
+
+# NIC hit table: trace, regions, ops, BAR, NIC, UCX, NIC/BAR, its CPU
+# form, NIC/UCX; 3 traces x 3 sizes.
+if [ "$nic" = nic ]; then
+	python3 - "$tmp/r.md" >"$tmp/nic" 2>&1 <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+head = "| trace | regions | NIC ops |"
+if head not in text:
+    sys.exit("no NIC table (its header %r)" % head)
+text = text[text.index(head):].split("\n\n")[0]
+rows = re.findall(r"^\| (random|locality|reuse) \| (\d+) \| (\d+) \| "
+                  r"([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \| "
+                  r"([0-9.]+) \| ([0-9.]+) \|$", text, re.M)
+if len(rows) != 9:
+    sys.exit("NIC table: %d rows, want 9" % len(rows))
+for r in rows:
+    tr, n, ops = r[0], int(r[1]), int(r[2])
+    bar, nic, ucx, nb, nbc, nu = map(float, r[3:])
+    if min(ops, bar, nic, ucx, nb, nbc, nu) <= 0:
+        sys.exit("%s, %d regions: a figure is not positive: %s" % (tr, n, r))
+    # Figures printed to 0.1, ratios to 0.01.
+    for got, num, den, what in ((nb, nic, bar, "NIC/BAR"),
+                                (nu, nic, ucx, "NIC/UCX")):
+        if abs(num / den - got) > 0.01 + 0.06 / den * max(1, got):
+            sys.exit("%s, %d regions: %s %.2f is not %.1f / %.1f"
+                     % (tr, n, what, got, num, den))
+print("9 rows")
+PY
+	check_rc $? "NIC hit table: 9 rows, NIC/BAR and NIC/UCX the quotients of the row's figures ($(tail -1 "$tmp/nic"))"
+	rows=$(grep -c '^- The NIC-registration hit at most 1.2x the BAR hit, \(random\|locality\|reuse\) trace, 1 thread (NIC/BAR): [0-9.]* / [0-9.]* / [0-9.]* at [0-9]* / [0-9]* / [0-9]* regions, \(met\|missed\)\.$' "$tmp/r.md")
+	[ "$rows" = 3 ]
+	check_rc $? "targets: the NIC hit's verdict for each trace (found $rows)"
+else
+	grep -q '^The NIC-registration hit was not measured: libgdirect was built without libibverbs' "$tmp/r.md"
+	check_rc $? "without libgdirect's verbs API: the report says the NIC hit was not measured"
+	! grep -q 'NIC-registration hit at most' "$tmp/r.md"
+	check_rc $? "without libgdirect's verbs API: no NIC verdict"
+fi
 
 bad=0
 for a in "--repeats 7x" "--repeats 0" "--repeats 65" "--only 7" "--only ,"; do
