@@ -75,7 +75,33 @@ probe IN_HARDIRQ <<'C'
 #include <linux/preempt.h>
 static int __used kc_probe(void) { return in_hardirq(); }
 C
-
+# MODULE_IMPORT_NS() takes the namespace as a string literal, used as it
+# is, where it stringified an identifier before: 6.13.  The probe has
+# MODULE_INFO() check the length of what it is given, which is the
+# literal's on a new kernel and its stringified quotes' on an old one.
+probe MODULE_IMPORT_NS_STRING <<'C'
+#include <linux/build_bug.h>
+#include <linux/module.h>
+#undef MODULE_INFO
+#define MODULE_INFO(tag, info) static_assert(sizeof(info) == sizeof("KC"))
+MODULE_IMPORT_NS("KC");
+C
+# dma_buf_attachment.sgt, the table the dma-buf core made at attach for a
+# dynamic importer of a static exporter: gone in 7.x, where the importer's
+# map asks the exporter.  The probe is of the old interface, whose
+# absence is the newest kernel.
+probe DMA_BUF_ATTACHMENT_SGT <<'C'
+#include <linux/dma-buf.h>
+static void *__used kc_probe(struct dma_buf_attachment *a) { return a->sgt; }
+C
+# dma_buf_attach_ops.invalidate_mappings, formerly .move_notify: 7.x.
+probe DMA_BUF_INVALIDATE_MAPPINGS <<'C'
+#include <linux/dma-buf.h>
+static void kc_inval(struct dma_buf_attachment *a) { }
+static const struct dma_buf_attach_ops __used kc_probe = {
+	.invalidate_mappings = kc_inval,
+};
+C
 objs=""
 for n in $names; do objs="$objs $n.o"; done
 # Listed as modules, so that every kernel's Kbuild has a rule for each
