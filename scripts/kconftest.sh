@@ -102,6 +102,29 @@ static const struct dma_buf_attach_ops __used kc_probe = {
 	.invalidate_mappings = kc_inval,
 };
 C
+# file_operations.mmap_prepare with what a mapping set up before its VMA
+# exists needs: the descriptor's flag helpers (vma_flags_t), the kernel
+# pages action and vm_operations_struct.mapped, which runs once the VMA is
+# established: 7.x.  vm_flags_set() write-locks the VMA there through the
+# GPL-only __vma_start_write(), which the descriptor needs not.
+probe MMAP_PREPARE_MAPPED <<'C'
+#include <linux/fs.h>
+#include <linux/mm.h>
+static int kc_mapped(unsigned long start, unsigned long end, pgoff_t pgoff,
+		     const struct file *file, void **priv) { return 0; }
+static const struct vm_operations_struct kc_ops = { .mapped = kc_mapped };
+static int kc_prepare(struct vm_area_desc *desc)
+{
+	vma_desc_set_flags(desc, VMA_IO_BIT, VMA_PFNMAP_BIT);
+	vma_desc_clear_flags(desc, VMA_MAYWRITE_BIT);
+	desc->vm_ops = &kc_ops;
+	desc->private_data = NULL;
+	mmap_action_map_kernel_pages(desc, desc->start, NULL, 1);
+	return vma_desc_test(desc, VMA_SHARED_BIT) ? 0 : -EINVAL;
+}
+static const struct file_operations __used kc_probe = { .mmap_prepare = kc_prepare };
+C
+
 objs=""
 for n in $names; do objs="$objs $n.o"; done
 # Listed as modules, so that every kernel's Kbuild has a rule for each
