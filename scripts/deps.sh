@@ -6,6 +6,7 @@
 #        scripts/deps.sh kernel-bpo    fetches the backports kernel (below)
 #        scripts/deps.sh kernel-bpo-source  fetches its Debian source tarball
 #        scripts/deps.sh kernel-headers SUITE  fetches another release's kernel headers
+#                      (sid: in a build root, below)
 #        scripts/deps.sh demo-mode     prints "gpu" or "emulated" (see below)
 #        scripts/deps.sh nvidia-present  exit status 0 where an NVIDIA driver is loaded
 #
@@ -35,13 +36,19 @@ if [ "${1:-}" = --check ]; then
 fi
 want=${1:-build}
 
-# fetch_kernel DIR SUITE URI IMAGE: a Debian kernel of SUITE (its
+# fetch_kernel DIR SUITE URI HOW: a Debian kernel of SUITE (its
 # linux-headers-amd64's release), fetched through a private apt
 # configuration (its own sources, lists and cache under DIR), never for the
 # system, and unpacked under DIR/root rather than installed: installed, it
 # would become the newest kernel in /lib/modules that every other build and
-# lane picks.  The headers (arch and common) and linux-kbuild always, the
-# image too when IMAGE is 1.  Kept until the suite's release changes.
+# lane picks.  HOW 0: the headers (arch and common) and linux-kbuild; 1:
+# those and the image; root: a build root instead, a minimal SUITE system
+# debootstrap'd with make, binutils (nm, for the GPL-only import check of
+# scripts/build-modules.sh) and the headers (which pull in the compiler
+# they were built with), for headers whose compiler and host tools the build
+# machine cannot run (sid's); the modules are then built in it with chroot
+# (scripts/kernel-builds.sh).  Kept until the suite's release, or the
+# packages asked for, change.
 # Prints the kernel release; DIR/root/usr/src/linux-headers-RELEASE is the
 # build tree, DIR/root/boot/vmlinuz-RELEASE the guest kernel.
 fetch_kernel() {
@@ -61,6 +68,26 @@ fetch_kernel() {
 	hdr=$(apt-cache "$@" depends linux-headers-amd64 | sed -n 's/^ *Depends: \(linux-headers-[0-9].*-amd64\)$/\1/p' | head -n1)
 	rel=${hdr#linux-headers-}
 	[ -n "$rel" ] || { echo "deps.sh: no linux-headers-amd64 in $suite" >&2; exit 1; }
+	if [ "$image" = root ]; then
+		# The root is keyed by its package list, which names the
+		# release; it is built aside and moved in only once whole.
+		pk="binutils make linux-headers-$rel"
+		[ "$(cat "$kd/root/.done" 2>/dev/null)" = "$pk" ] || {
+			command -v debootstrap >/dev/null ||
+				{ echo "deps.sh: the $suite build root needs debootstrap (apt-get install debootstrap)" >&2; exit 1; }
+			rm -rf "$kd/root.new"
+			debootstrap --variant=minbase --include="$(echo "$pk" | tr ' ' ,)" \
+				"$suite" "$kd/root.new" "$uri" >"$kd/debootstrap.log" 2>&1 ||
+				{ echo "deps.sh: debootstrap of the $suite build root failed: $(tail -n1 "$kd/debootstrap.log")" >&2; exit 1; }
+			# Only the packages' files are kept: the root is
+			# rebuilt, never upgraded.
+			rm -rf "$kd/root.new/var/cache/apt/archives"/*.deb "$kd/root"
+			echo "$pk" >"$kd/root.new/.done"
+			mv "$kd/root.new" "$kd/root"
+		}
+		echo "$rel"
+		return 0
+	fi
 	if [ ! -e "$kd/root/.done-$rel" ]; then
 		kb=$(apt-cache "$@" depends "linux-headers-$rel" | sed -n 's/^ *Depends: \(linux-kbuild-[0-9].*\)$/\1/p' | head -n1)
 		pk="linux-headers-$rel linux-headers-${rel%-amd64}-common $kb"
@@ -141,14 +168,17 @@ fi
 # kernel-headers SUITE: the headers of another Debian release's kernel,
 # for the module builds of the kernel lane (docs/building.md), under
 # GDIRECT_KERNELS (default /var/cache/gdirect-kernels)/SUITE.  bullseye:
-# 5.10, the oldest kernel the modules build against.
+# 5.10, the oldest kernel the modules build against, unpacked.  sid: the
+# newest (7.2), in a build root, as its headers were built by a gcc (16)
+# and host tools (glibc 2.38 and later) that Debian 12 cannot run.
 if [ "$want" = kernel-headers ]; then
 	case ${2:-} in
-	bullseye) ;;
-	*) echo "deps.sh: kernel-headers '${2:-}': expected bullseye" >&2; exit 2 ;;
+	bullseye) how=0 ;;
+	sid) how=root ;;
+	*) echo "deps.sh: kernel-headers '${2:-}': expected bullseye or sid" >&2; exit 2 ;;
 	esac
 	fetch_kernel "${GDIRECT_KERNELS:-/var/cache/gdirect-kernels}/$2" "$2" \
-		http://deb.debian.org/debian 0
+		http://deb.debian.org/debian "$how"
 	exit 0
 fi
 
@@ -269,7 +299,9 @@ build)        needs="$userspace $modules" ;;
 # pahole its linux-kbuild package depends on; kernel-bpo unpacks that
 # package without its dependencies.
 # linux-source: the lint lane's checkpatch.pl comes from its tarball.
-test)         needs="$userspace $modules $guest c++ sparse linux-source xz dkms pkg-config ucx gnuplot pahole $cluster" ;;
+# debootstrap: the kernels lane builds 7.2's headers in a sid build root
+# (kernel-headers sid).
+test)         needs="$userspace $modules $guest c++ sparse linux-source xz dkms pkg-config ucx gnuplot pahole debootstrap $cluster" ;;
 demo-cluster) needs="$userspace $modules $guest pkg-config $cluster" ;;
 demo)
 	mode=$(demo_mode) || exit 2

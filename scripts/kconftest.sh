@@ -75,6 +75,55 @@ probe IN_HARDIRQ <<'C'
 #include <linux/preempt.h>
 static int __used kc_probe(void) { return in_hardirq(); }
 C
+# MODULE_IMPORT_NS() takes the namespace as a string literal, used as it
+# is, where it stringified an identifier before: 6.13.  The probe has
+# MODULE_INFO() check the length of what it is given, which is the
+# literal's on a new kernel and its stringified quotes' on an old one.
+probe MODULE_IMPORT_NS_STRING <<'C'
+#include <linux/build_bug.h>
+#include <linux/module.h>
+#undef MODULE_INFO
+#define MODULE_INFO(tag, info) static_assert(sizeof(info) == sizeof("KC"))
+MODULE_IMPORT_NS("KC");
+C
+# dma_buf_attachment.sgt, the table the dma-buf core made at attach for a
+# dynamic importer of a static exporter: gone in 7.x, where the importer's
+# map asks the exporter.  The probe is of the old interface, whose
+# absence is the newest kernel.
+probe DMA_BUF_ATTACHMENT_SGT <<'C'
+#include <linux/dma-buf.h>
+static void *__used kc_probe(struct dma_buf_attachment *a) { return a->sgt; }
+C
+# dma_buf_attach_ops.invalidate_mappings, formerly .move_notify: 7.x.
+probe DMA_BUF_INVALIDATE_MAPPINGS <<'C'
+#include <linux/dma-buf.h>
+static void kc_inval(struct dma_buf_attachment *a) { }
+static const struct dma_buf_attach_ops __used kc_probe = {
+	.invalidate_mappings = kc_inval,
+};
+C
+# file_operations.mmap_prepare with what a mapping set up before its VMA
+# exists needs: the descriptor's flag helpers (vma_flags_t), the kernel
+# pages action and vm_operations_struct.mapped, which runs once the VMA is
+# established: 7.x.  vm_flags_set() write-locks the VMA there through the
+# GPL-only __vma_start_write(), which the descriptor needs not.
+probe MMAP_PREPARE_MAPPED <<'C'
+#include <linux/fs.h>
+#include <linux/mm.h>
+static int kc_mapped(unsigned long start, unsigned long end, pgoff_t pgoff,
+		     const struct file *file, void **priv) { return 0; }
+static const struct vm_operations_struct kc_ops = { .mapped = kc_mapped };
+static int kc_prepare(struct vm_area_desc *desc)
+{
+	vma_desc_set_flags(desc, VMA_IO_BIT, VMA_PFNMAP_BIT);
+	vma_desc_clear_flags(desc, VMA_MAYWRITE_BIT);
+	desc->vm_ops = &kc_ops;
+	desc->private_data = NULL;
+	mmap_action_map_kernel_pages(desc, desc->start, NULL, 1);
+	return vma_desc_test(desc, VMA_SHARED_BIT) ? 0 : -EINVAL;
+}
+static const struct file_operations __used kc_probe = { .mmap_prepare = kc_prepare };
+C
 
 objs=""
 for n in $names; do objs="$objs $n.o"; done

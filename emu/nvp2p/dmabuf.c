@@ -66,7 +66,12 @@
 #include "emu.h"
 #include "nvp2p_emu.h"
 
+/* 6.13 took the namespace as a string; probed. */
+#if defined(KC_CONFTEST) && !defined(KC_HAVE_MODULE_IMPORT_NS_STRING)
 MODULE_IMPORT_NS(DMA_BUF);
+#else
+MODULE_IMPORT_NS("DMA_BUF");
+#endif
 
 #ifdef EMU_HAVE_VM_FLAGS_SET
 #define emu_vm_flags_set(vma, f)	vm_flags_set(vma, f)

@@ -44,6 +44,7 @@
 #include "gdirect_ioctl.h"
 #include "gdirect_kapi.h"
 #include "nvp2p_compat.h"
+#include "kcompat.h"
 
 #define GD_PAGE_SHIFT		GDIRECT_GPU_PAGE_SHIFT
 #define GD_PAGE_SIZE		((u64)1 << GD_PAGE_SHIFT)
@@ -342,10 +343,16 @@ int gd_ctx_unpin(struct gd_ctx *ctx, u64 handle);
 long gd_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 
 /* mmap.c */
-int gd_mmap(struct file *filp, struct vm_area_struct *vma);
 typedef int (*gd_mmap_claim_fn)(struct gd_reg *r, bool *wc);
+#ifdef GD_MMAP_PREPARE
+int gd_mmap_prepare(struct vm_area_desc *desc);
+int gd_mmap_region_prepare(struct gd_reg *r, struct vm_area_desc *desc,
+			   u64 roff, gd_mmap_claim_fn claim);
+#else
+int gd_mmap(struct file *filp, struct vm_area_struct *vma);
 int gd_mmap_region(struct gd_reg *r, struct vm_area_struct *vma, u64 roff,
 		   gd_mmap_claim_fn claim);
+#endif
 void gd_zap_cpu_mappings(struct gd_reg *r);
 
 /* wc.c */
@@ -363,6 +370,8 @@ __poll_t gd_poll(struct file *filp, struct poll_table_struct *wait);
 /* gdrdrv.c: the /dev/gdrdrv personality */
 int gd_gdrdrv_init(void);
 void gd_gdrdrv_exit(void);
+struct gd_reg *gd_gdr_find(struct gd_ctx *ctx, unsigned long pgoff);
+int gd_gdr_claim(struct gd_reg *r, bool *wc);
 
 /* procfs.c: /proc/driver/gdirect/ (procfs, as debugfs is GPL-only) */
 void gd_procfs_init(void);

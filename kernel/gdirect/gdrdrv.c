@@ -288,7 +288,7 @@ static long gd_gdr_ioctl(struct file *filp, unsigned int cmd,
  * either seen by this mapping or refused with EBUSY, and GET_INFO sees the
  * region unmapped or mapped with its type, never in between.
  */
-static int gd_gdr_claim(struct gd_reg *r, bool *wc)
+int gd_gdr_claim(struct gd_reg *r, bool *wc)
 {
 	u32 type = r->gdr_req_type;
 
@@ -308,13 +308,46 @@ static int gd_gdr_claim(struct gd_reg *r, bool *wc)
 }
 
 /*
+ * The region a mapping at @pgoff (its handle) names, with a reference, or
+ * NULL.  A pin whose start is not 64 KiB-aligned is never mapped, as
+ * gdrdrv 2.6 refuses it ("offset != 0 is not supported"): the mapping
+ * would begin before the pinned bytes, and gdrcopy's own tests expect the
+ * refusal.
+ */
+struct gd_reg *gd_gdr_find(struct gd_ctx *ctx, unsigned long pgoff)
+{
+	struct gd_reg *r = gd_ctx_lookup(ctx, pgoff);
+
+	if (r && r->gdr_unaligned) {
+		gd_reg_put(r);
+		return NULL;
+	}
+	return r;
+}
+
+/*
  * One mapping per handle, from its start (offset handle << PAGE_SHIFT
  * exactly), of the requested type or the region's natural one; as gdrdrv,
  * EINVAL for anything else, a second mapping or a revoked region included.
- * A pin whose start is not 64 KiB-aligned is never mapped, as gdrdrv 2.6
- * refuses it ("offset != 0 is not supported"): the mapping would begin
- * before the pinned bytes, and gdrcopy's own tests expect the refusal.
  */
+#ifdef GD_MMAP_PREPARE
+static int gd_gdr_mmap_prepare(struct vm_area_desc *desc)
+{
+	struct gd_ctx *ctx = desc->file->private_data;
+	struct gd_reg *r;
+	int ret;
+
+	if (!gd_is_owner(&ctx->owner))
+		return -EACCES;
+	r = gd_gdr_find(ctx, desc->pgoff);
+	if (!r)
+		return -EINVAL;
+	ret = gd_mmap_region_prepare(r, desc, 0, gd_gdr_claim);
+	/* The mapping takes its own reference once established. */
+	gd_reg_put(r);
+	return ret == -EBUSY || ret == -ESTALE ? -EINVAL : ret;
+}
+#else
 static int gd_gdr_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct gd_ctx *ctx = filp->private_data;
@@ -323,13 +356,9 @@ static int gd_gdr_mmap(struct file *filp, struct vm_area_struct *vma)
 
 	if (!gd_is_owner(&ctx->owner))
 		return -EACCES;
-	r = gd_ctx_lookup(ctx, vma->vm_pgoff);
+	r = gd_gdr_find(ctx, vma->vm_pgoff);
 	if (!r)
 		return -EINVAL;
-	if (r->gdr_unaligned) {
-		gd_reg_put(r);
-		return -EINVAL;
-	}
 	/* The lookup's reference goes to the VMA. */
 	ret = gd_mmap_region(r, vma, 0, gd_gdr_claim);
 	if (!ret)
@@ -337,6 +366,7 @@ static int gd_gdr_mmap(struct file *filp, struct vm_area_struct *vma)
 	gd_reg_put(r);
 	return ret == -EBUSY || ret == -ESTALE ? -EINVAL : ret;
 }
+#endif
 
 static int gd_gdr_open(struct inode *inode, struct file *filp)
 {
@@ -348,7 +378,11 @@ static const struct file_operations gd_gdr_fops = {
 	.open		= gd_gdr_open,
 	.release	= gd_ctx_release,
 	.unlocked_ioctl	= gd_gdr_ioctl,
+#ifdef GD_MMAP_PREPARE
+	.mmap_prepare	= gd_gdr_mmap_prepare,
+#else
 	.mmap		= gd_gdr_mmap,
+#endif
 	.fadvise	= gd_fadvise,
 };
 

@@ -44,6 +44,19 @@
 #endif
 
 /*
+ * 7.x: a mapping is described before its VMA exists, in a vm_area_desc
+ * (file_operations.mmap_prepare), and counted once the VMA is established
+ * (vm_operations_struct.mapped); probed.  gdirect maps that way where it
+ * can, because there vm_flags_set() write-locks the VMA through
+ * __vma_start_write(), a GPL-only export that a module next to NVIDIA's
+ * proprietary driver may not import (gdrcopy#335), while the descriptor's
+ * flags are plain bits.
+ */
+#if !defined(KC_CONFTEST) || defined(KC_HAVE_MMAP_PREPARE_MAPPED)
+#define GD_MMAP_PREPARE
+#endif
+
+/*
  * 6.12: no_llseek is gone.  It was NULL since 6.0, and a NULL .llseek has
  * always meant -ESPIPE, so file_operations leave .llseek unset instead.
  */

@@ -420,7 +420,11 @@ static const struct file_operations gd_fops = {
 	.release	= gd_ctx_release,
 	.unlocked_ioctl	= gd_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
+#ifdef GD_MMAP_PREPARE
+	.mmap_prepare	= gd_mmap_prepare,
+#else
 	.mmap		= gd_mmap,
+#endif
 	.read		= gd_read,
 	.poll		= gd_poll,
 	.fadvise	= gd_fadvise,

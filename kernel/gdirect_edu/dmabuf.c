@@ -9,8 +9,9 @@
  * peer to peer, pinned (we cannot follow a move) and mapped once, under
  * the reservation lock; the sg table holds edu's DMA addresses.  With a
  * static exporter (NVIDIA's, the emulator's) the dma-buf core has already
- * mapped the dma-buf when the attach returns, pin does nothing, and the map
- * returns that table, which stays until the detach.  Closing
+ * mapped the dma-buf when the attach returns (until 7.x, which dropped
+ * dma_buf_attachment.sgt and maps at the map), pin does nothing, and the
+ * map returns that table, which stays until the detach.  Closing
  * the fd afterwards is fine: the attachment holds the dma-buf.  DETACH,
  * closing our file or removing the device unmaps and lets it go.
  *
@@ -25,7 +26,12 @@
 
 #include "gdedu_internal.h"
 
+/* 6.13 took the namespace as a string; probed. */
+#if defined(KC_CONFTEST) && !defined(KC_HAVE_MODULE_IMPORT_NS_STRING)
 MODULE_IMPORT_NS(DMA_BUF);
+#else
+MODULE_IMPORT_NS("DMA_BUF");
+#endif
 
 /* The memory is pinned: the exporter may not move it, so no notice comes. */
 static void gdedu_move_notify(struct dma_buf_attachment *attach)
@@ -35,9 +41,14 @@ static void gdedu_move_notify(struct dma_buf_attachment *attach)
 	WRITE_ONCE(d->moved, true);
 }
 
+/* 7.x renamed move_notify invalidate_mappings; probed. */
 static const struct dma_buf_attach_ops gdedu_importer_ops = {
 	.allow_peer2peer = true,
+#if defined(KC_CONFTEST) && !defined(KC_HAVE_DMA_BUF_INVALIDATE_MAPPINGS)
 	.move_notify = gdedu_move_notify,
+#else
+	.invalidate_mappings = gdedu_move_notify,
+#endif
 };
 
 /* Unmap (if mapped), unpin and let the dma-buf go. */
@@ -80,9 +91,15 @@ int gdedu_dmabuf_attach(struct gdedu_file *f, struct gdedu_dmabuf_attach *a)
 		ret = PTR_ERR(d->attach);
 		goto err_free;
 	}
-	/* A static exporter's table, made by the core at attach time. */
+#if defined(KC_CONFTEST) && defined(KC_HAVE_DMA_BUF_ATTACHMENT_SGT)
+	/*
+	 * A static exporter's table, made by the core at attach time; a
+	 * kernel without dma_buf_attachment.sgt (7.x, probed) makes none, and
+	 * the map below asks the exporter.
+	 */
 	if (d->attach->sgt)
 		a->flags |= GDEDU_DMABUF_MAPPED_AT_ATTACH;
+#endif
 	dma_resv_lock(buf->resv, NULL);
 	ret = dma_buf_pin(d->attach);
 	if (ret) {

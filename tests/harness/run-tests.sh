@@ -35,8 +35,9 @@
 #      docs/emulated-ci.md): a COMMAND's status, a hang stopped, GPU memory
 #      between two nodes through a program written from its manual page
 #
-#   5b. the modules of every flavour built against bullseye's 5.10 and
-#      bookworm-backports' 6.12 headers, warning-free (scripts/kernel-builds.sh)
+#   5b. the modules of every flavour built against bullseye's 5.10,
+#      bookworm-backports' 6.12 and sid's 7.2 headers (7.2's in a sid build
+#      root), warning-free (scripts/kernel-builds.sh)
 #
 #   6. with DEBUG_KERNEL=1, the guest suite again under a KASAN/lockdep/
 #      kmemleak/KFENCE/DMA-API-debug kernel built from linux-source-6.1,
@@ -500,8 +501,8 @@ echo "emu-cli: $(( $(date +%s) - emu_t0 )) s"
 fi
 
 # The modules of every flavour built against the other kernels Debian
-# ships (bullseye's 5.10, bookworm-backports' 6.12; their headers cached
-# under /var/cache), a warning failing (scripts/kernel-builds.sh,
+# ships (bullseye's 5.10, bookworm-backports' 6.12, sid's 7.2 in a sid
+# build root; all cached under /var/cache), a warning failing (scripts/kernel-builds.sh,
 # docs/building.md).  Built only: no guest boots on these kernels.
 echo "== the modules against other kernels (scripts/kernel-builds.sh)"
 kb_t0=$(date +%s)
