@@ -19,7 +19,8 @@ for f in emu/cli/gdirect-emu emu/cli/guest-run.sh emu/cli/gdirect-emu-barrier \
 	tests/harness/lib.sh tests/harness/hostcheck tests/harness/manifest.sh \
 	tests/TESTS tests/include/tap.sh \
 	tests/guest/cluster/cluster-lib.sh emu/rxe/build.sh emu/rxe/rxe-gpu-6.1.patch \
-	emu/rxe/rxe-gpu-6.12.patch \
+	emu/rxe/rxe-gpu-6.12.patch emu/rxe/rxe-read-pace-6.1.patch \
+	emu/rxe/rxe-read-pace-6.12.patch \
 	emu/rxe/rxe_gpu.c emu/rdma-core/rdma-core-build.sh \
 	emu/rdma-core/rxe-reg-dmabuf-mr.patch tests/peers/peers.sh \
 	tests/peers/perftest-build.sh; do

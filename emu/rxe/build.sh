@@ -6,7 +6,8 @@
 # Takes drivers/infiniband/sw/rxe from Debian's linux-source tarball of
 # the series of the headers at KDIR (6.1 or 6.12: RXE_LINUX_SOURCE, default
 # /usr/src/linux-source-SERIES.tar.xz; scripts/deps.sh kernel-bpo-source
-# fetches 6.12's), applies rxe-gpu-SERIES.patch, adds rxe_gpu.c and
+# fetches 6.12's), applies rxe-gpu-SERIES.patch (GPU memory regions)
+# and rxe-read-pace-SERIES.patch (read replies paced), adds rxe_gpu.c and
 # gdirect's kapi header, and builds rdma_rxe.ko with Kbuild against KDIR
 # into OUT/rdma_rxe/, linked against gdirect.ko's exports through
 # GDIRECT_DIR/Module.symvers (a v2 build against the same headers).  The
@@ -64,8 +65,10 @@ stage=$out/stage
 rm -rf "$stage"
 mkdir -p "$stage"
 cp -p "$pristine"/* "$stage"/
-patch -s -p1 -d "$stage" <"$patchfile" ||
-	{ echo "emu/rxe/build.sh: ${patchfile##*/} does not apply to $tarball" >&2; exit 1; }
+for p in "$patchfile" "$here/rxe-read-pace-$series.patch"; do
+	patch -s -p1 -d "$stage" <"$p" ||
+		{ echo "emu/rxe/build.sh: ${p##*/} does not apply to $tarball" >&2; exit 1; }
+done
 cp "$here/rxe_gpu.c" "$top/kernel/gdirect/include/gdirect_kapi.h" "$stage"/
 dst=$out/rdma_rxe
 mkdir -p "$dst"
