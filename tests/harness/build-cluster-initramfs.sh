@@ -35,7 +35,7 @@
 # Debian's other RDMA user space (librdmacm, iproute2's `rdma`,
 # ibv_devinfo, ibv_rc_pingpong); UCX (its libraries, its transport
 # modules, ucx_info, ucx_perftest); perftest 26.04.17's ib_write_bw,
-# ib_read_lat and ib_send_bw built against our CUDA and that rdma-core
+# ib_read_bw, ib_read_lat and ib_send_bw built against our CUDA and that rdma-core
 # (tests/peers/perftest-build.sh), each with the host libraries it needs.
 # Exits 77 naming what is missing when any of it is absent but perftest
 # (the caller reports a skip, loudly), 1 on any other failure; without the
@@ -185,7 +185,7 @@ ln -s ../../usr/lib/x86_64-linux-gnu/libibverbs.so.1 "$root/lib/x86_64-linux-gnu
 echo "rdma-core 56.1 $(sha256sum "$rcore/lib/libibverbs.so.1" | cut -d' ' -f1) $(sha256sum "$rcore/lib/libibverbs/librxe-rdmav34.so" | cut -d' ' -f1)" \
 	>"$root/etc/cluster-rdma-core"
 if [ -n "$perftest" ]; then
-	for b in ib_write_bw ib_read_lat ib_send_bw; do cp "$perftest/$b" "$root/usr/bin/"; done
+	for b in ib_write_bw ib_read_bw ib_read_lat ib_send_bw; do cp "$perftest/$b" "$root/usr/bin/"; done
 else
 	echo "$perftest_why" >"$root/etc/cluster-perftest-missing"
 fi

@@ -19,7 +19,7 @@
 #     (ibv_reg_dmabuf_mr among it) is what the binary finds there.
 #     Vendor direct-verbs libraries (mlx5, hns, efa) and libnuma are
 #     configured out: rxe is the only NIC, and the guest carries less.
-# ib_write_bw, ib_read_lat and ib_send_bw are built, into
+# ib_write_bw, ib_read_bw, ib_read_lat and ib_send_bw are built, into
 # BUILD/peers/perftest-26.04.17/out/bin.  A stamp records the sha256 of the
 # tarball, our CUDA headers and libcuda, rdma-core's stamp, this
 # script and scripts/lib-build.sh; with the same stamp nothing is rebuilt.
@@ -36,7 +36,7 @@ src=$dir/src/$name
 out=$dir/out
 rc=$build/rdma-core/out
 libcuda=$build/emu/cuda/libcuda.so
-progs="ib_write_bw ib_read_lat ib_send_bw"
+progs="ib_write_bw ib_read_bw ib_read_lat ib_send_bw"
 
 missing() { echo "perftest-build: missing: $*" >&2; exit 77; }
 say() { echo "perftest-build: $*"; }
@@ -52,7 +52,7 @@ pkg-config --exists libpci || missing "libpci (libpci-dev: perftest's configure 
 
 stamp="$(sha256sum "$tarball" | cut -d' ' -f1) $( { cat "$top"/include/nvidia/*.h "$libcuda" \
 	"$build/rdma-core/stamp" "$0" "$top/scripts/lib-build.sh"; } | sha256sum | cut -d' ' -f1)"
-if [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp")" = "$stamp" ] && [ -x "$out/bin/ib_read_lat" ]; then
+if [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp")" = "$stamp" ] && [ -x "$out/bin/ib_read_bw" ]; then
 	echo "perftest-build: up to date ($out)"
 	exit 0
 fi

@@ -13,8 +13,9 @@
 # Cases: ib_write_bw and ib_read_lat on host memory (stock rxe does this),
 # then with --use_cuda=0 (GPU memory registered by ibv_reg_mr: the
 # peer-memory path) and with --use_cuda=0 --use_cuda_dmabuf (exported by
-# cuMemGetHandleForAddressRange, registered by ibv_reg_dmabuf_mr).  The
-# GPU cases need an rdma_rxe that registers GPU memory (emu/rxe); where
+# cuMemGetHandleForAddressRange, registered by ibv_reg_dmabuf_mr); last
+# ib_write_bw and ib_read_bw of 1 MiB on host memory, whose figures node
+# 1 prints as a READ over WRITE ratio (# FIGURE).  The GPU cases need an rdma_rxe that registers GPU memory (emu/rxe); where
 # rdma-probe shows this guest's rxe0 cannot, they are SKIPs naming its
 # answer.  ib_write_bw on host memory verifies the data it wrote
 # (--data_validation, where the guest CPU has the SIMD perftest's checker
@@ -22,8 +23,8 @@
 # GPU memory the checks are the exit status and the result lines.
 . /tests/lib.sh
 . /tests/cluster-lib.sh
-cases="write_bw:host read_lat:host write_bw:cuda read_lat:cuda write_bw:dmabuf read_lat:dmabuf"
-ncases=6
+cases="write_bw:host read_lat:host write_bw:cuda read_lat:cuda write_bw:dmabuf read_lat:dmabuf write_bw:host1m read_bw:host1m"
+ncases=8
 skip_all() { echo "1..1"; skip "perftest between the nodes" "$1"; exit 0; }
 in_cluster || skip_all "not on a node of two (gdirect-emu run --nodes 2)"
 [ -r /etc/cluster-perftest-missing ] &&
@@ -67,12 +68,18 @@ port=18600
 for c in $cases; do
 	prog=ib_${c%:*} mem=${c#*:}
 	port=$((port + 1))
+	size=4096
 	case $prog in
 	ib_write_bw) opts="-s 4096 -n 200 -t 32" ;;
-	ib_read_lat) opts="-s 64 -n 200" ;;
+	ib_read_lat) opts="-s 64 -n 200" size=64 ;;
 	esac
+	# RDMA WRITE against RDMA READ of 1 MiB messages on host memory:
+	# the same bytes each way, the responder's pacing of read replies
+	# (emu/rxe/rxe-read-pace-*.patch) against the requester's own.
+	[ "$mem" = host1m ] && opts="-s 1048576 -n 20" size=1048576
 	vcheck=0
 	case $mem in
+	host1m) ;;
 	host)
 		if [ "$prog" = ib_write_bw ]; then
 			vcheck=1
@@ -111,7 +118,7 @@ for c in $cases; do
 		check "$label: prints its result line (the client does; here: connected)" \
 			grep -q 'remote address:' "$log"
 	else
-		check "$label: prints its result line" grep -Eq '^ *(4096|64) +200 ' "$log"
+		check "$label: prints its result line" grep -Eq "^ *$size +(200|20) " "$log"
 	fi
 	if [ "$vcheck" = 1 ]; then
 		if ! grep -qw -e avx2 -e sse4_2 /proc/cpuinfo; then
@@ -124,4 +131,10 @@ for c in $cases; do
 		fi
 	fi
 done
+# READ over WRITE for 1 MiB on host memory, from each side's own figures
+# (a ratio printed, not asserted: the guests run under TCG).
+w=$(awk '$1 == 1048576 && $2 == 20 { print $5 }' /tmp/perftest-ib_write_bw-host1m.log 2>/dev/null)
+r=$(awk '$1 == 1048576 && $2 == 20 { print $5 }' /tmp/perftest-ib_read_bw-host1m.log 2>/dev/null)
+[ -n "$w" ] && [ -n "$r" ] &&
+	echo "# FIGURE perftest 1 MiB host memory: ib_write_bw $w MiB/s, ib_read_bw $r MiB/s, read/write $(awk -v r="$r" -v w="$w" 'BEGIN { printf "%.2f", w > 0 ? r / w : 0 }')"
 barrier perftest-done || true
