@@ -405,11 +405,13 @@ static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
 		return 0;
 	}
 	GDL_ST_INC(c, classify_misses);
-	/* A free reported while the driver answers keeps the answer out of
-	 * the cache: cached, it would outlive the free it missed, and hand
-	 * out the freed allocation's BUFFER_ID, and its regions, to the
-	 * next allocation at the address.  Any free counts (free_seq), not
-	 * only this memory's: a needless miss later is the whole cost. */
+	/* A free of this address reported while the driver answers keeps
+	 * the answer out of the cache: cached, it would outlive the free it
+	 * missed, and hand out the freed allocation's BUFFER_ID, and its
+	 * regions, to the next allocation at the address.  The frees are
+	 * counted and the last GDL_FREE_LOG logged (gdl_free_log_locked), so
+	 * the check takes no lock here and only frees elsewhere in a burst
+	 * longer than the log cost a needless miss later. */
 	seq = atomic_load_explicit(&c->free_seq, memory_order_acquire);
 	gdl_cuda_query(a, &q);
 	GDL_RACE(GDL_RACE_CLASSIFY_QUERIED);
@@ -419,7 +421,7 @@ static __attribute__((noinline)) int classify_full(struct gdirect_ctx *c,
 	if (q.type == GDIRECT_MEM_CPU && !(c->p.flags & GDIRECT_CTX_CACHE_HOST))
 		return 0;
 	pthread_mutex_lock(&c->lock);
-	if (atomic_load_explicit(&c->free_seq, memory_order_relaxed) == seq) {
+	if (!gdl_freed_since_locked(c, seq, a)) {
 		if (q.type != GDIRECT_MEM_CPU)
 			gdl_alloc_update(c, &q);
 		else

@@ -220,6 +220,9 @@ int gdl_shard_inc_slow(struct gdirect_ctx *c, size_t field);
 #define GDL_SHARD_TRY_INC(c, f) \
 	gdl_shard_try_inc((c), offsetof(struct gdl_shard, f))
 
+/* Reported frees a context remembers (free_log). */
+#define GDL_FREE_LOG 16
+
 struct gdirect_ctx {
 	struct gdirect_params p;
 	struct gdl_backend *backend;	/* NULL: no pinning device */
@@ -260,10 +263,13 @@ struct gdirect_ctx {
 	 * allocation, so it is pinned only if no free of its range was
 	 * reported meanwhile (notify.c marks them), else asked again. */
 	struct gdl_pending *queries;
-	/* Reported frees, counted under lock: a classification caches its
-	 * driver answer only if none was reported since it asked (classify.c),
-	 * which costs a miss of uncached host memory no lock. */
+	/* Reported frees, counted under lock, and the last GDL_FREE_LOG of
+	 * them (free_log[seq % GDL_FREE_LOG]): a classification caches its
+	 * driver answer only if none of the frees reported since it asked
+	 * overlaps its address (classify.c), which costs a miss of uncached
+	 * host memory no lock. */
 	_Atomic uint64_t free_seq;
+	struct { uint64_t start, end; } free_log[GDL_FREE_LOG];
 	uint64_t nregions, nbytes;	/* live, under lock */
 	struct gdl_list alloc_list;	/* the cached allocations */
 	uint64_t nallocs;
@@ -365,6 +371,35 @@ static inline struct gdl_alloc *gdl_alloc_find(const struct gdirect_ctx *c,
 						       a >> GDL_PAGE_SHIFT), a);
 }
 
+/* Under ctx->lock: count a reported free of [s, e) and log it; of unknown
+ * extent, it is logged as covering everything. */
+static inline void gdl_free_log_locked(struct gdirect_ctx *c, uint64_t s,
+				       uint64_t e, bool unknown)
+{
+	uint64_t n = atomic_load_explicit(&c->free_seq,
+					  memory_order_relaxed) + 1;
+
+	c->free_log[n % GDL_FREE_LOG].start = unknown ? 0 : s;
+	c->free_log[n % GDL_FREE_LOG].end = unknown ? UINT64_MAX : e;
+	atomic_store_explicit(&c->free_seq, n, memory_order_release);
+}
+
+/* Under ctx->lock: whether a free reported after count seq overlaps
+ * address a (every one does once more than GDL_FREE_LOG came since). */
+static inline bool gdl_freed_since_locked(const struct gdirect_ctx *c,
+					  uint64_t seq, uint64_t a)
+{
+	uint64_t now = atomic_load_explicit(&c->free_seq, memory_order_relaxed);
+
+	if (now - seq > GDL_FREE_LOG)
+		return now != seq;
+	for (uint64_t n = seq + 1; n <= now; n++)
+		if (c->free_log[n % GDL_FREE_LOG].start <= a &&
+		    a < c->free_log[n % GDL_FREE_LOG].end)
+			return true;
+	return false;
+}
+
 /* Under ctx->lock: announce a driver query about [s, e) (ctx->queries). */
 static inline void gdl_query_announce_locked(struct gdirect_ctx *c,
 					     struct gdl_pending *q,
@@ -427,7 +462,7 @@ size_t gdl_regions_overlapping(struct gdirect_ctx *c, uint64_t s, uint64_t e,
 int gdl_drain(struct gdirect_ctx *c);
 struct gdl_cuquery;
 int gdl_sync_memops(struct gdirect_ctx *c, const struct gdl_cuquery *q,
-		    int *cu_err);
+		    int *cu_err, const bool *freed);
 
 /*
  * notify.c: [s, e) was freed (e == s: the cached allocation at s, length

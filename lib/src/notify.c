@@ -24,8 +24,9 @@ void gdl_invalidate(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 	struct gdirect_reg *killed = NULL;
 	size_t n;
 
+	bool unknown = false;
+
 	pthread_mutex_lock(&c->lock);
-	atomic_fetch_add_explicit(&c->free_seq, 1, memory_order_release);
 	if (e == s) {
 		/* Length unknown: the cached allocation tells it. */
 		struct gdl_alloc *al = gdl_alloc_find(c, s);
@@ -33,7 +34,9 @@ void gdl_invalidate(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 		e = al ? al->base + al->size : s + 1;
 		if (al)
 			s = al->base;
+		unknown = !al;
 	}
+	gdl_free_log_locked(c, s, e, unknown);
 	do {
 		struct gdirect_reg *v[64];
 
@@ -44,13 +47,16 @@ void gdl_invalidate(struct gdirect_ctx *c, uint64_t s, uint64_t e)
 	gdl_allocs_drop_locked(c, s, e);
 	/* A pin in progress over the range may have pinned what is being
 	 * freed: its miss must not publish it (rcache.c). */
+	/* Where the freed allocation's extent is not known, a pin or a
+	 * query of any part of it may be one of an interior pointer that
+	 * [s, s+1) misses: every one is marked (a retry is the cost). */
 	for (struct gdl_pending *p = c->pending; p; p = p->next)
-		if (p->start < e && s < p->end)
+		if (unknown || (p->start < e && s < p->end))
 			p->freed = true;
 	/* Likewise a pin's driver query about the range: its answer may
 	 * describe what is being freed (rcache.c). */
 	for (struct gdl_pending *p = c->queries; p; p = p->next)
-		if (p->start < e && s < p->end)
+		if (unknown || (p->start < e && s < p->end))
 			p->freed = true;
 	/* Deferred: the killed regions stay on ctx->dying for a drain; a
 	 * miss waiting for BAR space drains them (rcache.c). */

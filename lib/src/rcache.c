@@ -611,19 +611,25 @@ static void pending_del(struct gdirect_ctx *c, struct gdl_pending *x)
 /*
  * SYNC_MEMOPS once per allocation, before its first registration.  Called
  * and returns with ctx->lock held; drops it around the CUDA call.  Returns
- * 0, -EAGAIN if the allocation went away meanwhile, or an error, with the
+ * 0, -EAGAIN if the allocation went away meanwhile (or *freed says a free
+ * overtook the caller's driver answer, which must then not be cached
+ * again: freed is marked under ctx->lock), or an error, with the
  * driver's answer in *cu_err.  A VMM mapping, which the driver refuses the
  * attribute, counts as done: its registration goes on without it, as
  * NCCL's and UCX's registrations of such memory do.
  */
 static int sync_memops_locked(struct gdirect_ctx *c,
-			      const struct gdl_cuquery *q, int *cu_err)
+			      const struct gdl_cuquery *q, int *cu_err,
+			      const bool *freed)
 {
 	*cu_err = 0;
 	for (;;) {
-		struct gdl_alloc *al = gdl_alloc_update(c, q);
+		struct gdl_alloc *al;
 		int rc, st;
 
+		if (*freed)
+			return -EAGAIN;
+		al = gdl_alloc_update(c, q);
 		if (!al)
 			return -ENOMEM;
 		st = atomic_load(&al->sync_done);
@@ -657,12 +663,12 @@ static int sync_memops_locked(struct gdirect_ctx *c,
 /* sync_memops_locked() for a caller that does not hold ctx->lock: the
  * registrations of the engine (regcache.c). */
 int gdl_sync_memops(struct gdirect_ctx *c, const struct gdl_cuquery *q,
-		    int *cu_err)
+		    int *cu_err, const bool *freed)
 {
 	int rc;
 
 	pthread_mutex_lock(&c->lock);
-	rc = sync_memops_locked(c, q, cu_err);
+	rc = sync_memops_locked(c, q, cu_err, freed);
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }
@@ -962,17 +968,17 @@ restart:
 	rc = miss_check(c, a, e, &q);
 	GDL_RACE(GDL_RACE_MISS_QUERIED);
 	pthread_mutex_lock(&c->lock);
-	if (gdl_query_done_locked(c, &pq) && !rc) {
-		pthread_mutex_unlock(&c->lock);
-		goto restart;
-	}
 	if (rc) {
+		gdl_query_done_locked(c, &pq);
 		pthread_mutex_unlock(&c->lock);
 		return rc;
 	}
+	/* The query stays announced until the pin's own announcement takes
+	 * over (miss_pin_locked): both waits below drop the lock. */
 	miss_range(c, &q, a, e, &ps, &pe);
-	rc = sync_memops_locked(c, &q, &cu_err);
+	rc = sync_memops_locked(c, &q, &cu_err, &pq.freed);
 	if (rc) {
+		gdl_query_done_locked(c, &pq);
 		pthread_mutex_unlock(&c->lock);
 		if (rc == -EAGAIN)
 			goto restart;
@@ -990,10 +996,21 @@ restart:
 			      (unsigned long long)q.base);
 	}
 	rc = miss_find_locked(c, a, e, ps, pe, out);
-	if (rc == 0)
-		return 0;
-	if (rc == GDL_MISS_AGAIN)
+	if (rc == 0 || rc == GDL_MISS_AGAIN) {
+		/* Returned with the lock dropped. */
+		pthread_mutex_lock(&c->lock);
+		gdl_query_done_locked(c, &pq);
+		pthread_mutex_unlock(&c->lock);
+		if (rc == 0)
+			return 0;
 		goto restart;
+	}
+	if (gdl_query_done_locked(c, &pq)) {
+		/* A free overtook the answer while this waited for another
+		 * thread's pin or SYNC_MEMOPS. */
+		pthread_mutex_unlock(&c->lock);
+		goto restart;
+	}
 
 	miss_grow_locked(c, GDL_ALIGN_DOWN(q.base),
 			 GDL_ALIGN_UP(q.base + q.size), &ps, &pe);

@@ -420,17 +420,20 @@ static int rc_classify(struct gdirect_ctx *c, const void *ptr,
 }
 
 /* SYNC_MEMOPS on the GPU allocation before its first registration, as a
- * BAR pin's (rcache.c): 0, -EAGAIN (freed meanwhile: start over), or an
- * error with its reason. */
+ * BAR pin's (rcache.c): 0, -EAGAIN (freed meanwhile, or *freed set: start
+ * over), or an error with its reason.  *freed is the try's pending mark,
+ * set with ctx->lock held (gdl_invalidate calls gdl_rc_notify_locked),
+ * under which the allocation's entry is made: a free that overtook the
+ * classification leaves no entry of the freed allocation behind. */
 static int rc_sync_memops(struct gdirect_ctx *c,
-			  const struct gdirect_ptr_info *info)
+			  const struct gdirect_ptr_info *info, const bool *freed)
 {
 	struct gdl_cuquery q = {
 		.type = info->type, .device = info->device,
 		.base = info->alloc_base, .size = info->alloc_size,
 		.buffer_id = info->buffer_id,
 	};
-	int cu_err, rc = gdl_sync_memops(c, &q, &cu_err);
+	int cu_err, rc = gdl_sync_memops(c, &q, &cu_err, freed);
 
 	if (rc == 0 || rc == -EAGAIN)
 		return rc;
@@ -600,7 +603,7 @@ lookup:
 	}
 	pthread_mutex_unlock(&rc->lock);
 	if (info.type == GDIRECT_MEM_DEVICE && !req->space) {
-		err = rc_sync_memops(c, &info);
+		err = rc_sync_memops(c, &info, &pend.freed);
 		if (err)
 			goto fail_pending;
 	}

@@ -22,6 +22,7 @@ struct race {
 	enum gdl_race_point at;
 	bool armed;
 	uint64_t addr, size, again;	/* freed, then allocated again */
+	uint64_t reported;		/* the length reported (0: unknown) */
 };
 static struct race race;
 
@@ -31,16 +32,16 @@ static void hook(enum gdl_race_point p)
 	if (!race.armed || p != race.at)
 		return;
 	race.armed = false;
-	gdirect_notify_free(P(race.addr), race.size);
+	gdirect_notify_free(P(race.addr), race.reported);
 	CHECK_EQ(cuMemFree_v2(race.addr), CUDA_SUCCESS);
-	gdirect_notify_free(P(race.addr), race.size);
+	gdirect_notify_free(P(race.addr), race.reported);
 	race.again = fake_cuda_alloc(race.size);
 }
 
 static void arm(enum gdl_race_point at, uint64_t addr, uint64_t size)
 {
 	race = (struct race){ .at = at, .armed = true, .addr = addr,
-			      .size = size };
+			      .size = size, .reported = size };
 }
 
 /* The new allocation took the freed one's address (the fake's first fit
@@ -121,12 +122,37 @@ static void miss_asks_again(void)
 	flush_destroy_clean(c, b);
 }
 
+/* A free of unknown length (gdirect_notify_free(p, 0), as the
+ * interposer reports when the driver cannot give the range) of memory
+ * the cache does not hold: the registration's miss, of an interior
+ * pointer, cannot be matched to it, so it asks again all the same. */
+static void miss_asks_again_unknown_length(void)
+{
+	struct gdirect_reg_info ri;
+	struct gdirect_reg *r;
+	struct gdl_backend *b;
+	uint64_t x;
+	struct gdirect_ctx *c = hooks_ctx(&b, &x);
+
+	arm(GDL_RACE_MISS_QUERIED, x, 64 * KiB);
+	race.reported = 0;
+	CHECK_EQ(gdirect_reg_get(c, P(x + 8192), 100, 0, &r), 0);
+	check_reallocated();
+	CHECK_EQ(gdirect_reg_info(r, &ri), 0);
+	CHECK(fake_backend_pin_fresh(b, ri.kernel_handle, x + 8192));
+	gdirect_reg_put(r);
+	check_classified_new(c, x + 8192);
+	CHECK_EQ(cuMemFree_v2(x), CUDA_SUCCESS);
+	flush_destroy_clean(c, b);
+}
+
 int main(void)
 {
 	need_fake_cuda();
 	gdl_race_hook = hook;
 	TAP_TEST(classify_answer_not_cached);
 	TAP_TEST(miss_asks_again);
+	TAP_TEST(miss_asks_again_unknown_length);
 	gdl_race_hook = NULL;
 	return tap_done();
 }
