@@ -203,7 +203,7 @@ static void rc_trim_locked(struct gdl_rc *rc, struct gdl_list *list)
  * addresses). */
 static bool rc_in_space(const struct gdl_rc_region *r, const uint64_t *space)
 {
-	static const uint64_t va[3];
+	static const uint64_t va[4];
 
 	return !memcmp(r->space, space ? space : va, sizeof(r->space));
 }

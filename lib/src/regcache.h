@@ -47,11 +47,11 @@ struct gdl_rc_region {
 	/*
 	 * The space base and len are in: all zero for the process's virtual
 	 * addresses, else an object of the kind's (a caller's dma-buf: its
-	 * device, inode, and iova less offset), whose regions no reported
+	 * device, inode, size, and iova less offset), whose regions no reported
 	 * free, sweep or allocation tag concerns: the registration itself
 	 * keeps the object alive.
 	 */
-	uint64_t space[3];
+	uint64_t space[4];
 	uint64_t id;			/* unique in the process */
 	/* Changed under the engine's lock, except by a fork child's put,
 	 * which only counts (the lock may be held by a parent thread). */

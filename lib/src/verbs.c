@@ -344,7 +344,7 @@ GDL_EXPORT int gdirect_mr_get_dmabuf(struct gdirect_ctx *c, struct ibv_pd *pd,
 		.attr = access, .arg = &arg,
 	};
 	struct gdl_rc_region *r;
-	uint64_t space[3];
+	uint64_t space[4];
 	struct stat st;
 	int rc;
 
@@ -360,12 +360,16 @@ GDL_EXPORT int gdirect_mr_get_dmabuf(struct gdirect_ctx *c, struct ibv_pd *pd,
 	/*
 	 * The dma-buf's identity is its inode, which every descriptor of it
 	 * shares (dup, another process's passed over a socket), and which
-	 * stays its own while a registration of it holds it alive.  A
-	 * dma-buf's size is its inode's (st_size).
+	 * stays its own while a registration of it holds it alive: a
+	 * dma-buf's inode number comes from a 64-bit counter of its own in
+	 * the kernels the tests boot (6.1, 6.12), but older ones took it from
+	 * get_next_ino(), whose 32 bits wrap, so the size (st_size) is in the
+	 * key too.  iova less offset is the rest.
 	 */
 	space[0] = (uint64_t)st.st_dev;
 	space[1] = (uint64_t)st.st_ino;
 	space[2] = arg.delta;
+	space[3] = (uint64_t)st.st_size;
 	req.space = space;
 	req.space_size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
 	rc = gdl_rc_get(c->mr, c, &req, &r);
