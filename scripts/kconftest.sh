@@ -119,7 +119,7 @@ static int kc_prepare(struct vm_area_desc *desc)
 	vma_desc_clear_flags(desc, VMA_MAYWRITE_BIT);
 	desc->vm_ops = &kc_ops;
 	desc->private_data = NULL;
-	mmap_action_map_kernel_pages(desc, desc->start, NULL, 1);
+	mmap_action_map_kernel_pages_full(desc, NULL);
 	return vma_desc_test(desc, VMA_SHARED_BIT) ? 0 : -EINVAL;
 }
 static const struct file_operations __used kc_probe = { .mmap_prepare = kc_prepare };
