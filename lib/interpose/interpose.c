@@ -115,8 +115,8 @@ static struct span span_of_host(void *hp)
 }
 
 /*
- * FREE(call, s): report s, run the real free, and report s again once it
- * succeeded.  The first report stops every hit on the range before the
+ * FREE(r, call, s, ok): report s, run the real free into r, and report s
+ * again once r is ok.  The first report stops every hit on the range before the
  * memory goes; the second kills what a registration made between the two
  * pinned (it asked the driver while the memory was still there, so it
  * pinned the old pages and tagged them with the old BUFFER_ID, which a
@@ -124,13 +124,13 @@ static struct span span_of_host(void *hp)
  * For the async frees the second report comes when the call returns, not
  * when the stream frees the memory.
  */
-#define FREE(call, s, ok)						\
+#define FREE(r, call, s, ok)					\
 	do {								\
 		const struct span s_ = (s);				\
 									\
 		report(s_);						\
-		r = (call);						\
-		if (r == (ok))						\
+		(r) = (call);						\
+		if ((r) == (ok))					\
 			report(s_);					\
 	} while (0)
 
@@ -139,8 +139,8 @@ EXPORT CUresult cuMemFreeHost(void *p)
 	REAL(mem_free_host, f);
 	CUresult r;
 
-	FREE(real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED, span_of_host(p),
-	     CUDA_SUCCESS);
+	FREE(r, real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED,
+	     span_of_host(p), CUDA_SUCCESS);
 	return r;
 }
 
@@ -149,8 +149,8 @@ EXPORT cudaError_t cudaFreeHost(void *p)
 	REAL_RT(rt_free_fn, f, "cudaFreeHost");
 	cudaError_t r;
 
-	FREE(real_f ? real_f(p) : cudaErrorInitializationError, span_of_host(p),
-	     cudaSuccess);
+	FREE(r, real_f ? real_f(p) : cudaErrorInitializationError,
+	     span_of_host(p), cudaSuccess);
 	return r;
 }
 
@@ -159,7 +159,7 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 	REAL(mem_free, f);
 	CUresult r;
 
-	FREE(real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED, span_of(p),
+	FREE(r, real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED, span_of(p),
 	     CUDA_SUCCESS);
 	return r;
 }
@@ -171,7 +171,7 @@ EXPORT CUresult cuMemFree(unsigned int p)
 	REAL(mem_free_v1, f);
 	CUresult r;
 
-	FREE(real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED, span_of(p),
+	FREE(r, real_f ? real_f(p) : CUDA_ERROR_NOT_INITIALIZED, span_of(p),
 	     CUDA_SUCCESS);
 	return r;
 }
@@ -181,7 +181,7 @@ EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
 	REAL(mem_free_async, f);
 	CUresult r;
 
-	FREE(real_f ? real_f(p, s) : CUDA_ERROR_NOT_INITIALIZED, span_of(p),
+	FREE(r, real_f ? real_f(p, s) : CUDA_ERROR_NOT_INITIALIZED, span_of(p),
 	     CUDA_SUCCESS);
 	return r;
 }
@@ -191,7 +191,7 @@ EXPORT CUresult cuMemUnmap(CUdeviceptr p, size_t size)
 	REAL(mem_unmap, f);
 	CUresult r;
 
-	FREE(real_f ? real_f(p, size) : CUDA_ERROR_NOT_INITIALIZED,
+	FREE(r, real_f ? real_f(p, size) : CUDA_ERROR_NOT_INITIALIZED,
 	     ((struct span){ p, size }), CUDA_SUCCESS);
 	return r;
 }
@@ -201,7 +201,7 @@ EXPORT cudaError_t cudaFree(void *p)
 	REAL_RT(rt_free_fn, f, "cudaFree");
 	cudaError_t r;
 
-	FREE(real_f ? real_f(p) : cudaErrorInitializationError,
+	FREE(r, real_f ? real_f(p) : cudaErrorInitializationError,
 	     span_of((uintptr_t)p), cudaSuccess);
 	return r;
 }
@@ -211,7 +211,7 @@ EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 	REAL_RT(rt_free_async_fn, f, "cudaFreeAsync");
 	cudaError_t r;
 
-	FREE(real_f ? real_f(p, s) : cudaErrorInitializationError,
+	FREE(r, real_f ? real_f(p, s) : cudaErrorInitializationError,
 	     span_of((uintptr_t)p), cudaSuccess);
 	return r;
 }
@@ -239,7 +239,7 @@ static void report_all(void)
 		REAL(field, f);						\
 		CUresult r;						\
 									\
-		FREE(real_f ? real_f(arg) : CUDA_ERROR_NOT_INITIALIZED,	\
+		FREE(r, real_f ? real_f(arg) : CUDA_ERROR_NOT_INITIALIZED,	\
 		     SPAN_ALL, CUDA_SUCCESS);				\
 		return r;						\
 	}
@@ -269,9 +269,9 @@ TEARDOWN(cuDevicePrimaryCtxReset, primary_reset_v1, CUdevice dev, dev)
  * cuGetProcAddress) are not counted; the runtime retains once, at its
  * first call, and its cudaDeviceReset reports everything anyway.
  * The report comes only after the memory went, where the other hooks
- * report before and after; with kernel invalidation the status word has told every hit
- * already, and with hooks alone pins are persistent, so a hit in between
- * maps the old pages, never another allocation's.
+ * report before and after; with kernel invalidation the status word has
+ * told every hit already, and with hooks alone pins are persistent, so a
+ * hit in between maps the old pages, never another allocation's.
  */
 static _Atomic unsigned long primary_retains;
 
@@ -313,7 +313,7 @@ EXPORT cudaError_t cudaDeviceReset(void)
 	REAL_RT(rt_reset_fn, f, "cudaDeviceReset");
 	cudaError_t r;
 
-	FREE(real_f ? real_f() : cudaErrorInitializationError, SPAN_ALL,
+	FREE(r, real_f ? real_f() : cudaErrorInitializationError, SPAN_ALL,
 	     cudaSuccess);
 	return r;
 }
@@ -341,7 +341,7 @@ EXPORT cudaError_t cudaDeviceReset(void)
 	{								\
 		CUresult r;						\
 									\
-		FREE(atomic_load(&name##_target) args, span,		\
+		FREE(r, atomic_load(&name##_target) args, span,		\
 		     CUDA_SUCCESS);					\
 		return r;						\
 	}
