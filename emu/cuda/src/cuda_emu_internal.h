@@ -94,6 +94,9 @@ struct CUctx_st {
 	unsigned int flags;
 	bool primary;
 	bool destroyed;
+	/* cuCtxGetId's answer: never 0, never reused in this process (a
+	 * primary context brought back after its destruction gets a new one) */
+	unsigned long long id;
 };
 
 struct emu_state {
