@@ -714,6 +714,20 @@ static void s_pointer(void)
 	C("set.BUFFER_ID(device)", "cuPointerSetAttribute", f_setattr, &one, PA_BUFFER_ID, d);
 	C("get(NULL data)", "cuPointerGetAttribute", f_getattr, NULL, PA_MEMORY_TYPE, d);
 	C("get(attr 999)", "cuPointerGetAttribute", f_getattr, &id, 999, d);
+	{
+		/* The three attributes UCX 1.22's cuda_ipc asks for at once:
+		 * IS_LEGACY_CUDA_IPC_CAPABLE, ALLOWED_HANDLE_TYPES and
+		 * MEMPOOL_HANDLE (10, 14, 17). */
+		int attrs3[3] = { 10, 14, 17 };
+		unsigned int legacy = 7;
+		unsigned long long types = 7;
+		void *pool = &legacy;
+		void *data3[3] = { &legacy, &types, &pool };
+
+		C("attrs(device, ucx ipc)", "cuPointerGetAttributes", f_getattrs, 3, attrs3, data3, d);
+		out("attrs(device, ucx ipc).values", "legacy=%u types=%llu pool=%s",
+		    legacy, types, pool ? "non-NULL" : "NULL");
+	}
 	C(NULL, "cuMemFree_v2", f_dptr, d);
 	pointer_lines("freed", d);
 	C("attrs(freed)", "cuPointerGetAttributes", f_getattrs, 3, attrs2, data, d);
