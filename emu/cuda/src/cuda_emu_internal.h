@@ -71,6 +71,7 @@ struct vmm_handle {
 	struct vmm_handle *next;
 	uint64_t size;
 	bool rdma;			/* allocFlags.gpuDirectRDMACapable */
+	unsigned int types;		/* requestedHandleTypes */
 	unsigned int refs;		/* cuMemCreate/RetainAllocationHandle,
 					 * less cuMemRelease; freed at 0 refs
 					 * and no mapping */

@@ -90,6 +90,7 @@ EMU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t siz
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	h->size = size;
 	h->rdma = prop->allocFlags.gpuDirectRDMACapable != 0;
+	h->types = (unsigned int)prop->requestedHandleTypes;
 	h->refs = 1;
 	pthread_mutex_lock(&emu.lock);
 	h->next = handles;
@@ -378,11 +379,12 @@ static bool shareable_type_known(CUmemAllocationHandleType t)
  * The emulated GPU's memory cannot be shared with another process through
  * a shareable handle: nvp2p_emu.ko gives a mapping's pages to the process
  * that mapped it only, and CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_
- * DESCRIPTOR_SUPPORTED is 0.  So, with valid arguments and a live handle,
- * the export is CUDA_ERROR_NOT_SUPPORTED, one of its documented answers;
- * a bad argument, a flag (reserved, must be 0) or a handle that is not
- * (or no longer) ours is CUDA_ERROR_INVALID_VALUE, as cuMemRelease answers
- * an unknown handle.
+ * DESCRIPTOR_SUPPORTED is 0.  So the export of a live handle created with
+ * the type asked for is CUDA_ERROR_NOT_SUPPORTED, one of its documented
+ * answers.  A bad argument, a flag (reserved, must be 0), a type the
+ * handle was not created with (the H100 with driver 580 answers that
+ * CUDA_ERROR_INVALID_VALUE) or a handle that is not, or no longer, ours
+ * (NVIDIA's library crashes on one) is CUDA_ERROR_INVALID_VALUE.
  */
 EMU_EXPORT CUresult cuMemExportToShareableHandle(void *shareableHandle,
 						 CUmemGenericAllocationHandle handle,
@@ -398,7 +400,8 @@ EMU_EXPORT CUresult cuMemExportToShareableHandle(void *shareableHandle,
 		return r;
 	pthread_mutex_lock(&emu.lock);
 	h = handle_find(handle);
-	r = h && h->refs ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+	r = h && h->refs && (h->types & (unsigned int)handleType) ?
+		    CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_unlock(&emu.lock);
 	return r;
 }

@@ -2384,6 +2384,8 @@ static void s_ctxid(void)
  * cuMemExportToShareableHandle and cuMemImportFromShareableHandle of a VMM
  * allocation made without shareable handle types and of one made with
  * POSIX_FILE_DESCRIPTOR (the fd, where there is one, is imported back).
+ * No row exports an unknown handle: NVIDIA's library crashes on one
+ * (SIGSEGV, H100 with driver 580.159.04).
  */
 static void s_shareable(void)
 {
@@ -2412,7 +2414,6 @@ static void s_shareable(void)
 		C("export(type 0x100)", "cuMemExportToShareableHandle", f_export, &fd, h2, 0x100, 0ULL);
 		C("export(NULL out)", "cuMemExportToShareableHandle", f_export, NULL, h2, 1, 0ULL);
 		C("export(fd)", "cuMemExportToShareableHandle", f_export, &fd, h2, 1, 0ULL);
-		C("export(released handle)", "cuMemExportToShareableHandle", f_export, &fd, h, 1, 0ULL);
 		if (fd >= 0 && !C("import(fd)", "cuMemImportFromShareableHandle", f_import, &im,
 				  (void *)(intptr_t)fd, 1)) {
 			C("import(fd).release", "cuMemRelease", f_release, im);
