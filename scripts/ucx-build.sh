@@ -6,7 +6,17 @@
 #
 # Environment: UCX_CACHE (where the source package is kept, default
 # /var/cache/gdirect-ucx), JOBS (make jobs, default 2), UCX_FORCE=1
-# (rebuild even when the stamp matches).
+# (rebuild even when the stamp matches), UCX_VERSION (1.13.1, the default,
+# or 1.22.0: below).
+#
+# UCX_VERSION=1.22.0 builds UCX 1.22.0 from its release tarball instead,
+# into BUILD/ucx-1.22.0/prefix (the guest still packs BUILD/ucx): the file
+# ucx-1.22.0.tar.gz from $GDIRECT_PEERS_DIR, else ../shared/peers beside
+# this checkout (UCX_TARBALL names another), whose sha256 must be the one
+# of ../shared/peers/README.md.  Its unpacked source, with
+# ucx/patches-1.22.0/*.patch applied and autogen.sh run, is cached under
+# UCX_CACHE keyed by the tarball's and the patches' sha256; configure and
+# make run in BUILD, as they depend on this checkout's headers.
 #
 # Steps: stage our headers and libraries as a CUDA tree (BUILD/ucx/cuda)
 # and a gdrcopy tree (BUILD/ucx/gdrcopy); fetch the source package with
@@ -40,6 +50,13 @@ ucx_ver=1.13.1-1
 ucx_upstream=${ucx_ver%-*}
 cache=${UCX_CACHE:-/var/cache/gdirect-ucx}
 srcdir=$cache/$ucx_ver
+# UCX 1.22.0's release tarball (../shared/peers/README.md), and its patches.
+ucx122_sha256=d2ae32e86c463b77997369bc62caf49dc165338075056a46fc81434abcbcb8e6
+case "${UCX_VERSION:-1.13.1}" in
+1.13.1) ucx_from=debian patch_dir=ucx/patches ;;
+1.22.0) ucx_from=tarball patch_dir=ucx/patches-1.22.0 ucx_ver=1.22.0 ucx_upstream=1.22.0 ;;
+*) echo "ucx-build: UCX_VERSION='$UCX_VERSION': expected 1.13.1 or 1.22.0" >&2; exit 2 ;;
+esac
 stamp=/nonexistent/.gdirect-ucx-stamp	# BUILD's, once known
 
 say() { echo "ucx-build: $*"; }
@@ -64,6 +81,39 @@ fetch_source() {
 	fi
 }
 
+# fetch_tarball: UCX 1.22.0's release tarball, checked, unpacked into
+# $srcdir (UCX_CACHE, a directory named by the tarball's and the patches'
+# sha256), patched and autogen'd; once per such pair.
+fetch_tarball() {
+	tarball=${UCX_TARBALL:-}
+	if [ -z "$tarball" ]; then
+		for d in ${GDIRECT_PEERS_DIR:-} "$top/../shared/peers"; do
+			if [ -f "$d/ucx-$ucx_ver.tar.gz" ]; then tarball=$d/ucx-$ucx_ver.tar.gz; break; fi
+		done
+	fi
+	[ -n "$tarball" ] && [ -f "$tarball" ] ||
+		die "no ucx-$ucx_ver.tar.gz (in \$GDIRECT_PEERS_DIR or ../shared/peers; UCX_TARBALL names one): get it from https://github.com/openucx/ucx, tag v$ucx_ver"
+	sum=$(sha256sum "$tarball" | cut -d' ' -f1)
+	[ "$sum" = "$ucx122_sha256" ] ||
+		die "$tarball: sha256 $sum, expected $ucx122_sha256 (../shared/peers/README.md)"
+	key=$( { echo "$sum"; [ -z "$patches" ] || cat $patches; } | sha256sum | cut -c1-16)
+	srcdir=$cache/$ucx_ver-$key
+	[ -f "$srcdir/.done" ] && return 0
+	for t in autoreconf libtoolize tar; do
+		command -v $t >/dev/null 2>&1 || die "$t missing (scripts/deps.sh ucx installs the build dependencies)"
+	done
+	mkdir -p "$cache" 2>/dev/null || die "cannot create $cache (set UCX_CACHE, or run as root)"
+	rm -rf "$srcdir.tmp" && mkdir -p "$srcdir.tmp" || die "cannot write $cache (set UCX_CACHE)"
+	say "unpacking $(basename "$tarball") (sha256 checked)"
+	tar -C "$srcdir.tmp" -xzf "$tarball" --strip-components=1 || die "cannot unpack $tarball"
+	# shellcheck disable=SC2086 # a list of paths without blanks
+	apply_patches "$srcdir.tmp" "$patch_dir" "$ucx_ver" $patches
+	say "autogen (autoreconf) of $ucx_ver, cached in $srcdir"
+	(cd "$srcdir.tmp" && ./autogen.sh) >"$cache/autogen-$ucx_ver.log" 2>&1 ||
+		{ tail -n 30 "$cache/autogen-$ucx_ver.log" >&2; die "autogen.sh of $ucx_ver failed"; }
+	rm -rf "$srcdir" && mv "$srcdir.tmp" "$srcdir" && touch "$srcdir/.done"
+}
+
 # source-tarball FILE: the source as configure wants it, for a machine
 # that can neither fetch it nor run autogen (a GPU machine without
 # libtoolize): Debian's source with Debian's patches and ours, autogen.sh
@@ -72,6 +122,7 @@ fetch_source() {
 # tests/device/ucx/ucx-gpu.sh builds it against real CUDA.
 if [ "$1" = source-tarball ]; then
 	[ $# -eq 2 ] || usage
+	[ $ucx_from = debian ] || { echo "ucx-build: source-tarball makes UCX 1.13.1's (UCX_VERSION=1.22.0 has a release tarball already)" >&2; exit 2; }
 	case "$2" in *.tar.xz) ;; *) echo "ucx-build: source-tarball '$2': expected FILE.tar.xz" >&2; exit 2 ;; esac
 	for t in dpkg-source autoreconf libtoolize tar xz; do
 		command -v $t >/dev/null 2>&1 || die "$t missing (scripts/deps.sh ucx installs the build dependencies)"
@@ -99,7 +150,8 @@ jobs=${JOBS:-2}
 case "$jobs" in ''|*[!0-9]*) echo "ucx-build: JOBS='$jobs': expected a number" >&2; exit 2 ;; esac
 case "${UCX_FORCE:-}" in ''|0|1) ;; *) echo "ucx-build: UCX_FORCE='$UCX_FORCE': expected 0 or 1" >&2; exit 2 ;; esac
 
-out=$build/ucx
+# 1.13.1 is what the guest packs (BUILD/ucx); another version lives beside it.
+if [ $ucx_from = debian ]; then out=$build/ucx; else out=$build/ucx-$ucx_ver; fi
 prefix=$out/prefix
 stamp=$prefix/.gdirect-ucx-stamp
 
@@ -163,7 +215,21 @@ if [ -z "$cuda_missing" ]; then
 		cuStreamAddCallback cuStreamCreate cuStreamDestroy; do
 		grep -q "\b$n\b" "$stage/include/cuda.h" || lacks="$lacks $n"
 	done
-	[ -z "$lacks" ] || die "include/nvidia/cuda.h lacks what UCX's CUDA modules use:$lacks"
+	# What UCX 1.22's CUDA modules name besides (src/uct/cuda, src/ucm/cuda).
+	if [ $ucx_from = tarball ]; then
+		for n in cuCtxGetId cuMemRangeGetAttribute cuMemExportToShareableHandle \
+			cuMemImportFromShareableHandle CU_DEVICE_CPU CU_DEVICE_INVALID \
+			CU_CTX_SYNC_MEMOPS CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION \
+			CUmemoryPool CUlibrary; do
+			grep -q "\b$n\b" "$stage/include/cuda.h" || lacks="$lacks $n"
+		done
+		for n in cudaGetSymbolSize cudaMemPool_t; do
+			grep -q "\b$n\b" "$stage/include/cuda_runtime_api.h" || lacks="$lacks $n"
+		done
+		grep -q "\bPFN_cuMemGetHandleForAddressRange_v11070\b" "$stage/include/cudaTypedefs.h" 2>/dev/null ||
+			lacks="$lacks cudaTypedefs.h:PFN_cuMemGetHandleForAddressRange_v11070"
+	fi
+	[ -z "$lacks" ] || die "include/nvidia/ lacks what UCX $ucx_upstream's CUDA modules use:$lacks"
 	ln -s "$libcuda" "$stage/lib64/libcuda.so"
 	ln -s "$libcudart" "$stage/lib64/libcudart.so"
 	ln -s "$libnvml" "$stage/lib64/libnvidia-ml.so"
@@ -181,7 +247,7 @@ ln -s "$libgdrapi" "$out/gdrcopy.new/lib64/libgdrapi.so"
 
 # The inputs the build depends on: headers, patches, this script and its
 # library.
-patches=$(ls "$top"/ucx/patches/*.patch 2>/dev/null || true)
+patches=$(ls "$top/$patch_dir"/*.patch 2>/dev/null || true)
 self=$top/scripts/ucx-build.sh
 hash=$( { (cd "$stage/include" && find . -type f | LC_ALL=C sort | xargs -r cat);
 	cat "$out/gdrcopy.new/include/gdrapi.h" "$self" "$top/scripts/lib-build.sh";
@@ -198,8 +264,11 @@ build_tests() {
 		[ -f "$c" ] || continue
 		t=$out/guest/$(basename "$c" .c)
 		say "building $(basename "$t")"
+		# UCX's headers are included as system headers: -Wextra
+		# finds sign comparisons in UCX 1.22's own macros (UCS_MASK in
+		# ucp.h), which are not ours to fix.
 		cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$t" "$c" \
-			-I"$prefix/include" -I"$cuda_inc" -I"$gdr_inc" -I"$top/tests/include" -I"$top/emu/include" \
+			-isystem "$prefix/include" -I"$cuda_inc" -I"$gdr_inc" -I"$top/tests/include" -I"$top/emu/include" \
 			-L"$prefix/lib" -lucp -lucs -lucm \
 			"$libcuda" "$libgdrapi" || die "building $c failed"
 	done
@@ -209,16 +278,16 @@ if [ "${UCX_FORCE:-0}" != 1 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want
    [ -x "$prefix/bin/ucx_info" ]; then
 	rm -rf "$stage" "$out/gdrcopy.new"
 	build_tests
-	say "UCX $ucx_ver ($gpu) in $prefix is up to date (inputs ${hash%"${hash#????????????}"})"
+	say "UCX $ucx_upstream ($gpu) in $prefix is up to date (inputs ${hash%"${hash#????????????}"})"
 	exit 0
 fi
 rm -rf "$out/cuda" "$out/gdrcopy"
 mv "$stage" "$out/cuda"
 mv "$out/gdrcopy.new" "$out/gdrcopy"
 
-# --- 2. the source package (fetch_source, above) ---------------------------
+# --- 2. the source: Debian's package or the release tarball (above) --------
 
-fetch_source
+if [ $ucx_from = debian ]; then fetch_source; else fetch_tarball; fi
 
 # --- 3. unpack, patch, configure, build, install ---------------------------
 
@@ -231,22 +300,38 @@ done
 
 src=$out/src
 rm -rf "$src" "$out/obj" "$prefix"
-say "unpacking $ucx_pkg $ucx_ver (with Debian's patches)"
-dpkg-source --no-check -x "$srcdir/${ucx_pkg}_$ucx_ver.dsc" "$src" >/dev/null ||
-	die "dpkg-source could not unpack $srcdir/${ucx_pkg}_$ucx_ver.dsc"
-# shellcheck disable=SC2086 # a list of paths without blanks
-apply_patches "$src" ucx/patches "$ucx_ver" $patches
-
 log_start "$out/build.log"
-run "autogen (autoreconf)" sh -c "cd '$src' && ./autogen.sh"
+if [ $ucx_from = debian ]; then
+	say "unpacking $ucx_pkg $ucx_ver (with Debian's patches)"
+	dpkg-source --no-check -x "$srcdir/${ucx_pkg}_$ucx_ver.dsc" "$src" >/dev/null ||
+		die "dpkg-source could not unpack $srcdir/${ucx_pkg}_$ucx_ver.dsc"
+	# shellcheck disable=SC2086 # a list of paths without blanks
+	apply_patches "$src" ucx/patches "$ucx_ver" $patches
+	run "autogen (autoreconf)" sh -c "cd '$src' && ./autogen.sh"
+else
+	# The cached source is patched and autogen'd already; configure builds
+	# out of tree, so the cache is only read.
+	src=$srcdir
+fi
 mkdir -p "$out/obj"
 # Release build as Debian's (mt, cma), logging kept so that
 # UCX_LOG_LEVEL=debug names the transports; NUMA, FUSE, Java, Go off: the
 # guest carries only what it needs.
+# 1.22 has no NUMA option (it needs no libnuma), names the BFD backtrace
+# --without-bfd, and has GDA-KI (mlx5 GPU-initiated transfers, which need
+# DOCA) and the Level Zero and Gaudi modules, all off.  It also builds
+# ucx_perftest's CUDA kernels with any nvcc it finds on PATH; NVCC names
+# one that answers no version, so configure leaves device code out: no GPU
+# code runs on the emulated GPU, and nothing of NVIDIA's toolkit is read.
+if [ $ucx_from = debian ]; then
+	ver_opts="--disable-numa --disable-backtrace-detail"
+else
+	ver_opts="--without-bfd --without-gda --without-ze --without-gaudi NVCC=/bin/false"
+fi
 run "configure $cuda_opts --with-verbs --with-rdmacm" sh -c "cd '$out/obj' && '$src/configure' \
 	--prefix='$prefix' --disable-static --enable-mt --enable-cma \
-	--disable-numa --disable-doxygen-doc --without-java --without-go --without-fuse3 \
-	--disable-backtrace-detail --without-knem --without-xpmem --without-ugni --without-rocm \
+	--disable-doxygen-doc --without-java --without-go --without-fuse3 \
+	--without-knem --without-xpmem --without-ugni --without-rocm $ver_opts \
 	$cuda_opts --with-verbs --with-rdmacm"
 # configure turns a piece it cannot find into a missing module, silently.
 if [ $gpu = gpu ]; then
@@ -266,4 +351,4 @@ for m in $mods; do
 done
 echo "$want" >"$stamp"
 build_tests
-say "UCX $ucx_ver ($gpu) installed in $prefix"
+say "UCX $ucx_upstream ($gpu) installed in $prefix"

@@ -32,6 +32,10 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
+/* Declared for code that names them (UCX's memory hooks); the emulator has
+ * no libraries and no memory pools, so no call returns one. */
+typedef struct CUlib_st *CUlibrary;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef uint32_t cuuint32_t;
 typedef uint64_t cuuint64_t;
 
@@ -284,8 +288,14 @@ typedef enum CUctx_flags_enum {
 	CU_CTX_SCHED_MASK = 0x07,
 	CU_CTX_MAP_HOST = 0x08,
 	CU_CTX_LMEM_RESIZE_TO_MAX = 0x10,
+	CU_CTX_SYNC_MEMOPS = 0x80,
 	CU_CTX_FLAGS_MASK = 0xff
 } CUctx_flags;
+
+/* The device ordinals cuMemRangeGetAttribute answers for "the host" and
+ * for "no single device". */
+#define CU_DEVICE_CPU ((CUdevice)-1)
+#define CU_DEVICE_INVALID ((CUdevice)-2)
 
 typedef enum CUdriverProcAddressQueryResult_enum {
 	CU_GET_PROC_ADDRESS_SUCCESS = 0,
@@ -366,6 +376,7 @@ CUresult cuCtxGetDevice(CUdevice *device);
 CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version);
 CUresult cuCtxGetFlags(unsigned int *flags);
 CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
+CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId);
 
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
 CUresult cuMemFree_v2(CUdeviceptr dptr);
@@ -532,11 +543,16 @@ typedef enum CUmemAllocationType_enum {
 } CUmemAllocationType;
 typedef enum CUmemAllocationHandleType_enum {
 	CU_MEM_HANDLE_TYPE_NONE = 0x0,
-	CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 0x1
+	CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 0x1,
+	CU_MEM_HANDLE_TYPE_WIN32 = 0x2,
+	CU_MEM_HANDLE_TYPE_WIN32_KMT = 0x4
 } CUmemAllocationHandleType;
 typedef enum CUmemLocationType_enum {
 	CU_MEM_LOCATION_TYPE_INVALID = 0x0,
-	CU_MEM_LOCATION_TYPE_DEVICE = 0x1
+	CU_MEM_LOCATION_TYPE_DEVICE = 0x1,
+	CU_MEM_LOCATION_TYPE_HOST = 0x2,
+	CU_MEM_LOCATION_TYPE_HOST_NUMA = 0x3,
+	CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 0x4
 } CUmemLocationType;
 typedef enum CUmemAccess_flags_enum {
 	CU_MEM_ACCESS_FLAGS_PROT_NONE = 0x0,
@@ -588,6 +604,31 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
 				     void *addr);
 CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
 						CUmemGenericAllocationHandle handle);
+/* No allocation can be shared between processes: both answer
+ * CUDA_ERROR_NOT_SUPPORTED once their arguments are valid. */
+CUresult cuMemExportToShareableHandle(void *shareableHandle,
+				      CUmemGenericAllocationHandle handle,
+				      CUmemAllocationHandleType handleType,
+				      unsigned long long flags);
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle,
+					void *osHandle,
+					CUmemAllocationHandleType shHandleType);
+
+/* Attributes of managed memory ranges; the emulator has no managed memory,
+ * so cuMemRangeGetAttribute answers CUDA_ERROR_INVALID_VALUE for any range. */
+typedef enum CUmem_range_attribute_enum {
+	CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY = 1,
+	CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION = 2,
+	CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY = 3,
+	CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION = 4,
+	CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE = 5,
+	CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID = 6,
+	CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE = 7,
+	CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID = 8
+} CUmem_range_attribute;
+CUresult cuMemRangeGetAttribute(void *data, size_t dataSize,
+				CUmem_range_attribute attribute,
+				CUdeviceptr devPtr, size_t count);
 
 /* A dma-buf of GPU memory. */
 typedef enum CUmemRangeHandleType_enum {

@@ -317,6 +317,8 @@ enum cudaMemoryType {
 };
 
 typedef struct CUstream_st *cudaStream_t;
+/* The runtime's name of the driver's memory pool handle. */
+typedef struct CUmemPoolHandle_st *cudaMemPool_t;
 typedef struct CUevent_st *cudaEvent_t;
 
 /* The driver's special streams, valid wherever a stream is. */
@@ -546,6 +548,10 @@ cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event,
 /* No GPU code runs on the emulated GPU: cudaErrorNotSupported. */
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
 			     void **args, size_t sharedMem, cudaStream_t stream);
+/* No device variable is ever registered with a device address (no module
+ * is loaded): every symbol is cudaErrorInvalidSymbol. */
+cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol);
+cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol);
 
 #ifdef __cplusplus
 }

@@ -89,3 +89,45 @@ EMU_HOOK_IMPL CUresult emu_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 EMU_HOOKABLE(cuMemAllocManaged, emu_cuMemAllocManaged);
+
+/*
+ * Attributes of a range of managed memory.  dataSize must be 4 for every
+ * attribute but ACCESSED_BY, whose answer is an array of 4-byte ordinals
+ * (a nonzero multiple of 4), and count nonzero (NVIDIA's documentation).
+ * The emulator has no managed memory (cuMemAllocManaged above), and the
+ * driver answers CUDA_ERROR_INVALID_VALUE for a range that is not managed
+ * memory ("devPtr must be a pointer to memory obtained via
+ * cuMemAllocManaged"), so every valid query is that too; data is left
+ * alone.
+ */
+EMU_EXPORT CUresult cuMemRangeGetAttribute(void *data, size_t dataSize,
+					   CUmem_range_attribute attribute,
+					   CUdeviceptr devPtr, size_t count)
+{
+	CUresult r = emu_need_ctx();
+
+	(void)devPtr;
+	if (r)
+		return r;
+	if (!data || !count)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (attribute) {
+	case CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY:
+		if (!dataSize || dataSize % 4)
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	case CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY:
+	case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION:
+	case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION:
+	case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE:
+	case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID:
+	case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE:
+	case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID:
+		if (dataSize != 4)
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}

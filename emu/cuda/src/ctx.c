@@ -194,6 +194,10 @@ static void primary_life_unlock(void)
 		pthread_mutex_unlock(&primary_life);
 }
 
+/* The next context id, under emu.lock: ids count from 1 and are never
+ * reused, as cuCtxGetId's are "unique for the life of the program". */
+static unsigned long long next_ctx_id = 1;
+
 EMU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
 	CUresult r = emu_dev_args(!pctx, dev);
@@ -203,6 +207,8 @@ EMU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	primary_life_lock();
 	pthread_mutex_lock(&emu.lock);
 	emu.primary_refs++;
+	if (emu.primary.destroyed || !emu.primary.id)
+		emu.primary.id = next_ctx_id++;
 	emu.primary.destroyed = false;
 	pthread_mutex_unlock(&emu.lock);
 	primary_life_unlock();
@@ -344,6 +350,7 @@ EMU_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params,
 		return r;
 	}
 	pthread_mutex_lock(&emu.lock);
+	ctx->id = next_ctx_id++;
 	ctx->next = emu.ctxs;
 	emu.ctxs = ctx;
 	pthread_mutex_unlock(&emu.lock);
@@ -574,6 +581,34 @@ EMU_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
 	if (!version)
 		return CUDA_ERROR_INVALID_VALUE;
 	*version = 3020;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * cuCtxGetId: the id of ctx, or of the current context when ctx is NULL.
+ * It only reads the context's state, so it answers after a sticky error
+ * too, and checks the context as cuCtxGetApiVersion does.
+ */
+EMU_EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
+{
+	CUresult r = emu_check_init();
+
+	if (r)
+		return r;
+	if (!ctx) {
+		r = emu_ctx_live();
+		if (r)
+			return r;
+		ctx = emu_current_ctx;
+	} else if (ctx->destroyed) {
+		return ctx->primary ? CUDA_ERROR_INVALID_CONTEXT :
+				      CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	}
+	if (!ctxId)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&emu.lock);
+	*ctxId = ctx->id;
+	pthread_mutex_unlock(&emu.lock);
 	return CUDA_SUCCESS;
 }
 

@@ -71,6 +71,7 @@ struct vmm_handle {
 	struct vmm_handle *next;
 	uint64_t size;
 	bool rdma;			/* allocFlags.gpuDirectRDMACapable */
+	unsigned int types;		/* requestedHandleTypes */
 	unsigned int refs;		/* cuMemCreate/RetainAllocationHandle,
 					 * less cuMemRelease; freed at 0 refs
 					 * and no mapping */
@@ -94,6 +95,9 @@ struct CUctx_st {
 	unsigned int flags;
 	bool primary;
 	bool destroyed;
+	/* cuCtxGetId's answer: never 0, never reused in this process (a
+	 * primary context brought back after its destruction gets a new one) */
+	unsigned long long id;
 };
 
 struct emu_state {

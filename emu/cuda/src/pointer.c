@@ -63,6 +63,9 @@ static CUresult host_attr(struct hostmem *h, CUpointer_attribute attr,
 	case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
 		*(unsigned long long *)data = 0;
 		break;
+	case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:	/* not from a pool */
+		*(void **)data = NULL;
+		break;
 	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
 		*(unsigned int *)data = 3;	/* CU_MEM_ACCESS_FLAGS_PROT_READWRITE */
 		break;
@@ -149,6 +152,12 @@ static CUresult get_attr(struct alloc *a, CUpointer_attribute attr,
 		break;
 	case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
 		*(unsigned long long *)data = 0;
+		break;
+	/* NULL unless the allocation came from a memory pool (NVIDIA's
+	 * documentation); the emulator has no pools, so always NULL.  UCX
+	 * 1.22's cuda_ipc asks for it with every key it packs. */
+	case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+		*(void **)data = NULL;
 		break;
 	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
 		*(unsigned int *)data = !a ? 0 : a->vmm ? a->access : 3;

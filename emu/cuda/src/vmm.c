@@ -90,6 +90,7 @@ EMU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t siz
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	h->size = size;
 	h->rdma = prop->allocFlags.gpuDirectRDMACapable != 0;
+	h->types = (unsigned int)prop->requestedHandleTypes;
 	h->refs = 1;
 	pthread_mutex_lock(&emu.lock);
 	h->next = handles;
@@ -362,4 +363,64 @@ EMU_EXPORT CUresult cuMemGetAccess(unsigned long long *flags,
 		*flags = a->access;
 	pthread_mutex_unlock(&emu.lock);
 	return a && a->vmm ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The shareable handle types of CUDA 13.0: POSIX_FILE_DESCRIPTOR, WIN32,
+ * WIN32_KMT and FABRIC (0x8, which include/nvidia/cuda.h leaves out so that
+ * code built against it does not take the fabric paths). */
+static bool shareable_type_known(CUmemAllocationHandleType t)
+{
+	return t == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
+	       t == CU_MEM_HANDLE_TYPE_WIN32 ||
+	       t == CU_MEM_HANDLE_TYPE_WIN32_KMT || (unsigned int)t == 0x8;
+}
+
+/*
+ * The emulated GPU's memory cannot be shared with another process through
+ * a shareable handle: nvp2p_emu.ko gives a mapping's pages to the process
+ * that mapped it only, and CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_
+ * DESCRIPTOR_SUPPORTED is 0.  So the export of a live handle created with
+ * the type asked for is CUDA_ERROR_NOT_SUPPORTED, one of its documented
+ * answers.  A bad argument, a flag (reserved, must be 0), a type the
+ * handle was not created with (the H100 with driver 580 answers that
+ * CUDA_ERROR_INVALID_VALUE) or a handle that is not, or no longer, ours
+ * (NVIDIA's library crashes on one) is CUDA_ERROR_INVALID_VALUE.
+ */
+EMU_EXPORT CUresult cuMemExportToShareableHandle(void *shareableHandle,
+						 CUmemGenericAllocationHandle handle,
+						 CUmemAllocationHandleType handleType,
+						 unsigned long long flags)
+{
+	CUresult r = emu_check_init();
+	struct vmm_handle *h;
+
+	if (!shareableHandle || flags || !shareable_type_known(handleType))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r)
+		return r;
+	pthread_mutex_lock(&emu.lock);
+	h = handle_find(handle);
+	r = h && h->refs && (h->types & (unsigned int)handleType) ?
+		    CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_unlock(&emu.lock);
+	return r;
+}
+
+/*
+ * No process exports a shareable handle of emulated memory (above), so
+ * there is nothing to import: "If the current process cannot support the
+ * memory described by this shareable handle, this API will error as
+ * CUDA_ERROR_NOT_SUPPORTED" (NVIDIA's documentation).  *handle is left
+ * alone.
+ */
+EMU_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle,
+						   void *osHandle,
+						   CUmemAllocationHandleType shHandleType)
+{
+	CUresult r = emu_check_init();
+
+	(void)osHandle;	/* an fd, a Windows handle or a fabric handle */
+	if (!handle || !shareable_type_known(shHandleType))
+		return CUDA_ERROR_INVALID_VALUE;
+	return r ? r : CUDA_ERROR_NOT_SUPPORTED;
 }

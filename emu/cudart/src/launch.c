@@ -122,3 +122,22 @@ RT_EXPORT char __cudaInitModule(void **fatCubinHandle)
 	(void)fatCubinHandle;
 	return 1;
 }
+
+/*
+ * __cudaRegisterVar keeps nothing: no module is loaded, so no device
+ * variable has a device address or a size.  Every symbol is then "not
+ * found", which NVIDIA's documentation answers with cudaErrorInvalidSymbol
+ * (*devPtr and *size unchanged); a NULL result pointer is
+ * cudaErrorInvalidValue.
+ */
+RT_EXPORT cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)
+{
+	(void)symbol;
+	return rt_ret(devPtr ? cudaErrorInvalidSymbol : cudaErrorInvalidValue);
+}
+
+RT_EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)
+{
+	(void)symbol;
+	return rt_ret(size ? cudaErrorInvalidSymbol : cudaErrorInvalidValue);
+}

@@ -202,6 +202,12 @@ typedef CUresult (*f_errstr)(CUresult, const char **);
 typedef CUresult (*f_moddata)(void **, const void *);
 typedef CUresult (*f_pitch)(CUdeviceptr *, size_t *, size_t, size_t,
 			    unsigned int);
+typedef CUresult (*f_ctxid)(CUcontext, unsigned long long *);
+typedef CUresult (*f_export)(void *, CUmemGenericAllocationHandle, int,
+			     unsigned long long);
+typedef CUresult (*f_import)(CUmemGenericAllocationHandle *, void *, int);
+typedef CUresult (*f_rangeattr)(void *, size_t, int, CUdeviceptr, size_t);
+typedef CUresult (*f_managed)(CUdeviceptr *, size_t, unsigned int);
 
 static CUdevice dev;
 static CUcontext pctx;
@@ -708,6 +714,20 @@ static void s_pointer(void)
 	C("set.BUFFER_ID(device)", "cuPointerSetAttribute", f_setattr, &one, PA_BUFFER_ID, d);
 	C("get(NULL data)", "cuPointerGetAttribute", f_getattr, NULL, PA_MEMORY_TYPE, d);
 	C("get(attr 999)", "cuPointerGetAttribute", f_getattr, &id, 999, d);
+	{
+		/* The three attributes UCX 1.22's cuda_ipc asks for at once:
+		 * IS_LEGACY_CUDA_IPC_CAPABLE, ALLOWED_HANDLE_TYPES and
+		 * MEMPOOL_HANDLE (10, 14, 17). */
+		int attrs3[3] = { 10, 14, 17 };
+		unsigned int legacy = 7;
+		unsigned long long types = 7;
+		void *pool = &legacy;
+		void *data3[3] = { &legacy, &types, &pool };
+
+		C("attrs(device, ucx ipc)", "cuPointerGetAttributes", f_getattrs, 3, attrs3, data3, d);
+		out("attrs(device, ucx ipc).values", "legacy=%u types=%llu pool=%s",
+		    legacy, types, pool ? "non-NULL" : "NULL");
+	}
 	C(NULL, "cuMemFree_v2", f_dptr, d);
 	pointer_lines("freed", d);
 	C("attrs(freed)", "cuPointerGetAttributes", f_getattrs, 3, attrs2, data, d);
@@ -2324,6 +2344,130 @@ static void s_sticky(void)
 	C("new.cuCtxDestroy_v2", "cuCtxDestroy_v2", f_ctx, c2);
 }
 
+/*
+ * cuCtxGetId (CUDA 12.0): ids are nonzero, differ between contexts, name
+ * the current context for NULL; a destroyed context's call leaves the
+ * output alone.  Ids are never printed, only compared.
+ */
+static void s_ctxid(void)
+{
+	unsigned long long id = 0, id2 = 0, id3 = 0;
+	CUcontext c = NULL;
+
+	C("cuCtxGetId(before init)", "cuCtxGetId", f_ctxid, NULL, &id);
+	if (C(NULL, "cuInit", f_u, 0))
+		return;
+	C("cuCtxGetId(no context)", "cuCtxGetId", f_ctxid, NULL, &id);
+	if (setup())
+		return;
+	if (!C("cuCtxGetId(current)", "cuCtxGetId", f_ctxid, NULL, &id))
+		out("cuCtxGetId(current).value", "%s", id ? "nonzero" : "0");
+	if (!C("cuCtxGetId(primary)", "cuCtxGetId", f_ctxid, pctx, &id2))
+		out("cuCtxGetId(primary).same", "%s", id2 == id ? "yes" : "no");
+	C("cuCtxGetId(NULL out)", "cuCtxGetId", f_ctxid, NULL, NULL);
+	C("cuCtxGetId(primary, NULL out)", "cuCtxGetId", f_ctxid, pctx, NULL);
+	if (C("cuCtxCreate_v4", "cuCtxCreate_v4", f_ctxcreate4, &c, NULL, 0, dev))
+		return;
+	if (!C("cuCtxGetId(created)", "cuCtxGetId", f_ctxid, c, &id3))
+		out("cuCtxGetId(created).value", "%s",
+		    id3 == id ? "same as primary" : id3 ? "other" : "0");
+	C("cuCtxDestroy_v2(created)", "cuCtxDestroy_v2", f_ctx, c);
+	id2 = 7;
+	C("cuCtxGetId(destroyed)", "cuCtxGetId", f_ctxid, c, &id2);
+	out("cuCtxGetId(destroyed).out", "%s", id2 == 7 ? "unchanged" : "written");
+	C("cuCtxSetCurrent(primary)", "cuCtxSetCurrent", f_ctx, pctx);
+	if (!C("cuCtxGetId(current again)", "cuCtxGetId", f_ctxid, NULL, &id2))
+		out("cuCtxGetId(current again).same", "%s", id2 == id ? "yes" : "no");
+}
+
+/*
+ * cuMemExportToShareableHandle and cuMemImportFromShareableHandle of a VMM
+ * allocation made without shareable handle types and of one made with
+ * POSIX_FILE_DESCRIPTOR (the fd, where there is one, is imported back).
+ * No row exports an unknown handle: NVIDIA's library crashes on one
+ * (SIGSEGV, H100 with driver 580.159.04).
+ */
+static void s_shareable(void)
+{
+	CUmemAllocationProp prop;
+	CUmemGenericAllocationHandle h = 0, h2 = 0, im = 0;
+	size_t g = 0;
+	int fd = -1;
+
+	if (setup())
+		return;
+	memset(&prop, 0, sizeof(prop));
+	prop.type = 1;			/* CU_MEM_ALLOCATION_TYPE_PINNED */
+	prop.location.type = 1;		/* CU_MEM_LOCATION_TYPE_DEVICE */
+	prop.location.id = dev;
+	C(NULL, "cuMemGetAllocationGranularity", f_gran, &g, &prop, 0);
+	if (!g)
+		g = 2 << 20;
+	if (!C("cuMemCreate(types none)", "cuMemCreate", f_memcreate, &h, g, &prop, 0)) {
+		C("export(types none, fd)", "cuMemExportToShareableHandle", f_export, &fd, h, 1, 0ULL);
+		C("export(types none, type 0)", "cuMemExportToShareableHandle", f_export, &fd, h, 0, 0ULL);
+		C(NULL, "cuMemRelease", f_release, h);
+	}
+	prop.requestedHandleTypes = 1;	/* CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR */
+	if (!C("cuMemCreate(types fd)", "cuMemCreate", f_memcreate, &h2, g, &prop, 0)) {
+		C("export(flags 1)", "cuMemExportToShareableHandle", f_export, &fd, h2, 1, 1ULL);
+		C("export(type 0x100)", "cuMemExportToShareableHandle", f_export, &fd, h2, 0x100, 0ULL);
+		C("export(NULL out)", "cuMemExportToShareableHandle", f_export, NULL, h2, 1, 0ULL);
+		C("export(fd)", "cuMemExportToShareableHandle", f_export, &fd, h2, 1, 0ULL);
+		if (fd >= 0 && !C("import(fd)", "cuMemImportFromShareableHandle", f_import, &im,
+				  (void *)(intptr_t)fd, 1)) {
+			C("import(fd).release", "cuMemRelease", f_release, im);
+		}
+		if (fd >= 0)
+			close(fd);
+		C(NULL, "cuMemRelease", f_release, h2);
+	}
+	C("import(NULL out)", "cuMemImportFromShareableHandle", f_import, NULL, (void *)(intptr_t)0, 1);
+	C("import(type 0x100)", "cuMemImportFromShareableHandle", f_import, &im, (void *)(intptr_t)0, 0x100);
+	C("import(fd -1)", "cuMemImportFromShareableHandle", f_import, &im, (void *)(intptr_t)-1, 1);
+	C("import(not a CUDA fd)", "cuMemImportFromShareableHandle", f_import, &im, (void *)(intptr_t)0, 1);
+}
+
+/*
+ * cuMemRangeGetAttribute of memory that is not managed (cuMemAlloc,
+ * page-locked host memory) and of managed memory where the driver has it.
+ */
+static void s_rangeattr(void)
+{
+	CUdeviceptr d = 0, m = 0;
+	void *hp = NULL;
+	int v = 5, acc[3] = { 5, 5, 5 };
+
+	if (setup())
+		return;
+	if (!C(NULL, "cuMemAlloc_v2", f_alloc, &d, 1 << 20)) {
+		C("device.preferred", "cuMemRangeGetAttribute", f_rangeattr, &v, 4, 2, d, 4096);
+		out("device.preferred.out", "%s", v == 5 ? "unchanged" : "written");
+		C("device.preferred(size 8)", "cuMemRangeGetAttribute", f_rangeattr, &v, 8, 2, d, 4096);
+		C("device.preferred(NULL data)", "cuMemRangeGetAttribute", f_rangeattr, NULL, 4, 2, d, 4096);
+		C("device.preferred(count 0)", "cuMemRangeGetAttribute", f_rangeattr, &v, 4, 2, d, 0);
+		C("device.attr 0", "cuMemRangeGetAttribute", f_rangeattr, &v, 4, 0, d, 4096);
+		C("device.attr 99", "cuMemRangeGetAttribute", f_rangeattr, &v, 4, 99, d, 4096);
+		C(NULL, "cuMemFree_v2", f_dptr, d);
+	}
+	if (!C(NULL, "cuMemAllocHost_v2", f_allochost, &hp, 4096)) {
+		C("host.preferred", "cuMemRangeGetAttribute", f_rangeattr, &v, 4, 2,
+		  (CUdeviceptr)(uintptr_t)hp, 4096);
+		C(NULL, "cuMemFreeHost", f_ptr, hp);
+	}
+	C("null.preferred", "cuMemRangeGetAttribute", f_rangeattr, &v, 4, 2, (CUdeviceptr)0, 4096);
+	if (C("cuMemAllocManaged", "cuMemAllocManaged", f_managed, &m, 1 << 20, 1))
+		return;
+	v = 5;
+	if (!C("managed.preferred", "cuMemRangeGetAttribute", f_rangeattr, &v, 4, 2, m, 4096))
+		out("managed.preferred.value", "%d", v);
+	C("managed.preferred(size 8)", "cuMemRangeGetAttribute", f_rangeattr, &v, 8, 2, m, 4096);
+	if (!C("managed.accessed_by(12)", "cuMemRangeGetAttribute", f_rangeattr, acc, 12, 3, m, 4096))
+		out("managed.accessed_by(12).value", "%d %d %d", acc[0], acc[1], acc[2]);
+	C("managed.accessed_by(6)", "cuMemRangeGetAttribute", f_rangeattr, acc, 6, 3, m, 4096);
+	C(NULL, "cuMemFree_v2", f_dptr, m);
+}
+
 static const struct { const char *name; void (*fn)(void); } sections[] = {
 	{ "init", s_init }, { "symbols", s_symbols }, { "procaddr", s_procaddr },
 	{ "device", s_device }, { "ctx", s_ctx }, { "alloc", s_alloc },
@@ -2336,7 +2480,8 @@ static const struct { const char *name; void (*fn)(void); } sections[] = {
 	{ "waitearlier", s_waitearlier }, { "primrelease", s_primrelease },
 	{ "primreset", s_primreset }, { "primdrain", s_primdrain },
 	{ "streamdestroy", s_streamdestroy }, { "hostfree", s_hostfree },
-	{ "hostunreg", s_hostunreg },
+	{ "hostunreg", s_hostunreg }, { "ctxid", s_ctxid },
+	{ "shareable", s_shareable }, { "rangeattr", s_rangeattr },
 };
 
 /*

@@ -4,8 +4,9 @@
  * (tests/fakes/fake_cuda.c built as fakecuda_rt.so, SONAME libcuda.so.1,
  * loaded by path from $FAKE_CUDA): argument checks, the per-thread
  * last error, error names, the primary context retained once, which
- * attribute fills which cudaDeviceProp field, the special streams, and
- * cudaErrorCallRequiresNewerDriver for entry points the driver lacks.
+ * attribute fills which cudaDeviceProp field, the special streams,
+ * cudaErrorCallRequiresNewerDriver for entry points the driver lacks, and
+ * cudaErrorInvalidSymbol for every device symbol (no module is loaded).
  * The runtime over the emulated GPU is tested in the guest
  * (cudart-emu-runtime.sh).
  */
@@ -140,5 +141,25 @@ int main(void)
 	       !strcmp(cudaGetErrorString((cudaError_t)12345), "unrecognized error code") &&
 	       !strcmp(cudaGetErrorName((cudaError_t)12345), "unrecognized error code"),
 	       "error names and texts");
+	/* No module is loaded, so no symbol has a device address or size;
+	 * the outputs stay as they were, and the error is the last error. */
+	{
+		static int var;
+		size_t sz = 3;
+		void *dp = &sz;
+
+		cudaGetLastError();
+		tap_ok(cudaGetSymbolSize(&sz, &var) == cudaErrorInvalidSymbol && sz == 3,
+		       "cudaGetSymbolSize of any symbol: cudaErrorInvalidSymbol, size unchanged");
+		tap_ok(cudaGetLastError() == cudaErrorInvalidSymbol,
+		       "cudaGetSymbolSize's error is the last error");
+		tap_ok(cudaGetSymbolSize(NULL, &var) == cudaErrorInvalidValue,
+		       "cudaGetSymbolSize(NULL size): cudaErrorInvalidValue");
+		tap_ok(cudaGetSymbolAddress(&dp, &var) == cudaErrorInvalidSymbol && dp == &sz,
+		       "cudaGetSymbolAddress of any symbol: cudaErrorInvalidSymbol, pointer unchanged");
+		tap_ok(cudaGetSymbolAddress(NULL, &var) == cudaErrorInvalidValue,
+		       "cudaGetSymbolAddress(NULL devPtr): cudaErrorInvalidValue");
+		cudaGetLastError();
+	}
 	return tap_done();
 }

@@ -711,7 +711,8 @@ def main():
         rc, out, err = run(["sh", os.path.join(root, "scripts", "find-cuda.sh"), "root"])
         cuda = out.strip() if rc == 0 else None
         pairs = [("cuda.h", "cuda.h"), ("cuda_runtime_api.h", "cuda_runtime_api.h"),
-                 ("cuda_runtime.h", "cuda_runtime.h"), ("nvml.h", "nvml.h")]
+                 ("cuda_runtime.h", "cuda_runtime.h"), ("nvml.h", "nvml.h"),
+                 ("cudaTypedefs.h", "cudaTypedefs.h")]
         for ourh, realh in pairs:
             what = "%s = toolkit %s" % (ourh, realh)
             if rc == 1:
