@@ -137,5 +137,5 @@ done
 w=$(awk '$1 == 1048576 && $2 == 20 { print $4 }' /tmp/perftest-ib_write_bw-host1m.log 2>/dev/null)
 r=$(awk '$1 == 1048576 && $2 == 20 { print $4 }' /tmp/perftest-ib_read_bw-host1m.log 2>/dev/null)
 [ -n "$w" ] && [ -n "$r" ] &&
-	echo "# FIGURE perftest 1 MiB host memory: ib_write_bw $w MiB/s, ib_read_bw $r MiB/s, read/write $(awk -v r="$r" -v w="$w" 'BEGIN { printf "%.2f", w > 0 ? r / w : 0 }')"
+	echo "# FIGURE perftest 1 MiB host memory: ib_write_bw $w MiB/s, ib_read_bw $r MiB/s, read/write $(awk -v r="$r" -v w="$w" 'BEGIN { printf "%.2f", (w > 0 ? r / w : 0) }')"
 barrier perftest-done || true
