@@ -46,6 +46,8 @@ class TestResult:
         self.lines = []
         self.rc = None
         self.failures = []
+        self.began = time.monotonic()
+        self.seconds = None
 
     def feed(self, line):
         self.lines.append(line)
@@ -67,6 +69,7 @@ class TestResult:
 
     def finish(self, rc):
         self.rc = rc
+        self.seconds = time.monotonic() - self.began
         seen = self.passed + self.failed + self.skipped
         if self.plan is None:
             self.failed += 1
@@ -118,6 +121,7 @@ class Guest:
         self.sock_path = os.path.join(tmp, name + "-tap.sock")
         self.console_path = os.path.join(results, name + ".console.log")
         self.tap_path = os.path.join(results, name + ".tap")
+        self.times_path = os.path.join(results, name + ".times")
         self.cmd = [
             "qemu-system-x86_64", "-accel", "tcg,thread=" + tcg_thread, "-smp", str(smp),
             "-m", str(mem_mb), "-nodefaults", "-display", "none",
@@ -154,6 +158,7 @@ class Guest:
         if self.conn is None:
             return False
         self.tap = open(self.tap_path, "w")
+        self.started = time.monotonic()
         return True
 
     def reply(self, text):
@@ -246,7 +251,23 @@ class Guest:
             print(f"guest[{self.name}]: no test ran")
         print(f"guest[{self.name}]: {len(self.results)} programs in "
               f"{elapsed:.0f} s; console: {self.console_path}")
+        self.write_times()
         return passed, failed, skipped
+
+    def write_times(self):
+        """Write each test program's wall time, slowest first, and say
+        where: what a lane's time goes to is what its cost is cut by."""
+        if not self.results:
+            return
+        boot = self.results[0].began - self.started
+        rows = sorted(self.results, key=lambda r: -r.seconds)
+        with open(self.times_path, "w") as f:
+            f.write(f"# guest[{self.name}]: seconds per test program, "
+                    f"slowest first; boot to the first test {boot:.1f} s\n")
+            for r in rows:
+                f.write(f"{r.seconds:8.1f}\t{r.name}\n")
+        top = ", ".join(f"{r.name} {r.seconds:.0f} s" for r in rows[:3])
+        print(f"guest[{self.name}]: slowest {top} ({self.times_path})")
 
     def cleanup(self):
         for p in (self.backing, self.sock_path):
