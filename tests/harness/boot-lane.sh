@@ -20,7 +20,8 @@
 # GDIRECT_TEST_LANES=available a skip ("guest[boot-SUITE]: SKIPPED: why").
 #
 # 7.2 boots with all vCPUs on one host thread, as 6.12 does in lane bpo
-# (run-tests.sh says why); 5.10 on one thread per vCPU.
+# (run-tests.sh says why): its suite takes as long there as on one thread
+# per vCPU (docs/testing.md).  5.10 runs one thread per vCPU.
 set -u
 build=$(cd "$1" && pwd); results=$2; shift 2
 top=$(cd "$(dirname "$0")/../.." && pwd)
