@@ -7,6 +7,7 @@
 #        scripts/deps.sh kernel-bpo-source  fetches its Debian source tarball
 #        scripts/deps.sh kernel-headers SUITE  fetches another release's kernel headers
 #                      (sid: in a build root, below)
+#        scripts/deps.sh kernel-image SUITE  fetches that release's kernel (below)
 #        scripts/deps.sh demo-mode     prints "gpu" or "emulated" (see below)
 #        scripts/deps.sh nvidia-present  exit status 0 where an NVIDIA driver is loaded
 #
@@ -179,6 +180,53 @@ if [ "$want" = kernel-headers ]; then
 	esac
 	fetch_kernel "${GDIRECT_KERNELS:-/var/cache/gdirect-kernels}/$2" "$2" \
 		http://deb.debian.org/debian "$how"
+	exit 0
+fi
+# kernel-image SUITE: the kernel of kernel-headers SUITE's release
+# (bullseye's 5.10, sid's 7.2), for the boot lane that loads the modules
+# built against those headers.  linux-image-RELEASE is fetched through the
+# same private apt configuration (with linux-binary-RELEASE, where the
+# kernel is from 7.x) and only its vmlinuz kept, as
+# GDIRECT_KERNELS/SUITE/image/vmlinuz-RELEASE; a file of that name is
+# never fetched again, as the release names the kernel's ABI.  Prints the
+# kernel's path.
+if [ "$want" = kernel-image ]; then
+	case ${2:-} in
+	bullseye|sid) ;;
+	*) echo "deps.sh: kernel-image '${2:-}': expected bullseye or sid" >&2; exit 2 ;;
+	esac
+	kd=${GDIRECT_KERNELS:-/var/cache/gdirect-kernels}/$2
+	rel=$("$0" kernel-headers "$2") || exit 1
+	img=$kd/image/vmlinuz-$rel
+	if [ ! -s "$img" ]; then
+		mkdir -p "$kd/image" ||
+			{ echo "deps.sh: cannot create $kd/image (run as root, or set GDIRECT_KERNELS)" >&2; exit 1; }
+		# shellcheck disable=SC2046
+		set -- $(private_apt "$kd")
+		# From 7.x the kernel is in linux-binary-RELEASE, on which
+		# linux-image-RELEASE depends; before, in linux-image itself.
+		pk=$(apt-cache "$@" depends "linux-image-$rel" |
+			sed -n "s/^ *Depends: \(linux-binary-$rel\)\$/\1/p" | head -n1)
+		pk=${pk:-linux-image-$rel}
+		dl=$(mktemp -d "$kd/image/.dl.XXXXXX") && chmod 755 "$dl"
+		(cd "$dl" && apt-get "$@" download -qq "$pk") >&2 ||
+			{ rm -rf "$dl"; echo "deps.sh: downloading $pk failed" >&2; exit 1; }
+		# The kernel under its final name only once whole: in /boot
+		# before 7.x, in /usr/lib/modules/RELEASE from it.
+		for m in "boot/vmlinuz-$rel" "usr/lib/modules/$rel/vmlinuz"; do
+			dpkg-deb --fsys-tarfile "$dl"/"$pk"_*.deb |
+				tar -xO "./$m" >"$dl/vmlinuz" 2>/dev/null || true
+			[ -s "$dl/vmlinuz" ] && break
+		done
+		if [ ! -s "$dl/vmlinuz" ]; then
+			rm -rf "$dl"
+			echo "deps.sh: no vmlinuz of $rel in $pk" >&2
+			exit 1
+		fi
+		mv "$dl/vmlinuz" "$img"
+		rm -rf "$dl"
+	fi
+	echo "$img"
 	exit 0
 fi
 

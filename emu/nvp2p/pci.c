@@ -285,12 +285,6 @@ static int emu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = pcim_enable_device(pdev);
 	if (ret)
 		goto err_free;
-	ret = pcim_iomap_regions(pdev, BIT(IVSHMEM_MEM_BAR), "nvp2p_emu");
-	if (ret)
-		goto err_free;
-	/* Unmap the default (uncached) mapping; we want write-combining. */
-	pcim_iounmap(pdev, pcim_iomap_table(pdev)[IVSHMEM_MEM_BAR]);
-
 	e->mem_phys = pci_resource_start(pdev, IVSHMEM_MEM_BAR);
 	e->mem_size = pci_resource_len(pdev, IVSHMEM_MEM_BAR);
 	if (e->mem_size < 4 * EMU_PAGE_SIZE ||
@@ -298,6 +292,17 @@ static int emu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_err(&pdev->dev, "BAR2 unusable: %llu bytes at %pa\n",
 			e->mem_size, &e->mem_phys);
 		ret = -ENODEV;
+		goto err_free;
+	}
+	/*
+	 * BAR2 is claimed without being mapped, so that its only mapping is
+	 * the write-combining one below: an uncached mapping made first (by
+	 * pcim_iomap_regions()) holds an uncached-minus memtype, which 6.12
+	 * and 7.2 keep after pcim_iounmap(), and the later mapping inherits it.
+	 */
+	if (!devm_request_mem_region(&pdev->dev, e->mem_phys, e->mem_size,
+				     "nvp2p_emu")) {
+		ret = -EBUSY;
 		goto err_free;
 	}
 	e->mem = devm_ioremap_wc(&pdev->dev, e->mem_phys, e->mem_size);

@@ -93,6 +93,12 @@ struct gdedu_dmabuf_attach {
  * attached, and the later map returned that table.
  */
 #define GDEDU_DMABUF_MAPPED_AT_ATTACH	(1U << 0)
+/*
+ * The kernel's dma-buf core makes no table at attach (7.x, whose
+ * dma_buf_attachment has no sgt): GDEDU_DMABUF_MAPPED_AT_ATTACH is never
+ * set there, and the exporter maps at the first map instead.
+ */
+#define GDEDU_DMABUF_NO_ATTACH_MAP	(1U << 1)
 
 struct gdedu_dmabuf_xfer {
 	__u32 id;

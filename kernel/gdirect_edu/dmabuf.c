@@ -99,6 +99,8 @@ int gdedu_dmabuf_attach(struct gdedu_file *f, struct gdedu_dmabuf_attach *a)
 	 */
 	if (d->attach->sgt)
 		a->flags |= GDEDU_DMABUF_MAPPED_AT_ATTACH;
+#elif defined(KC_CONFTEST)
+	a->flags |= GDEDU_DMABUF_NO_ATTACH_MAP;
 #endif
 	dma_resv_lock(buf->resv, NULL);
 	ret = dma_buf_pin(d->attach);

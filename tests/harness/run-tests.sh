@@ -18,9 +18,12 @@
 #      driver gdirect's suites on it (lane prop); the emulator of a coherent
 #      platform (CPU-cacheable page tables) the suites of gdirect's
 #      cacheable paths (lane coherent); and the kernel suites again on
-#      bookworm-backports' 6.12 kernel (lane bpo).  GUEST_V1_TESTS,
-#      GUEST_PROP_TESTS, GUEST_COHERENT_TESTS and GUEST_BPO_TESTS replace a
-#      boot's list (test names, or globs of them)
+#      bookworm-backports' 6.12 kernel (lane bpo); then the tests of the
+#      code that differs per kernel on bullseye's 5.10 and sid's 7.2 (lane
+#      boot, tests/harness/boot-lane.sh).  GUEST_V1_TESTS,
+#      GUEST_PROP_TESTS, GUEST_COHERENT_TESTS, GUEST_BPO_TESTS and
+#      GUEST_BOOT_TESTS replace a boot's list (test names, or globs of
+#      them)
 #   4a. the peers lane: gdrcopy 2.6 built unchanged from its release
 #      tarball and run in every pairing with gdirect, in one guest
 #      (tests/peers/gdrcopy-lane.sh, docs/gdrcopy.md); where the tarball is
@@ -304,7 +307,7 @@ fi
 if [ -n "$guest_why" ]; then
 	echo "== the emulated machine's lanes: SKIPPED here ($guest_why)"
 	for l in "guest[v2]" conformance conformance-64k conformance-13030 conformance-runtime \
-		"guest[v1]" "guest[tegra]" "guest[prop]" "guest[coherent]" "guest[bpo]" "guest[cluster]" "guest[cluster-bpo]" \
+		"guest[v1]" "guest[tegra]" "guest[prop]" "guest[coherent]" "guest[bpo]" "guest[boot]" "guest[cluster]" "guest[cluster-bpo]" \
 		"peers[gdrcopy-2.6]" emu-cli; do
 		lane_skip "$l" "$guest_why"
 	done
@@ -412,6 +415,23 @@ else
 	fi
 fi
 
+# The oldest and the newest kernel the modules support, bullseye's 5.10
+# and sid's 7.2, booted: the v2 modules built against each, and the tests
+# of the code that differs per kernel (lane boot, tests/harness/boot-lane.sh).
+echo "== guest suite, kernels 5.10 and 7.2 (lane boot, docs/testing.md)"
+rm -f "$results"/guest-boot-*.summary
+GDIRECT_TEST_LANES=$lanes "$top/tests/harness/boot-lane.sh" "$build" "$results" 2>&1 |
+	tee "$results/boot.summary" | grep -v -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$'
+sed -n 's/^\(guest\[boot-[^]]*\]\): SKIPPED: /\1: /p' "$results/boot.summary" >>"$skipped"
+grep -E '^guest\[boot-[^]]*\]: (could not|the v2 modules|stopped)' "$results/boot.summary" |
+	while IFS= read -r l; do note_failure "$l"; done
+for t in "$results"/guest-boot-*.summary; do
+	[ -f "$t" ] || continue
+	b=$(basename "$t" .summary); b=${b#guest-}
+	note_guest_failures "$t" "$results/$b.tap"
+done
+add_summary "$results/boot.summary"
+
 # Two guests and a network: the lane cluster's tests (tests/guest/cluster/).
 # The GPU-aware UCX of make ucx where it built, else Debian's (host memory).
 echo "== two-node cluster: Soft-RoCE and UCX between two guests (docs/cluster.md)"
@@ -503,7 +523,8 @@ fi
 # The modules of every flavour built against the other kernels Debian
 # ships (bullseye's 5.10, bookworm-backports' 6.12, sid's 7.2 in a sid
 # build root; all cached under /var/cache), a warning failing (scripts/kernel-builds.sh,
-# docs/building.md).  Built only: no guest boots on these kernels.
+# docs/building.md).  The v2 modules of 5.10 and 7.2 were built by lane
+# boot already, and 6.12's by lane bpo: only what changed is compiled again.
 echo "== the modules against other kernels (scripts/kernel-builds.sh)"
 kb_t0=$(date +%s)
 # 7.2's builds run in a chroot and cost the most: there v2 and prop only

@@ -161,6 +161,69 @@ static void test_pin_map(CUdeviceptr buf, const uint8_t *pattern)
 	       "REGION_INFO of an unpinned handle: ENOENT");
 }
 
+/*
+ * The page frame of the page at @p as /proc/self/pagemap gives it, 0 where
+ * it gives none (not present, or the frames hidden from this process).
+ */
+static uint64_t pfn_of(const volatile void *p)
+{
+	uint64_t e = 0;
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+
+	if (pm < 0)
+		return 0;
+	if (pread(pm, &e, sizeof(e), (off_t)((uintptr_t)p / 4096 * 8)) !=
+	    sizeof(e))
+		e = 0;
+	close(pm);
+	return (e >> 63) ? e & ((1ULL << 55) - 1) : 0;
+}
+
+/*
+ * A mapping of the status area at a page offset shows the area's page at
+ * that offset: each kernel maps it its own way (remap_vmalloc_range() with
+ * the VMA's offset, or from 7.x an mmap_prepare action over the page
+ * array), and an offset applied twice would show a later page, or one past
+ * the array's end.  The second page and the last are compared, by frame,
+ * with the same pages of the whole area's mapping.
+ */
+static void test_status_offset(void)
+{
+	const size_t last = GDIRECT_STATUS_BYTES / 4096 - 1;
+	const size_t pages[] = { 1, last };
+	void *past;
+
+	for (size_t i = 0; i < 2; i++) {
+		size_t off = pages[i] * 4096;
+		volatile uint32_t *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED,
+					    fd, GDIRECT_STATUS_OFFSET + off);
+		uint64_t a, b;
+
+		if (!tap_ok(m != MAP_FAILED, "status page %zu mapped alone",
+			    pages[i]))
+			continue;
+		(void)m[0];
+		(void)status[off / 4];
+		a = pfn_of(m);
+		b = pfn_of(&status[off / 4]);
+		if (!a || !b)
+			tap_skip("status page at an offset",
+				 "/proc/self/pagemap gives no page frames here");
+		else
+			tap_ok(a == b && m[0] == status[off / 4],
+			       "status page %zu mapped alone is the area's page %zu (frame %#llx, %#llx)",
+			       pages[i], pages[i], (unsigned long long)a,
+			       (unsigned long long)b);
+		munmap((void *)m, 4096);
+	}
+	past = mmap(NULL, 2 * 4096, PROT_READ, MAP_SHARED, fd,
+		    GDIRECT_STATUS_OFFSET + last * 4096);
+	tap_errno(past == MAP_FAILED ? -1 : 0, EINVAL,
+		  "status area mapped past its end from page %zu", last);
+	if (past != MAP_FAILED)
+		munmap(past, 2 * 4096);
+}
+
 static void test_misc(void)
 {
 	struct gdirect_event ev;
@@ -187,6 +250,7 @@ static void test_misc(void)
 		  "status area mapped too long");
 	tap_ok(mprotect((void *)status, 4096, PROT_READ | PROT_WRITE) != 0,
 	       "status area cannot be made writable");
+	test_status_offset();
 }
 
 static void test_revoke(void)

@@ -21,7 +21,7 @@ set -u
 root=$(cd "${1:?usage: names.sh ROOT}" && pwd)
 . "$root/tests/include/tap.sh"
 
-lanes_known=" unit nvcc tsan v2 v1 tegra prop coherent bpo cluster cluster-bpo debug-v2 debug-tegra debug-cluster debug-planted gpu gpu-by-hand helper "
+lanes_known=" unit nvcc tsan v2 v1 tegra prop coherent bpo boot cluster cluster-bpo debug-v2 debug-tegra debug-cluster debug-planted gpu gpu-by-hand helper "
 
 # test_files ROOT: the C files and scripts of ROOT's test folders, relative
 # to ROOT.

@@ -1,0 +1,98 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# boot-lane.sh BUILD RESULTS [SUITE...] - the lane boot of make test: the
+# v2 guest booted on the oldest and the newest kernel the modules support,
+# bullseye's 5.10 and sid's 7.2 (SUITE bullseye or sid; both by default),
+# running the tests of lane boot in tests/TESTS: those of the code that
+# differs per kernel (the interface probes of scripts/kconftest.sh).
+#
+# For each kernel: its headers and its image (scripts/deps.sh
+# kernel-headers and kernel-image, cached under GDIRECT_KERNELS, default
+# /var/cache/gdirect-kernels), the v2 modules built against it by
+# scripts/kernel-builds.sh into BUILD/kmod/<release>-v2, the tree the
+# kernels lane builds again later (only what changed is compiled then),
+# and one boot (tests/harness/run.py, named boot-<X.Y>, its TAP and
+# console in RESULTS).  GUEST_BOOT_TESTS replaces the lane's tests.
+#
+# One line per kernel, "guest[boot-X.Y]: ...", then its cost in seconds,
+# then "N passed, N failed, N skipped" over both for run-tests.sh.  A
+# kernel whose headers or image cannot be fetched is a failure, or with
+# GDIRECT_TEST_LANES=available a skip ("guest[boot-SUITE]: SKIPPED: why").
+#
+# 7.2 boots with all vCPUs on one host thread, as 6.12 does in lane bpo
+# (run-tests.sh says why): its suite takes as long there as on one thread
+# per vCPU (docs/testing.md).  5.10 runs one thread per vCPU.
+set -u
+build=$(cd "$1" && pwd); results=$2; shift 2
+top=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$results"
+suites=${*:-bullseye sid}
+lanes=${GDIRECT_TEST_LANES:-all}
+tests=${GUEST_BOOT_TESTS:-$("$top/tests/harness/manifest.sh" lane boot | tr '\n' ' ')}
+p=0 f=0 s=0
+t0=$(date +%s)
+
+# missing LABEL WHY: a kernel that cannot be booted here.
+missing() {
+	if [ "$lanes" = available ]; then
+		echo "guest[$1]: SKIPPED: $2"
+		s=$((s + 1))
+	else
+		echo "guest[$1]: could not run: $2"
+		f=$((f + 1))
+	fi
+}
+
+for suite in $suites; do
+	kt0=$(date +%s)
+	case $suite in
+	bullseye|sid) ;;
+	*) echo "boot-lane.sh: suite '$suite': expected bullseye or sid" >&2; exit 2 ;;
+	esac
+	if ! img=$("$top/scripts/deps.sh" kernel-image "$suite" 2>"$results/boot-$suite-fetch.log"); then
+		missing "boot-$suite" "the $suite kernel could not be fetched: $(tail -n1 "$results/boot-$suite-fetch.log")"
+		continue
+	fi
+	rel=${img##*/vmlinuz-}
+	series=$(echo "$rel" | cut -d. -f1,2)
+	kmod=$build/kmod/$rel-v2
+	# The v2 modules as the kernels lane builds them (in sid's build
+	# root for 7.2); its warnings are that lane's to count, not this one's.
+	KERNEL_FLAVOURS=v2 KERNEL_FLAVOURS_SID=v2 GDIRECT_TEST_LANES=$lanes \
+		"$top/scripts/kernel-builds.sh" "$build" "$suite" >"$results/boot-$series-kmod.tap" 2>&1
+	if ! [ -f "$kmod/gdirect/gdirect.ko" ] || ! [ -f "$kmod/gdirect_kapitest/gdirect_kapitest.ko" ]; then
+		grep -E '^(not ok|#)' "$results/boot-$series-kmod.tap" | head -n 8
+		echo "guest[boot-$series]: the v2 modules do not build against $rel (${kmod#"$top"/}.log)"
+		f=$((f + 1))
+		continue
+	fi
+	initrd=$build/guest-boot-$series.cpio.gz
+	if ! KMOD_DIR=$kmod GUEST_TESTS="$tests" \
+		"$top/tests/harness/build-initramfs.sh" "$build" v2 "$initrd" \
+		>"$results/boot-$series-initramfs.log" 2>&1; then
+		echo "guest[boot-$series]: could not build the initramfs (results/boot-$series-initramfs.log)"
+		f=$((f + 1))
+		continue
+	fi
+	thread=multi
+	[ "$suite" = sid ] && thread=single
+	echo "kernel $rel ($suite), TCG thread=$thread"
+	python3 "$top/tests/harness/run.py" --initrd "$initrd" --kernel "$img" \
+		--name "boot-$series" --results "$results" \
+		--timeout "${GUEST_TIMEOUT_S:-1500}" --tcg-thread "$thread" \
+		2>/dev/null | tee "$results/guest-boot-$series.summary" |
+		grep -v -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$'
+	# The three counts as words, or none when the line is not the summary.
+	# shellcheck disable=SC2046
+	set -- $(tail -n1 "$results/guest-boot-$series.summary" |
+		sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# -eq 3 ]; then
+		p=$((p + $1)) f=$((f + $2)) s=$((s + $3))
+		echo "guest[boot-$series]: $1 passed, $2 failed, $3 skipped ($(( $(date +%s) - kt0 )) s)"
+	else
+		echo "guest[boot-$series]: stopped without a summary: $(tail -n1 "$results/guest-boot-$series.summary")"
+		f=$((f + 1))
+	fi
+done
+echo "boot: $(( $(date +%s) - t0 )) s"
+echo "$p passed, $f failed, $s skipped"
