@@ -152,6 +152,8 @@ void gdl_rci_remove(struct gdl_rci *x, struct gdl_rc_region *r)
 {
 	x->root = rci_del(x->root, r);
 	r->tl = r->tr = NULL;
+	if (x->mru == r)
+		x->mru = NULL;
 }
 
 /* One scan of the regions overlapping a request, and what it found. */
@@ -236,6 +238,11 @@ static void rci_scan(struct gdl_rc_region *t, struct rci_scan *s)
  * returned one are left alive, as the walk leaves them: the lookup kills
  * exactly the regions the walk kills and returns what it returns, which
  * the unit test lib-rcindex checks against the walk itself.
+ *
+ * The most recently used region, when the index knows it, is the walk's
+ * first: if it is of the request's domain, space and allocation, covers
+ * the request and has every flag, the walk returns it having killed
+ * nothing, and so does this, without a scan.
  */
 struct gdl_rc_region *gdl_rci_lookup(struct gdl_rci *x,
 				     const struct gdl_rci_req *q, int *attr,
@@ -243,6 +250,13 @@ struct gdl_rc_region *gdl_rci_lookup(struct gdl_rci *x,
 						  void *arg),
 				     void *arg)
 {
+	struct gdl_rc_region *m = x->mru;
+
+	if (m && !rci_cmp_key(m, q->dom, q->space ? q->space : rci_va) &&
+	    m->tag_base == q->tag_base && m->tag_id == q->tag_id &&
+	    m->base <= q->a && q->end <= m->base + m->len &&
+	    (m->attr & *attr) == *attr)
+		return m;
 	for (;;) {
 		struct rci_scan s = {
 			.q = q, .space = q->space ? q->space : rci_va,

@@ -32,6 +32,11 @@
 struct gdl_rci {
 	struct gdl_rc_region *root;
 	uint64_t clock;		/* the last stamp given; stamps start at 1 */
+	/* The region with the largest stamp, the front of the live list
+	 * (NULL once it leaves the index), which a lookup tries first: a
+	 * request served by the region it last got is answered without a
+	 * descent. */
+	struct gdl_rc_region *mru;
 };
 
 /* r, not in the index, goes in as the most recently used region. */
@@ -42,6 +47,7 @@ void gdl_rci_remove(struct gdl_rci *x, struct gdl_rc_region *r);
 static inline void gdl_rci_touch(struct gdl_rci *x, struct gdl_rc_region *r)
 {
 	r->stamp = ++x->clock;
+	x->mru = r;
 }
 
 /* What a lookup asks: [a, end) of dom in space (NULL: virtual addresses)

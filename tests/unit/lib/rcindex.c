@@ -212,20 +212,24 @@ static void check_stamps(void)
 static void lookup(int *hits, int *kills)
 {
 	static bool want[MAXREG * 64];
+	static struct gdl_rci_req q;
 	struct gdl_rc_region *expect, *got;
-	struct gdl_rci_req q;
 	int t = pick_tag(), attr0 = (int)(rnd(2) ? rnd(8) : rnd(2)), a1, a2;
 	int s = (int)rnd(3);
 
-	range(&q.a, &q.end);
-	if (rnd(2)) {		/* inside one page, as most requests are */
-		q.a += rnd(PAGE);
-		q.end = q.a + 1 + rnd(PAGE);
+	/* Now and then the last request again (its region, if it hit, the
+	 * most recently used), or with other flags. */
+	if (!q.dom || rnd(4)) {
+		range(&q.a, &q.end);
+		if (rnd(2)) {	/* inside one page, as most requests are */
+			q.a += rnd(PAGE);
+			q.end = q.a + 1 + rnd(PAGE);
+		}
+		q.dom = &doms[rnd(3)];
+		q.space = s ? spaces[s] : (rnd(2) ? spaces[0] : NULL);
+		q.tag_base = tags[t][0];
+		q.tag_id = tags[t][1];
 	}
-	q.dom = &doms[rnd(3)];
-	q.space = s ? spaces[s] : (rnd(2) ? spaces[0] : NULL);
-	q.tag_base = tags[t][0];
-	q.tag_id = tags[t][1];
 	memset(want, 0, (m.ids + 1) * sizeof(want[0]));
 	memset(m.killed, 0, (m.ids + 1) * sizeof(m.killed[0]));
 	a1 = a2 = attr0;
