@@ -9,9 +9,8 @@
 # The figures behind the plots go to BUILD/bench-results/, and bench/plot.sh
 # draws them there as SVG (with gnuplot; without it the plot step says so
 # and is skipped), then copies them into docs/plots/.
-# About two minutes on 2 cores, and minutes more for the NIC registration's
-# 65536 regions (each registration walks the engine's list: five minutes on
-# a loaded 2-core VM).  Options after BUILD go to rcache_bench
+# About two minutes on 2 cores (the NIC registration's 65536 misses take a
+# few microseconds each).  Options after BUILD go to rcache_bench
 # (--repeats N, --quick, --only 1234); with --quick nothing is written under
 # docs/ (the plots stay in BUILD/bench-results/).
 set -eu

@@ -12,6 +12,7 @@
 
 #include "cuda_dl.h"
 #include "libgdirect_internal.h"
+#include "rcindex.h"
 #include "regcache.h"
 #include "verbs_range.h"
 
@@ -31,6 +32,9 @@ struct gdl_rc {
 	 * thread inside the engine would. */
 	pthread_mutex_t lock;
 	struct gdl_list live, dying, pending;
+	/* The regions of the live list, by domain, space and address, for
+	 * the lookup; its stamps follow the live list's order. */
+	struct gdl_rci index;
 	uint64_t nregions, nbytes;	/* on the live list */
 	/* Set under the lock when an unreferenced region dies (a put
 	 * releases a referenced one itself); read without it by the drain
@@ -96,10 +100,29 @@ static void rc_release(struct gdl_rc *rc, struct gdl_rc_region *r)
 	free(r);
 }
 
-/* Take r off the live list (its counts with it). */
+/* Put r on the live list, the most recently used (its counts and index
+ * entry with it). */
+static void rc_live_locked(struct gdl_rc *rc, struct gdl_rc_region *r)
+{
+	gdl_list_add(&rc->live, &r->node);
+	gdl_rci_insert(&rc->index, r);
+	rc->nregions++;
+	rc->nbytes += r->len;
+}
+
+/* Make live region r the most recently used, on the list and in the
+ * index alike. */
+static void rc_touch_locked(struct gdl_rc *rc, struct gdl_rc_region *r)
+{
+	gdl_list_move(&rc->live, &r->node);
+	gdl_rci_touch(&rc->index, r);
+}
+
+/* Take r off the live list (its counts and index entry with it). */
 static void rc_unlive_locked(struct gdl_rc *rc, struct gdl_rc_region *r)
 {
 	gdl_list_del(&r->node);
+	gdl_rci_remove(&rc->index, r);
 	rc->nregions--;
 	rc->nbytes -= r->len;
 }
@@ -350,12 +373,27 @@ static int rc_register(struct gdl_rc *rc, struct gdirect_ctx *c,
 	}
 }
 
+static void rc_kill_cb(struct gdl_rc_region *r, void *rc)
+{
+	rc_kill_locked(rc, r);
+}
+
 /*
- * The live region of dom that serves [a, end) with attr, or NULL.
- * Regions of dom overlapping the request that were registered for another
- * allocation (freed since, the address reused) are killed; one that covers
- * the request without the flags asked for is killed too, and its flags
- * added to *attr, so that its successor serves both.
+ * The live region of dom that serves [a, end) with attr, or NULL: what a
+ * walk of the live list, most recently used first, over the regions of
+ * dom in the request's space overlapping [a, end) returns, with its
+ * side effects.  The walk kills each region registered for another
+ * allocation (freed since, the address reused) and each region covering
+ * the request without the flags asked for (adding its flags to *attr, so
+ * that its successor serves both), and returns the first covering region
+ * with the flags.  The index (rcindex.h) answers the same in O(log n
+ * plus the overlapping regions) and kills the same regions: those of
+ * another allocation after the returned one in the walk's order stay
+ * alive, as they did when the walk itself ran.  Killing them too would
+ * be as correct (no region of another allocation is ever returned, and
+ * the next lookup over them kills them), but exactness keeps the
+ * lookup's effects those of the documented walk, which the unit test
+ * lib-rcindex compares it with.
  */
 static struct gdl_rc_region *rc_lookup_locked(struct gdl_rc *rc,
 					      const struct gdl_rc_req *req,
@@ -363,34 +401,20 @@ static struct gdl_rc_region *rc_lookup_locked(struct gdl_rc *rc,
 					      uint64_t a, uint64_t end,
 					      int *attr)
 {
-	struct gdl_rc_region *r, *n;
+	const struct gdl_rci_req q = {
+		.dom = req->dom, .space = req->space,
+		.tag_base = info->alloc_base, .tag_id = info->buffer_id,
+		.a = a, .end = end,
+	};
 
-	gdl_list_for_each_safe(&rc->live, r, n, node) {
-		if (r->dom != req->dom || r->base >= end ||
-		    a >= r->base + r->len || !rc_in_space(r, req->space))
-			continue;
-		if (r->tag_base != info->alloc_base ||
-		    r->tag_id != info->buffer_id) {
-			rc_kill_locked(rc, r);
-			continue;
-		}
-		if (r->base > a || end > r->base + r->len)
-			continue;
-		if ((r->attr & *attr) != *attr) {
-			*attr |= r->attr;
-			rc_kill_locked(rc, r);
-			continue;
-		}
-		return r;
-	}
-	return NULL;
+	return gdl_rci_lookup(&rc->index, &q, attr, rc_kill_cb, rc);
 }
 
 /* Take a reference to live region r, now the most recently used. */
 static void rc_hold_locked(struct gdl_rc *rc, struct gdl_rc_region *r)
 {
 	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
-	gdl_list_move(&rc->live, &r->node);
+	rc_touch_locked(rc, r);
 }
 
 /*
@@ -642,9 +666,7 @@ lookup:
 		*out = h;
 		return 0;
 	} else {
-		gdl_list_add(&rc->live, &r->node);
-		rc->nregions++;
-		rc->nbytes += r->len;
+		rc_live_locked(rc, r);
 		rc_trim_locked(rc, &victims);
 	}
 	pthread_mutex_unlock(&rc->lock);
@@ -682,7 +704,7 @@ void gdl_rc_put(struct gdl_rc_region *r)
 		rc->busy++;
 	} else if (!r->dead) {
 		/* Least recently used is least recently put or got. */
-		gdl_list_move(&rc->live, &r->node);
+		rc_touch_locked(rc, r);
 	}
 	pthread_mutex_unlock(&rc->lock);
 	if (!release)

@@ -4,7 +4,8 @@
  * one kind owns whatever the kind registers with.
  *
  * The engine keeps the regions of one (context, kind): the live list
- * (most recently used first, the LRU's order), the dying list of regions
+ * (most recently used first, the LRU's order) and its index by domain,
+ * space and address (rcindex.h), the dying list of regions
  * killed while referenced and its drain, the registrations in flight and
  * whether their memory was freed meanwhile, the thresholds max_regions
  * and max_bytes, which range a request registers (verbs_range.h), the
@@ -58,6 +59,11 @@ struct gdl_rc_region {
 	_Atomic long refs;
 	bool dead;			/* dying: no new references */
 	struct gdl_list node;		/* on live (MRU first) or dying */
+	/* Its place in the index of live regions (rcindex.h): its
+	 * children, the largest end in its subtree, and its stamp, larger
+	 * than those of every region after it on the live list. */
+	struct gdl_rc_region *tl, *tr;
+	uint64_t tmax, stamp;
 	struct gdl_rc *rc;
 };
 

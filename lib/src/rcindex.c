@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rcindex.c - the registration engine's index of live regions
+ * (rcindex.h): a treap by (dom, space, base, id) with the largest end of
+ * each subtree.
+ */
+#include "rcindex.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The regions a lookup kills in one scan, at most; more take more scans. */
+#define RCI_BATCH 16
+
+static const uint64_t rci_va[4];
+
+/* A node's priority: a hash of the region's id (splitmix64's finalizer),
+ * unique ids giving independent-looking priorities, so that the treap's
+ * expected depth is O(log n) whatever order regions come in. */
+static uint64_t rci_prio(const struct gdl_rc_region *r)
+{
+	uint64_t z = r->id + 0x9e3779b97f4a7c15ULL;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static int rci_cmp_u64(uint64_t x, uint64_t y)
+{
+	return x < y ? -1 : x > y;
+}
+
+/* r's (dom, space) against dom, space: <0, 0, >0. */
+static int rci_cmp_key(const struct gdl_rc_region *r, const void *dom,
+		       const uint64_t *space)
+{
+	int c = rci_cmp_u64((uintptr_t)r->dom, (uintptr_t)dom);
+
+	for (int i = 0; !c && i < 4; i++)
+		c = rci_cmp_u64(r->space[i], space[i]);
+	return c;
+}
+
+/* Whether r comes before s in the index's order. */
+static bool rci_before(const struct gdl_rc_region *r,
+		       const struct gdl_rc_region *s)
+{
+	int c = rci_cmp_key(r, s->dom, s->space);
+
+	if (!c)
+		c = rci_cmp_u64(r->base, s->base);
+	if (!c)
+		c = rci_cmp_u64(r->id, s->id);
+	return c < 0;
+}
+
+static uint64_t rci_max(const struct gdl_rc_region *t)
+{
+	return t ? t->tmax : 0;
+}
+
+/* t's largest end, from its own and its children's. */
+static void rci_update(struct gdl_rc_region *t)
+{
+	uint64_t m = t->base + t->len;
+
+	if (rci_max(t->tl) > m)
+		m = rci_max(t->tl);
+	if (rci_max(t->tr) > m)
+		m = rci_max(t->tr);
+	t->tmax = m;
+}
+
+/* Split t into the regions before r (*l) and the others (*g). */
+static void rci_split(struct gdl_rc_region *t, const struct gdl_rc_region *r,
+		      struct gdl_rc_region **l, struct gdl_rc_region **g)
+{
+	if (!t) {
+		*l = *g = NULL;
+	} else if (rci_before(t, r)) {
+		rci_split(t->tr, r, &t->tr, g);
+		rci_update(t);
+		*l = t;
+	} else {
+		rci_split(t->tl, r, l, &t->tl);
+		rci_update(t);
+		*g = t;
+	}
+}
+
+/* The treap of a's regions then b's, every one of a's before b's. */
+static struct gdl_rc_region *rci_merge(struct gdl_rc_region *a,
+				       struct gdl_rc_region *b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	if (rci_prio(a) > rci_prio(b)) {
+		a->tr = rci_merge(a->tr, b);
+		rci_update(a);
+		return a;
+	}
+	b->tl = rci_merge(a, b->tl);
+	rci_update(b);
+	return b;
+}
+
+static struct gdl_rc_region *rci_ins(struct gdl_rc_region *t,
+				     struct gdl_rc_region *r)
+{
+	if (!t)
+		return r;
+	if (rci_prio(r) > rci_prio(t)) {
+		rci_split(t, r, &r->tl, &r->tr);
+		rci_update(r);
+		return r;
+	}
+	if (rci_before(r, t))
+		t->tl = rci_ins(t->tl, r);
+	else
+		t->tr = rci_ins(t->tr, r);
+	rci_update(t);
+	return t;
+}
+
+static struct gdl_rc_region *rci_del(struct gdl_rc_region *t,
+				     struct gdl_rc_region *r)
+{
+	if (!t)		/* not in the index: the caller's bug */
+		return NULL;
+	if (t == r)
+		return rci_merge(r->tl, r->tr);
+	if (rci_before(r, t))
+		t->tl = rci_del(t->tl, r);
+	else
+		t->tr = rci_del(t->tr, r);
+	rci_update(t);
+	return t;
+}
+
+void gdl_rci_insert(struct gdl_rci *x, struct gdl_rc_region *r)
+{
+	r->tl = r->tr = NULL;
+	r->tmax = r->base + r->len;
+	gdl_rci_touch(x, r);
+	x->root = rci_ins(x->root, r);
+}
+
+void gdl_rci_remove(struct gdl_rci *x, struct gdl_rc_region *r)
+{
+	x->root = rci_del(x->root, r);
+	r->tl = r->tr = NULL;
+	if (x->mru == r)
+		x->mru = NULL;
+}
+
+/* One scan of the regions overlapping a request, and what it found. */
+struct rci_scan {
+	const struct gdl_rci_req *q;
+	const uint64_t *space;		/* q's, rci_va for NULL */
+	/* The most recently used region of the request's allocation that
+	 * covers it (NULL: none). */
+	struct gdl_rc_region *best;
+	uint64_t best_stamp;		/* 0 without best */
+	/* The largest stamp of a region of another allocation (0: none). */
+	uint64_t stale_stamp;
+	/* With collect: up to RCI_BATCH regions of another allocation with
+	 * stamps above floor. */
+	bool collect;
+	uint64_t floor;
+	struct gdl_rc_region *stale[RCI_BATCH];
+	int nstale;
+};
+
+/* r overlaps the request. */
+static void rci_visit(struct rci_scan *s, struct gdl_rc_region *r)
+{
+	const struct gdl_rci_req *q = s->q;
+
+	if (r->tag_base != q->tag_base || r->tag_id != q->tag_id) {
+		if (r->stamp > s->stale_stamp)
+			s->stale_stamp = r->stamp;
+		if (s->collect && r->stamp > s->floor && s->nstale < RCI_BATCH)
+			s->stale[s->nstale++] = r;
+		return;
+	}
+	if (r->base <= q->a && q->end <= r->base + r->len &&
+	    r->stamp > s->best_stamp) {
+		s->best = r;
+		s->best_stamp = r->stamp;
+	}
+}
+
+/*
+ * Visit the regions of t's subtree in the request's (dom, space) that
+ * overlap [a, end).  A subtree whose largest end is at most a holds none;
+ * one wholly before or after the key in the order holds none of its
+ * regions; past a region of the key starting at or after end, every
+ * later one of the key starts there too.  Left children recurse, right
+ * ones loop: the recursion is as deep as the tree.
+ */
+static void rci_scan(struct gdl_rc_region *t, struct rci_scan *s)
+{
+	const struct gdl_rci_req *q = s->q;
+
+	while (t && t->tmax > q->a) {
+		int c = rci_cmp_key(t, q->dom, s->space);
+
+		if (c < 0) {
+			t = t->tr;
+		} else if (c > 0) {
+			t = t->tl;
+		} else {
+			rci_scan(t->tl, s);
+			if (t->base >= q->end)
+				return;
+			if (q->a < t->base + t->len)
+				rci_visit(s, t);
+			t = t->tr;
+		}
+	}
+}
+
+/*
+ * The walk (rcindex.h) in stamps: it visits the overlapping regions by
+ * decreasing stamp, kills those of another allocation until it reaches
+ * the region it stops at, and stops at the first covering region of the
+ * request's allocation that has every flag of *attr, killing the
+ * covering ones without (which adds their flags to *attr, so that the
+ * next one must have those too).  So each round below finds the covering
+ * region of the request's allocation with the largest stamp (best), and
+ * first kills every region of another allocation with a larger stamp, in
+ * batches, scanning again after each; then it returns best if it has
+ * the flags, or kills it and goes round again, the next best being the
+ * walk's next candidate.  Regions of another allocation below the
+ * returned one are left alive, as the walk leaves them: the lookup kills
+ * exactly the regions the walk kills and returns what it returns, which
+ * the unit test lib-rcindex checks against the walk itself.
+ *
+ * The most recently used region, when the index knows it, is the walk's
+ * first: if it is of the request's domain, space and allocation, covers
+ * the request and has every flag, the walk returns it having killed
+ * nothing, and so does this, without a scan.
+ */
+struct gdl_rc_region *gdl_rci_lookup(struct gdl_rci *x,
+				     const struct gdl_rci_req *q, int *attr,
+				     void (*kill)(struct gdl_rc_region *r,
+						  void *arg),
+				     void *arg)
+{
+	struct gdl_rc_region *m = x->mru;
+
+	if (m && !rci_cmp_key(m, q->dom, q->space ? q->space : rci_va) &&
+	    m->tag_base == q->tag_base && m->tag_id == q->tag_id &&
+	    m->base <= q->a && q->end <= m->base + m->len &&
+	    (m->attr & *attr) == *attr)
+		return m;
+	for (;;) {
+		struct rci_scan s = {
+			.q = q, .space = q->space ? q->space : rci_va,
+		};
+
+		rci_scan(x->root, &s);
+		if (s.stale_stamp > s.best_stamp) {
+			struct rci_scan k = {
+				.q = q, .space = s.space,
+				.collect = true, .floor = s.best_stamp,
+			};
+
+			rci_scan(x->root, &k);
+			for (int i = 0; i < k.nstale; i++)
+				kill(k.stale[i], arg);
+			continue;
+		}
+		if (!s.best)
+			return NULL;
+		if ((s.best->attr & *attr) != *attr) {
+			*attr |= s.best->attr;
+			kill(s.best, arg);
+			continue;
+		}
+		return s.best;
+	}
+}
