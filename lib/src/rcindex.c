@@ -9,9 +9,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The regions a lookup kills in one scan, at most; more take more scans. */
-#define RCI_BATCH 16
-
 static const uint64_t rci_va[4];
 
 /* A node's priority: a hash of the region's id (splitmix64's finalizer),
@@ -164,14 +161,10 @@ struct rci_scan {
 	 * covers it (NULL: none). */
 	struct gdl_rc_region *best;
 	uint64_t best_stamp;		/* 0 without best */
-	/* The largest stamp of a region of another allocation (0: none). */
-	uint64_t stale_stamp;
-	/* With collect: up to RCI_BATCH regions of another allocation with
-	 * stamps above floor. */
-	bool collect;
-	uint64_t floor;
-	struct gdl_rc_region *stale[RCI_BATCH];
-	int nstale;
+	/* Every region of another allocation it overlaps, linked through
+	 * tkill (NULL: none). */
+	struct gdl_rc_region *stale;
+	uint64_t visits;
 };
 
 /* r overlaps the request. */
@@ -179,11 +172,10 @@ static void rci_visit(struct rci_scan *s, struct gdl_rc_region *r)
 {
 	const struct gdl_rci_req *q = s->q;
 
+	s->visits++;
 	if (r->tag_base != q->tag_base || r->tag_id != q->tag_id) {
-		if (r->stamp > s->stale_stamp)
-			s->stale_stamp = r->stamp;
-		if (s->collect && r->stamp > s->floor && s->nstale < RCI_BATCH)
-			s->stale[s->nstale++] = r;
+		r->tkill = s->stale;
+		s->stale = r;
 		return;
 	}
 	if (r->base <= q->a && q->end <= r->base + r->len &&
@@ -229,15 +221,20 @@ static void rci_scan(struct gdl_rc_region *t, struct rci_scan *s)
  * the region it stops at, and stops at the first covering region of the
  * request's allocation that has every flag of *attr, killing the
  * covering ones without (which adds their flags to *attr, so that the
- * next one must have those too).  So each round below finds the covering
- * region of the request's allocation with the largest stamp (best), and
- * first kills every region of another allocation with a larger stamp, in
- * batches, scanning again after each; then it returns best if it has
- * the flags, or kills it and goes round again, the next best being the
- * walk's next candidate.  Regions of another allocation below the
- * returned one are left alive, as the walk leaves them: the lookup kills
- * exactly the regions the walk kills and returns what it returns, which
- * the unit test lib-rcindex checks against the walk itself.
+ * next one must have those too).  So each round below scans the
+ * overlapping regions once, finding the covering region of the request's
+ * allocation with the largest stamp (best) and linking every region of
+ * another allocation; it kills those of them with a larger stamp than
+ * best's (killing them changes no region of the request's allocation, so
+ * best stays the walk's candidate), then returns best if it has the
+ * flags, or kills it and goes round again, the next best being the
+ * walk's next candidate.  A round costs one scan whatever it kills, and
+ * there are as many rounds as covering regions killed for their flags,
+ * plus one.  Regions of another allocation below the returned one are
+ * left alive, as the walk leaves them: the lookup kills the same set of
+ * regions as the walk (in the tree's order, not the walk's) and returns
+ * what it returns, which the unit test lib-rcindex checks against the
+ * walk itself.
  *
  * The most recently used region, when the index knows it, is the walk's
  * first: if it is of the request's domain, space and allocation, covers
@@ -262,17 +259,15 @@ struct gdl_rc_region *gdl_rci_lookup(struct gdl_rci *x,
 			.q = q, .space = q->space ? q->space : rci_va,
 		};
 
-		rci_scan(x->root, &s);
-		if (s.stale_stamp > s.best_stamp) {
-			struct rci_scan k = {
-				.q = q, .space = s.space,
-				.collect = true, .floor = s.best_stamp,
-			};
+		struct gdl_rc_region *r, *next;
 
-			rci_scan(x->root, &k);
-			for (int i = 0; i < k.nstale; i++)
-				kill(k.stale[i], arg);
-			continue;
+		rci_scan(x->root, &s);
+		x->visits += s.visits;
+		for (r = s.stale; r; r = next) {
+			next = r->tkill;
+			r->tkill = NULL;
+			if (r->stamp > s.best_stamp)
+				kill(r, arg);
 		}
 		if (!s.best)
 			return NULL;

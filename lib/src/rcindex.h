@@ -8,9 +8,10 @@
  * regions ordered by (dom, space, base, id), each node keeping the largest
  * end (base + len) in its subtree.  A lookup of [a, end) in one (dom,
  * space) follows the order down to that key and skips every subtree
- * whose largest end is at most a, so that it visits O(log n) nodes plus
- * the regions overlapping the request, however long they are (a region
- * of many GiB is one node, found through the ends its ancestors keep).
+ * whose largest end is at most a, so that it visits O(log n) nodes for
+ * each region overlapping the request (O(log n) where none does),
+ * however long they are (a region of many GiB is one node, found through
+ * the ends its ancestors keep).
  *
  * Each region also holds its stamp: the value of a clock the index
  * advances whenever a region is inserted or touched (made the most
@@ -37,6 +38,9 @@ struct gdl_rci {
 	 * request served by the region it last got is answered without a
 	 * descent. */
 	struct gdl_rc_region *mru;
+	/* The regions lookups have visited, in all: what lib-rcindex bounds
+	 * (each lookup scans the overlapping regions once per round). */
+	uint64_t visits;
 };
 
 /* r, not in the index, goes in as the most recently used region. */

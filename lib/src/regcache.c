@@ -386,8 +386,8 @@ static void rc_kill_cb(struct gdl_rc_region *r, void *rc)
  * allocation (freed since, the address reused) and each region covering
  * the request without the flags asked for (adding its flags to *attr, so
  * that its successor serves both), and returns the first covering region
- * with the flags.  The index (rcindex.h) answers the same in O(log n
- * plus the overlapping regions) and kills the same regions: those of
+ * with the flags.  The index (rcindex.h) answers the same in O(log n)
+ * per overlapping region and kills the same set of regions: those of
  * another allocation after the returned one in the walk's order stay
  * alive, as they did when the walk itself ran.  Killing them too would
  * be as correct (no region of another allocation is ever returned, and

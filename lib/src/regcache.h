@@ -61,8 +61,10 @@ struct gdl_rc_region {
 	struct gdl_list node;		/* on live (MRU first) or dying */
 	/* Its place in the index of live regions (rcindex.h): its
 	 * children, the largest end in its subtree, and its stamp, larger
-	 * than those of every region after it on the live list. */
-	struct gdl_rc_region *tl, *tr;
+	 * than those of every region after it on the live list; tkill
+	 * links it, during one lookup, to the other overlapping regions of
+	 * another allocation (NULL otherwise). */
+	struct gdl_rc_region *tl, *tr, *tkill;
 	uint64_t tmax, stamp;
 	struct gdl_rc *rc;
 };

@@ -335,6 +335,37 @@ static void long_regions(void)
 	CHECK(m.index.root == NULL);
 }
 
+/*
+ * One request over many regions of another allocation (a range freed
+ * while cached in small pieces, then asked for whole): the lookup kills
+ * them all, and visits each a bounded number of times, not once per
+ * batch of kills.
+ */
+static void many_stale(void)
+{
+	enum { N = 8192 };
+	struct gdl_rci_req q = { .dom = &doms[0], .tag_base = tags[2][0],
+				 .tag_id = tags[2][1] };
+	uint64_t before;
+	int attr = 1;
+
+	memset(&m, 0, sizeof(m));
+	gdl_list_init(&m.live);
+	for (int i = 0; i < N; i++)
+		add(0, 0, 1, (uint64_t)i * PAGE, (uint64_t)(i + 1) * PAGE, 1);
+	q.a = 0;
+	q.end = (uint64_t)N * PAGE;
+	before = m.index.visits;
+	CHECK(gdl_rci_lookup(&m.index, &q, &attr, kill_cb, &m) == NULL);
+	CHECK_EQ(m.nkilled, N);
+	CHECK_EQ(m.nlive, 0);
+	CHECK(m.index.root == NULL);
+	/* One scan: each region once. */
+	CHECK_EQ(m.index.visits - before, (uint64_t)N);
+	tap_diag("%d stale regions killed by one lookup, %llu visits", N,
+		 (unsigned long long)(m.index.visits - before));
+}
+
 /* The engine with a fake kind: a model of its live list, most recently
  * used first, with the references the test holds. */
 struct ereg {
@@ -541,6 +572,7 @@ int main(void)
 {
 	TAP_TEST(against_the_walk);
 	TAP_TEST(long_regions);
+	TAP_TEST(many_stale);
 	TAP_TEST(engine);
 	return tap_done();
 }
