@@ -149,7 +149,8 @@ if [ "$want" = kernel-bpo-source ]; then
 	if [ ! -s "$tb" ]; then
 		mkdir -p "$sd" ||
 			{ echo "deps.sh: cannot create $sd (run as root, or set LINUX_SOURCE_CACHE)" >&2; exit 1; }
-		dl=$(mktemp -d "$sd/.dl.XXXXXX") && chmod 755 "$dl"
+		dl=$(mktemp -d "$sd/.dl.XXXXXX") || exit 1
+		chmod 755 "$dl"
 		(cd "$dl" && apt-get "$@" download -qq "linux-source-$series=$ver") >&2 ||
 			{ rm -rf "$dl"; echo "deps.sh: downloading linux-source-$series $ver failed" >&2; exit 1; }
 		# The tarball under its final name only once whole.
@@ -208,7 +209,8 @@ if [ "$want" = kernel-image ]; then
 		pk=$(apt-cache "$@" depends "linux-image-$rel" |
 			sed -n "s/^ *Depends: \(linux-binary-$rel\)\$/\1/p" | head -n1)
 		pk=${pk:-linux-image-$rel}
-		dl=$(mktemp -d "$kd/image/.dl.XXXXXX") && chmod 755 "$dl"
+		dl=$(mktemp -d "$kd/image/.dl.XXXXXX") || exit 1
+		chmod 755 "$dl"
 		(cd "$dl" && apt-get "$@" download -qq "$pk") >&2 ||
 			{ rm -rf "$dl"; echo "deps.sh: downloading $pk failed" >&2; exit 1; }
 		# The kernel under its final name only once whole: in /boot
