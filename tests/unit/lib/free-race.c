@@ -50,10 +50,17 @@ static struct {
 } wait_race;
 static _Thread_local bool thread_a;	/* this thread is wait_race.a's */
 
-static void wait_for(_Atomic bool *flag)
+/* Wait up to 10 s for flag; whether it was set.  The test's own thread
+ * fails when it was not (rather than hanging until the harness's
+ * timeout); the other threads go on, and the checks after them fail. */
+static bool wait_for(_Atomic bool *flag)
 {
-	while (!atomic_load(flag))
+	for (int ms = 0; !atomic_load(flag); ms++) {
+		if (ms == 10000)
+			return false;
 		usleep(1000);
+	}
+	return true;
 }
 
 /* The interposer's cuMemFree, then a new allocation of the same size. */
@@ -65,7 +72,7 @@ static void hook(enum gdl_race_point p)
 	if (p == GDL_RACE_MISS_QUERIED && atomic_load(&wait_race.hold_requery) &&
 	    thread_a &&
 	    atomic_fetch_add(&wait_race.a_queries, 1) == 1)
-		wait_for(&wait_race.b.done);
+		(void)wait_for(&wait_race.b.done);
 	if (!race.armed || p != race.at)
 		return;
 	race.armed = false;
@@ -189,7 +196,7 @@ static void pin_held(void *arg)
 	(void)arg;
 	if (atomic_exchange(&wait_race.in_pin, true))
 		return;		/* not the first pin */
-	wait_for(&wait_race.release_pin);
+	(void)wait_for(&wait_race.release_pin);
 }
 
 static void *get_thread(void *arg)
@@ -233,12 +240,16 @@ static void miss_wait_asks_again(void)
 	atomic_store(&wait_race.hold_requery, true);
 	CHECK_EQ(pthread_create(&wait_race.a.tid, NULL, get_thread,
 				&wait_race.a), 0);
-	wait_for(&wait_race.in_pin);
+	if (!wait_for(&wait_race.in_pin))
+		TAP_FAIL("thread a did not reach its pin within 10 s");
 	waits = atomic_load(&c->st.pin_waits);
 	CHECK_EQ(pthread_create(&wait_race.b.tid, NULL, get_thread,
 				&wait_race.b), 0);
-	while (atomic_load(&c->st.pin_waits) == waits)
+	for (int ms = 0; atomic_load(&c->st.pin_waits) == waits; ms++) {
+		if (ms == 10000)
+			TAP_FAIL("thread b did not wait for a's pin within 10 s");
 		usleep(1000);
+	}
 	/* b is in its wait (the free's report takes the lock it dropped). */
 	gdirect_notify_free(P(x), 64 * KiB);
 	CHECK_EQ(cuMemFree_v2(x), CUDA_SUCCESS);
