@@ -204,9 +204,11 @@ fi
 # built against those headers.  linux-image-RELEASE is fetched through the
 # same private apt configuration (linux-binary-RELEASE, where the kernel is
 # from 7.x) and only its vmlinuz kept, as
-# GDIRECT_KERNELS/SUITE/image/vmlinuz-RELEASE; a file of that name is
-# never fetched again, as the release names the kernel's ABI.  Prints the
-# kernel's path.
+# GDIRECT_KERNELS/SUITE/image/vmlinuz-RELEASE, with the package and version
+# it came from in vmlinuz-RELEASE.version.  It is fetched again when the
+# archive's version of that package differs from the one recorded: a
+# release name is not unique to one build (sid uploads a new build of the
+# same ABI under the same name).  Prints the kernel's path.
 if [ "$want" = kernel-image ]; then
 	case ${2:-} in
 	bullseye|sid) ;;
@@ -226,12 +228,15 @@ if [ "$want" = kernel-image ]; then
 	case $ver in
 	''|'(none)') echo "deps.sh: no version of $pk in $2" >&2; exit 1 ;;
 	esac
-	if [ ! -s "$img" ]; then
+	if [ ! -s "$img" ] || [ "$(cat "$img.version" 2>/dev/null)" != "$pk=$ver" ]; then
 		mkdir -p "$kd/image" ||
 			{ echo "deps.sh: cannot create $kd/image (run as root, or set GDIRECT_KERNELS)" >&2; exit 1; }
 		# In /boot before 7.x, in /usr/lib/modules/RELEASE from it.
 		deb_member "$kd" "$pk" "$ver" "$img" \
 			"boot/vmlinuz-$rel" "usr/lib/modules/$rel/vmlinuz"
+		# The version is written after the image, so that a fetch cut
+		# short leaves the old version, or none, and is done again.
+		echo "$pk=$ver" >"$img.version"
 	fi
 	echo "$img"
 	exit 0
