@@ -251,6 +251,8 @@ fi
 # The kernel the modules are built for: Debian's -amd64 kernel the guest
 # boots (Makefile's KVER), or on a machine with an NVIDIA driver the one
 # running.
+# Release names have no spaces or newlines, so ls lists them whole.
+# shellcheck disable=SC2010
 guest_kver=$(ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -n1 || true)
 
 nvidia_present() {
@@ -443,7 +445,7 @@ done
 if [ -n "$nocand" ]; then
 	fetch_err=$(printf '%s\n' "$upd" | grep -E '^(W|E|Err):' | head -n1)
 	if [ "$urc" != 0 ] || [ -n "$fetch_err" ] ||
-	   [ "$(echo $nocand | wc -w)" -eq "$n_pkgs" ]; then
+	   [ "$(echo "$nocand" | wc -w)" -eq "$n_pkgs" ]; then
 		echo "deps.sh: no package archive is reachable from this machine${fetch_err:+ (apt-get update: $fetch_err)}," >&2
 		echo "deps.sh: so nothing can be installed; the command, where an archive is reachable: $cmd" >&2
 	else
