@@ -123,6 +123,34 @@ private_apt() {
 		"-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache="
 }
 
+# deb_member APTDIR PKG VERSION OUT MEMBER...: PKG at VERSION downloaded
+# through APTDIR's private apt configuration (private_apt) and the first
+# MEMBER (a path in the package, without its leading ./) that it holds
+# written to OUT; exits, saying why, when the download fails or no MEMBER
+# is there.  OUT appears only once whole (moved in from a folder beside
+# it), so that a reader never sees part of it; the package is not kept.
+deb_member() {
+	dm_apt=$1 dm_pkg=$2 dm_ver=$3 dm_out=$4
+	shift 4
+	dm_dl=$(mktemp -d "$(dirname "$dm_out")/.dl.XXXXXX") || exit 1
+	chmod 755 "$dm_dl"
+	# shellcheck disable=SC2046
+	(cd "$dm_dl" && apt-get $(private_apt "$dm_apt") download -qq "$dm_pkg=$dm_ver") >&2 ||
+		{ rm -rf "$dm_dl"; echo "deps.sh: downloading $dm_pkg $dm_ver failed" >&2; exit 1; }
+	for dm_m; do
+		dpkg-deb --fsys-tarfile "$dm_dl"/"$dm_pkg"_*.deb |
+			tar -xO "./$dm_m" >"$dm_dl/member" 2>/dev/null || true
+		[ -s "$dm_dl/member" ] && break
+	done
+	if [ ! -s "$dm_dl/member" ]; then
+		rm -rf "$dm_dl"
+		echo "deps.sh: none of $* in $dm_pkg $dm_ver" >&2
+		exit 1
+	fi
+	mv "$dm_dl/member" "$dm_out"
+	rm -rf "$dm_dl"
+}
+
 # kernel-bpo: the newest kernel Debian 12 offers (bookworm-backports'
 # linux-image-amd64 and linux-headers-amd64), for the 6.12 guest lane, in
 # BPO_ROOT (default /var/cache/gdirect-bpo).
@@ -149,20 +177,8 @@ if [ "$want" = kernel-bpo-source ]; then
 	if [ ! -s "$tb" ]; then
 		mkdir -p "$sd" ||
 			{ echo "deps.sh: cannot create $sd (run as root, or set LINUX_SOURCE_CACHE)" >&2; exit 1; }
-		dl=$(mktemp -d "$sd/.dl.XXXXXX") || exit 1
-		chmod 755 "$dl"
-		(cd "$dl" && apt-get "$@" download -qq "linux-source-$series=$ver") >&2 ||
-			{ rm -rf "$dl"; echo "deps.sh: downloading linux-source-$series $ver failed" >&2; exit 1; }
-		# The tarball under its final name only once whole.
-		dpkg-deb --fsys-tarfile "$dl"/linux-source-*.deb |
-			tar -xO "./usr/src/linux-source-$series.tar.xz" >"$dl/src.tar.xz" || true
-		if [ ! -s "$dl/src.tar.xz" ]; then
-			rm -rf "$dl"
-			echo "deps.sh: no usr/src/linux-source-$series.tar.xz in linux-source-$series $ver" >&2
-			exit 1
-		fi
-		mv "$dl/src.tar.xz" "$tb"
-		rm -rf "$dl"
+		deb_member "$kd" "linux-source-$series" "$ver" "$tb" \
+			"usr/src/linux-source-$series.tar.xz"
 	fi
 	echo "$tb"
 	exit 0
@@ -186,11 +202,13 @@ fi
 # kernel-image SUITE: the kernel of kernel-headers SUITE's release
 # (bullseye's 5.10, sid's 7.2), for the boot lane that loads the modules
 # built against those headers.  linux-image-RELEASE is fetched through the
-# same private apt configuration (with linux-binary-RELEASE, where the
-# kernel is from 7.x) and only its vmlinuz kept, as
-# GDIRECT_KERNELS/SUITE/image/vmlinuz-RELEASE; a file of that name is
-# never fetched again, as the release names the kernel's ABI.  Prints the
-# kernel's path.
+# same private apt configuration (linux-binary-RELEASE, where the kernel is
+# from 7.x) and only its vmlinuz kept, as
+# GDIRECT_KERNELS/SUITE/image/vmlinuz-RELEASE, with the package and version
+# it came from in vmlinuz-RELEASE.version.  It is fetched again when the
+# archive's version of that package differs from the one recorded: a
+# release name is not unique to one build (sid uploads a new build of the
+# same ABI under the same name).  Prints the kernel's path.
 if [ "$want" = kernel-image ]; then
 	case ${2:-} in
 	bullseye|sid) ;;
@@ -199,34 +217,26 @@ if [ "$want" = kernel-image ]; then
 	kd=${GDIRECT_KERNELS:-/var/cache/gdirect-kernels}/$2
 	rel=$("$0" kernel-headers "$2") || exit 1
 	img=$kd/image/vmlinuz-$rel
-	if [ ! -s "$img" ]; then
+	# shellcheck disable=SC2046
+	set -- $(private_apt "$kd")
+	# From 7.x the kernel is in linux-binary-RELEASE, on which
+	# linux-image-RELEASE depends; before, in linux-image itself.
+	pk=$(apt-cache "$@" depends "linux-image-$rel" |
+		sed -n "s/^ *Depends: \(linux-binary-$rel\)\$/\1/p" | head -n1)
+	pk=${pk:-linux-image-$rel}
+	ver=$(apt-cache "$@" policy "$pk" | sed -n 's/^ *Candidate: //p' | head -n1)
+	case $ver in
+	''|'(none)') echo "deps.sh: no version of $pk in $2" >&2; exit 1 ;;
+	esac
+	if [ ! -s "$img" ] || [ "$(cat "$img.version" 2>/dev/null)" != "$pk=$ver" ]; then
 		mkdir -p "$kd/image" ||
 			{ echo "deps.sh: cannot create $kd/image (run as root, or set GDIRECT_KERNELS)" >&2; exit 1; }
-		# shellcheck disable=SC2046
-		set -- $(private_apt "$kd")
-		# From 7.x the kernel is in linux-binary-RELEASE, on which
-		# linux-image-RELEASE depends; before, in linux-image itself.
-		pk=$(apt-cache "$@" depends "linux-image-$rel" |
-			sed -n "s/^ *Depends: \(linux-binary-$rel\)\$/\1/p" | head -n1)
-		pk=${pk:-linux-image-$rel}
-		dl=$(mktemp -d "$kd/image/.dl.XXXXXX") || exit 1
-		chmod 755 "$dl"
-		(cd "$dl" && apt-get "$@" download -qq "$pk") >&2 ||
-			{ rm -rf "$dl"; echo "deps.sh: downloading $pk failed" >&2; exit 1; }
-		# The kernel under its final name only once whole: in /boot
-		# before 7.x, in /usr/lib/modules/RELEASE from it.
-		for m in "boot/vmlinuz-$rel" "usr/lib/modules/$rel/vmlinuz"; do
-			dpkg-deb --fsys-tarfile "$dl"/"$pk"_*.deb |
-				tar -xO "./$m" >"$dl/vmlinuz" 2>/dev/null || true
-			[ -s "$dl/vmlinuz" ] && break
-		done
-		if [ ! -s "$dl/vmlinuz" ]; then
-			rm -rf "$dl"
-			echo "deps.sh: no vmlinuz of $rel in $pk" >&2
-			exit 1
-		fi
-		mv "$dl/vmlinuz" "$img"
-		rm -rf "$dl"
+		# In /boot before 7.x, in /usr/lib/modules/RELEASE from it.
+		deb_member "$kd" "$pk" "$ver" "$img" \
+			"boot/vmlinuz-$rel" "usr/lib/modules/$rel/vmlinuz"
+		# The version is written after the image, so that a fetch cut
+		# short leaves the old version, or none, and is done again.
+		echo "$pk=$ver" >"$img.version"
 	fi
 	echo "$img"
 	exit 0
@@ -241,6 +251,8 @@ fi
 # The kernel the modules are built for: Debian's -amd64 kernel the guest
 # boots (Makefile's KVER), or on a machine with an NVIDIA driver the one
 # running.
+# Release names have no spaces or newlines, so ls lists them whole.
+# shellcheck disable=SC2010
 guest_kver=$(ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -n1 || true)
 
 nvidia_present() {
@@ -433,7 +445,7 @@ done
 if [ -n "$nocand" ]; then
 	fetch_err=$(printf '%s\n' "$upd" | grep -E '^(W|E|Err):' | head -n1)
 	if [ "$urc" != 0 ] || [ -n "$fetch_err" ] ||
-	   [ "$(echo $nocand | wc -w)" -eq "$n_pkgs" ]; then
+	   [ "$(echo "$nocand" | wc -w)" -eq "$n_pkgs" ]; then
 		echo "deps.sh: no package archive is reachable from this machine${fetch_err:+ (apt-get update: $fetch_err)}," >&2
 		echo "deps.sh: so nothing can be installed; the command, where an archive is reachable: $cmd" >&2
 	else

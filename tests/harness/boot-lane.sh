@@ -18,6 +18,11 @@
 # then "N passed, N failed, N skipped" over both for run-tests.sh.  A
 # kernel whose headers or image cannot be fetched is a failure, or with
 # GDIRECT_TEST_LANES=available a skip ("guest[boot-SUITE]: SKIPPED: why").
+# Each boot is run_guest's of tests/harness/lanes.sh, as run-tests.sh's
+# other boots are, and each failure is noted for the recap: appended to
+# GDIRECT_FAILURES, the recap's file, where run-tests.sh names it; run
+# alone, into RESULTS/boot-failures.txt, shown as "== what failed" above
+# the last line.
 #
 # 7.2 boots with all vCPUs on one host thread, as 6.12 does in lane bpo
 # (run-tests.sh says why): its suite takes as long there as on one thread
@@ -35,17 +40,22 @@ mkdir -p "$results"
 suites=${*:-bullseye sid}
 lanes=${GDIRECT_TEST_LANES:-all}
 tests=${GUEST_BOOT_TESTS:-$("$top/tests/harness/manifest.sh" lane boot | tr '\n' ' ')}
-p=0 f=0 s=0
+failures=${GDIRECT_FAILURES:-$results/boot-failures.txt}
+[ -n "${GDIRECT_FAILURES:-}" ] || : >"$failures"
+# The totals, the recap's notes and the guest's boots (run_guest).
+# shellcheck source-path=SCRIPTDIR source=lanes.sh
+. "$top/tests/harness/lanes.sh"
 t0=$(date +%s)
 
 # missing LABEL WHY: a kernel that cannot be booted here.
 missing() {
 	if [ "$lanes" = available ]; then
 		echo "guest[$1]: SKIPPED: $2"
-		s=$((s + 1))
+		add 0 0 1
 	else
 		echo "guest[$1]: could not run: $2"
-		f=$((f + 1))
+		note_failure "guest[$1]: could not run: $2"
+		add 0 1 0
 	fi
 }
 
@@ -79,36 +89,23 @@ for suite in $suites; do
 	   ! [ -f "$kmod/gdirect/gdirect.ko" ] || ! [ -f "$kmod/gdirect_kapitest/gdirect_kapitest.ko" ]; then
 		grep -E '^(not ok|#)' "$results/boot-$series-kmod.tap" | head -n 8
 		echo "guest[boot-$series]: the v2 modules do not build against $rel (${kmod#"$top"/}.log)"
-		f=$((f + 1))
-		continue
-	fi
-	initrd=$build/guest-boot-$series.cpio.gz
-	if ! KMOD_DIR=$kmod GUEST_TESTS="$tests" \
-		"$top/tests/harness/build-initramfs.sh" "$build" v2 "$initrd" \
-		>"$results/boot-$series-initramfs.log" 2>&1; then
-		echo "guest[boot-$series]: could not build the initramfs ($results/boot-$series-initramfs.log)"
-		f=$((f + 1))
+		note_failure "guest[boot-$series]: the v2 modules do not build against $rel (${kmod#"$top"/}.log)"
+		add 0 1 0
 		continue
 	fi
 	thread=multi
 	[ "$suite" = sid ] && thread=single
 	echo "kernel $rel ($suite), TCG thread=$thread"
-	python3 "$top/tests/harness/run.py" --initrd "$initrd" --kernel "$img" \
-		--name "boot-$series" --results "$results" \
-		--timeout "${GUEST_TIMEOUT_S:-1500}" --tcg-thread "$thread" \
-		2>"$results/boot-$series.stderr" | tee "$results/guest-boot-$series.summary" |
-		grep -v -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$'
-	# The three counts as words, or none when the line is not the summary.
-	# shellcheck disable=SC2046
-	set -- $(tail -n1 "$results/guest-boot-$series.summary" |
-		sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
-	if [ $# -eq 3 ]; then
-		p=$((p + $1)) f=$((f + $2)) s=$((s + $3))
+	run_guest "boot-$series" v2 "$tests" "$img" "$kmod" "$thread" logs
+	if [ -n "$summary_counts" ]; then
+		# shellcheck disable=SC2086 # the three counts as words
+		set -- $summary_counts
 		echo "guest[boot-$series]: $1 passed, $2 failed, $3 skipped ($(( $(date +%s) - kt0 )) s)"
-	else
-		echo "guest[boot-$series]: stopped without a summary: $(tail -n1 "$results/guest-boot-$series.summary")"
-		f=$((f + 1))
 	fi
 done
 echo "boot: $(( $(date +%s) - t0 )) s"
-echo "$p passed, $f failed, $s skipped"
+if [ -z "${GDIRECT_FAILURES:-}" ] && [ -s "$failures" ]; then
+	echo "== what failed"
+	sed 's/^/  /' "$failures"
+fi
+echo "$total_p passed, $total_f failed, $total_s skipped"

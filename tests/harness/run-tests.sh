@@ -62,18 +62,15 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 lane() { "$top/tests/harness/manifest.sh" lane "$1" | tr '\n' ' '; }
 results="$top/results"
 mkdir -p "$results"
+# Release names have no spaces or newlines, so ls lists them whole.
+# shellcheck disable=SC2010
 kver=$(ls -1 /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -n1)
 kernel=/boot/vmlinuz-$kver
-total_p=0 total_f=0 total_s=0
 failures="$results/failures.txt"
 : >"$failures"
-
-# note_failure TEXT: remember what failed, for the recap above the last line.
-note_failure() { printf '%s\n' "$*" >>"$failures"; }
-
-add() { # add PASSED FAILED SKIPPED
-	total_p=$((total_p + $1)); total_f=$((total_f + $2)); total_s=$((total_s + $3))
-}
+# The totals, the recap's notes and the guest's boots (run_guest).
+# shellcheck source-path=SCRIPTDIR source=lanes.sh
+. "$top/tests/harness/lanes.sh"
 
 lanes=${GDIRECT_TEST_LANES:-all}
 case $lanes in
@@ -201,49 +198,6 @@ run_unit() { # run_unit DIR SANITIZE LABEL SUITE...
 	count_meson "$dir" "$label"
 }
 
-# note_guest_failures SUMMARY TAP...: each guest program with failures, a
-# hang, a timeout or a kernel report, with its first failed check.
-note_guest_failures() {
-	summary=$1; shift
-	grep -E ' [1-9][0-9]* failed|did not finish|timed out|stopped before|kernel log:|no test ran|did not start|NOT REPORTED|failed \(see|could not' \
-		"$summary" 2>/dev/null | grep -v -E '^[0-9]+ passed' |
-		while IFS= read -r l; do
-			note_failure "$l"
-			prog=$(echo "$l" | sed -n 's/^guest\[[^]]*\] \([^:]*\): .*/\1/p')
-			[ -n "$prog" ] || continue
-			cat "$@" 2>/dev/null | awk -v p="=== BEGIN $prog" '$0 == p { on = 1; next }
-				/^=== BEGIN / { on = 0 }
-				on && /^not ok/ { print "    " substr($0, 1, 200); exit }' >>"$failures"
-		done
-}
-
-# add_summary FILE [LOG]: add FILE's closing "N passed, N failed, N
-# skipped" to the totals; a file without one counts as a failure, named in
-# the recap with its last line (a lane that stopped before its summary
-# printed its reason last) and LOG, where to read more.
-add_summary() {
-	sum_file=$1 sum_log=${2:-$1}
-	set -- $(tail -n1 "$sum_file" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
-	if [ $# -eq 3 ]; then add "$1" "$2" "$3"; return; fi
-	add 0 1 0
-	note_failure "$(basename "$sum_file" .summary): stopped without a summary: $(tail -n1 "$sum_log" 2>/dev/null | cut -c1-200) (${sum_log#"$top"/})"
-}
-
-run_guest() { # run_guest FLAVOUR TESTS
-	initrd="$build/guest-$1.cpio.gz"
-	if ! GUEST_TESTS="$2" "$top/tests/harness/build-initramfs.sh" "$build" "$1" "$initrd"; then
-		echo "guest[$1]: could not build the initramfs"
-		note_failure "guest[$1]: could not build the initramfs"
-		add 0 1 0; return
-	fi
-	python3 "$top/tests/harness/run.py" --initrd "$initrd" --kernel "${guest_kernel:-$kernel}" \
-		--name "$1" --results "$results" --timeout "${GUEST_TIMEOUT_S:-1500}" \
-		--tcg-thread "${tcg_thread:-multi}" \
-		2>/dev/null | tee "$results/guest-$1.summary"
-	note_guest_failures "$results/guest-$1.summary" "$results/$1.tap"
-	add_summary "$results/guest-$1.summary"
-}
-
 echo "== unit tests (ASan + UBSan)"
 if [ "$lanes" = available ] && ! cc_sanitizes address,undefined; then
 	lane_skip unit-asan "the compiler cannot build with ASan and UBSan here; the unit tests run without sanitizers instead"
@@ -313,7 +267,7 @@ if [ -n "$guest_why" ]; then
 	done
 else
 echo "== guest suite, page table 0x00020000"
-run_guest v2 "${GUEST_TESTS:-$(lane v2)}"
+run_guest v2 v2 "${GUEST_TESTS:-$(lane v2)}" "$kernel" "" multi
 # The emulator's CUDA transcript (cuda-emu-conformance.sh) against a real
 # GPU's: the diff count, and a failure for any difference not listed in tests/conformance/cuda_emu/.
 echo "== CUDA conformance, emulator vs. a real GPU (tests/conformance/cuda_emu/)"
@@ -365,18 +319,18 @@ else
 	add_summary "$results/peers.summary"
 fi
 echo "== guest suite, page table 0x00010002"
-run_guest v1 "${GUEST_V1_TESTS:-$(lane v1)}"
+run_guest v1 v1 "${GUEST_V1_TESTS:-$(lane v1)}" "$kernel" "" multi
 echo "== guest suite, Tegra interface (guide 13.4)"
-run_guest tegra "$(lane tegra)"
+run_guest tegra tegra "$(lane tegra)" "$kernel" "" multi
 echo "== guest suite, emulator as NVIDIA's proprietary driver (licence NVIDIA)"
-run_guest prop "${GUEST_PROP_TESTS:-$(lane prop)}"
+run_guest prop prop "${GUEST_PROP_TESTS:-$(lane prop)}" "$kernel" "" multi
 # Grace Hopper's page tables: CPU-cacheable, FORCE_BAR1 the PCIe path.  The
 # emulator's own tables (nvp2p-emu-p2p.sh, which also checks that the
 # flavour is coherent), then gdirect's pins, mappings, REGION_INFO, gdrdrv
 # personality and DMA, libgdrapi over both devices and libgdirect's copies
 # on them.
 echo "== guest suite, emulator of a coherent platform (CPU-cacheable page tables)"
-run_guest coherent "${GUEST_COHERENT_TESTS:-$(lane coherent)}"
+run_guest coherent coherent "${GUEST_COHERENT_TESTS:-$(lane coherent)}" "$kernel" "" multi
 
 # The newest kernel Debian 12 offers (bookworm-backports, 6.12): the
 # modules rebuilt against its headers (page table 2.0), and the suites that
@@ -401,17 +355,14 @@ else
 		add 0 1 0
 	else
 		bpo_kmod=$build/kmod/bpo-v2
-		export KMOD_DIR="$build/kmod/bpo-v2"
-		guest_kernel=$bpo/boot/vmlinuz-$bpo_rel
 		# All vCPUs on one host thread: under qemu 7.2's multi-threaded
 		# TCG the 6.12 kernel's static-key patching (int3, then the new
 		# bytes) can leave another vCPU running a stale int3, an
 		# "Oops: int3" in CI that no 6.1 run has shown.  One thread
 		# costs little here: few tests keep both CPUs busy.
-		tcg_thread=single
-		run_guest "$(echo "$bpo_rel" | cut -d. -f1,2)" "${GUEST_BPO_TESTS:-$(lane bpo)}"
-		tcg_thread=multi
-		unset KMOD_DIR guest_kernel
+		bpo_series=$(echo "$bpo_rel" | cut -d. -f1,2)
+		run_guest "$bpo_series" "$bpo_series" "${GUEST_BPO_TESTS:-$(lane bpo)}" \
+			"$bpo/boot/vmlinuz-$bpo_rel" "$bpo_kmod" single
 	fi
 fi
 
@@ -420,16 +371,11 @@ fi
 # of the code that differs per kernel (lane boot, tests/harness/boot-lane.sh).
 echo "== guest suite, kernels 5.10 and 7.2 (lane boot, docs/testing.md)"
 rm -f "$results"/guest-boot-*.summary
-GDIRECT_TEST_LANES=$lanes "$top/tests/harness/boot-lane.sh" "$build" "$results" 2>&1 |
+# Its failures are noted in this recap by boot-lane.sh itself (run_guest).
+GDIRECT_TEST_LANES=$lanes GDIRECT_FAILURES=$failures \
+	"$top/tests/harness/boot-lane.sh" "$build" "$results" 2>&1 |
 	tee "$results/boot.summary" | grep -v -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$'
 sed -n 's/^\(guest\[boot-[^]]*\]\): SKIPPED: /\1: /p' "$results/boot.summary" >>"$skipped"
-grep -E '^guest\[boot-[^]]*\]: (could not|the v2 modules|stopped)' "$results/boot.summary" |
-	while IFS= read -r l; do note_failure "$l"; done
-for t in "$results"/guest-boot-*.summary; do
-	[ -f "$t" ] || continue
-	b=$(basename "$t" .summary); b=${b#guest-}
-	note_guest_failures "$t" "$results/$b.tap"
-done
 add_summary "$results/boot.summary"
 
 # Two guests and a network: the lane cluster's tests (tests/guest/cluster/).
