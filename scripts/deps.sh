@@ -208,7 +208,9 @@ fi
 # it came from in vmlinuz-RELEASE.version.  It is fetched again when the
 # archive's version of that package differs from the one recorded: a
 # release name is not unique to one build (sid uploads a new build of the
-# same ABI under the same name).  Prints the kernel's path.
+# same ABI under the same name).  The headers, cached by release name, need
+# not be of the same build: one ABI name promises one module ABI, which is
+# what the modules built against them need.  Prints the kernel's path.
 if [ "$want" = kernel-image ]; then
 	case ${2:-} in
 	bullseye|sid) ;;
