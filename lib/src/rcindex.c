@@ -164,7 +164,9 @@ struct rci_scan {
 	/* Every region of another allocation it overlaps, linked through
 	 * tkill (NULL: none). */
 	struct gdl_rc_region *stale;
+#ifdef GDL_RCI_VISITS
 	uint64_t visits;
+#endif
 };
 
 /* r overlaps the request. */
@@ -172,7 +174,9 @@ static void rci_visit(struct rci_scan *s, struct gdl_rc_region *r)
 {
 	const struct gdl_rci_req *q = s->q;
 
+#ifdef GDL_RCI_VISITS
 	s->visits++;
+#endif
 	if (r->tag_base != q->tag_base || r->tag_id != q->tag_id) {
 		r->tkill = s->stale;
 		s->stale = r;
@@ -262,7 +266,9 @@ struct gdl_rc_region *gdl_rci_lookup(struct gdl_rci *x,
 		struct gdl_rc_region *r, *next;
 
 		rci_scan(x->root, &s);
+#ifdef GDL_RCI_VISITS
 		x->visits += s.visits;
+#endif
 		for (r = s.stale; r; r = next) {
 			next = r->tkill;
 			r->tkill = NULL;

@@ -38,9 +38,14 @@ struct gdl_rci {
 	 * request served by the region it last got is answered without a
 	 * descent. */
 	struct gdl_rc_region *mru;
+#ifdef GDL_RCI_VISITS
 	/* The regions lookups have visited, in all: what lib-rcindex bounds
-	 * (each lookup scans the overlapping regions once per round). */
+	 * (each lookup scans the overlapping regions once per round).  It is
+	 * counted only in the test build of the library (libgdirect_races,
+	 * lib/meson.build), so that the library's lookups pay nothing for
+	 * the test. */
 	uint64_t visits;
+#endif
 };
 
 /* r, not in the index, goes in as the most recently used region. */

@@ -23,6 +23,12 @@
 #include "regcache.h"
 #include "tap.h"
 
+/* many_stale reads the index's count of visits, which only the test build
+ * of the library keeps (tests/unit/lib/meson.build). */
+#ifndef GDL_RCI_VISITS
+#error "lib-rcindex needs GDL_RCI_VISITS and the library built with it"
+#endif
+
 #define PAGE 4096ULL
 #define MAXREG 600
 
