@@ -48,6 +48,20 @@ struct gdl_rci {
 #endif
 };
 
+/* A node's priority: a hash of the region's id (splitmix64's finalizer),
+ * unique ids giving independent-looking priorities, so that the treap's
+ * expected depth is O(log n) whatever order regions come in.  The
+ * finalizer is a bijection, so distinct ids have distinct priorities; a
+ * node's priority is larger than its children's (lib-rcindex checks it). */
+static inline uint64_t gdl_rci_prio(const struct gdl_rc_region *r)
+{
+	uint64_t z = r->id + 0x9e3779b97f4a7c15ULL;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 /* r, not in the index, goes in as the most recently used region. */
 void gdl_rci_insert(struct gdl_rci *x, struct gdl_rc_region *r);
 /* r, in the index, comes out. */
