@@ -87,9 +87,9 @@ probe MODULE_IMPORT_NS_STRING <<'C'
 MODULE_IMPORT_NS("KC");
 C
 # dma_buf_attachment.sgt, the table the dma-buf core made at attach for a
-# dynamic importer of a static exporter: gone in 7.x, where the importer's
-# map asks the exporter.  The probe is of the old interface, whose
-# absence is the newest kernel.
+# dynamic importer of a static exporter: gone by 6.18 (a 6.18 kernel's BTF
+# has none), where the importer's map asks the exporter.  The probe is of
+# the old interface, whose absence is the newer kernels.
 probe DMA_BUF_ATTACHMENT_SGT <<'C'
 #include <linux/dma-buf.h>
 static void *__used kc_probe(struct dma_buf_attachment *a) { return a->sgt; }

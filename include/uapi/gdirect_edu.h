@@ -94,7 +94,7 @@ struct gdedu_dmabuf_attach {
  */
 #define GDEDU_DMABUF_MAPPED_AT_ATTACH	(1U << 0)
 /*
- * The kernel's dma-buf core makes no table at attach (7.x, whose
+ * The kernel's dma-buf core makes no table at attach (6.18 on, whose
  * dma_buf_attachment has no sgt): GDEDU_DMABUF_MAPPED_AT_ATTACH is never
  * set there, and the exporter maps at the first map instead.
  */

@@ -9,11 +9,12 @@
  * peer to peer, pinned (we cannot follow a move) and mapped once, under
  * the reservation lock; the sg table holds edu's DMA addresses.  With a
  * static exporter (NVIDIA's, the emulator's) the dma-buf core has already
- * mapped the dma-buf when the attach returns (until 7.x, which dropped
- * dma_buf_attachment.sgt and maps at the map), pin does nothing, and the
- * map returns that table, which stays until the detach.  Closing
- * the fd afterwards is fine: the attachment holds the dma-buf.  DETACH,
- * closing our file or removing the device unmaps and lets it go.
+ * mapped the dma-buf when the attach returns (on kernels with
+ * dma_buf_attachment.sgt: 6.18 has none and maps at the map), pin does
+ * nothing, and the map returns that table, which stays until the
+ * detach.  Closing the fd afterwards is fine: the attachment holds the
+ * dma-buf.  DETACH, closing our file or removing the device unmaps and
+ * lets it go.
  *
  * Locks: the file lock, then the dma-buf's reservation lock.
  */
@@ -94,8 +95,8 @@ int gdedu_dmabuf_attach(struct gdedu_file *f, struct gdedu_dmabuf_attach *a)
 #if defined(KC_CONFTEST) && defined(KC_HAVE_DMA_BUF_ATTACHMENT_SGT)
 	/*
 	 * A static exporter's table, made by the core at attach time; a
-	 * kernel without dma_buf_attachment.sgt (7.x, probed) makes none, and
-	 * the map below asks the exporter.
+	 * kernel without dma_buf_attachment.sgt (6.18 on, probed) makes
+	 * none, and the map below asks the exporter.
 	 */
 	if (d->attach->sgt)
 		a->flags |= GDEDU_DMABUF_MAPPED_AT_ATTACH;

@@ -11,18 +11,6 @@
 
 static const uint64_t rci_va[4];
 
-/* A node's priority: a hash of the region's id (splitmix64's finalizer),
- * unique ids giving independent-looking priorities, so that the treap's
- * expected depth is O(log n) whatever order regions come in. */
-static uint64_t rci_prio(const struct gdl_rc_region *r)
-{
-	uint64_t z = r->id + 0x9e3779b97f4a7c15ULL;
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static int rci_cmp_u64(uint64_t x, uint64_t y)
 {
 	return x < y ? -1 : x > y;
@@ -94,7 +82,7 @@ static struct gdl_rc_region *rci_merge(struct gdl_rc_region *a,
 		return b;
 	if (!b)
 		return a;
-	if (rci_prio(a) > rci_prio(b)) {
+	if (gdl_rci_prio(a) > gdl_rci_prio(b)) {
 		a->tr = rci_merge(a->tr, b);
 		rci_update(a);
 		return a;
@@ -109,7 +97,7 @@ static struct gdl_rc_region *rci_ins(struct gdl_rc_region *t,
 {
 	if (!t)
 		return r;
-	if (rci_prio(r) > rci_prio(t)) {
+	if (gdl_rci_prio(r) > gdl_rci_prio(t)) {
 		rci_split(t, r, &r->tl, &r->tr);
 		rci_update(r);
 		return r;
@@ -164,7 +152,9 @@ struct rci_scan {
 	/* Every region of another allocation it overlaps, linked through
 	 * tkill (NULL: none). */
 	struct gdl_rc_region *stale;
+#ifdef GDL_RCI_VISITS
 	uint64_t visits;
+#endif
 };
 
 /* r overlaps the request. */
@@ -172,7 +162,9 @@ static void rci_visit(struct rci_scan *s, struct gdl_rc_region *r)
 {
 	const struct gdl_rci_req *q = s->q;
 
+#ifdef GDL_RCI_VISITS
 	s->visits++;
+#endif
 	if (r->tag_base != q->tag_base || r->tag_id != q->tag_id) {
 		r->tkill = s->stale;
 		s->stale = r;
@@ -262,7 +254,9 @@ struct gdl_rc_region *gdl_rci_lookup(struct gdl_rci *x,
 		struct gdl_rc_region *r, *next;
 
 		rci_scan(x->root, &s);
+#ifdef GDL_RCI_VISITS
 		x->visits += s.visits;
+#endif
 		for (r = s.stale; r; r = next) {
 			next = r->tkill;
 			r->tkill = NULL;

@@ -38,10 +38,29 @@ struct gdl_rci {
 	 * request served by the region it last got is answered without a
 	 * descent. */
 	struct gdl_rc_region *mru;
+#ifdef GDL_RCI_VISITS
 	/* The regions lookups have visited, in all: what lib-rcindex bounds
-	 * (each lookup scans the overlapping regions once per round). */
+	 * (each lookup scans the overlapping regions once per round).  It is
+	 * counted only in the test build of the library (libgdirect_races,
+	 * lib/meson.build), so that the library's lookups pay nothing for
+	 * the test. */
 	uint64_t visits;
+#endif
 };
+
+/* A node's priority: a hash of the region's id (splitmix64's finalizer),
+ * unique ids giving independent-looking priorities, so that the treap's
+ * expected depth is O(log n) whatever order regions come in.  The
+ * finalizer is a bijection, so distinct ids have distinct priorities; a
+ * node's priority is larger than its children's (lib-rcindex checks it). */
+static inline uint64_t gdl_rci_prio(const struct gdl_rc_region *r)
+{
+	uint64_t z = r->id + 0x9e3779b97f4a7c15ULL;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
 
 /* r, not in the index, goes in as the most recently used region. */
 void gdl_rci_insert(struct gdl_rci *x, struct gdl_rc_region *r);

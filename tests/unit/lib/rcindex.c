@@ -7,7 +7,8 @@
  * three spaces, with regions of three allocation tags and of any flags;
  * each lookup's answer, flags and killed regions are compared with those
  * of a walk of a list kept most recently used first, as the engine's live
- * list is, and the tree's order and largest ends are checked now and then.
+ * list is, and the tree's order, largest ends, heap of priorities and depth
+ * are checked now and then.
  * Then the engine itself (gdl_rc_get, gdl_rc_put, gdl_rc_flush, its trim to
  * max_regions) with a fake kind, over objects' spaces in three domains:
  * each get's region, hit or registered, against a model of the engine
@@ -22,6 +23,12 @@
 #include "rcindex.h"
 #include "regcache.h"
 #include "tap.h"
+
+/* many_stale reads the index's count of visits, which only the test build
+ * of the library keeps (tests/unit/lib/meson.build). */
+#ifndef GDL_RCI_VISITS
+#error "lib-rcindex needs GDL_RCI_VISITS and the library built with it"
+#endif
 
 #define PAGE 4096ULL
 #define MAXREG 600
@@ -197,6 +204,50 @@ static int check_tree(const struct gdl_rc_region *t,
 	return n;
 }
 
+/* The subtree's heap of priorities, each node's above its children's
+ * (the order insertion and removal keep); its depth, in nodes. */
+static int check_heap(const struct gdl_rc_region *t)
+{
+	int dl, dr;
+
+	if (!t)
+		return 0;
+	if (t->tl)
+		CHECK(gdl_rci_prio(t->tl) < gdl_rci_prio(t));
+	if (t->tr)
+		CHECK(gdl_rci_prio(t->tr) < gdl_rci_prio(t));
+	dl = check_heap(t->tl);
+	dr = check_heap(t->tr);
+	return 1 + (dl > dr ? dl : dr);
+}
+
+/*
+ * The index of the model's live regions: its order and largest ends
+ * (check_tree), its heap of priorities, and its depth, at most
+ * 4 log2(n + 1) + 8; the depth it returns.  The bound holds because a
+ * treap whose priorities are independent of its keys' order has the shape
+ * of a random binary search tree, whose height is about 2.99 log2 n for
+ * large n (4.311 ln n, Devroye 1986) and seldom much above it; the
+ * margin covers small trees and a hash that is only independent-looking.
+ * The priorities here are fixed by the ids, so the depth is too: the check
+ * does not flake, and a tree grown as a list (depth n) fails it from a
+ * few dozen regions on.
+ */
+static int check_index(void)
+{
+	const struct gdl_rc_region *prev = NULL;
+	int depth, lg = 0;
+
+	CHECK_EQ(check_tree(m.index.root, &prev), m.nlive);
+	depth = check_heap(m.index.root);
+	while ((1LL << lg) < (long long)m.nlive + 1)
+		lg++;
+	if (depth > 4 * lg + 8)
+		TAP_FAIL("depth %d with %d regions, above 4 log2(n + 1) + 8 = %d",
+			 depth, m.nlive, 4 * lg + 8);
+	return depth;
+}
+
 /* The live list's stamps fall from its front to its back. */
 static void check_stamps(void)
 {
@@ -253,7 +304,7 @@ static void lookup(int *hits, int *kills)
 
 static void against_the_walk(void)
 {
-	int hits = 0, kills = 0, lookups = 0;
+	int hits = 0, kills = 0, lookups = 0, depth = 0;
 
 	srand(11);
 	gdl_list_init(&m.live);
@@ -271,14 +322,15 @@ static void against_the_walk(void)
 			lookups++;
 		}
 		if (step % 500 == 0) {
-			const struct gdl_rc_region *prev = NULL;
+			int d = check_index();
 
-			CHECK_EQ(check_tree(m.index.root, &prev), m.nlive);
+			if (d > depth)
+				depth = d;
 			check_stamps();
 		}
 	}
-	tap_diag("%d lookups: %d hits, %d regions killed, %d live at the end",
-		 lookups, hits, kills, m.nlive);
+	tap_diag("%d lookups: %d hits, %d regions killed, %d live at the end, "
+		 "depth at most %d", lookups, hits, kills, m.nlive, depth);
 	CHECK(hits > 1000 && kills > 1000);
 	while (m.nlive)
 		drop(nth(0));
@@ -289,7 +341,6 @@ static void against_the_walk(void)
  * starts, past thousands of short ones. */
 static void long_regions(void)
 {
-	const struct gdl_rc_region *prev = NULL;
 	struct gdl_rci_req q = { .dom = &doms[0] };
 	struct gdl_rc_region *big, *small[4000], *s;
 	int attr;
@@ -302,7 +353,7 @@ static void long_regions(void)
 	big = add(0, 0, 0, 5 * PAGE, 5 * PAGE + (1ULL << 40), 3);
 	for (int i = 0; i < 4000; i += 2)
 		touch(small[i]);	/* more recent than the long one */
-	CHECK_EQ(check_tree(m.index.root, &prev), m.nlive);
+	check_index();
 	/* Between the short ones, inside the long one: it alone serves. */
 	q.a = (3999ULL << 20) + 2 * PAGE;
 	q.end = q.a + 100;
@@ -328,8 +379,7 @@ static void long_regions(void)
 	attr = 1;
 	CHECK(gdl_rci_lookup(&m.index, &q, &attr, kill_cb, &m) == big);
 	CHECK_EQ(m.nlive, 4000);
-	prev = NULL;
-	CHECK_EQ(check_tree(m.index.root, &prev), m.nlive);
+	check_index();
 	while (m.nlive)
 		drop(nth(0));
 	CHECK(m.index.root == NULL);
@@ -347,12 +397,14 @@ static void many_stale(void)
 	struct gdl_rci_req q = { .dom = &doms[0], .tag_base = tags[2][0],
 				 .tag_id = tags[2][1] };
 	uint64_t before;
-	int attr = 1;
+	int attr = 1, depth;
 
 	memset(&m, 0, sizeof(m));
 	gdl_list_init(&m.live);
 	for (int i = 0; i < N; i++)
 		add(0, 0, 1, (uint64_t)i * PAGE, (uint64_t)(i + 1) * PAGE, 1);
+	depth = check_index();	/* inserted in order, ids rising with bases */
+	tap_diag("%d regions inserted in order: depth %d", N, depth);
 	q.a = 0;
 	q.end = (uint64_t)N * PAGE;
 	before = m.index.visits;
