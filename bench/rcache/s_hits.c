@@ -16,7 +16,7 @@
  * 65536 pins at 1.3 ms would take 85 s per cache.
  *
  * Where libgdirect has its verbs API, a third cache takes the same
- * buffers and traces, one thread: libgdirect's NIC registration
+ * buffers and traces, one thread and two: libgdirect's NIC registration
  * (gdirect_mr_get + gdirect_mr_put, cache_verbs.c, over the fake
  * libibverbs), timed in repeats of its own after the BAR hit's and UCX's
  * (which take turns within each repeat), and reported against the BAR
@@ -279,24 +279,27 @@ static void floor_report(FILE *f, const size_t nreg[3],
 			wall[RANDOM][si][0][1] / 3);
 }
 
-/* The NIC hit's rows (one thread): the BAR hit, the NIC hit and UCX's
- * from the same run, and the NIC hit against the other two. */
+/* The NIC hit's rows (one thread and two): the BAR hit, the NIC hit and
+ * UCX's from the same run, and the NIC hit against the other two. */
 static void nic_rows(FILE *f, bool md, const size_t nreg[3],
 		     double wall[NTRACE][3][2][NCACHE],
 		     double cpu[NTRACE][3][2][NCACHE],
 		     size_t nicops[NTRACE][3])
 {
 	for (int tr = 0; tr < NTRACE; tr++)
-		for (int si = 0; si < 3; si++) {
-			const double *w = wall[tr][si][0], *c = cpu[tr][si][0];
+		for (int si = 0; si < 3; si++)
+			for (int nt = 0; nt < 2; nt++) {
+				const double *w = wall[tr][si][nt];
+				const double *c = cpu[tr][si][nt];
 
-			fprintf(f, md ? "| %s | %zu | %zu | %.1f | %.1f | %.1f | "
-				"%.2f | %.2f | %.2f |\n" :
-				"%9s %8zu %8zu %10.1f %10.1f %10.1f %8.2f %8.2f "
-				"%8.2f\n", trace_name[tr], nreg[si],
-				nicops[tr][si], w[GD], w[NIC], w[UCX],
-				w[NIC] / w[GD], c[NIC] / c[GD], w[NIC] / w[UCX]);
-		}
+				fprintf(f, md ? "| %s | %zu | %d | %zu | %.1f | "
+					"%.1f | %.1f | %.2f | %.2f | %.2f |\n" :
+					"%9s %8zu %7d %8zu %10.1f %10.1f %10.1f "
+					"%8.2f %8.2f %8.2f\n", trace_name[tr],
+					nreg[si], nt + 1, nicops[tr][si], w[GD],
+					w[NIC], w[UCX], w[NIC] / w[GD],
+					c[NIC] / c[GD], w[NIC] / w[UCX]);
+			}
 }
 
 /* The table rows, to stdout and to the report. */
@@ -347,7 +350,7 @@ void scenario_hits(const struct opts *o)
 	static const size_t sizes[] = { 16, 4096, 65536 };
 	const size_t ops = o->quick ? 100000 : 300000;
 	const struct fake_cfg free_pins = { 0 };
-	/* [trace][size][threads-1][cache]; the NIC cache runs one thread. */
+	/* [trace][size][threads-1][cache]. */
 	double wall[NTRACE][3][2][NCACHE] = { 0 }, cpu[NTRACE][3][2][NCACHE] = { 0 };
 	double ins[3][NCACHE] = { 0 }, getns[3][2], clk = clock_cost_ns();
 	size_t nreg[3], nicops[NTRACE][3] = { 0 };
@@ -385,11 +388,10 @@ void scenario_hits(const struct opts *o)
 
 		for (int run = 0; run < 2 * NTRACE; run++) {
 			int tr = run / 2, nt = run % 2 + 1;
-			/* The NIC cache takes its turn with one thread. */
-			int nc = nt == 1 ? ncache : 2;
+			int nc = ncache;
 			double vw[NCACHE][64], vc[NCACHE][64];
 
-			if (nc > NIC) {
+			if (nc > NIC && nt == 1) {
 				kops[NIC] = budget_ops(&in[NIC], trace[tr][0], ops,
 						       o->quick);
 				nicops[tr][si] = kops[NIC];
@@ -407,7 +409,7 @@ void scenario_hits(const struct opts *o)
 						  kops[k], &vw[k][r], &vc[k][r]);
 				}
 			for (int r = 0; nc > NIC && r < o->repeats; r++)
-				time_hits(&in[NIC], trace[tr], 1,
+				time_hits(&in[NIC], trace[tr], nt,
 					  window_start(r, kops[NIC], ops),
 					  kops[NIC], &vw[NIC][r], &vc[NIC][r]);
 			for (int k = 0; k < nc; k++) {
@@ -419,12 +421,14 @@ void scenario_hits(const struct opts *o)
 				 n, nt, wall[tr][si][nt - 1][0], cpu[tr][si][nt - 1][0],
 				 wall[tr][si][nt - 1][1], cpu[tr][si][nt - 1][1]);
 			if (nc > NIC)
-				progress("hits: %s, %zu regions, 1 thread: gdirect-mr "
-					 "%.1f ns (cpu %.1f) over %zu operations, "
-					 "%.2fx the BAR hit", trace_name[tr], n,
-					 wall[tr][si][0][NIC], cpu[tr][si][0][NIC],
-					 kops[NIC], wall[tr][si][0][NIC] /
-					 wall[tr][si][0][GD]);
+				progress("hits: %s, %zu regions, %d thread(s): "
+					 "gdirect-mr %.1f ns (cpu %.1f) over %zu "
+					 "operations, %.2fx the BAR hit",
+					 trace_name[tr], n, nt,
+					 wall[tr][si][nt - 1][NIC],
+					 cpu[tr][si][nt - 1][NIC], kops[NIC],
+					 wall[tr][si][nt - 1][NIC] /
+					 wall[tr][si][nt - 1][GD]);
 		}
 		/* Every NIC get after the registrations was a hit: the fake
 		 * NIC registered each buffer once, no more. */
@@ -484,12 +488,14 @@ void scenario_hits(const struct opts *o)
 		printf("\nNIC-registration hit (gdirect_mr_get + gdirect_mr_put "
 		       "of a 4 KiB request, the verbs kind of the registration "
 		       "engine) beside the BAR hit (gdirect_reg_get + put) and "
-		       "UCX's, 1 thread, ns/op, median of %d repeats of its own; "
+		       "UCX's, 1 and 2 threads, ns/op per thread, median of %d "
+		       "repeats of its own; "
 		       "on fakes: libibverbs (tests/fakes/fake_ibv.h), CUDA "
 		       "(libfakecuda.so), pinning backend (fake_backend.c)\n",
 		       o->repeats);
-		printf("%9s %8s %8s %10s %10s %10s %8s %8s %8s\n", "trace",
-		       "regions", "nic ops", "bar", "nic", "ucx", "nic/bar",
+		printf("%9s %8s %7s %8s %10s %10s %10s %8s %8s %8s\n", "trace",
+		       "regions", "threads", "nic ops", "bar", "nic", "ucx",
+		       "nic/bar",
 		       "(cpu)", "nic/ucx");
 		nic_rows(stdout, false, nreg, wall, cpu, nicops);
 	} else {
@@ -595,10 +601,11 @@ void scenario_hits(const struct opts *o)
 			"registered 64 KiB buffers (the verbs kind of the "
 			"registration engine, one NIC registration per buffer, "
 			"registered before timing and checked to be the only "
-			"ones the NIC saw), one thread, timed in the same "
-			"repeats as the BAR hit (`gdirect_reg_get` + "
-			"`gdirect_reg_put`, the table above) and UCX's, each "
-			"repeat in turn.  No NIC: libibverbs is the tests' fake "
+			"ones the NIC saw), one thread and two (each its own "
+			"trace, as above), timed in repeats of its own after "
+			"those of the BAR hit (`gdirect_reg_get` + "
+			"`gdirect_reg_put`, the table above) and UCX's, which "
+			"take turns within each repeat.  No NIC: libibverbs is the tests' fake "
 			"(`tests/fakes/fake_ibv.h`, its device fake0), CUDA the "
 			"fake driver (`libfakecuda.so`), the pinning device the "
 			"fake backend.  Each repeat of the NIC hit replays a "
@@ -608,12 +615,14 @@ void scenario_hits(const struct opts *o)
 			"trace's requests find their regions anywhere in the "
 			"engine's most-recently-used order, not only the few a "
 			"window replayed again would bring to its front; "
-			"ns per operation, median of %d repeats.  *NIC/BAR* is "
+			"ns per operation per thread, median of %d repeats.  "
+			"*NIC ops* is per thread.  *NIC/BAR* is "
 			"the ratio the NIC hit is held to (at most 1.2); "
 			"*(CPU)* the same from thread CPU time.\n\n"
-			"| trace | regions | NIC ops | BAR ns/op | NIC ns/op | "
-			"UCX ns/op | NIC/BAR | NIC/BAR (CPU) | NIC/UCX |\n"
-			"|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+			"| trace | regions | threads | NIC ops | BAR ns/op | "
+			"NIC ns/op | UCX ns/op | NIC/BAR | NIC/BAR (CPU) | "
+			"NIC/UCX |\n"
+			"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
 			(double)NIC_BUDGET_NS / (o->quick ? 10 : 1) / MS,
 			o->repeats);
 		nic_rows(o->md, true, nreg, wall, cpu, nicops);

@@ -66,24 +66,27 @@ rows=$(grep -c '^- Random hits at least 3x faster than ucs_rcache at [0-9]* regi
 [ "$rows" = 3 ]
 check_rc $? "targets: each size's two-thread random-hit verdict (found $rows)"
 
-# NIC hit table: trace, regions, ops, BAR, NIC, UCX, NIC/BAR, its CPU
-# form, NIC/UCX; 3 traces x 3 sizes.
+# NIC hit table: trace, regions, threads, ops, BAR, NIC, UCX, NIC/BAR, its
+# CPU form, NIC/UCX; 3 traces x 3 sizes x 1 and 2 threads.
 if [ "$nic" = nic ]; then
 	python3 - "$tmp/r.md" >"$tmp/nic" 2>&1 <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
-head = "| trace | regions | NIC ops |"
+head = "| trace | regions | threads | NIC ops |"
 if head not in text:
     sys.exit("no NIC table (its header %r)" % head)
 text = text[text.index(head):].split("\n\n")[0]
-rows = re.findall(r"^\| (random|locality|reuse) \| (\d+) \| (\d+) \| "
+rows = re.findall(r"^\| (random|locality|reuse) \| (\d+) \| ([12]) \| (\d+) \| "
                   r"([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \| "
                   r"([0-9.]+) \| ([0-9.]+) \|$", text, re.M)
-if len(rows) != 9:
-    sys.exit("NIC table: %d rows, want 9" % len(rows))
+if len(rows) != 18 or {(r[0], r[1], r[2]) for r in rows} != \
+        {(t, r[1], h) for t in ("random", "locality", "reuse")
+         for r in rows for h in "12"}:
+    sys.exit("NIC table: %d rows, want 18 (3 traces, 3 sizes, 1 and 2 "
+             "threads)" % len(rows))
 for r in rows:
-    tr, n, ops = r[0], int(r[1]), int(r[2])
-    bar, nic, ucx, nb, nbc, nu = map(float, r[3:])
+    tr, n, ops = r[0], int(r[1]), int(r[3])
+    bar, nic, ucx, nb, nbc, nu = map(float, r[4:])
     if min(ops, bar, nic, ucx, nb, nbc, nu) <= 0:
         sys.exit("%s, %d regions: a figure is not positive: %s" % (tr, n, r))
     # Figures printed to 0.1, ratios to 0.01.
@@ -92,9 +95,9 @@ for r in rows:
         if abs(num / den - got) > 0.01 + 0.06 / den * max(1, got):
             sys.exit("%s, %d regions: %s %.2f is not %.1f / %.1f"
                      % (tr, n, what, got, num, den))
-print("9 rows")
+print("18 rows")
 PY
-	check_rc $? "NIC hit table: 9 rows, NIC/BAR and NIC/UCX the quotients of the row's figures ($(tail -1 "$tmp/nic"))"
+	check_rc $? "NIC hit table: 18 rows, NIC/BAR and NIC/UCX the quotients of the row's figures ($(tail -1 "$tmp/nic"))"
 	rows=$(grep -c '^- The NIC-registration hit at most 1.2x the BAR hit, \(random\|locality\|reuse\) trace, 1 thread (NIC/BAR): [0-9.]* / [0-9.]* / [0-9.]* at [0-9]* / [0-9]* / [0-9]* regions, \(met\|missed\)\.$' "$tmp/r.md")
 	[ "$rows" = 3 ]
 	check_rc $? "targets: the NIC hit's verdict for each trace (found $rows)"
