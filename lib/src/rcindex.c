@@ -150,8 +150,9 @@ struct rci_scan {
 	struct gdl_rc_region *best;
 	uint64_t best_stamp;		/* 0 without best */
 	/* Every region of another allocation it overlaps, linked through
-	 * tkill (NULL: none). */
+	 * tkill (NULL: none); with all, every region it overlaps. */
 	struct gdl_rc_region *stale;
+	bool all;
 #ifdef GDL_RCI_VISITS
 	uint64_t visits;
 #endif
@@ -165,7 +166,7 @@ static void rci_visit(struct rci_scan *s, struct gdl_rc_region *r)
 #ifdef GDL_RCI_VISITS
 	s->visits++;
 #endif
-	if (r->tag_base != q->tag_base || r->tag_id != q->tag_id) {
+	if (s->all || r->tag_base != q->tag_base || r->tag_id != q->tag_id) {
 		r->tkill = s->stale;
 		s->stale = r;
 		return;
@@ -271,5 +272,55 @@ struct gdl_rc_region *gdl_rci_lookup(struct gdl_rci *x,
 			continue;
 		}
 		return s.best;
+	}
+}
+
+/* The first region, in the index's order, of a domain after dom (any
+ * domain where first): the start of the next domain's regions. */
+static struct gdl_rc_region *rci_next_dom(struct gdl_rc_region *t,
+					  const void *dom, bool first)
+{
+	struct gdl_rc_region *next = NULL;
+
+	while (t) {
+		if (first || (uintptr_t)t->dom > (uintptr_t)dom) {
+			next = t;
+			t = t->tl;
+		} else {
+			t = t->tr;
+		}
+	}
+	return next;
+}
+
+/*
+ * Virtual addresses are the smallest space in each domain's part of the
+ * order, so a scan of each domain's virtual addresses (found one domain
+ * after another by rci_next_dom) finds them all, however many objects'
+ * spaces a domain holds besides.  The regions of one domain are linked
+ * before any is killed: a kill rebuilds part of the tree the scan walks.
+ */
+void gdl_rci_kill_va(struct gdl_rci *x, uint64_t a, uint64_t end,
+		     void (*kill)(struct gdl_rc_region *r, void *arg),
+		     void *arg)
+{
+	struct gdl_rc_region *g = rci_next_dom(x->root, NULL, true);
+
+	while (g && a < end) {
+		const void *dom = g->dom;
+		const struct gdl_rci_req q = { .dom = dom, .a = a, .end = end };
+		struct rci_scan s = { .q = &q, .space = rci_va, .all = true };
+		struct gdl_rc_region *r, *next;
+
+		rci_scan(x->root, &s);
+#ifdef GDL_RCI_VISITS
+		x->visits += s.visits;
+#endif
+		for (r = s.stale; r; r = next) {
+			next = r->tkill;
+			r->tkill = NULL;
+			kill(r, arg);
+		}
+		g = rci_next_dom(x->root, dom, false);
 	}
 }

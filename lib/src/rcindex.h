@@ -99,4 +99,14 @@ struct gdl_rc_region *gdl_rci_lookup(struct gdl_rci *x,
 						  void *arg),
 				     void *arg);
 
+/*
+ * Give kill every region in the virtual-address space of any domain that
+ * overlaps [a, end) (what a reported free concerns), in no particular
+ * order.  kill(r, arg) must take r out of the index.  It costs one
+ * descent for each domain with regions, plus O(log n) for each region
+ * found, instead of a visit of every live region.
+ */
+void gdl_rci_kill_va(struct gdl_rci *x, uint64_t a, uint64_t end,
+		     void (*kill)(struct gdl_rc_region *r, void *arg),
+		     void *arg);
 #endif

@@ -283,17 +283,27 @@ int gdl_rc_sweep(struct gdl_rc *rc)
 	return killed;
 }
 
+/* The index's kill callback: r dies under the engine's lock. */
+static void rc_kill_cb(struct gdl_rc_region *r, void *rc)
+{
+	rc_kill_locked(rc, r);
+}
+
+/*
+ * A free of [s, e) kills the live regions of virtual addresses it
+ * overlaps, found through the index (a reported free costs O(log n) per
+ * region it kills, not a visit of every live region), and marks the
+ * registrations pending over it.  Regions in an object's space are not
+ * concerned: no free of virtual addresses touches them.
+ */
 void gdl_rc_notify_locked(struct gdl_rc *rc, uint64_t s, uint64_t e)
 {
-	struct gdl_rc_region *r, *n;
 	struct rc_pending *p, *q;
 
 	if (!rc)
 		return;
 	pthread_mutex_lock(&rc->lock);
-	gdl_list_for_each_safe(&rc->live, r, n, node)
-		if (r->base < e && s < r->base + r->len && !rc_foreign(r))
-			rc_kill_locked(rc, r);
+	gdl_rci_kill_va(&rc->index, s, e, rc_kill_cb, rc);
 	gdl_list_for_each_safe(&rc->pending, p, q, node)
 		if (p->start < e && s < p->end)
 			p->freed = true;
@@ -371,11 +381,6 @@ static int rc_register(struct gdl_rc *rc, struct gdirect_ctx *c,
 				       rc->ops->dom_name(r->dom));
 		}
 	}
-}
-
-static void rc_kill_cb(struct gdl_rc_region *r, void *rc)
-{
-	rc_kill_locked(rc, r);
 }
 
 /*

@@ -302,9 +302,39 @@ static void lookup(int *hits, int *kills)
 	}
 }
 
+/* A reported free of a random range: the index kills exactly the regions
+ * of virtual addresses, in any domain, that a walk of the live list finds
+ * overlapping it (the engine's free-notify before the index). */
+static void notify(int *kills)
+{
+	static bool want[MAXREG * 64];
+	static const uint64_t va[4];
+	struct gdl_rc_region *r, *n;
+	uint64_t a, end;
+
+	range(&a, &end);
+	memset(want, 0, (m.ids + 1) * sizeof(want[0]));
+	memset(m.killed, 0, (m.ids + 1) * sizeof(m.killed[0]));
+	gdl_list_for_each_safe(&m.live, r, n, node)
+		if (r->base < end && a < r->base + r->len &&
+		    !memcmp(r->space, va, sizeof(va)))
+			want[r->id] = true;
+	m.nkilled = 0;
+	gdl_rci_kill_va(&m.index, a, end, kill_cb, &m);
+	for (uint64_t id = 1; id <= m.ids; id++)
+		if (want[id] != m.killed[id])
+			TAP_FAIL("free of [%#llx, %#llx): region %llu: the walk "
+				 "%s it, the index %s", (unsigned long long)a,
+				 (unsigned long long)end,
+				 (unsigned long long)id,
+				 want[id] ? "kills" : "keeps",
+				 m.killed[id] ? "kills" : "keeps");
+	*kills += m.nkilled;
+}
+
 static void against_the_walk(void)
 {
-	int hits = 0, kills = 0, lookups = 0, depth = 0;
+	int hits = 0, kills = 0, lookups = 0, depth = 0, frees = 0, fkills = 0;
 
 	srand(11);
 	gdl_list_init(&m.live);
@@ -317,6 +347,9 @@ static void against_the_walk(void)
 			touch(nth((int)rnd(m.nlive)));
 		} else if (op < 6 && !rnd(3) && m.nlive) {
 			drop(nth((int)rnd(m.nlive)));
+		} else if (op == 6 && !rnd(4)) {
+			notify(&fkills);
+			frees++;
 		} else if (m.ids < MAXREG * 64 - 1) {
 			lookup(&hits, &kills);
 			lookups++;
@@ -330,8 +363,10 @@ static void against_the_walk(void)
 		}
 	}
 	tap_diag("%d lookups: %d hits, %d regions killed, %d live at the end, "
-		 "depth at most %d", lookups, hits, kills, m.nlive, depth);
+		 "depth at most %d; %d frees killed %d regions", lookups, hits,
+		 kills, m.nlive, depth, frees, fkills);
 	CHECK(hits > 1000 && kills > 1000);
+	CHECK(frees > 500 && fkills > 500);
 	while (m.nlive)
 		drop(nth(0));
 	CHECK(m.index.root == NULL);
