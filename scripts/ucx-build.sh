@@ -35,7 +35,9 @@
 #
 # The source package is cached under UCX_CACHE, outside BUILD: it is the
 # same for every checkout and survives `make clean`; the build depends on
-# this checkout's headers and lives in BUILD.
+# this checkout's headers and lives in BUILD.  The installed prefix is
+# cached there too (UCX_CACHE/built, a tarball per version and stamp), so
+# a fresh clone with the same inputs restores it instead of building.
 set -eu
 
 usage() {
@@ -285,6 +287,22 @@ rm -rf "$out/cuda" "$out/gdrcopy"
 mv "$stage" "$out/cuda"
 mv "$out/gdrcopy.new" "$out/gdrcopy"
 
+# The installed prefix is kept under UCX_CACHE as a tarball named by the
+# stamp's inputs, so a fresh clone of the same sources unpacks it in
+# seconds instead of building (CI starts every run from a fresh clone).
+# It holds only what the inputs decide: the prefix is read through
+# LD_LIBRARY_PATH and UCX finds its modules beside libucs, so the build
+# path recorded in its .la and .pc files does not matter to the guests.
+built=$cache/built/$ucx_ver-$gpu-$hash.tar
+if [ "${UCX_FORCE:-0}" != 1 ] && [ -f "$built" ]; then
+	rm -rf "$prefix" && mkdir -p "$prefix" && tar -C "$prefix" -xf "$built" ||
+		die "cannot unpack $built (remove it to rebuild)"
+	echo "$want" >"$stamp"
+	build_tests
+	say "UCX $ucx_upstream ($gpu) in $prefix restored from $built"
+	exit 0
+fi
+
 # --- 2. the source: Debian's package or the release tarball (above) --------
 
 if [ $ucx_from = debian ]; then fetch_source; else fetch_tarball; fi
@@ -350,5 +368,14 @@ for m in $mods; do
 	[ -e "$prefix/lib/ucx/$m" ] || die "$m was not built (see $log)"
 done
 echo "$want" >"$stamp"
+# A cache that cannot be written costs the next clone a build, no more.
+if mkdir -p "$cache/built" 2>/dev/null && tar -C "$prefix" -cf "$built.tmp" . 2>/dev/null &&
+   mv "$built.tmp" "$built"; then
+	# The four newest of this version stay: other checkouts' inputs.
+	ls -t "$cache/built/$ucx_ver-"*.tar | tail -n +5 | xargs -r rm -f
+else
+	rm -f "$built.tmp"
+	echo "ucx-build: WARNING: could not cache the build in $cache/built" >&2
+fi
 build_tests
 say "UCX $ucx_upstream ($gpu) installed in $prefix"
