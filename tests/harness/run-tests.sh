@@ -289,14 +289,22 @@ else
 fi
 echo "deb: $(( $(date +%s) - deb_t0 )) s"
 # CI starts from a clean clone: UCX is built here, and a failed build is a
-# failure of its own, not only the guest tests' skips.
+# failure of its own, not only the guest tests' skips.  Two versions: the
+# v2 lane's UCX tests run Debian 12's 1.13.1 (BUILD/ucx), the cluster
+# lane UCX 1.22.0 (BUILD/ucx-1.22.0; CLUSTER_UCX_VERSION=1.13.1 gives it
+# 1.13.1 again), each restored from UCX_CACHE when its inputs are unchanged.
+cluster_ucx=${CLUSTER_UCX_VERSION:-1.22.0}
 echo "== UCX build (make ucx: scripts/ucx-build.sh, docs/cluster.md)"
 ucx_t0=$(date +%s)
 if [ -n "$guest_why" ]; then
 	lane_skip ucx-build "UCX serves only the emulated machine's lanes, which cannot run here ($guest_why)"
 elif "$top/scripts/deps.sh" ucx >"$results/ucx-build.log" 2>&1 &&
-   JOBS=${JOBS:-2} "$top/scripts/ucx-build.sh" "$build" >>"$results/ucx-build.log" 2>&1; then
-	echo "ucx-build: $(tail -n1 "$results/ucx-build.log" | sed 's/^ucx-build: //') ($(( $(date +%s) - ucx_t0 )) s)"
+   JOBS=${JOBS:-2} "$top/scripts/ucx-build.sh" "$build" >>"$results/ucx-build.log" 2>&1 &&
+   { [ "$cluster_ucx" = 1.13.1 ] || UCX_VERSION=$cluster_ucx JOBS=${JOBS:-2} \
+	"$top/scripts/ucx-build.sh" "$build" >>"$results/ucx-build.log" 2>&1; }; then
+	grep -e '^ucx-build: UCX .* installed in' -e '^ucx-build: UCX .* up to date' \
+		-e '^ucx-build: UCX .* restored from' "$results/ucx-build.log"
+	echo "ucx-build: $(( $(date +%s) - ucx_t0 )) s"
 	add 1 0 0
 else
 	tail -n 15 "$results/ucx-build.log" | sed 's/^/  /'
@@ -433,11 +441,14 @@ done
 add_summary "$results/boot.summary"
 
 # Two guests and a network: the lane cluster's tests (tests/guest/cluster/).
-# The GPU-aware UCX of make ucx where it built, else Debian's (host memory).
+# The GPU-aware UCX $cluster_ucx of ucx-build.sh where it built, else
+# Debian's (host memory).
 echo "== two-node cluster: Soft-RoCE and UCX between two guests (docs/cluster.md)"
 cl_t0=$(date +%s)
-if [ -x "$build/ucx/prefix/bin/ucx_perftest" ]; then
-	UCX_PREFIX=$(cd "$build/ucx/prefix" && pwd); export UCX_PREFIX
+cl_ucx=$build/ucx-$cluster_ucx/prefix
+[ "$cluster_ucx" != 1.13.1 ] || cl_ucx=$build/ucx/prefix
+if [ -x "$cl_ucx/bin/ucx_perftest" ]; then
+	UCX_PREFIX=$(cd "$cl_ucx" && pwd); export UCX_PREFIX
 fi
 why=$("$top/tests/harness/build-cluster-initramfs.sh" "$build" \
 	"$build/guest-cluster.cpio.gz" 2>&1 >/dev/null)
