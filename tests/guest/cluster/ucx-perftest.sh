@@ -34,7 +34,7 @@ cluster_gpu_up || echo "# loading nvp2p_emu and gdirect failed"
 cluster_up || echo "# cluster_up failed"
 # "# Library version: 1.22.0" (1.13.1: "# UCT version=1.13.1 ...").
 ver=$(ucx_info -v 2>/dev/null | head -n1 | grep -o '[0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*' | head -n1)
-echo "# UCX $ver: $(ucx_info -v 2>/dev/null | sed -n 's/^# Configured with: //p' | grep -o -e '--with-cuda' -e '--with-gdrcopy' | tr '\n' ' ')"
+echo "# UCX $ver: $(ucx_info -v 2>/dev/null | sed -n 's/^# Configured with: //p' | grep -o -E -e '--with-(cuda|gdrcopy)' | tr '\n' ' ')"
 gpu_ucx=0
 ucx_info -d 2>/dev/null | grep -q 'Transport: cuda_copy' && gpu_ucx=1
 case $ver in 1.1[0-9].*|1.[0-9].*|'') gpu_ucx=0 ;; esac
