@@ -7,9 +7,10 @@
  * where it cannot, the call is CUDA_ERROR_NOT_SUPPORTED.  What the H100
  * showed is reproduced: a range inside one allocation, at host-page (4 KiB)
  * granularity, need not be the whole allocation nor 64 KiB-aligned; the
- * pages around an allocation that is not page-sized are its own
- * (dmabuf_range); a range past the allocation's memory, of freed memory, handle type 0, flags other
- * than the PCIe mapping type, or a NULL handle are CUDA_ERROR_INVALID_VALUE.
+ * host pages around an allocation that is not page-sized are its own
+ * (dmabuf_range); a range past those pages, of freed memory, handle type 0,
+ * flags other than the PCIe mapping type, or a NULL handle are
+ * CUDA_ERROR_INVALID_VALUE.
  * The PCIe mapping type (CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE) is
  * CUDA_ERROR_NOT_SUPPORTED at driver API 13.0, as the H100 and H200 answer,
  * and accepted from 13.3 (the knob cuda_version).
@@ -28,17 +29,18 @@
 #include "nvp2p_emu.h"
 
 /*
- * [ptr, ptr + n) may be exported when it lies in the memory behind a live
- * cuMemAlloc allocation that it overlaps: that allocation's chunk (its
- * 2 MiB pages, shared by the small allocations packed into one), not only
- * its bytes.  The driver takes only ranges aligned to the host page, so a
- * caller rounds an allocation that is not page-sized out to its pages, as
+ * [ptr, ptr + n) may be exported when it lies in the host pages of one live
+ * cuMemAlloc allocation: [its start rounded down to 4 KiB, its end rounded
+ * up to 4 KiB).  The driver takes only ranges aligned to the host page, so
+ * a caller rounds an allocation that is not page-sized out to its pages, as
  * UCX 1.22 does for every registration through dma-buf (ucx_perftest's
- * buffers are the message size plus 8 bytes); those pages are GPU memory
- * the allocation's chunk holds.  A range past the chunk's end, or of freed
- * memory only, stays CUDA_ERROR_INVALID_VALUE as on the H100.  VMM
- * mappings and opened IPC memory keep their exact bounds: their chunk is
- * an address reservation or another process's memory.
+ * buffers are the message size plus 8 bytes).  Nothing further of the
+ * allocation's 2 MiB chunk is taken, since the rest of the chunk may be
+ * freed neighbours that the importer could then touch after cuMemFree.  A
+ * range past those pages, or of freed memory only, stays
+ * CUDA_ERROR_INVALID_VALUE as on the H100.  VMM mappings and opened IPC
+ * memory keep their exact bounds: their chunk is an address reservation or
+ * another process's memory.
  */
 static bool dmabuf_range(uint64_t ptr, size_t n)
 {
@@ -49,12 +51,12 @@ static bool dmabuf_range(uint64_t ptr, size_t n)
 	pthread_mutex_lock(&emu.lock);
 	for (struct alloc *a = emu.allocs; a && !ok; a = a->next) {
 		struct chunk *c = a->chunk;
+		uint64_t lo = a->va & ~(uint64_t)4095;
+		uint64_t hi = (a->va + a->size + 4095) & ~(uint64_t)4095;
 
 		if (!c || c->resv || a->vmm || a->ipc_opens || !a->ctx)
 			continue;
-		if (a->va >= ptr + n || ptr >= a->va + a->size)
-			continue;
-		ok = ptr >= c->va && n <= c->size - (ptr - c->va);
+		ok = ptr >= lo && ptr < hi && n <= hi - ptr;
 	}
 	pthread_mutex_unlock(&emu.lock);
 	return ok;
