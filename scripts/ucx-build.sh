@@ -295,8 +295,13 @@ mv "$out/gdrcopy.new" "$out/gdrcopy"
 # path recorded in its .la and .pc files does not matter to the guests.
 built=$cache/built/$ucx_ver-$gpu-$hash.tar
 if [ "${UCX_FORCE:-0}" != 1 ] && [ -f "$built" ]; then
-	rm -rf "$prefix" && mkdir -p "$prefix" && tar -C "$prefix" -xf "$built" ||
+	# Unpacked beside the prefix and moved into place, so that a bad
+	# tarball leaves no partial prefix.
+	unpacked=$(mktemp -d "$prefix.XXXXXX") || die "cannot write beside $prefix"
+	if ! tar -C "$unpacked" -xf "$built" || ! rm -rf "$prefix" || ! mv "$unpacked" "$prefix"; then
+		rm -rf "$unpacked"
 		die "cannot unpack $built (remove it to rebuild)"
+	fi
 	echo "$want" >"$stamp"
 	build_tests
 	say "UCX $ucx_upstream ($gpu) in $prefix restored from $built"
@@ -369,12 +374,15 @@ for m in $mods; do
 done
 echo "$want" >"$stamp"
 # A cache that cannot be written costs the next clone a build, no more.
-if mkdir -p "$cache/built" 2>/dev/null && tar -C "$prefix" -cf "$built.tmp" . 2>/dev/null &&
-   mv "$built.tmp" "$built"; then
+# The tarball is written under a name of its own and renamed, since every
+# checkout that uses this cache may write the same one at once.
+packed=""
+if mkdir -p "$cache/built" 2>/dev/null && packed=$(mktemp "$built.XXXXXX" 2>/dev/null) &&
+   tar -C "$prefix" -cf "$packed" . 2>/dev/null && chmod a+r "$packed" && mv "$packed" "$built"; then
 	# The four newest of this version stay: other checkouts' inputs.
 	ls -t "$cache/built/$ucx_ver-"*.tar | tail -n +5 | xargs -r rm -f
 else
-	rm -f "$built.tmp"
+	[ -z "$packed" ] || rm -f "$packed"
 	echo "ucx-build: WARNING: could not cache the build in $cache/built" >&2
 fi
 build_tests
