@@ -26,8 +26,8 @@
 # --with-gdrcopy --with-verbs --with-rdmacm, build and install src/ and the
 # ucx_info and ucx_perftest tools.  Nothing is done when BUILD/ucx/prefix
 # holds a build of the same version from the same inputs (our headers, the
-# patches, this script and scripts/lib-build.sh: their sha256 is in the
-# stamp).
+# system's verbs.h and rdma_cma.h, the patches, this script and
+# scripts/lib-build.sh, and cc --version: their sha256 is in the stamp).
 #
 # ucx-build.sh source-tarball FILE.tar.xz: only the source, Debian's
 # patches and ours applied and autogen.sh run, as a tarball for a machine
@@ -247,13 +247,18 @@ fi
 cp "$gdr_inc/gdrapi.h" "$out/gdrcopy.new/include/"
 ln -s "$libgdrapi" "$out/gdrcopy.new/lib64/libgdrapi.so"
 
-# The inputs the build depends on: headers, patches, this script and its
-# library.
+# The inputs the build depends on: headers (ours, and the system's verbs
+# and rdmacm ones that configure builds the ib and rdmacm modules
+# against), patches, this script and its library, and the compiler.
 patches=$(ls "$top/$patch_dir"/*.patch 2>/dev/null || true)
 self=$top/scripts/ucx-build.sh
 hash=$( { (cd "$stage/include" && find . -type f | LC_ALL=C sort | xargs -r cat);
 	cat "$out/gdrcopy.new/include/gdrapi.h" "$self" "$top/scripts/lib-build.sh";
-	[ -z "$patches" ] || cat $patches; } | sha256sum | cut -d' ' -f1)
+	[ -z "$patches" ] || cat $patches;
+	for h in /usr/include/infiniband/verbs.h /usr/include/rdma/rdma_cma.h; do
+		[ ! -f "$h" ] || cat "$h"
+	done
+	cc --version 2>/dev/null || true; } | sha256sum | cut -d' ' -f1)
 want="$ucx_pkg $ucx_ver $gpu $hash"
 
 # Our guest programs that use UCX (tests/guest/ucx/*.c), built against the
