@@ -468,12 +468,14 @@ add_summary "$results/boot.summary"
 
 # Two guests and a network: the lane cluster's tests (tests/guest/cluster/).
 # The GPU-aware UCX $cluster_ucx of ucx-build.sh where it built, else
-# Debian's (host memory).
+# Debian's (host memory).  ucx-build.sh writes its stamp last and removes
+# it on any failure, so only a prefix with the stamp is complete and of
+# this run's inputs.
 echo "== two-node cluster: Soft-RoCE and UCX between two guests (docs/cluster.md)"
 cl_t0=$(date +%s)
 cl_ucx=$build/ucx-$cluster_ucx/prefix
 [ "$cluster_ucx" != 1.13.1 ] || cl_ucx=$build/ucx/prefix
-if [ -x "$cl_ucx/bin/ucx_perftest" ]; then
+if [ -f "$cl_ucx/.gdirect-ucx-stamp" ]; then
 	UCX_PREFIX=$(cd "$cl_ucx" && pwd); export UCX_PREFIX
 fi
 why=$("$top/tests/harness/build-cluster-initramfs.sh" "$build" \
