@@ -16,7 +16,9 @@
 # of ../shared/peers/README.md.  Its unpacked source, with
 # ucx/patches-1.22.0/*.patch applied and autogen.sh run, is cached under
 # UCX_CACHE keyed by the tarball's and the patches' sha256; configure and
-# make run in BUILD, as they depend on this checkout's headers.
+# make run in BUILD, as they depend on this checkout's headers.  Without
+# the tarball (and no cached build of the same inputs) the exit status is
+# 77, the reason on stderr.
 #
 # Steps: stage our headers and libraries as a CUDA tree (BUILD/ucx/cuda)
 # and a gdrcopy tree (BUILD/ucx/gdrcopy); fetch the source package with
@@ -26,8 +28,8 @@
 # --with-gdrcopy --with-verbs --with-rdmacm, build and install src/ and the
 # ucx_info and ucx_perftest tools.  Nothing is done when BUILD/ucx/prefix
 # holds a build of the same version from the same inputs (our headers, the
-# patches, this script and scripts/lib-build.sh: their sha256 is in the
-# stamp).
+# system's verbs.h and rdma_cma.h, the patches, this script and
+# scripts/lib-build.sh, and cc --version: their sha256 is in the stamp).
 #
 # ucx-build.sh source-tarball FILE.tar.xz: only the source, Debian's
 # patches and ours applied and autogen.sh run, as a tarball for a machine
@@ -35,7 +37,9 @@
 #
 # The source package is cached under UCX_CACHE, outside BUILD: it is the
 # same for every checkout and survives `make clean`; the build depends on
-# this checkout's headers and lives in BUILD.
+# this checkout's headers and lives in BUILD.  The installed prefix is
+# cached there too (UCX_CACHE/built, a tarball per version and stamp), so
+# a fresh clone with the same inputs restores it instead of building.
 set -eu
 
 usage() {
@@ -91,8 +95,13 @@ fetch_tarball() {
 			if [ -f "$d/ucx-$ucx_ver.tar.gz" ]; then tarball=$d/ucx-$ucx_ver.tar.gz; break; fi
 		done
 	fi
-	[ -n "$tarball" ] && [ -f "$tarball" ] ||
-		die "no ucx-$ucx_ver.tar.gz (in \$GDIRECT_PEERS_DIR or ../shared/peers; UCX_TARBALL names one): get it from https://github.com/openucx/ucx, tag v$ucx_ver"
+	# A missing tarball is exit status 77, which run-tests.sh reads as a
+	# lane that cannot run here rather than a failed build.
+	if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
+		rm -f "$stamp"
+		echo "ucx-build: no ucx-$ucx_ver.tar.gz (in \$GDIRECT_PEERS_DIR or ../shared/peers; UCX_TARBALL names one): get it from https://github.com/openucx/ucx, tag v$ucx_ver" >&2
+		exit 77
+	fi
 	sum=$(sha256sum "$tarball" | cut -d' ' -f1)
 	[ "$sum" = "$ucx122_sha256" ] ||
 		die "$tarball: sha256 $sum, expected $ucx122_sha256 (../shared/peers/README.md)"
@@ -245,13 +254,18 @@ fi
 cp "$gdr_inc/gdrapi.h" "$out/gdrcopy.new/include/"
 ln -s "$libgdrapi" "$out/gdrcopy.new/lib64/libgdrapi.so"
 
-# The inputs the build depends on: headers, patches, this script and its
-# library.
+# The inputs the build depends on: headers (ours, and the system's verbs
+# and rdmacm ones that configure builds the ib and rdmacm modules
+# against), patches, this script and its library, and the compiler.
 patches=$(ls "$top/$patch_dir"/*.patch 2>/dev/null || true)
 self=$top/scripts/ucx-build.sh
 hash=$( { (cd "$stage/include" && find . -type f | LC_ALL=C sort | xargs -r cat);
 	cat "$out/gdrcopy.new/include/gdrapi.h" "$self" "$top/scripts/lib-build.sh";
-	[ -z "$patches" ] || cat $patches; } | sha256sum | cut -d' ' -f1)
+	[ -z "$patches" ] || cat $patches;
+	for h in /usr/include/infiniband/verbs.h /usr/include/rdma/rdma_cma.h; do
+		[ ! -f "$h" ] || cat "$h"
+	done
+	cc --version 2>/dev/null || true; } | sha256sum | cut -d' ' -f1)
 want="$ucx_pkg $ucx_ver $gpu $hash"
 
 # Our guest programs that use UCX (tests/guest/ucx/*.c), built against the
@@ -284,6 +298,27 @@ fi
 rm -rf "$out/cuda" "$out/gdrcopy"
 mv "$stage" "$out/cuda"
 mv "$out/gdrcopy.new" "$out/gdrcopy"
+
+# The installed prefix is kept under UCX_CACHE as a tarball named by the
+# stamp's inputs, so a fresh clone of the same sources unpacks it in
+# seconds instead of building (CI starts every run from a fresh clone).
+# It holds only what the inputs decide: the prefix is read through
+# LD_LIBRARY_PATH and UCX finds its modules beside libucs, so the build
+# path recorded in its .la and .pc files does not matter to the guests.
+built=$cache/built/$ucx_ver-$gpu-$hash.tar
+if [ "${UCX_FORCE:-0}" != 1 ] && [ -f "$built" ]; then
+	# Unpacked beside the prefix and moved into place, so that a bad
+	# tarball leaves no partial prefix.
+	unpacked=$(mktemp -d "$prefix.XXXXXX") || die "cannot write beside $prefix"
+	if ! tar -C "$unpacked" -xf "$built" || ! rm -rf "$prefix" || ! mv "$unpacked" "$prefix"; then
+		rm -rf "$unpacked"
+		die "cannot unpack $built (remove it to rebuild)"
+	fi
+	echo "$want" >"$stamp"
+	build_tests
+	say "UCX $ucx_upstream ($gpu) in $prefix restored from $built"
+	exit 0
+fi
 
 # --- 2. the source: Debian's package or the release tarball (above) --------
 
@@ -350,5 +385,17 @@ for m in $mods; do
 	[ -e "$prefix/lib/ucx/$m" ] || die "$m was not built (see $log)"
 done
 echo "$want" >"$stamp"
+# A cache that cannot be written costs the next clone a build, no more.
+# The tarball is written under a name of its own and renamed, since every
+# checkout that uses this cache may write the same one at once.
+packed=""
+if mkdir -p "$cache/built" 2>/dev/null && packed=$(mktemp "$built.XXXXXX" 2>/dev/null) &&
+   tar -C "$prefix" -cf "$packed" . 2>/dev/null && chmod a+r "$packed" && mv "$packed" "$built"; then
+	# The four newest of this version stay: other checkouts' inputs.
+	ls -t "$cache/built/$ucx_ver-"*.tar | tail -n +5 | xargs -r rm -f
+else
+	[ -z "$packed" ] || rm -f "$packed"
+	echo "ucx-build: WARNING: could not cache the build in $cache/built" >&2
+fi
 build_tests
 say "UCX $ucx_upstream ($gpu) installed in $prefix"

@@ -120,7 +120,7 @@ else
 	# names), and the scripts of guest/ folders in source: a test of
 	# tests/TESTS under its name (one copy per variant), any other under
 	# its own.
-	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/peers" -o -path "$build/rdma-core" \) -prune -o -path '*/guest/*' -type f \
+	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/ucx-*" -o -path "$build/peers" -o -path "$build/rdma-core" \) -prune -o -path '*/guest/*' -type f \
 		-perm -u+x ! -path '*.p/*' -print | while read -r f; do
 		cp "$f" "$root/tests/"
 	done
@@ -133,12 +133,12 @@ else
 	done
 	# Our shared libraries, found by LD_LIBRARY_PATH in the guest (not rdma-core
 	# of emu/rdma-core: build-cluster-initramfs.sh ships it, at its system paths).
-	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/peers" -o -path "$build/rdma-core" \) -prune -o \( -name 'lib*.so' -o \
+	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/ucx-*" -o -path "$build/peers" -o -path "$build/rdma-core" \) -prune -o \( -name 'lib*.so' -o \
 		-name 'lib*.so.*' \) -type f -print | while read -r f; do
 		cp "$f" "$root/usr/lib/gdirect/"
 	done
 	# Keep the SONAME links meson made (libcuda.so.1 -> libcuda.so.1.0.0 ...).
-	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/peers" -o -path "$build/rdma-core" \) -prune -o -name 'lib*.so*' -type l \
+	find "$build" \( -path "$build/kmod" -o -path "$build/kmod-debug" -o -path "$build/debug-kernel" -o -path "$build/ucx" -o -path "$build/ucx-*" -o -path "$build/peers" -o -path "$build/rdma-core" \) -prune -o -name 'lib*.so*' -type l \
 		-print | while read -r f; do
 		cp -P "$f" "$root/usr/lib/gdirect/"
 	done
@@ -146,18 +146,21 @@ else
 	# UCX built by `make ucx` (scripts/ucx-build.sh) as /opt/ucx: the libraries
 	# (UCX loads its modules from lib/ucx, next to libucs), ucx_info and
 	# ucx_perftest, debug info stripped; our programs that use it in /tests.
-	ucx=$build/ucx/prefix
+	# UCX_PREFIX names another build of ucx-build.sh (the cluster lane's
+	# UCX 1.22 in BUILD/ucx-1.22.0/prefix): one UCX in a guest, never two
+	# mixed in /opt/ucx.
+	ucx=${UCX_PREFIX:-$build/ucx/prefix}
 	if [ -f "$ucx/.gdirect-ucx-stamp" ]; then
 		mkdir -p "$root/opt/ucx/bin" "$root/opt/ucx/lib/ucx"
 		cp "$ucx/bin/ucx_info" "$ucx/bin/ucx_perftest" "$root/opt/ucx/bin/"
 		cp -P "$ucx"/lib/lib*.so* "$root/opt/ucx/lib/"
 		cp -P "$ucx"/lib/ucx/lib*.so* "$root/opt/ucx/lib/ucx/"
 		find "$root/opt/ucx" -type f -exec strip --strip-debug {} +
-		for t in "$build"/ucx/guest/*; do
+		for t in "$(dirname "$ucx")"/guest/*; do
 			[ -f "$t" ] && cp "$t" "$root/tests/"
 		done
 	else
-		echo "build-initramfs: no UCX in $build/ucx (make ucx): the UCX guest tests will SKIP" >&2
+		echo "build-initramfs: no UCX in $ucx (make ucx): the UCX guest tests will SKIP" >&2
 	fi
 fi
 

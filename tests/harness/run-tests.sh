@@ -243,19 +243,53 @@ else
 fi
 echo "deb: $(( $(date +%s) - deb_t0 )) s"
 # CI starts from a clean clone: UCX is built here, and a failed build is a
-# failure of its own, not only the guest tests' skips.
+# failure of its own, not only the guest tests' skips.  Two versions: the
+# v2 lane's UCX tests run Debian 12's 1.13.1 (BUILD/ucx), the cluster
+# lane UCX 1.22.0 (BUILD/ucx-1.22.0; CLUSTER_UCX_VERSION=1.13.1 gives it
+# 1.13.1 again), each restored from UCX_CACHE when its inputs are unchanged.
+cluster_ucx=${CLUSTER_UCX_VERSION:-1.22.0}
 echo "== UCX build (make ucx: scripts/ucx-build.sh, docs/cluster.md)"
 ucx_t0=$(date +%s)
+ucx_log=$results/ucx-build.log
 if [ -n "$guest_why" ]; then
 	lane_skip ucx-build "UCX serves only the emulated machine's lanes, which cannot run here ($guest_why)"
-elif "$top/scripts/deps.sh" ucx >"$results/ucx-build.log" 2>&1 &&
-   JOBS=${JOBS:-2} "$top/scripts/ucx-build.sh" "$build" >>"$results/ucx-build.log" 2>&1; then
-	echo "ucx-build: $(tail -n1 "$results/ucx-build.log" | sed 's/^ucx-build: //') ($(( $(date +%s) - ucx_t0 )) s)"
+elif "$top/scripts/deps.sh" ucx >"$ucx_log" 2>&1 &&
+   JOBS=${JOBS:-2} "$top/scripts/ucx-build.sh" "$build" >>"$ucx_log" 2>&1; then
+	grep -e '^ucx-build: UCX .* installed in' -e '^ucx-build: UCX .* up to date' \
+		-e '^ucx-build: UCX .* restored from' "$ucx_log"
+	echo "ucx-build: $(( $(date +%s) - ucx_t0 )) s"
 	add 1 0 0
+	# The cluster lane's UCX is a check of its own: without its release
+	# tarball it cannot be built here (exit 77), which, as gdrcopy's, is
+	# a skip with GDIRECT_TEST_LANES=available and a failure otherwise.
+	if [ "$cluster_ucx" != 1.13.1 ]; then
+		ucx_t0=$(date +%s)
+		UCX_VERSION=$cluster_ucx JOBS=${JOBS:-2} "$top/scripts/ucx-build.sh" "$build" \
+			>"$results/ucx-build-$cluster_ucx.log" 2>&1
+		ucx_rc=$?
+		ucx_last=$(tail -n1 "$results/ucx-build-$cluster_ucx.log")
+		if [ "$ucx_rc" = 0 ]; then
+			grep -e '^ucx-build: UCX .* installed in' -e '^ucx-build: UCX .* up to date' \
+				-e '^ucx-build: UCX .* restored from' "$results/ucx-build-$cluster_ucx.log"
+			echo "ucx-build[$cluster_ucx]: $(( $(date +%s) - ucx_t0 )) s"
+			add 1 0 0
+		elif [ "$ucx_rc" = 77 ] && [ "$lanes" = available ]; then
+			lane_skip "ucx-build[$cluster_ucx]" "${ucx_last#ucx-build: }; the cluster lane runs Debian's UCX instead"
+		elif [ "$ucx_rc" = 77 ]; then
+			echo "ucx-build[$cluster_ucx]: FAILED: ${ucx_last#ucx-build: }"
+			note_failure "ucx-build[$cluster_ucx]: ${ucx_last#ucx-build: } (GDIRECT_PEERS_DIR, docs/cluster.md)"
+			add 0 1 0
+		else
+			tail -n 15 "$results/ucx-build-$cluster_ucx.log" | sed 's/^/  /'
+			echo "ucx-build[$cluster_ucx]: FAILED ($(( $(date +%s) - ucx_t0 )) s): the cluster lane runs Debian's UCX instead"
+			note_failure "ucx-build[$cluster_ucx]: the build of UCX $cluster_ucx failed (results/ucx-build-$cluster_ucx.log)"
+			add 0 1 0
+		fi
+	fi
 else
-	tail -n 15 "$results/ucx-build.log" | sed 's/^/  /'
+	tail -n 15 "$ucx_log" | sed 's/^/  /'
 	echo "ucx-build: FAILED ($(( $(date +%s) - ucx_t0 )) s): the guest's UCX tests will SKIP"
-	note_failure "ucx-build: the UCX build failed (results/ucx-build.log)"
+	note_failure "ucx-build: UCX 1.13.1 or its build dependencies failed (results/ucx-build.log)"
 	add 0 1 0
 fi
 if [ -n "$guest_why" ]; then
@@ -379,11 +413,16 @@ sed -n 's/^\(guest\[boot-[^]]*\]\): SKIPPED: /\1: /p' "$results/boot.summary" >>
 add_summary "$results/boot.summary"
 
 # Two guests and a network: the lane cluster's tests (tests/guest/cluster/).
-# The GPU-aware UCX of make ucx where it built, else Debian's (host memory).
+# The GPU-aware UCX $cluster_ucx of ucx-build.sh where it built, else
+# Debian's (host memory).  ucx-build.sh writes its stamp last and removes
+# it on any failure, so only a prefix with the stamp is complete and of
+# this run's inputs.
 echo "== two-node cluster: Soft-RoCE and UCX between two guests (docs/cluster.md)"
 cl_t0=$(date +%s)
-if [ -x "$build/ucx/prefix/bin/ucx_perftest" ]; then
-	UCX_PREFIX=$(cd "$build/ucx/prefix" && pwd); export UCX_PREFIX
+cl_ucx=$build/ucx-$cluster_ucx/prefix
+[ "$cluster_ucx" != 1.13.1 ] || cl_ucx=$build/ucx/prefix
+if [ -f "$cl_ucx/.gdirect-ucx-stamp" ]; then
+	UCX_PREFIX=$(cd "$cl_ucx" && pwd); export UCX_PREFIX
 fi
 why=$("$top/tests/harness/build-cluster-initramfs.sh" "$build" \
 	"$build/guest-cluster.cpio.gz" 2>&1 >/dev/null)

@@ -1494,6 +1494,51 @@ static void dmabuf_data(const char *key, int fd, CUdeviceptr d)
 	munmap(m, sizeof(a));
 }
 
+/*
+ * Allocations that are not page-sized, as ucx_perftest's buffers (the
+ * message size plus 8 bytes): can a caller export the host pages around
+ * one, which UCX 1.22 asks for every dma-buf registration, and how far
+ * past it?  Two such allocations are made so that the second lies inside
+ * the chunk the first opened.
+ */
+static void dmabuf_small(void)
+{
+	const size_t sz = 65536 + 8, pg = 4096, chunk = 2 << 20;
+	CUdeviceptr s[2] = { 0, 0 };
+	int fd = -1;
+
+	if (C(NULL, "cuMemAlloc_v2", f_alloc, &s[0], sz) ||
+	    C(NULL, "cuMemAlloc_v2", f_alloc, &s[1], sz))
+		return;
+	out("small.second_minus_first", "%lld", (long long)(s[1] - s[0]));
+	out("small.first_mod_2MiB", "%llu", (unsigned long long)(s[0] % chunk));
+	for (int i = 0; i < 2; i++) {
+		CUdeviceptr lo = s[i] & ~(CUdeviceptr)(pg - 1);
+		CUdeviceptr hi = (s[i] + sz + pg - 1) & ~(CUdeviceptr)(pg - 1);
+		CUdeviceptr c0 = s[i] & ~(CUdeviceptr)(chunk - 1);
+		char k[64];
+
+		snprintf(k, sizeof(k), "range(small[%d], its pages)", i);
+		if (!C(k, "cuMemGetHandleForAddressRange", f_rangehandle, &fd, lo, hi - lo, 1, 0))
+			close(fd);
+		snprintf(k, sizeof(k), "range(small[%d], its pages and one more)", i);
+		if (!C(k, "cuMemGetHandleForAddressRange", f_rangehandle, &fd, lo, hi - lo + pg, 1, 0))
+			close(fd);
+		snprintf(k, sizeof(k), "range(small[%d], its 2 MiB)", i);
+		if (!C(k, "cuMemGetHandleForAddressRange", f_rangehandle, &fd, c0, chunk, 1, 0))
+			close(fd);
+		snprintf(k, sizeof(k), "range(small[%d], past its 2 MiB)", i);
+		if (!C(k, "cuMemGetHandleForAddressRange", f_rangehandle, &fd, c0, chunk + pg, 1, 0))
+			close(fd);
+	}
+	C(NULL, "cuMemFree_v2", f_dptr, s[1]);
+	if (!C("range(small[1] freed, its pages)", "cuMemGetHandleForAddressRange",
+	       f_rangehandle, &fd, s[1] & ~(CUdeviceptr)(pg - 1),
+	       ((s[1] + sz + pg - 1) & ~(CUdeviceptr)(pg - 1)) - (s[1] & ~(CUdeviceptr)(pg - 1)), 1, 0))
+		close(fd);
+	C(NULL, "cuMemFree_v2", f_dptr, s[0]);
+}
+
 static void s_dmabuf(void)
 {
 	CUdeviceptr d = 0;
@@ -1534,6 +1579,7 @@ static void s_dmabuf(void)
 	C("range(NULL)", "cuMemGetHandleForAddressRange", f_rangehandle, NULL, d, 2 << 20, 1, 0);
 	C(NULL, "cuMemFree_v2", f_dptr, d);
 	C("range(freed)", "cuMemGetHandleForAddressRange", f_rangehandle, &fd, d, 2 << 20, 1, 0);
+	dmabuf_small();
 }
 
 static void s_compute(void)

@@ -58,13 +58,19 @@ figure() {
 
 # gpu_protos LOG: from UCX_PROTO_INFO's tables in LOG, the protocols of
 # operations between GPU buffers, one "OPERATION RANGE: PROTOCOL" a line
-# (an operation whose memory types name cuda and not host).
+# (an operation whose memory types name cuda and not host).  UCX 1.13
+# names the operation beside "ep_cfg[N]"; 1.22 in a row of its own under
+# the "cfg#N" row, above a "Range" header.  A range of 0 bytes moves no
+# data and is left out.
 gpu_protos() {
 	sed -n 's/^\[[0-9.]*\] *\[[^]]*\] *\(|.*\)$/\1/p' "$1" | awk -F'|' '
 		$2 ~ /ep_cfg/ { op = $3; gsub(/^ +| +$/, "", op)
 				gpu = op ~ /cuda/ && op !~ /host/; next }
+		NF == 3 && $2 !~ /cfg#/ { op = $2; gsub(/^ +| +$/, "", op)
+				gpu = op ~ /cuda/ && op !~ /host/; next }
+		$2 ~ /^ *Range *$/ { next }
 		gpu && NF >= 4 { r = $2; p = $3; gsub(/^ +| +$/, "", r); gsub(/^ +| +$/, "", p)
-				 print op " " r ": " p }' | sort -u
+				 if (r != "0") print op " " r ": " p }' | sort -u
 }
 
 port=14000
@@ -89,7 +95,9 @@ for run in $runs; do
 	# peer-memory client's sysfs directory exists
 	# (/sys/kernel/mm/memory_peers/nv_mem, which the patched module
 	# creates); UCX_IB_GPU_DIRECT_RDMA=yes makes a missing one an error
-	# instead of a silent fallback.  cuda_copy stays allowed, so any
+	# instead of a silent fallback.  UCX 1.22 registers through dma-buf
+	# instead, where the buffer's pages export (cuMemGetHandleForAddressRange)
+	# and rxe0 takes dma-bufs.  cuda_copy stays allowed, so any
 	# staging would go through the emulator's counted copies; gdr_copy,
 	# whose BAR copies the emulator cannot count, does not.
 	[ "$mem" = gdr ] && tls=$tls,cuda_copy
@@ -112,10 +120,13 @@ for run in $runs; do
 	# With GPU buffers the emulator's pins are sampled during the run:
 	# ucx-xfer pins its two buffers for its BAR reads, so more than two
 	# means UCX's gdr_copy pinned GPU memory through gdirect too.
-	maxpins=/tmp/maxpins-$wire
+	# The dma-buf mappings too: UCX 1.22 has the NIC register GPU memory
+	# through dma-buf, which pins nothing.
+	maxpins=/tmp/maxpins-$wire maxmaps=/tmp/maxmaps-$wire
 	if [ "$mem" != host ]; then
-		echo 0 >"$maxpins"
-		(m=0; while :; do p=$(emu_stat pins); [ "$p" -gt "$m" ] && m=$p && echo "$m" >"$maxpins"; sleep 0.5; done) &
+		echo 0 >"$maxpins"; echo 0 >"$maxmaps"
+		(m=0 d=0; while :; do p=$(emu_stat pins); [ "$p" -gt "$m" ] && m=$p && echo "$m" >"$maxpins"
+		 q=$(emu_stat dmabuf_maps); [ "$q" -gt "$d" ] && d=$q && echo "$d" >"$maxmaps"; sleep 0.5; done) &
 		sampler=$!
 	fi
 	# The client starts once the server listens (a clock would let a
@@ -156,8 +167,8 @@ for run in $runs; do
 		# stages those bytes; docs/cluster.md has the table.
 		gpu_protos "$log" >/tmp/gdr-protos
 		sed 's/^/# GPU to GPU: /' /tmp/gdr-protos
-		check "$label: the NIC registered GPU memory (peer memory: at most $(cat "$maxpins") pins; ucx-xfer's own: 2)" \
-			test "$(cat "$maxpins")" -gt 2
+		check "$label: the NIC registered GPU memory (peer memory: at most $(cat "$maxpins") pins, ucx-xfer's own: 2; dma-buf: at most $(cat "$maxmaps") mappings)" \
+			test "$(cat "$maxpins")" -gt 2 -o "$(cat "$maxmaps")" -gt 0
 		# A protocol is zero-copy when it says so and copies nothing
 		# in or out ("eager zero-copy copy-out" stages at the
 		# receiver), or moves no data at all.
@@ -165,7 +176,7 @@ for run in $runs; do
 			grep -e 'copy-in' -e 'copy-out' /tmp/gdr-protos)
 		if [ "$node" = 1 ]; then
 			check "$label: every protocol UCX chose between GPU buffers is zero-copy, but get of 64 B and less ($(echo "$nonzc" | tr '\n' ';'))" \
-				sh -c "grep -q . /tmp/gdr-protos && ! echo \"\$1\" | grep . | grep -v '^remote memory read .* 0\\.\\.64: software emulation\$'" _ "$nonzc"
+				sh -c "grep -q . /tmp/gdr-protos && ! echo \"\$1\" | grep . | grep -v '^remote memory read .* [01]\\.\\.64: software emulation\$'" _ "$nonzc"
 		else
 			skip "$label: every protocol UCX chose between GPU buffers is zero-copy" \
 				"the client (node 1) prints UCX's protocol table after its run; the server has none"
