@@ -163,6 +163,10 @@ case "${UCX_FORCE:-}" in ''|0|1) ;; *) echo "ucx-build: UCX_FORCE='$UCX_FORCE': 
 if [ $ucx_from = debian ]; then out=$build/ucx; else out=$build/ucx-$ucx_ver; fi
 prefix=$out/prefix
 stamp=$prefix/.gdirect-ucx-stamp
+# Any failure from here on, die's or set -e's, leaves no stamp: run-tests.sh
+# ships a prefix only with one, so an earlier run's UCX is never taken for
+# this run's.
+trap '[ $? = 0 ] || rm -f "$stamp"' EXIT
 
 # --- 1. our CUDA tree and gdrcopy tree -------------------------------------
 

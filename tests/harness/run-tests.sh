@@ -253,6 +253,8 @@ ucx_t0=$(date +%s)
 ucx_log=$results/ucx-build.log
 if [ -n "$guest_why" ]; then
 	lane_skip ucx-build "UCX serves only the emulated machine's lanes, which cannot run here ($guest_why)"
+	[ "$cluster_ucx" = 1.13.1 ] ||
+		lane_skip "ucx-build[$cluster_ucx]" "UCX serves only the emulated machine's lanes, which cannot run here ($guest_why)"
 elif "$top/scripts/deps.sh" ucx >"$ucx_log" 2>&1 &&
    JOBS=${JOBS:-2} "$top/scripts/ucx-build.sh" "$build" >>"$ucx_log" 2>&1; then
 	grep -e '^ucx-build: UCX .* installed in' -e '^ucx-build: UCX .* up to date' \
@@ -291,6 +293,14 @@ else
 	echo "ucx-build: FAILED ($(( $(date +%s) - ucx_t0 )) s): the guest's UCX tests will SKIP"
 	note_failure "ucx-build: UCX 1.13.1 or its build dependencies failed (results/ucx-build.log)"
 	add 0 1 0
+	# UCX's build dependencies failed, so the cluster's UCX is not built
+	# either: a prefix left from an earlier run is not shipped.
+	if [ "$cluster_ucx" != 1.13.1 ]; then
+		rm -f "$build/ucx-$cluster_ucx/prefix/.gdirect-ucx-stamp"
+		echo "ucx-build[$cluster_ucx]: FAILED: not built, UCX's build dependencies failed"
+		note_failure "ucx-build[$cluster_ucx]: not built, UCX's build dependencies failed (results/ucx-build.log)"
+		add 0 1 0
+	fi
 fi
 if [ -n "$guest_why" ]; then
 	echo "== the emulated machine's lanes: SKIPPED here ($guest_why)"
