@@ -62,8 +62,8 @@ struct gdl_rc_region {
 	/* Its place in the index of live regions (rcindex.h): its
 	 * children, the largest end in its subtree, and its stamp, larger
 	 * than those of every region after it on the live list; tkill
-	 * links it, during one lookup, to the other overlapping regions of
-	 * another allocation (NULL otherwise). */
+	 * links it, during one lookup or reported free, to the other
+	 * regions that call may kill (NULL otherwise). */
 	struct gdl_rc_region *tl, *tr, *tkill;
 	uint64_t tmax, stamp;
 	struct gdl_rc *rc;

@@ -1507,9 +1507,12 @@ static void dmabuf_small(void)
 	CUdeviceptr s[2] = { 0, 0 };
 	int fd = -1;
 
-	if (C(NULL, "cuMemAlloc_v2", f_alloc, &s[0], sz) ||
-	    C(NULL, "cuMemAlloc_v2", f_alloc, &s[1], sz))
+	if (C(NULL, "cuMemAlloc_v2", f_alloc, &s[0], sz))
 		return;
+	if (C(NULL, "cuMemAlloc_v2", f_alloc, &s[1], sz)) {
+		C(NULL, "cuMemFree_v2", f_dptr, s[0]);
+		return;
+	}
 	out("small.second_minus_first", "%lld", (long long)(s[1] - s[0]));
 	out("small.first_mod_2MiB", "%llu", (unsigned long long)(s[0] % chunk));
 	for (int i = 0; i < 2; i++) {
